@@ -1,0 +1,18 @@
+"""The SymPy symbols every derivation shares, named as in the paper and SETTING.md."""
+import sympy as sp
+
+# Per-entry second moments of the pre-activations u = (W_X X S + W_P P S)_{mj}, z = (V* X S*)_{mj}:
+# A = Var u, C = Cov(u, z), B = Var z; mu_u, mu_z their means.
+A, B = sp.symbols("A B", nonnegative=True)
+C = sp.Symbol("C", real=True)
+mu_u, mu_z = sp.symbols("mu_u mu_z", real=True)
+
+# Reduced coordinates: alpha (row multiple, W_X row = alpha v*_m), delta (on/off-support logit gap).
+alpha = sp.Symbol("alpha", positive=True)
+delta = sp.Symbol("delta", real=True)
+vn = sp.Symbol("vn", positive=True)            # ||v*_m||^2 of one row
+D, K, N, M = sp.symbols("D K N M", positive=True, integer=True)
+eta, eta_v, eta_kq, T = sp.symbols("eta eta_V eta_KQ T", positive=True)
+var, lam = sp.symbols("v lambda", positive=True)  # entry variance; P^T P = lambda I
+c_loss = sp.Symbol("c_L", positive=True)          # 1 (sum) or 1/(M N) (mean)
+vnorm = sp.Symbol("vnorm", positive=True)        # ||V*||_F

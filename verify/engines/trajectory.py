@@ -1,0 +1,55 @@
+"""What every engine records: the quantities of SETTING.md at chosen steps."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RECORDED = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv", "alpha", "offspan", "support_mass")
+
+
+@dataclass
+class Record:
+    """The state's recorded quantities at one step (numbers in the engine's arithmetic)."""
+
+    step: int
+    loss: object
+    excess_loss: object
+    s_err: object
+    w_err: object
+    wp_norm: object
+    cos_wv: object
+    alpha: list
+    offspan: list
+    support_mass: list
+
+
+@dataclass
+class Trajectory:
+    """Records at checkpoints, plus what produced them."""
+
+    engine: str
+    arithmetic: str
+    dps: int | None
+    records: list[Record] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def final(self) -> Record:
+        return self.records[-1]
+
+    def series(self, name: str) -> list:
+        return [getattr(r, name) for r in self.records]
+
+    def steps(self) -> list[int]:
+        return [r.step for r in self.records]
+
+
+def checkpoint_steps(steps: int, every: int | None = None, log_points: int = 0) -> list[int]:
+    """0 and ``steps`` always; every ``every`` steps; and ``log_points`` log-spaced steps."""
+    out = {0, steps}
+    if every:
+        out.update(range(0, steps + 1, every))
+    if log_points and steps > 0:
+        import math
+        for i in range(log_points + 1):
+            out.add(int(round(math.exp(i / log_points * math.log(steps)))))
+    return sorted(s for s in out if 0 <= s <= steps)

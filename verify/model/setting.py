@@ -1,0 +1,318 @@
+"""The reference setting of SETTING.md as one validated, immutable object.
+
+Every option the paper might choose differently is a named field; :meth:`Setting.config` records
+them all, and every result the toolkit prints carries that record.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from .laws import Law, parse_law
+from .numbers import exact, frac_str, load_json_exact
+from .presets import preset_supports
+from .sigma import Sigma, parse_sigma
+from .validation import check_choice, check_int
+
+LOSS_CONVENTIONS = ("sum", "mean")
+P_KINDS = ("identity", "permutation", "sinusoidal", "explicit")
+P_STRUCTURES = ("orthogonal", "general")
+INITS = ("zero", "random")
+RELU_AT_ZERO = ("radial", "error")
+# Largest dimension the toolkit accepts: a full-matrix step costs O(D^3); beyond this the
+# exact engines are impractical and the reduced recursion needs no D-sized storage anyway.
+MAX_DIM = 4096
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One regime: dimensions, teacher (V*, S*), sigma, entry law, conventions, initialisation."""
+
+    d: int
+    D: int
+    M: int
+    N: int
+    K: int
+    supports: tuple[tuple[int, ...], ...]
+    vstar_base: tuple[tuple[Fraction, ...], ...]
+    vstar_scale2: Fraction = Fraction(1)
+    vstar_source: str = "explicit"
+    sstar_weights: tuple[tuple[Fraction, ...], ...] | None = None
+    sigma: Sigma = field(default_factory=Sigma)
+    law: Law = field(default_factory=Law)
+    noise_sd: Fraction = Fraction(0)
+    loss: str = "sum"
+    p_kind: str = "identity"
+    p_structure: str = "orthogonal"
+    p_lambda: Fraction = Fraction(1)
+    p_matrix: tuple[tuple[Fraction, ...], ...] | None = None
+    eta_v: Fraction = Fraction(1, 10)
+    eta_kq: Fraction = Fraction(1, 10)
+    query: tuple[int, ...] = ()
+    init: str = "zero"
+    init_scale: Fraction = Fraction(0)
+    seed: int = 0
+    relu_at_zero: str = "radial"
+    wp_trainable: bool = True
+    preset: str | None = None
+
+    # ----- derived exact quantities -------------------------------------------------------
+    def row_norm2(self) -> tuple[Fraction, ...]:
+        """||v*_m||^2 per row, exactly."""
+        return tuple(self.vstar_scale2 * sum(x * x for x in row) for row in self.vstar_base)
+
+    def vstar_norm2(self) -> Fraction:
+        """||V*||_F^2, exactly."""
+        return sum(self.row_norm2(), Fraction(0))
+
+    def sstar(self) -> list[list[Fraction]]:
+        """S* as a D x N list of exact entries."""
+        S = [[Fraction(0)] * self.N for _ in range(self.D)]
+        for j, g in enumerate(self.supports):
+            w = self.sstar_weights[j] if self.sstar_weights else [Fraction(1, max(self.K, 1))] * len(g)
+            for i, wi in zip(g, w):
+                S[i][j] = wi
+        return S
+
+    @property
+    def uniform_sstar(self) -> bool:
+        return self.sstar_weights is None
+
+    @property
+    def loss_scale(self) -> Fraction:
+        """1 for the summed loss, 1/(M N) for the mean convention."""
+        return Fraction(1) if self.loss == "sum" else Fraction(1, self.M * self.N)
+
+    def p_numeric(self) -> np.ndarray:
+        """P as a float64 array (exact for identity / permutation / dyadic explicit entries)."""
+        return np.array([[float(x) for x in row] for row in self.p_exact()], dtype=float)
+
+    def p_exact(self) -> list[list[Fraction]]:
+        """P with exact rational entries where the kind has them (sinusoidal: float64 values)."""
+        D = self.D
+        if self.p_matrix is not None:
+            return [list(r) for r in self.p_matrix]
+        if self.p_kind == "sinusoidal":
+            # Unnormalised sinusoidal encodings (Vaswani et al.): row 2i is sin, row 2i+1 is cos
+            # of pos / 10000^(2i/D), scaled by sqrt(lambda); P^T P is not a multiple of I.
+            lam = math.sqrt(float(self.p_lambda))
+            rows = []
+            for k in range(D):
+                i = k // 2
+                f = (math.sin if k % 2 == 0 else math.cos)
+                rows.append([Fraction(lam * f(pos / 10000 ** (2 * i / D))) for pos in range(D)])
+            return rows
+        lam = self.p_lambda
+        root = Fraction(math.isqrt(lam.numerator), math.isqrt(lam.denominator))
+        if root * root != lam:
+            raise InvalidParameter("p_lambda", frac_str(lam),
+                                   "must be the square of a rational for the identity/permutation P kinds")
+        if self.p_kind == "identity":
+            return [[root if i == j else Fraction(0) for j in range(D)] for i in range(D)]
+        perm = np.random.default_rng(self.seed).permutation(D)
+        return [[root if perm[j] == i else Fraction(0) for j in range(D)] for i in range(D)]
+
+    def reducible(self) -> tuple[bool, str]:
+        """Whether the exact reduced recursion on (alpha_1..alpha_M, delta) applies, and why not."""
+        if self.sstar_weights is not None:
+            return False, "S* has non-uniform weights, so columns of S are not two-valued"
+        if self.law.mean != 0:
+            return False, "the entry law has non-zero mean, which pushes W_X along the all-ones direction"
+        if self.init != "zero":
+            return False, "the initialisation is random, not zero"
+        if self.p_structure != "orthogonal":
+            return False, "P is not a multiple of an orthogonal matrix"
+        if self.wp_trainable and not self.sigma.odd:
+            return False, (f"sigma = {self.sigma.spec()} is not odd, so W_P leaves 0 "
+                           "(freeze W_P with wp_trainable=False to study the W_X/S dynamics)")
+        if self.sigma.name == "poly" and self.sigma.coeffs and self.sigma.coeffs[0] != 0:
+            return False, "sigma(0) != 0"
+        return True, "exact (verify.derive.reduction proves the invariance)"
+
+    def config(self) -> dict:
+        """Every option in force, as JSON-ready strings and lists."""
+        return {
+            "d": self.d, "D": self.D, "M": self.M, "N": self.N, "K": self.K,
+            "preset": self.preset,
+            "supports": [list(g) for g in self.supports],
+            "sstar_weights": None if self.sstar_weights is None else [[frac_str(w) for w in c] for c in self.sstar_weights],
+            "vstar_source": self.vstar_source,
+            "vstar_norm2": frac_str(self.vstar_norm2()),
+            "vstar": None if self.vstar_source != "explicit" else [[frac_str(x) for x in r] for r in self.vstar_base],
+            "sigma": self.sigma.spec(),
+            "law": self.law.spec(), "law_mean": frac_str(self.law.mean), "law_var": frac_str(self.law.var),
+            "noise_sd": frac_str(self.noise_sd),
+            "loss": self.loss,
+            "p_kind": self.p_kind, "p_structure": self.p_structure, "p_lambda": frac_str(self.p_lambda),
+            "eta_v": frac_str(self.eta_v), "eta_kq": frac_str(self.eta_kq),
+            "query": list(self.query),
+            "init": self.init, "init_scale": frac_str(self.init_scale), "seed": self.seed,
+            "relu_at_zero": self.relu_at_zero, "wp_trainable": self.wp_trainable,
+        }
+
+    def with_(self, **changes) -> "Setting":
+        """A copy with some fields changed, validated again."""
+        return validate(replace(self, **changes))
+
+
+def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
+    """Seeded Gaussian rows (exact binary rationals) and the exact scale^2 that gives ||V*||_F = norm."""
+    G = np.random.default_rng(seed).standard_normal((M, d))
+    base = tuple(tuple(Fraction(float(x)) for x in row) for row in G)
+    g2 = sum((x * x for row in base for x in row), Fraction(0))
+    return base, norm * norm / g2
+
+
+def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, supports=None, preset=None,
+                 vstar=None, vstar_norm=None, seed=0, sigma="identity", law="gaussian", law_mean="0",
+                 law_var="1", noise_sd="0", loss="sum", p_kind="identity", p_structure="orthogonal",
+                 p_lambda="1", p_matrix=None, query=None, init="zero", init_scale="0",
+                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None) -> Setting:
+    """Build and validate a :class:`Setting` from user-level inputs (decimals read exactly).
+
+    ``supports`` is a list of 0-based index lists (one per column of S*), a path to such a JSON
+    file, or None with ``preset``. ``vstar`` is a list of rows, a JSON path, or None with
+    ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm).
+    """
+    D = check_int("D", D, 1, MAX_DIM)
+    M = check_int("M", M, 1, MAX_DIM)
+    d = check_int("d", d, 1, MAX_DIM)
+    seed = check_int("seed", seed, 0)
+    if supports is not None and preset is not None:
+        raise InvalidParameter("supports", "given with preset", "give either --supports or --preset, not both")
+    if isinstance(supports, str):
+        supports = load_json_exact(supports, "supports")
+    if preset is not None:
+        if K is None:
+            raise InvalidParameter("K", None, "is required with a preset")
+        supports = preset_supports(preset, D, check_int("K", K, 0, D))
+    if supports is None:
+        raise InvalidParameter("supports", None, "give --supports FILE or --preset cnn|gcn|sts|gslp")
+    if not isinstance(supports, (list, tuple)) or not supports:
+        raise InvalidParameter("supports", supports, "must be a non-empty list of index lists, one per column of S*")
+    sup = []
+    for j, g in enumerate(supports):
+        if not isinstance(g, (list, tuple)):
+            raise InvalidParameter(f"supports[{j}]", g, "must be a list of 0-based token indices")
+        idx = [check_int(f"supports[{j}] entry", i, 0, D - 1) for i in g]
+        if len(set(idx)) != len(idx):
+            raise InvalidParameter(f"supports[{j}]", list(g), "must not repeat an index")
+        sup.append(tuple(sorted(idx)))
+    sizes = {len(g) for g in sup}
+    if len(sizes) != 1:
+        raise InvalidParameter("supports", [list(g) for g in sup],
+                               "every column must have the same size K (SETTING.md: |g_j| = K)")
+    K_sup = sizes.pop()
+    if K is not None:
+        K = check_int("K", K, 0, D)
+        if K != K_sup:
+            raise InvalidParameter("supports", f"columns of size {K_sup}", f"must have size K = {K}")
+    K = K_sup
+    if N is not None:
+        N = check_int("N", N, 1, D)
+        if N != len(sup):
+            raise InvalidParameter("N", N, f"must equal the number of S* columns given ({len(sup)})")
+    N = check_int("N", len(sup), 1, D)
+    if sstar_weights is not None:
+        if K == 0 or len(sstar_weights) != N:
+            raise InvalidParameter("sstar_weights", sstar_weights, "needs K >= 1 and one weight list per column")
+        sw = []
+        for j, w in enumerate(sstar_weights):
+            w = tuple(exact(x, f"sstar_weights[{j}]") for x in w)
+            if len(w) != K or any(x <= 0 for x in w) or sum(w) != 1:
+                raise InvalidParameter(f"sstar_weights[{j}]", [frac_str(x) for x in w],
+                                       f"must be {K} positive weights summing to 1")
+            sw.append(w)
+        sstar_weights = tuple(sw)
+    # V*
+    if vstar is not None and vstar_norm is not None:
+        raise InvalidParameter("vstar", "given with vstar_norm", "give either --vstar or --vstar-norm, not both")
+    if isinstance(vstar, str):
+        vstar = load_json_exact(vstar, "vstar")
+    if vstar is not None:
+        if not isinstance(vstar, (list, tuple)) or not vstar or not all(isinstance(r, (list, tuple)) for r in vstar):
+            raise InvalidParameter("vstar", vstar, "must be a list of M rows of d numbers")
+        if len(vstar) != M or any(len(r) != d for r in vstar):
+            raise InvalidParameter("vstar", f"{len(vstar)} rows of lengths {sorted({len(r) for r in vstar})}",
+                                   f"must have shape M x d = {M} x {d}")
+        base = tuple(tuple(exact(x, "vstar entry") for x in r) for r in vstar)
+        scale2, source = Fraction(1), "explicit"
+    else:
+        norm = exact(vstar_norm if vstar_norm is not None else "1", "vstar_norm")
+        if norm <= 0:
+            raise InvalidParameter("vstar_norm", str(vstar_norm), "must be > 0")
+        base, scale2 = _random_vstar(M, d, seed, norm)
+        source = f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}"
+    eta_v = exact(eta, "eta")
+    eta_kq = eta_v if eta_kq is None else exact(eta_kq, "eta_kq")
+    q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
+    if len(q) != N or len(set(q)) != N:
+        raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
+    s = Setting(
+        d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
+        vstar_source=source, sstar_weights=sstar_weights,
+        sigma=parse_sigma(sigma), law=parse_law(law, law_mean, law_var),
+        noise_sd=exact(noise_sd, "noise_sd"), loss=loss, p_kind=p_kind, p_structure=p_structure,
+        p_lambda=exact(p_lambda, "p_lambda"),
+        p_matrix=None if p_matrix is None else tuple(tuple(exact(x, "P entry") for x in r) for r in p_matrix),
+        eta_v=eta_v, eta_kq=eta_kq, query=q, init=init, init_scale=exact(init_scale, "init_scale"),
+        seed=seed, relu_at_zero=relu_at_zero, wp_trainable=bool(wp_trainable), preset=preset)
+    return validate(s)
+
+
+def validate(s: Setting) -> Setting:
+    """Check every cross-field rule; returns ``s`` or raises :class:`InvalidParameter`."""
+    for name in ("eta_v", "eta_kq"):
+        if getattr(s, name) <= 0:
+            raise InvalidParameter(name, frac_str(getattr(s, name)), "must be > 0 (the GD step size)")
+    if s.vstar_norm2() == 0:
+        raise InvalidParameter("vstar", "all zeros", "must have ||V*||_F > 0")
+    if s.noise_sd < 0:
+        raise InvalidParameter("noise_sd", frac_str(s.noise_sd), "must be >= 0")
+    check_choice("loss", s.loss, LOSS_CONVENTIONS)
+    check_choice("p_kind", s.p_kind, P_KINDS)
+    check_choice("p_structure", s.p_structure, P_STRUCTURES)
+    check_choice("init", s.init, INITS)
+    check_choice("relu_at_zero", s.relu_at_zero, RELU_AT_ZERO)
+    if s.p_lambda <= 0:
+        raise InvalidParameter("p_lambda", frac_str(s.p_lambda), "must be > 0 (P^T P = lambda I)")
+    if s.init == "random" and s.init_scale <= 0:
+        raise InvalidParameter("init_scale", frac_str(s.init_scale), "must be > 0 with init = random")
+    if s.init == "zero" and s.init_scale != 0:
+        raise InvalidParameter("init_scale", frac_str(s.init_scale), "must be 0 with init = zero")
+    if s.K > s.D or s.K < 0:
+        raise InvalidParameter("K", s.K, f"must satisfy 0 <= K <= D = {s.D}")
+    sig, law = s.sigma, s.law
+    if sig.name != "identity" and not law.gaussian:
+        raise InvalidParameter("law", law.spec(), f"sigma = {sig.spec()} is derived for Gaussian entries only "
+                               "(sigma = identity accepts any law)")
+    if sig.name in ("relu", "erf") and law.mean != 0:
+        raise InvalidParameter("law_mean", frac_str(law.mean), f"must be 0 for sigma = {sig.name}")
+    if sig.name == "relu" and s.wp_trainable:
+        raise InvalidParameter("wp_trainable", True, "must be False for sigma = relu: its W_P gradient needs "
+                               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)")
+    if sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
+        raise InvalidParameter("init", "zero", "the ReLU loss is not differentiable at W_X = 0; use "
+                               "init=random or relu_at_zero=radial (the one-sided derivative along V*)")
+    # P
+    if s.p_kind == "explicit":
+        if s.p_matrix is None or len(s.p_matrix) != s.D or any(len(r) != s.D for r in s.p_matrix):
+            raise InvalidParameter("p_matrix", "missing or wrong shape", f"must be D x D = {s.D} x {s.D}")
+    elif s.p_matrix is not None:
+        raise InvalidParameter("p_matrix", "given", "needs p_kind = explicit")
+    if s.p_kind == "sinusoidal" and s.p_structure == "orthogonal":
+        raise InvalidParameter("p_kind", "sinusoidal", "sinusoidal encodings are not orthogonal: pass p_structure=general")
+    if s.p_structure == "orthogonal" and s.p_kind == "explicit":
+        P = [list(r) for r in s.p_matrix]
+        G = [[sum(P[k][i] * P[k][j] for k in range(s.D)) for j in range(s.D)] for i in range(s.D)]
+        lam = G[0][0]
+        if lam <= 0 or any(G[i][j] != (lam if i == j else 0) for i in range(s.D) for j in range(s.D)):
+            raise InvalidParameter("p_matrix", "P^T P != lambda I", "must have orthogonal columns of equal norm "
+                                   "(exactly), or pass p_structure=general")
+        if lam != s.p_lambda:
+            raise InvalidParameter("p_lambda", frac_str(s.p_lambda), f"must equal P^T P / I = {frac_str(lam)}")
+    return s
