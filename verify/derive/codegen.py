@@ -31,7 +31,7 @@ def lambdify(args, expr, backend: str):
     if backend == "arb":
         # The mpmath printer writes rationals as mpf(p)/mpf(q) and pi as pi: with mpf = arb these
         # are exact or correctly rounded balls, so the generated code is a rigorous enclosure.
-        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"])
+        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=True)
         f.__globals__.update(_arb_namespace())
         return f
     return sp.lambdify(args, expr, modules=backend, cse=True)

@@ -65,9 +65,9 @@ def parse_law(spec: str, mean="0", var="1") -> Law:
     if name == "student-t":
         nu = exact(arg or "", "law degrees of freedom NU")
         if nu <= 2:
-            raise InvalidParameter("law", spec, "student-t needs NU > 2 for a finite variance")
+            raise InvalidParameter("law", spec, "must have NU > 2 for student-t (finite variance)")
     elif arg:
-        raise InvalidParameter("law", spec, f"{name} takes no parameter")
+        raise InvalidParameter("law", spec, f"must be given without a parameter for {name}")
     m, v = exact(mean, "law_mean"), exact(var, "law_var")
     if v <= 0:
         raise InvalidParameter("law_var", str(v), "must be > 0")

@@ -18,16 +18,16 @@ def preset_supports(preset: str, D: int, K: int) -> tuple[tuple[int, ...], ...]:
         raise InvalidParameter("preset", preset, f"must be one of {', '.join(PRESETS)}")
     if preset == "cnn":
         if K < 1 or D % K:
-            raise InvalidParameter("K", K, f"cnn needs 1 <= K <= D and K dividing D = {D}")
+            raise InvalidParameter("K", K, f"must satisfy 1 <= K <= D and divide D = {D} for cnn")
         return tuple(tuple(range(j * K, (j + 1) * K)) for j in range(D // K))
     if preset == "gcn":
         if not 1 <= K <= D:
-            raise InvalidParameter("K", K, f"gcn needs 1 <= K <= D = {D}")
+            raise InvalidParameter("K", K, f"must satisfy 1 <= K <= D = {D} for gcn")
         return tuple(tuple(sorted((j + o) % D for o in range(K))) for j in range(D))
     if preset == "sts":
         if not 0 <= K <= D:
-            raise InvalidParameter("K", K, f"sts needs 0 <= K <= D = {D}")
+            raise InvalidParameter("K", K, f"must satisfy 0 <= K <= D = {D} for sts")
         return (tuple(range(K)),)
     if K != 1:
-        raise InvalidParameter("K", K, "gslp has K = 1")
+        raise InvalidParameter("K", K, "must be 1 for gslp")
     return ((0,),)

@@ -183,15 +183,15 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     d = check_int("d", d, 1, MAX_DIM)
     seed = check_int("seed", seed, 0)
     if supports is not None and preset is not None:
-        raise InvalidParameter("supports", "given with preset", "give either --supports or --preset, not both")
+        raise InvalidParameter("supports", "given with preset", "must be given alone: pass either --supports or --preset, not both")
     if isinstance(supports, str):
         supports = load_json_exact(supports, "supports")
     if preset is not None:
         if K is None:
-            raise InvalidParameter("K", None, "is required with a preset")
+            raise InvalidParameter("K", None, "must be given with a preset")
         supports = preset_supports(preset, D, check_int("K", K, 0, D))
     if supports is None:
-        raise InvalidParameter("supports", None, "give --supports FILE or --preset cnn|gcn|sts|gslp")
+        raise InvalidParameter("supports", None, "must be given: --supports FILE or --preset cnn|gcn|sts|gslp")
     if not isinstance(supports, (list, tuple)) or not supports:
         raise InvalidParameter("supports", supports, "must be a non-empty list of index lists, one per column of S*")
     sup = []
@@ -219,7 +219,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     N = check_int("N", len(sup), 1, D)
     if sstar_weights is not None:
         if K == 0 or len(sstar_weights) != N:
-            raise InvalidParameter("sstar_weights", sstar_weights, "needs K >= 1 and one weight list per column")
+            raise InvalidParameter("sstar_weights", sstar_weights, "must have K >= 1 and one weight list per column")
         sw = []
         for j, w in enumerate(sstar_weights):
             w = tuple(exact(x, f"sstar_weights[{j}]") for x in w)
@@ -230,7 +230,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
         sstar_weights = tuple(sw)
     # V*
     if vstar is not None and vstar_norm is not None:
-        raise InvalidParameter("vstar", "given with vstar_norm", "give either --vstar or --vstar-norm, not both")
+        raise InvalidParameter("vstar", "given with vstar_norm", "must be given alone: pass either --vstar or --vstar-norm")
     if isinstance(vstar, str):
         vstar = load_json_exact(vstar, "vstar")
     if vstar is not None:
@@ -248,7 +248,11 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
         base, scale2 = _random_vstar(M, d, seed, norm)
         source = f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}"
     eta_v = exact(eta, "eta")
+    if eta_v <= 0:
+        raise InvalidParameter("eta", str(eta), "must be > 0 (the GD step size)")
     eta_kq = eta_v if eta_kq is None else exact(eta_kq, "eta_kq")
+    if eta_kq <= 0:
+        raise InvalidParameter("eta_kq", str(eta_kq), "must be > 0 (the W_KQ step size)")
     q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
     if len(q) != N or len(set(q)) != N:
         raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
@@ -288,8 +292,8 @@ def validate(s: Setting) -> Setting:
         raise InvalidParameter("K", s.K, f"must satisfy 0 <= K <= D = {s.D}")
     sig, law = s.sigma, s.law
     if sig.name != "identity" and not law.gaussian:
-        raise InvalidParameter("law", law.spec(), f"sigma = {sig.spec()} is derived for Gaussian entries only "
-                               "(sigma = identity accepts any law)")
+        raise InvalidParameter("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian entries; "
+                               "sigma = identity accepts any law)")
     if sig.name in ("relu", "erf") and law.mean != 0:
         raise InvalidParameter("law_mean", frac_str(law.mean), f"must be 0 for sigma = {sig.name}")
     if sig.name == "relu" and s.wp_trainable:
@@ -305,7 +309,8 @@ def validate(s: Setting) -> Setting:
     elif s.p_matrix is not None:
         raise InvalidParameter("p_matrix", "given", "needs p_kind = explicit")
     if s.p_kind == "sinusoidal" and s.p_structure == "orthogonal":
-        raise InvalidParameter("p_kind", "sinusoidal", "sinusoidal encodings are not orthogonal: pass p_structure=general")
+        raise InvalidParameter("p_kind", "sinusoidal", "must be identity, permutation or explicit with "
+                               "p_structure=orthogonal (sinusoidal encodings are not orthogonal: pass p_structure=general)")
     if s.p_structure == "orthogonal" and s.p_kind == "explicit":
         P = [list(r) for r in s.p_matrix]
         G = [[sum(P[k][i] * P[k][j] for k in range(s.D)) for j in range(s.D)] for i in range(s.D)]

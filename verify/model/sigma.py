@@ -50,5 +50,5 @@ def parse_sigma(spec: str) -> Sigma:
     while coeffs and coeffs[-1] == 0:
         coeffs = coeffs[:-1]
     if not coeffs or len(coeffs) > 5:
-        raise InvalidParameter("sigma", spec, "poly needs 1 to 5 coefficients c0..c4, not all zero")
+        raise InvalidParameter("sigma", spec, "must have 1 to 5 coefficients c0..c4, not all zero")
     return Sigma("poly", coeffs)

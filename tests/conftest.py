@@ -1,0 +1,14 @@
+"""Test configuration: Hypothesis profiles live here and only here.
+
+``ci`` (selected when CI=true or with HYPOTHESIS_PROFILE=ci) is derandomised with a fixed budget,
+so a run is reproducible; ``dev`` explores more, randomly.
+"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", max_examples=60, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -1,0 +1,123 @@
+"""The setting: invalid input gives one clear error naming the parameter (one parametrised table)."""
+import json
+from fractions import Fraction
+
+import pytest
+
+from verify.engines import iterate
+from verify.errors import InvalidParameter, VerificationError
+from verify.model import make_setting, preset_supports
+
+BASE = dict(D=6, K=2, M=2, d=3, preset="cnn", vstar_norm="2")
+
+
+def with_(**kw):
+    out = dict(BASE)
+    for k, v in kw.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+INVALID = [
+    ("K", with_(K=7, preset="sts")),
+    ("K", with_(K=-1, preset="sts")),
+    ("D", with_(D=0, preset="sts", K=0)),
+    ("eta", with_(eta="0")),
+    ("eta", with_(eta="-0.1")),
+    ("eta", with_(eta="nan")),
+    ("eta", with_(eta="abc")),
+    ("eta_kq", with_(eta_kq="-1")),
+    ("supports", with_(preset=None, supports=[[0, 1], [2]])),
+    ("supports[0] entry", with_(preset=None, supports=[[0, 9], [2, 3]])),
+    ("supports[0]", with_(preset=None, supports=[[1, 1], [2, 3]])),
+    ("supports", with_(preset=None, supports=None)),
+    ("vstar", with_(vstar_norm=None, vstar=[[1, 2, 3]])),
+    ("vstar", with_(vstar_norm=None, vstar=[[1, 2], [3, 4]])),
+    ("vstar", with_(vstar_norm=None, vstar=[[0, 0, 0], [0, 0, 0]])),
+    ("vstar_norm", with_(vstar_norm="-2")),
+    ("sigma", with_(sigma="tanh")),
+    ("sigma", with_(sigma="poly:0,0")),
+    ("law", with_(law="cauchy")),
+    ("law", with_(law="student-t:2")),
+    ("law", with_(sigma="erf", law="gumbel")),
+    ("law_var", with_(law_var="0")),
+    ("wp_trainable", with_(sigma="relu")),
+    ("noise_sd", with_(noise_sd="-1")),
+    ("p_lambda", with_(p_lambda="0")),
+    ("p_kind", with_(p_kind="sinusoidal")),
+    ("p_matrix", with_(p_kind="explicit", p_matrix=[[1] * 6] * 6)),
+    ("N", with_(N=5)),
+    ("K", with_(K=4)),                  # cnn needs K | D
+    ("K", with_(preset="gslp", K=2)),
+    ("init_scale", with_(init="random")),
+    ("loss", with_(loss="median")),
+    ("query", with_(preset="sts", query=[0, 0])),
+    ("M", with_(M=0)),
+    ("seed", with_(seed=-3)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", INVALID, ids=[f"{n}-{i}" for i, (n, _) in enumerate(INVALID)])
+def test_invalid_parameter_is_named(name, kwargs):
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(**kwargs)
+    assert info.value.name == name
+    assert name in str(info.value) and "must" in str(info.value)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda s: iterate(s, -1), "steps"),
+    (lambda s: iterate(s, 10, engine="exact"), "engine"),
+    (lambda s: iterate(s, 10, arithmetic="float64", dps=30), "dps"),
+    (lambda s: iterate(s, 10, dps=2), "dps"),
+    (lambda s: iterate(s.with_(sstar_weights=((Fraction(1, 3), Fraction(2, 3)),) * 3), 10, engine="reduced"), "engine"),
+])
+def test_invalid_run_parameters(call, name):
+    s = make_setting(**BASE)
+    with pytest.raises(InvalidParameter) as info:
+        call(s)
+    assert info.value.name == name
+
+
+def test_error_hierarchy():
+    assert issubclass(InvalidParameter, VerificationError) and issubclass(InvalidParameter, ValueError)
+
+
+def test_decimals_are_read_exactly():
+    s = make_setting(**with_(eta="0.07"))
+    assert s.eta_v == Fraction(7, 100) and s.eta_v != Fraction(0.07)
+
+
+def test_vstar_norm_is_exact():
+    s = make_setting(**with_(vstar_norm="3/2"))
+    assert s.vstar_norm2() == Fraction(9, 4)
+
+
+def test_json_inputs_read_exactly(tmp_path):
+    v = tmp_path / "V.json"
+    v.write_text(json.dumps([[0.1, 0.2, 0.3], [1, 0, 0]]).replace("0.1", "0.1000000000000000000001"))
+    sup = tmp_path / "S.json"
+    sup.write_text("[[0, 1], [2, 3], [4, 5]]")
+    s = make_setting(D=6, M=2, d=3, vstar=str(v), supports=str(sup))
+    assert s.vstar_base[0][0] == Fraction("0.1000000000000000000001")
+    assert s.K == 2 and s.N == 3
+
+
+def test_presets_match_their_definitions():
+    assert preset_supports("cnn", 6, 2) == ((0, 1), (2, 3), (4, 5))
+    gcn = preset_supports("gcn", 5, 3)
+    assert len(gcn) == 5 and all(len(g) == 3 for g in gcn)
+    # K-regular: every token is in exactly K columns
+    assert all(sum(i in g for g in gcn) == 3 for i in range(5))
+    assert preset_supports("sts", 5, 2) == ((0, 1),)
+    assert preset_supports("gslp", 5, 1) == ((0,),)
+
+
+def test_config_records_every_option():
+    cfg = make_setting(**BASE).config()
+    for key in ("sigma", "law", "law_mean", "law_var", "loss", "p_lambda", "eta_v", "eta_kq", "init", "noise_sd",
+                "relu_at_zero", "wp_trainable", "supports", "vstar_norm2"):
+        assert key in cfg
