@@ -84,8 +84,10 @@ def honest_verdict(ev: list[dict], requested: str) -> str:
     - certified needs every confirming record to be symbolic or arb, and at least one arb record
       (so a float64-only claim can never be certified);
     - supported needs at least one confirming record.
+    Records with role = "extends" (e.g. float64 runs past a certified horizon) confirm beyond what
+    the verdict asserts: they do not lower its kind, but a counterexample among them still refutes.
     """
-    confirming = [e for e in ev if e.get("holds") is True]
+    confirming = [e for e in ev if e.get("holds") is True and e.get("role") != "extends"]
     if any(e.get("holds") is False for e in ev):
         return "refuted" if requested in ("refuted", "proved", "certified", "supported") else "inconclusive"
     if requested == "refuted" or not confirming:
@@ -107,6 +109,7 @@ class Claim:
     routes: tuple = ()
     negative_control: bool = False
     per_regime: bool = False
+    conditions: tuple = ()       # names in lemmas._common.CONDITIONS: the hypotheses as predicates
 
     def evaluate(self, profile: str) -> tuple[list[dict], str, str, dict]:
         """(evidence, requested verdict, replay command, convention)."""
@@ -124,11 +127,25 @@ class Claim:
         return ClaimResult(self.id, verdict, self.statement, ev, convention, replay, time.perf_counter() - t0)
 
     def regime_check(self, setting, steps: int) -> RegimeOutcome:
-        """Whether the property holds in ``setting`` for ``steps`` GD steps (per-regime claims)."""
+        """Whether the property holds in ``setting`` for ``steps`` GD steps (per-regime claims).
+
+        The outcome's ``data["in_hypotheses"]`` says whether ``setting`` meets the claim's hypotheses
+        (``conditions``, predicates on the setting) and, when :meth:`check` evaluated a run-level
+        hypothesis (e.g. "the run is a descent run", or a minimum horizon), whether the run meets it:
+        ``check`` then sets ``data["in_hypotheses"] = False`` and ``data["outside"]`` (why).
+        Outside the hypotheses a failure is information, not a counterexample."""
         if not self.per_regime:
             raise InvalidParameter("claim", self.id, "is not a per-regime claim (no regime_check)")
         from verify.model.validation import check_int
-        return self.check(setting, check_int("steps", steps, 1, 10**7))
+        from lemmas._common import within
+        out = self.check(setting, check_int("steps", steps, 1, 10**7))
+        ok, why = within(setting, self.conditions)
+        run_ok = out.data.get("in_hypotheses", True) is not False
+        whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]
+        out.data["in_hypotheses"] = ok and run_ok
+        if whys:
+            out.detail += f" [outside the claim's hypotheses: {'; '.join(whys)}]"
+        return out
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         raise NotImplementedError

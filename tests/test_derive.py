@@ -193,3 +193,27 @@ def test_relu_at_zero_error_convention():
         make_setting(D=4, K=2, preset="sts", sigma="relu", wp_trainable=False, relu_at_zero="error")
     make_setting(D=4, K=2, preset="sts", sigma="relu", wp_trainable=False, relu_at_zero="error",
                  init="random", init_scale=Fraction(1, 10))
+
+
+@pytest.mark.parametrize("spec", ["relu", "erf", "identity"])
+def test_stable_partials_equal_raw_derivatives(spec):
+    from verify.derive.kernels import stable_partial
+    k = kernel(parse_sigma(spec))
+    for x in (A, C):
+        raw, stable = sp.diff(k.ell, x), stable_partial(k.sigma, x)
+        for pt in ({A: 0.7, C: 0.3, B: 1.1}, {A: 2.0, C: -0.9, B: 0.8}, {A: 0.5, C: 0.49, B: 0.5}):
+            pt = {**pt, mu_u: 0, mu_z: 0}
+            assert abs(float(raw.subs(pt)) - float(stable.subs(pt))) < 1e-12
+
+
+def test_relu_full_engine_is_finite_at_k_equals_d():
+    """K = D makes rho = 1 exactly; the stable partials keep the full engine finite and equal to reduced."""
+    from verify.engines import iterate
+    s = make_setting(D=3, K=3, M=1, d=2, preset="sts", vstar_norm="2", eta="0.2", sigma="relu", wp_trainable=False)
+    a = iterate(s, 30, "full", "float64").final
+    b = iterate(s, 30, "reduced", "float64").final
+    # sqrt(AB - C^2) of a rounding error costs float64 half its digits here (sqrt(1e-17) ~ 3e-9)
+    assert np.isfinite(a.excess_loss) and abs(a.alpha[0] - b.alpha[0]) < 1e-7
+    a = iterate(s, 30, "full", "mpmath", 30).final
+    b = iterate(s, 30, "reduced", "mpmath", 30).final
+    assert abs(a.alpha[0] - b.alpha[0]) < 1e-14

@@ -9,6 +9,12 @@ import click
 COMMANDS = [
     ("run", "run_cmd"),
     ("derive", "derive_cmd"),
+    ("check", "check_cmd"),
+    ("probe", "probe_cmd"),
+    ("fuzz", "fuzz_cmd"),
+    ("bench", "bench_cmd"),
+    ("all", "all_cmd"),
+    ("report", "report_cmd"),
 ]
 
 

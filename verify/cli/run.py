@@ -18,14 +18,60 @@ def record_json(rec: Record, fmt) -> dict:
             "support_mass": [fmt(p) for p in rec.support_mass]}
 
 
-def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None) -> dict:
-    """The JSON object ``verify run --json`` prints."""
+def add_radii(final: dict, ball: Record) -> dict:
+    """Add "<name>_rad" to every number of ``final``: a radius (rounded up) such that the printed
+    number +- radius contains the exact value (it covers the certified ball and the printing)."""
+    from ..engines.arb import cover_radius
+    out = dict(final)
+    for k, v in final.items():
+        if k == "step":
+            continue
+        b = getattr(ball, k)
+        out[f"{k}_rad"] = [cover_radius(x, p) for x, p in zip(b, v)] if isinstance(v, list) else cover_radius(b, v)
+    return out
+
+
+def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None, arb_bits: int | None = None,
+             cross_check: bool = True) -> dict:
+    """The JSON object ``verify run --json`` prints (with ``arb_bits``: certified radii too).
+
+    Precision policy (verify.engines.precision): float64 prints only the digits it carries over the
+    horizon (an error if fewer than requested); every result is re-run at higher precision (Arb for
+    the reduced engine, mpmath with 20 more digits for the full one) at checkpoints and a
+    disagreement is an error; ``cross_check=False`` skips that and says so in the output.
+    """
+    import math
+    from dataclasses import replace
+    from ..engines import precision
     from ..engines.arith import Arith
-    tr = iterate(setting, steps, engine, arithmetic, dps)
+    from ..engines.trajectory import checkpoint_steps
+    from ..errors import InvalidParameter
+    if arb_bits is not None and engine != "reduced":
+        raise InvalidParameter("arb", arb_bits, "certified radii need --engine reduced")
     ar = Arith.make(arithmetic, dps, steps)
+    if arithmetic == "float64":
+        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3)
+        ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
+    tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None,
+                 checkpoints=checkpoint_steps(steps, log_points=5))
     cfg = setting.config() | {"engine": engine, "arithmetic": arithmetic, "dps": ar.dps, "work_dps": ar.work_dps,
                               "steps": steps}
-    return {"config": cfg, "final": record_json(tr.final, ar.fmt)}
+    if cross_check:
+        ref = "arb" if engine == "reduced" else "mpmath"
+        cc = precision.cross_check(setting, tr, reference=ref, on_disagreement="raise", checkpoints=4)
+        cfg["precision_check"] = {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows),
+                                  "max_tolerance": f"{max(cc.tolerance.values()):.3g}"}
+    else:
+        cfg["precision_check"] = "skipped (--no-cross-check): these digits are not cross-checked"
+    final = record_json(tr.final, ar.fmt)
+    if arb_bits is not None:
+        from ..engines.arb import iterate_certified
+        cert = iterate_certified(setting, steps, arb_bits, [steps])
+        final = add_radii(final, cert.final)
+        cfg["arb_bits"] = arb_bits
+        cfg["certified"] = ("each <name>_rad bounds |exact - printed <name>| for the exact recursion with the exact "
+                            "rational parameters (Arb balls, mean-value form)")
+    return {"config": cfg, "final": final}
 
 
 @click.command("run")
@@ -35,18 +81,26 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None)
 @click.option("--arithmetic", type=click.Choice(["mpmath", "float64"]), default="mpmath", show_default=True)
 @click.option("--dps", type=int, default=None, help="decimal digits for mpmath (default 30)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--arb", "arb_bits", type=int, default=None, metavar="BITS",
+              help="also certify: add <name>_rad radii from Arb balls at BITS bits (reduced engine)")
+@click.option("--cross-check/--no-cross-check", default=True, show_default=True,
+              help="re-run at higher precision at checkpoints and fail on disagreement")
 @handle_errors
-def run_cmd(steps, engine, arithmetic, dps, as_json, **kw):
+def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, **kw):
     """Run GD from the chosen initialisation and report the final state."""
     s = setting_from_options(kw)
-    out = run_json(s, steps, engine, arithmetic, dps)
+    out = run_json(s, steps, engine, arithmetic, dps, arb_bits, cross_check)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
     f = out["final"]
     click.echo(f"regime: D={s.D} K={s.K} N={s.N} M={s.M} d={s.d} sigma={s.sigma.spec()} eta={out['config']['eta_v']}"
                f" engine={engine}/{arithmetic}")
+    pm = lambda k, v, i=None: v if f"{k}_rad" not in f else \
+        f"{v} +- {f[k + '_rad'] if i is None else f[k + '_rad'][i]}"  # noqa: E731 (certified radius)
     for k in ("step", "loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv"):
-        click.echo(f"  {k:12s} {f[k]}")
-    click.echo(f"  {'alpha':12s} {', '.join(f['alpha'])}")
-    click.echo(f"  {'support_mass':12s} {f['support_mass'][0]} (column 0 of {s.N})")
+        click.echo(f"  {k:12s} {pm(k, f[k])}")
+    click.echo(f"  {'alpha':12s} {', '.join(pm('alpha', a, i) for i, a in enumerate(f['alpha']))}")
+    click.echo(f"  {'support_mass':12s} {pm('support_mass', f['support_mass'][0], 0)} (column 0 of {s.N})")
+    if arb_bits is not None:
+        click.echo(f"  certified: each +- radius bounds |exact - printed| (Arb, {arb_bits} bits)")

@@ -17,7 +17,7 @@ def _arb_namespace():
     """An ``mpmath``-shaped namespace whose functions act on flint.arb balls."""
     from flint import arb
     ns = types.SimpleNamespace(
-        mpf=arb, pi=arb.pi(), exp=lambda x: x.exp(), log=lambda x: x.log(), sqrt=lambda x: x.sqrt(),
+        mpf=arb, pi=arb.pi(), arb_pi=arb.pi, exp=lambda x: x.exp(), log=lambda x: x.log(), sqrt=lambda x: x.sqrt(),
         asin=lambda x: x.asin(), acos=lambda x: x.acos(), atan=lambda x: x.atan(),
         atan2=lambda y, x: arb.atan2(y, x), erf=lambda x: x.erf(), sin=lambda x: x.sin(),
         cos=lambda x: x.cos(), tanh=lambda x: x.tanh())
@@ -31,6 +31,11 @@ def lambdify(args, expr, backend: str):
     if backend == "arb":
         # The mpmath printer writes rationals as mpf(p)/mpf(q) and pi as pi: with mpf = arb these
         # are exact or correctly rounded balls, so the generated code is a rigorous enclosure.
+        # pi becomes a call, so that it is computed at the Arb precision in force at each call (a
+        # constant would keep the precision of the first compilation).
+        pi_call = sp.Function("arb_pi")()
+        expr = tuple(sp.sympify(e).subs(sp.pi, pi_call) for e in expr) if isinstance(expr, (tuple, list)) \
+            else sp.sympify(expr).subs(sp.pi, pi_call)
         f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=True)
         f.__globals__.update(_arb_namespace())
         return f

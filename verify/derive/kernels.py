@@ -31,6 +31,10 @@ class Kernel:
     dmu_reason: str              # how dmu_at_zero was obtained
     second_moment: sp.Expr = sp.Integer(0)  # E[sigma(u)^2]: ell when the teacher output is sigma(0) = 0
 
+    def partial(self, x: sp.Symbol) -> sp.Expr:
+        """d ell / d x in a form fit for numerics (see :func:`stable_partial`)."""
+        return stable_partial(self.sigma, x)
+
 
 def _gaussian_moment(a: int, b: int) -> sp.Expr:
     """E[x^a y^b] for (x, y) ~ N(0, [[A, C], [C, B]]), from the moment generating function."""
@@ -98,3 +102,30 @@ def radial_slope(sigma: Sigma) -> sp.Expr:
     e = e.replace(lambda x: isinstance(x, sp.Pow) and x.exp == sp.Rational(1, 2),
                   lambda x: sp.sqrt(sp.factor(x.base)))
     return sp.limit(sp.diff(e, al), al, 0, "+")
+
+
+@lru_cache(maxsize=None)
+def stable_partial(sigma: Sigma, x: sp.Symbol) -> sp.Expr:
+    """d ell / d x, simplified so that no two singular terms cancel numerically.
+
+    For ReLU, SymPy's raw derivative in A has two terms that each blow up as rho = C/sqrt(AB) -> 1
+    (which happens exactly when K = D); rewriting C = rho sqrt(AB), simplifying and substituting back
+    gives (pi A - sqrt(AB - C^2)) / (2 pi A), finite there. Equality with the raw derivative is tested.
+    """
+    k = kernel(sigma)
+    raw = sp.diff(k.ell, x)
+    if sigma.name != "relu":
+        return raw
+    rho = sp.Symbol("rho", positive=True)
+    Ap, Bp = sp.symbols("A_p B_p", positive=True)
+    d = raw.subs({A: Ap, B: Bp}, simultaneous=True).subs(C, rho * sp.sqrt(Ap * Bp))
+    d = sp.simplify(sp.factor(sp.simplify(d)))
+    return sp.simplify(d.subs(rho, C / sp.sqrt(Ap * Bp))).subs({Ap: A, Bp: B}, simultaneous=True)
+
+
+def guard_relu(expr: sp.Expr) -> sp.Expr:
+    """Numeric guard for ReLU code: AB - C^2 >= 0 and |C/sqrt(AB)| <= 1 hold exactly but can fail by one
+    rounding error when rho = 1 (K = D); clamp them so the generated code never takes sqrt of -1e-17."""
+    expr = expr.replace(lambda e: isinstance(e, sp.Pow) and e.exp == sp.Rational(1, 2) and e.base.has(C),
+                        lambda e: sp.sqrt(sp.Max(e.base, 0)))
+    return expr.replace(lambda e: isinstance(e, sp.acos), lambda e: sp.acos(sp.Max(-1, sp.Min(1, e.args[0]))))

@@ -3,6 +3,9 @@ from .arith import Arith
 from .full import FullState, iterate_full
 from .reduced import ReducedState, iterate_reduced, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps
+from .arb import ball_str, cover_radius, iterate_certified
+from .fast import iterate_fast
+from .precision import PrecisionWarning, cross_check, require_horizon, tolerance
 
 
 def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpmath", dps: int | None = None,
@@ -20,4 +23,5 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
 
 
 __all__ = ["Arith", "iterate", "iterate_full", "iterate_reduced", "require_reducible", "FullState", "ReducedState",
-           "Record", "Trajectory", "checkpoint_steps"]
+           "Record", "Trajectory", "checkpoint_steps", "iterate_certified", "ball_str", "cover_radius", "iterate_fast",
+           "cross_check", "require_horizon", "tolerance", "PrecisionWarning"]

@@ -71,11 +71,15 @@ class ArbArith:
         from flint import arb, fmpq
         if isinstance(x, arb):
             return x
+        if isinstance(x, float):       # only exact constants reach here; a float is exact in binary
+            return arb(x)
         x = Fraction(x)
         return arb(fmpq(x.numerator, x.denominator))   # the exact rational, rounded outward
 
     def sqrt(self, x):
-        return x.sqrt()
+        # ReducedState.record takes square roots of sums of squares only (exactly >= 0); a ball
+        # around such a value may reach below 0, and its nonnegative part still contains the value.
+        return x.nonnegative_part().sqrt()
 
     def context(self):
         return arb_precision(self.bits)
@@ -134,11 +138,29 @@ class CertifiedState:
         for a_c, a_r, v in zip(self.alpha, self.ralpha, vn):
             e_a = arb(0, a_r.mid()) if a_r != 0 else arb(0)
             a_next, inc = self.fn.centre(a_c, v, d_c, *P)
+            if a_r == 0 and d_r == 0:
+                # A point box (e.g. the exact start): F(B) = F(c), no Jacobian needed (ReLU's
+                # partials are 0/0 at alpha = 0, the radial convention's corner).
+                new_alpha.append(a_next)
+                d_sum = d_sum + inc
+                continue
             # J multiplies radii ~2^-prec: a few dozen correct bits suffice, and Arb rounds outward
             # at any precision, so the enclosure J(B_k) stays rigorous when evaluated at JAC_BITS.
             ctx.prec = JAC_BITS
-            j_aa, j_ad, j_ia, j_id = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
+            jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
             ctx.prec = self.bits
+            if not _finite(jac):
+                # Cancellation at JAC_BITS: evaluate at the full precision. The generated ReLU
+                # kernel has a removable 0/0 at delta = 0 (Arb: nan within ~1e-70 of it); an
+                # enclosure over a larger box is still an enclosure over B_k, so widen the box
+                # (by 2^-bits/2, then 2^-32): J's extra width is multiplied by r_k ~ 2^-bits.
+                jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
+                for w in (self.bits // 2, 32):
+                    if _finite(jac):
+                        break
+                    eps = arb(0, arb(2) ** -w)
+                    jac = self.fn.jac(self._box(a_c, a_r) + eps, v, d_box + eps, *P)
+            j_aa, j_ad, j_ia, j_id = jac
             ball = a_next + j_aa * e_a + j_ad * e_d
             new_alpha.append(ball)
             d_sum = d_sum + inc + j_ia * e_a
@@ -166,11 +188,25 @@ class CertifiedState:
         a, d = self.balls()
         self.red.alpha, self.red.delta, self.red.step_count = a, d, self.step_count
         rec = self.red.record()
+        # Constant observables (e.g. p = 0 when K = 0) come out of the generated code as Python
+        # numbers; every exact constant is an exact ball.
+        for k in ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv"):
+            setattr(rec, k, self.ar.num(getattr(rec, k)))
+        for k in ("alpha", "offspan", "support_mass"):
+            setattr(rec, k, [self.ar.num(x) for x in getattr(rec, k)])
+        if not rec.w_err.is_finite():
+            # Arb's x**2 is nan on a ball containing 0 (alpha_m -> 1 exactly, e.g. K = D); the
+            # same quantity ||W_X - V*||_F = sqrt(sum_m (alpha_m - 1)^2 vn_m) with x*x is finite.
+            rec.w_err = self.ar.sqrt(sum(((x - 1) * (x - 1) * v for x, v in zip(a, self.red.vn)), self.ar.num(0)))
         # ReducedState.record sets cos = 0 when its denominator is not certainly nonzero; that is
         # exact only when every alpha is exactly 0 (step 0). Otherwise |cos| <= 1 is all we claim.
         if not all(x.is_zero() for x in a) and any(x.contains(0) for x in a):
             rec.cos_wv = arb(0, 1)
         return rec
+
+
+def _finite(balls) -> bool:
+    return all(isinstance(j, int) or j.is_finite() for j in balls)
 
 
 def _upper_float(x) -> float:
@@ -182,6 +218,13 @@ def _upper_float(x) -> float:
 def _frac_parts(x):
     m, e = x.mid().man_exp()
     return (int(m) * 2 ** int(e), 1) if e >= 0 else (int(m), 2 ** int(-e))
+
+
+def _huge(x) -> bool:
+    """True when the ball's midpoint or radius has a binary exponent beyond 2^20 (a diverged run):
+    exact rationals of such numbers would take megabytes, so they are printed as unbounded."""
+    from flint import arb
+    return any(abs(int(b.mid().man_exp()[1])) > 1 << 20 for b in (x, arb(x.rad())) if not b.is_zero())
 
 
 def to_fraction(x) -> Fraction:
@@ -204,8 +247,8 @@ def round_up(q: Fraction, sig: int = 3) -> str:
     while Fraction(10) ** (e - 1) > q:
         e -= 1                                                # now 10^(e-1) <= q < 10^e
     scale = Fraction(10) ** (e - sig)
-    digits = -((-q) // scale)                                  # ceil(q / scale)
-    return f"{digits}e{e - sig}"
+    digits = str(-((-q) // scale))                             # ceil(q / scale): sig or sig+1 digits
+    return f"{digits[0]}.{digits[1:]}e{e - sig + len(digits) - 1}"
 
 
 def cover_radius(x, printed: str) -> str:
@@ -213,7 +256,7 @@ def cover_radius(x, printed: str) -> str:
 
     |exact - printed| <= |exact - mid(x)| + |mid(x) - printed| <= rad(x) + |mid(x) - printed|.
     """
-    if not x.is_finite():
+    if not x.is_finite() or _huge(x):
         return "inf"
     try:
         p = Fraction(printed)
@@ -228,7 +271,7 @@ def ball_str(x, digits: int | None = None) -> tuple[str, str]:
     The midpoint is printed with as many digits as the radius warrants (+2), at least 5.
     """
     from decimal import Context, Decimal, ROUND_HALF_EVEN
-    if not x.is_finite():
+    if not x.is_finite() or _huge(x):
         return "nan", "inf"
     mid, rad = to_fraction(x), rad_fraction(x)
     if digits is None:

@@ -164,11 +164,16 @@ def _params(s: Setting):
     return [f(s.D), f(s.K), f(s.N), f(s.law.var), f(s.loss_scale), f(s.eta_v), f(s.eta_kq), f(s.p_lambda)]
 
 
-def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40) -> FastResult:
+def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, digits: float | None = None) -> FastResult:
     """Run the reduced recursion in float64 (numba) for every setting in ``settings`` (one or a list).
 
     Checkpoints: ``checkpoints`` (steps) if given, else 0, ``steps`` and ``log_points`` log-spaced steps.
+    ``digits``: the significant digits the caller needs; PrecisionError before running if float64
+    cannot carry them over ``steps`` (verify.engines.precision.require_horizon).
     """
+    if digits is not None:
+        from .precision import require_horizon
+        require_horizon("float64", steps, digits)
     if isinstance(settings, Setting):
         settings = [settings]
     settings = list(settings)
@@ -203,5 +208,8 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40) -
         for k, arr in zip(("loss", "excess_loss", "s_err", "w_err", "cos_wv", "support_mass"), out):
             data[k][idx] = arr
         data["alpha"][idx, :, :M] = a_out
+    from .precision import FLOAT64_DIGITS, carried_digits
     return FastResult(cps, data, [s.config() for s in settings],
-                      ["float64 (numba), reduced recursion generated from SymPy; zero initialisation"])
+                      ["float64 (numba), reduced recursion generated from SymPy; zero initialisation",
+                       f"precision policy: about {max(carried_digits(FLOAT64_DIGITS, steps), 0):.1f} significant digits "
+                       f"carried at step {steps} (verify.engines.precision)"])

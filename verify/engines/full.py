@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 
 from ..derive import codegen
-from ..derive.kernels import kernel, radial_slope
+from ..derive.kernels import guard_relu, kernel, radial_slope
 from ..derive.symbols import A, B, C, mu_u, mu_z
 from ..model.setting import Setting
 from ..model.sigma import Sigma
@@ -41,15 +41,19 @@ def kernel_functions(sigma: Sigma, backend: str, teacher_zero: bool = False) -> 
     sigma(0) = 0, so ell = E[sigma(u)^2] (the ReLU kernel's C / sqrt(AB) is 0/0 there)."""
     k = kernel(sigma)
     args = (A, C, B, mu_u, mu_z)
-    ell = k.second_moment if (teacher_zero and not k.with_means) else k.ell
+    zero_teacher = teacher_zero and not k.with_means
+    ell = k.second_moment if zero_teacher else k.ell
+    dA = sp.diff(ell, A) if zero_teacher else k.partial(A)
+    dC = sp.diff(ell, C) if zero_teacher else k.partial(C)
     dmu = sp.diff(k.ell, mu_u) if k.with_means else k.dmu_at_zero
-    f = lambda e: codegen.lambdify(args, e, backend)  # noqa: E731
+    guard = guard_relu if sigma.name == "relu" else (lambda e: e)
+    f = lambda e: codegen.lambdify(args, guard(e), backend)  # noqa: E731
     rad = None
     if sigma.name == "relu":
         a_, b_, c_ = sp.symbols("a_ b_ c_", positive=True)
         rad = codegen.lambdify((a_, b_, c_), radial_slope(sigma), backend)
     second = codegen.lambdify((A,), k.second_moment.subs(mu_u, 0), backend)
-    return KernelFunctions(f(ell), f(sp.diff(ell, A)), f(sp.diff(ell, C)), f(dmu), rad, second)
+    return KernelFunctions(f(ell), f(dA), f(dC), f(dmu), rad, second)
 
 
 class FullState:
@@ -74,7 +78,9 @@ class FullState:
         self.WP = np.full((s.M, s.D), self.zero, dtype=self.dtype)
         self.WKQ = np.full((s.D, s.D), self.zero, dtype=self.dtype)
         if s.init == "random":
-            rng = np.random.default_rng(s.seed)
+            # A stream of its own (seed, 1): the seeded random V* uses default_rng(seed), and sharing it
+            # would make W_X(0) exactly proportional to V*.
+            rng = np.random.default_rng([s.seed, 1])
             sc = n(s.init_scale)
             self.WX = np.array(rng.standard_normal((s.M, s.d)), dtype=float).astype(self.dtype) * sc
             self.WKQ = np.array(rng.standard_normal((s.D, s.D)), dtype=float).astype(self.dtype) * sc

@@ -105,6 +105,17 @@ class CrossCheck:
                     for s, n, v, r, d, _ in self.disagreements()]}
 
 
+def rel_diff(x, y, y0):
+    """|x - y| relative to the quantity's scale max(|y|, |y0|) (1 if both are 0).
+
+    Why the scale and not |y|: every recorded quantity is computed from O(scale) terms, so its
+    rounding error is relative to the scale; a quantity that decays to 0 (w_err when alpha -> 1
+    exactly, K = D) keeps an absolute error of a few ulps of its initial size y0.
+    """
+    scale = max(abs(y), abs(y0))
+    return abs(x - y) / (scale if scale else 1)
+
+
 def _pairs(rec):
     for k in SCALARS:
         yield k, getattr(rec, k)
@@ -136,8 +147,8 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
 
     ``traj`` comes from verify.engines.iterate (float64 or mpmath) or verify.engines.fast.
     reference: "mpmath" (the same engine with ``extra_digits`` more digits) or "arb" (the certified
-    engine; reduced only). A quantity x with reference y agrees when
-    |x - y| <= tol * max(|y|, 10^(-w/2)), tol = tolerance(w, step), w the working digits of ``traj``.
+    engine; reduced only). A quantity x with reference y agrees when ``agrees(x, y, y0, tol)``, y0 the
+    reference at step 0, tol = tolerance(w, step), w the working digits of ``traj``.
     """
     from . import iterate
     if on_disagreement not in ("raise", "warn"):
@@ -146,7 +157,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         raise InvalidParameter("reference", reference, "must be mpmath or arb")
     arith = traj.arithmetic
     w = work_digits(arith, traj.dps, max(traj.steps()))
-    cps = _pick(traj.steps(), checkpoints)
+    cps = sorted(set(_pick(traj.steps(), checkpoints)) | {0})
     by_step = {r.step: r for r in traj.records}
     if reference == "arb":
         if traj.engine != "reduced":
@@ -159,14 +170,16 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps)
         ref_name = f"mpmath dps={dps}"
     out = CrossCheck(True, ref_name, {})
-    floor = mpmath.mpf(10) ** (-w / 2)
     with mpmath.workdps(max(60, int(w) + 30)):
+        start = dict(_pairs(ref.records[0]))
         for rr in ref.records:
+            if rr.step not in by_step:
+                continue
             tol = tolerance(w, rr.step)
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)
-                d = abs(x_ - y_) / max(abs(y_), floor)
+                d = rel_diff(x_, y_, _as_mpf(start[name]))
                 ok = bool(d <= tol)
                 out.agree &= ok
                 out.rows.append((rr.step, name, x, y_, float(d), ok))

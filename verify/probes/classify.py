@@ -6,16 +6,17 @@ the classifier fits two models over the tail window W = {i : t_i >= t_end / 10, 
   exponential:  log y = a - b t        (ordinary least squares in t)
   power:        log y = a + p log t    (ordinary least squares in log t)
 
-and keeps the one with the smaller root-mean-square residual in log units, provided its coefficient
-of determination R^2 exceeds ``R2_GOOD``. On one decade of t the two models are told apart easily:
+and keeps the one with the smaller root-mean-square residual in log units; a coefficient of
+determination R^2 below ``R2_GOOD`` is reported in ``reason`` (e.g. a geometric decay whose rate drifts). On one decade of t the two models are told apart easily:
 a power law is concave in t and an exponential is convex in log t. The power exponent is reported
 with its OLS standard error and with the local exponent over the last third of the window (the two
 differ by the bias of finite T: Theorem 3.1's quantities carry relative corrections of order u(T)).
 
 ``exact-from-start``: y_i <= floor for every recorded step t_i >= 1, where floor = eps_rel * scale and
 eps_rel is the working precision (float64: 1e-12 leaves 4 digits for cancellation in L - L_opt).
-``none``: the quantity does not approach the limit, i.e. the tail's log-log slope is above
--``MIN_DECAY`` (less than a 1.2% drop per decade), or it is not finite (divergence).
+``none``: the quantity does not approach the limit, i.e. the tail's log-log slope p is not significantly
+below -``MIN_DECAY`` (p + 3 se(p) > -MIN_DECAY: less than a 1.2% drop per decade, or an oscillation with
+no trend), or it is not finite (divergence).
 """
 from __future__ import annotations
 
@@ -127,13 +128,16 @@ def classify(steps, values, limit=0.0, eps_rel: float = 1e-12, scale: float | No
     loc = _ols(np.log(tw[third]), lw[third])[0] if third.sum() >= 3 else p
     window = (int(tw[0]), int(tw[-1]))
     common = dict(window=window, points=int(win.sum()), floor=floor, rms_power=p_rms, rms_exponential=b_rms)
-    if p > -MIN_DECAY:
+    if p + 3 * p_se > -MIN_DECAY:
         return Classification("none", "none", exponent=p, exponent_se=p_se, local_exponent=loc, r2=p_r2, **common,
-                              reason=f"tail log-log slope {p:.3g} > -{MIN_DECAY}: the quantity does not approach "
-                                     "its limit")
-    if b_rms < p_rms and b_r2 >= R2_GOOD:
-        return Classification("exponential", "exponential", rate=-b, rate_se=b_se, r2=b_r2, **common,
-                              reason=f"log-linear fit, rate {-b:.6g} per step, R^2 = {b_r2:.6f}")
+                              reason=f"tail log-log slope {p:.3g} +- {p_se:.2g} is not significantly below "
+                                     f"-{MIN_DECAY}: the quantity does not approach its limit")
+    if b_rms < p_rms:
+        reason = f"log-linear fit, rate {-b:.6g} per step, R^2 = {b_r2:.6f}"
+        if b_r2 < R2_GOOD:
+            reason += (f"; the rate varies over the window (R^2 < {R2_GOOD}), but log-linear fits "
+                       f"{p_rms / b_rms:.1f}x better than log-log")
+        return Classification("exponential", "exponential", rate=-b, rate_se=b_se, r2=b_r2, **common, reason=reason)
     reason = f"log-log fit, exponent {p:.4f} +- {p_se:.1e} (last third {loc:.4f}), R^2 = {p_r2:.6f}"
     if p_r2 < R2_GOOD:
         reason += f"; poor fit (R^2 < {R2_GOOD}): neither model describes the tail well"

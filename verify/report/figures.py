@@ -45,8 +45,9 @@ def convergence(res: dict):
         x, y = _positive(T, res["series"][q])
         ax.loglog(x, y, "o-", ms=2.5, lw=1.2, label=f"GD (fitted tail slope {info['fitted_slope']:.3f})")
         lx, ly = _positive(T, info.get("leading_term_values", []))
-        if lx:
-            ax.loglog(lx, ly, "--", lw=1, label=f"derived leading term {info['leading_term']}"[:70])
+        keep = [i for i, t in enumerate(lx) if t >= 10]      # the leading term is a large-T statement
+        if keep:
+            ax.loglog([lx[i] for i in keep], [ly[i] for i in keep], "--", lw=1, label="derived leading term")
         if x:
             c = y[-1] / x[-1] ** info["claimed_slope"]
             ref = [t for t in x if t >= x[-1] / 1000]
@@ -54,7 +55,7 @@ def convergence(res: dict):
                       label=f"claimed slope {info['claimed_slope']:g} (Thm 3.1)")
         ax.set_xlabel("T (GD steps)")
         ax.set_title(LABELS.get(q, q))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower left")
     reg = res.get("regime", {})
     fig.suptitle(f"Theorem 3.1 quantities, D={reg.get('D')} K={reg.get('K')} N={reg.get('N')} M={reg.get('M')} "
                  f"eta={reg.get('eta_v', reg.get('eta'))} (reduced engine, float64)", fontsize=10)
@@ -94,29 +95,39 @@ def attention(res: dict):
     plt = _plt()
     snaps = res["snapshots"]
     fig, axes = plt.subplots(1, len(snaps) + 1, figsize=(2.6 * (len(snaps) + 1), 3.2))
+    top = max(max(max(r) for r in res["sstar"]), max(max(max(r) for r in sn["S"]) for sn in snaps))
     for ax, sn in zip(axes, snaps):
-        ax.imshow(sn["S"], vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.imshow(sn["S"], vmin=0, vmax=top, cmap="viridis", aspect="auto")
         ax.set_title(f"S(t), t = {sn['step']}\n‖S−S*‖ = {sn['s_err']:.3g}", fontsize=8)
         ax.set_xlabel("column j")
         ax.set_ylabel("token i")
-    im = axes[-1].imshow(res["sstar"], vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    im = axes[-1].imshow(res["sstar"], vmin=0, vmax=top, cmap="viridis", aspect="auto")
     axes[-1].set_title("S*", fontsize=8)
     fig.colorbar(im, ax=axes[-1], fraction=0.05)
     return _png(fig), "Attention S(t) from the full-matrix engine (no symmetry assumed) at a few steps, beside S*."
 
 
+X_KEYS = ("step", "steps", "T", "t", "D", "horizons", "eta", "lambda", "K")
+
+
+def _numeric_list(v) -> bool:
+    return isinstance(v, list) and len(v) > 1 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                       for x in v)
+
+
 def _series_sets(data, label="", depth=0):
-    """Find, anywhere in a probe's data, dicts with a "step" (or "T") array and quantity arrays."""
+    """Find, anywhere in a probe's data, dicts holding an x array (step, D, ...) and y arrays of the
+    same length: (label, x name, x, {y name: y})."""
     found = []
     if depth > 4:
         return found
     if isinstance(data, dict):
-        xkey = next((k for k in ("step", "steps", "T", "t") if isinstance(data.get(k), list)), None)
-        ys = {k: v for k, v in data.items() if k in LABELS and isinstance(v, list)}
-        if xkey and ys:
-            found.append((label, data[xkey], ys))
+        xkey = next((k for k in X_KEYS if _numeric_list(data.get(k))), None)
+        ys = {k: v for k, v in data.items() if k != xkey and _numeric_list(v) and xkey and len(v) == len(data[xkey])}
+        if ys:
+            found.append((label, xkey, data[xkey], ys))
         for k, v in data.items():
-            if k not in LABELS and k != xkey:
+            if isinstance(v, (dict, list)) and k not in ys and k != xkey:
                 found += _series_sets(v, f"{label}/{k}".strip("/"), depth + 1)
     elif isinstance(data, list) and data and isinstance(data[0], dict):
         for i, v in enumerate(data):
@@ -124,45 +135,40 @@ def _series_sets(data, label="", depth=0):
     return found
 
 
-def _xy_sets(data):
-    """Generic {"x": [...], "y": [...] or "series": {name: [...]}} figure data."""
-    if not isinstance(data, dict) or not isinstance(data.get("x"), list):
-        return None
-    ys = data.get("series") or ({data.get("ylabel", "y"): data["y"]} if isinstance(data.get("y"), list) else None)
-    return (data["x"], ys) if ys else None
-
-
 def probe_figure(name: str, res: dict):
-    """A probe's key figure: its recorded quantities against T (log–log), one line per regime."""
+    from matplotlib.ticker import NullFormatter
+    """A probe's key figure from its data arrays: one panel per (x, quantity), one line per regime;
+    log–log where the values are positive."""
     data = (res or {}).get("data")
     if not data:
         return None
+    groups: dict = {}
+    for label, xkey, x, ys in _series_sets(data):
+        for ykey, y in ys.items():
+            base, _, tag = ykey.partition("[")
+            line = " ".join(filter(None, [label, tag.rstrip("]")])) or name
+            groups.setdefault((xkey, base), []).append((line, x, y))
+    if not groups:
+        return None
+    order = sorted(groups, key=lambda g: (g[1] not in LABELS, list(LABELS).index(g[1]) if g[1] in LABELS else 0))
+    keys = order[:4]
     plt = _plt()
-    sets = _series_sets(data)
-    if sets:
-        qs = [q for q in ("loss", "excess_loss", "s_err", "w_err") if any(q in s[2] for s in sets)]
-        fig, axes = plt.subplots(1, len(qs), figsize=(4.3 * len(qs), 3.6), squeeze=False)
-        for ax, q in zip(axes[0], qs):
-            for label, x, ys in sets[:12]:
-                if q in ys:
-                    px, py = _positive(x, ys[q])
-                    if px:
-                        ax.loglog(px, py, lw=1.1, label=label or name)
-            ax.set_title(LABELS[q])
-            ax.set_xlabel("T")
-            if len(sets) > 1:
-                ax.legend(fontsize=6)
-        fig.suptitle(f"probe {name}", fontsize=10)
-        return _png(fig), f"Probe {name}: recorded quantities against T in each regime (log–log)."
-    xy = _xy_sets(data.get("figure", data))
-    if xy:
-        x, ys = xy
-        fig, ax = plt.subplots(figsize=(5, 3.6))
-        for k, y in ys.items():
-            px, py = _positive(x, y)
-            if px:
-                ax.loglog(px, py, "o-", ms=3, label=k)
-        ax.legend(fontsize=7)
-        ax.set_title(f"probe {name}")
-        return _png(fig), f"Probe {name}: its figure data."
-    return None
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.3 * len(keys), 3.6), squeeze=False)
+    for ax, (xkey, ykey) in zip(axes[0], keys):
+        lines = groups[(xkey, ykey)][:12]
+        logs = all(_positive(x, y)[0] and len(_positive(x, y)[0]) >= 0.8 * len(x) for _, x, y in lines)
+        for line, x, y in lines:
+            if logs:
+                px, py = _positive(x, y)
+                ax.loglog(px, py, lw=1.1, marker="o" if len(px) < 20 else None, ms=3, label=line)
+            else:
+                ax.plot(x, y, lw=1.1, marker="o" if len(x) < 20 else None, ms=3, label=line)
+        ax.set_title(LABELS.get(ykey, ykey))
+        ax.set_xlabel(xkey)
+        ax.xaxis.set_minor_formatter(NullFormatter())   # short log ranges: minor labels overlap
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        if len(lines) > 1 and ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
+    fig.suptitle(f"probe {name}", fontsize=10)
+    what = ", ".join(LABELS.get(y, y) for _, y in keys)
+    return _png(fig), f"Probe {name}: {what} from its data arrays, one line per regime."

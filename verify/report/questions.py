@@ -12,7 +12,7 @@ import re
 QUESTIONS = [
     ("Why is the rate Theta(1/T) although the loss is not strongly convex / PL? What regularity gives it?",
      ("rate", "1/t", "theorem-3.1", "thm-3.1", "thm3.1", "one-over-t", "pl-", "regularity", "slow-manifold"),
-     ("convergence", "derive")),
+     ("convergence",)),
     ("Lemma C.2: is it true, and what do C_1, C_2, C_3 mean?",
      ("c.2", "c2", "lemma-c", "alignment", "positive-multiple"), ()),
     ("The proofs seem to break when D = K (S* is average pooling over all tokens). What happens there?",
@@ -58,8 +58,9 @@ def question_of(field) -> int | None:
     return None
 
 
-def answers(part_name: str, kind: str, result: dict | None) -> list[int]:
-    """Question numbers (1-based) the saved part answers."""
+def answers(part_name: str, kind: str, result: dict | None, keywords: bool = True) -> list[int]:
+    """Question numbers (1-based) the saved part answers: those its result names, the built-in
+    parts' own, and (``keywords``) those whose keywords its id contains."""
     out = set()
     if isinstance(result, dict):
         fields = result.get("questions", result.get("question"))
@@ -73,7 +74,7 @@ def answers(part_name: str, kind: str, result: dict | None) -> list[int]:
     for i, (_, keys, builtin) in enumerate(QUESTIONS, 1):
         if kind in builtin and part_name == kind:
             out.add(i)
-        elif kind in ("claim", "probe") and any(_has_word(ident, k) for k in keys):
+        elif keywords and kind in ("claim", "probe", "fuzz") and any(_has_word(ident, k) for k in keys):
             out.add(i)
     return sorted(out)
 

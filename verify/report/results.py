@@ -51,6 +51,12 @@ def anchor(name: str) -> str:
     return "part-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+def fuzz_items(res: dict) -> list[dict]:
+    """The per-claim fuzz results of a fuzz part (one claim, or a {"claims": [...]} bundle)."""
+    items = res.get("claims", [res] if "claim" in res else [])
+    return [i for i in items if isinstance(i, dict)]
+
+
 def verdict_of(rec: dict) -> str:
     """The part's verdict; a part that did not finish is "not checked"; bench makes no claim ("n/a")."""
     if rec["status"] != "ok":
@@ -59,8 +65,8 @@ def verdict_of(rec: dict) -> str:
     if rec["kind"] == "bench":
         return "n/a"
     if rec["kind"] == "fuzz":
-        items = res.get("claims", [])
-        if any(i.get("falsified") for i in items if isinstance(i, dict)):
+        items = fuzz_items(res)
+        if any(i.get("falsified") for i in items):
             return "refuted"
         return "supported" if items else "inconclusive"
     v = res.get("verdict")
@@ -74,10 +80,18 @@ def finding_of(rec: dict) -> str:
         return f"{rec['status']}: {err[0] if err else 'no detail'}"
     res = rec.get("result") or {}
     if rec["kind"] == "fuzz":
-        items = [i for i in res.get("claims", []) if isinstance(i, dict)]
+        items = fuzz_items(res)
         bad = [str(i.get("claim")) for i in items if i.get("falsified")]
         n = sum(int(i.get("examples") or 0) for i in items)
         return (f"falsified: {', '.join(bad)}" if bad else "no counterexample") + f" ({len(items)} claims, {n} examples)"
+    if rec["kind"] == "claim" and isinstance(res.get("evidence"), list):
+        # A claim's statement is the paper's; what was found is in its evidence: the first record that
+        # decides (holds False for a refutation, True otherwise), else the first one.
+        want = res.get("verdict") != "refuted"
+        ev = [e for e in res["evidence"] if isinstance(e, dict) and e.get("result")]
+        pick = next((e for e in ev if e.get("holds") is want), ev[0] if ev else None)
+        if pick:
+            return " ".join(f"{res.get('verdict')}: {pick.get('route', '')}: {pick['result']}".split())
     for key in ("finding", "findings", "verdict_detail", "statement", "summary"):
         v = res.get(key)
         if isinstance(v, list):
@@ -99,7 +113,11 @@ def questions_table(records: list[dict]) -> list[dict]:
     for i, (q, _, _) in enumerate(QUESTIONS, 1):
         hits = [r for r in records if i in answers(r["part"], r["kind"], r.get("result"))]
         ok = [r for r in hits if r["status"] == "ok"]
-        verdict = strongest([verdict_of(r) for r in ok])
+        # Parts that name the question themselves (a probe's "questions") speak for it first; parts
+        # matched by their id's keywords only when none does.
+        named = [r for r in ok if i in answers(r["part"], r["kind"], r.get("result"), keywords=False)]
+        verdict = strongest([verdict_of(r) for r in (named or ok)])
+        ok = named + [r for r in ok if r not in named]
         if ok:
             best = next(r for r in ok if verdict_of(r) == verdict) if verdict != "not checked" else ok[0]
             finding = f"{best['part']}: {finding_of(best)}"
@@ -142,7 +160,8 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
                                           for q, d in res.get("quantities", {}).items()},
                            "replay": res.get("replay")}
         elif r["kind"] == "fuzz":
-            fuzz = res
+            fuzz = fuzz or {"claims": []}
+            fuzz["claims"] += fuzz_items(res)
         elif r["kind"] == "bench":
             bench = res
     counts = {}

@@ -1,0 +1,67 @@
+"""Numbers from the exact leading terms of verify.derive.asymptotics, for the Theorem 3.1 claims."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+QUANTITIES = ("s_err", "w_err", "loss")
+T_EXPONENT = {"s_err": sp.Rational(-1, 2), "w_err": sp.Rational(-1, 2), "loss": sp.Integer(-1)}
+
+
+@lru_cache(maxsize=None)
+def _terms():
+    from verify.derive.asymptotics import claimed_terms, leading_terms
+    return leading_terms(), claimed_terms()
+
+
+def subs_of(s) -> dict:
+    from verify.derive.symbols import D, K, N, eta, vnorm
+    return {D: s.D, K: s.K, N: s.N, eta: sp.Rational(s.eta_v), vnorm: sp.sqrt(sp.Rational(s.vstar_norm2()))}
+
+
+def reference_ok(s) -> bool:
+    """leading_terms() is derived for identity, summed loss, v = 1, lambda = 1, eta_V = eta_KQ, 0 < K < D."""
+    return (s.sigma.name == "identity" and s.loss == "sum" and s.law.var == 1 and s.p_lambda == 1
+            and s.eta_v == s.eta_kq and 0 < s.K < s.D)
+
+
+def leading(s, q: str):
+    """The exact leading term of q at the setting's parameters, as a function of T (numpy)."""
+    from verify.derive.symbols import T
+    lt, _ = _terms()
+    key = "loss" if q == "loss" else q
+    return sp.lambdify(T, lt[key].subs(subs_of(s)), "numpy")
+
+
+def leading_constant(s, q: str) -> sp.Expr:
+    """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting."""
+    from verify.derive.symbols import T
+    lt, _ = _terms()
+    return sp.simplify(lt[q].subs(subs_of(s)) * T ** (-T_EXPONENT[q]))
+
+
+def symbolic_exponent(q: str, var, at: dict, claimed: bool = False) -> float:
+    """d log(term) / d log(var) of the leading (or claimed) term at the point ``at``."""
+    lt, cl = _terms()
+    e = (cl if claimed else lt)[q]
+    return float(sp.simplify(sp.diff(sp.log(e), var) * var).subs(at))
+
+
+def ratios(series, s) -> np.ndarray:
+    """q(t) / leading_q(t) for the three quantities, rows in QUANTITIES order."""
+    t = series.steps.astype(float)
+    vals = {"s_err": series.s_err, "w_err": series.w_err, "loss": series.excess}
+    return np.vstack([vals[q] / leading(s, q)(t) for q in QUANTITIES])
+
+
+def entry_time(series, s, band: float = 0.1):
+    """First recorded T after which every ratio stays in [1 - band, 1 + band] up to the horizon."""
+    rat = ratios(series, s)
+    out = np.nonzero(np.any(np.abs(rat - 1) > band, axis=0))[0]
+    if len(out) == 0:
+        return int(series.steps[0])
+    if out[-1] == len(series.steps) - 1:
+        return None
+    return int(series.steps[out[-1] + 1])

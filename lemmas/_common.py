@@ -1,0 +1,259 @@
+"""Shared machinery of the claim modules: replay commands, a float64 reduced loop, log-log fits.
+
+Not a claim (its name starts with '_', so the registry check skips it).
+"""
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from verify.derive.reduced import case_of
+from verify.engines.reduced import reduced_functions, require_reducible
+from verify.errors import PrecisionError
+from verify.model import make_setting
+
+# The order in which ``verify run`` options are written in replay commands.
+_FLAGS = [("M", "--M"), ("d", "--d"), ("eta_v", "--eta"), ("eta_kq", "--eta-kq"), ("seed", "--seed"),
+          ("sigma", "--sigma"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
+          ("noise_sd", "--noise-sd"), ("loss", "--loss"), ("p_kind", "--p-kind"),
+          ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("init", "--init"),
+          ("init_scale", "--init-scale"), ("relu_at_zero", "--relu-at-zero")]
+_DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "law": "gaussian", "law_mean": "0", "law_var": "1",
+             "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1",
+             "init": "zero", "init_scale": "0", "relu_at_zero": "radial"}
+
+
+def _decimal(x: Fraction) -> str | None:
+    """The exact decimal spelling of a rational, or None when it has none (denominator not 2^a 5^b)."""
+    q = x.denominator
+    for p in (2, 5):
+        while q % p == 0:
+            q //= p
+    if q != 1:
+        return None
+    return format(Decimal(x.numerator) / Decimal(x.denominator), "f")
+
+
+def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
+    """A ``verify run`` command line that rebuilds ``setting`` (from its config) and runs ``steps`` steps.
+
+    Presets are written as ``--preset P --K K``; other supports and an explicit V* go through JSON
+    files that the command line first writes with mktemp (a POSIX shell command).
+    """
+    cfg = setting.config()
+    parts = ["verify", "run", "--D", str(cfg["D"])]
+    pre = []
+    if cfg["preset"]:
+        parts += ["--preset", cfg["preset"], "--K", str(cfg["K"])]
+    else:
+        pre.append(f"S=$(mktemp) && echo {shlex.quote(str(cfg['supports']))} > \"$S\"")
+        parts += ["--supports", '"$S"']
+    for key, flag in _FLAGS:
+        val = cfg[key]
+        if key == "eta_kq" and val == cfg["eta_v"]:
+            continue
+        if key in _DEFAULTS and str(val) == str(_DEFAULTS[key]):
+            continue
+        parts += [flag, shlex.quote(str(val))]
+    if cfg["vstar"] is not None:
+        # exact decimals are written as JSON numbers, other rationals as "p/q" strings (read exactly)
+        rows = "[" + ", ".join("[" + ", ".join(_decimal(Fraction(x)) or f'"{x}"' for x in r) + "]"
+                               for r in cfg["vstar"]) + "]"
+        pre.append(f"V=$(mktemp) && echo {shlex.quote(rows)} > \"$V\"")
+        parts += ["--vstar", '"$V"']
+    else:
+        m = re.search(r"rescaled to norm (\S+)$", cfg["vstar_source"])
+        if m and m.group(1) != "1":
+            parts += ["--vstar-norm", m.group(1)]
+    if not cfg["wp_trainable"]:
+        parts.append("--freeze-wp")
+    parts += ["--steps", str(steps), "--engine", engine, "--arithmetic", arithmetic]
+    if json_out:
+        parts.append("--json")
+    if cfg["sstar_weights"] is not None or cfg["p_kind"] == "explicit":
+        parts.append("# not replayable exactly: S* weights / an explicit P have no command-line option")
+    return " && ".join(pre + [" ".join(parts)])
+
+
+def regime(preset: str, D: int, K: int, **kw):
+    """A validated Setting from a preset (the claims' fixed regimes)."""
+    return make_setting(D=D, K=K, preset=preset, **kw)
+
+
+def regime_label(s) -> str:
+    c = s.config()
+    lab = f"{c['preset'] or 'supports'} D={s.D} K={s.K} N={s.N} M={s.M} d={s.d} sigma={s.sigma.spec()} eta={c['eta_v']}"
+    return lab + f" ||V*||^2={c['vstar_norm2']}" + ("" if s.wp_trainable else " W_P frozen")
+
+
+def convention(s) -> dict:
+    """The options every regime of a claim shares (the first regime's config, minus dimensions)."""
+    c = s.config()
+    return {k: c[k] for k in ("sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure",
+                              "p_lambda", "init", "relu_at_zero")} | {"eta_kq": "eta_v" if c["eta_kq"] == c["eta_v"]
+                                                                           else c["eta_kq"]}
+
+
+@dataclass
+class Series:
+    """Float64 observables of the reduced recursion at chosen steps (arrays indexed like ``steps``)."""
+
+    steps: np.ndarray
+    alpha: np.ndarray        # (len(steps), M)
+    delta: np.ndarray
+    excess: np.ndarray
+    s_err: np.ndarray
+    w_err: np.ndarray
+    mass: np.ndarray
+
+
+def reduced_float64(s, steps: int, checkpoints=None) -> Series:
+    """Iterate the exact reduced recursion (verify.derive.reduced) in float64 with the generated
+    math-module step functions (about 1 microsecond per step and row), recording at ``checkpoints``
+    (default: every step). The same step as verify.engines.reduced.ReducedState.step."""
+    require_reducible(s)
+    fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
+    P = tuple(float(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda))
+    vns = [float(x) for x in s.row_norm2()]
+    fa, fi, fl, fs, fp = fn.step_alpha, fn.step_delta_inc, fn.row_loss, fn.s_err2, fn.p
+    cps = np.arange(steps + 1) if checkpoints is None else np.array(sorted(set(int(c) for c in checkpoints)))
+    n = len(cps)
+    out_a, out_d = np.zeros((n, s.M)), np.zeros(n)
+    out_l, out_s, out_w, out_p = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    try:
+        _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w, out_p)
+    except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        raise PrecisionError(f"float64 reduced iteration left the float range ({exc}); use mpmath") from None
+    return Series(cps, out_a, out_d, out_l, out_s, out_w, out_p)
+
+
+def _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w, out_p):
+    a, d, t = [0.0] * s.M, 0.0, 0
+    N = P[2]
+    for i, target in enumerate(cps):
+        if s.M == 1:
+            a0, v0 = a[0], vns[0]
+            while t < target:
+                a0, d = fa(a0, v0, d, *P), d + fi(a0, v0, d, *P)
+                t += 1
+            a = [a0]
+        else:
+            while t < target:
+                inc = sum(fi(x, v, d, *P) for x, v in zip(a, vns))
+                a = [fa(x, v, d, *P) for x, v in zip(a, vns)]
+                d += inc
+                t += 1
+        out_a[i], out_d[i] = a, d
+        out_l[i] = sum(fl(x, v, d, *P) for x, v in zip(a, vns))
+        out_s[i] = math.sqrt(N * fs(a[0], vns[0], d, *P))
+        out_w[i] = math.sqrt(sum((x - 1) ** 2 * v for x, v in zip(a, vns)))
+        out_p[i] = fp(a[0], vns[0], d, *P)
+        if not math.isfinite(out_l[i]):
+            raise OverflowError(f"loss {out_l[i]} at step {target}")
+
+
+def loglog_fit(x, y) -> tuple[float, float]:
+    """Least-squares slope of log y against log x and its standard error."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    A = np.vstack([lx, np.ones_like(lx)]).T
+    coef, res, *_ = np.linalg.lstsq(A, ly, rcond=None)
+    n = len(lx)
+    if n <= 2:
+        return float(coef[0]), float("nan")
+    resid = ly - A @ coef
+    s2 = float(resid @ resid) / (n - 2)
+    se = math.sqrt(s2 / float(((lx - lx.mean()) ** 2).sum()))
+    return float(coef[0]), se
+
+
+def fmt(x, digits: int = 6) -> str:
+    return f"{float(x):.{digits}g}"
+
+
+@lru_cache(maxsize=None)
+def reduction_proof(sigma):
+    """verify.derive.reduction.prove_reduction(sigma) at its default dimensions (cached: several
+    claims cite the same exact proof)."""
+    from verify.derive.reduction import prove_reduction
+    return prove_reduction(sigma)
+
+
+def observe(s, steps: int, checkpoints=None) -> Series:
+    """reduced_float64 when the reduced recursion is exact for ``s``, else the full-matrix engine
+    (float64) mapped onto the same Series (alpha per row, excess loss, s_err, w_err, mass of column 0)."""
+    if s.reducible()[0]:
+        return reduced_float64(s, steps, checkpoints)
+    from verify.engines import iterate
+    cps = list(range(steps + 1)) if checkpoints is None else sorted(set(int(c) for c in checkpoints))
+    tr = iterate(s, steps, "full", "float64", checkpoints=cps)
+    f = lambda name: np.array([float(x) for x in tr.series(name)])  # noqa: E731
+    return Series(np.array(tr.steps()), np.array([[float(a) for a in r.alpha] for r in tr.records]),
+                  np.full(len(cps), np.nan), f("excess_loss"), f("s_err"), f("w_err"),
+                  np.array([float(r.support_mass[0]) for r in tr.records]))
+
+
+def first_increase_in(L) -> int | None:
+    """First t with L(t) > L(t-1) beyond float64 rounding, or None (L indexed by step from 0).
+
+    Rounding allowance: 1e-12 relative to L(t-1) plus 1e-13 L(0) absolute (float64 sums of O(L(0))
+    terms lose about 1e-16 L(0) each; near L = 0 only the absolute part matters)."""
+    L = np.asarray(L, float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tol = 1e-12 * L[:-1] + 1e-13 * L[0]
+        # a loss that leaves the float range (inf / nan) after a finite one counts as an increase
+        up = (L[1:] > L[:-1] + tol) | (~np.isfinite(L[1:]) & np.isfinite(L[:-1]))
+    bad = np.nonzero(up)[0]
+    return int(bad[0]) + 1 if len(bad) else None
+
+
+DESCENT = ("sigma = identity, or the run stays in the descent regime: L(t+1) <= L(t) for 0 <= t < T "
+           "(checked on the run; the step-size condition eta_V c_L v N <= 1 is derived for sigma = identity only)")
+
+
+def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
+    """The run-level hypothesis ``DESCENT`` of lemma-C.2 and early-alignment for a loss series L(0..T).
+
+    For sigma = identity the step-size hypothesis is a proof condition (verify.derive.stability) and
+    nothing is checked here. For any other sigma no step-size condition is derived: the W_X block's
+    curvature grows with alpha^2 ||v*||^2 (cubic sigma), so eta_V c_L v N <= 1 does not keep GD stable
+    (fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 diverging with alpha(5) < 0).
+    The hypothesis is then that the run itself is a descent run; (ok, why-not, first increase)."""
+    if setting.sigma.name == "identity":
+        return True, "", None
+    bad = first_increase_in(L)
+    if bad is None:
+        return True, "", None
+    return False, (f"the run leaves the descent regime (sigma = {setting.sigma.spec()}): "
+                   f"L({bad}) = {float(L[bad]):.6g} > L({bad - 1}) = {float(L[bad - 1]):.6g}"), bad
+
+
+# Standard hypotheses, each a predicate on a Setting, named as the claims state them.
+CONDITIONS = {
+    "zero-init": (lambda s: s.init == "zero", "zero initialisation"),
+    "centred": (lambda s: s.law.mean == 0, "centred entries (law mean 0)"),
+    "wp-zero": (lambda s: s.sigma.odd or not s.wp_trainable, "W_P = 0 (odd sigma or W_P frozen)"),
+    "odd": (lambda s: s.sigma.odd, "sigma odd"),
+    "identity": (lambda s: s.sigma.name == "identity", "sigma = identity"),
+    "K>0": (lambda s: s.K > 0, "K >= 1"),
+    "0<K<D": (lambda s: 0 < s.K < s.D, "0 < K < D"),
+    "orthogonal-P": (lambda s: s.p_structure == "orthogonal", "P^T P = lambda I"),
+    "uniform-S*": (lambda s: s.sstar_weights is None, "S* with uniform weights 1/K"),
+    "one-eta": (lambda s: s.eta_v == s.eta_kq, "eta_V = eta_KQ"),
+    "identity-or-M1": (lambda s: s.sigma.name == "identity" or s.M == 1, "sigma = identity or M = 1"),
+    "eta-stable": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N < 2 * max(s.K, 1),
+                   "eta_V < 2K/(c_L v N) (W_X-block stability)"),
+    "eta-positive": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N <= 1, "eta_V c_L v N <= 1"),
+}
+
+
+def within(s, names) -> tuple[bool, str]:
+    """Whether ``s`` satisfies the named hypotheses; the unmet ones, described."""
+    unmet = [CONDITIONS[n][1] for n in names if not CONDITIONS[n][0](s)]
+    return not unmet, "; ".join(unmet)

@@ -1,0 +1,139 @@
+"""The loss is non-increasing along GD when eta is below a derived threshold, and fails above it.
+
+Derived thresholds (verify.derive.stability, sigma = identity, eta_V = eta_KQ = eta):
+  eta_alpha = 2 K / (c_L v N)                                   (W_X block at S = S*)
+  eta_delta = 6 sqrt(3) K^2 (D - K) / (D c_L lambda^2 v ||V*||^2)   (delta block, slow manifold)
+  eta_c     = min(eta_alpha, eta_delta)
+Claim: L(t+1) <= L(t) for all t when eta < eta_c; for eta > eta_alpha the W_X block diverges as
+S -> S* (multiplier 1 - eta c_L v N/K < -1), so the loss eventually increases.
+Between eta_c and eta_alpha (only when eta_delta < eta_alpha, i.e. large ||V*||) the derived
+condition is sufficient, not necessary: the located failure step size is reported.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lemmas import Claim, RegimeOutcome, claim, evidence
+from lemmas._common import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run, within
+
+HORIZON = {"ci": 3000, "dev": 20000, "deep": 200000}
+
+
+def first_increase(setting, steps: int):
+    """First t with L(t) > L(t-1) beyond rounding (lemmas._common.first_increase_in), or None; also the
+    excess-loss series (reduced recursion; mpmath when float64 overflows)."""
+    from verify.errors import PrecisionError
+    try:
+        L = observe(setting, steps).excess
+    except PrecisionError:
+        from verify.engines import iterate
+        tr = iterate(setting, steps, "reduced", "mpmath", dps=30, checkpoints=range(steps + 1))
+        L = np.array([float(x) for x in tr.series("excess_loss")])
+    return first_increase_in(L), L
+
+
+def thresholds(setting) -> dict:
+    from verify.derive.stability import thresholds_at
+    th = thresholds_at(setting)
+    return {k: float(v) for k, v in th.items()} | {k + "_exact": str(v) for k, v in th.items()}
+
+
+def at_eta(setting, eta):
+    from fractions import Fraction
+    return setting.with_(eta_v=Fraction(eta), eta_kq=Fraction(eta))
+
+
+def fraction_of(x: float, f: float):
+    """A short rational near f * x (step sizes are exact rationals in a Setting)."""
+    from fractions import Fraction
+    return Fraction(f * x).limit_denominator(10**6)
+
+
+def decided(out):
+    """An outcome as evidence: holds inside the hypotheses, None (informative) outside them, e.g. a run
+    above eta_alpha that has not yet shown its increase."""
+    return out.holds if out.data.get("in_hypotheses") else None
+
+
+@claim("loss-monotone",
+       statement="L(t+1) <= L(t) for all t when eta < eta_c = min(2K/(c_L v N), 6 sqrt(3) K^2 (D-K) / "
+                 "(D c_L lambda^2 v ||V*||^2)); for eta > 2K/(c_L v N) the loss eventually increases "
+                 "(a run is checked against this half only once it shows an increase: a finite run "
+                 "without one decides nothing).",
+       source="reviewer question 1 (regularity behind the rate); step-size condition of Theorem 3.1",
+       hypotheses=["sigma = identity", "zero initialisation", "centred entries", "eta_V = eta_KQ = eta", "0 < K < D"],
+       routes=["symbolic thresholds (verify.derive.stability)", "float64 reduced recursion below and above"])
+class LossMonotone(Claim):
+    conditions = ("identity", "zero-init", "centred", "one-eta", "0<K<D", "orthogonal-P", "uniform-S*")
+
+    def check(self, setting, steps: int) -> RegimeOutcome:
+        """In this regime: the loss is monotone if eta < eta_c, and increases somewhere if eta > eta_alpha."""
+        ok, why = within(setting, self.conditions)
+        bad, L = first_increase(setting, steps)
+        if not ok:       # the thresholds are derived for these hypotheses only
+            return RegimeOutcome(True, f"not claimed here; first increase at t = {bad}" if bad else
+                                 f"not claimed here; no increase in 1..{steps}",
+                                 replay_run(setting, bad or steps, "reduced" if setting.reducible()[0] else "full"),
+                                 {"first_increase": bad})
+        th = thresholds(setting)
+        eta = float(setting.eta_v)
+        outside = None
+        if eta < th["eta_c"]:
+            holds, what = bad is None, "below eta_c: monotone expected"
+        elif eta > th["eta_alpha"]:
+            holds, what = bad is not None, "above eta_alpha: an increase expected"
+            if bad is None:
+                # "eventually increases" is decided only by an observed increase: the W_X block turns
+                # unstable only once ||S||^2 > 2/(eta c_L v), i.e. late in the transient when eta is
+                # close to eta_alpha, so a run without an increase (e.g. T = 1) refutes nothing.
+                holds, outside = True, (f"horizon T = {steps} too short to decide 'the loss eventually increases' "
+                                        "(no increase yet; an eventual increase cannot be refuted by a finite run)")
+        else:
+            holds, what = True, "between eta_c and eta_alpha: not claimed"
+            outside = "eta_c <= eta <= eta_alpha: neither half of the statement applies"
+        detail = (f"eta = {fmt(eta)}, eta_c = {fmt(th['eta_c'])}, eta_alpha = {fmt(th['eta_alpha'])}; {what}; "
+                  + (f"first increase at t = {bad}" if bad else f"no increase in 1..{steps}"))
+        replay = replay_run(setting, bad if bad else steps)
+        data = {"first_increase": bad, **th}
+        if outside:
+            data |= {"in_hypotheses": False, "outside": outside}
+        return RegimeOutcome(holds, detail, replay, data)
+
+    def evaluate(self, profile):
+        from verify.derive.stability import delta_curvature, loss_thresholds
+        ev = []
+        dc, th = delta_curvature(), loss_thresholds()
+        ok = dc["closed_form_ok"] and dc["x_max_ok"]
+        ev.append(evidence("thresholds from the curvatures of the reduced loss", "symbolic", ["sigma = identity"],
+                           f"eta_alpha = {th['eta_alpha']}; delta-block slow-manifold curvature H(e^delta = E) = "
+                           f"{dc['H_E']}, max sqrt(3)/18 * 2 D c_L lambda^2 v ||V*||^2/(K^2 (D-K)) at "
+                           f"x = K E^2/(D-K) = {dc['x_max']}; eta_delta = {th['eta_delta']}", ok,
+                           role="extends", eta_c=str(th["eta_c"])))
+        T = HORIZON[profile]
+        bases = [regime("sts", 8, 2, vstar_norm="1"), regime("cnn", 12, 3, M=2, d=2, vstar_norm="2"),
+                 regime("sts", 8, 2, vstar_norm="16")]
+        for b in bases:
+            t0 = thresholds(b)
+            for f in (0.5, 0.95):
+                s = at_eta(b, fraction_of(t0["eta_c"], f))
+                out = self.regime_check(s, T)
+                ev.append(evidence(f"eta = {f} eta_c", "float64", [regime_label(s)], out.detail, decided(out),
+                                   replay=out.replay))
+            s = at_eta(b, fraction_of(t0["eta_alpha"], 1.5))
+            out = self.regime_check(s, T)
+            ev.append(evidence("eta = 1.5 eta_alpha", "float64", [regime_label(s)], out.detail, decided(out),
+                               replay=out.replay))
+            # where the loss actually stops being monotone (bisection on eta in [eta_c, 1.5 eta_alpha])
+            lo, hi = t0["eta_c"], 1.5 * t0["eta_alpha"]
+            for _ in range(8 if profile == "ci" else 14):
+                mid = (lo + hi) / 2
+                if first_increase(at_eta(b, fraction_of(mid, 1.0)), T)[0] is None:
+                    lo = mid
+                else:
+                    hi = mid
+            ev.append(evidence("located monotonicity boundary (bisection)", "float64", [regime_label(b)],
+                               f"monotone up to eta ~ {fmt(lo, 4)}, not at {fmt(hi, 4)} (horizon {T}); eta_c = "
+                               f"{fmt(t0['eta_c'])}, eta_alpha = {fmt(t0['eta_alpha'])}, eta_delta = {fmt(t0['eta_delta'])}",
+                               None, note="eta_delta is sufficient, not sharp; eta_alpha is the asymptotic boundary"))
+        return ev, "supported", f"verify check loss-monotone --profile {profile} --json", convention(bases[0]) | {
+            "eta_kq": "eta_v (= eta)", "horizon": T}

@@ -1,0 +1,147 @@
+"""Theorem 3.2 (out of distribution), sigma = identity: the exact OOD loss of the trained student.
+
+With W_X = alpha V*, W_P = 0 (lemma-C.2, wp-zero) and columns of S summing to 1, for entries
+i.i.d. with mean mu and variance v (any law with finite second moments) and no noise,
+  L_ood = 1/2 [ v ||V*||^2 (alpha^2 ||S||^2 - 2 alpha <S,S*> + ||S*||^2) + mu^2 (alpha - 1)^2 ||V* 1||^2 N ],
+derived from the closed form of verify.derive.loss (which uses only E x = mu, E x^2 = v + mu^2) and
+checked symbolically; the teacher's OOD loss is 0 (L_opt with noise), so L_ood is the OOD excess.
+Monte Carlo with exponential, Student-t and Gumbel entries checks the formula at the trained
+student; iteration shows L_ood -> 0 at the in-distribution rate 1/T.
+Reviewer question 5: the first term is v ||V*||^2 times a function of (alpha, S) that the
+in-distribution dynamics drive to 0 like ||S - S*||^2 ~ 1/(||V*||^2 T): the ||V*||^2 in front and the
+1/||V*||^2 of the rate cancel, so the OOD excess at a given T does not grow with ||V*||.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from lemmas import Claim, claim, evidence
+from lemmas._common import convention, fmt, loglog_fit, reduced_float64, regime, regime_label
+
+SAMPLES = {"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000}
+LAWS = ("exponential", "student-t:5", "gumbel", "gaussian")
+MU, VAR = "1/2", "2"
+
+
+def ood_formula():
+    """The claimed closed form as a SymPy expression in alpha, mu, v and Gram quantities."""
+    a, mu, v, nV, nS, cSS, nSs, nV1, N = sp.symbols("alpha mu v nV nS cSS nSs nV1 N")
+    return (sp.Rational(1, 2) * (v * nV * (a**2 * nS - 2 * a * cSS + nSs) + mu**2 * (a - 1) ** 2 * nV1 * N),
+            (a, mu, v, nV, nS, cSS, nSs, nV1, N))
+
+
+def prove_formula(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
+    """Closed form of verify.derive.loss at W_X = alpha V*, W_P = 0, column-stochastic S, S*: equals the formula."""
+    from verify.derive.loss import matrix_form, mu
+    from verify.derive.symbols import var
+    sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
+    V, P = sym("v", M, d), sym("P", D, D)
+    S, Ss = sym("s", D - 1, N), sym("t", D - 1, N)
+    S = S.col_join(sp.Matrix(1, N, lambda i, j: 1 - sum(S[k, j] for k in range(D - 1))))
+    Ss = Ss.col_join(sp.Matrix(1, N, lambda i, j: 1 - sum(Ss[k, j] for k in range(D - 1))))
+    a = sp.Symbol("alpha", positive=True)
+    mf = matrix_form(M, d, D, N)
+    sy = mf.symbols
+    L = mf.loss.subs({sy["W_X"]: a * V, sy["V"]: V, sy["W_P"]: sp.zeros(M, D), sy["P"]: P, sy["S"]: S,
+                      sy["S_star"]: Ss, sy["J"]: sp.ones(d, D)}).doit()
+    f, (al, m_, v_, nV, nS, cSS, nSs, nV1, Nn) = ood_formula()
+    target = f.subs({al: a, m_: mu, v_: var, nV: sum(x**2 for x in V), nS: sum(x**2 for x in S),
+                     cSS: sum(x * y for x, y in zip(S, Ss)), nSs: sum(x**2 for x in Ss),
+                     nV1: sum(sum(V[i, j] for j in range(d)) ** 2 for i in range(M)), Nn: N})
+    ok = sp.expand(L - target) == 0
+    return ok, f"closed form at W_X = alpha V*, W_P = 0, columns of S and S* summing to 1 equals L_ood (M={M}, d={d}, D={D}, N={N})"
+
+
+def student_state(s, T):
+    """(alpha, S, S*, V*) of the trained student after T steps (reduced recursion, float64)."""
+    r = reduced_float64(s, T, checkpoints=[T])
+    a, dl = float(r.alpha[0, 0]), float(r.delta[0])
+    Sstar = np.array([[float(x) for x in row] for row in s.sstar()])
+    on = Sstar > 0
+    E = math.exp(dl)
+    Z = s.K * E + s.D - s.K
+    S = np.where(on, E / Z, 1 / Z)
+    scale = math.sqrt(float(s.vstar_scale2))
+    V = np.array([[float(x) for x in row] for row in s.vstar_base]) * scale
+    return a, S, Sstar, V, r
+
+
+def exact_ood(a, S, Sstar, V, mu, v) -> float:
+    N = S.shape[1]
+    return 0.5 * (v * (V**2).sum() * (a * a * (S**2).sum() - 2 * a * (S * Sstar).sum() + (Sstar**2).sum())
+                  + mu**2 * (a - 1) ** 2 * (V.sum(1) ** 2).sum() * N)
+
+
+def monte_carlo(a, S, Sstar, V, law, n, seed=0):
+    """Mean and standard error of 1/2 ||alpha V X S - V X S*||^2 over n draws of X."""
+    rng = np.random.default_rng(seed)
+    B = a * S - Sstar
+    vals = []
+    for chunk in range(0, n, 50_000):
+        m = min(50_000, n - chunk)
+        X = law.sample(rng, (m, V.shape[1], S.shape[0]))
+        R = np.einsum("md,ndk,kj->nmj", V, X, B)
+        vals.append(0.5 * (R**2).sum(axis=(1, 2)))
+    x = np.concatenate(vals)
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(n))
+
+
+@claim("theorem-3.2-ood",
+       statement="For sigma = identity and test entries with finite second moments (mean mu, variance v), the trained "
+                 "student's OOD loss is 1/2[v ||V*||^2 (alpha^2 ||S||^2 - 2 alpha <S,S*> + ||S*||^2) + mu^2 (alpha-1)^2 "
+                 "||V* 1||^2 N], within epsilon of the teacher's (0), with epsilon -> 0 as T grows.",
+       source="Theorem 3.2; reviewer questions 5 and 7",
+       hypotheses=["sigma = identity", "trained in distribution: reference convention, Gaussian entries",
+                   "test entries i.i.d. with finite variance", "no label noise (teacher OOD loss 0)"],
+       routes=["symbolic closed form", "Monte Carlo (exponential, Student-t, Gumbel, Gaussian)",
+               "float64: OOD excess against T and ||V*||"])
+class TheoremOOD(Claim):
+
+    def evaluate(self, profile):
+        from verify.model.laws import parse_law
+        ev = []
+        ok, txt = prove_formula()
+        ev.append(evidence("closed form of the OOD loss", "symbolic", ["any law with mean mu, variance v"], txt, ok))
+        s = regime("cnn", 6, 2, M=2, d=3, eta="1/10", vstar_norm="3/2")
+        T = 500
+        a, S, Sstar, V, r = student_state(s, T)
+        n = SAMPLES[profile]
+        mu, v = float(sp.Rational(MU)), float(sp.Rational(VAR))
+        exact = exact_ood(a, S, Sstar, V, mu, v)
+        for i, spec in enumerate(LAWS):
+            law = parse_law(spec, MU, VAR)
+            m, se = monte_carlo(a, S, Sstar, V, law, n, seed=i)
+            z = (m - exact) / se
+            ev.append(evidence(f"Monte Carlo, {spec} entries (mean {MU}, variance {VAR})", "monte-carlo",
+                               [regime_label(s) + f" trained T={T}"],
+                               f"MC {fmt(m)} +- {fmt(se, 3)} vs exact {fmt(exact)} (z = {z:.2f}, n = {n})",
+                               abs(z) <= 4, tolerance="|z| <= 4 standard errors", seed=i))
+        # OOD excess against T, compared with the in-distribution excess epsilon_in = L - L_opt
+        Ts = [10**3, 10**4, 10**5] if profile == "ci" else [10**3, 10**4, 10**5, 10**6]
+        rows = []
+        for t in Ts:
+            a_t, S_t, _, _, r_t = student_state(s, t)
+            rows.append((t, exact_ood(a_t, S_t, Sstar, V, mu, v), float(r_t.excess[0])))
+        slope, se = loglog_fit([x[0] for x in rows], [x[1] for x in rows])
+        ev.append(evidence("OOD excess against T (exact formula at the iterated student)", "float64",
+                           [regime_label(s)], "; ".join(f"T={t}: L_ood {fmt(o)}, eps_in {fmt(e)}, ratio {fmt(o / e)}"
+                                                        for t, o, e in rows)
+                           + f"; T-exponent of L_ood {slope:.3f} +- {se:.3f}", slope < -0.9,
+                           note="L_ood / eps_in stays bounded: the OOD excess falls at the in-distribution rate"))
+        # reviewer question 5: dependence on ||V*|| at fixed T
+        out = []
+        for vn in ("1", "2", "4"):
+            s2 = regime("cnn", 6, 2, M=2, d=3, eta="1/10", vstar_norm=vn)
+            a2, S2, Ss2, V2, r2 = student_state(s2, 20000)
+            vs = float((V2**2).sum()) * float(((a2 * S2 - Ss2) ** 2).sum())
+            out.append(f"||V*||={vn}: L_ood {fmt(exact_ood(a2, S2, Ss2, V2, mu, v))}, "
+                       f"||V*||^2 ||alpha S - S*||^2 {fmt(vs)}, ||S - S*||^2 {fmt(float(r2.s_err[0]) ** 2)}")
+        ev.append(evidence("||V*|| dependence at T = 20000 (reviewer question 5)", "float64", ["cnn D=6 K=2 M=2 d=3"],
+                           "; ".join(out), None,
+                           note="the OOD bound carries ||V*||^2 but multiplies ||S - S*||^2 ~ 1/(||V*||^2 T): "
+                                "the product does not grow with ||V*||"))
+        return ev, "supported", f"verify check theorem-3.2-ood --profile {profile} --json", convention(s) | {
+            "test_law_mean": MU, "test_law_var": VAR, "train_steps": T, "samples": n}

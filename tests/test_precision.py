@@ -1,0 +1,78 @@
+"""Precision policy: horizons the arithmetic cannot carry are refused; disagreements are never silent."""
+import pytest
+
+from verify.engines import iterate
+from verify.engines.fast import iterate_fast
+from verify.engines.precision import (FLOAT64_DIGITS, PrecisionWarning, carried_digits, cross_check, max_steps,
+                                      require_horizon, tolerance)
+from verify.errors import InvalidParameter, PrecisionError
+from verify.model import make_setting
+
+S = make_setting(D=16, K=4, preset="gcn", eta="7/100")
+
+
+def test_too_long_for_float64_is_flagged():
+    # 10^7 steps at 6 digits: float64 (15.95 digits) loses 2 log10(T) + 1 = 15 digits -> refused.
+    with pytest.raises(PrecisionError, match="steps = 10000000"):
+        require_horizon("float64", 10**7, 6)
+    n = max_steps(FLOAT64_DIGITS, 6)
+    assert require_horizon("float64", n, 6) >= 6
+    with pytest.raises(PrecisionError, match="float64"):
+        require_horizon("float64", n + 1, 6)
+
+
+def test_mpmath_dps_too_low_is_flagged():
+    with pytest.raises(PrecisionError, match="dps = 30"):
+        require_horizon("mpmath", 10**6, 30, dps=30, work=30)
+    # mpmath via Arith carries guard digits chosen for the horizon: accepted.
+    assert require_horizon("mpmath", 10**6, 30, dps=30) >= 30
+    with pytest.raises(InvalidParameter, match="digits"):
+        require_horizon("float64", 10, 0)
+
+
+def test_tolerance_grows_with_horizon_and_shrinks_with_digits():
+    assert tolerance(FLOAT64_DIGITS, 10) < tolerance(FLOAT64_DIGITS, 10**4) < 1
+    assert tolerance(50, 10**4) < tolerance(FLOAT64_DIGITS, 10**4)
+    assert carried_digits(FLOAT64_DIGITS, 0) == pytest.approx(FLOAT64_DIGITS - 1)
+
+
+@pytest.mark.parametrize("reference", ["mpmath", "arb"])
+def test_float64_results_cross_check(reference):
+    tr = iterate_fast(S, 2000, log_points=10).trajectory(0)
+    rep = cross_check(S, tr, reference=reference)
+    assert rep.agree and len(rep.rows) > 20
+    assert "cross-checked" in tr.notes[-1]
+
+
+def test_disagreement_raises_or_is_recorded():
+    tr = iterate(S, 300, "reduced", "mpmath", 20)
+    tr.records[-1].s_err *= 1 + 1e-12          # a perturbation far above mpmath's tolerance
+    with pytest.raises(PrecisionError, match="s_err"):
+        cross_check(S, tr)
+    with pytest.warns(PrecisionWarning, match="s_err"):
+        rep = cross_check(S, tr, on_disagreement="warn")
+    assert not rep.agree and rep.as_dict()["disagreements"][0]["quantity"] == "s_err"
+    assert tr.notes[-1].startswith("PRECISION WARNING")
+
+
+def test_float64_engine_error_below_one_ulp_is_not_flagged():
+    tr = iterate(S, 300, "reduced", "float64")
+    assert cross_check(S, tr).agree
+    with pytest.raises(InvalidParameter, match="on_disagreement"):
+        cross_check(S, tr, on_disagreement="ignore")
+
+
+def test_fast_engine_refuses_a_horizon_too_long_for_float64():
+    with pytest.raises(PrecisionError, match="steps = 100000000"):
+        iterate_fast(S, 10**8, digits=6)          # refused before running
+    res = iterate_fast(S, 1000, digits=6)
+    assert "significant digits carried" in res.notes[-1]
+
+
+def test_monte_carlo_gradient_is_unbiased_around_the_reduced_gradient():
+    # Sampling X and averaging the gradient (the bench's comparison) is an independent estimate of
+    # the population gradient; the reduced formula's must lie within 4 standard errors of its mean.
+    from verify.bench import monte_carlo
+    m = monte_carlo(quick=True, seed=1)
+    assert m["mc_consistent_with_exact"], m
+    assert 0 < m["mc_rms_rel_error_at_n0"] < 0.2

@@ -1,0 +1,196 @@
+"""``verify bench``: steps per second of every engine, their ratios, and Monte Carlo GD for comparison.
+
+All rates are medians over repeats, measured in one process in one run (so ratios compare like with
+like on the same machine load). Compilation (numba) and code generation are excluded by a warm-up.
+The Monte Carlo comparison answers: how long does a user who samples X and averages the gradient
+(numpy) need to get the gradient of the population loss to a given relative accuracy eps, versus
+the reduced engine, which evaluates it exactly (to float64 rounding)? MC error ~ c / sqrt(n): c is
+measured at n0 samples and n(eps) = n0 (err0 / eps)^2 samples are needed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+from .model import make_setting
+
+REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the issue's regime: D = N = 64, K = 4, eta = 1/32
+
+
+def _atomic_write(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def rate(run, min_time: float, repeats: int, start: int = 1, max_n: int = 10**9) -> dict:
+    """Median steps/s of ``run(n)`` (n steps): n doubles until one run takes >= min_time."""
+    n = start
+    while True:
+        t = time.perf_counter()
+        run(n)
+        dt = time.perf_counter() - t
+        if dt >= min_time or n >= max_n:
+            break
+        n = min(max_n, n * 2 if dt < min_time / 10 else math.ceil(n * min_time / max(dt, 1e-9) * 1.1))
+    rates = [n / dt]
+    for _ in range(repeats - 1):
+        t = time.perf_counter()
+        run(n)
+        rates.append(n / (time.perf_counter() - t))
+    return {"steps_per_s": statistics.median(rates), "steps": n, "repeats": repeats}
+
+
+def engine_rates(quick: bool) -> dict:
+    """Steps/s of every engine on the issue's regime (full-matrix also at D = N = 16 and 256)."""
+    from .engines import iterate
+    from .engines.arb import iterate_certified
+    from .engines.fast import iterate_fast
+    s = make_setting(**REGIME)
+    mt, rep = (0.15, 3) if quick else (1.0, 5)
+    out = {}
+    iterate_fast(s, 10)                                    # compile once
+    out["reduced-float64-numba"] = rate(lambda n: iterate_fast(s, n, checkpoints=[n]), mt, rep, start=10**5)
+    out["reduced-float64-python"] = rate(lambda n: iterate(s, n, "reduced", "float64", None, [n]), mt, rep, 100)
+    for dps in ((30, 100) if quick else (30, 100, 300)):
+        out[f"reduced-mpmath-dps{dps}"] = rate(lambda n, d=dps: iterate(s, n, "reduced", "mpmath", d, [n]), mt, rep,
+                                               100)
+    for bits in (128, 256, 512):
+        iterate_certified(s, 2, bits, [2])
+        out[f"certified-arb{bits}"] = rate(lambda n, b=bits: iterate_certified(s, n, b, [n]), mt, rep, 100)
+    for D in ((16, 64) if quick else (16, 64, 256)):
+        sd = make_setting(**(REGIME | {"D": D}))
+        out[f"full-float64-D{D}"] = rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1)
+        if D <= 64 or not quick:
+            # mpmath full-matrix steps are O(D^3) mpmath operations: one repeat of the smallest n.
+            slow = D >= 256
+            out[f"full-mpmath-D{D}"] = rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
+                                            0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9)
+    return out
+
+
+def ratios(r: dict) -> dict:
+    g = lambda k: r[k]["steps_per_s"] if k in r else None  # noqa: E731
+    pairs = {"reduced/full float64 (D=N=64)": ("reduced-float64-python", "full-float64-D64"),
+             "reduced/full mpmath dps30 (D=N=64)": ("reduced-mpmath-dps30", "full-mpmath-D64"),
+             "reduced numba/full float64 (D=N=64)": ("reduced-float64-numba", "full-float64-D64"),
+             "numba/python reduced float64": ("reduced-float64-numba", "reduced-float64-python"),
+             "reduced mpmath dps30 / certified arb256": ("reduced-mpmath-dps30", "certified-arb256"),
+             "numba float64 / certified arb256": ("reduced-float64-numba", "certified-arb256")}
+    return {k: g(a) / g(b) for k, (a, b) in pairs.items() if g(a) and g(b)}
+
+
+def certified_radius(steps: int) -> dict:
+    """Largest state radius after ``steps`` certified steps at 256 bits, and the wall time."""
+    from .engines.arb import iterate_certified
+    t = time.perf_counter()
+    tr = iterate_certified(make_setting(**REGIME), steps, 256, [steps])
+    return {"steps": steps, "bits": 256, "max_state_radius": tr.state_radii[-1],
+            "seconds": time.perf_counter() - t}
+
+
+def monte_carlo(quick: bool, seed: int = 0) -> dict:
+    """Time to the gradient of the population loss w.r.t. W_X at relative accuracy eps: MC vs reduced.
+
+    State: W_X = alpha V* (alpha = 1/2), two-valued S with logit gap delta = 1, W_P = 0, on the
+    issue's regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
+    reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
+    """
+    from .derive import codegen
+    from .derive.reduced import case_of, reduced
+    from .engines.reduced import ARGS
+    s = make_setting(**(REGIME | {"d": 4}))
+    a0, d0 = 0.5, 1.0
+    V = np.array([[float(x) for x in r] for r in s.vstar_base]) * math.sqrt(float(s.vstar_scale2))
+    Sst = np.array([[float(x) for x in r] for r in s.sstar()])
+    on = np.array([[1.0 if (i in g) else 0.0 for g in s.supports] for i in range(s.D)])
+    Z = s.K * math.exp(d0) + s.D - s.K
+    S = np.where(on > 0, math.exp(d0) / Z, 1 / Z)
+    W = a0 * V
+    grad_f = codegen.lambdify(ARGS, reduced(s.sigma, case_of(s.K, s.D)).dr_dalpha, "numpy")
+    vn = [float(x) for x in s.row_norm2()]
+    P = (s.D, s.K, s.N, float(s.law.var), float(s.loss_scale), float(s.eta_v), float(s.eta_kq), float(s.p_lambda))
+    exact = lambda: np.array([grad_f(a0, v, d0, *P) / v for v in vn])[:, None] * V  # noqa: E731
+    g = exact()
+    t_exact = rate(lambda n: [exact() for _ in range(n)], 0.1, 3, 10)["steps_per_s"]
+    rng = np.random.default_rng(seed)
+
+    def mc(n):
+        X = rng.standard_normal((n, s.d, s.D))
+        XS, XSs = X @ S, X @ Sst
+        R = W @ XS - V @ XSs
+        return np.einsum("kmj,kij->mi", R, XS) / n
+
+    n0, reps = (2000, 6) if quick else (20000, 10)
+    errs, times, ests = [], [], []
+    for _ in range(reps):
+        t = time.perf_counter()
+        gm = mc(n0)
+        times.append(time.perf_counter() - t)
+        ests.append(gm)
+        errs.append(np.linalg.norm(gm - g) / np.linalg.norm(g))
+    err0 = math.sqrt(statistics.mean(e * e for e in errs))     # rms relative error at n0 samples
+    # The MC estimator is unbiased, so the mean of all reps (reps * n0 samples) must be within a few
+    # standard errors err0 / sqrt(reps) of the exact gradient: a cross-check of the reduced formula.
+    err_all = float(np.linalg.norm(np.mean(ests, axis=0) - g) / np.linalg.norm(g))
+    per_sample = statistics.median(times) / n0
+    rows = []
+    for eps in (1e-2, 1e-3, 1e-4, 1e-6):
+        n = n0 * (err0 / eps) ** 2
+        rows.append({"eps": eps, "mc_samples": n, "mc_seconds": n * per_sample, "reduced_seconds": 1 / t_exact,
+                     "speedup": n * per_sample * t_exact})
+    return {"state": {"alpha": a0, "delta": d0, "d": s.d, **REGIME},
+            "mc_rms_rel_error_at_n0": err0, "n0": n0, "mc_seconds_per_sample": per_sample,
+            "mc_rel_error_of_mean_of_reps": err_all, "reps": reps,
+            "mc_consistent_with_exact": bool(err_all <= 4 * err0 / math.sqrt(reps)),
+            "reduced_gradient_seconds": 1 / t_exact, "rows": rows}
+
+
+def run_bench(quick: bool = False, out_dir: str = "reports/bench") -> dict:
+    """Measure everything, write bench.json and bench.md to ``out_dir`` atomically, return the dict."""
+    t0 = time.perf_counter()
+    rates = engine_rates(quick)
+    res = {"quick": quick, "regime": REGIME | {"N": 64}, "machine": {"python": platform.python_version(),
+           "cpus": os.cpu_count(), "platform": platform.platform()},
+           "convention": "steps/s are medians over repeats; ratios are between engines measured in this run",
+           "engines": rates, "ratios": ratios(rates),
+           "certified_radius": certified_radius(10**4 if quick else 10**6),
+           "monte_carlo": monte_carlo(quick)}
+    res["seconds"] = time.perf_counter() - t0
+    _atomic_write(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1))
+    _atomic_write(os.path.join(out_dir, "bench.md"), to_markdown(res))
+    return res
+
+
+def to_markdown(res: dict) -> str:
+    lines = ["# verify bench", "", f"Regime: {res['regime']} ({'quick' if res['quick'] else 'full'} run, "
+             f"{res['machine']['cpus']} CPUs). {res['convention']}.", "",
+             "| engine | steps/s (median) | steps per run | repeats |", "|---|---:|---:|---:|"]
+    for k, v in res["engines"].items():
+        lines.append(f"| {k} | {v['steps_per_s']:.4g} | {v['steps']} | {v['repeats']} |")
+    lines += ["", "| ratio | value |", "|---|---:|"] + [f"| {k} | {v:.4g} |" for k, v in res["ratios"].items()]
+    c = res["certified_radius"]
+    lines += ["", f"Certified (Arb {c['bits']} bits): max state radius {c['max_state_radius']:.3e} after "
+              f"{c['steps']} steps ({c['seconds']:.1f} s).", ""]
+    m = res["monte_carlo"]
+    lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
+              f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",
+              "| accuracy eps | MC samples | MC seconds | reduced seconds | speedup |", "|---:|---:|---:|---:|---:|"]
+    for r in m["rows"]:
+        lines.append(f"| {r['eps']:g} | {r['mc_samples']:.3g} | {r['mc_seconds']:.3g} | {r['reduced_seconds']:.3g} | "
+                     f"{r['speedup']:.3g} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,48 @@
+"""``verify probe NAME [--json]`` and ``verify probe --list``: run one reviewer-question probe."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from .options import handle_errors
+
+
+@click.command("probe")
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="list the probes and the questions they answer")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
+@handle_errors
+def probe_cmd(name, list_, as_json):
+    """Run the probe NAME: question, regimes, findings, classification, verdict, replay."""
+    from ..errors import InvalidParameter
+    from ..probes import PROBES, run_probe
+    if list_:
+        rows = [{"probe": p.name, "questions": list(p.questions), "summary": p.summary} for p in PROBES.values()]
+        if as_json:
+            click.echo(json.dumps(rows, indent=1))
+        else:
+            for r in rows:
+                click.echo(f"{r['probe']:14s} Q{','.join(map(str, r['questions'])):5s} {r['summary']}")
+        return
+    if not name:
+        raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES)}) or --list")
+    out = run_probe(name).as_dict()
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+        return
+    click.echo(f"probe: {out['probe']}")
+    click.echo(f"question: {out['question']}")
+    click.echo("regimes:")
+    for r in out["regimes"]:
+        c = r["config"]
+        click.echo(f"  - {r['label']}: D={c['D']} K={c['K']} N={c['N']} M={c['M']} d={c['d']} sigma={c['sigma']} "
+                   f"law={c['law']} eta={c['eta_v']} eta_kq={c['eta_kq']} init={c['init']} p={c['p_kind']}/"
+                   f"{c['p_structure']} lambda={c['p_lambda']} ({r['engine']}/{r['arithmetic']}, {r['steps']} steps)")
+    click.echo("findings:")
+    for f in out["findings"]:
+        click.echo(f"  - {f}")
+    click.echo("classification: " + ", ".join(f"{k} {v}" for k, v in out["classification"].items()))
+    click.echo(f"verdict: {out['verdict']} -- {out['statement']}")
+    click.echo(f"  {out['verdict_detail']}")
+    click.echo(f"replay: {out['replay']}")

@@ -1,0 +1,19 @@
+"""``verify report``: rebuild a report folder from saved parts (no part is run again)."""
+from __future__ import annotations
+
+import click
+
+from .options import handle_errors
+
+
+@click.command("report")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="report folder to (re)write")
+@click.option("--from", "src", default=None, type=click.Path(file_okay=False, exists=True),
+              help="folder holding the saved parts (its _work/parts or parts); default: OUT")
+@handle_errors
+def report_cmd(out, src):
+    """Rebuild index.md, index.html, results.json and figures from the saved part records."""
+    from ..report import saved_parts_dir, write_report
+    res = write_report(out, saved_parts_dir(src or out))
+    s = res["summary"]
+    click.echo(f"report: {out}/index.html ({s['parts']} parts, verdicts {s['verdicts']})")

@@ -1,0 +1,85 @@
+"""The report folder of ``verify all`` / ``verify report``, built from saved part records only.
+
+Folder contents: index.md, index.html (self-contained: figures embedded as data URIs),
+results.json (schema: verify/schemas/results.schema.json), figures/*.png, parts/*.json (the
+evidence: each part's complete saved record). The folder is built beside OUT and swapped in
+(:mod:`verify.report.atomic`), so it is complete or absent.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
+from .questions import QUESTIONS
+from .results import assemble, load_parts, schema, validate
+
+REPORT_FILES = ("index.md", "index.html", "results.json")
+
+
+def saved_parts_dir(src) -> Path:
+    """Where a folder keeps its saved parts: SRC/_work/parts during and after a run, else SRC/parts."""
+    src = Path(src)
+    recover_folder(src)
+    work = src / WORK / "parts"
+    return work if work.is_dir() else src / "parts"
+
+
+def make_figures(records: list[dict]) -> list[tuple[str, str, bytes, str]]:
+    """(file, caption, png, source part) for every figure whose data are in the saved records."""
+    from . import figures as fg
+    by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
+    todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),
+            ("figures/alpha.png", fg.alpha_trajectories, by.get("convergence"), "convergence"),
+            ("figures/attention.png", fg.attention, by.get("attention"), "attention")]
+    for r in records:
+        if r["kind"] == "probe" and r["status"] == "ok":
+            safe = r["file"][:-5]
+            todo.append((f"figures/{safe}.png", lambda res, n=r["arg"]: fg.probe_figure(n, res), r.get("result"),
+                         r["part"]))
+    out = []
+    for fname, fn, res, src in todo:
+        if not res:
+            continue
+        try:
+            made = fn(res)
+        except Exception:   # a malformed data array costs its figure, not the report
+            made = None
+        if made:
+            out.append((fname, made[1], made[0], src))
+    return out
+
+
+def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | None = None,
+                 reused: list[str] | None = None) -> dict:
+    """Build the report folder OUT from the part records in ``pdir`` (default: OUT's own)."""
+    from .provenance import provenance
+    from .render import blocks, html_page, markdown
+    out = Path(out)
+    pdir = Path(pdir) if pdir is not None else saved_parts_dir(out)
+    records = load_parts(pdir)
+    if not records:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("from", str(pdir), "must hold saved parts (run `verify all` first)")
+    profiles = {(r.get("options") or {}).get("profile") for r in records} - {None}
+    if len(profiles) == 1:
+        profile = profiles.pop()
+    figs = make_figures(records)
+    results = assemble(records, profile=profile, wall_seconds=wall_seconds, reused=reused or [],
+                       figures=[{"file": f, "caption": c, "source": s} for f, c, _, s in figs],
+                       provenance=provenance(records, profile))
+    validate(results)
+    bl = blocks(results, [(f, c, png) for f, c, png, _ in figs])
+    new = new_folder(out)
+    for f, _, png, _ in figs:
+        write_bytes_atomic(new / f, png)
+    for r in records:
+        write_json_atomic(new / "parts" / r["file"], {k: v for k, v in r.items() if k != "file"})
+    write_json_atomic(new / "results.json", results)
+    write_bytes_atomic(new / "index.md", markdown(bl).encode())
+    write_bytes_atomic(new / "index.html", html_page(bl).encode())
+    swap_folder(new, out)
+    return results
+
+
+__all__ = ["write_report", "saved_parts_dir", "make_figures", "validate", "schema", "load_parts", "QUESTIONS",
+           "REPORT_FILES"]

@@ -1,0 +1,158 @@
+"""index.md and index.html from one list of blocks, so both say the same thing.
+
+Blocks: ("h", level, text, anchor), ("p", text), ("pre", text), ("table", headers, rows) where a cell
+is text or (text, href), and ("img", file, caption, png_bytes). The HTML is self-contained: images
+are base64 data URIs and every link is an in-page anchor or a file of the report folder.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+
+from .results import anchor, short
+
+VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4a7fb5", "refuted": "#b22222",
+                   "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
+
+
+def _num(x, fmt="{:.1f}"):
+    return fmt.format(x) if isinstance(x, (int, float)) else "—"
+
+
+def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
+    """The report's content, in order."""
+    s, prov = results["summary"], results["provenance"]
+    out = [("h", 1, "verify: report", "top"),
+           ("p", f"Checks of *{results['paper']}*. Profile `{results['profile']}`, built {results['generated']}, "
+                 f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not "
+                 f"({s['reused_parts']} reused from an earlier run); wall time "
+                 f"{_num(s['wall_seconds'])} s, parts' own time {_num(s['part_seconds'])} s."),
+           ("p", "Verdicts: proved = exact symbolic; certified = rigorous enclosure over a stated finite range; "
+                 "supported = numerics agree; refuted = counterexample with a replay command; inconclusive; "
+                 "not checked = no finished part answers it. Conventions: " + prov["reference_convention"] + "."),
+           ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
+           ("h", 2, "Reviewer questions", "questions"),
+           ("p", "One row per question of PAPER.md. The verdict judges the paper's statement in the regimes "
+                 "checked: the strongest verdict of the parts that name the question themselves (else of those "
+                 "matched by their id), a refutation first. The finding is that part's own one-line result.")]
+    rows = []
+    for q in results["questions"]:
+        ev = [(e["part"], "#" + e["anchor"]) for e in q["evidence"]] or ["—"]
+        rows.append([str(q["number"]), q["question"], q["verdict"], q["finding"], ev])
+    out.append(("table", ["#", "question", "verdict", "finding", "evidence"], rows))
+    out.append(("h", 2, "Figures", "figures"))
+    for fname, caption, png in figures:
+        out.append(("img", fname, caption, png))
+    if not figures:
+        out.append(("p", "No figure: the parts that provide their data did not finish."))
+    conv = results.get("convergence")
+    if conv:
+        out.append(("h", 2, "Theorem 3.1: fitted slopes", "slopes"))
+        out.append(("table", ["quantity", "fitted slope in T", "claimed slope", "fit range", "GD / derived leading term at T",
+                              "derived leading term", "claimed order"],
+                    [[q, f"{d['fitted_slope']:.4f}", f"{d['claimed_slope']:g}", f"{d['fit_range'][0]}–{d['fit_range'][1]}",
+                      _num(d.get("ratio_to_leading_term_at_T"), "{:.4f}"), d.get("leading_term", ""),
+                      d.get("claimed_order", "")] for q, d in conv["quantities"].items()]))
+    der = results.get("derivation")
+    if der:
+        out.append(("h", 2, "Derivation", "derivation"))
+        out.append(("pre", json.dumps(der.get("asymptotics", {}), indent=1)))
+        red = der.get("reduction", {})
+        out.append(("table", ["sigma", "reduction proved", "obligations"],
+                    [[sg, str(r.get("proved")), "; ".join(f"{o['name']}: {o['holds']}" for o in r.get("obligations", []))]
+                     for sg, r in red.items()]))
+    out.append(("h", 2, "Parts", "parts"))
+    out.append(("table", ["part", "status", "verdict", "seconds", "finding", "evidence"],
+                [[(p["name"], "#" + p["anchor"]), p["status"], p["verdict"], f"{p['seconds']:.1f}", short(p["finding"], 160),
+                  [("json", p["evidence"])]] for p in results["parts"]]))
+    for p in results["parts"]:
+        out.append(("h", 3, p["name"], p["anchor"]))
+        out.append(("p", f"Status **{p['status']}**, verdict **{p['verdict']}**, {p['seconds']:.2f} s"
+                         + (" (reused)" if p["reused"] else "") + f". {p['finding']}"))
+        if p["replay"]:
+            out.append(("pre", p["replay"]))
+        if p["error"]:
+            out.append(("pre", short(p["error"], 3000)))
+        out.append(("table", ["evidence"], [[(p["evidence"], p["evidence"])]]))
+    out.append(("h", 2, "Provenance", "provenance"))
+    out.append(("table", ["package", "version"], [[k, v] for k, v in prov["packages"].items()]))
+    out.append(("pre", json.dumps({k: prov[k] for k in ("git_commit", "python", "platform", "profile", "seeds",
+                                                         "precisions", "conventions", "run_times")}, indent=1)))
+    return out
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+def _md_cell(c) -> str:
+    if isinstance(c, tuple):
+        return f"[{c[0]}]({c[1]})"
+    if isinstance(c, list):
+        return ", ".join(_md_cell(x) for x in c)
+    return str(c).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(bl: list) -> str:
+    lines = []
+    for b in bl:
+        if b[0] == "h":
+            lines += [f'<a id="{b[3]}"></a>', "", "#" * b[1] + " " + b[2], ""]
+        elif b[0] == "p":
+            lines += [b[1], ""]
+        elif b[0] == "pre":
+            lines += ["```", b[1], "```", ""]
+        elif b[0] == "table":
+            lines.append("| " + " | ".join(b[1]) + " |")
+            lines.append("|" + "---|" * len(b[1]))
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b[2]]
+            lines.append("")
+        elif b[0] == "img":
+            lines += [f"![{b[2]}]({b[1]})", "", f"*{b[2]}*", ""]
+    return "\n".join(lines)
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .5em;
+vertical-align:top;text-align:left}th{background:#f2f2f2}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
+font-size:.8em;white-space:pre-wrap}img{max-width:100%}figure{margin:1em 0}.v{font-weight:600}"""
+
+
+def _inline(text: str) -> str:
+    """Escape, then render **bold**, *italic* and `code` (the only inline markup the blocks use)."""
+    import re
+    t = html.escape(text)
+    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
+    t = re.sub(r"(?<![*\w])\*(?!\s)(.+?)\*(?![*\w])", r"<i>\1</i>", t)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+
+
+def _html_cell(c) -> str:
+    if isinstance(c, tuple):
+        return f'<a href="{html.escape(c[1], quote=True)}">{html.escape(c[0])}</a>'
+    if isinstance(c, list):
+        return ", ".join(_html_cell(x) for x in c)
+    txt = str(c)
+    if txt in VERDICT_COLOURS:
+        return f'<span class="v" style="color:{VERDICT_COLOURS[txt]}">{html.escape(txt)}</span>'
+    return _inline(txt)
+
+
+def html_page(bl: list, title: str = "verify report") -> str:
+    body = []
+    for b in bl:
+        if b[0] == "h":
+            body.append(f'<h{b[1]} id="{html.escape(b[3], quote=True)}">{html.escape(b[2])}</h{b[1]}>')
+        elif b[0] == "p":
+            body.append(f"<p>{_inline(b[1])}</p>")
+        elif b[0] == "pre":
+            body.append(f"<pre>{html.escape(b[1])}</pre>")
+        elif b[0] == "table":
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in b[1])
+            rows = "".join("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>" for row in b[2])
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        elif b[0] == "img":
+            data = base64.b64encode(b[3]).decode()
+            body.append(f'<figure id="{anchor(b[1])}"><img alt="{html.escape(b[2], quote=True)}" '
+                        f'src="data:image/png;base64,{data}"><figcaption>{_inline(b[2])}</figcaption></figure>')
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
