@@ -12,7 +12,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from .questions import QUESTIONS, answers, strongest
+from .questions import PRIMARY, QUESTIONS, answers, strongest
 
 SCHEMA_VERSION = "1.0"
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
@@ -88,6 +88,9 @@ def finding_of(rec: dict) -> str:
         # A claim's statement is the paper's; what was found is in its evidence: the first record that
         # decides (holds False for a refutation, True otherwise), else the first one.
         want = res.get("verdict") != "refuted"
+        head = next((e for e in res["evidence"] if isinstance(e, dict) and e.get("headline")), None)
+        if head:      # a claim may name the record that answers the reviewers' question
+            return f"{res.get('verdict')}: {head['headline']}"
         ev = [e for e in res["evidence"] if isinstance(e, dict) and e.get("result")]
         pick = next((e for e in ev if e.get("holds") is want), ev[0] if ev else None)
         if pick:
@@ -118,7 +121,13 @@ def questions_table(records: list[dict]) -> list[dict]:
         named = [r for r in ok if i in answers(r["part"], r["kind"], r.get("result"), keywords=False)]
         verdict = strongest([verdict_of(r) for r in (named or ok)])
         ok = named + [r for r in ok if r not in named]
-        if ok:
+        primary = next((r for r in ok if r["part"] == PRIMARY.get(i)), None)
+        if primary is not None:
+            verdict = verdict_of(primary)
+            others = [f"{r['part']} {verdict_of(r)}" for r in ok if r is not primary and verdict_of(r) != verdict]
+            also = f" Also: {', '.join(others[:3])}." if others else ""
+            finding = f"{primary['part']}: {short(finding_of(primary), 200)}{also}"
+        elif ok:
             best = next(r for r in ok if verdict_of(r) == verdict) if verdict != "not checked" else ok[0]
             finding = f"{best['part']}: {finding_of(best)}"
         elif hits:
@@ -126,7 +135,7 @@ def questions_table(records: list[dict]) -> list[dict]:
                 f"{r['part']} ({r['status']})" for r in hits)
         else:
             finding = "no part of this toolkit answers this question (not checked)"
-        rows.append({"number": i, "question": q, "verdict": verdict, "finding": short(finding),
+        rows.append({"number": i, "question": q, "verdict": verdict, "finding": short(finding, 320),
                      "evidence": [{"part": r["part"], "verdict": verdict_of(r), "anchor": anchor(r["part"]),
                                    "file": f"parts/{r['file']}"} for r in hits]})
     return rows
