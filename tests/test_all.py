@@ -93,7 +93,10 @@ def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     q = {r["number"]: r for r in res["questions"]}
     assert q[3]["verdict"] == "refuted" and q[3]["evidence"][0]["part"] == "probe:d_eq_k"
     assert all(p["seconds"] >= 0 for p in res["parts"])
-    assert res["fuzz"]["claims"][1]["falsified"] and q[2]["verdict"] == "refuted"   # fuzz:lemma-C.2 is Q2's
+    # Q2's verdict is its primary part's (claim:lemma-C.2, "proved" in the fake); a part that disagrees
+    # (here the fake fuzz:lemma-C.2 falsification) is named in the finding, never hidden.
+    assert res["fuzz"]["claims"][1]["falsified"] and q[2]["verdict"] == "proved"
+    assert "fuzz:lemma-C.2 refuted" in q[2]["finding"]
     # A second run reuses every saved part.
     fk.calls.clear()
     res2 = run(out)

@@ -11,7 +11,7 @@ from .classify import Classification, classify
 MODULES = {"d-eq-k": "d_eq_k", "k-zero": "k_zero", "k-one": "k_one", "k-near-d": "k_near_d",
            "nonuniform-s": "nonuniform_s", "non-gaussian": "non_gaussian", "large-eta": "large_eta",
            "nonzero-init": "nonzero_init", "p-scale": "p_scale", "tstar": "tstar", "rates": "rates",
-           "finite-sample": "finite_sample"}
+           "finite-sample": "finite_sample", "full-attention": "full_attention"}
 
 for _name, _mod in MODULES.items():
     _m = import_module(f"{__name__}.{_mod}")
