@@ -74,3 +74,25 @@ def test_derive_asymptotics_json_parses():
     for key in ("loss", "s_err", "w_err"):
         expr = sp.sympify(data[key], locals=syms)
         assert expr.free_symbols <= set(syms.values())
+
+
+def test_every_run_is_cross_checked_at_higher_precision():
+    base = ["run", "--D", "6", "--K", "2", "--preset", "cnn", "--d", "2", "--eta", "1/10", "--steps", "150",
+            "--vstar-norm", "1", "--arithmetic", "float64", "--json"]
+    red = _run(base)["config"]["precision_check"]
+    assert red["agree"] and red["reference"].startswith("arb")
+    full = _run(base + ["--engine", "full"])["config"]["precision_check"]
+    assert full["agree"] and full["reference"].startswith("arb") and "exact reduced" in full["scope"]
+    rnd = _run(base + ["--engine", "full", "--init", "random", "--init-scale", "0.1"])["config"]["precision_check"]
+    assert rnd["agree"] and rnd["reference"].startswith("mpmath")
+    skipped = _run(base + ["--no-cross-check"])["config"]["precision_check"]
+    assert "not cross-checked" in skipped
+
+
+def test_float64_prints_only_the_digits_it_carries():
+    out = _run(["run", "--D", "6", "--K", "2", "--preset", "cnn", "--eta", "1/10", "--steps", "20000",
+                "--arithmetic", "float64", "--json", "--no-cross-check"])
+    assert out["config"]["dps"] <= 7 and _sig_digits(out["final"]["loss"]) <= out["config"]["dps"]
+    res = CliRunner().invoke(main, ["run", "--D", "6", "--K", "2", "--preset", "cnn", "--steps", "100000000",
+                                    "--arithmetic", "float64", "--json"])
+    assert res.exit_code == 2 and "steps = 100000000" in res.output
