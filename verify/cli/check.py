@@ -72,5 +72,8 @@ def check_cmd(ids, profile, as_json, list_only):
         click.echo(f"  {r['statement']}")
         for e in r["evidence"]:
             mark = {True: "+", False: "x", None: "."}[e["holds"]]
-            click.echo(f"  [{mark}] {e['kind']:11s} {e['route']}: {e['result']}")
+            regimes = e.get("regimes") or []
+            where = "; ".join(map(str, regimes)) if isinstance(regimes, list) else str(regimes)
+            click.echo(f"  [{mark}] {e['kind']:11s} {e['route']}" + (f" [{where}]" if where else "") + f": {e['result']}")
         click.echo(f"  replay: {r['replay']}")
+        click.echo("  ([+] confirms, [x] counterexample, [.] informative / outside the hypotheses)")

@@ -34,8 +34,9 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
            ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
            ("h", 2, "Reviewer questions", "questions"),
            ("p", "One row per question of PAPER.md. The verdict judges the paper's statement in the regimes "
-                 "checked: the strongest verdict of the parts that name the question themselves (else of those "
-                 "matched by their id), a refutation first. The finding is that part's own one-line result.")]
+                 "checked: it is the verdict of the part that answers the question most directly (its finding "
+                 "follows; parts whose verdicts differ are named after 'Also:'), or, when no such part ran, the "
+                 "strongest verdict among the parts that answer it, a refutation first. Every part is linked.")]
     rows = []
     for q in results["questions"]:
         ev = [(e["part"], "#" + e["anchor"]) for e in q["evidence"]] or ["—"]
