@@ -217,3 +217,12 @@ def test_relu_full_engine_is_finite_at_k_equals_d():
     a = iterate(s, 30, "full", "mpmath", 30).final
     b = iterate(s, 30, "reduced", "mpmath", 30).final
     assert abs(a.alpha[0] - b.alpha[0]) < 1e-14
+
+
+def test_identity_reduction_holds_in_every_dimension():
+    from verify.derive.reduction import _vanishes, prove_identity_general
+    rep = prove_identity_general()
+    assert rep.proved, rep.as_dict()
+    # the zero test must not pass a non-zero matrix expression
+    X = sp.MatrixSymbol("X", 2, 2)
+    assert not _vanishes(X + 0 * X) and _vanishes(0 * X)

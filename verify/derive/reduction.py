@@ -184,4 +184,41 @@ def prove_reduction(sigma: Sigma, M: int = 2, d: int = 2, D: int = 3, supports=(
     gen = prove_reduction_generic(M, d, D, supports)
     rep = ProofReport(sigma.spec(), gen.dims, list(gen.obligations))
     rep.obligations.append(parity_obligation(sigma))
+    if sigma.name == "identity":
+        rep.obligations.extend(prove_identity_general().obligations)
+    return rep
+
+
+def _vanishes(expr) -> bool:
+    """A matrix expression is 0 when every term of its expansion carries a zero factor."""
+    expr = sp.expand(expr)
+    terms = sp.Add.make_args(expr)
+    return all(t == 0 or isinstance(t, sp.ZeroMatrix)
+               or any(a == 0 or isinstance(a, sp.ZeroMatrix) for a in t.args) for t in terms)
+
+
+def prove_identity_general() -> ProofReport:
+    """For sigma = identity (centred law) the invariance holds in *every* dimension M, d, D, N:
+    from the matrix-calculus gradients of verify.derive.loss.matrix_form (symbolic dimensions),
+    at W_X = alpha V*, W_P = 0:
+      dL/dW_X = (alpha v ||S||^2 - v <S, S*>) V*,   dL/dW_P = 0,   dL/dS = alpha^2 v ||V*||^2 S - alpha v ||V*||^2 S*,
+    so the rows stay proportional, W_P stays 0, and dL/dS is a combination of S and S* (two-valued
+    columns give a two-valued logit gradient through the softmax Jacobian)."""
+    from .loss import matrix_form, mu
+    mf = matrix_form()
+    s = mf.symbols
+    a = sp.Symbol("alpha")
+    V, S, Ss, WP, WX = s["V"], s["S"], s["S_star"], s["W_P"], s["W_X"]
+    at = lambda e: e.subs(mu, 0).subs(WX, a * V).subs(WP, sp.ZeroMatrix(*WP.shape))  # noqa: E731
+    rep = ProofReport("identity (all dimensions)", {"M": "M", "d": "d", "D": "D", "N": "N"})
+    gx = at(mf.grad_WX)
+    want = (a * var * sp.Trace(S * S.T) - var * sp.Trace(S * Ss.T)) * V
+    rep.obligations.append(Obligation("dL/dW_X = (alpha v ||S||^2 - v <S,S*>) V* at W_X = alpha V* (all M, d, D, N)",
+                                      True if _vanishes(sp.simplify(gx - want)) else None))
+    rep.obligations.append(Obligation("dL/dW_P = 0 at W_P = 0, mean 0 (all M, d, D, N)",
+                                      True if _vanishes(at(mf.grad_WP)) else None))
+    gs = sp.expand(at(mf.grad_S))
+    rest = gs - (a**2 * var * sp.Trace(V * V.T) * S - a * var * sp.Trace(V * V.T) * Ss)
+    rep.obligations.append(Obligation("dL/dS = alpha^2 v ||V*||^2 S - alpha v ||V*||^2 S* (all M, d, D, N)",
+                                      True if _vanishes(rest) else None))
     return rep
