@@ -40,6 +40,10 @@ def derivation(sigma_spec: str) -> dict:
     a_next, inc = reduced_step_exprs(sig, "interior")
     out["reduced"] = {"r_m": red.r, "alpha_next": a_next, "delta_increment_per_row": inc,
                       "support_mass": red.cols["p"]}
+    from ..derive.reduction import prove_reduction
+    proof = prove_reduction(sig)
+    out["reduction_proof"] = {"proved": proof.proved, "explicit_dims": str(proof.dims),
+                              **{o.name: f"{o.holds} {o.detail}".strip() for o in proof.obligations}}
     return out
 
 
