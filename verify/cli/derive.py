@@ -74,6 +74,9 @@ def derive_cmd(sigma, fmt, asymptotics, as_json):
         data["off_support_mass"] = sp.sstr(lt["u"])
         data["cubic_coefficient_c"] = sp.sstr(slow_manifold()["c"])
         data["claimed"] = {k: sp.sstr(v) for k, v in claimed_terms().items()}
+        from ..derive.asymptotics import leading_terms_general
+        data["general_convention"] = {k: sp.sstr(v) for k, v in leading_terms_general().items()} | {
+            "symbols": "c_L = 1 (sum) or 1/(M N) (mean); v = entry variance; lambda: P^T P = lambda I; eta_KQ"}
         if fmt == "json":
             click.echo(json.dumps(data, indent=1))
         else:

@@ -62,3 +62,28 @@ def claimed_terms() -> dict:
     return {"s_err": D ** sp.Rational(5, 2) / (vnorm * sp.sqrt(eta * T)),
             "w_err": D**2 * sp.sqrt(K / (eta * T)),
             "loss": K * D**4 / (eta * T)}
+
+
+@lru_cache(maxsize=None)
+def leading_terms_general() -> dict:
+    """The same leading terms with every named convention left symbolic: c_L (1 for the summed loss,
+    1/(M N) for the mean), v (entry variance), lambda (P^T P = lambda I) and eta_KQ (the W_KQ step;
+    eta_V does not enter the leading order because alpha relaxes geometrically for any stable eta_V).
+    """
+    red = reduced(Sigma("identity"), "interior")
+    r_tot = red.r.subs(vn, vnorm**2)
+    E_u = (D - K) * (1 - u) / (K * u)
+    a_star = sp.solve(sp.diff(r_tot, alpha), alpha)[0]
+    _, inc = reduced_step_exprs(Sigma("identity"), "interior")
+    du = sp.simplify((-u * (1 - u) * inc.subs(vn, vnorm**2)).subs(alpha, a_star).subs(delta, sp.log(E_u)))
+    ser = sp.series(du, u, 0, 4).removeO()
+    if any(sp.simplify(ser.coeff(u, k)) != 0 for k in range(3)):
+        raise AssertionError("Delta u does not start at u^3")
+    c = sp.factor(-ser.coeff(u, 3))
+    loss_u = sp.simplify(r_tot.subs(alpha, a_star).subs(delta, sp.log(E_u)))
+    b2 = sp.simplify(sp.series(loss_u, u, 0, 3).removeO().coeff(u, 2))
+    a1 = sp.simplify(sp.series(sp.simplify(a_star.subs(delta, sp.log(E_u))), u, 0, 2).removeO().coeff(u, 1))
+    uT = 1 / sp.sqrt(2 * c * T)
+    pos = lambda e: sp.simplify(e).replace(sp.Abs, lambda x: x)  # noqa: E731  (D > K)
+    return {"loss": sp.factor(b2 * uT**2), "s_err": pos(sp.sqrt(N * D / (K * (D - K))) * uT),
+            "w_err": pos(sp.Abs(a1) * vnorm * uT), "c": c}
