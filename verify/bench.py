@@ -14,27 +14,14 @@ import math
 import os
 import platform
 import statistics
-import tempfile
 import time
 
 import numpy as np
 
+from .atomic import write_bytes_atomic
 from .model import make_setting
 
 REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the regime: D = N = 64, K = 4, eta = 1/32
-
-
-def _atomic_write(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def rate(run, min_time: float, repeats: int, start: int = 1, max_n: int = 10**9) -> dict:
@@ -171,8 +158,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench") -> dict:
            "certified_radius": certified_radius(10**4 if quick else 10**6),
            "monte_carlo": monte_carlo(quick)}
     res["seconds"] = time.perf_counter() - t0
-    _atomic_write(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1))
-    _atomic_write(os.path.join(out_dir, "bench.md"), to_markdown(res))
+    write_bytes_atomic(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1).encode())
+    write_bytes_atomic(os.path.join(out_dir, "bench.md"), to_markdown(res).encode())
     return res
 
 

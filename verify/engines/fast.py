@@ -11,16 +11,17 @@ carry and cross-checks against mpmath.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
+from ..atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
 from ..derive.symbols import lam
@@ -134,21 +135,13 @@ class FastResult:
 
     def save(self, path: str) -> str:
         """Write every checkpoint to ``path`` (.npz) atomically (temporary file, then os.replace)."""
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npz.tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, steps=self.steps, **self.data,
-                         meta=np.array(json.dumps({"configs": self.configs, "notes": self.notes,
-                                                   "arithmetic": "float64", "engine": "reduced (numba)",
-                                                   "support_mass": "mass of each column (all equal)"})))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return path
+        buf = io.BytesIO()
+        np.savez(buf, steps=self.steps, **self.data,
+                 meta=np.array(json.dumps({"configs": self.configs, "notes": self.notes,
+                                           "arithmetic": "float64", "engine": "reduced (numba)",
+                                           "support_mass": "mass of each column (all equal)"})))
+        write_bytes_atomic(path, buf.getvalue())
+        return os.fspath(path)
 
 
 def load(path: str) -> FastResult:

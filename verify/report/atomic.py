@@ -1,41 +1,17 @@
 """Atomic writes: a file or a whole folder is either complete or absent, never half-written.
 
-Files: write a temporary sibling, flush and fsync it, then ``os.replace`` it onto the target (atomic
-on POSIX within one file system). Folders: build the new folder as a hidden sibling, then swap it in
+Files: verify.atomic (re-exported here). Folders: build the new folder as a hidden sibling, then swap it in
 with two renames; :func:`recover_folder` finishes or undoes a swap that a crash interrupted.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from ..atomic import write_bytes_atomic, write_json_atomic  # noqa: F401  (re-exported for the report's callers)
+
 WORK = "_work"   # scratch sub-folder of a report folder (saved parts); carried over on every swap
-
-
-def write_bytes_atomic(path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary sibling and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)   # mkstemp creates 0600; a report is for reading
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_json_atomic(path, obj) -> Path:
-    """JSON (indented, keys in insertion order; non-JSON values as strings) written atomically."""
-    return write_bytes_atomic(path, (json.dumps(obj, indent=1, default=str) + "\n").encode())
 
 
 def _siblings(out: Path) -> tuple[Path, Path]:
