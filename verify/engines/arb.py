@@ -134,7 +134,7 @@ class CertifiedState:
         d_c, d_r = self.delta, self.rdelta
         d_box = self._box(d_c, d_r)
         e_d = arb(0, d_r.mid()) if d_r != 0 else arb(0)          # [-r_delta, r_delta]
-        new_alpha, new_r, d_sum, jdd = [], [], d_c, arb(1)
+        new_alpha, d_sum, jdd = [], d_c, arb(1)
         for a_c, a_r, v in zip(self.alpha, self.ralpha, vn):
             e_a = arb(0, a_r.mid()) if a_r != 0 else arb(0)
             a_next, inc = self.fn.centre(a_c, v, d_c, *P)
@@ -194,10 +194,6 @@ class CertifiedState:
             setattr(rec, k, self.ar.num(getattr(rec, k)))
         for k in ("alpha", "offspan", "support_mass"):
             setattr(rec, k, [self.ar.num(x) for x in getattr(rec, k)])
-        if not rec.w_err.is_finite():
-            # Arb's x**2 is nan on a ball containing 0 (alpha_m -> 1 exactly, e.g. K = D); the
-            # same quantity ||W_X - V*||_F = sqrt(sum_m (alpha_m - 1)^2 vn_m) with x*x is finite.
-            rec.w_err = self.ar.sqrt(sum(((x - 1) * (x - 1) * v for x, v in zip(a, self.red.vn)), self.ar.num(0)))
         # ReducedState.record sets cos = 0 when its denominator is not certainly nonzero; that is
         # exact only when every alpha is exactly 0 (step 0). Otherwise |cos| <= 1 is all we claim.
         if not all(x.is_zero() for x in a) and any(x.contains(0) for x in a):

@@ -71,7 +71,9 @@ class ReducedState:
         ar, P, d = self.ar, self.params, self.delta
         excess = sum(self.fn.row_loss(a, v, d, *P) for a, v in zip(self.alpha, self.vn))
         s_err = ar.sqrt(self.params[2] * self.fn.s_err2(self.alpha[0], self.vn[0], d, *P))
-        w_err = ar.sqrt(sum((a - 1) ** 2 * v for a, v in zip(self.alpha, self.vn)))
+        # (a - 1) * (a - 1), not ** 2: Arb's power of a ball containing 0 is nan (alpha -> 1 exactly,
+        # K = D), its product is not; in float64 and mpmath both are the same correctly rounded square.
+        w_err = ar.sqrt(sum((a - 1) * (a - 1) * v for a, v in zip(self.alpha, self.vn)))
         num = sum(a * v for a, v in zip(self.alpha, self.vn))
         den = ar.sqrt(sum(a * a * v for a, v in zip(self.alpha, self.vn))) * ar.sqrt(sum(self.vn))
         cos = num / den if den != 0 else ar.num(0)
