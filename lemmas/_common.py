@@ -10,7 +10,6 @@ import shlex
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
@@ -159,30 +158,8 @@ def _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w,
             raise OverflowError(f"loss {out_l[i]} at step {target}")
 
 
-def loglog_fit(x, y) -> tuple[float, float]:
-    """Least-squares slope of log y against log x and its standard error."""
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    A = np.vstack([lx, np.ones_like(lx)]).T
-    coef, res, *_ = np.linalg.lstsq(A, ly, rcond=None)
-    n = len(lx)
-    if n <= 2:
-        return float(coef[0]), float("nan")
-    resid = ly - A @ coef
-    s2 = float(resid @ resid) / (n - 2)
-    se = math.sqrt(s2 / float(((lx - lx.mean()) ** 2).sum()))
-    return float(coef[0]), se
-
-
 def fmt(x, digits: int = 6) -> str:
     return f"{float(x):.{digits}g}"
-
-
-@lru_cache(maxsize=None)
-def reduction_proof(sigma):
-    """verify.derive.reduction.prove_reduction(sigma) at its default dimensions (cached: several
-    claims cite the same exact proof)."""
-    from verify.derive.reduction import prove_reduction
-    return prove_reduction(sigma)
 
 
 def observe(s, steps: int, checkpoints=None) -> Series:

@@ -30,9 +30,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from verify.errors import PrecisionError
+from verify.derive.reduction import prove_reduction
 from lemmas import Claim, RegimeOutcome, claim, evidence
 from lemmas._common import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
-                            reduction_proof, regime, regime_label, replay_run)
+                            regime, regime_label, replay_run)
 
 HORIZON = {"ci": 1500, "dev": 20000, "deep": 200000}
 ARB_HORIZON = {"ci": 150, "dev": 1000, "deep": 5000}
@@ -197,7 +198,7 @@ class LemmaC2(Claim):
                            eta_cLvN={k: str(v) for k, v in cond.items()}))
         # --- symbolic: reduction for every sigma ---
         for sig in sorted({s_.sigma for s_ in regs}, key=lambda z: z.spec()):
-            rep = reduction_proof(sig)
+            rep = prove_reduction(sig)
             rows = [o for o in rep.obligations if "W_X" in o.name]
             ok = bool(rows) and all(o.holds is True for o in rows)
             ev.append(evidence("reduction: rows of dL/dW_X stay along v*_m", "symbolic", [f"sigma={sig.spec()}"],

@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from verify.fits import loglog_slope
 from lemmas import Claim, claim, evidence
 from lemmas._asym import QUANTITIES, T_EXPONENT, entry_time, leading_constant, ratios, symbolic_exponent
-from lemmas._common import convention, fmt, loglog_fit, reduced_float64, regime, regime_label
+from lemmas._common import convention, fmt, reduced_float64, regime, regime_label
 
 DECADES = 2
 SWEEP_FACTOR = {"ci": 400, "dev": 1500, "deep": 6000}   # T_a = factor * K D / (2 eta ||V*||^2)
@@ -69,9 +70,9 @@ class TheoremRates(Claim):
         T_ok = True
         mid = len(cps) // 2
         for q in QUANTITIES:
-            slope, se = loglog_fit(cps, vals[q])
-            s1, _ = loglog_fit(cps[:mid + 1], vals[q][:mid + 1])
-            s2, _ = loglog_fit(cps[mid:], vals[q][mid:])
+            slope, se = loglog_slope(cps, vals[q])
+            s1, _ = loglog_slope(cps[:mid + 1], vals[q][:mid + 1])
+            s2, _ = loglog_slope(cps[mid:], vals[q][mid:])
             unc = max(2 * se, abs(s1 - s2))
             claimed = float(T_EXPONENT[q])
             ok = abs(s2 - claimed) <= max(3 * unc, 0.01)
@@ -113,13 +114,13 @@ class TheoremRates(Claim):
             for q in QUANTITIES:
                 ext = [c[q]["extrapolated"] for c in cs]
                 exact = [c[q]["exact"] for c in cs]
-                slope, se = loglog_fit(xs, ext)
+                slope, se = loglog_slope(xs, ext)
                 # exponent of the exact leading term (local, at the sweep's geometric centre) and claimed
                 centre = float(np.exp(np.mean(np.log(xs))))
                 at = {D: 8, K: 2, vnorm: 1} | {sym: centre}
                 if name == "K":
                     at[D] = 32
-                ex_slope = loglog_fit(xs, exact)[0]
+                ex_slope = loglog_slope(xs, exact)[0]
                 claimed = symbolic_exponent(q, sym, at, claimed=True)
                 relerr = max(abs(e / x - 1) for e, x in zip(ext, exact))
                 rows[q] = {"fitted": slope, "se": se, "exact_terms": ex_slope, "claimed": claimed,

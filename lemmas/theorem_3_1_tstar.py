@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from verify.fits import loglog_slope
 from lemmas import Claim, claim, evidence
 from lemmas._asym import entry_time
-from lemmas._common import convention, loglog_fit, reduced_float64, regime, regime_label
+from lemmas._common import convention, reduced_float64, regime, regime_label
 
 DS = {"ci": (8, 16, 32, 64), "dev": (8, 16, 32, 64, 128, 256), "deep": (8, 16, 32, 64, 128, 256, 512)}
 BAND = 0.1
@@ -44,7 +45,7 @@ class TheoremTStar(Claim):
             if t is not None:
                 Ds.append(D)
                 ts.append(t)
-        slope, se = loglog_fit(Ds, ts)
+        slope, se = loglog_slope(Ds, ts)
         # local exponents between consecutive D: the fit's systematic uncertainty
         local = [float(np.log(ts[i + 1] / ts[i]) / np.log(Ds[i + 1] / Ds[i])) for i in range(len(ts) - 1)]
         unc = max(2 * se, max(abs(x - slope) for x in local))

@@ -18,8 +18,9 @@ import math
 import numpy as np
 import sympy as sp
 
+from verify.fits import loglog_slope
 from lemmas import Claim, claim, evidence
-from lemmas._common import convention, fmt, loglog_fit, reduced_float64, regime, regime_label
+from lemmas._common import convention, fmt, reduced_float64, regime, regime_label
 
 SAMPLES = {"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000}
 LAWS = ("exponential", "student-t:5", "gumbel", "gaussian")
@@ -125,7 +126,7 @@ class TheoremOOD(Claim):
         for t in Ts:
             a_t, S_t, _, _, r_t = student_state(s, t)
             rows.append((t, exact_ood(a_t, S_t, Sstar, V, mu, v), float(r_t.excess[0])))
-        slope, se = loglog_fit([x[0] for x in rows], [x[1] for x in rows])
+        slope, se = loglog_slope([x[0] for x in rows], [x[1] for x in rows])
         ev.append(evidence("OOD excess against T (exact formula at the iterated student)", "float64",
                            [regime_label(s)], "; ".join(f"T={t}: L_ood {fmt(o)}, eps_in {fmt(e)}, ratio {fmt(o / e)}"
                                                         for t, o, e in rows)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from verify.derive.reduction import prove_reduction
 from lemmas import Claim, RegimeOutcome, claim, evidence
-from lemmas._common import convention, reduction_proof, regime, regime_label, replay_run
+from lemmas._common import convention, regime, regime_label, replay_run
 
 STEPS = {"ci": 40, "dev": 300, "deep": 2000}
 TOL = 1e-12   # relative spread; float64 softmax of equal logits is exactly equal, rounding adds ~1e-16
@@ -64,7 +65,7 @@ class TwoLevelAttention(Claim):
         ev = []
         regs = regimes()
         for sig in sorted({s.sigma for s in regs}, key=lambda z: z.spec()):
-            rep = reduction_proof(sig)
+            rep = prove_reduction(sig)
             obs = [o for o in rep.obligations if "two-valued" in o.name or "g_on" in o.name]
             ok = bool(obs) and all(o.holds is True for o in obs)
             ev.append(evidence("logit gradient of a two-valued column is two-valued", "symbolic", [f"sigma={sig.spec()}"],

@@ -9,8 +9,9 @@ move W_P away from 0.
 """
 from __future__ import annotations
 
+from verify.derive.reduction import prove_reduction
 from lemmas import Claim, RegimeOutcome, claim, evidence
-from lemmas._common import convention, reduction_proof, regime, regime_label, replay_run
+from lemmas._common import convention, regime, regime_label, replay_run
 
 STEPS = {"ci": 40, "dev": 300, "deep": 2000}
 TOL = 1e-12   # relative to max(1, ||W_X||): zeros here are exact products with 0, so any rounding is a failure
@@ -57,7 +58,7 @@ class WPZero(Claim):
         ev = []
         regs = regimes()
         for sig in sorted({s.sigma for s in regs}, key=lambda z: z.spec()):
-            rep = reduction_proof(sig)
+            rep = prove_reduction(sig)
             wp = [o for o in rep.obligations if "W_P" in o.name]
             par = parity_obligation(sig)
             ok = bool(wp) and all(o.holds is True for o in wp) and par.holds is True

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InvalidParameter
+from .fits import loglog_slope
 from .report.atomic import WORK, write_json_atomic
 
 # Time limits per profile: "part" seconds for one part, "total" seconds for all parts together
@@ -153,7 +154,8 @@ def run_derive(arg: str, profile: str) -> dict:
     return {
         "verdict": "proved" if ok else "inconclusive",
         "statement": "GD keeps the symmetric set {W_X = diag(alpha) V*, W_P = 0, two-valued S} invariant and "
-                     "the reduced recursion is exact (symbolic, explicit small dimensions)",
+                     "the reduced recursion is exact (symbolic: identity in every dimension, any kernel at explicit small "
+                     "dimensions)",
         "asymptotics": {k: sp.sstr(lt[k]) for k in ("loss", "s_err", "w_err", "u")}
         | {"cubic_coefficient_c": sp.sstr(slow_manifold()["c"]),
            "claimed": {k: sp.sstr(v) for k, v in claimed_terms().items()}},
@@ -163,14 +165,6 @@ def run_derive(arg: str, profile: str) -> dict:
                        "eta_kq": "eta", "vnorm": "||V*||_F", "regime": "0 < K < D"},
         "replay": "verify derive --asymptotics --json",
     }
-
-
-def _fit_slope(xs, ys) -> float:
-    """Least-squares slope of log y against log x."""
-    lx = [math.log(x) for x in xs]
-    ly = [math.log(y) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
 def run_convergence(arg: str, profile: str) -> dict:
@@ -195,7 +189,7 @@ def run_convergence(arg: str, profile: str) -> dict:
     quantities = {}
     for q, key, claimed in (("excess_loss", "loss", -1.0), ("s_err", "s_err", -0.5), ("w_err", "w_err", -0.5)):
         ys = series[q]
-        slope = _fit_slope([T[i] for i in tail], [ys[i] for i in tail])
+        slope = loglog_slope([T[i] for i in tail], [ys[i] for i in tail])[0]
         lead = sp.lambdify(sy.T, lt[key].subs(subs), "math")
         ratio = ys[-1] / lead(T[-1])
         quantities[q] = {"fitted_slope": slope, "claimed_slope": claimed, "fit_range": [T[tail[0]], T[tail[-1]]],
@@ -237,7 +231,7 @@ def run_attention(arg: str, profile: str) -> dict:
     steps = PROFILES[profile]["full_steps"]
     marks = sorted({0, steps // 20, steps // 4, steps})
     ar = Arith.make("float64", None, steps)
-    snaps, alpha = [], []
+    snaps = []
     with ar.context():
         st = FullState(s, ar)
         for target in marks:

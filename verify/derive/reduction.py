@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy as sp
 
 from ..model.sigma import Sigma
 from .kernels import kernel
-from .reduced import case_of, column_quantities, reduced
-from .symbols import A, B, C, D as Ds, K as Ks, N as Ns, alpha, c_loss, delta, mu_u, mu_z, var, vn
+from .reduced import case_of, column_quantities
+from .symbols import D as Ds, K as Ks, c_loss, delta, var
 
 
 @dataclass
@@ -136,6 +137,7 @@ class _Partials:
         return expr.xreplace(reps)
 
 
+@lru_cache(maxsize=None)
 def prove_reduction_generic(M: int = 2, d: int = 2, D: int = 3, supports=((0, 1), (1, 2))) -> ProofReport:
     """Obligations (i) and (iii) for an *undefined* kernel ell(A, C, B, mu): they hold for every sigma
     whose loss is a sum of per-entry kernels of the Gram quantities (centred law). (ii) is reduced to
@@ -179,6 +181,7 @@ def prove_reduction_generic(M: int = 2, d: int = 2, D: int = 3, supports=((0, 1)
     return rep
 
 
+@lru_cache(maxsize=None)   # deterministic and a few seconds each: the derive output and several claims cite it
 def prove_reduction(sigma: Sigma, M: int = 2, d: int = 2, D: int = 3, supports=((0, 1), (1, 2))) -> ProofReport:
     """The reduction for one sigma: the generic-kernel obligations plus sigma's parity lemma."""
     gen = prove_reduction_generic(M, d, D, supports)

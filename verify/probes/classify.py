@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 import mpmath
 import numpy as np
 
+from ..fits import ols
+
 # A fit is "good" when it explains this fraction of the variance of log y over the window.
 R2_GOOD = 0.999
 # A tail log-log slope above -MIN_DECAY counts as not approaching the limit: over a decade of T the
@@ -69,20 +71,6 @@ def to_float(x) -> float:
     return float(x)
 
 
-def _ols(x: np.ndarray, y: np.ndarray):
-    """Slope, intercept, slope standard error, R^2 and RMS residual of y on x."""
-    xm, ym = x.mean(), y.mean()
-    sxx = float(((x - xm) ** 2).sum())
-    slope = float(((x - xm) * (y - ym)).sum()) / sxx
-    icpt = ym - slope * xm
-    res = y - (icpt + slope * x)
-    ssr = float((res**2).sum())
-    sst = float(((y - ym) ** 2).sum())
-    se = math.sqrt(ssr / max(len(x) - 2, 1) / sxx)
-    r2 = 1.0 - ssr / sst if sst > 0 else 1.0
-    return slope, icpt, se, r2, math.sqrt(ssr / len(x))
-
-
 def power_label(p: float) -> str:
     """``power:<p>`` with p rounded to two decimals (the fit's systematic error is larger)."""
     v = round(p, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
@@ -122,10 +110,10 @@ def classify(steps, values, limit=0.0, eps_rel: float = 1e-12, scale: float | No
         return Classification("none", "none", points=int(win.sum()), floor=floor,
                               reason=f"only {int(win.sum())} points above the precision floor: cannot fit")
     tw, lw = t[win], np.log(y[win])
-    p, _, p_se, p_r2, p_rms = _ols(np.log(tw), lw)
-    b, _, b_se, b_r2, b_rms = _ols(tw, lw)
+    p, _, p_se, p_r2, p_rms = ols(np.log(tw), lw)
+    b, _, b_se, b_r2, b_rms = ols(tw, lw)
     third = tw >= tw[0] + (tw[-1] - tw[0]) * 2 / 3
-    loc = _ols(np.log(tw[third]), lw[third])[0] if third.sum() >= 3 else p
+    loc = ols(np.log(tw[third]), lw[third])[0] if third.sum() >= 3 else p
     window = (int(tw[0]), int(tw[-1]))
     common = dict(window=window, points=int(win.sum()), floor=floor, rms_power=p_rms, rms_exponential=b_rms)
     if p + 3 * p_se > -MIN_DECAY:

@@ -11,7 +11,6 @@ these numbers are labelled ``monte-carlo`` and carry standard errors.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..derive.loss import prove_identity_closed_form
 from ..engines import Arith

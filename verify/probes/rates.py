@@ -7,8 +7,7 @@ K N (D - K) / (4 D eta) tends to a constant in D, while the paper's K D^4 / (eta
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..fits import loglog_slope
 from ..model import make_setting
 from .base import ProbeResult, labels, probe, question_text, regime
 from .interior import interior_run, leading_value
@@ -38,8 +37,8 @@ def run() -> ProbeResult:
                      "T_times_leading": leading_value(s, "loss", STEPS) * STEPS,
                      "ratio_to_leading": nums["per_quantity"]["loss"]["ratio_to_leading_term_at_T"]})
         regimes.append(regime(s, STEPS, "reduced", label=f"D scan, D = {D}"))
-    d_exp = float(np.polyfit(np.log(D_SCAN), np.log([r["T_times_loss"] for r in scan]), 1)[0])
-    d_exp_lead = float(np.polyfit(np.log(D_SCAN), np.log([r["T_times_leading"] for r in scan]), 1)[0])
+    d_exp = loglog_slope(D_SCAN, [r["T_times_loss"] for r in scan])[0]
+    d_exp_lead = loglog_slope(D_SCAN, [r["T_times_leading"] for r in scan])[0]
     worst = max(abs(n["fitted_exponent"] - n["predicted_exponent"]) for lab in numbers for n in numbers[lab].values())
     table = "; ".join(f"{lab}: " + ", ".join(f"{q} {numbers[lab][q]['fitted_exponent']:.3f}" for q in numbers[lab])
                       for lab in numbers)

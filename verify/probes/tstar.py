@@ -9,10 +9,9 @@ Family A keeps K = 2 (and eta, ||V*||) fixed; family B has K = D/2. The probe fi
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..engines import Arith
 from ..engines.reduced import ReducedState
+from ..fits import loglog_slope
 from ..model import make_setting
 from .base import ProbeResult, classify_series, fits_json, labels, probe, question_text, regime, run_series
 from .interior import leading_value
@@ -45,7 +44,7 @@ def t_track(s, horizon: int):
 
 
 def slope(D, T) -> float:
-    return float(np.polyfit(np.log(D), np.log(T), 1)[0])
+    return loglog_slope(D, T)[0]
 
 
 @probe("tstar", (9,), "T* ~ K D / (2 eta ||V*||^2): linear in D at fixed K, quadratic only when K ~ D")
