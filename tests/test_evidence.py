@@ -1,0 +1,81 @@
+"""The one verdict rule (verify.evidence.decide): each branch, reached from records that could say otherwise."""
+import math
+
+import numpy as np
+import pytest
+
+from verify.evidence import Scope, compare, covered, decide, finite, record
+
+ALL_DIMS = Scope(dims="all", sigma=("identity", "erf"), horizon="all")
+SMALL = Scope(dims=("M=2 d=2 D=3 N=2 K=2",), sigma=("identity", "erf"), horizon="all")
+T150 = Scope(dims=("D=8 K=2",), sigma=("identity",), horizon=150)
+TH = {"value": 1e-12, "why": "float64 rounding"}
+
+
+def test_proved_needs_the_whole_scope():
+    ident = record("matrix calculus", "symbolic", Scope("all", ("identity",), "all", "all"), "ok", True)
+    erf = record("generic kernel", "symbolic", Scope("all", ("erf",), "all", "all"), "ok", True)
+    assert decide([ident], ALL_DIMS).verdict == "certified"          # erf not covered
+    assert decide([ident, erf], ALL_DIMS).verdict == "proved"
+    small = record("explicit dims", "symbolic", SMALL, "ok", True)
+    d = decide([small], ALL_DIMS)
+    assert d.verdict == "certified" and "checked at dimensions" in d.scope
+    assert decide([ident, erf], ALL_DIMS).scope.startswith("all dimensions")
+
+
+def test_numerics_support_and_arb_certifies():
+    f = record("float64 run", "float64", T150, "ok", True, threshold=TH)
+    a = record("arb run", "arb", T150, "ok", True, threshold={"value": 0, "why": "balls above 0"})
+    assert decide([f], ALL_DIMS).verdict == "supported"
+    assert decide([f, a], ALL_DIMS).verdict == "certified"
+
+
+def test_refutation_needs_replay_and_a_longer_horizon():
+    with pytest.raises(ValueError):
+        record("run", "float64", T150, "bad", False, threshold=TH)               # no replay command
+    bad = record("run", "float64", T150, "bad", False, threshold=TH, replay="verify run ...")
+    assert decide([bad], ALL_DIMS).verdict == "inconclusive"                   # not replayed
+    ok = record("run", "float64", T150, "bad", False, threshold=TH, replay="verify run ...",
+                replay_check={"horizon": 1500, "holds": False})
+    proof = record("proof", "symbolic", Scope(), "ok", True)
+    assert decide([proof, ok], ALL_DIMS).verdict == "refuted"
+    gone = record("run", "float64", T150, "bad", False, threshold=TH, replay="verify run ...",
+                  replay_check={"horizon": 1500, "holds": True})
+    assert decide([gone], ALL_DIMS).verdict == "inconclusive"
+
+
+def test_outside_and_context_never_decide():
+    out = record("random init", "float64", T150, "fails there", False, role="outside", replay="x")
+    assert decide([out], ALL_DIMS).verdict == "inconclusive"
+    with pytest.raises(ValueError):
+        record("note", "float64", T150, "x", True, role="context")
+
+
+def test_failed_measurement_is_inconclusive():
+    f = record("run", "float64", T150, "ok", True, threshold=TH)
+    miss = record("T* for D = 64", "float64", T150, "not reached", None, role="failed")
+    assert decide([f, miss], ALL_DIMS).verdict == "inconclusive"
+    und = record("run", "float64", T150, "nan", None)
+    assert decide([f, und], ALL_DIMS).verdict == "inconclusive"
+
+
+def test_holds_has_one_type():
+    with pytest.raises(TypeError):
+        record("x", "symbolic", Scope(), "r", "True")
+    assert record("x", "symbolic", Scope(), "r", np.bool_(True))["holds"] is True
+
+
+def test_non_finite_never_holds():
+    assert compare(float("nan"), "<=", 1.0) is None
+    assert compare(math.inf, ">", 0) is None
+    assert compare(np.array([0.1, np.nan]), "<", 1) is None
+    assert compare(0.5, "<=", 1.0) is True and compare(2.0, "<=", 1.0) is False
+    assert not finite([1.0, float("inf")])
+
+
+def test_coverage_by_union():
+    a = Scope("all", ("identity",), "all", "all")
+    b = Scope("all", ("erf",), "all", 100)
+    assert not covered([a, b], ALL_DIMS)
+    assert covered([a, Scope("all", ("erf",), "all", "all")], ALL_DIMS)
+    assert Scope.from_dict(ALL_DIMS.as_dict()) == ALL_DIMS

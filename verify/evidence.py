@@ -1,0 +1,259 @@
+"""Evidence records, their scopes, and the one rule that turns them into a verdict.
+
+No verdict in this toolkit is written by hand. A claim (lemmas/), a probe (verify.probes) or a
+built-in part of ``verify all`` returns a list of evidence records made by :func:`record`, and
+:func:`decide` derives the verdict, the scope it covers and the reason from them:
+
+  refuted       a record inside the statement's hypotheses found a counterexample, with a replay
+                command; a numeric counterexample must also have replayed to the same conclusion at
+                a longer horizon (``replay_check``)
+  inconclusive  a counterexample that did not replay, a measurement that failed or could not
+                decide (NaN, not reached, ...), or no record that bears on the statement
+  proved        exact records (SymPy identities, SMT decisions) whose scopes together cover the
+                statement's whole scope (every dimension, sigma, convention and t it speaks of)
+  certified     exact or rigorous-enclosure (Arb) records confirm it, over the finite scope they
+                state (e.g. "checked at dimensions {...}", "t <= 150")
+  supported     only numerics (float64, mpmath, Monte Carlo) confirm it, with no counterexample
+
+Example::
+
+    >>> s = Scope(dims="all", sigma=("identity",), horizon="all")
+    >>> ev = [record("matrix calculus", "symbolic", s, "dL/dW_P = 0", True)]
+    >>> decide(ev, s).verdict
+    'proved'
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+
+VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
+KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo")
+PROOF_KINDS = ("symbolic", "smt")       # exact: an identity simplified to 0, a formula an SMT solver decided
+RIGOROUS_KINDS = PROOF_KINDS + ("arb",)  # ... or a rigorous enclosure over a finite range
+# test: bears on the statement, inside its hypotheses (True confirms, False refutes, None undecided);
+# outside: run outside the statement's hypotheses: reported with what it found, never decides;
+# context: informative only (an interpretation, a closed form), holds must be None;
+# failed: a measurement that could not be made (holds None): the verdict is at most inconclusive.
+ROLES = ("test", "outside", "context", "failed")
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a statement speaks of, or what a record covers.
+
+    Each field is ``"all"`` or a tuple of the values covered: ``dims`` as labels such as
+    ``"M=2 d=2 D=3 N=2 K=2"``, ``sigma`` as specs, ``conventions`` as labels (``"reference"``);
+    ``horizon`` is ``"all"`` (every t) or the last step covered.
+    """
+
+    dims: str | tuple = ALL
+    sigma: str | tuple = ALL
+    conventions: str | tuple = ALL
+    horizon: str | int = ALL
+
+    def __post_init__(self):
+        for name in ("dims", "sigma", "conventions"):
+            v = getattr(self, name)
+            if isinstance(v, (list, set, frozenset)):
+                object.__setattr__(self, name, tuple(sorted(map(str, v))))
+            elif isinstance(v, str) and v != ALL:
+                object.__setattr__(self, name, (v,))
+            elif not (v == ALL or isinstance(v, tuple)):
+                raise TypeError(f"Scope.{name} must be 'all' or a tuple, not {v!r}")
+        h = self.horizon
+        if not (h == ALL or (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and h >= 0)):
+            raise TypeError(f"Scope.horizon must be 'all' or a step count >= 0, not {h!r}")
+        if isinstance(h, np.integer):
+            object.__setattr__(self, "horizon", int(h))
+
+    def covers(self, other: "Scope") -> bool:
+        """Whether every point of ``other`` lies in this scope."""
+        for name in ("dims", "sigma", "conventions"):
+            a, b = getattr(self, name), getattr(other, name)
+            if a != ALL and (b == ALL or not set(b) <= set(a)):
+                return False
+        a, b = self.horizon, other.horizon
+        return a == ALL or (b != ALL and b <= a)
+
+    def atoms(self) -> list["Scope"]:
+        """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole)."""
+        vals = [getattr(self, n) if getattr(self, n) == ALL else [(x,) for x in getattr(self, n)]
+                for n in ("dims", "sigma", "conventions")]
+        return [Scope(d, s, c, self.horizon) for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
+
+    @property
+    def exhaustive(self) -> bool:
+        """Every dimension and every t: what "proved for all dimensions" needs."""
+        return self.dims == ALL and self.horizon == ALL
+
+    def label(self) -> str:
+        """How the scope reads in every output: "all dimensions" and "checked at dimensions {...}"
+        never look alike."""
+        dims = "all dimensions" if self.dims == ALL else "checked at dimensions {" + "; ".join(self.dims) + "}"
+        sig = "every sigma" if self.sigma == ALL else "sigma in {" + ", ".join(self.sigma) + "}"
+        conv = "every convention" if self.conventions == ALL else "conventions {" + ", ".join(self.conventions) + "}"
+        hor = "all t" if self.horizon == ALL else f"t <= {self.horizon}"
+        return ", ".join((dims, sig, conv, hor))
+
+    def as_dict(self) -> dict:
+        enc = lambda v: v if v == ALL else list(v)  # noqa: E731
+        return {"dims": enc(self.dims), "sigma": enc(self.sigma), "conventions": enc(self.conventions),
+                "horizon": self.horizon, "label": self.label()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Scope":
+        dec = lambda v: v if v == ALL else tuple(v)  # noqa: E731
+        return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"])
+
+
+def covered(scopes: list[Scope], target: Scope) -> bool:
+    """Whether the union of ``scopes`` covers ``target`` (each of its atoms lies in one scope)."""
+    return all(any(s.covers(a) for s in scopes) for a in target.atoms())
+
+
+def _as_holds(holds):
+    """True / False / None, nothing else (numpy booleans are converted; strings are an error)."""
+    if holds is None or isinstance(holds, bool):
+        return holds
+    if isinstance(holds, np.bool_):
+        return bool(holds)
+    raise TypeError(f"holds must be True, False or None, not {holds!r} ({type(holds).__name__})")
+
+
+def record(route: str, kind: str, scope: Scope, result: str, holds, *, role: str = "test",
+           threshold: dict | None = None, replay: str | None = None, replay_check: dict | None = None,
+           **data) -> dict:
+    """One evidence record (a JSON-ready dict), validated.
+
+    ``holds``: True (confirms), False (a counterexample), None (undecided or informative).
+    ``threshold``: ``{"value": ..., "why": "..."}``, required when a non-exact route decides by a
+    comparison (which bound, and why that bound). ``replay``: the command that reproduces a
+    counterexample (required with holds = False). ``replay_check``: ``{"horizon": H, "holds": ...}``,
+    the same check re-run at a longer horizon (a numeric counterexample refutes only if it replays).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"evidence kind must be one of {KINDS}, not {kind!r}")
+    if role not in ROLES:
+        raise ValueError(f"evidence role must be one of {ROLES}, not {role!r}")
+    if not isinstance(scope, Scope):
+        raise TypeError(f"scope must be a Scope, not {type(scope).__name__}")
+    holds = _as_holds(holds)
+    if role in ("context", "failed") and holds is not None:
+        raise ValueError(f"a {role} record has holds = None, not {holds!r}")
+    if role == "test" and holds is not None and kind not in PROOF_KINDS:
+        if not (isinstance(threshold, dict) and "value" in threshold and threshold.get("why")):
+            raise ValueError(f"{route!r}: a {kind} record that decides needs threshold={{'value', 'why'}}")
+    if role == "test" and holds is False and not replay:
+        raise ValueError(f"{route!r}: a counterexample needs a replay command")
+    if replay_check is not None:
+        if not (isinstance(replay_check, dict) and "horizon" in replay_check and "holds" in replay_check):
+            raise ValueError("replay_check must be {'horizon': H, 'holds': True/False/None, ...}")
+        replay_check = dict(replay_check, holds=_as_holds(replay_check["holds"]))
+    out = {"route": route, "kind": kind, "role": role, "scope": scope.as_dict(), "result": result, "holds": holds}
+    if threshold is not None:
+        out["threshold"] = threshold
+    if replay is not None:
+        out["replay"] = replay
+    if replay_check is not None:
+        out["replay_check"] = replay_check
+    return out | data
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A verdict, the scope it covers (as it reads), and why."""
+
+    verdict: str
+    scope: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"verdict": self.verdict, "scope": self.scope, "reason": self.reason}
+
+
+def _scope(rec: dict) -> Scope:
+    return Scope.from_dict(rec["scope"])
+
+
+def _union_label(recs: list[dict]) -> str:
+    seen = []
+    for r in recs:
+        lab = r["scope"]["label"]
+        if lab not in seen:
+            seen.append(lab)
+    return "; ".join(seen)
+
+
+def _refutes(r: dict) -> bool:
+    if r["kind"] in PROOF_KINDS:
+        return True
+    rc = r.get("replay_check")
+    return isinstance(rc, dict) and rc.get("holds") is False
+
+
+def decide(records: list[dict], statement: Scope) -> Decision:
+    """The verdict the records allow for a statement of scope ``statement`` (module docstring)."""
+    for r in records:
+        if r.get("role") not in ROLES or r.get("kind") not in KINDS or "scope" not in r:
+            raise ValueError(f"not an evidence record (use verify.evidence.record): {r!r}")
+        _as_holds(r.get("holds"))
+    tests = [r for r in records if r["role"] == "test"]
+    counter = [r for r in tests if r["holds"] is False]
+    refuting = [r for r in counter if _refutes(r)]
+    if refuting:
+        first = refuting[0]
+        return Decision("refuted", _union_label(refuting), f"{first['route']}: {first['result']} "
+                        f"(replay: {first['replay']})")
+    if counter:
+        first = counter[0]
+        return Decision("inconclusive", _union_label(counter),
+                        f"a counterexample did not replay at a longer horizon: {first['route']}: {first['result']}")
+    undecided = [r for r in records if r["role"] == "failed" or (r["role"] == "test" and r["holds"] is None)]
+    if undecided:
+        first = undecided[0]
+        return Decision("inconclusive", _union_label(undecided),
+                        f"a measurement failed or could not decide: {first['route']}: {first['result']}")
+    confirming = [r for r in tests if r["holds"] is True]
+    proofs = [r for r in confirming if r["kind"] in PROOF_KINDS]
+    if proofs and covered([_scope(r) for r in proofs], statement):
+        return Decision("proved", statement.label(), "exact proofs cover the statement: "
+                        + "; ".join(r["route"] for r in proofs))
+    rigorous = [r for r in confirming if r["kind"] in RIGOROUS_KINDS]
+    if rigorous:
+        return Decision("certified", _union_label(rigorous), "exact or rigorous enclosures over a finite scope: "
+                        + "; ".join(r["route"] for r in rigorous))
+    if confirming:
+        return Decision("supported", _union_label(confirming), "numerics agree, no counterexample: "
+                        + "; ".join(r["route"] for r in confirming))
+    return Decision("inconclusive", statement.label(), "no record inside the statement's hypotheses decides it")
+
+
+def finite(*values) -> bool:
+    """Whether every value (numbers or arrays of them) is a finite real number."""
+    for v in values:
+        a = np.asarray(v, dtype=float)
+        if not np.all(np.isfinite(a)):
+            return False
+    return True
+
+
+def compare(x, op: str, bound) -> bool | None:
+    """``x op bound`` as True / False, or None when either side is NaN or infinite.
+
+    Every numeric 'holds' goes through here (or :func:`finite`), so a NaN or an overflow never
+    counts as the property holding: ``worst > x`` style loops silently skip NaN, this does not.
+    """
+    if not finite(x, bound):
+        return None
+    x, bound = np.asarray(x, dtype=float), np.asarray(bound, dtype=float)
+    res = {"<": x < bound, "<=": x <= bound, ">": x > bound, ">=": x >= bound}[op]
+    return bool(np.all(res))
+
+
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "covered", "record",
+           "Decision", "decide", "finite", "compare"]
