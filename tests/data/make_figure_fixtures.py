@@ -1,0 +1,94 @@
+"""Regenerate tests/data/figures/*.json: real part results, trimmed, for tests/test_figures.py.
+
+    PYTHONPATH=. python tests/data/make_figure_fixtures.py            # runs the parts (ci profile)
+    PYTHONPATH=. python tests/data/make_figure_fixtures.py /tmp/figures   # or reads saved results NAME.json
+
+Each result is what ``verify probe NAME --json`` prints (or verify.pipeline.run_convergence /
+run_attention return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
+first steps and the last one kept) and numbers rounded to 7 significant digits, so the fixtures stay
+small while keeping the features the figures show (exactly coinciding curves stay coinciding, zeros stay
+zeros, the float64 floor of d-eq-k stays).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+POINTS = 28
+OUT = Path(__file__).parent / "figures"
+BUILTIN = ("convergence", "attention")
+
+
+def keep_indices(steps: list, points: int = POINTS) -> list[int]:
+    """Indices of about ``points`` steps, log-spaced in the step value, plus the first and the last."""
+    n = len(steps)
+    if n <= points:
+        return list(range(n))
+    top = max(float(s) for s in steps)
+    keep = {0, 1, 2, n - 1}
+    for k in range(points):
+        target = top ** (k / (points - 1)) if top > 1 else 0
+        keep.add(min(range(n), key=lambda i: abs(float(steps[i]) - target)))
+    return sorted(keep)
+
+
+def cut(obj, n: int, idx: list[int]):
+    """Every list of length ``n`` inside ``obj`` (the step axis) restricted to ``idx``."""
+    if isinstance(obj, list) and len(obj) == n:
+        return [obj[i] for i in idx]
+    if isinstance(obj, dict):
+        return {k: cut(v, n, idx) for k, v in obj.items()}
+    return obj
+
+
+def trim(obj):
+    """Find dicts with a step axis ("step" or "steps") and cut everything under them along it."""
+    if isinstance(obj, dict):
+        xkey = next((k for k in ("step", "steps") if isinstance(obj.get(k), list) and len(obj[k]) > POINTS), None)
+        if xkey:
+            n = len(obj[xkey])
+            return cut(obj, n, keep_indices(obj[xkey]))
+        return {k: trim(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [trim(v) for v in obj]
+    return obj
+
+
+def rounded(obj):
+    if isinstance(obj, float) and math.isfinite(obj):
+        return float(f"{obj:.7g}")
+    if isinstance(obj, dict):
+        return {k: rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [rounded(v) for v in obj]
+    return obj
+
+
+def results(src: str | None) -> dict:
+    from verify import pipeline
+    names = list(BUILTIN) + pipeline.probe_names()
+    out = {}
+    for name in names:
+        if src:
+            out[name] = json.loads((Path(src) / f"{name}.json").read_text())
+        elif name == "convergence":
+            out[name] = pipeline.run_convergence("", "ci")
+        elif name == "attention":
+            out[name] = pipeline.run_attention("", "ci")
+        else:
+            out[name] = pipeline.run_probe(name, "ci")
+        out[name] = json.loads(json.dumps(pipeline._finite(json.loads(json.dumps(out[name], default=str)))))
+    return out
+
+
+def main(argv: list[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, res in results(argv[1] if len(argv) > 1 else None).items():
+        (OUT / f"{name}.json").write_text(json.dumps(rounded(trim(res)), ensure_ascii=False, separators=(",", ":")))
+        print(name, (OUT / f"{name}.json").stat().st_size, "bytes")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
