@@ -341,3 +341,25 @@ def test_coincide_is_exact_up_to_round_off():
     a = [1.0, 0.5, 0.25]
     assert coincide([a, list(a)])
     assert not coincide([a, [1.0, 0.5, 0.2500001]])
+
+
+def test_a_note_never_collides_with_the_legend():
+    from verify.report.figures_base import figure_legend, note
+    for order in ("note first", "legend first"):
+        fig, axes = new_figure(2)
+        for ax in axes[0]:
+            ax.plot([1, 2], [1, 2], label="a line")
+            ax.set_title("t")
+        if order == "note first":
+            note(fig, "a remark " * 40)
+            figure_legend(fig, axes[0])
+        else:
+            figure_legend(fig, axes[0])
+            note(fig, "a remark " * 40)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        r = canvas.get_renderer()
+        (leg,) = fig.legends
+        assert "a remark" in leg.get_title().get_text()          # the note heads the legend, in its box
+        assert not (fig._supxlabel and fig._supxlabel.get_text())
+        assert not any(leg.get_window_extent(r).overlaps(ax.get_window_extent(r)) for ax in axes[0])

@@ -275,8 +275,13 @@ def figure_legend(fig, axes, ncols: int | None = None, title: str | None = None)
     if not seen:
         return
     n = ncols or min(len(seen), 4)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=n, fontsize=8, title=title,
-               title_fontsize=8, frameon=False)
+    leg = fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=n, fontsize=8, title=title,
+                     title_fontsize=8, frameon=False)
+    sup = getattr(fig, "_supxlabel", None)
+    if sup is not None and sup.get_gid() == "note":      # a note written before the legend: move it into it
+        leg.set_title(sup.get_text(), prop={"size": 8.5, "style": "italic"})
+        leg.get_title().set_gid("note")
+        sup.set_text("")
 
 
 def axes_legend_right(ax, fontsize: int = 7) -> None:
