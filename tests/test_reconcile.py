@@ -320,3 +320,11 @@ def test_reconcile_part_ci_end_to_end():
     assert res["verdict"] == "refuted" and res["verdicts"]["numerics_agree"]["verdict"] == "supported"
     png, caption = convention_figure(res)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and "D^4" in caption
+
+
+def test_unrealisable_convention_is_reported_not_run():
+    from verify import reconcile as rc
+    out = rc.realise({"N": Fraction(5, 2), "g": Fraction(0), "h": Fraction(0)})
+    assert out["ok"] is False and "not an integer" in out["why"]
+    res = rc.confirm({"N": Fraction(5, 2), "g": Fraction(0), "h": Fraction(0)}, {}, "ci")
+    assert res["ran"] is False and res["evidence"][0]["role"] == "failed"

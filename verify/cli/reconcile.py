@@ -32,14 +32,15 @@ def _text(res: dict) -> list[str]:
         out.append(f"    stability: {s['stability']['note']}")
         num = s["numerics"]
         if s["fits"]:
-            out.append(f"    GD at T = {num['T']}, D = {num['Ds'][0]}..{num['Ds'][-1]}: fitted D-exponents "
+            out.append(f"    GD at T = {num['T']}, D = {num['Ds'][0]}..{num['Ds'][-1]}: fitted D-exponents of q / (1 - K/D)^kappa "
                        + ", ".join(f"{q} {s['fits'][q]:.3f} +- {s['fit_errors'][q]:.3f} (target {s['d_exponents'][q]})"
                                    for q in ("loss", "s_err", "w_err"))
                        + ("; all agree" if num.get("all_agree") else "; NOT all agree"))
             tm = num.get("tstar_measured", {}).get("fit")
             if tm:
                 out.append(f"    T* measured (D = {num['tstar_measured']['fit_over_D']}): exponent {tm['slope']:.2f} "
-                           f"+- {tm['error']:.2f} (local {', '.join(f'{x:.2f}' for x in tm['local_exponents'])})")
+                           f"+- {tm['error']:.2f} (local {', '.join(f'{x:.2f}' for x in tm['local_exponents'])})"
+                           + ("; set by the W_X relaxation, not by T*" if num["tstar_measured"]["alpha_limited"] else ""))
         else:
             out.append(f"    numerics: {num.get('why')}")
     t = res["tstar"]

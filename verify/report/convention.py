@@ -80,7 +80,10 @@ def convention_figure(result: dict):
                f"Its T* grows like D^{s['tstar_exponent']}, not D^{tst.get('claimed_exponent') or '2'}: the rates and "
                f"T* {'can' if tst.get('rates_and_tstar_hold_together') else 'cannot'} hold together in this family. "
                "Under the reference convention the exponents are "
-               + ", ".join(ref["d_exponents"].get(q, "–") for q, _ in GROUPS) + ".")
+               + ", ".join(ref["d_exponents"].get(q, "–") for q, _ in GROUPS) + ". T* fits: the first T with "
+               "u⁻² ≥ 2 u0⁻² (u the off-support attention mass)"
+               + ("; the reference's is set by the W_X relaxation, which also grows like D."
+                  if (ref.get("tstar_measured") or {}).get("alpha_limited") else "."))
     else:
         cap = (f"No convention N = n D^a, g = η g0 D^b, h = h0 D^c reproduces the claimed exponents ({result.get('status')}); "
                "reference convention: " + ", ".join(ref["d_exponents"].get(q, "–") for q, _ in GROUPS) + ".")
