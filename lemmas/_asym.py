@@ -23,7 +23,7 @@ def subs_of(s) -> dict:
 
 def reference_ok(s) -> bool:
     """leading_terms() is derived for identity, summed loss, v = 1, lambda = 1, eta_V = eta_KQ, 0 < K < D."""
-    return (s.sigma.name == "identity" and s.loss == "sum" and s.law.var == 1 and s.p_lambda == 1
+    return (s.sigma.name == "identity" and s.loss == "sum" and s.law.var == 1 and s.p_lambda == 1 and s.beta == 1
             and s.eta_v == s.eta_kq and 0 < s.K < s.D)
 
 

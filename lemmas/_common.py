@@ -22,10 +22,10 @@ from verify.model import make_setting
 _FLAGS = [("M", "--M"), ("d", "--d"), ("eta_v", "--eta"), ("eta_kq", "--eta-kq"), ("seed", "--seed"),
           ("sigma", "--sigma"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
           ("noise_sd", "--noise-sd"), ("loss", "--loss"), ("p_kind", "--p-kind"),
-          ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("init", "--init"),
+          ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("beta", "--beta"), ("init", "--init"),
           ("init_scale", "--init-scale"), ("relu_at_zero", "--relu-at-zero")]
 _DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "law": "gaussian", "law_mean": "0", "law_var": "1",
-             "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1",
+             "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1", "beta": "1",
              "init": "zero", "init_scale": "0", "relu_at_zero": "radial"}
 
 
@@ -119,7 +119,7 @@ def reduced_float64(s, steps: int, checkpoints=None) -> Series:
     (default: every step). The same step as verify.engines.reduced.ReducedState.step."""
     require_reducible(s)
     fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
-    P = tuple(float(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda))
+    P = tuple(float(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda, s.beta))
     vns = [float(x) for x in s.row_norm2()]
     fa, fi, fl, fs, fp = fn.step_alpha, fn.step_delta_inc, fn.row_loss, fn.s_err2, fn.p
     cps = np.arange(steps + 1) if checkpoints is None else np.array(sorted(set(int(c) for c in checkpoints)))

@@ -21,6 +21,10 @@ REGIMES = {
     "k-zero": dict(D=5, K=0, M=2, d=2, preset="sts", vstar_norm="2", eta="0.3"),
     "mean-loss-lambda": dict(D=6, K=3, M=2, d=2, preset="cnn", vstar_norm="2", eta="0.5", eta_kq="0.8", loss="mean",
                              p_lambda="4", noise_sd="0.1", law_var="2"),
+    # logit temperature beta != 1 (with lambda != 1 and eta_KQ != eta_V): the reduced delta step's beta^2 against
+    # the full engine's logits beta P^T W_KQ P
+    "beta-temperature": dict(D=6, K=2, M=2, d=2, preset="gcn", vstar_norm="1.5", eta="0.2", eta_kq="0.3",
+                             p_lambda="4", beta="7/4"),
 }
 
 

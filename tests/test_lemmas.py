@@ -141,7 +141,7 @@ def test_delta_threshold_against_finite_differences():
     from lemmas._common import regime
     s = regime("sts", 8, 2, vstar_norm="16")
     fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
-    P = tuple(float(x) for x in (s.D, s.K, s.N, 1, 1, s.eta_v, s.eta_kq, 1))
+    P = tuple(float(x) for x in (s.D, s.K, s.N, 1, 1, s.eta_v, s.eta_kq, 1, 1))
     vn = float(s.row_norm2()[0])
     r = lambda a, d: fn.row_loss(a, vn, d, *P)  # noqa: E731
     best = 0.0

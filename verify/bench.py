@@ -110,7 +110,8 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
     W = a0 * V
     grad_f = codegen.lambdify(ARGS, reduced(s.sigma, case_of(s.K, s.D)).dr_dalpha, "numpy")
     vn = [float(x) for x in s.row_norm2()]
-    P = (s.D, s.K, s.N, float(s.law.var), float(s.loss_scale), float(s.eta_v), float(s.eta_kq), float(s.p_lambda))
+    P = (s.D, s.K, s.N, float(s.law.var), float(s.loss_scale), float(s.eta_v), float(s.eta_kq), float(s.p_lambda),
+         float(s.beta))
     exact = lambda: np.array([grad_f(a0, v, d0, *P) / v for v in vn])[:, None] * V  # noqa: E731
     g = exact()
     t_exact = rate(lambda n: [exact() for _ in range(n)], 0.1, 3, 10)["steps_per_s"]

@@ -15,6 +15,7 @@ COMMANDS = [
     ("bench", "bench_cmd"),
     ("all", "all_cmd"),
     ("report", "report_cmd"),
+    ("reconcile", "reconcile_cmd"),
 ]
 
 

@@ -31,6 +31,8 @@ SETTING_OPTIONS = [
                  show_default=True),
     click.option("--p-structure", type=click.Choice(["orthogonal", "general"]), default="orthogonal", show_default=True),
     click.option("--p-lambda", default="1", show_default=True, help="P^T P = lambda I"),
+    click.option("--beta", default="1", show_default=True,
+                 help="logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)"),
     click.option("--init", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
     click.option("--init-scale", default="0", show_default=True),
     click.option("--relu-at-zero", type=click.Choice(["radial", "error"]), default="radial", show_default=True),
@@ -38,7 +40,7 @@ SETTING_OPTIONS = [
 ]
 
 SETTING_KEYS = ("D", "K", "N", "M", "d", "eta", "eta_kq", "supports", "preset", "vstar", "vstar_norm", "seed",
-                "sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda",
+                "sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
                 "init", "init_scale", "relu_at_zero", "freeze_wp")
 
 

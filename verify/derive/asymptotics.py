@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..model.sigma import Sigma
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, T, alpha, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
+from .symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
 
 u = sp.Symbol("u", positive=True)
 
@@ -24,7 +24,7 @@ u = sp.Symbol("u", positive=True)
 def slow_manifold() -> dict:
     """alpha*(u), the cubic coefficient c of Delta u, and the leading coefficients in u."""
     red = reduced(Sigma("identity"), "interior")
-    ref = {var: 1, c_loss: 1, lam: 1, eta_kq: eta, eta_v: eta}
+    ref = {var: 1, c_loss: 1, lam: 1, beta: 1, eta_kq: eta, eta_v: eta}
     # identity: r_m is proportional to vn_m, so summing rows replaces vn by ||V*||_F^2.
     r_tot = red.r.subs(ref).subs(vn, vnorm**2)
     E_u = (D - K) * (1 - u) / (K * u)             # e^delta as a function of u

@@ -4,11 +4,13 @@ On the set {W_X = diag(alpha) V*, W_P = 0, every column of S two-valued on/off i
 (invariant under GD: verify.derive.reduction proves it), each column of S is
 s_on = e^delta / Z, s_off = 1 / Z, Z = K e^delta + D - K, and the loss is a sum over rows of
 r_m(alpha_m, delta) = c_L * (N / 2) * ell(v alpha^2 vn_m ||s||^2, v alpha vn_m <s, s*>, v vn_m ||s*||^2, 0, 0).
-GD in the full parameters then reads (with lambda from P^T P = lambda I):
+GD in the full parameters then reads (with lambda from P^T P = lambda I, beta the logit temperature):
   alpha_m <- alpha_m - eta_V * (d r_m / d alpha_m) / vn_m                       (from (3.3))
-  delta   <- delta - eta_KQ * lambda^2 * D / (N K (D - K)) * sum_m d r_m / d delta   (from (3.4))
+  delta   <- delta - eta_KQ * lambda^2 * beta^2 * D / (N K (D - K)) * sum_m d r_m / d delta   (from (3.4))
 because grad_{w_m} L = (d r_m/d alpha)/vn_m * v*_m, and the logit gradient of a two-valued column has
-on/off values g_on, g_off with K g_on + (D - K) g_off = 0 and d L/d delta_j = K g_on.
+on/off values g_on, g_off with K g_on + (D - K) g_off = 0 and d L/d delta_j = K g_on. The logits
+beta P^T W_KQ P are linear in W_KQ with factor beta (P^T P = lambda I): the gap moves by beta^2 lambda^2
+eta_KQ times the logit gradient, so eta_KQ, lambda and beta enter only through g = eta_KQ lambda^2 beta^2.
 For K = 0 and K = D the logit gradient vanishes identically (S stays uniform) and delta is frozen.
 """
 from __future__ import annotations
@@ -85,10 +87,10 @@ def reduced_step_exprs(sigma: Sigma, case: str):
     """(alpha_next, per-row delta increment) as expressions; the delta update sums the increment over rows.
 
     alpha_next = alpha - eta_V * dr/dalpha / vn
-    delta_next = delta + sum_m inc_m,  inc_m = -eta_KQ * lambda^2 * delta_factor * dr_m/ddelta
+    delta_next = delta + sum_m inc_m,  inc_m = -eta_KQ * lambda^2 * beta^2 * delta_factor * dr_m/ddelta
     """
-    from .symbols import eta_kq, eta_v, lam
+    from .symbols import beta, eta_kq, eta_v, lam
     red = reduced(sigma, case)
     a_next = alpha - eta_v * red.dr_dalpha / vn
-    inc = -eta_kq * lam**2 * red.delta_factor * red.dr_ddelta
+    inc = -eta_kq * lam**2 * beta**2 * red.delta_factor * red.dr_ddelta
     return a_next, inc

@@ -105,7 +105,9 @@ def thresholds_at(setting) -> dict:
     """The thresholds at one setting's exact parameters (SymPy numbers; eta_delta is irrational)."""
     th = loss_thresholds()
     vals = {D: setting.D, K: setting.K, N: setting.N, c_loss: sp.Rational(setting.loss_scale),
-            var: sp.Rational(setting.law.var), lam: sp.Rational(setting.p_lambda),
+            var: sp.Rational(setting.law.var),
+            # lambda and beta enter the delta block only as (lambda beta)^2 (verify.derive.reduced)
+            lam: sp.Rational(setting.p_lambda) * sp.Rational(setting.beta),
             vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2()))}
     a = sp.nsimplify(th["eta_alpha"].subs(vals))
     dl = sp.simplify(th["eta_delta"].subs(vals))

@@ -14,5 +14,6 @@ vn = sp.Symbol("vn", positive=True)            # ||v*_m||^2 of one row
 D, K, N, M = sp.symbols("D K N M", positive=True, integer=True)
 eta, eta_v, eta_kq, T = sp.symbols("eta eta_V eta_KQ T", positive=True)
 var, lam = sp.symbols("v lambda", positive=True)  # entry variance; P^T P = lambda I
+beta = sp.Symbol("beta", positive=True)          # logit temperature: logits beta P^T W_KQ p_q
 c_loss = sp.Symbol("c_L", positive=True)          # 1 (sum) or 1/(M N) (mean)
 vnorm = sp.Symbol("vnorm", positive=True)        # ||V*||_F

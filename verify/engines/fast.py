@@ -35,7 +35,7 @@ from .trajectory import Record, Trajectory, checkpoint_steps
 _LAM = sp.Symbol("lam_", positive=True)          # 'lambda' is a Python keyword
 _ARGS = tuple(_LAM if a is lam else a for a in ARGS)
 _ARGNAMES = ", ".join(str(a) for a in _ARGS)
-_CALL = "a, vn_m, d, P[0], P[1], P[2], P[3], P[4], P[5], P[6], P[7]"
+_CALL = "a, vn_m, d, P[0], P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8]"
 
 # The driver: the batch loop (regimes x checkpoints x steps). Per step, as in ReducedState.step:
 # alpha_m' = step(alpha_m, delta), delta' = delta + sum_m inc_m (all rows read the old delta).
@@ -154,7 +154,7 @@ def load(path: str) -> FastResult:
 
 def _params(s: Setting):
     f = float
-    return [f(s.D), f(s.K), f(s.N), f(s.law.var), f(s.loss_scale), f(s.eta_v), f(s.eta_kq), f(s.p_lambda)]
+    return [f(s.D), f(s.K), f(s.N), f(s.law.var), f(s.loss_scale), f(s.eta_v), f(s.eta_kq), f(s.p_lambda), f(s.beta)]
 
 
 def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, digits: float | None = None) -> FastResult:

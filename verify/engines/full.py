@@ -72,6 +72,7 @@ class FullState:
         self.zero, self.one = n(0), n(1)
         self.var, self.mu, self.c = n(s.law.var), n(s.law.mean), n(s.loss_scale)
         self.eta_v, self.eta_kq = n(s.eta_v), n(s.eta_kq)
+        self.beta = n(s.beta)
         self.kf = kernel_functions(s.sigma, ar.backend, s.K == 0)
         self.vec = (lambda f, k: np.frompyfunc(f, k, 1)) if obj else (lambda f, k: f)
         self.WX = np.full((s.M, s.d), self.zero, dtype=self.dtype)
@@ -96,8 +97,8 @@ class FullState:
 
     # --- pieces ---------------------------------------------------------------------------
     def attention(self) -> np.ndarray:
-        """S: column j = softmax over keys of the logits P^T W_KQ p_{q(j)}."""
-        logits = (self.P.T @ self.WKQ @ self.P)[:, self.q]
+        """S: column j = softmax over keys of the logits beta P^T W_KQ p_{q(j)} (beta: logit temperature)."""
+        logits = self.beta * (self.P.T @ self.WKQ @ self.P)[:, self.q]
         m = logits.max(axis=0)
         z = logits - m
         e = np.exp(z) if self.dtype is float else np.frompyfunc(mpmath.exp, 1, 1)(z)
@@ -170,7 +171,8 @@ class FullState:
         gLog = S * (gS - (S * gS).sum(0)[None, :])
         G = np.full((s.D, s.D), self.zero, dtype=self.dtype)
         G[:, self.q] = gLog
-        gWKQ = self.P @ G @ self.P.T
+        # logits = beta P^T W_KQ P is linear in W_KQ: d L / d W_KQ = beta P (d L / d logits) P^T
+        gWKQ = self.beta * (self.P @ G @ self.P.T)
         return gWX, gWP, gWKQ
 
     def step(self):

@@ -9,14 +9,14 @@ from functools import lru_cache
 
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
-from ..derive.symbols import D, K, N, alpha, c_loss, delta, eta_kq, eta_v, lam, var, vn
+from ..derive.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
 from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from .arith import Arith
 from .trajectory import Record, Trajectory, checkpoint_steps
 
-ARGS = (alpha, vn, delta, D, K, N, var, c_loss, eta_v, eta_kq, lam)
+ARGS = (alpha, vn, delta, D, K, N, var, c_loss, eta_v, eta_kq, lam, beta)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ class ReducedState:
         self.fn = reduced_functions(s.sigma, case_of(s.K, s.D), ar.backend)
         n = ar.num
         self.vn = [n(x) for x in s.row_norm2()]
-        self.params = (n(s.D), n(s.K), n(s.N), n(s.law.var), n(s.loss_scale), n(s.eta_v), n(s.eta_kq), n(s.p_lambda))
+        self.params = (n(s.D), n(s.K), n(s.N), n(s.law.var), n(s.loss_scale), n(s.eta_v), n(s.eta_kq), n(s.p_lambda),
+                       n(s.beta))
         self.alpha = [n(0)] * s.M if alpha0 is None else [n(a) for a in alpha0]
         self.delta = n(delta0)
         self.step_count = 0

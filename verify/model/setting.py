@@ -50,6 +50,8 @@ class Setting:
     p_structure: str = "orthogonal"
     p_lambda: Fraction = Fraction(1)
     p_matrix: tuple[tuple[Fraction, ...], ...] | None = None
+    # Logit temperature: column j of S is softmax of beta * P^T W_KQ p_{q(j)} (1 = SETTING.md).
+    beta: Fraction = Fraction(1)
     eta_v: Fraction = Fraction(1, 10)
     eta_kq: Fraction = Fraction(1, 10)
     query: tuple[int, ...] = ()
@@ -148,6 +150,7 @@ class Setting:
             "noise_sd": frac_str(self.noise_sd),
             "loss": self.loss,
             "p_kind": self.p_kind, "p_structure": self.p_structure, "p_lambda": frac_str(self.p_lambda),
+            "beta": frac_str(self.beta),
             "eta_v": frac_str(self.eta_v), "eta_kq": frac_str(self.eta_kq),
             "query": list(self.query),
             "init": self.init, "init_scale": frac_str(self.init_scale), "seed": self.seed,
@@ -170,7 +173,7 @@ def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
 def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, supports=None, preset=None,
                  vstar=None, vstar_norm=None, seed=0, sigma="identity", law="gaussian", law_mean="0",
                  law_var="1", noise_sd="0", loss="sum", p_kind="identity", p_structure="orthogonal",
-                 p_lambda="1", p_matrix=None, query=None, init="zero", init_scale="0",
+                 p_lambda="1", p_matrix=None, beta="1", query=None, init="zero", init_scale="0",
                  relu_at_zero="radial", wp_trainable=True, sstar_weights=None) -> Setting:
     """Build and validate a :class:`Setting` from user-level inputs (decimals read exactly).
 
@@ -261,7 +264,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
         vstar_source=source, sstar_weights=sstar_weights,
         sigma=parse_sigma(sigma), law=parse_law(law, law_mean, law_var),
         noise_sd=exact(noise_sd, "noise_sd"), loss=loss, p_kind=p_kind, p_structure=p_structure,
-        p_lambda=exact(p_lambda, "p_lambda"),
+        p_lambda=exact(p_lambda, "p_lambda"), beta=exact(beta, "beta"),
         p_matrix=None if p_matrix is None else tuple(tuple(exact(x, "P entry") for x in r) for r in p_matrix),
         eta_v=eta_v, eta_kq=eta_kq, query=q, init=init, init_scale=exact(init_scale, "init_scale"),
         seed=seed, relu_at_zero=relu_at_zero, wp_trainable=bool(wp_trainable), preset=preset)
@@ -284,6 +287,8 @@ def validate(s: Setting) -> Setting:
     check_choice("relu_at_zero", s.relu_at_zero, RELU_AT_ZERO)
     if s.p_lambda <= 0:
         raise InvalidParameter("p_lambda", frac_str(s.p_lambda), "must be > 0 (P^T P = lambda I)")
+    if s.beta <= 0:
+        raise InvalidParameter("beta", frac_str(s.beta), "must be > 0 (the logit temperature: logits beta P^T W_KQ p_q)")
     if s.init == "random" and s.init_scale <= 0:
         raise InvalidParameter("init_scale", frac_str(s.init_scale), "must be > 0 with init = random")
     if s.init == "zero" and s.init_scale != 0:
