@@ -18,9 +18,9 @@ def _lines(r: dict) -> list[str]:
            f"  {seed}; {r['examples']} regimes checked of {r['generated']} generated; discarded {r['discarded_total']} "
            f"({r['discarded_fraction']:.0%}; at most {r['max_discarded_fraction']:.0%} for support): {disc}"]
     if r["falsified"]:
-        origin = "replayed from the database" if r["replayed"] else "new (found by this search)"
+        origin = "replayed from the database" if r["replayed"] else "new, found by this search"
         rc = r["replay_check"] or {}
-        out += [f"  counterexample ({origin}): {json.dumps(r['counterexample'])}",
+        out += [f"  counterexample, {origin}: {json.dumps(r['counterexample'])}",
                 f"  detail: {r['detail']}",
                 f"  fails again at {rc.get('horizon')} steps: {rc.get('detail')}",
                 f"  replay: {r['replay']}"]

@@ -14,7 +14,7 @@ from .store import DEFAULT_DB
 # examples: Hypothesis max_examples per claim (checked regimes; discards come on top);
 # seed: an int (fixed) or None (drawn per run and recorded); database: use the counterexample database.
 PROFILE_BUDGET = {
-    "ci": {"examples": 40, "seed": 0, "database": False},
+    "ci": {"examples": 50, "seed": 0, "database": False},
     "dev": {"examples": 200, "seed": None, "database": True},
     "deep": {"examples": 2000, "seed": None, "database": True},
 }

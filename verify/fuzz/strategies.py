@@ -29,6 +29,7 @@ import math
 import shlex
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -124,17 +125,26 @@ def _edge_biased(draw, values: list, edges: list, label: str):
     """One of ``values``, drawing from ``edges`` (a sub-list) half of the time; shrinks to values[0]."""
     edges = [v for v in edges if v in values]
     if edges and draw(st.booleans(), label=f"{label} at an edge"):
-        return draw(st.sampled_from(edges), label=label)
-    return draw(st.sampled_from(values), label=label)
+        return draw(_choice(tuple(edges)), label=label)
+    return draw(_choice(tuple(values)), label=label)
 
 
-def _allowed_mults(anchor: int, bound) -> list[Fraction]:
+@lru_cache(maxsize=4096)
+def _choice(values: tuple):
+    """st.sampled_from(values), built once per tuple of values (strategy construction is not free)."""
+    return st.sampled_from(values)
+
+
+_MULTS = tuple(sorted(set(GRID_MULTS + EDGE_MULTS)))
+
+
+@lru_cache(maxsize=None)
+def _allowed_mults(anchor: int, bound) -> tuple:
     """Multiples m (grid and edges, ascending) with anchor * m inside ``bound`` = (x_max, strict) or None."""
-    mults = sorted(set(GRID_MULTS + EDGE_MULTS))
     if bound is None:
-        return mults
+        return _MULTS
     x_max, strict = bound
-    return [m for m in mults if anchor * m < x_max or (anchor * m == x_max and not strict)]
+    return tuple(m for m in _MULTS if anchor * m < x_max or (anchor * m == x_max and not strict))
 
 
 def eta_bound(conds, K: int):
@@ -164,7 +174,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     if long:   # what makes the reduced recursion exact (Setting.reducible), and float64 safe at uniform S
         c |= {"orthogonal-P", "zero-init", "centred", "wp-zero"}
     sig_choices = [s for s in sigmas if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
-    sigma = draw(st.sampled_from(sig_choices or ["identity"]), label="sigma")
+    sigma = draw(_choice(tuple(sig_choices) or ("identity",)), label="sigma")
     odd = sigma in ODD_SIGMAS
     M = 1 if ("identity-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
     d = draw(st.integers(1, MAX_SMALL_D), label="d")
@@ -173,7 +183,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     d_lo = max(kmin + 1, 2) if strict else max(kmin, 1)
     D = _log_int(draw, d_lo, max(max_d, d_lo), "D")
     kmax = D - 1 if strict else D
-    preset = draw(st.sampled_from(("sts", "cnn", "gcn", "gslp")), label="preset")
+    preset = draw(_choice(("sts", "cnn", "gcn", "gslp")), label="preset")
     if preset == "sts":
         K = _edge_biased(draw, list(range(kmin, kmax + 1)), [kmin, kmax, 1, D - 1], "K")
     elif preset == "cnn":
@@ -185,20 +195,20 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     else:
         K = 1
     N = {"sts": 1, "gslp": 1, "cnn": D // max(K, 1), "gcn": D}[preset]
-    law = draw(st.sampled_from(laws), label="law") if sigma == "identity" else "gaussian"
+    law = draw(_choice(tuple(laws)), label="law") if sigma == "identity" else "gaussian"
     mean_ok = "centred" not in c and sigma not in ("erf", "relu")
-    law_mean = draw(st.sampled_from(LAW_MEANS if mean_ok else ("0",)), label="law_mean")
-    law_var = draw(st.sampled_from(LAW_VARS), label="law_var")
-    loss = draw(st.sampled_from(LOSSES), label="loss")
-    p_kind = draw(st.sampled_from(P_KINDS if "orthogonal-P" not in c else P_KINDS[:2]), label="p_kind")
-    p_lambda = draw(st.sampled_from(P_LAMBDAS), label="p_lambda")
-    init = draw(st.sampled_from(INITS if "zero-init" not in c else ("zero",)), label="init")
+    law_mean = draw(_choice(LAW_MEANS if mean_ok else ("0",)), label="law_mean")
+    law_var = draw(_choice(LAW_VARS), label="law_var")
+    loss = draw(_choice(LOSSES), label="loss")
+    p_kind = draw(_choice(P_KINDS if "orthogonal-P" not in c else P_KINDS[:2]), label="p_kind")
+    p_lambda = draw(_choice(P_LAMBDAS), label="p_lambda")
+    init = draw(_choice(INITS if "zero-init" not in c else ("zero",)), label="init")
     kw = {"D": D, "K": K, "preset": preset, "M": M, "d": d, "sigma": sigma, "law": law, "law_mean": law_mean,
           "law_var": law_var, "loss": loss, "p_kind": p_kind,
           "p_structure": "general" if p_kind == "sinusoidal" else "orthogonal", "p_lambda": p_lambda,
-          "init": init, "init_scale": draw(st.sampled_from(INIT_SCALES), label="init_scale") if init == "random" else "0",
-          "noise_sd": draw(st.sampled_from(NOISE_SDS), label="noise_sd"),
-          "vstar_norm": draw(st.sampled_from(VSTAR_NORMS), label="vstar_norm"),
+          "init": init, "init_scale": draw(_choice(INIT_SCALES), label="init_scale") if init == "random" else "0",
+          "noise_sd": draw(_choice(NOISE_SDS), label="noise_sd"),
+          "vstar_norm": draw(_choice(VSTAR_NORMS), label="vstar_norm"),
           "seed": draw(st.integers(0, 3), label="seed")}
     # W_P: relu must freeze it (validated); an even sigma keeps W_P = 0 only when frozen
     if sigma == "relu" or (not odd and "wp-zero" in c):
@@ -216,13 +226,12 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
         if bound is None or 2 * max(K, 1) <= bound[0]:
             bound = (Fraction(2 * max(K, 1)), True)
     anchors = [a for a in (2 * max(K, 1), 1) if _allowed_mults(a, bound)]
-    anchor = draw(st.sampled_from(anchors), label="eta anchor (x = eta c_L v N)")
-    mults = _allowed_mults(anchor, bound)
-    x = anchor * _edge_biased(draw, mults, list(EDGE_MULTS), "eta multiple")
+    anchor = draw(_choice(tuple(anchors)), label="eta anchor (x = eta c_L v N)")
+    x = anchor * _edge_biased(draw, list(_allowed_mults(anchor, bound)), list(EDGE_MULTS), "eta multiple")
     eta = x / scale
     kw["eta"] = frac_str(eta)
     if "one-eta" not in c:
-        ratio = Fraction(draw(st.sampled_from(ETA_KQ_RATIOS), label="eta_kq / eta"))
+        ratio = Fraction(draw(_choice(ETA_KQ_RATIOS), label="eta_kq / eta"))
         if ratio != 1:
             kw["eta_kq"] = frac_str(eta * ratio)
     return Regime(tuple(kw.items()), steps)
@@ -267,7 +276,7 @@ def invalid_regimes(draw) -> Regime:
     base = dict(draw(valid_regimes(max_d=6, sigmas=("identity",), laws=("gaussian",), long_horizon=False,
                                    conditions=("zero-init", "orthogonal-P", "centred"))).kwargs)
     base["preset"], base["K"] = "sts", min(base["K"], base["D"])
-    name, bad, rule = draw(st.sampled_from(BREAKS), label="break")
+    name, bad, rule = draw(_choice(BREAKS), label="break")
     if name == "K":
         base["K"] = base["D"] + 1
     elif name == "N":
