@@ -25,8 +25,8 @@ from lemmas._common import CONDITIONS, within
 from verify.cli import main
 from verify.engines import iterate
 from verify.errors import InvalidParameter
-from verify.fuzz import (BREAKS, DEFAULT_DB, HONOURED, MAX_DISCARDED, PROFILE_BUDGET, REPLAY_FACTOR, CounterexampleStore,
-                         Regime, fuzz, fuzz_part, invalid_regimes, strategy_for, valid_regimes)
+from verify.fuzz import (BREAKS, DEFAULT_DB, HONOURED, MAX_DISCARDED, PROFILE_BUDGET, REPLAY_FACTOR,
+                         CounterexampleStore, Regime, fuzz, fuzz_part, invalid_regimes, strategy_for, valid_regimes)
 from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS, SIGMAS
 from verify.model import make_setting
 from verify.model.sigma import parse_sigma
@@ -170,7 +170,9 @@ REACH = [
     ("even sigma, W_P trainable", lambda r, s: s.wp_trainable and not s.sigma.odd),
     ("||V*|| = 10", lambda r, s: s.vstar_norm2() == 100),
     ("M = 3, d = 4", lambda r, s: s.M == 3 and s.d == 4),
-] + [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in SIGMAS] + [(f"law {law}", lambda r, s, law=law: s.law.spec() == law) for law in LAWS]
+]
+REACH += [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in SIGMAS]
+REACH += [(f"law {law}", lambda r, s, law=law: s.law.spec() == law) for law in LAWS]
 
 
 @pytest.mark.parametrize("what,pred", REACH, ids=[w for w, _ in REACH])
@@ -319,6 +321,10 @@ def test_discards_are_counted_by_reason_and_mostly_discarded_is_not_supported():
     (rec,) = out["evidence"]
     assert rec["role"] == "failed" and rec["holds"] is None and rec["threshold"]["value"] == MAX_DISCARDED
     assert set(out["first_discarded"]) >= {"outside_hypotheses", "float_errors", "undecided"}
+    # every example discarded (Hypothesis gives up: Unsatisfiable): inconclusive, not an error
+    none = fuzz(Picky(keep=()), examples=30, seed=1, database=None, strategy=PICKY)
+    assert none["examples"] == 0 and none["discarded_total"] == none["generated"] > 0
+    assert none["verdict"] == "inconclusive" and none["evidence"][0]["role"] == "failed"
     # the same claim discarding little is supported, with a scope stating what was sampled
     ok = fuzz(Picky(keep=(0, 1, 2, 3, 4)), examples=30, seed=1, database=None,
               strategy=valid_regimes(max_d=4, max_steps=50, sigmas=("identity",), long_horizon=False))
@@ -345,7 +351,8 @@ def test_a_failure_that_does_not_replay_does_not_refute():
     assert not out["falsified"] and out["discarded"]["not_replayed"] > 0
     assert out["verdict"] == "inconclusive" and "did not replay" in out["decision"]["reason"]
     nr = out["first_discarded"]["not_replayed"]
-    assert nr["replay_check"]["holds"] is True and nr["replay_check"]["horizon"] == REPLAY_FACTOR * nr["regime"]["steps"]
+    assert nr["replay_check"]["holds"] is True
+    assert nr["replay_check"]["horizon"] == REPLAY_FACTOR * nr["regime"]["steps"]
 
 
 class Crashy:
@@ -536,7 +543,8 @@ def test_cli_fuzz_json_and_text(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--examples", "20",
                                     "--db", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    assert "REFUTED" in res.output and "counterexample, new, found by this search" in res.output and "(drawn)" in res.output
+    assert "REFUTED" in res.output and "counterexample, new, found by this search" in res.output
+    assert "(drawn)" in res.output
     assert "discarded" in res.output and str(tmp_path) in res.output
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--examples", "20", "--seed", "1",
                                     "--db", str(tmp_path)])

@@ -236,14 +236,17 @@ def regimes_scope(regimes: list[Regime]) -> Scope:
         s = ss[0]
         dims = (f"{s.preset or 'supports'} D={s.D} K={s.K} N={s.N} M={s.M} d={s.d}",)
     else:
-        rng = lambda name: f"{name} {min(getattr(s, name) for s in ss)}..{max(getattr(s, name) for s in ss)}"  # noqa: E731
+        def rng(name):
+            vals = [getattr(s, name) for s in ss]
+            return f"{name} {min(vals)}..{max(vals)}"
         dims = (", ".join(rng(n) for n in ("D", "K", "N", "M", "d")) + f" ({len(ss)} sampled regimes)",)
     seen: dict = {}
     for s in ss:
         for k, v in _conventions(s).items():
             seen.setdefault(k, set()).add(v)
     x = [float(s.eta_v * s.loss_scale * s.law.var * s.N) for s in ss]
-    convs = tuple(f"{k}={'|'.join(sorted(v))}" for k, v in seen.items()) + (f"eta c_L v N in [{min(x):.4g}, {max(x):.4g}]",)
+    convs = tuple(f"{k}={'|'.join(sorted(v))}" for k, v in seen.items())
+    convs += (f"eta c_L v N in [{min(x):.4g}, {max(x):.4g}]",)
     return Scope(dims=dims, sigma=tuple(sorted({s.sigma.spec() for s in ss})), conventions=convs,
                  horizon=max(r.steps for r in regimes))
 
@@ -439,7 +442,7 @@ def _describe(strategy, obj) -> dict | str:
     long = getattr(obj, "id", None) in REDUCED_CHECKS
     return {"kind": "valid regimes inside the claim's conditions", "D": [1, MAX_D],
             "steps": [1, MAX_STEPS if long else FULL_MAX_STEPS],
-            "long_horizon": "reducible regimes with eta c_L v N <= 2D" if long else "no (the check runs the full engine)"}
+            "long_horizon": "half the regimes: reducible, eta c_L v N < 2K" if long else "no (the check runs the full engine)"}
 
 
 __all__ = ["fuzz", "judge", "Judgement", "claim_ids", "resolve", "strategy_for", "hypotheses_of", "regimes_scope",

@@ -20,12 +20,11 @@ Horizons, about log-uniform: when the claim's check iterates the reduced recursi
 about 3 microseconds a step and row), half of the regimes are "long": reducible by construction (zero
 initialisation, centred entries, P^T P = lambda I, W_P = 0) with x < 2K (below the W_X-block threshold: GD
 converges, float64 does not overflow and no check falls back to mpmath at ~1 ms a step), and up to
-``max_steps`` = 2*10^4 steps; every other regime gets up to ``full_max_steps`` = 300 (the full-matrix engine costs 0.15-0.35 ms a
-step for D <= 48).
+``max_steps`` = 2*10^4 steps; every other regime gets up to ``full_max_steps`` = 300 (the full-matrix
+engine costs 0.15-0.35 ms a step for D <= 48).
 """
 from __future__ import annotations
 
-import math
 import shlex
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -165,7 +164,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     """A valid regime (module docstring): every option, inside ``conditions``, steps about log-uniform.
 
     The horizon is drawn first, so shrinking shortens it early: a "long" regime (half of the draws when
-    ``long_horizon``) is reducible with eta c_L v N <= 2D by construction and gets up to ``max_steps``; any
+    ``long_horizon``) is reducible with eta c_L v N < 2K by construction and gets up to ``max_steps``; any
     other gets up to ``full_max_steps``. Within each branch the cap is fixed, so simplifying another option
     never lengthens a regime's horizon (a failing regime's replay costs 10x its horizon)."""
     c = set(conditions)
@@ -173,7 +172,8 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     steps = _log_int(draw, 1, max_steps if long else min(max_steps, full_max_steps), "steps")
     if long:   # what makes the reduced recursion exact (Setting.reducible), and float64 safe at uniform S
         c |= {"orthogonal-P", "zero-init", "centred", "wp-zero"}
-    sig_choices = [s for s in sigmas if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
+    sig_choices = [s for s in sigmas
+                   if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
     sigma = draw(_choice(tuple(sig_choices) or ("identity",)), label="sigma")
     odd = sigma in ODD_SIGMAS
     M = 1 if ("identity-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
