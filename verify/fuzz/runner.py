@@ -379,7 +379,7 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
     replay_fail = next(((r, j) for r, j in replayed if j.status == "fails"), None)
     scope_of = invalid_scope if obj is None else regimes_scope
     search_scope = scope_of(checked)
-    if new_fail is None and crash is None:
+    if found is None:      # the search itself found nothing: what it checked, and what it discarded
         disc_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in discards.items() if v) or "none"
         text = (f"no counterexample in {counts['holds']} checked regimes (seed {seed}); {n_disc} of {generated} "
                 f"generated examples discarded ({disc_text})")
