@@ -1,4 +1,6 @@
-"""``verify fuzz [--claim ID] [--examples N] [--seed S] [--json]``: search regimes for counterexamples."""
+"""``verify fuzz [--claim ID] [--examples N] [--seed S] [--db PATH | --no-db] [--json]``: search regimes for
+counterexamples, report each claim's verdict, what was discarded and why, and whether a counterexample is new
+or replayed from the database."""
 from __future__ import annotations
 
 import json
@@ -8,25 +10,57 @@ import click
 from .options import handle_errors
 
 
+def _lines(r: dict) -> list[str]:
+    """The text report of one fuzz result."""
+    disc = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["discarded"].items() if v) or "none"
+    seed = f"seed {r['seed']}" + (" (drawn)" if r["seed_drawn"] else "")
+    out = [f"{r['claim']}: {r['verdict'].upper()} - {r['decision']['reason']}",
+           f"  {seed}; {r['examples']} regimes checked of {r['generated']} generated; discarded {r['discarded_total']} "
+           f"({r['discarded_fraction']:.0%}; at most {r['max_discarded_fraction']:.0%} for support): {disc}"]
+    if r["falsified"]:
+        origin = "replayed from the database" if r["replayed"] else "new, found by this search"
+        rc = r["replay_check"] or {}
+        out += [f"  counterexample, {origin}: {json.dumps(r['counterexample'])}",
+                f"  detail: {r['detail']}",
+                f"  fails again at {rc.get('horizon')} steps: {rc.get('detail')}",
+                f"  replay: {r['replay']}"]
+    if r.get("crash"):
+        out += [f"  the check crashed: {r['crash']['detail']}", f"  regime: {json.dumps(r['crash']['regime'])}"]
+    nr = r["first_discarded"].get("not_replayed")
+    if nr:
+        out.append(f"  a failure did not replay at {nr['replay_check']['horizon']} steps (not a counterexample): "
+                   f"{json.dumps(nr['regime'])}")
+    db = r["database"]
+    out.append(f"  database: {db['path']} ({db['loaded']} replayed, {db['still_failing']} still failing, "
+               f"{db['cleared']} cleared{', new failure saved' if db['saved'] else ''})" if db["path"] else
+               "  database: not used")
+    out.append(f"  rerun: {r['rerun']}   ({r['seconds']} s)")
+    return out
+
+
 @click.command("fuzz")
 @click.option("--claim", "claims", multiple=True, help="claim id (repeatable; default: every per-regime claim)")
-@click.option("--examples", type=int, default=100, show_default=True, help="Hypothesis max_examples per claim")
-@click.option("--seed", type=int, default=None, help="fixed Hypothesis seed: a reproducible run (the example database is then not used)")
-@click.option("--no-db", is_flag=True, help="do not read or write the example database fuzz-db/")
+@click.option("--examples", type=int, default=100, show_default=True,
+              help="regimes to check per claim (Hypothesis max_examples; discarded ones come on top)")
+@click.option("--seed", type=int, default=None,
+              help="Hypothesis seed (0 .. 2^32-1); default: drawn and printed, so every run can be replayed")
+@click.option("--db", "db", default=None, metavar="PATH",
+              help="counterexample database (default: .cache/verify/fuzz-db at the project root, gitignored)")
+@click.option("--no-db", is_flag=True, help="neither replay nor save counterexamples")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per claim (a list when several)")
 @handle_errors
-def fuzz_cmd(claims, examples, seed, no_db, as_json):
-    """Fuzz claims over valid regimes (and the pseudo-claim invalid-parameters over invalid inputs)."""
+def fuzz_cmd(claims, examples, seed, db, no_db, as_json):
+    """Fuzz claims over regimes inside their hypotheses (and the pseudo-claim invalid-parameters over invalid
+    inputs); each claim's verdict is decided from the search's evidence (verify.evidence)."""
+    from ..errors import InvalidParameter
     from ..fuzz import DEFAULT_DB, claim_ids, fuzz
+    if db is not None and no_db:
+        raise InvalidParameter("db", db, "must not be given with --no-db")
     ids = list(claims) or claim_ids()
-    results = [fuzz(c, examples, seed, None if no_db else DEFAULT_DB) for c in ids]
+    database = None if no_db else (db if db is not None else DEFAULT_DB)
+    results = [fuzz(c, examples, seed, database) for c in ids]
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=1))
         return
     for r in results:
-        status = "FALSIFIED" if r["falsified"] else "survived"
-        click.echo(f"{r['claim']}: {status} after {r['examples']} examples ({r['seconds']} s)")
-        if r["falsified"]:
-            click.echo(f"  minimal counterexample: {json.dumps(r['counterexample'])}")
-            click.echo(f"  detail: {r['detail']}")
-            click.echo(f"  replay: {r['replay']}")
+        click.echo("\n".join(_lines(r)))

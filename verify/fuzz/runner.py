@@ -1,41 +1,65 @@
-"""Property-based search for counterexamples to a claim, over valid regimes (or invalid inputs).
+"""Property-based search for counterexamples to a claim (Hypothesis), with its evidence and verdict.
 
-``fuzz(claim)`` runs Hypothesis over :func:`verify.fuzz.strategies.valid_regimes`; each example builds
-the Setting and asks the claim ``regime_check(setting, steps)``. The first failing regime is shrunk by
-Hypothesis to a minimal one, which is reported with the claim's own replay command. Failing examples
-persist in a DirectoryBasedExampleDatabase (one folder per claim under ``fuzz-db/``), so the next run
-tries them first. The pseudo-claim ``invalid-parameters`` checks that every invalid regime raises
-InvalidParameter (and nothing else).
+``fuzz(claim)``:
 
-Reproducibility: ``seed=S`` applies ``hypothesis.seed(S)``, so the same seed draws the same examples
-(Hypothesis then neither reads nor writes the example database); without a seed the search is random
-and failing examples are saved to, and replayed from, the database.
+1. *replay*: every regime saved for the claim in the counterexample database (verify.fuzz.store) is
+   judged again; one that still fails is a *replayed* counterexample ("replayed": true), one that no
+   longer fails is deleted;
+2. *search*: Hypothesis draws regimes from the claim's strategy (verify.fuzz.strategies, inside the
+   claim's ``conditions``) under a seed, drawn and recorded when not given, so every run replays with
+   ``--seed``; a failure is shrunk to a minimal regime, saved to the database, and reported as *new*;
+3. every generated example is judged by :func:`judge`: checked (the property holds), failing, or
+   discarded for a counted reason: outside the claim's hypotheses (its conditions, or a run-level
+   hypothesis the check reports), float errors (overflow, invalid operation), undecided (the check's
+   ``holds`` is None, e.g. NaN), not replayed (it failed at T but not again at 10 T), or rejected by
+   Hypothesis itself (strategy filters);
+4. the result carries evidence records (verify.evidence.record) and the verdict ``decide`` derives
+   from them: a counterexample that replays at 10x the horizon refutes; a search without one is a
+   float64 test record that holds, unless more than ``MAX_DISCARDED`` of the generated examples were
+   discarded: then the record is "failed" and the verdict inconclusive, never supported.
+
+The pseudo-claim ``invalid-parameters`` checks that every invalid regime raises InvalidParameter (and
+nothing else).
 """
 from __future__ import annotations
 
+import secrets
 import time
 import traceback
 import warnings
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, assume, given, seed as hyp_seed, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import HypothesisException
+from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed as hyp_seed, settings
+from hypothesis.errors import HypothesisException, Unsatisfiable
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, PrecisionError
+from ..evidence import Scope, decide, record
 from ..model.validation import check_int
-from .strategies import invalid_regimes, valid_regimes
+from .store import DEFAULT_DB, CounterexampleStore
+from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, REDUCED_CHECKS, Regime, invalid_regimes, valid_regimes
 
 DEFAULT_EXAMPLES = 100
 INVALID_CLAIM = "invalid-parameters"
-# The example database lives at the project root (next to pyproject.toml), not in the working directory.
-DEFAULT_DB = Path(__file__).resolve().parents[2] / "fuzz-db"
+MAX_SEED = 2**32 - 1
+REPLAY_FACTOR = 10
+# A search confirms a claim only when at most this fraction of its generated examples was discarded:
+# beyond it, most of what Hypothesis drew never tested the claim inside its hypotheses.
+MAX_DISCARDED = 0.5
+DISCARD_REASONS = ("outside_hypotheses", "float_errors", "undecided", "not_replayed", "hypothesis_filter")
+FLOAT_ERRORS = (OverflowError, FloatingPointError, RuntimeWarning, PrecisionError)
 
 
-# Each hypothesis text a claim may declare (lemmas.Claim.hypotheses), as a predicate on (setting, steps).
-# A claim is fuzzed only over regimes where all its declared hypotheses hold; an undeclared condition
-# is not assumed, so a claim whose hypotheses are incomplete can be falsified (that is a finding).
+class Falsified(AssertionError):
+    """Raised inside the property when a regime violates the claim (and the violation replays)."""
+
+
+class Crashed(AssertionError):
+    """Raised inside the property when the claim's check itself raised an unexpected exception."""
+
+
+# Each hypothesis text a claim may declare (lemmas.Claim.hypotheses), as a predicate on a setting. Used
+# only for claims without machine-readable ``conditions``.
 HYPOTHESIS_PREDICATES = {
     "zero initialisation": lambda s: s.init == "zero",
     "centred entries": lambda s: s.law.mean == 0,
@@ -76,16 +100,9 @@ def hypotheses_of(obj) -> list:
     return [HYPOTHESIS_PREDICATES[h] for h in hyps]
 
 
-class Falsified(AssertionError):
-    """Raised inside the property when a regime violates the claim."""
-
-
 def claim_ids() -> list[str]:
     """Ids of the claims that can be fuzzed: per-regime claims of lemmas.REGISTRY, plus the pseudo-claim."""
-    try:
-        from lemmas import REGISTRY
-    except ImportError:
-        REGISTRY = {}
+    from lemmas import REGISTRY
     return sorted(k for k, c in REGISTRY.items() if getattr(c, "per_regime", True)) + [INVALID_CLAIM]
 
 
@@ -95,98 +112,339 @@ def resolve(claim):
         return claim
     if claim == INVALID_CLAIM:
         return None
-    try:
-        from lemmas import REGISTRY
-    except ImportError as exc:
-        raise InvalidParameter("claim", claim, f"the claims catalogue lemmas/ is not importable ({exc})") from None
+    from lemmas import REGISTRY
     if claim not in REGISTRY or not getattr(REGISTRY[claim], "per_regime", True):
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}")
     return REGISTRY[claim]
 
 
+def strategy_for(obj):
+    """The default strategy of a claim: valid regimes inside its conditions, long horizons when its check
+    iterates the reduced recursion (strategies.REDUCED_CHECKS); invalid regimes for the pseudo-claim."""
+    if obj is None:
+        return invalid_regimes()
+    return valid_regimes(conditions=tuple(getattr(obj, "conditions", ()) or ()),
+                         long_horizon=getattr(obj, "id", None) in REDUCED_CHECKS)
+
+
+# ----- judging one regime --------------------------------------------------------------------------
+@dataclass
+class Judgement:
+    """What one regime says about the claim: ``status`` is "holds", "fails", "crash" or a discard reason."""
+
+    status: str
+    detail: str
+    replay: str = ""
+    replay_check: dict | None = None
+    trace: str = ""
+    data: dict = field(default_factory=dict)
+
+
+def _guarded_check(obj, setting, steps):
+    """The claim's regime_check with float64 errors raised (never silently NaN): (outcome, float error text)."""
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            return obj.regime_check(setting, steps), None
+    except FLOAT_ERRORS as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _decided(out):
+    """The outcome's holds (True / False / None), or None when the check says the run is outside the claim."""
+    if getattr(out, "data", {}).get("in_hypotheses") is False:
+        return None
+    h = out.holds
+    return None if h is None else bool(h)
+
+
+def judge(obj, regime: Regime, preds) -> Judgement:
+    """Judge ``regime`` against claim ``obj`` (None: the pseudo-claim invalid-parameters).
+
+    A failure at T counts only if the check fails again at REPLAY_FACTOR * T (issue: a counterexample
+    must replay to the same conclusion at a longer horizon); otherwise it is discarded as not replayed.
+    """
+    if obj is None:
+        return _judge_invalid(regime)
+    setting = regime.setting()
+    if not all(p(setting) for p in preds):
+        return Judgement("outside_hypotheses", "outside the claim's conditions")
+    try:
+        out, ferr = _guarded_check(obj, setting, regime.steps)
+    except Exception as exc:  # a crash of the check is a bug to report, never a verdict on the claim
+        return Judgement("crash", f"the check raised {type(exc).__name__}: {exc}", regime.run_command(),
+                         trace=traceback.format_exc(limit=4))
+    if ferr:
+        return Judgement("float_errors", ferr)
+    if getattr(out, "data", {}).get("in_hypotheses") is False:
+        return Judgement("outside_hypotheses", out.detail, out.replay)
+    if out.holds is None:
+        return Judgement("undecided", out.detail, out.replay)
+    if bool(out.holds):
+        return Judgement("holds", out.detail, out.replay)
+    horizon = REPLAY_FACTOR * regime.steps
+    try:
+        out2, ferr2 = _guarded_check(obj, setting, horizon)
+    except Exception as exc:
+        return Judgement("crash", f"the check raised {type(exc).__name__}: {exc} at the replay horizon {horizon}",
+                         regime.with_steps(horizon).run_command(), trace=traceback.format_exc(limit=4))
+    again = None if ferr2 else _decided(out2)
+    check = {"horizon": horizon, "holds": again, "detail": ferr2 or out2.detail}
+    if again is False:
+        return Judgement("fails", out.detail, out.replay, check, data=dict(getattr(out, "data", {})))
+    return Judgement("not_replayed", out.detail, out.replay, check)
+
+
+def _judge_invalid(regime: Regime) -> Judgement:
+    def attempt():
+        try:
+            regime.setting()
+        except InvalidParameter:
+            return None
+        except Exception as exc:  # any other exception is the bug being looked for
+            return f"raised {type(exc).__name__}, not InvalidParameter: {exc}"
+        return f"accepted although it breaks: {regime.broken}"
+
+    bad = attempt()
+    if bad is None:
+        return Judgement("holds", f"InvalidParameter ({regime.broken})")
+    # deterministic construction: replaying is building the setting once more
+    again = attempt()
+    return Judgement("fails" if again else "not_replayed", bad, regime.run_command(),
+                     {"horizon": 1, "holds": False if again else True, "detail": again or "built once more: accepted"})
+
+
+# ----- scopes of what was checked ----------------------------------------------------------------------
+_CONVENTIONS = ("law", "law_mean", "law_var", "loss", "p_kind", "p_lambda", "init", "init_scale", "noise_sd")
+
+
+def _conventions(s) -> dict:
+    cfg = s.config()
+    out = {k: str(cfg[k]) for k in _CONVENTIONS}
+    out["eta_kq/eta"] = str(s.eta_kq / s.eta_v)
+    out["W_P"] = "trainable" if s.wp_trainable else "frozen"
+    return out
+
+
+def regimes_scope(regimes: list[Regime]) -> Scope:
+    """The scope a set of checked regimes covers: ranges of the dimensions, the sigmas, the convention values
+    seen (as "option=v1|v2"), the longest horizon. Scope.label reads "checked at dimensions {...}"."""
+    if not regimes:
+        return Scope(dims=("none checked",), sigma=("none",), conventions=("none",), horizon=0)
+    ss = [r.setting() for r in regimes]
+    if len(ss) == 1:
+        s = ss[0]
+        dims = (f"{s.preset or 'supports'} D={s.D} K={s.K} N={s.N} M={s.M} d={s.d}",)
+    else:
+        def rng(name):
+            vals = [getattr(s, name) for s in ss]
+            return f"{name} {min(vals)}..{max(vals)}"
+        dims = (", ".join(rng(n) for n in ("D", "K", "N", "M", "d")) + f" ({len(ss)} sampled regimes)",)
+    seen: dict = {}
+    for s in ss:
+        for k, v in _conventions(s).items():
+            seen.setdefault(k, set()).add(v)
+    x = [float(s.eta_v * s.loss_scale * s.law.var * s.N) for s in ss]
+    convs = tuple(f"{k}={'|'.join(sorted(v))}" for k, v in seen.items())
+    convs += (f"eta c_L v N in [{min(x):.4g}, {max(x):.4g}]",)
+    return Scope(dims=dims, sigma=tuple(sorted({s.sigma.spec() for s in ss})), conventions=convs,
+                 horizon=max(r.steps for r in regimes))
+
+
+def invalid_scope(regimes: list[Regime]) -> Scope:
+    """The scope of invalid inputs checked: the rules broken (one per regime); no GD step is run."""
+    rules = tuple(sorted({r.broken for r in regimes})) or ("none checked",)
+    return Scope(dims=(f"invalid inputs ({len(regimes)} regimes, one rule broken each)",), sigma=("identity",),
+                 conventions=tuple(f"broken: {r}" for r in rules), horizon=0)
+
+
+THRESHOLD = {"value": MAX_DISCARDED,
+             "why": "each regime is decided by the claim's own regime_check (its tolerances); a failure counts only "
+                    f"if it fails again at {REPLAY_FACTOR}x the horizon; the search confirms only if at most half of "
+                    "the generated examples were discarded (beyond that it has mostly not tested the claim)"}
+
+
+# ----- the search ----------------------------------------------------------------------------------
+def _hypothesis_invalid_counts(stats: dict) -> int | None:
+    """Test cases Hypothesis marked invalid or overrun before any failure (generate and target phases)."""
+    try:
+        n = 0
+        for phase in ("generate-phase", "target-phase"):
+            for tc in stats.get(phase, {}).get("test-cases", []):
+                n += tc.get("status") in ("invalid", "overrun")
+        return n
+    except (AttributeError, TypeError):
+        return None
+
+
 def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, database=DEFAULT_DB,
          strategy=None) -> dict:
-    """Search for a regime that falsifies ``claim``; return {"claim", "examples", "falsified",
-    "counterexample", "replay", ...}. ``database=None`` keeps nothing between runs."""
+    """Search for a regime that falsifies ``claim`` (an id or a claim object); the result dict (module
+    docstring): verdict, evidence, counterexample (with "replayed"), discards by reason, seed, database.
+    ``database=None`` keeps nothing between runs; ``seed=None`` draws a seed and records it."""
     examples = check_int("examples", examples, 1, 100_000)
-    if seed is not None:
-        seed = check_int("seed", seed, 0)
+    seed_drawn = seed is None
+    seed = secrets.randbelow(MAX_SEED + 1) if seed is None else check_int("seed", seed, 0, MAX_SEED)
     obj = resolve(claim)
     cid = INVALID_CLAIM if obj is None else obj.id
-    strat = strategy if strategy is not None else (invalid_regimes() if obj is None else valid_regimes())
-    # examples: checked regimes (inside the hypotheses, evaluable in float64); generated counts every call,
-    # shrinking included.
+    strat = strategy if strategy is not None else strategy_for(obj)
     preds = [] if obj is None else hypotheses_of(obj)
-    calls = {"n": 0, "outside": 0, "float_errors": 0}
-    failure: dict = {}
-    first_float_error: dict = {}
+    store = None if database is None else CounterexampleStore(database, cid)
+    t0 = time.perf_counter()
+
+    # 1. replay the database
+    replayed, cleared = [], 0
+    for entry in store.load() if store else ():
+        reg = Regime.from_dict(entry["regime"])
+        try:
+            j = judge(obj, reg, preds)
+        except InvalidParameter:
+            j = Judgement("outside_hypotheses", "no longer a valid regime")
+        if j.status in ("fails", "crash"):
+            replayed.append((reg, j))
+        else:
+            store.delete(entry["regime"])
+            cleared += 1
+
+    # 2. the search
+    counts = {r: 0 for r in DISCARD_REASONS} | {"holds": 0, "fails": 0, "crash": 0}
+    first: dict = {}
+    checked: list[Regime] = []
+    state = {"failure": None, "shrink_calls": 0, "slowest": 0.0}
 
     def prop(regime):
-        calls["n"] += 1
-        if obj is None:
-            try:
-                regime.setting()
-            except InvalidParameter:
-                return
-            except Exception as exc:  # any other exception is the bug being looked for
-                failure.update(regime=regime, detail=f"raised {type(exc).__name__}, not InvalidParameter: {exc}",
-                               replay=regime.run_command())
-                raise Falsified(failure["detail"]) from None
-            failure.update(regime=regime, detail=f"accepted although it breaks: {regime.broken}",
-                           replay=regime.run_command())
-            raise Falsified(failure["detail"])
-        setting = regime.setting()
-        if not all(p(setting) for p in preds):
-            calls["outside"] += 1
-            assume(False)
+        t = time.perf_counter()
         try:
-            # Overflow (GD diverged in float64) or an invalid operation (e.g. sqrt of a rounding-negative
-            # argument): the claim cannot be evaluated there. Such examples are discarded, counted in
-            # "float_errors" with the first one reported, and never counted as support.
-            with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
-                warnings.simplefilter("error", RuntimeWarning)
-                out = obj.regime_check(setting, regime.steps)
-        except (OverflowError, FloatingPointError, RuntimeWarning) as exc:
-            calls["float_errors"] += 1
-            first_float_error.setdefault("regime", regime.as_dict())
-            first_float_error.setdefault("error", f"{type(exc).__name__}: {exc}")
+            j = judge(obj, regime, preds)
+        except InvalidParameter as exc:
+            raise RuntimeError(f"the strategy drew an invalid regime {regime.as_dict()}: {exc}") from None
+        state["slowest"] = max(state["slowest"], time.perf_counter() - t)
+        if state["failure"] is None:
+            counts[j.status] += 1
+            if j.status == "holds":
+                checked.append(regime)
+            elif j.status not in ("fails", "crash"):
+                first.setdefault(j.status, {"regime": regime.as_dict(), "detail": j.detail}
+                                 | ({"replay_check": j.replay_check} if j.replay_check else {}))
+        else:
+            state["shrink_calls"] += 1
+        if j.status in ("fails", "crash"):
+            state["failure"] = (regime, j)
+            raise (Falsified if j.status == "fails" else Crashed)(j.detail)
+        if j.status != "holds":
             assume(False)
-        except Exception as exc:
-            failure.update(regime=regime, detail=f"error: {type(exc).__name__}: {exc}",
-                           trace=traceback.format_exc(limit=3), replay=regime.run_command())
-            raise Falsified(failure["detail"]) from None
-        if getattr(out, "data", {}).get("in_hypotheses") is False:
-            # the claim itself says the regime is outside its hypotheses: information, not a counterexample
-            calls["outside"] += 1
-            assume(False)
-        if not out.holds:
-            failure.update(regime=regime, detail=out.detail, replay=out.replay)
-            raise Falsified(out.detail)
 
-    db = None if database is None else DirectoryBasedExampleDatabase(str(Path(database) / cid))
-    cfg = settings(max_examples=examples, database=db, deadline=None, derandomize=False, print_blob=False,
-                   report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
-                   phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink))
-    test = cfg(given(strat)(prop))
-    if seed is not None:
-        test = hyp_seed(seed)(test)
-    t0 = time.perf_counter()
+    cfg = settings(max_examples=examples, database=None, deadline=None, derandomize=False, print_blob=False,
+                   report_multiple_bugs=False, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                   phases=(Phase.generate, Phase.target, Phase.shrink))
+    test = hyp_seed(seed)(cfg(given(strat)(prop)))
+    stats: list = []
     try:
-        test()
-        falsified = False
-    except Falsified:
-        falsified = True
+        from hypothesis.statistics import collector
+    except ImportError:  # pragma: no cover - statistics are a convenience, not needed for the verdict
+        collector = None
+    try:
+        if collector is not None:
+            with collector.with_value(stats.append):
+                test()
+        else:  # pragma: no cover
+            test()
+    except (Falsified, Crashed):
+        pass
+    except Unsatisfiable:
+        pass   # every generated example was discarded: counted below, and the verdict says so
     except HypothesisException as exc:
         raise RuntimeError(f"fuzzing {cid} failed inside Hypothesis: {exc}") from exc
-    out = {"claim": cid, "examples": calls["n"] - calls["outside"] - calls["float_errors"], "falsified": falsified,
-           "counterexample": failure["regime"].as_dict() if falsified else None,
-           "replay": failure.get("replay") if falsified else None,
-           "detail": failure.get("detail") if falsified else f"no counterexample in {calls['n']} examples",
-           "seed": seed, "max_examples": examples, "database": None if db is None or seed is not None else str(Path(database) / cid),
-           "seconds": round(time.perf_counter() - t0, 3),
-           "generated": calls["n"], "outside_hypotheses": calls["outside"], "float_errors": calls["float_errors"],
+    ours = sum(counts[r] for r in DISCARD_REASONS if r != "hypothesis_filter")
+    inv = _hypothesis_invalid_counts(stats[0]) if stats else None
+    counts["hypothesis_filter"] = max(0, inv - ours) if inv is not None else 0
+
+    # 3. save a new failure
+    found = state["failure"]
+    if found is not None and store is not None:
+        store.save(found[0].as_dict(), seed=seed, detail=found[1].detail, status=found[1].status,
+                   found=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+    # 4. evidence and verdict
+    discards = {r: counts[r] for r in DISCARD_REASONS}
+    n_disc = sum(discards.values())
+    generated = counts["holds"] + counts["fails"] + counts["crash"] + n_disc
+    frac = n_disc / generated if generated else 1.0
+    rerun = f"verify fuzz --claim {cid} --seed {seed} --examples {examples}" + (" --no-db" if store is None else "")
+    ev = []
+    new_fail = found if found is not None and found[1].status == "fails" else None
+    crash = found if found is not None and found[1].status == "crash" else None
+    if crash is None:
+        crash = next(((r, j) for r, j in replayed if j.status == "crash"), None)
+    replay_fail = next(((r, j) for r, j in replayed if j.status == "fails"), None)
+    scope_of = invalid_scope if obj is None else regimes_scope
+    search_scope = scope_of(checked)
+    if found is None:      # the search itself found nothing: what it checked, and what it discarded
+        disc_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in discards.items() if v) or "none"
+        text = (f"no counterexample in {counts['holds']} checked regimes (seed {seed}); {n_disc} of {generated} "
+                f"generated examples discarded ({disc_text})")
+        if frac > MAX_DISCARDED or counts["holds"] == 0:
+            ev.append(record(f"Hypothesis search (seed {seed})", "float64", search_scope,
+                             text + f": more than {MAX_DISCARDED:.0%} discarded, so the search did not test the claim",
+                             None, role="failed", threshold=THRESHOLD, rerun=rerun))
+        else:
+            ev.append(record(f"Hypothesis search (seed {seed})", "float64", search_scope, text, True,
+                             threshold=THRESHOLD, rerun=rerun))
+    for origin, pair in (("new", new_fail), ("replayed", replay_fail)):
+        if pair is None:
+            continue
+        reg, j = pair
+        ev.append(record(f"Hypothesis search (seed {seed}): counterexample" if origin == "new" else
+                         "counterexample replayed from the database", "float64", scope_of([reg]), j.detail,
+                         False, threshold=THRESHOLD, replay=j.replay or reg.run_command(), replay_check=j.replay_check,
+                         regime=reg.as_dict(), replayed=origin == "replayed"))
+    if crash is not None:
+        reg, j = crash
+        ev.append(record(f"Hypothesis search (seed {seed}): the check crashed", "float64", scope_of([reg]),
+                         j.detail, None, role="failed", regime=reg.as_dict(), trace=j.trace))
+    if "not_replayed" in first:
+        nr = first["not_replayed"]
+        reg = Regime.from_dict(nr["regime"])
+        ev.append(record("a failure that did not replay at the longer horizon", "float64", scope_of([reg]),
+                         nr["detail"], False, threshold=THRESHOLD, replay=reg.run_command(),
+                         replay_check=nr["replay_check"], regime=nr["regime"]))
+    dec = decide(ev, Scope())
+    show = new_fail or replay_fail
+    out = {"claim": cid, "verdict": dec.verdict, "decision": dec.as_dict(), "evidence": ev,
+           "falsified": show is not None,
+           "replayed": None if show is None else show is not new_fail,
+           "counterexample": show[0].as_dict() if show else None,
+           "replay": (show[1].replay or show[0].run_command()) if show else None,
+           "replay_check": show[1].replay_check if show else None,
+           "detail": show[1].detail if show else (crash[1].detail if crash else ev[0]["result"]),
+           "crash": None if crash is None else {"regime": crash[0].as_dict(), "detail": crash[1].detail,
+                                                "trace": crash[1].trace},
+           "examples": counts["holds"], "max_examples": examples, "generated": generated,
+           "discarded": discards, "discarded_total": n_disc, "discarded_fraction": round(frac, 4),
+           "max_discarded_fraction": MAX_DISCARDED, "first_discarded": first,
+           "shrink_calls": state["shrink_calls"],
+           "seed": seed, "seed_drawn": seed_drawn, "rerun": rerun,
+           "database": {"path": None if store is None else str(store.path), "loaded": len(replayed) + cleared,
+                        "still_failing": len(replayed), "cleared": cleared,
+                        "saved": found is not None and store is not None},
+           "strategy": _describe(strategy, obj),
            "hypotheses": list(getattr(obj, "hypotheses", ()) or ()) if obj is not None else [],
-           "first_float_error": first_float_error or None}
-    if falsified and "trace" in failure:
-        out["trace"] = failure["trace"]
+           "conditions": list(getattr(obj, "conditions", ()) or ()) if obj is not None else [],
+           "seconds": round(time.perf_counter() - t0, 3), "slowest_example_seconds": round(state["slowest"], 4)}
     return out
+
+
+def _describe(strategy, obj) -> dict | str:
+    if strategy is not None:
+        return repr(strategy)[:300]
+    if obj is None:
+        return {"kind": "invalid regimes", "breaks": "verify.fuzz.strategies.BREAKS"}
+    long = getattr(obj, "id", None) in REDUCED_CHECKS
+    return {"kind": "valid regimes inside the claim's conditions", "D": [1, MAX_D],
+            "steps": [1, MAX_STEPS if long else FULL_MAX_STEPS],
+            "long_horizon": "half the regimes: reducible, eta c_L v N < 2K" if long else "no (the check runs the full engine)"}
+
+
+__all__ = ["fuzz", "judge", "Judgement", "claim_ids", "resolve", "strategy_for", "hypotheses_of", "regimes_scope",
+           "Falsified", "Crashed", "DEFAULT_EXAMPLES", "INVALID_CLAIM", "MAX_DISCARDED", "DISCARD_REASONS",
+           "REPLAY_FACTOR", "THRESHOLD"]

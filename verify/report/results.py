@@ -65,10 +65,13 @@ def verdict_of(rec: dict) -> str:
     if rec["kind"] == "bench":
         return "n/a"
     if rec["kind"] == "fuzz":
-        items = fuzz_items(res)
-        if any(i.get("falsified") for i in items):
-            return "refuted"
-        return "supported" if items else "inconclusive"
+        # each fuzz result carries the verdict verify.evidence.decide derived from its records; a bundle
+        # reads as its weakest claim (refuted, then inconclusive, then supported)
+        # (a result saved before verdicts were decided reads "refuted" if falsified, else "inconclusive")
+        vs = [i.get("verdict", "refuted" if i.get("falsified") else "inconclusive") for i in fuzz_items(res)]
+        if not vs or any(v not in VERDICTS for v in vs):
+            return "inconclusive"
+        return next(v for v in ("refuted", "inconclusive", "supported", "certified", "proved") if v in vs)
     v = res.get("verdict")
     return v if v in VERDICTS else "inconclusive"
 
