@@ -75,8 +75,11 @@ class Executor:
                 raise InvalidParameter("scheduler", self.address, "must be the address of a running Dask scheduler "
                                        f"(start one with `dask scheduler`); connecting failed: {exc}") from None
         else:
+            # No dashboard, and the scheduler's HTTP endpoints (/health, /metrics) on a free port: the default
+            # 8787 is taken as soon as two clusters run on one machine.
             self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=self.processes,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                        dashboard_address=None, silence_logs=logging.ERROR,
+                                        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
             self.client = Client(self.cluster, set_as_default=False)
         return self
 

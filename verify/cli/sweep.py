@@ -14,10 +14,10 @@ from .options import handle_errors
                    "law_mean, law_var, loss, p_lambda, p_kind, p_structure, noise_sd, init, init_scale, relu_at_zero, "
                    "freeze_wp, seed [default grid: D=8,16,32 K=2,4 eta=1/10,1/20; other options as in BASE: D=16 K=4 "
                    "preset=cnn M=1 d=1 eta=1/10]")
-@click.option("--steps", type=int, default=100_000, show_default=True, help="GD steps per regime")
+@click.option("--steps", type=click.IntRange(10, 10**9), default=100_000, show_default=True, help="GD steps per regime")
 @click.option("--measure", "measures", multiple=True,
               help="measurements (repeatable): trajectory, claims, certified [default: trajectory and claims]")
-@click.option("--claim-steps", type=int, default=2_000, show_default=True,
+@click.option("--claim-steps", type=click.IntRange(1, 10**7), default=2_000, show_default=True,
               help="horizon of the per-regime claim checks (at most --steps)")
 @click.option("--arb-bits", type=click.IntRange(32, 4096), default=128, show_default=True,
               help="precision of the certified measurement")
@@ -52,7 +52,7 @@ def sweep_cmd(grid, steps, measures, claim_steps, arb_bits, out, scheduler, work
 
         def tick(label, status, seconds, worker):
             if status not in ("reused", "ok"):
-                bar.console.print(f"  {label}: {status}", markup=False, highlight=False)
+                bar.console.print(f"  {label}: {status}", markup=False, highlight=False, soft_wrap=True)
             bar.advance(task)
         res = run_sweep(axes, steps, out, measures=list(measures) or None, claim_steps=claim_steps,
                         arb_bits=arb_bits, scheduler=scheduler, workers=workers, fresh=fresh, progress=tick,

@@ -79,8 +79,16 @@ def strict_floats():
         yield
 
 
-def tail_fit(steps: list[int], ys: list[float], horizon: int) -> tuple[float | None, float | None, str]:
-    """Log-log slope (and its standard error) over the last decade [horizon/10, horizon], or None and why."""
+# Relative floor of float64 values: ~16 digits, of which 1e-12 leaves four for the cancellation in
+# differences such as L - L_opt or alpha - 1 (as verify.probes.base.FLOAT64_EPS_REL).
+FLOAT64_EPS_REL = 1e-12
+
+
+def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, float | None, str]:
+    """Log-log slope (and its standard error) over the last decade [horizon/10, horizon], or None and why.
+
+    No slope is fitted through zeros, non-finite values, or values at the float64 rounding level of the
+    series (below 1e-12 of its largest value): their logarithms are noise, not a power law."""
     from ..fits import loglog_slope
     idx = [i for i, t in enumerate(steps) if t >= horizon / 10 and t > 0]
     if len(idx) < 3:
@@ -88,6 +96,9 @@ def tail_fit(steps: list[int], ys: list[float], horizon: int) -> tuple[float | N
     y = [ys[i] for i in idx]
     if not all(v is not None and math.isfinite(v) and v > 0 for v in y):
         return None, None, "zero or non-finite values in the tail (not a power law)"
+    top = max(abs(v) for v in ys if v is not None and math.isfinite(v))
+    if min(y) < FLOAT64_EPS_REL * top:
+        return None, None, f"tail values below the float64 rounding level ({FLOAT64_EPS_REL:g} of the largest)"
     slope, se = loglog_slope([steps[i] for i in idx], y)
     return slope, (se if math.isfinite(se) else None), ""
 
