@@ -57,8 +57,8 @@ def cluster(tmp_path_factory):
     procs = []
     try:
         sched_file = tmp / "scheduler.json"
-        procs.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                             "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(sched_file)], tmp, "scheduler"))
+        procs.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
+                             "127.0.0.1:0", "--scheduler-file", str(sched_file)], tmp, "scheduler"))
         deadline = time.monotonic() + 60
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -178,3 +178,20 @@ def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatc
         os.killpg(group, 0)
     saved = json.loads((tmp_path / "rep" / "_work" / "parts" / "hang.json").read_text())
     assert saved["status"] == "timeout"
+
+
+def test_bench_dask_targets_run_at_tiny_sizes():
+    """Smoke run of the two Dask benchmarks (the lead measures them at full size; speed is never asserted)."""
+    from verify import bench
+    sc = bench.sweep_scaling(quick=True)
+    assert sc["workers_1"]["failed_rows"] == sc["workers_2"]["failed_rows"] == 0 and sc["rows"] == 2
+    assert sc["ratio"] > 0 and sc["target_ratio"] == 1.8
+    ov = bench.dask_overhead(quick=True)
+    assert ov["mean_task_seconds"] > 0 and ov["per_task_overhead_seconds"] > 0 and ov["target_fraction"] == 0.05
+    text = bench.to_markdown({"quick": True, "regime": {}, "machine": {"cpus": 2}, "convention": "c", "engines": {},
+                              "ratios": {}, "certified_radius": {"bits": 256, "max_state_radius": 0.0, "steps": 1,
+                                                                 "seconds": 0.0},
+                              "monte_carlo": {"state": {"d": 4}, "mc_rms_rel_error_at_n0": 0.1, "n0": 1,
+                                              "reduced_gradient_seconds": 0.1, "rows": []},
+                              "dask": {"sweep_scaling": sc, "overhead": ov}})
+    assert "rows/s with 1 worker" in text and "per-task overhead" in text

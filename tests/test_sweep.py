@@ -78,8 +78,8 @@ def test_grid_axes_and_cyclic_supports():
 
 
 def _run(tmp_path, **kw):
-    args = dict(grid={"D": [8, 16], "K": [2, 3, 8]}, steps=20_000, out=tmp_path / "sw", measures=["trajectory", "claims"],
-                claim_steps=60, processes=False, workers=2)
+    args = dict(grid={"D": [8, 16], "K": [2, 3, 8]}, steps=20_000, out=tmp_path / "sw",
+                measures=["trajectory", "claims"], claim_steps=60, processes=False, workers=2)
     args.update(kw)
     return run_sweep(args.pop("grid"), args.pop("steps"), args.pop("out"), **args)
 

@@ -179,9 +179,11 @@ def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
     return time.perf_counter() - t, rows
 
 
-def sweep_scaling(quick: bool) -> dict:
+def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
     """Rows/s of a CPU-bound certified sweep (Arb enclosures of every row at 128 bits) on a LocalCluster of
-    1 and of 2 worker processes, after a warm-up of each worker; the ratio's target is >= 1.8 on 2 cores."""
+    1 and of 2 worker processes, after a warm-up of each worker; the ratio's target is >= 1.8 on 2 cores.
+
+    ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
     from .codeversion import code_version
     from .executor import Executor
     from .sweep.run import plan_rows
@@ -191,7 +193,7 @@ def sweep_scaling(quick: bool) -> dict:
              if t["invalid"] is None]
     out = {"grid": grid, "steps": steps, "measures": ["certified"], "rows": len(tasks), "target_ratio": SCALING_TARGET}
     for n in (1, 2):
-        with Executor(workers=n) as ex:
+        with Executor(workers=n, processes=not quick if processes is None else processes) as ex:
             ex.client.run(_warm_worker, ["certified"])
             wall, rows = _timed_rows(ex, tasks)
         bad = [r for r in rows if not isinstance(r, dict) or r.get("status") != "ok"]
@@ -202,12 +204,13 @@ def sweep_scaling(quick: bool) -> dict:
     return out
 
 
-def dask_overhead(quick: bool, noop_tasks: int = 400) -> dict:
+def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = None) -> dict:
     """Dask's per-task overhead as a fraction of the mean task time of the default sweep (target < 5%).
 
     Per-task overhead: the wall time of ``noop_tasks`` empty tasks through the same 2-worker LocalCluster,
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
-    whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time)."""
+    whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
+    ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
     import statistics
 
     from .codeversion import code_version
@@ -217,11 +220,11 @@ def dask_overhead(quick: bool, noop_tasks: int = 400) -> dict:
     from .sweep.run import DEFAULT_STEPS, plan_rows
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else DEFAULT_GRID
     steps, claim_steps = (2_000, 200) if quick else (DEFAULT_STEPS, CLAIM_STEPS)
-    measures = check_measures(None)
+    measures = ["trajectory"] if quick else check_measures(None)
     tasks = [t for t in plan_rows(grid, steps, measures, {"claim_steps": claim_steps}, code_version())
              if t["invalid"] is None]
     workers = 2
-    with Executor(workers=workers) as ex:
+    with Executor(workers=workers, processes=not quick if processes is None else processes) as ex:
         ex.client.run(_warm_worker, measures)
         wall, rows = _timed_rows(ex, tasks)
         n = 40 if quick else noop_tasks
@@ -279,12 +282,14 @@ def to_markdown(res: dict) -> str:
     if "dask" in res:
         sc, ov = res["dask"]["sweep_scaling"], res["dask"]["overhead"]
         lines += ["", f"Dask, certified sweep ({sc['rows']} rows, {sc['steps']} steps, Arb 128 bits, LocalCluster): "
-                  f"{sc['workers_1']['rows_per_s']:.3g} rows/s with 1 worker, {sc['workers_2']['rows_per_s']:.3g} with 2; "
+                  f"{sc['workers_1']['rows_per_s']:.3g} rows/s with 1 worker, "
+                  f"{sc['workers_2']['rows_per_s']:.3g} with 2; "
                   f"ratio {sc['ratio']:.2f} (target >= {sc['target_ratio']}).",
                   f"Dask per-task overhead: {ov['per_task_overhead_seconds'] * 1e3:.3g} ms against a mean task time of "
                   f"{ov['mean_task_seconds']:.3g} s in the default sweep ({ov['rows']} rows): "
                   f"{100 * ov['overhead_fraction']:.3g}% (target < {100 * ov['target_fraction']:g}%); "
-                  f"wall x workers over task time: {100 * ov['sweep_overhead_and_idle_fraction']:.3g}% overhead and idle."]
+                  "wall x workers over task time: "
+                  f"{100 * ov['sweep_overhead_and_idle_fraction']:.3g}% overhead and idle."]
     return "\n".join(lines) + "\n"
 
 

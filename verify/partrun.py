@@ -80,8 +80,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_in_child(task: dict, timeout: float, worker: str | None = None) -> dict:
-    """Run the part in a child process; kill its process group after ``timeout`` seconds."""
+def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str = "") -> dict:
+    """Run the part in a child process; kill its process group after ``timeout`` seconds (``why``: which
+    limit that is, for the record)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
@@ -97,8 +98,8 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None) -> dict:
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 return part_record(task, "timeout", time.perf_counter() - t0, worker=worker,
-                                   error=f"killed (process group {proc.pid}) after the part's time limit of "
-                                         f"{timeout:.0f} s")
+                                   error=f"killed (process group {proc.pid}) after {timeout:.0f} s: "
+                                         + (why or f"the part's time limit of {timeout:.0f} s"))
             except BaseException:   # the worker is shutting down: take the child with it
                 _kill_group(proc)
                 raise
@@ -131,8 +132,10 @@ def run_task(task: dict) -> dict:
                                  f"({task['code_version']}): install the same verify on every worker")
     if not task.get("isolate", True):
         return run_here(task, worker)
-    limit = min(task["timeout"], task["deadline"] - time.time())
-    return run_in_child(task, limit, worker)
+    left = task["deadline"] - time.time()
+    if left < task["timeout"]:
+        return run_in_child(task, left, worker, f"the profile's time budget of {task['budget']} s ran out")
+    return run_in_child(task, task["timeout"], worker, f"the part's time limit of {task['timeout']:g} s")
 
 
 def _watch_parent() -> None:

@@ -41,7 +41,8 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
 
         def tick(name, status, seconds, worker):
             where = f"  on {worker}" if worker and status != "reused" else ""
-            bar.console.print(f"  {name:40s} {status:8s} {seconds:8.1f} s{where}", markup=False, highlight=False, soft_wrap=True)
+            bar.console.print(f"  {name:40s} {status:8s} {seconds:8.1f} s{where}", markup=False, highlight=False,
+                              soft_wrap=True)
             bar.advance(task)
 
         def reporting(state):
@@ -49,7 +50,8 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
             if state.executor:
                 ex = state.executor
                 bar.console.print(f"  ran on {ex['cluster']} {ex['scheduler']} with {len(ex['workers'])} workers; "
-                                  f"code version {state.code_version}", markup=False, highlight=False, soft_wrap=True)
+                                  f"code version {state.code_version}", markup=False, highlight=False,
+                                  soft_wrap=True)
         res = verify_all(out, profile, fresh=fresh, scheduler=scheduler, workers=workers, only=list(only) or None,
                          part_timeout=timeout, progress=tick, on_report=reporting)
     s = res["summary"]

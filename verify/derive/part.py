@@ -27,7 +27,8 @@ def route_record(route: str, obligations, scope: Scope, sigma: str) -> dict:
     holds = True if all(v is True for v in vals) else (False if any(v is False for v in vals) else None)
     bad = [o for o in obligations if o.holds is not True]
     result = (f"all {len(vals)} obligations proved" if holds else
-              "; ".join(f"{o.name}: {'disproved' if o.holds is False else 'undecided'} {o.detail}".strip() for o in bad))
+              "; ".join(f"{o.name}: {'disproved' if o.holds is False else 'undecided'} {o.detail}".strip()
+                        for o in bad))
     return record(route, "symbolic", scope, result, holds,
                   replay=f"verify derive --sigma {sigma}" if holds is False else None,
                   obligations=[{"name": o.name, "holds": o.holds, "detail": o.detail} for o in obligations])

@@ -75,8 +75,9 @@ def exponent_figure(rows: list[dict], axis: str, others: list[str], steps: int) 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
+    by = ", ".join(others) if others else "the other options"
     caption = (f"Fitted tail exponents of L − L_opt, ‖S − S*‖_F and ‖W_X − V*‖_F against {axis}; one line per "
-               f"value of {', '.join(others) if others else 'the other options'}; dashed: Theorem 3.1's -1, -1/2, -1/2. "
+               f"value of {by}; dashed: Theorem 3.1's -1, -1/2, -1/2. "
                "Regimes with K = 0 or K = D (not power laws) are left out.")
     return buf.getvalue(), caption
 
