@@ -28,6 +28,14 @@ from verify.report.atomic import WORK
 from test_report import check_html, question_rows
 
 ROOT = Path(pipeline.__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_scheduler_from_the_environment(monkeypatch):
+    """$VERIFY_SCHEDULER would send these runs to someone's cluster: the tests choose their own."""
+    monkeypatch.delenv("VERIFY_SCHEDULER", raising=False)
+
+
 REPORT = ("index.md", "index.html", "results.json", "figures/convergence.png", "figures/attention.png")
 
 T = [1, 10, 100, 1000]

@@ -31,6 +31,13 @@ ROOT = Path(pipeline.__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
+@pytest.fixture(autouse=True)
+def _no_scheduler_from_the_environment(monkeypatch):
+    """$VERIFY_SCHEDULER would send these runs to someone's cluster: the tests choose their own."""
+    monkeypatch.delenv("VERIFY_SCHEDULER", raising=False)
+
+
+
 def _start(args, tmp, name):
     """A process of ours in its own process group (so stopping it stops its children too)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -22,6 +22,13 @@ from verify.sweep import (MEASURES, compute_row, measure, parse_grid, plan_rows,
                           run_sweep, setting_kwargs)
 from verify.sweep import run as sweep_run
 
+
+@pytest.fixture(autouse=True)
+def _no_scheduler_from_the_environment(monkeypatch):
+    """$VERIFY_SCHEDULER would send these runs to someone's cluster: the tests choose their own."""
+    monkeypatch.delenv("VERIFY_SCHEDULER", raising=False)
+
+
 BAD = [  # (arguments, the flag the message must name)
     (["--grid", "D"], "grid"),
     (["--grid", "X=1,2"], "grid"),
