@@ -80,6 +80,7 @@ def test_grid_axes_and_cyclic_supports():
     assert kw["supports"] == [[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [0, 5]] and kw["wp_trainable"] is False
     assert "preset" not in kw
     assert parse_grid([]) == {"D": [8, 16, 32], "K": [2, 4], "eta": ["1/10", "1/20"]}
+    assert parse_grid(["sigma=identity;poly:0,1,0,1/10"]) == {"sigma": ["identity", "poly:0,1,0,1/10"]}
     with pytest.raises(InvalidParameter, match="grid"):
         parse_grid(["K=2", "k=3"])
 

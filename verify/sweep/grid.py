@@ -3,7 +3,8 @@
 Axes are the regime options of ``verify run`` (same names, '-' written '_'): D, K, N or preset, eta,
 eta_kq, vstar_norm, M, d, sigma, law and the conventions (law_mean, law_var, loss, p_lambda, p_kind,
 p_structure, noise_sd, init, init_scale, relu_at_zero, freeze_wp, seed). An axis not on the grid keeps
-its value in :data:`BASE`. Numbers are kept as written ("1/10", "0.07") and read exactly.
+its value in :data:`BASE`. Numbers are kept as written ("1/10", "0.07") and read exactly. Values are
+separated by commas, or by semicolons when a value holds commas (``sigma=identity;poly:0,1,0,1``).
 
 S*: with ``preset`` (the default, cnn) the preset's supports; with ``N`` on the grid and no preset,
 N columns whose supports are K consecutive tokens starting at the column's position, cyclically
@@ -39,7 +40,8 @@ def parse_axis(spec: str) -> tuple[str, list]:
     name = name.strip().replace("-", "_")
     if name not in AXES:
         raise InvalidParameter("grid", spec, f"axis must be one of {', '.join(AXES)}")
-    raw = [v.strip() for v in text.split(",")]
+    # Values are separated by commas, or by semicolons when a value holds commas (sigma=identity;poly:0,1,0,1).
+    raw = [v.strip() for v in text.split(";" if ";" in text else ",")]
     if not text.strip() or any(v == "" for v in raw):
         raise InvalidParameter("grid", spec, f"must list values after {name}=, separated by commas")
     vals = []
