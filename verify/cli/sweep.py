@@ -12,8 +12,9 @@ from .options import handle_errors
 @click.option("--grid", "grid", multiple=True, metavar="NAME=v1,v2,...",
               help="one axis of the grid (repeatable; values are split at ';' instead when one holds a comma): "
                    "D, K, N or preset, eta, eta_kq, vstar_norm, M, d, sigma, law, law_mean, law_var, loss, p_lambda, "
-                   "p_kind, p_structure, noise_sd, init, init_scale, relu_at_zero, freeze_wp, seed [default grid: D=8,16,32 K=2,4 eta=1/10,1/20; an axis not on the grid takes "
-                   "D=16 K=4 preset=cnn M=1 d=1 eta=1/10 and the reference convention]")
+                   "p_kind, p_structure, noise_sd, init, init_scale, relu_at_zero, freeze_wp, seed [default grid: "
+                   "D=8,16,32 K=2,4 eta=1/10,1/20; an axis not on the grid takes D=16 K=4 preset=cnn M=1 d=1 "
+                   "eta=1/10 and the reference convention]")
 @click.option("--steps", type=click.IntRange(10, 10**9), default=100_000, show_default=True, help="GD steps per regime")
 @click.option("--measure", "measures", multiple=True,
               help="measurements (repeatable): trajectory, claims, certified [default: trajectory and claims]")
