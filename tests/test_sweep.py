@@ -198,3 +198,16 @@ def test_second_sweep_into_the_same_out_is_refused(tmp_path):
         r = CliRunner().invoke(main, ["sweep", "--out", str(out), "--quiet", "--grid", "D=8", "--grid", "K=2"])
     assert r.exit_code == 2 and "out" in r.output and "in use" in r.output and "Traceback" not in r.output
     assert not (out / "_work").exists()
+
+
+def test_certified_enclosures_contain_the_float64_run():
+    """Two routes: the Arb enclosure of each final value (rounded outwards) contains the float64 iteration's
+    value up to float64 rounding (1e-12 relative: ~16 digits less the cancellation in L - L_opt)."""
+    task = plan_rows(parse_grid(["D=8", "K=2", "M=2"]), 500, ["trajectory", "certified"], {"arb_bits": 128},
+                     code_version())[0]
+    row = compute_row(task)
+    assert row["status"] == "ok" and row["certified_bits"] == 128
+    for q in ("excess_loss", "s_err", "w_err"):
+        lo, hi, x = row[f"certified_{q}_lo"], row[f"certified_{q}_hi"], row[q]
+        assert lo <= hi and hi - lo <= 4 * math.ulp(max(abs(lo), abs(hi)))   # a 128-bit ball, rounded to floats
+        assert lo - 1e-12 * abs(x) <= x <= hi + 1e-12 * abs(x)
