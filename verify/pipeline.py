@@ -96,6 +96,13 @@ def load_saved(path, options: dict, version: str) -> dict | None:
     return None
 
 
+def _version_of(path) -> str | None:
+    try:
+        return json.loads(Path(path).read_text()).get("code_version")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 @dataclass
 class RunState:
     done: list = field(default_factory=list)        # records, in plan order at the end
@@ -136,13 +143,15 @@ def run_parts(out, profile: str = "ci", *, fresh: bool = False, scheduler: str |
                            "code_version": state.code_version}, "failed", 0.0, error=why)
         write_json_atomic(pdir / p.filename, rec)
         state.done.append(rec)
-    if not only:
-        # Saved parts that this run does not plan (a claim since removed, a discovery failure since
-        # fixed) would otherwise reach the report: remove them.
-        keep = {p.filename for p in parts} | {p.filename for p, _ in problems}
-        for f in pdir.glob("*.json"):
-            if f.name not in keep:
-                f.unlink()
+    # Saved parts of other code versions can never be reused and would put results of other code into
+    # this report; without --only, so would saved parts this run does not plan (a claim since removed, a
+    # discovery failure since fixed). Remove them.
+    keep = {p.filename for p in parts} | {p.filename for p, _ in problems}
+    for f in pdir.glob("*.json"):
+        if not only and f.name not in keep:
+            f.unlink()
+        elif f.name not in keep and _version_of(f) != state.code_version:
+            f.unlink()
     if todo:
         timeout = float(part_timeout if part_timeout is not None else lim["part"])
         deadline = time.time() + lim["total"]
