@@ -1,12 +1,15 @@
-"""``verify all``: every file, resumable parts, no half-written report, a failing part does not stop the run.
+"""``verify all``: every file, resumable parts keyed by options and code version, no half-written report, a
+failing part does not stop the run, one run per output folder, outputs in gitignored places.
 
-Most tests replace the parts by fast fakes (in-process); two run the real pipeline on a small subset
-of parts in child processes, one of them killed midway.
+Most tests register fast fake parts (verify.parts registry) and run them on an in-process Dask cluster
+(worker threads, parts run in the worker); two run the real pipeline on a small subset of parts on a
+LocalCluster of worker processes, each part in a child process, one of them killed midway.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,37 +19,24 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify import pipeline
+from verify import codeversion, parts, pipeline
 from verify.cli import main
+from verify.folderlock import folder_lock
 from verify.report import validate
 from verify.report.atomic import WORK
 
 from test_report import check_html, question_rows
 
+ROOT = Path(pipeline.__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_scheduler_from_the_environment(monkeypatch):
+    """$VERIFY_SCHEDULER would send these runs to someone's cluster: the tests choose their own."""
+    monkeypatch.delenv("VERIFY_SCHEDULER", raising=False)
+
+
 REPORT = ("index.md", "index.html", "results.json", "figures/convergence.png", "figures/attention.png")
-
-
-class Fakes:
-    """Fast stand-ins for every part kind; counts calls; ``explode`` maps part names to exceptions."""
-
-    def __init__(self, monkeypatch):
-        self.calls = []
-        self.explode = {}
-        for kind in pipeline.RUNNERS:
-            monkeypatch.setitem(pipeline.RUNNERS, kind, self.runner(kind))
-        monkeypatch.setattr(pipeline, "claim_ids", lambda: ["lemma-C.2", "theorem-3.1-rate"])
-        monkeypatch.setattr(pipeline, "probe_names", lambda: ["d_eq_k", "k_zero"])
-        monkeypatch.setattr(pipeline, "fuzz_ids", lambda: ["lemma-C.2", "invalid-parameters"])
-
-    def runner(self, kind):
-        def run(arg, profile):
-            name = f"{kind}:{arg}" if arg else kind
-            self.calls.append(name)
-            if name in self.explode:
-                raise self.explode[name]
-            return FAKE[kind](arg)
-        return run
-
 
 T = [1, 10, 100, 1000]
 FAKE = {
@@ -68,10 +58,44 @@ FAKE = {
                        "counterexample": {"D": 3} if a == "lemma-C.2" else None, "replay": "verify run --D 0"},
     "bench": lambda a: {"quick": True, "timings": {}, "ratio": float("nan")},
 }
+ARGS = {"claim": ["lemma-C.2", "theorem-3.1-rate"], "probe": ["d_eq_k", "k_zero"],
+        "fuzz": ["lemma-C.2", "invalid-parameters"]}
+
+
+class Fakes:
+    """Fast stand-ins for every part kind, registered in a fresh registry (discovery off); counts calls;
+    ``explode`` maps part names to exceptions."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        self.explode = {}
+        monkeypatch.setattr(parts, "REGISTRY", {})
+        monkeypatch.setattr(pipeline, "REGISTRY", parts.REGISTRY)
+        monkeypatch.setattr(pipeline, "discover", lambda: [])
+        for i, kind in enumerate(FAKE):
+            self.register(kind, i)
+
+    def register(self, kind, order, lister=None):
+        if kind in ARGS or lister is not None:
+            def f(arg, profile, kind=kind):
+                return self.call(kind, arg)
+            parts.part(kind, args=lister or (lambda kind=kind: ARGS[kind]), order=order)(f)
+        else:
+            def g(profile, kind=kind):
+                return self.call(kind, "")
+            parts.part(kind, order=order)(g)
+
+    def call(self, kind, arg):
+        name = f"{kind}:{arg}" if arg else kind
+        self.calls.append(name)
+        if name in self.explode:
+            raise self.explode[name]
+        return FAKE[kind](arg)
 
 
 def run(out, **kw):
-    return pipeline.verify_all(out, "ci", isolate=False, **kw)
+    """verify all on an in-process cluster, parts run in the worker (so the fakes are seen)."""
+    return pipeline.verify_all(out, "ci", processes=False, isolate=False, workers=kw.pop("workers", 2), **kw)
 
 
 def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
@@ -80,6 +104,7 @@ def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     res = run(out)
     for f in REPORT:
         assert (out / f).is_file(), f
+
     def strict(c):
         raise AssertionError(f"{c} is not JSON")
     saved = json.loads((out / "results.json").read_text(), parse_constant=strict)
@@ -97,12 +122,16 @@ def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     # (here the fake fuzz:lemma-C.2 falsification) is named in the finding, never hidden.
     assert res["fuzz"]["claims"][1]["falsified"] and q[2]["verdict"] == "proved"
     assert "fuzz:lemma-C.2 refuted" in q[2]["finding"]
+    # Every record names the Dask worker that ran it and the code version it ran under.
+    recs = [json.loads(f.read_text()) for f in (out / WORK / "parts").glob("*.json")]
+    assert all(r["worker"].startswith(("tcp://", "inproc://")) for r in recs), {r["worker"] for r in recs}
+    assert {r["code_version"] for r in recs} == {codeversion.code_version()}
     # A second run reuses every saved part.
     fk.calls.clear()
     res2 = run(out)
     assert fk.calls == [] and res2["summary"]["reused_parts"] == len(names)
     # --fresh runs everything again.
-    run(out, fresh=True)
+    pipeline.run_parts(out, "ci", fresh=True, processes=False, isolate=False)
     assert sorted(fk.calls) == sorted(names)
 
 
@@ -110,7 +139,7 @@ def test_failing_part_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     fk.explode["claim:lemma-C.2"] = ZeroDivisionError("division by zero in the claim")
     out = tmp_path / "rep"
-    res = run(out)
+    res = run(out, only=["claim", "derive"])
     part = next(p for p in res["parts"] if p["name"] == "claim:lemma-C.2")
     assert part["status"] == "failed" and "ZeroDivisionError" in part["error"]
     assert part["verdict"] == "not checked"
@@ -118,43 +147,51 @@ def test_failing_part_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     # On the next run only the failed part runs again.
     fk.explode.clear()
     fk.calls.clear()
-    res = run(out)
+    res = run(out, only=["claim", "derive"])
     assert fk.calls == ["claim:lemma-C.2"]
     assert {p["status"] for p in res["parts"]} == {"ok"}
 
 
-def test_missing_package_is_a_recorded_failure(tmp_path, monkeypatch):
-    Fakes(monkeypatch)
+def test_broken_lister_and_broken_module_are_recorded_failures(tmp_path, monkeypatch):
+    fk = Fakes(monkeypatch)
 
     def broken():
         raise ModuleNotFoundError("No module named 'lemmas'")
-    monkeypatch.setattr(pipeline, "claim_ids", broken)
-    res = run(tmp_path / "rep")
-    disc = next(p for p in res["parts"] if p["name"] == "discovery:claims")
-    assert disc["status"] == "failed" and "lemmas" in disc["error"]
+    fk.register("claim", 3, lister=broken)
+    monkeypatch.setattr(pipeline, "discover", lambda: [("verify.certify.part", "SyntaxError: bad")])
+    res = run(tmp_path / "rep", only=["derive", "claim"])
+    by = {p["name"]: p for p in res["parts"]}
+    assert by["discovery:claims"]["status"] == "failed" and "lemmas" in by["discovery:claims"]["error"]
+    assert by["discovery:verify.certify.part"]["status"] == "failed" and "SyntaxError" in \
+        by["discovery:verify.certify.part"]["error"]
+    assert not [c for c in fk.calls if c.startswith("claim")]
 
 
 def test_interrupted_run_leaves_no_half_written_report_and_resumes(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     out = tmp_path / "rep"
-    fk.explode["probe:d_eq_k"] = KeyboardInterrupt()        # the run is stopped in the middle
+    seen = []
+
+    def stop_after_three(name, status, seconds, worker):   # the user presses Ctrl-C mid-run
+        seen.append(name)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
-        run(out)
+        run(out, progress=stop_after_three, workers=1)
     assert not any((out / f).exists() for f in REPORT)       # no report at all, only saved parts
     done = {json.loads(f.read_text())["part"] for f in (out / WORK / "parts").glob("*.json")}
-    assert done and "probe:d_eq_k" not in done
-    fk.explode.clear()
+    assert done >= set(seen) and len(done) < len(pipeline.plan("ci")[0])
     fk.calls.clear()
     res = run(out)
-    assert "probe:d_eq_k" in fk.calls and not set(fk.calls) & done      # finished parts are skipped
+    assert not set(fk.calls) & done and fk.calls                     # finished parts are skipped
     assert res["summary"]["reused_parts"] == len(done)
     for f in REPORT:
         assert (out / f).is_file()
     # Interrupting a later run leaves the previous complete report in place.
     old = (out / "results.json").read_text()
-    fk.explode["fuzz:lemma-C.2"] = KeyboardInterrupt()
+    seen.clear()
     with pytest.raises(KeyboardInterrupt):
-        run(out, fresh=True)
+        run(out, fresh=True, progress=stop_after_three, workers=1)
     assert (out / "results.json").read_text() == old and (out / "index.html").is_file()
 
 
@@ -171,7 +208,79 @@ def test_options_must_match_to_reuse(tmp_path, monkeypatch):
     assert fk.calls == ["derive"]
 
 
-def test_bad_profile_is_an_invalid_parameter(tmp_path):
+def copy_sources(dst: Path) -> Path:
+    """The package sources (verify/, lemmas/) and tests/ copied to ``dst``."""
+    for pkg in ("verify", "lemmas", "tests"):
+        shutil.copytree(ROOT / pkg, dst / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def test_editing_a_source_file_invalidates_saved_parts(tmp_path, monkeypatch):
+    """The reuse key is the code version (a hash of the sources) with the options: a rerun after an edit
+    runs every part again; a rerun without edits reuses them."""
+    fk = Fakes(monkeypatch)
+    src = copy_sources(tmp_path / "src")
+    monkeypatch.setattr(codeversion, "source_root", lambda: src)
+    out = tmp_path / "rep"
+    only = ["derive", "claim"]
+    n = len(pipeline.plan("ci", only)[0])
+    run(out, only=only)
+    assert len(fk.calls) == n == 3
+    fk.calls.clear()
+    run(out, only=only)
+    assert fk.calls == []                                    # no edit: everything reused
+    (src / "tests" / "test_all.py").write_text("# not part of the code version\n")
+    run(out, only=only)
+    assert fk.calls == []                                    # tests/ are not package sources
+    fits = src / "verify" / "fits.py"
+    fits.write_text(fits.read_text() + "\n# an edit\n")
+    res = run(out, only=["derive"])
+    assert fk.calls == ["derive"]                            # an edited source: the part runs again, and
+    assert [p["name"] for p in res["parts"]] == ["derive"]   # the old code's results leave the report
+    fk.calls.clear()
+    run(out, only=only)
+    assert len(fk.calls) == n - 1                            # every other part runs again too
+    fk.calls.clear()
+    run(out, only=only)
+    assert fk.calls == []
+
+
+def test_code_version_hashes_the_package_sources_only(tmp_path):
+    src = copy_sources(tmp_path / "src")
+    v0 = codeversion.code_version(src)
+    assert v0 == codeversion.code_version(ROOT) and len(v0) == 16
+    (src / "tests" / "x.py").write_text("x = 1\n")
+    (src / "reports").mkdir()
+    (src / "reports" / "r.json").write_text("{}")
+    assert codeversion.code_version(src) == v0
+    lemma = next((src / "lemmas").glob("[!_]*.py"))
+    text = lemma.read_text()
+    lemma.write_text(text + "\n")
+    v1 = codeversion.code_version(src)
+    assert v1 != v0
+    lemma.write_text(text)
+    assert codeversion.code_version(src) == v0                # the content, not the time stamp
+    schema = src / "verify" / "schemas" / "results.schema.json"
+    schema.write_text(schema.read_text() + " ")
+    assert codeversion.code_version(src) != v0
+
+
+def test_second_concurrent_run_on_the_same_out_is_refused(tmp_path, monkeypatch):
+    fk = Fakes(monkeypatch)
+    out = tmp_path / "rep"
+    with folder_lock(out):                                    # a first run holds OUT
+        r = CliRunner().invoke(main, ["all", "--out", str(out), "--quiet", "--only", "derive"])
+        assert r.exit_code == 2, r.output
+        msg = r.output.strip().splitlines()[-1]
+        assert "out" in msg and str(out) in msg and f"pid {os.getpid()}" in msg and "Traceback" not in r.output
+        r = CliRunner().invoke(main, ["report", "--out", str(out)])
+        assert r.exit_code == 2 and "in use" in r.output
+    assert fk.calls == [] and not (out / WORK).exists()       # the second run did no work at all
+    run(out, only=["derive"])                                 # released: the next run works
+    assert fk.calls == ["derive"]
+
+
+def test_bad_profile_and_only_are_invalid_parameters(tmp_path):
     from verify.errors import InvalidParameter
     with pytest.raises(InvalidParameter, match="profile"):
         pipeline.run_parts(tmp_path, "quick")
@@ -179,6 +288,9 @@ def test_bad_profile_is_an_invalid_parameter(tmp_path):
     assert r.exit_code == 2
     with pytest.raises(InvalidParameter, match="only"):
         pipeline.plan("ci", ["claim:no-such-claim"])
+    r = CliRunner().invoke(main, ["all", "--out", str(tmp_path / "x"), "--workers", "2", "--scheduler",
+                                  "tcp://127.0.0.1:1", "--quiet", "--only", "derive"])
+    assert r.exit_code == 2 and "workers" in r.output and "Traceback" not in r.output
 
 
 def test_report_without_saved_parts_is_a_usage_error(tmp_path):
@@ -186,17 +298,27 @@ def test_report_without_saved_parts_is_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "from" in r.output and not (tmp_path / "empty" / "index.html").exists()
 
 
+def test_builtin_parts_register_where_they_compute():
+    """derive, convergence, attention, claim, probe, fuzz and bench are found by discovery, each registered
+    in the module that computes it; the pipeline defines none and imports nothing from the CLI."""
+    assert parts.discover() == []
+    where = {k: s.module for k, s in parts.REGISTRY.items()}
+    assert where["derive"] == "verify.derive.part"
+    assert where["convergence"] == where["attention"] == "verify.engines.part"
+    assert where["claim"] == "lemmas._part" and where["probe"] == "verify.probes.part"
+    assert where["fuzz"] == "verify.fuzz.part" and where["bench"] == "verify.bench"
+    text = Path(pipeline.__file__).read_text()
+    assert "@part(" not in text and ".cli" not in text
+
+
 def _real_subset() -> list[str]:
-    """derive, the built-in parts, and one claim and one probe when those packages have them."""
+    """derive, the built-in parts, and one cheap claim and probe."""
     only = ["derive", "convergence", "attention"]
-    for lister in (pipeline.claim_ids, pipeline.probe_names):
-        try:
-            names = lister()
-        except Exception:   # not landed yet: the subset runs without it
-            names = []
-        kind = "claim" if lister is pipeline.claim_ids else "probe"
-        if names:
-            only.append(f"{kind}:{'k-zero' if 'k-zero' in names else names[0]}")
+    parts.discover()
+    claims = parts.REGISTRY["claim"].arguments()
+    probes = parts.REGISTRY["probe"].arguments()
+    only.append(f"claim:{'two-level-attention' if 'two-level-attention' in claims else claims[0]}")
+    only.append(f"probe:{'k-zero' if 'k-zero' in probes else probes[0]}")
     return only
 
 
@@ -215,6 +337,11 @@ def test_real_pipeline_subset_through_the_cli(tmp_path):
     conv = res["convergence"]["quantities"]
     assert abs(conv["excess_loss"]["fitted_slope"] + 1) < 0.05
     assert res["derivation"]["reduction"]["identity"]["proved"] is True
+    # The verdicts of the built-in parts are decided from their evidence records.
+    recs = {p: json.loads((out / WORK / "parts" / f"{p}.json").read_text()) for p in ("derive", "convergence")}
+    assert recs["derive"]["result"]["verdict"] == "proved" and "all dimensions" in recs["derive"]["result"]["scope"]
+    assert recs["convergence"]["result"]["verdict"] == "supported"
+    assert all(e["kind"] == "float64" for e in recs["convergence"]["result"]["evidence"])
     # `verify report` rebuilds the same report from the saved parts, elsewhere.
     r = CliRunner().invoke(main, ["report", "--out", str(tmp_path / "again"), "--from", str(out)])
     assert r.exit_code == 0, r.output
@@ -226,21 +353,46 @@ def test_killed_process_resumes(tmp_path):
     """Kill a real `verify all` (our own process group) once a part is saved; rerun completes it."""
     out = tmp_path / "rep"
     cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out), "--quiet",
-           "--jobs", "1", "--only", "convergence", "--only", "attention"]
-    env = dict(os.environ, PYTHONPATH=str(Path(pipeline.__file__).resolve().parents[1]))
+           "--workers", "1", "--only", "attention", "--only", "convergence"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     pdir = out / WORK / "parts"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list(pdir.glob("*.json")):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "index.html").exists() and not (out / "results.json").exists()
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
-    assert "convergence" in saved             # the first part finished before the kill
+    assert saved and saved < {"attention", "convergence"}      # one part finished before the kill
     r = CliRunner().invoke(main, ["all", "--out", str(out), "--quiet", "--only", "convergence", "--only", "attention"])
     assert r.exit_code == 0, r.output
     res = json.loads((out / "results.json").read_text())
     assert {p["name"] for p in res["parts"] if p["reused"]} == saved
     assert (out / "index.html").is_file()
+
+
+def _git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(_git("rev-parse", "--git-dir").returncode != 0, reason="not a git checkout")
+def test_default_outputs_are_gitignored_and_the_example_is_tracked():
+    """`verify all`, `verify sweep` and `verify bench` write by default to gitignored folders (with their
+    lock files beside them); the committed example report lives where only a deliberate --out writes."""
+    from verify.bench import run_bench
+    from verify.folderlock import lock_path
+    from verify.sweep.run import DEFAULT_OUT as SWEEP_OUT
+    import inspect
+    bench_out = inspect.signature(run_bench).parameters["out_dir"].default
+    for folder in (pipeline.DEFAULT_OUT, SWEEP_OUT, bench_out):
+        for f in ("index.html", "results.json", "sweep.parquet", "bench.json", "_work/parts/x.json",
+                  "figures/a.png"):
+            assert _git("check-ignore", "-q", f"{folder}/{f}").returncode == 0, f"{folder}/{f} is not ignored"
+        lock = lock_path(ROOT / folder).relative_to(ROOT)
+        assert _git("check-ignore", "-q", str(lock)).returncode == 0, lock
+    assert pipeline.DEFAULT_OUT != "reports/example"
+    tracked = _git("ls-files", "reports/example").stdout.split()
+    assert "reports/example/index.md" in tracked and "reports/example/results.json" in tracked
+    assert _git("check-ignore", "-q", "reports/example/index.md").returncode != 0

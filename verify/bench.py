@@ -20,6 +20,7 @@ import numpy as np
 
 from .atomic import write_bytes_atomic
 from .model import make_setting
+from .parts import part
 
 REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the issue's regime: D = N = 64, K = 4, eta = 1/32
 
@@ -148,8 +149,104 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
             "reduced_gradient_seconds": 1 / t_exact, "rows": rows}
 
 
-def run_bench(quick: bool = False, out_dir: str = "reports/bench") -> dict:
-    """Measure everything, write bench.json and bench.md to ``out_dir`` atomically, return the dict."""
+# ---------------------------------------------------------------------------------------------
+# Dask: sweep throughput on 1 and 2 workers, and Dask's per-task overhead (issue 12's targets)
+# ---------------------------------------------------------------------------------------------
+SCALING_GRID = {"D": [16, 32], "K": [2, 4], "eta": ["1/10", "1/20"], "M": [1, 2]}   # 16 certified rows
+SCALING_TARGET = 1.8        # rows/s with 2 workers over rows/s with 1 worker, on 2 cores
+OVERHEAD_TARGET = 0.05      # Dask's per-task overhead over the mean task time of the default sweep
+
+
+def _warm_worker(measures: list[str]) -> str:
+    """Import and generate once per worker what the rows need (flint, numba, the claims, SymPy codegen),
+    so that timed rows measure the steady state."""
+    from .model import make_setting
+    from .sweep.measures import MEASURES
+    s = make_setting(D=8, K=2, preset="cnn", eta="1/10")
+    for m in measures:
+        MEASURES[m].func(s, 20, {"claim_steps": 10, "arb_bits": 128})
+    return "warm"
+
+
+def _noop() -> None:
+    """A task that does nothing: what Dask alone costs per task."""
+    return None
+
+
+def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
+    from .sweep.run import compute_row
+    t = time.perf_counter()
+    rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in tasks])]
+    return time.perf_counter() - t, rows
+
+
+def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
+    """Rows/s of a CPU-bound certified sweep (Arb enclosures of every row at 128 bits) on a LocalCluster of
+    1 and of 2 worker processes, after a warm-up of each worker; the ratio's target is >= 1.8 on 2 cores.
+
+    ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
+    from .codeversion import code_version
+    from .executor import Executor
+    from .sweep.run import plan_rows
+    grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else SCALING_GRID
+    steps = 200 if quick else 50_000
+    tasks = [t for t in plan_rows(grid, steps, ["certified"], {"arb_bits": 128}, code_version())
+             if t["invalid"] is None]
+    out = {"grid": grid, "steps": steps, "measures": ["certified"], "rows": len(tasks), "target_ratio": SCALING_TARGET}
+    for n in (1, 2):
+        with Executor(workers=n, processes=not quick if processes is None else processes) as ex:
+            ex.client.run(_warm_worker, ["certified"])
+            wall, rows = _timed_rows(ex, tasks)
+        bad = [r for r in rows if not isinstance(r, dict) or r.get("status") != "ok"]
+        out[f"workers_{n}"] = {"seconds": wall, "rows_per_s": len(tasks) / wall, "failed_rows": len(bad),
+                               "task_seconds": sum(r["seconds"] for r in rows if isinstance(r, dict))}
+    out["ratio"] = out["workers_2"]["rows_per_s"] / out["workers_1"]["rows_per_s"]
+    out["meets_target"] = out["ratio"] >= SCALING_TARGET
+    return out
+
+
+def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = None) -> dict:
+    """Dask's per-task overhead as a fraction of the mean task time of the default sweep (target < 5%).
+
+    Per-task overhead: the wall time of ``noop_tasks`` empty tasks through the same 2-worker LocalCluster,
+    times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
+    whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
+    ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
+    import statistics
+
+    from .codeversion import code_version
+    from .executor import Executor
+    from .sweep.grid import DEFAULT_GRID
+    from .sweep.measures import CLAIM_STEPS, check_measures
+    from .sweep.run import DEFAULT_STEPS, plan_rows
+    grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else DEFAULT_GRID
+    steps, claim_steps = (2_000, 200) if quick else (DEFAULT_STEPS, CLAIM_STEPS)
+    measures = ["trajectory"] if quick else check_measures(None)
+    tasks = [t for t in plan_rows(grid, steps, measures, {"claim_steps": claim_steps}, code_version())
+             if t["invalid"] is None]
+    workers = 2
+    with Executor(workers=workers, processes=not quick if processes is None else processes) as ex:
+        ex.client.run(_warm_worker, measures)
+        wall, rows = _timed_rows(ex, tasks)
+        n = 40 if quick else noop_tasks
+        t = time.perf_counter()
+        list(ex.stream(_noop, [(f"noop-{i}", ()) for i in range(n)], retries=0))
+        noop_wall = time.perf_counter() - t
+    secs = [r["seconds"] for r in rows if isinstance(r, dict) and r.get("seconds")]
+    mean_task = statistics.mean(secs)
+    per_task = noop_wall * workers / n
+    return {"grid": grid, "steps": steps, "measures": measures, "claim_steps": claim_steps, "rows": len(tasks),
+            "workers": workers, "mean_task_seconds": mean_task, "noop_tasks": n,
+            "per_task_overhead_seconds": per_task, "overhead_fraction": per_task / mean_task,
+            "target_fraction": OVERHEAD_TARGET, "meets_target": per_task / mean_task < OVERHEAD_TARGET,
+            "sweep_wall_seconds": wall,
+            "sweep_overhead_and_idle_fraction": (wall * workers - sum(secs)) / sum(secs)}
+
+
+def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | None = None) -> dict:
+    """Measure everything, write bench.json and bench.md to ``out_dir`` atomically, return the dict.
+
+    ``dask``: also the Dask targets (sweep scaling and per-task overhead; default: on unless ``quick``)."""
     t0 = time.perf_counter()
     rates = engine_rates(quick)
     res = {"quick": quick, "regime": REGIME | {"N": 64}, "machine": {"python": platform.python_version(),
@@ -158,6 +255,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench") -> dict:
            "engines": rates, "ratios": ratios(rates),
            "certified_radius": certified_radius(10**4 if quick else 10**6),
            "monte_carlo": monte_carlo(quick)}
+    if dask if dask is not None else not quick:
+        res["dask"] = {"sweep_scaling": sweep_scaling(quick), "overhead": dask_overhead(quick)}
     res["seconds"] = time.perf_counter() - t0
     write_bytes_atomic(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1).encode())
     write_bytes_atomic(os.path.join(out_dir, "bench.md"), to_markdown(res).encode())
@@ -181,4 +280,24 @@ def to_markdown(res: dict) -> str:
     for r in m["rows"]:
         lines.append(f"| {r['eps']:g} | {r['mc_samples']:.3g} | {r['mc_seconds']:.3g} | {r['reduced_seconds']:.3g} | "
                      f"{r['speedup']:.3g} |")
+    if "dask" in res:
+        sc, ov = res["dask"]["sweep_scaling"], res["dask"]["overhead"]
+        lines += ["", f"Dask, certified sweep ({sc['rows']} rows, {sc['steps']} steps, Arb 128 bits, LocalCluster): "
+                  f"{sc['workers_1']['rows_per_s']:.3g} rows/s with 1 worker, "
+                  f"{sc['workers_2']['rows_per_s']:.3g} with 2; "
+                  f"ratio {sc['ratio']:.2f} (target >= {sc['target_ratio']}).",
+                  f"Dask per-task overhead: {ov['per_task_overhead_seconds'] * 1e3:.3g} ms against a mean task time of "
+                  f"{ov['mean_task_seconds']:.3g} s in the default sweep ({ov['rows']} rows): "
+                  f"{100 * ov['overhead_fraction']:.3g}% (target < {100 * ov['target_fraction']:g}%); "
+                  "wall x workers over task time: "
+                  f"{100 * ov['sweep_overhead_and_idle_fraction']:.3g}% overhead and idle."]
     return "\n".join(lines) + "\n"
+
+
+@part("bench", order=90)
+def bench_part(profile: str) -> dict:
+    """verify.bench in quick mode; its files go to a temporary folder (the result is saved as a part, so
+    ``verify all`` writes nothing outside its own folder)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        return run_bench(quick=True, out_dir=tmp)

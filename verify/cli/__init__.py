@@ -14,6 +14,7 @@ COMMANDS = [
     ("fuzz", "fuzz_cmd"),
     ("bench", "bench_cmd"),
     ("all", "all_cmd"),
+    ("sweep", "sweep_cmd"),
     ("report", "report_cmd"),
     ("reconcile", "reconcile_cmd"),
 ]

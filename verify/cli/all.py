@@ -1,7 +1,5 @@
-"""``verify all``: every part (derivation, claims, probes, fuzz, bench) and the report, resumable."""
+"""``verify all``: every part (derivation, claims, probes, fuzz, bench) on Dask, and the report, resumable."""
 from __future__ import annotations
-
-import time
 
 import click
 
@@ -10,35 +8,53 @@ from .options import handle_errors
 
 @click.command("all")
 @click.option("--out", "out", default="reports/latest", show_default=True, type=click.Path(file_okay=False),
-              help="report folder (parts are saved in OUT/_work/parts)")
+              help="report folder (gitignored by default; parts are saved in OUT/_work/parts)")
 @click.option("--profile", type=click.Choice(["ci", "dev", "deep"]), default="ci", show_default=True,
               help="ci: <= 10 minutes on 2 cores; dev and deep: longer runs, larger ranges")
-@click.option("--fresh", is_flag=True, help="ignore parts saved by an earlier (interrupted) run")
-@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="parts run at the same time")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: $VERIFY_SCHEDULER, else a "
+                   "LocalCluster on this machine)")
+@click.option("--workers", "--jobs", "workers", type=click.IntRange(1, 1024), default=None,
+              help="worker processes of the LocalCluster [default: the number of cores, at most one per part]")
+@click.option("--timeout", "timeout", type=click.FloatRange(min=1), default=None,
+              help="time limit of one part in seconds [default: the profile's]")
+@click.option("--fresh", is_flag=True, help="run every part again, ignoring saved results")
 @click.option("--only", multiple=True, help="run only these parts or kinds (e.g. derive, claim, probe:NAME)")
 @click.option("--quiet", is_flag=True, help="no progress display")
 @handle_errors
-def all_cmd(out, profile, fresh, jobs, only, quiet):
-    """Run every check and write the report folder OUT (index.md, index.html, results.json, figures)."""
+def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
+    """Run every check and write the report folder OUT (index.md, index.html, results.json, figures).
+
+    Parts run as Dask tasks, each in a child process with a time limit; results are saved as they
+    arrive and reused by the next run while the code and the options are unchanged.
+    """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
-    from ..pipeline import parts_dir, plan, run_parts
-    from ..report import write_report
+    from ..pipeline import plan, verify_all
     console = Console(stderr=True, quiet=quiet)
-    n = len(plan(profile, list(only) or None)[0])
-    t0 = time.perf_counter()
+    parts, problems = plan(profile, list(only) or None)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as bar:
-        task = bar.add_task(f"verify all ({profile})", total=n)
+                  TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False) as bar:
+        task = bar.add_task(f"verify all ({profile})", total=len(parts))
 
-        def tick(name, status, seconds):
-            bar.console.print(f"  {name:40s} {status:8s} {seconds:8.1f} s")
+        def tick(name, status, seconds, worker):
+            where = f"  on {worker}" if worker and status != "reused" else ""
+            bar.console.print(f"  {name:40s} {status:8s} {seconds:8.1f} s{where}", markup=False, highlight=False,
+                              soft_wrap=True)
             bar.advance(task)
-        state = run_parts(out, profile, fresh=fresh, jobs=jobs, only=list(only) or None, progress=tick)
-        bar.update(task, description="writing the report")
-        res = write_report(out, parts_dir(out), profile=profile, wall_seconds=time.perf_counter() - t0,
-                           reused=state.skipped)
+
+        def reporting(state):
+            bar.update(task, description="writing the report")
+            if state.executor:
+                ex = state.executor
+                bar.console.print(f"  ran on {ex['cluster']} {ex['scheduler']} with {len(ex['workers'])} workers; "
+                                  f"code version {state.code_version}", markup=False, highlight=False,
+                                  soft_wrap=True)
+        res = verify_all(out, profile, fresh=fresh, scheduler=scheduler, workers=workers, only=list(only) or None,
+                         part_timeout=timeout, progress=tick, on_report=reporting)
     s = res["summary"]
-    click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
-               f"{s['wall_seconds']:.1f} s; verdicts {s['verdicts']})")
+    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items()))
+    click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; {s['wall_seconds']:.1f} s; "
+               f"verdicts: {verdicts})")

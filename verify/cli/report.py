@@ -13,7 +13,10 @@ from .options import handle_errors
 @handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
+    from ..folderlock import folder_lock
     from ..report import saved_parts_dir, write_report
-    res = write_report(out, saved_parts_dir(src or out))
+    with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
+        res = write_report(out, saved_parts_dir(src or out))
     s = res["summary"]
-    click.echo(f"report: {out}/index.html ({s['parts']} parts, verdicts {s['verdicts']})")
+    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items()))
+    click.echo(f"report: {out}/index.html ({s['parts']} parts; verdicts: {verdicts})")

@@ -1,0 +1,204 @@
+"""The Dask executor on real processes: a `dask scheduler` and two `dask worker` processes on 127.0.0.1
+started here (free ports, no dashboard, one thread each) and stopped by their process ids; a LocalCluster
+for the part time limit.
+
+- a sweep through --scheduler: every row once, each row names one of those workers, and each row's
+  numbers equal a local run's;
+- one worker killed in the middle of a sweep: the sweep completes with every row exactly once;
+- a part that hangs is recorded as a timeout, the run goes on, and the next part runs on the same worker.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verify import parts, pipeline
+from verify.cli import main
+from verify.codeversion import code_version
+from verify.sweep import compute_row, parse_grid, plan_rows
+from verify.sweep.run import rows_dir
+
+ROOT = Path(pipeline.__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(autouse=True)
+def _no_scheduler_from_the_environment(monkeypatch):
+    """$VERIFY_SCHEDULER would send these runs to someone's cluster: the tests choose their own."""
+    monkeypatch.delenv("VERIFY_SCHEDULER", raising=False)
+
+
+
+def _start(args, tmp, name):
+    """A process of ours in its own process group (so stopping it stops its children too)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open(tmp / f"{name}.log", "wb") as log:    # the child keeps its own descriptor
+        return subprocess.Popen([str(BIN / "dask"), *args], cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """{"address", "workers": {address: Popen}} of a real scheduler with two single-thread workers."""
+    from distributed import Client
+    tmp = tmp_path_factory.mktemp("dask")
+    procs = []
+    try:
+        sched_file = tmp / "scheduler.json"
+        procs.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
+                             "127.0.0.1:0", "--scheduler-file", str(sched_file)], tmp, "scheduler"))
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        for i in range(2):
+            procs.append(_start(["worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny",
+                                 "--name", f"w{i}", "--local-directory", str(tmp / f"w{i}")], tmp, f"worker{i}"))
+        with Client(address, timeout="30s", set_as_default=False) as c:
+            c.wait_for_workers(2, timeout=60)
+            info = c.scheduler_info()["workers"]
+            pids = c.run(os.getpid)
+        by_pid = {p.pid: p for p in procs[1:]}
+        yield {"address": address, "workers": {a: by_pid[pids[a]] for a in info}, "tmp": tmp}
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
+def _numbers_equal(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def test_sweep_through_the_scheduler_rows_once_on_its_workers_equal_to_local(cluster, tmp_path):
+    out = tmp_path / "sw"
+    args = ["sweep", "--scheduler", cluster["address"], "--grid", "D=8,16", "--grid", "K=2,4", "--steps", "4000",
+            "--measure", "trajectory", "--out", str(out), "--json", "--quiet"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]                  # strict JSON: no NaN anywhere
+    tasks = plan_rows(parse_grid(["D=8,16", "K=2,4"]), 4000, ["trajectory"], {}, code_version())
+    assert sorted(r["key"] for r in rows) == sorted(t["key"] for t in tasks)   # every row, exactly once
+    assert all(r["status"] == "ok" for r in rows)
+    assert {r["worker"] for r in rows} <= set(cluster["workers"])
+    local = {t["key"]: compute_row(t) for t in tasks}    # the same rows computed here, without Dask
+    skip = {"worker", "seconds", "finished"}
+    for row in rows:
+        mine = local[row["key"]]
+        assert set(row) == set(mine)
+        diff = {k: (row[k], mine[k]) for k in row if k not in skip and not _numbers_equal(row[k], mine[k])}
+        assert not diff, diff
+    assert (out / "sweep.parquet").is_file() and (out / "figures" / "exponents-vs-D.png").is_file()
+
+
+def test_lost_worker_sweep_completes_with_every_row_once(cluster, tmp_path):
+    """Kill one worker (its process) once rows are arriving: its tasks are run again elsewhere."""
+    out = tmp_path / "sw"
+    grid = ["D=8,10,12,14,16,18,20,22", "K=2"]
+    cmd = [sys.executable, "-c", "from verify.cli import main; main()", "sweep", "--scheduler", cluster["address"],
+           "--steps", "2000", "--claim-steps", "400", "--out", str(out), "--json", "--quiet"]
+    cmd += [a for g in grid for a in ("--grid", g)]
+    proc = subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and len(list(rows_dir(out).glob("*.json"))) < 2 and proc.poll() is None:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the sweep ended before a worker could be killed"
+        done_before = {p.stem for p in rows_dir(out).glob("*.json")}
+        victim, vproc = next(iter(cluster["workers"].items()))
+        os.killpg(vproc.pid, signal.SIGKILL)
+        vproc.wait()
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, stderr.decode()[-3000:]
+    rows = json.loads(stdout)["rows"]
+    keys = [r["key"] for r in rows]
+    assert len(keys) == 8 and len(set(keys)) == 8                      # every row, none twice
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows if r["status"] != "ok"]
+    assert len(done_before) < 8                                         # the kill happened mid-sweep
+    after = [r for r in rows if r["key"] not in done_before]
+    assert after and all(r["worker"] != victim for r in after)          # the rest ran on the survivor
+    assert {r["worker"] for r in rows} <= set(cluster["workers"])
+
+
+HANG_MODULE = '''
+import os, time
+from verify.parts import part
+
+
+@part("hang", order=1)
+def hang(profile):
+    time.sleep(600)
+
+
+@part("after", order=2)
+def after(profile):
+    return {"verdict": "supported", "pid": os.getpid()}
+'''
+
+
+def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatch):
+    mod = f"hangparts_{os.getpid()}"
+    (tmp_path / f"{mod}.py").write_text(HANG_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))   # for the part processes
+    monkeypatch.setattr(parts, "REGISTRY", {})
+    monkeypatch.setattr(pipeline, "REGISTRY", parts.REGISTRY)
+    monkeypatch.setattr(pipeline, "discover", lambda: [])
+    __import__(mod)
+    seen = []
+    t0 = time.monotonic()
+    state = pipeline.run_parts(tmp_path / "rep", "ci", workers=1, part_timeout=3,
+                               progress=lambda *a: seen.append(a))
+    recs = {r["part"]: r for r in state.done}
+    assert recs["hang"]["status"] == "timeout" and "time limit of 3 s" in recs["hang"]["error"]
+    assert recs["after"]["status"] == "ok"
+    assert [s[0] for s in seen] == ["hang", "after"]                     # one worker: the run went on after it
+    assert recs["hang"]["worker"] == recs["after"]["worker"] and recs["after"]["worker"].startswith("tcp://")
+    assert time.monotonic() - t0 < 60
+    group = int(recs["hang"]["error"].split("process group ")[1].split(")")[0])
+    with pytest.raises(ProcessLookupError):                              # the hung process is gone
+        os.killpg(group, 0)
+    saved = json.loads((tmp_path / "rep" / "_work" / "parts" / "hang.json").read_text())
+    assert saved["status"] == "timeout"
+
+
+def test_bench_dask_targets_run_at_tiny_sizes():
+    """Smoke run of the two Dask benchmarks (the lead measures them at full size; speed is never asserted)."""
+    from verify import bench
+    sc = bench.sweep_scaling(quick=True)
+    assert sc["workers_1"]["failed_rows"] == sc["workers_2"]["failed_rows"] == 0 and sc["rows"] == 2
+    assert sc["ratio"] > 0 and sc["target_ratio"] == 1.8
+    ov = bench.dask_overhead(quick=True)
+    assert ov["mean_task_seconds"] > 0 and ov["per_task_overhead_seconds"] > 0 and ov["target_fraction"] == 0.05
+    text = bench.to_markdown({"quick": True, "regime": {}, "machine": {"cpus": 2}, "convention": "c", "engines": {},
+                              "ratios": {}, "certified_radius": {"bits": 256, "max_state_radius": 0.0, "steps": 1,
+                                                                 "seconds": 0.0},
+                              "monte_carlo": {"state": {"d": 4}, "mc_rms_rel_error_at_n0": 0.1, "n0": 1,
+                                              "reduced_gradient_seconds": 0.1, "rows": []},
+                              "dask": {"sweep_scaling": sc, "overhead": ov}})
+    assert "rows/s with 1 worker" in text and "per-task overhead" in text

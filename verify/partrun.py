@@ -1,0 +1,166 @@
+"""Running one part on a worker: in a child process with a time limit (default), or in the worker itself.
+
+Dask cannot stop a running task, so :func:`run_task` starts the part as a child process
+(``python -m verify.partrun TASK OUT``) in its own process group, waits at most the part's time limit,
+and on expiry kills the group by its pid: the part is recorded as a timeout and the worker is free for
+the next task at once. The child also exits when its worker dies (it watches its parent's pid), so a
+lost worker leaves no orphan running. ``task["isolate"] = False`` runs the part in the worker process
+itself (no time limit; the tests use it with in-process workers).
+
+The task (what the client sends) and the record (what comes back) are small JSON-ready dicts; the
+client saves the record, atomically.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from .codeversion import code_version
+from .executor import worker_address
+from .parts import source_root, spec
+
+STATUS = ("ok", "failed", "timeout", "skipped")
+
+
+def now_utc() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def part_record(task: dict, status: str, seconds: float, result=None, error=None, worker=None) -> dict:
+    """The saved form of one part's outcome (OUT/_work/parts/<part>.json; verify.report reads it)."""
+    if status not in STATUS:
+        raise ValueError(f"status must be one of {STATUS}, not {status!r}")
+    return {"part": task["name"], "kind": task["kind"], "arg": task["arg"], "options": task["options"],
+            "code_version": task["code_version"], "status": status, "seconds": round(seconds, 3),
+            "finished": now_utc(), "worker": worker, "error": error, "result": result}
+
+
+def json_ready(obj):
+    """Non-finite floats as the strings "nan", "inf", "-inf" (strict JSON has none), after a JSON round trip
+    (so what is saved is exactly what the report reads)."""
+    def fix(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return str(x)
+        if isinstance(x, dict):
+            return {k: fix(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        return x
+    return fix(json.loads(json.dumps(fix(obj), default=str)))
+
+
+def run_here(task: dict, worker: str | None = None) -> dict:
+    """Run the part in this process; a part that raises is a "failed" record with its traceback."""
+    t0 = time.perf_counter()
+    try:
+        if task.get("module"):
+            importlib.import_module(task["module"])
+        result = json_ready(spec(task["kind"]).run(task["arg"], task["profile"]))
+        return part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker)
+    except Exception as exc:
+        return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
+                           error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str = "") -> dict:
+    """Run the part in a child process; kill its process group after ``timeout`` seconds (``why``: which
+    limit that is, for the record)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="verify-part-") as tmp:
+        tfile, ofile = Path(tmp) / "task.json", Path(tmp) / "record.json"
+        tfile.write_text(json.dumps(task))
+        with open(Path(tmp) / "stderr.txt", "w+b") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "verify.partrun", str(tfile), str(ofile)], env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                    start_new_session=True)
+            try:
+                proc.wait(timeout=max(timeout, 0.0))
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                return part_record(task, "timeout", time.perf_counter() - t0, worker=worker,
+                                   error=f"killed (process group {proc.pid}) after {timeout:.0f} s: "
+                                         + (why or f"the part's time limit of {timeout:.0f} s"))
+            except BaseException:   # the worker is shutting down: take the child with it
+                _kill_group(proc)
+                raise
+            err.seek(0)
+            stderr = err.read().decode(errors="replace")[-4000:]
+        try:
+            rec = json.loads(ofile.read_text())
+        except (OSError, ValueError):
+            return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
+                               error=f"the part's process exited with status {proc.returncode} without a result: "
+                                     f"{stderr}")
+    rec["worker"] = worker
+    return rec
+
+
+def run_task(task: dict) -> dict:
+    """The Dask task of one part: check the time budget and the code version, then run it.
+
+    ``task``: name, kind, arg, module, profile, options, code_version, timeout (seconds), deadline
+    (epoch seconds: the run's total budget), isolate.
+    """
+    worker = worker_address()
+    if time.time() >= task["deadline"]:
+        return part_record(task, "skipped", 0.0, worker=worker,
+                           error=f"the profile's time budget ({task['budget']} s) was used up before it started")
+    mine = code_version()
+    if mine != task["code_version"]:
+        return part_record(task, "failed", 0.0, worker=worker,
+                           error=f"worker {worker} runs other code (version {mine}) than the client "
+                                 f"({task['code_version']}): install the same verify on every worker")
+    if not task.get("isolate", True):
+        return run_here(task, worker)
+    left = task["deadline"] - time.time()
+    if left < task["timeout"]:
+        return run_in_child(task, left, worker, f"the profile's time budget of {task['budget']} s ran out")
+    return run_in_child(task, task["timeout"], worker, f"the part's time limit of {task['timeout']:g} s")
+
+
+def _watch_parent() -> None:
+    """Exit when the parent (the worker) is gone, so a lost worker leaves no part running."""
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                os._exit(3)
+            time.sleep(1.0)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main(argv: list[str]) -> None:
+    """Child entry point: ``python -m verify.partrun TASK.json RECORD.json``."""
+    _watch_parent()
+    task = json.loads(Path(argv[0]).read_text())
+    rec = run_here(task)
+    from .atomic import write_json_atomic
+    write_json_atomic(argv[1], rec)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
+
+
+__all__ = ["run_task", "run_here", "run_in_child", "part_record", "json_ready", "STATUS"]

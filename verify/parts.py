@@ -1,0 +1,143 @@
+"""The parts of ``verify all``: a registry filled by the :func:`part` decorator, and its discovery.
+
+A *part* is one unit of work of ``verify all`` whose result is a JSON-ready dict (a claim, a probe, the
+derivation, ...). A part registers where it is computed, with one decorator::
+
+    from verify.parts import part
+
+    @part("certify", options=lambda profile: {"bits": 256})
+    def certify_part(profile: str) -> dict:          # one part, named "certify"
+        ...
+
+    @part("fuzz", args=fuzzable_claim_ids)
+    def fuzz_part(claim_id: str, profile: str) -> dict:   # one part per argument: "fuzz:<claim id>"
+        ...
+
+``options`` returns what the result depends on besides the code and the profile (sizes, regimes); a
+saved result is reused only when they, the profile and the code version are unchanged. The result may
+be a dict or an object with ``as_dict()``.
+
+Discovery: every module under ``verify/`` and ``lemmas/`` with a line starting with ``@part(`` is
+imported by :func:`discover` (a text search, so no module is imported just to find out), which is how
+``verify all`` finds the parts; nothing else needs to be listed anywhere.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+# The packages whose modules may register parts, relative to the source root.
+PACKAGES = ("verify", "lemmas")
+_DECORATOR = re.compile(r"^@part\(", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """One registered kind of part: its function, the arguments it is run for, what its result depends on."""
+
+    kind: str
+    func: Callable
+    module: str
+    args: Callable[[], list] | None = None
+    options: Callable | None = None
+    order: int = 50
+    summary: str = ""
+
+    def arguments(self) -> list[str]:
+        """The arguments this kind runs for ([""] for a single part)."""
+        return [""] if self.args is None else [str(a) for a in self.args()]
+
+    def extra_options(self, arg: str, profile: str) -> dict:
+        """What the result depends on besides the code version and the profile."""
+        if self.options is None:
+            return {}
+        return dict(self.options(arg, profile) if self.args is not None else self.options(profile))
+
+    def run(self, arg: str, profile: str) -> dict:
+        """The part's result as a dict."""
+        res = self.func(arg, profile) if self.args is not None else self.func(profile)
+        if hasattr(res, "as_dict"):
+            res = res.as_dict()
+        if not isinstance(res, dict):
+            raise TypeError(f"part {self.kind!r} returned {type(res).__name__}, not a dict or an object with as_dict()")
+        return res
+
+
+REGISTRY: dict[str, PartSpec] = {}
+
+
+def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable | None = None, order: int = 50,
+         summary: str = ""):
+    """Register the decorated function as the part ``kind`` (see the module docstring).
+
+    ``args``: a function listing the arguments (then the function is called ``f(arg, profile)`` once per
+    argument, parts ``kind:arg``); without it ``f(profile)``. ``options``: ``(arg, profile) -> dict`` or
+    ``(profile) -> dict`` likewise. ``order``: smaller runs earlier (long parts first shortens a run).
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9-]*", kind):
+        raise ValueError(f"part kind {kind!r} must be lower-case letters, digits and '-'")
+
+    def deco(f):
+        want = 2 if args is not None else 1
+        n = len([p for p in inspect.signature(f).parameters.values()
+                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+        if n != want:
+            raise TypeError(f"part {kind!r}: {f.__qualname__} must take "
+                            + ("(arg, profile)" if args is not None else "(profile)"))
+        old = REGISTRY.get(kind)
+        if old is not None and (old.module, old.func.__qualname__) != (f.__module__, f.__qualname__):
+            raise AssertionError(f"part {kind!r} registered twice: {old.module} and {f.__module__}")
+        REGISTRY[kind] = PartSpec(kind, f, f.__module__, args, options, order,
+                                  summary or (inspect.getdoc(f) or "").split("\n")[0])
+        f.part_kind = kind
+        return f
+    return deco
+
+
+def source_root() -> Path:
+    """The folder holding the ``verify`` and ``lemmas`` packages."""
+    return Path(__file__).resolve().parents[1]
+
+
+def part_modules(root: Path | None = None) -> list[str]:
+    """Dotted names of the modules that use the :func:`part` decorator (a text search of the sources)."""
+    root = Path(root) if root is not None else source_root()
+    mods = []
+    for pkg in PACKAGES:
+        for f in sorted((root / pkg).rglob("*.py")):
+            if "__pycache__" in f.parts:
+                continue
+            try:
+                text = f.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if _DECORATOR.search(text):
+                rel = f.relative_to(root).with_suffix("")
+                parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+                mods.append(".".join(parts))
+    return mods
+
+
+def discover() -> list[tuple[str, str]]:
+    """Import every module that registers parts; returns (module, error) for each that failed to import."""
+    problems = []
+    for mod in part_modules():
+        try:
+            importlib.import_module(mod)
+        except Exception as exc:  # a broken module costs its parts, not the run: the pipeline reports it
+            problems.append((mod, f"{type(exc).__name__}: {exc}"))
+    return problems
+
+
+def spec(kind: str) -> PartSpec:
+    """The registered part ``kind``, importing its module first if needed."""
+    if kind not in REGISTRY:
+        discover()
+    return REGISTRY[kind]
+
+
+__all__ = ["PartSpec", "REGISTRY", "part", "discover", "part_modules", "source_root", "spec"]

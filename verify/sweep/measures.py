@@ -1,0 +1,244 @@
+"""What a sweep measures in each regime: functions registered with :func:`measure`.
+
+A measurement is ``f(setting, steps, options) -> {column: scalar}`` (floats, ints, strings, booleans or
+None; None where a value does not exist, with a "*_note" column saying why). It runs on a Dask worker,
+so it must be importable there. New measurements (e.g. certified all-time bounds) plug in with one
+decorator::
+
+    @measure("certificate", default=False)
+    def certificate(setting, steps, options): ...
+
+Built in: ``trajectory`` (final values at ``steps``, fitted tail exponents, ratios to the derived
+leading terms), ``claims`` (each per-regime claim's verdict in the regime) and ``certified`` (Arb
+enclosures of the final values; opt-in: CPU-bound).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InvalidParameter
+
+QUANTITIES = ("excess_loss", "s_err", "w_err")
+CLAIMED_SLOPES = {"excess_loss": -1.0, "s_err": -0.5, "w_err": -0.5}   # Theorem 3.1's T-exponents
+CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
+ARB_BITS = 128
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    func: Callable
+    default: bool
+    summary: str
+
+
+MEASURES: dict[str, Measure] = {}
+
+
+def measure(name: str, *, default: bool = True, summary: str = ""):
+    """Register ``f(setting, steps, options) -> dict`` as the measurement ``name`` (run by default or on request)."""
+    def deco(f):
+        if name in MEASURES and MEASURES[name].func is not f:
+            raise AssertionError(f"measurement {name!r} registered twice")
+        MEASURES[name] = Measure(name, f, default, summary or (f.__doc__ or "").strip().split("\n")[0])
+        return f
+    return deco
+
+
+def check_measures(names) -> list[str]:
+    """The measurements to run: ``names`` (validated) or the defaults."""
+    if not names:
+        return [m.name for m in MEASURES.values() if m.default]
+    for n in names:
+        if n not in MEASURES:
+            raise InvalidParameter("measure", n, f"must be one of {', '.join(MEASURES)}")
+    return list(dict.fromkeys(names))
+
+
+def _float(x) -> float | None:
+    """A finite float, or None (NaN and infinities are not values)."""
+    try:
+        f = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+@contextmanager
+def strict_floats():
+    """numpy and warnings set so that an overflow or invalid operation raises (never a silent NaN)."""
+    with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+
+
+# Relative floor of float64 values: ~16 digits, of which 1e-12 leaves four for the cancellation in
+# differences such as L - L_opt or alpha - 1 (as verify.probes.base.FLOAT64_EPS_REL).
+FLOAT64_EPS_REL = 1e-12
+
+
+def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, float | None, str]:
+    """Log-log slope (and its standard error) over the last decade [horizon/10, horizon], or None and why.
+
+    No slope is fitted through zeros, non-finite values, or values at the float64 rounding level of the
+    series (below 1e-12 of its largest value): their logarithms are noise, not a power law."""
+    from ..fits import loglog_slope
+    idx = [i for i, t in enumerate(steps) if t >= horizon / 10 and t > 0]
+    if len(idx) < 3:
+        return None, None, "fewer than 3 checkpoints in the last decade"
+    y = [ys[i] for i in idx]
+    if not all(v is not None and math.isfinite(v) and v > 0 for v in y):
+        return None, None, "zero or non-finite values in the tail (not a power law)"
+    top = max(abs(v) for v in ys if v is not None and math.isfinite(v))
+    if min(y) < FLOAT64_EPS_REL * top:
+        return None, None, f"tail values below the float64 rounding level ({FLOAT64_EPS_REL:g} of the largest)"
+    slope, se = loglog_slope([steps[i] for i in idx], y)
+    return slope, (se if math.isfinite(se) else None), ""
+
+
+@lru_cache(maxsize=None)
+def _leading_functions():
+    """The derived leading terms with every named convention symbolic, as float functions."""
+    import sympy as sp
+
+    from ..derive import symbols as sy
+    from ..derive.asymptotics import leading_terms_general
+    lt = leading_terms_general()
+    args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.var, sy.c_loss, sy.vnorm, sy.T)
+    return {q: sp.lambdify(args, lt[k], "math") for q, k in (("excess_loss", "loss"), ("s_err", "s_err"),
+                                                             ("w_err", "w_err"))}
+
+
+def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
+    """The derived leading terms of the three quantities at step T in regime ``s``, or None and why not.
+
+    They hold for sigma = identity, 0 < K < D, the exact reduction (centred law, zero init, orthogonal P,
+    uniform S*) and a stable W_X block (eta_V c_L v N < 2K)."""
+    ok, why = s.reducible()
+    if not ok:
+        return None, why
+    if s.sigma.name != "identity":
+        return None, "derived for sigma = identity only"
+    if not 0 < s.K < s.D:
+        return None, "derived for 0 < K < D (K = 0 and K = D are not power laws)"
+    if s.eta_v * s.loss_scale * s.law.var * s.N >= 2 * s.K:
+        return None, "eta_V is above the W_X-block stability threshold 2K/(c_L v N)"
+    f = _leading_functions()
+    vals = (s.D, s.K, s.N, float(s.eta_kq), float(s.p_lambda),
+            float(s.law.var), float(s.loss_scale), math.sqrt(float(s.vstar_norm2())), T)
+    return {q: fn(*vals) for q, fn in f.items()}, ""
+
+
+@measure("trajectory", summary="final values at --steps, fitted tail exponents, ratios to the derived leading terms")
+def trajectory(s, steps: int, options: dict) -> dict:
+    """GD for ``steps`` steps: the reduced recursion in float64 (numba) when the regime reduces, else the
+    full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents and their ratios to
+    the derived leading terms."""
+    from ..engines import checkpoint_steps, iterate
+    from ..engines.fast import iterate_fast
+    ok, why = s.reducible()
+    cols: dict = {}
+    try:
+        with strict_floats():
+            if ok:
+                tr = iterate_fast(s, steps, log_points=60).trajectory(0)
+                cols["engine"] = "reduced float64 (numba)"
+            else:
+                tr = iterate(s, steps, "full", "float64", None, checkpoint_steps(steps, log_points=60))
+                cols["engine"] = f"full-matrix float64 ({why})"
+    except (FloatingPointError, OverflowError, RuntimeWarning) as exc:
+        cols["engine"] = "reduced float64 (numba)" if ok else "full-matrix float64"
+        cols["trajectory_note"] = f"float64 trouble (GD diverged?): {type(exc).__name__}: {exc}"
+        for q in QUANTITIES:
+            cols[q] = cols[f"slope_{q}"] = cols[f"slope_se_{q}"] = cols[f"ratio_{q}"] = None
+        return cols
+    recs = tr.records
+    T = [r.step for r in recs]
+    notes = []
+    lead, lead_why = leading_terms_at(s, steps)
+    for q in QUANTITIES:
+        ys = [_float(getattr(r, q)) for r in recs]
+        cols[q] = ys[-1]
+        slope, se, why_not = tail_fit(T, ys, steps)
+        cols[f"slope_{q}"], cols[f"slope_se_{q}"] = slope, se
+        if why_not:
+            notes.append(f"{q}: {why_not}")
+        cols[f"ratio_{q}"] = (ys[-1] / lead[q]) if (lead and ys[-1] is not None and lead[q]) else None
+    cols["fit_from"], cols["fit_to"] = int(math.ceil(steps / 10)), int(steps)
+    cols["cos_wv"] = _float(recs[-1].cos_wv)
+    cols["leading_term_note"] = lead_why or None
+    cols["trajectory_note"] = "; ".join(notes) or None
+    return cols
+
+
+@measure("claims", summary="each per-regime claim's check in the regime: holds, fails, undecided or outside")
+def claims(s, steps: int, options: dict) -> dict:
+    """Every per-regime claim of lemmas/ checked in the regime at ``min(steps, claim_steps)`` steps.
+
+    Column ``claim:<id>``: "holds", "fails", "undecided" (the check could not decide, e.g. a NaN or a float
+    error) or "outside" (the regime is outside the claim's hypotheses: information, not a verdict)."""
+    from lemmas import REGISTRY
+    horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
+    cols: dict = {"claim_steps": horizon}
+    for cid in sorted(REGISTRY):
+        c = REGISTRY[cid]
+        if not getattr(c, "per_regime", False):
+            continue
+        try:
+            with strict_floats():
+                out = c.regime_check(s, horizon)
+        except (FloatingPointError, OverflowError, RuntimeWarning):
+            cols[f"claim:{cid}"] = "undecided"
+            continue
+        except InvalidParameter:
+            cols[f"claim:{cid}"] = "outside"
+            continue
+        data = getattr(out, "data", {}) or {}
+        if data.get("in_hypotheses") is False:
+            cols[f"claim:{cid}"] = "outside"
+        else:
+            cols[f"claim:{cid}"] = {True: "holds", False: "fails"}.get(out.holds, "undecided")
+    return cols
+
+
+def ball_bounds(x) -> tuple[float, float]:
+    """Floats lo <= every point of the Arb ball ``x`` <= hi (rounded outwards, so still rigorous)."""
+    from ..engines.arb import rad_fraction, to_fraction
+    if not x.is_finite():
+        return -math.inf, math.inf
+    q, r = to_fraction(x), rad_fraction(x)
+    return math.nextafter(float(q - r), -math.inf), math.nextafter(float(q + r), math.inf)
+
+
+@measure("certified", default=False, summary="Arb enclosures of the final values (reduced recursion, 128 bits)")
+def certified(s, steps: int, options: dict) -> dict:
+    """Certified enclosures [lo, hi] of the three quantities after exactly ``steps`` GD steps (Arb balls of the
+    reduced recursion, rounded outwards to floats), when the regime reduces."""
+    from ..engines.arb import iterate_certified
+    ok, why = s.reducible()
+    bits = int(options.get("arb_bits") or ARB_BITS)
+    cols: dict = {"certified_bits": bits}
+    if not ok:
+        cols["certified_note"] = f"no certified engine: {why}"
+        for q in QUANTITIES:
+            cols[f"certified_{q}_lo"] = cols[f"certified_{q}_hi"] = None
+        return cols
+    tr = iterate_certified(s, steps, bits, [steps])
+    rec = tr.records[-1]
+    for q in QUANTITIES:
+        lo, hi = ball_bounds(getattr(rec, q))
+        cols[f"certified_{q}_lo"], cols[f"certified_{q}_hi"] = _float(lo), _float(hi)
+    cols["certified_state_radius"] = _float(tr.state_radii[-1])
+    cols["certified_note"] = None
+    return cols
+
+
+__all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
+           "QUANTITIES", "CLAIMED_SLOPES", "CLAIM_STEPS"]
