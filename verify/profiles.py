@@ -2,18 +2,18 @@
 
 "part" is the time limit of one part in seconds and "total" the budget of all parts together (the ci
 profile must finish within 10 minutes on 2 cores, report included); the other keys are sizes the
-parts read (steps of the convergence run, full-matrix steps, fuzz examples, the sigmas derived).
+parts read (steps of the convergence run, full-matrix steps, the sigmas derived; fuzz budgets live in verify.fuzz.budget).
 """
 from __future__ import annotations
 
 from .errors import InvalidParameter
 
 PROFILES = {
-    "ci": {"part": 240, "total": 480, "steps": 100_000, "full_steps": 2_000, "fuzz_examples": 20,
+    "ci": {"part": 240, "total": 480, "steps": 100_000, "full_steps": 2_000,
            "sigmas": ["identity", "erf", "relu"]},
-    "dev": {"part": 900, "total": 3_600, "steps": 300_000, "full_steps": 5_000, "fuzz_examples": 100,
+    "dev": {"part": 900, "total": 3_600, "steps": 300_000, "full_steps": 5_000,
             "sigmas": ["identity", "erf", "relu"]},
-    "deep": {"part": 3_600, "total": 6 * 3_600, "steps": 1_000_000, "full_steps": 20_000, "fuzz_examples": 500,
+    "deep": {"part": 3_600, "total": 6 * 3_600, "steps": 1_000_000, "full_steps": 20_000,
              "sigmas": ["identity", "erf", "relu", "poly:0,1,0,1"]},
 }
 

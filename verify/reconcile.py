@@ -36,6 +36,7 @@ from .derive import exponents as ex
 from .errors import InvalidParameter
 from .evidence import Scope, compare, decide, finite, record
 from .fits import loglog_slope
+from .parts import part
 
 # Budgets: the D grid, T as a multiple of the slowest transient, and the largest T we iterate.
 PROFILES = {
@@ -503,7 +504,8 @@ def reference_exponents(profile: str | None) -> dict:
     return out
 
 
-def reconcile_part(profile: str = "ci") -> dict:
+@part("reconcile", order=20)
+def reconcile_part(profile: str) -> dict:
     """Data for ``verify all``: the reconcile result with a headline verdict and statement."""
     res = reconcile(None, profile)
     v = res["verdicts"]

@@ -8,7 +8,8 @@ reported as replayed, apart from new ones.
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from .runner import fuzz
+from ..parts import part
+from .runner import claim_ids, fuzz
 from .store import DEFAULT_DB
 
 # examples: Hypothesis max_examples per claim (checked regimes; discards come on top);
@@ -20,6 +21,7 @@ PROFILE_BUDGET = {
 }
 
 
+@part("fuzz", args=claim_ids, order=40, options=lambda claim_id, profile: dict(PROFILE_BUDGET[profile]))
 def fuzz_part(claim_id: str, profile: str, database=DEFAULT_DB) -> dict:
     """``fuzz(claim_id)`` at the budget of ``profile`` (ci | dev | deep); the result records the profile and
     its budget. ``database`` is used only by profiles whose budget says so."""

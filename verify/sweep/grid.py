@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..errors import InvalidParameter
 
 INT_AXES = ("D", "K", "N", "M", "d", "seed")
-NUMBER_AXES = ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "init_scale")
+NUMBER_AXES = ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "beta", "init_scale")
 CHOICE_AXES = {"preset": ("cnn", "gcn", "sts", "gslp"), "loss": ("sum", "mean"),
                "p_kind": ("identity", "permutation", "sinusoidal"), "p_structure": ("orthogonal", "general"),
                "init": ("zero", "random"), "relu_at_zero": ("radial", "error"), "freeze_wp": ("true", "false")}

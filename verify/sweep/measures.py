@@ -111,7 +111,7 @@ def _leading_functions():
     from ..derive import symbols as sy
     from ..derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
-    args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.var, sy.c_loss, sy.vnorm, sy.T)
+    args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.beta, sy.var, sy.c_loss, sy.vnorm, sy.T)
     return {q: sp.lambdify(args, lt[k], "math") for q, k in (("excess_loss", "loss"), ("s_err", "s_err"),
                                                              ("w_err", "w_err"))}
 
@@ -131,7 +131,7 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
     if s.eta_v * s.loss_scale * s.law.var * s.N >= 2 * s.K:
         return None, "eta_V is above the W_X-block stability threshold 2K/(c_L v N)"
     f = _leading_functions()
-    vals = (s.D, s.K, s.N, float(s.eta_kq), float(s.p_lambda),
+    vals = (s.D, s.K, s.N, float(s.eta_kq), float(s.p_lambda), float(s.beta),
             float(s.law.var), float(s.loss_scale), math.sqrt(float(s.vstar_norm2())), T)
     return {q: fn(*vals) for q, fn in f.items()}, ""
 
