@@ -3,6 +3,13 @@
 Its schema is verify/schemas/results.schema.json (validated by :func:`validate` before anything is
 written). Claims keep their full result; probes, fuzz and bench keep their summary fields and point
 to the complete saved record under parts/ (the evidence).
+
+Every verdict shown is derived here, again, by the one rule (verify.evidence.decide) from the evidence
+records the part saved, never copied from a saved "verdict" field: a claim-style result carries
+``evidence`` (records) and ``scope`` (the statement's Scope, as Scope.as_dict writes it); a probe carries
+``statements``, each with its own ``evidence`` and ``scope`` (the first is the headline). A part that
+saved a verdict but no records reads "inconclusive" ("no evidence records"), and a saved verdict that
+the rule does not reproduce is flagged in the reason.
 """
 from __future__ import annotations
 
@@ -12,13 +19,15 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from ..evidence import ROLES, Scope, decide, record
 from .questions import PRIMARY, QUESTIONS, answers, strongest
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 KIND_ORDER = ("derive", "convergence", "attention", "claim", "probe", "fuzz", "bench", "discovery")
-PROBE_FIELDS = ("probe", "question", "questions", "regimes", "findings", "classification", "verdict", "statement",
-                "verdict_detail", "fits", "replay")
+PROBE_FIELDS = ("probe", "question", "questions", "regimes", "findings", "classification", "statement", "scope",
+                "fits", "replay")
+NO_SCOPE = "no evidence records"
 
 
 def schema() -> dict:
@@ -57,24 +66,108 @@ def fuzz_items(res: dict) -> list[dict]:
     return [i for i in items if isinstance(i, dict)]
 
 
-def verdict_of(rec: dict) -> str:
-    """The part's verdict; a part that did not finish is "not checked"; bench makes no claim ("n/a")."""
+def _is_record(e) -> bool:
+    return isinstance(e, dict) and e.get("role") in ROLES and isinstance(e.get("scope"), dict) and "kind" in e
+
+
+def _scope_of(d) -> Scope:
+    try:
+        return Scope.from_dict(d)
+    except (KeyError, TypeError, ValueError):
+        return Scope()          # no readable statement scope: the strictest target ("proved" needs all of it)
+
+
+def _decided(result: dict, saved: str | None = None) -> dict:
+    """verdict / scope_label / reason of one statement-like dict ({"evidence", "scope"}), by the one rule."""
+    ev = result.get("evidence")
+    if not (isinstance(ev, list) and ev and all(_is_record(e) for e in ev)):
+        note = f" (a verdict '{saved}' was saved without records)" if saved else ""
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE,
+                "reason": "no evidence records: the report derives every verdict from records" + note}
+    try:
+        d = decide(ev, _scope_of(result.get("scope")))
+    except (ValueError, TypeError) as exc:
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "reason": f"unreadable evidence records: {exc}"}
+    out = d.as_dict()
+    out["scope_label"] = out.pop("scope")
+    if saved and saved != d.verdict:
+        out["reason"] += f" [the part saved '{saved}'; the rule gives '{d.verdict}' from its records]"
+    return out
+
+
+def fuzz_records(res: dict) -> list[dict]:
+    """Evidence records of a fuzz part: the ones each fuzzed claim carries, or, for a result without
+    records, one per claim from its counts (a counterexample without a replay at a longer horizon
+    does not refute; no examples checked decides nothing)."""
+    out = []
+    for item in fuzz_items(res):
+        ev = item.get("evidence")
+        if isinstance(ev, list) and ev and all(_is_record(e) for e in ev):
+            out += ev
+            continue
+        n = int(item.get("examples") or 0)
+        scope = Scope(dims=("fuzzed regimes",), sigma="all", conventions="all", horizon="all")
+        if item.get("falsified"):
+            out.append(record(f"fuzz {item.get('claim')}", "float64", scope, str(item.get("detail") or "falsified"),
+                              False, threshold={"value": "the claim's own regime check",
+                                         "why": "each example is decided by the claim's regime_check with the "
+                                                "threshold the claim records"},
+                              replay=str(item.get("replay") or "verify fuzz"),
+                              replay_check=item.get("replay_check") if isinstance(item.get("replay_check"), dict)
+                              and "horizon" in item["replay_check"] and "holds" in item["replay_check"] else None))
+        elif n > 0:
+            out.append(record(f"fuzz {item.get('claim')}", "float64", scope, f"no counterexample in {n} examples", True,
+                              threshold={"value": "the claim's own regime check",
+                                         "why": "each example is the claim's regime_check; none failed"}))
+        else:
+            out.append(record(f"fuzz {item.get('claim')}", "float64", scope, "no example checked", None, role="failed"))
+    return out
+
+
+def decision_of(rec: dict) -> dict:
+    """{verdict, scope_label, reason} of a saved part, derived from its evidence records (module docstring).
+    A part that did not finish is "not checked"; bench makes no claim ("n/a")."""
     if rec["status"] != "ok":
-        return "not checked"
+        return {"verdict": "not checked", "scope_label": NO_SCOPE, "reason": f"the part did not finish ({rec['status']})"}
     res = rec.get("result") or {}
+    saved = res.get("verdict") if res.get("verdict") in VERDICTS else None
     if rec["kind"] == "bench":
-        return "n/a"
+        return {"verdict": "n/a", "scope_label": NO_SCOPE, "reason": "a benchmark makes no claim"}
     if rec["kind"] == "fuzz":
-        items = fuzz_items(res)
-        if any(i.get("falsified") for i in items):
-            return "refuted"
-        return "supported" if items else "inconclusive"
-    v = res.get("verdict")
-    return v if v in VERDICTS else "inconclusive"
+        ev = fuzz_records(res)
+        if not ev:
+            return _decided({}, saved)
+        return _decided({"evidence": ev, "scope": Scope(dims=("fuzzed regimes",)).as_dict()}, saved)
+    if isinstance(res.get("statements"), list) and res["statements"]:
+        head = res["statements"][0]
+        return _decided(head if isinstance(head, dict) else {}, saved)
+    return _decided(res, saved)
+
+
+def statements_of(rec: dict) -> list[dict]:
+    """Each statement of a saved probe (or the one of a claim): text, role, scope, evidence, and the
+    verdict, scope label and reason derived again from the evidence."""
+    res = rec.get("result") or {}
+    if rec["status"] != "ok":
+        return []
+    sts = res.get("statements") if isinstance(res.get("statements"), list) else (
+        [res] if "evidence" in res and rec["kind"] != "fuzz" else [])
+    out = []
+    for st in sts:
+        if isinstance(st, dict):
+            d = _decided(st, st.get("verdict") if st.get("verdict") in VERDICTS else None)
+            out.append({"statement": str(st.get("statement") or ""), "role": st.get("role", "primary"),
+                        "scope": st.get("scope"), "evidence": st.get("evidence")} | d)
+    return out
+
+
+def verdict_of(rec: dict) -> str:
+    """The part's verdict (:func:`decision_of`)."""
+    return decision_of(rec)["verdict"]
 
 
 def finding_of(rec: dict) -> str:
-    """One line saying what the part found."""
+    """One line saying what the part found (with the derived verdict of a claim)."""
     if rec["status"] != "ok":
         err = (rec.get("error") or "").strip().splitlines()
         return f"{rec['status']}: {err[0] if err else 'no detail'}"
@@ -85,17 +178,18 @@ def finding_of(rec: dict) -> str:
         n = sum(int(i.get("examples") or 0) for i in items)
         return (f"falsified: {', '.join(bad)}" if bad else "no counterexample") + f" ({len(items)} claims, {n} examples)"
     if rec["kind"] == "claim" and isinstance(res.get("evidence"), list):
-        # A claim's statement is the paper's; what was found is in its evidence: the first record that
-        # decides (holds False for a refutation, True otherwise), else the first one.
-        want = res.get("verdict") != "refuted"
+        # A claim's statement is the paper's; what was found is in its evidence: the record it names as
+        # answering the reviewers' question, else the first that decides the way the verdict went.
+        verdict = verdict_of(rec)
         head = next((e for e in res["evidence"] if isinstance(e, dict) and e.get("headline")), None)
-        if head:      # a claim may name the record that answers the reviewers' question
-            return f"{res.get('verdict')}: {head['headline']}"
-        ev = [e for e in res["evidence"] if isinstance(e, dict) and e.get("result")]
+        if head:
+            return f"{verdict}: {head['headline']}"
+        want = {"refuted": False, "inconclusive": None}.get(verdict, True)
+        ev = [e for e in res["evidence"] if isinstance(e, dict) and e.get("result") and e.get("role") == "test"]
         pick = next((e for e in ev if e.get("holds") is want), ev[0] if ev else None)
         if pick:
-            return " ".join(f"{res.get('verdict')}: {pick.get('route', '')}: {pick['result']}".split())
-    for key in ("finding", "findings", "verdict_detail", "statement", "summary"):
+            return " ".join(f"{verdict}: {pick.get('route', '')}: {pick['result']}".split())
+    for key in ("finding", "findings", "reason", "statement", "summary"):
         v = res.get(key)
         if isinstance(v, list):
             v = v[0] if v else None
@@ -106,12 +200,19 @@ def finding_of(rec: dict) -> str:
     return ""
 
 
+def statement_line(rec: dict, n: int = 160) -> str:
+    """"[verdict] statement" for each statement of a part, so a row says what was refuted and what holds."""
+    return "; ".join(f"[{st['verdict']}] {short(' '.join(st['statement'].split()), n)}" for st in statements_of(rec))
+
+
 def short(text: str, n: int = 240) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def questions_table(records: list[dict]) -> list[dict]:
-    """One row per reviewer question: verdict, one-line finding, evidence links."""
+    """One row per reviewer question: verdict, the scope it covers, the statement judged, a one-line
+    finding, evidence links. The verdict is the primary part's headline statement's; its other
+    statements (e.g. a refuted D-dependence beside supported T-exponents) are named in the finding."""
     rows = []
     for i, (q, _, _) in enumerate(QUESTIONS, 1):
         hits = [r for r in records if i in answers(r["part"], r["kind"], r.get("result"))]
@@ -122,27 +223,34 @@ def questions_table(records: list[dict]) -> list[dict]:
         verdict = strongest([verdict_of(r) for r in (named or ok)])
         ok = named + [r for r in ok if r not in named]
         primary = next((r for r in ok if r["part"] == PRIMARY.get(i)), None)
+        if primary is None and ok:
+            primary = next((r for r in ok if verdict_of(r) == verdict), ok[0])
+        scope, statement = NO_SCOPE, ""
         if primary is not None:
-            verdict = verdict_of(primary)
+            dec = decision_of(primary)
+            verdict, scope = dec["verdict"], dec["scope_label"]
+            sts = statements_of(primary)
+            statement = sts[0]["statement"] if sts else str((primary.get("result") or {}).get("statement") or "")
             others = [f"{r['part']} {verdict_of(r)}" for r in ok if r is not primary and verdict_of(r) != verdict]
             also = f" Also: {', '.join(others[:3])}." if others else ""
-            finding = f"{primary['part']}: {short(finding_of(primary), 200)}{also}"
-        elif ok:
-            best = next(r for r in ok if verdict_of(r) == verdict) if verdict != "not checked" else ok[0]
-            finding = f"{best['part']}: {finding_of(best)}"
+            further = [st for st in sts[1:]]
+            more = (" Further statements: " + "; ".join(f"[{st['verdict']}] {short(st['statement'], 120)}"
+                                                         for st in further) + ".") if further else ""
+            finding = f"{primary['part']}: {short(finding_of(primary), 200)}{more}{also}"
         elif hits:
             finding = "every part that answers it did not finish: " + "; ".join(
                 f"{r['part']} ({r['status']})" for r in hits)
         else:
             finding = "no part of this toolkit answers this question (not checked)"
-        rows.append({"number": i, "question": q, "verdict": verdict, "finding": short(finding, 320),
+        rows.append({"number": i, "question": q, "verdict": verdict, "scope": scope, "statement": statement,
+                     "finding": short(finding, 480),
                      "evidence": [{"part": r["part"], "verdict": verdict_of(r), "anchor": anchor(r["part"]),
                                    "file": f"parts/{r['file']}"} for r in hits]})
     return rows
 
 
 def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, reused: list[str],
-             figures: list[dict], provenance: dict) -> dict:
+             figures: list[dict], provenance: dict, figure_errors: list[dict] | None = None) -> dict:
     """The results dict written as results.json."""
     from importlib.metadata import version as _v
     version = _v("verify")
@@ -150,21 +258,30 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
     derivation = convergence = fuzz = bench = None
     for r in records:
         res = r.get("result") or {}
+        dec = decision_of(r)
         parts.append({"name": r["part"], "kind": r["kind"], "status": r["status"], "seconds": r.get("seconds") or 0.0,
-                      "verdict": verdict_of(r), "finding": short(finding_of(r), 400), "error": r.get("error"),
+                      "verdict": dec["verdict"], "scope_label": dec["scope_label"], "reason": dec["reason"],
+                      "statements": [{k: st[k] for k in ("statement", "role", "verdict", "scope_label", "reason")}
+                                     for st in statements_of(r)],
+                      "finding": short(finding_of(r), 400), "error": r.get("error"),
                       "reused": r["part"] in reused, "anchor": anchor(r["part"]), "evidence": f"parts/{r['file']}",
                       "replay": res.get("replay") if isinstance(res.get("replay"), str) else None})
         if r["status"] != "ok":
             continue
         if r["kind"] == "claim":
-            claims.append(res | {"id": res.get("id", r["arg"])})
+            claims.append(res | {"id": res.get("id", r["arg"]), "verdict": dec["verdict"],
+                                 "scope_label": dec["scope_label"], "reason": dec["reason"]})
         elif r["kind"] == "probe":
-            probes.append({k: res[k] for k in PROBE_FIELDS if k in res} | {"probe": res.get("probe", r["arg"])})
+            probes.append({k: res[k] for k in PROBE_FIELDS if k in res}
+                          | {"probe": res.get("probe", r["arg"]), "verdict": dec["verdict"],
+                             "scope_label": dec["scope_label"], "reason": dec["reason"],
+                             "statements": statements_of(r)})
         elif r["kind"] == "derive":
-            derivation = {k: res[k] for k in ("verdict", "statement", "asymptotics", "reduction", "convention",
-                                              "replay") if k in res}
+            derivation = {k: res[k] for k in ("statement", "asymptotics", "reduction", "convention",
+                                              "replay") if k in res} | {"verdict": dec["verdict"],
+                                                                        "scope_label": dec["scope_label"]}
         elif r["kind"] == "convergence":
-            convergence = {"verdict": res.get("verdict"), "regime": res.get("regime"),
+            convergence = {"verdict": dec["verdict"], "scope_label": dec["scope_label"], "regime": res.get("regime"),
                            "quantities": {q: {k: v for k, v in d.items() if k != "leading_term_values"}
                                           for q, d in res.get("quantities", {}).items()},
                            "replay": res.get("replay")}
@@ -196,5 +313,6 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
         "fuzz": fuzz,
         "bench": bench,
         "figures": figures,
+        "figure_errors": list(figure_errors or []),
         "provenance": provenance,
     }
