@@ -139,6 +139,7 @@ class TheoremRates(Claim):
                                "; ".join(f"{q}: iterate / leading = {fmt(x)}" for q, x in zip(QUANTITIES, rat))
                                + f" at T = {int(T2)} (corrections O(T^-1/2); tolerance {RATIO_TOL})", ok,
                                leading_terms={k: sp.sstr(v) for k, v in lt.items()},
+                               ratios={q: float(x) for q, x in zip(QUANTITIES, rat)}, horizon=int(T2),
                                replay="verify derive --asymptotics --json"))
         # mpmath cross-check at a checkpoint (the float64 iteration is the exact recursion's)
         Tc = 3000

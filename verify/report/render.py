@@ -49,6 +49,14 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
         rows.append([str(q["number"]), q["question"], q["verdict"], q.get("statement") or "—", q.get("scope") or "—",
                      q["finding"], ev])
     out.append(("table", ["#", "question", "verdict", "statement judged", "scope", "finding", "evidence"], rows))
+    nums = [n for n in results.get("headline_numbers") or [] if n["value"] is not None or n["missing"]]
+    if nums:
+        out.append(("h", 2, "Numbers behind the findings", "numbers"))
+        out.append(("p", "Each number is read from one saved part (linked); the README quotes these."))
+        ran = {p["name"] for p in results["parts"]}
+        out.append(("table", ["number", "value", "part"],
+                    [[n["name"], short(json.dumps(n["value"]), 400) if n["value"] is not None else f"— ({n['missing']})",
+                      (n["part"], "#" + anchor(n["part"])) if n["part"] in ran else n["part"]] for n in nums]))
     out.append(("h", 2, "Figures", "figures"))
     for fname, caption, png in figures:
         out.append(("img", fname, caption, png))

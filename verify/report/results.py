@@ -26,7 +26,7 @@ SCHEMA_VERSION = "1.1"
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 KIND_ORDER = ("derive", "convergence", "attention", "claim", "probe", "fuzz", "bench", "discovery")
 PROBE_FIELDS = ("probe", "question", "questions", "regimes", "findings", "classification", "statement", "scope",
-                "fits", "replay")
+                "fits", "numbers", "replay")
 NO_SCOPE = "no evidence records"
 
 
@@ -209,6 +209,12 @@ def short(text: str, n: int = 240) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def negative_control(rec: dict) -> bool:
+    """Whether a saved claim is a negative control (a false statement that must come out refuted)."""
+    conv = (rec.get("result") or {}).get("convention")
+    return isinstance(conv, dict) and conv.get("negative_control") is True
+
+
 def questions_table(records: list[dict]) -> list[dict]:
     """One row per reviewer question: verdict, the scope it covers, the statement judged, a one-line
     finding, evidence links. The verdict is the primary part's headline statement's; its other
@@ -220,11 +226,15 @@ def questions_table(records: list[dict]) -> list[dict]:
         # Parts that name the question themselves (a probe's "questions") speak for it first; parts
         # matched by their id's keywords only when none does.
         named = [r for r in ok if i in answers(r["part"], r["kind"], r.get("result"), keywords=False)]
-        verdict = strongest([verdict_of(r) for r in (named or ok)])
-        ok = named + [r for r in ok if r not in named]
+        # A negative control is refuted by design: it is listed as evidence, but never speaks for a question
+        # when a part that tests the paper's statements answers it.
+        judged = [r for r in (named or ok) if not negative_control(r)] or (named or ok)
+        verdict = strongest([verdict_of(r) for r in judged])
+        ok = [r for r in named if r in judged] + [r for r in ok if r in judged and r not in named] + [
+            r for r in ok if r not in judged]
         primary = next((r for r in ok if r["part"] == PRIMARY.get(i)), None)
         if primary is None and ok:
-            primary = next((r for r in ok if verdict_of(r) == verdict), ok[0])
+            primary = next((r for r in judged if verdict_of(r) == verdict), ok[0])
         scope, statement = NO_SCOPE, ""
         if primary is not None:
             dec = decision_of(primary)
@@ -247,6 +257,79 @@ def questions_table(records: list[dict]) -> list[dict]:
                      "evidence": [{"part": r["part"], "verdict": verdict_of(r), "anchor": anchor(r["part"]),
                                    "file": f"parts/{r['file']}"} for r in hits]})
     return rows
+
+
+def _route(res: dict, prefix: str) -> dict:
+    return next(e for e in res["evidence"] if str(e.get("route", "")).startswith(prefix))
+
+
+def _st(res: dict, prefix: str) -> dict:
+    return next(x for x in res["statements"] if str(x.get("statement", "")).startswith(prefix))
+
+
+def _c2_overshoot(res: dict) -> list:
+    env = _route(res, "interpretation of C_1")["envelopes"]
+    return [min(e["max"] for e in env if "sigma=identity" in e["regime"]),
+            max(e["max"] for e in env if "sigma=identity" in e["regime"])]
+
+
+def _fa_x_block(res: dict) -> dict:
+    n = res["numbers"]
+    return {lab: {"peak": v["kq_x_block_max (b)"], "at_T_over_p_block": v["kq_x_block_at_T (b)"]
+                  / v["kq_blocks_at_T (b)"]["kq_p_block"]} for lab, v in n.items()}
+
+
+# The numbers the findings (and the README) quote, each read from one saved part by a fixed path, so a
+# test can compare a text with the report it describes: (name, part, extractor of the part's result).
+HEADLINE = [
+    ("Theorem 3.1: fitted T-exponents (exponent, uncertainty, last decade)", "claim:theorem-3.1-rates",
+     lambda r: {q: [f["exponent"], f["uncertainty"], f["last_decade"]] for q, f in _route(r, "T-exponents")["fits"].items()}),
+    ("Theorem 3.1: iterate / exact leading term at the horizon", "claim:theorem-3.1-rates",
+     lambda r: {"horizon": _route(r, "exact leading terms")["horizon"]} | _route(r, "exact leading terms")["ratios"]),
+    ("Theorem 3.1: D-exponents of the exact leading terms (D -> oo)", "claim:theorem-3.1-rates",
+     lambda r: _route(r, "D-exponents")["exponents"]),
+    ("Theorem 3.1: claimed D-exponents", "claim:theorem-3.1-rates", lambda r: _route(r, "D-exponents")["claimed"]),
+    ("Theorem 3.1: sweep D-exponents of the constants (sts, N = 1)", "claim:theorem-3.1-rates",
+     lambda r: {q: v["fitted"] for q, v in _route(r, "D (sts")["exponents"].items()}),
+    ("Theorem 3.1: sweep D-exponents of the constants (cnn, N = D/K)", "claim:theorem-3.1-rates",
+     lambda r: {q: v["fitted"] for q, v in _route(r, "D (cnn")["exponents"].items()}),
+    ("T*: D-exponent at fixed K (exponent, uncertainty)", "claim:theorem-3.1-tstar",
+     lambda r: [_route(r, "log-log fit")["exponent"], _route(r, "log-log fit")["uncertainty"]]),
+    ("Lemma C.2: largest alpha over the identity regimes (min, max)", "claim:lemma-C.2", _c2_overshoot),
+    ("Lemma C.2 outside the step-size hypothesis: alpha(t) for the cubic", "claim:lemma-C.2",
+     lambda r: _route(r, "outside the step-size hypothesis")["alpha"]),
+    ("Four teachers: largest |fitted - predicted| tail exponent", "probe:rates",
+     lambda r: max(abs(v["fitted_exponent"] - v["predicted_exponent"]) for k, n in r["numbers"].items()
+                   if not k.startswith("D_") for v in n.values())),
+    ("Step size: derived 2K/N and the bisected convergence / divergence boundaries", "probe:large-eta",
+     lambda r: {"2K/N": r["numbers"]["derived_eta_max_near_optimum (2K/N)"],
+                "convergence": r["numbers"]["bisection_convergence_boundary"],
+                "divergence": r["numbers"]["bisection_divergence_boundary"]}),
+    ("T*_cross: D-exponents (K = 2; K = D/2, last pair)", "probe:tstar",
+     lambda r: [r["numbers"]["A: K = 2"]["fit"]["exponent_t_cross"],
+                r["numbers"]["B: K = D/2"]["fit"]["local_exponent_t_cross_last_pair"]]),
+    ("Input-dependent attention: X-block of W_KQ (peak; at T over the P-P block)", "probe:full-attention",
+     _fa_x_block),
+]
+
+
+def headline_numbers(records: list[dict]) -> list[dict]:
+    """Every HEADLINE number from the saved parts; a number whose part did not finish, or whose record
+    lacks it, is listed with ``value`` null and why (never dropped)."""
+    by = {r["part"]: r for r in records}
+    out = []
+    for name, part, get in HEADLINE:
+        rec = by.get(part)
+        row = {"name": name, "part": part, "value": None, "missing": None}
+        if rec is None or rec["status"] != "ok":
+            row["missing"] = "the part did not run" if rec is None else f"the part did not finish ({rec['status']})"
+        else:
+            try:
+                row["value"] = get(rec.get("result") or {})
+            except (KeyError, StopIteration, TypeError, IndexError, ValueError, ZeroDivisionError) as exc:
+                row["missing"] = f"not in the saved result ({type(exc).__name__}: {exc})"
+        out.append(row)
+    return out
 
 
 def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, reused: list[str],
@@ -312,6 +395,7 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
         "convergence": convergence,
         "fuzz": fuzz,
         "bench": bench,
+        "headline_numbers": headline_numbers(records),
         "figures": figures,
         "figure_errors": list(figure_errors or []),
         "provenance": provenance,
