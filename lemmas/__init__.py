@@ -20,8 +20,8 @@ Example::
 
     >>> from lemmas import REGISTRY
     >>> r = REGISTRY["wp-zero"].run("ci")
-    >>> r.verdict, r.scope_label.startswith("all dimensions")
-    ('certified', False)
+    >>> r.verdict, r.scope_label.split(";")[0]
+    ('certified', 'all dimensions, sigma in {identity}, conventions {reference}, all t')
 """
 from __future__ import annotations
 

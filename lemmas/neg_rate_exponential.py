@@ -82,7 +82,8 @@ class NegRateExponential(Claim):
         eng = "reduced" if setting.reducible()[0] else "full"
         replay = replay_run(setting, steps, eng)
         if steps < MIN_STEPS:
-            return RegimeOutcome(None, f"horizon T = {steps} < {MIN_STEPS}: fewer than {OCTAVES} octaves", replay,
+            return RegimeOutcome(None, f"horizon T = {steps} < {MIN_STEPS} is too short: fewer than {OCTAVES} octaves",
+                                 replay,
                                  {"in_hypotheses": False, "outside": f"horizon T >= {MIN_STEPS} ({OCTAVES} octaves)"},
                                  threshold=THRESHOLD)
         data = {}

@@ -30,6 +30,18 @@ from verify.probes.base import QUANTITIES
 REQUIRED = {"probe", "question", "regimes", "classification", "verdict", "scope_label", "reason", "statements", "replay"}
 
 
+def holds_values(obj, path="$"):
+    """Every value stored under a key "holds", anywhere in a JSON document."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "holds":
+                yield path + ".holds", v
+            yield from holds_values(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from holds_values(v, f"{path}[{i}]")
+
+
 def statement(out, prefix):
     """The statement of a probe result whose text starts with ``prefix``."""
     return next(st for st in out["statements"] if st["statement"].startswith(prefix))
@@ -129,6 +141,8 @@ def test_every_probe_reports_required_fields(results, name):
                 assert e["threshold"]["why"]
     assert (out["verdict"], out["scope_label"]) == (out["statements"][0]["verdict"], out["statements"][0]["scope_label"])
     json.dumps(out)  # JSON-ready, arrays included
+    found = list(holds_values(out))
+    assert found and all(v is None or isinstance(v, bool) for _, v in found)    # never the string "True"
 
 
 def test_no_probe_writes_a_verdict():
