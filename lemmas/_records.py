@@ -63,11 +63,15 @@ def proof_scope(dims: dict, sigma, conventions=(REFERENCE,)) -> Scope:
 
 
 def generic_reduction():
-    """verify.derive.reduction.prove_reduction_generic with the positional arguments prove_reduction
-    passes, so both share one lru_cache entry (the proof takes seconds; keyword and positional calls
-    are cached apart)."""
+    """verify.derive.reduction.prove_reduction_generic at its default sizes, passed positionally as
+    prove_reduction passes them, so both share one lru_cache entry (the proof takes seconds; a call
+    without arguments would be cached apart and computed again)."""
+    import inspect
+
     from verify.derive.reduction import prove_reduction_generic
-    return prove_reduction_generic(2, 2, 3, ((0, 1), (1, 2)))
+    defaults = [p.default for p in inspect.signature(prove_reduction_generic).parameters.values()
+                if p.default is not inspect.Parameter.empty]
+    return prove_reduction_generic(*defaults)
 
 
 def obligations_text(obligations) -> str:

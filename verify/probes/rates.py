@@ -68,7 +68,11 @@ def run() -> ProbeResult:
     worst = max(abs(n["fitted_exponent"] - n["predicted_exponent"]) for lab in numbers for n in numbers[lab].values())
     table = "; ".join(f"{lab}: " + ", ".join(f"{q} {numbers[lab][q]['fitted_exponent']:.3f}" for q in numbers[lab])
                       for lab in numbers)
+    import sympy as sp
+
+    from ..derive.asymptotics import leading_terms
     ex = symbolic_exponents()
+    terms = {q: sp.sstr(e) for q, e in leading_terms().items()}
     lead, cl = ex["leading"], ex["claimed"]
     keys = ("D (N fixed, D -> oo)", "D (N = D/K, D -> oo)")
     differ = [q for q in lead if any(lead[q][k] != cl[q][k] for k in keys)]
@@ -81,8 +85,9 @@ def run() -> ProbeResult:
         "L - L_opt = Θ(K D^4/(eta T))", every,
         [record("D-exponents of the exact leading terms as D -> oo vs claimed", "symbolic",
                 Scope(dims="all", sigma=("identity",), conventions=("reference",), horizon="all"),
-                "; ".join(f"{QUANTITY_TEXT[q]}: D^{lead[q][keys[0]]} (N fixed), D^{lead[q][keys[1]]} (N = D/K) vs "
-                          f"claimed D^{cl[q][keys[0]]}" for q in lead) + "; the Theta lower bounds fail as D grows",
+                "; ".join(f"{QUANTITY_TEXT[q]} ~ {terms[q]}: D^{lead[q][keys[0]]} (N fixed), D^{lead[q][keys[1]]} "
+                          f"(N = D/K) vs claimed D^{cl[q][keys[0]]}" for q in lead)
+                + "; the Theta lower bounds fail as D grows",
                 (not differ) if scan_ok else None, replay="verify derive --asymptotics --json"),
          record(f"T (L - L_opt) at T = {STEPS} over D = {list(D_SCAN)} (sts, K = 2) vs the exact leading term",
                 "float64", scope_of(*runs[len(PRESETS):]),
