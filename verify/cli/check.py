@@ -110,7 +110,8 @@ def _print_claim(r: dict) -> None:
     for e in r["evidence"]:
         th = e.get("threshold")
         thr = f" [threshold {th['value']}]" if isinstance(th, dict) else ""
-        click.echo(f"  [{MARK[e['holds']]}] {e['kind']:11s} {e['route']}{ROLE_NOTE.get(e['role'], '')} "
+        note = "" if e["role"] == "outside" and "outside" in e["route"] else ROLE_NOTE.get(e["role"], "")
+        click.echo(f"  [{MARK[e['holds']]}] {e['kind']:11s} {e['route']}{note} "
                    f"({e['scope']['label']}){thr}: {e['result']}")
         rc = e.get("replay_check")
         if isinstance(rc, dict):
