@@ -1,22 +1,27 @@
 """The paper's claims as executable checks: one module per claim, registered with :func:`claim`.
 
 Each module ``lemmas/<id with '-' and '.' replaced by '_'>.py`` defines one subclass of
-:class:`Claim` decorated with ``@claim(id, statement=..., source=..., hypotheses=..., routes=...)``.
-Importing this package imports every such module and checks that the registry and the files agree
-(a forgotten registration, or a module registering under another id, fails at import).
+:class:`Claim` decorated with ``@claim(id, statement=..., source=..., hypotheses=..., routes=...)``
+and declares the scope of its statement (``scope = Scope(dims=..., sigma=..., conventions=...,
+horizon=...)``). Importing this package imports every such module and checks that the registry and
+the files agree (a forgotten registration, or a module registering under another id, fails at import).
 
-Verdicts, weakest evidence first (see :func:`honest_verdict`, the one place the rules live):
-  proved       exact SymPy identities (every step symbolic)
-  certified    Arb ball enclosures of the property over a stated finite set of regimes and horizon
-  supported    numerics (float64 / mpmath / Monte Carlo) agree with the statement
-  refuted      a counterexample, with a replay command that reproduces it
-  inconclusive none of the above
+A claim's :meth:`Claim.evaluate` returns evidence records (:func:`verify.evidence.record`); no
+claim writes its verdict. :meth:`Claim.run` derives it with the one rule,
+:func:`verify.evidence.decide`, from the records and the statement's scope:
+  proved       exact records (SymPy identities, SMT) that cover the statement's whole scope
+  certified    exact or Arb-enclosure records over the finite scope they state
+  supported    numerics (float64 / mpmath / Monte Carlo) agree, no counterexample
+  refuted      a counterexample inside the hypotheses, with a replay command (a numeric one must
+               replay to the same conclusion at a 10x longer horizon)
+  inconclusive none of the above (a failed measurement, NaN, a counterexample that did not replay)
 
 Example::
 
     >>> from lemmas import REGISTRY
-    >>> REGISTRY["wp-zero"].run("ci").verdict
-    'proved'
+    >>> r = REGISTRY["wp-zero"].run("ci")
+    >>> r.verdict, r.scope_label.split(";")[0]
+    ('certified', 'all dimensions, sigma in {identity}, conventions {reference}, all t')
 """
 from __future__ import annotations
 
@@ -26,10 +31,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verify.errors import InvalidParameter
+import numpy as np
 
-VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
-KINDS = ("symbolic", "arb", "mpmath", "float64", "monte-carlo")
+from verify.errors import InvalidParameter
+from verify.evidence import KINDS, VERDICTS, Scope, decide
+from verify.jsonable import jsonable
+
 PROFILES = ("ci", "dev", "deep")
 
 REGISTRY: dict[str, "Claim"] = {}
@@ -40,67 +47,67 @@ def module_name(claim_id: str) -> str:
     return claim_id.replace("-", "_").replace(".", "_")
 
 
+def as_holds(holds) -> bool | None:
+    """True / False / None: numpy booleans become bool; anything else (the string "True") is an error."""
+    if holds is None or isinstance(holds, bool):
+        return holds
+    if isinstance(holds, np.bool_):
+        return bool(holds)
+    raise TypeError(f"holds must be True, False or None, not {holds!r} ({type(holds).__name__})")
+
+
 @dataclass
 class RegimeOutcome:
-    """Whether a claim's property holds in one regime, why, and how to reproduce it."""
+    """Whether a claim's property holds in one regime (True / False / None = undecided, e.g. NaN),
+    why, how it was decided (evidence ``kind`` and ``threshold``), and how to reproduce it.
 
-    holds: bool
+    ``data["in_hypotheses"]`` (set by :meth:`Claim.regime_check`) says whether the regime meets the
+    claim's hypotheses; outside them a failure is information, not a counterexample."""
+
+    holds: bool | None
     detail: str
     replay: str
     data: dict = field(default_factory=dict)
+    kind: str = "float64"
+    threshold: dict | None = None
+
+    def __post_init__(self):
+        self.holds = as_holds(self.holds)
+        if self.kind not in KINDS:
+            raise ValueError(f"evidence kind must be one of {KINDS}, not {self.kind!r}")
+
+    @property
+    def status(self) -> str:
+        """"holds", "fails" or "undecided" (what ``verify check ID --regime FILE`` prints)."""
+        return {True: "holds", False: "fails", None: "undecided"}[self.holds]
 
 
 @dataclass
 class ClaimResult:
-    """What ``verify check`` prints for one claim."""
+    """What ``verify check`` prints for one claim: the verdict :func:`verify.evidence.decide` derived
+    from ``evidence`` for a statement of scope ``scope``, the scope the verdict covers (as it reads)
+    and why."""
 
     id: str
     verdict: str
+    scope_label: str
+    reason: str
     statement: str
+    scope: Scope
     evidence: list
     convention: dict
     replay: str
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "verdict": self.verdict, "statement": self.statement, "evidence": self.evidence,
-                "convention": self.convention, "replay": self.replay}
-
-
-def evidence(route: str, kind: str, regimes, result: str, holds: bool | None, **extra) -> dict:
-    """One evidence record. ``holds``: True (the route confirms the statement), False (it found a
-    counterexample), None (informative only, e.g. outside the claim's hypotheses)."""
-    if kind not in KINDS:
-        raise ValueError(f"evidence kind must be one of {KINDS}, not {kind!r}")
-    return {"route": route, "kind": kind, "regimes": regimes, "result": result, "holds": holds, **extra}
-
-
-def honest_verdict(ev: list[dict], requested: str) -> str:
-    """The strongest verdict the evidence allows, capped at ``requested`` (the claim's own reading).
-
-    - refuted needs an evidence record with holds = False;
-    - any holds = False forbids proved / certified / supported;
-    - proved needs every confirming record (holds = True) to be symbolic;
-    - certified needs every confirming record to be symbolic or arb, and at least one arb record
-      (so a float64-only claim can never be certified);
-    - supported needs at least one confirming record.
-    Records with role = "extends" (e.g. float64 runs past a certified horizon) confirm beyond what
-    the verdict asserts: they do not lower its kind, but a counterexample among them still refutes.
-    """
-    confirming = [e for e in ev if e.get("holds") is True and e.get("role") != "extends"]
-    if any(e.get("holds") is False for e in ev):
-        return "refuted" if requested in ("refuted", "proved", "certified", "supported") else "inconclusive"
-    if requested == "refuted" or not confirming:
-        return "inconclusive"
-    kinds = {e["kind"] for e in confirming}
-    best = "proved" if kinds == {"symbolic"} else (
-        "certified" if kinds <= {"symbolic", "arb"} and "arb" in kinds else "supported")
-    order = VERDICTS.index
-    return best if order(best) >= order(requested) else requested
+        return jsonable({"id": self.id, "verdict": self.verdict, "scope_label": self.scope_label,
+                         "reason": self.reason, "statement": self.statement, "scope": self.scope.as_dict(),
+                         "evidence": self.evidence, "convention": self.convention, "replay": self.replay})
 
 
 class Claim:
-    """A claim of the paper. Subclasses implement :meth:`evaluate` (and, per regime, :meth:`check`)."""
+    """A claim of the paper. Subclasses set ``scope`` and implement :meth:`evaluate` (and, per
+    regime, :meth:`check`)."""
 
     id: str = ""
     statement: str = ""
@@ -110,21 +117,23 @@ class Claim:
     negative_control: bool = False
     per_regime: bool = False
     conditions: tuple = ()       # names in lemmas._common.CONDITIONS: the hypotheses as predicates
+    scope: Scope = Scope()       # what the statement speaks of: every dimension, sigma, convention, t
 
-    def evaluate(self, profile: str) -> tuple[list[dict], str, str, dict]:
-        """(evidence, requested verdict, replay command, convention)."""
+    def evaluate(self, profile: str) -> tuple[list[dict], str, dict]:
+        """(evidence records, replay command, convention)."""
         raise NotImplementedError
 
     def run(self, profile: str = "ci") -> ClaimResult:
-        """Run the claim's routes at ``profile`` (ci | dev | deep) and return its honest verdict."""
+        """Run the claim's routes at ``profile`` (ci | dev | deep); the verdict is decided from the records."""
         if profile not in PROFILES:
             raise InvalidParameter("profile", profile, f"must be one of {', '.join(PROFILES)}")
         t0 = time.perf_counter()
-        ev, requested, replay, convention = self.evaluate(profile)
-        verdict = honest_verdict(ev, requested)
+        records, replay, convention = self.evaluate(profile)
+        d = decide(records, self.scope)
         convention = {"profile": profile, "hypotheses": list(self.hypotheses), "source": self.source,
                       "negative_control": self.negative_control, **convention}
-        return ClaimResult(self.id, verdict, self.statement, ev, convention, replay, time.perf_counter() - t0)
+        return ClaimResult(self.id, d.verdict, d.scope, d.reason, self.statement, self.scope, records, convention,
+                           replay, time.perf_counter() - t0)
 
     def regime_check(self, setting, steps: int) -> RegimeOutcome:
         """Whether the property holds in ``setting`` for ``steps`` GD steps (per-regime claims).
@@ -144,6 +153,7 @@ class Claim:
         whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]
         out.data["in_hypotheses"] = ok and run_ok
         if whys:
+            out.data["outside"] = "; ".join(whys)
             out.detail += f" [outside the claim's hypotheses: {'; '.join(whys)}]"
         return out
 
@@ -158,6 +168,8 @@ def claim(id: str, *, statement: str, source: str, hypotheses, routes, negative_
             raise AssertionError(f"claim {id!r} registered twice")
         if not issubclass(cls, Claim):
             raise TypeError(f"{cls.__name__} must subclass lemmas.Claim")
+        if not isinstance(cls.scope, Scope):
+            raise TypeError(f"{cls.__name__}.scope must be a verify.evidence.Scope")
         cls.id, cls.statement, cls.source = id, statement, source
         cls.hypotheses, cls.routes, cls.negative_control = tuple(hypotheses), tuple(routes), negative_control
         cls.per_regime = cls.check is not Claim.check
@@ -196,4 +208,4 @@ for _m in claim_modules():
 check_registry()
 
 __all__ = ["Claim", "ClaimResult", "RegimeOutcome", "REGISTRY", "VERDICTS", "KINDS", "PROFILES", "claim",
-           "evidence", "honest_verdict", "module_name", "check_registry", "claim_modules"]
+           "as_holds", "module_name", "check_registry", "claim_modules"]

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from lemmas import Claim, RegimeOutcome, claim, evidence
-from lemmas._common import convention, regime, regime_label, replay_run
-from lemmas.loss_monotone import first_increase
+import numpy as np
+
+from verify.evidence import Scope, finite
+from lemmas import Claim, RegimeOutcome, claim
+from lemmas._common import convention, regime, replay_run
+from lemmas._records import REFERENCE, outcome_record
+from lemmas.loss_monotone import THRESHOLD, first_increase
 
 
 @claim("neg-loss-monotone-any-eta",
@@ -19,22 +23,28 @@ from lemmas.loss_monotone import first_increase
        routes=["float64 reduced recursion at eta = 3/2 eta_alpha"])
 class NegLossMonotoneAnyEta(Claim):
     conditions = ("identity", "zero-init", "centred")
+    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         bad, L = first_increase(setting, steps)
-        if bad is not None:
-            return RegimeOutcome(False, f"L({bad}) = {float(L[bad])!r} > L({bad - 1}) = {float(L[bad - 1])!r} at eta = {setting.eta_v}",
-                                 replay_run(setting, bad, "reduced" if setting.reducible()[0] else "full"), {"first_increase": bad})
-        return RegimeOutcome(True, f"no increase in 1..{steps} at eta = {setting.eta_v}", replay_run(setting, steps, "reduced" if setting.reducible()[0] else "full"))
+        eng = "reduced" if setting.reducible()[0] else "full"
+        nan = np.nonzero(np.isnan(L))[0]
+        if bad is not None and (not len(nan) or bad < nan[0]) and finite(L[bad - 1]):
+            # an increase between finite values, or a finite loss that overflows (+inf): a real increase
+            return RegimeOutcome(False, f"L({bad}) = {float(L[bad])!r} > L({bad - 1}) = {float(L[bad - 1])!r} at "
+                                 f"eta = {setting.eta_v}", replay_run(setting, bad, eng), {"first_increase": bad},
+                                 threshold=THRESHOLD)
+        if len(nan):
+            return RegimeOutcome(None, f"the loss is NaN from t = {int(nan[0])}: undecided",
+                                 replay_run(setting, int(nan[0]), eng), threshold=THRESHOLD)
+        return RegimeOutcome(True, f"no increase in 1..{steps} at eta = {setting.eta_v}", replay_run(setting, steps, eng),
+                             threshold=THRESHOLD)
 
     def evaluate(self, profile):
         ev = []
         for b in (regime("sts", 8, 2), regime("cnn", 8, 2, M=2, d=2)):
             eta = Fraction(3, 2) * 2 * b.K / (b.loss_scale * b.law.var * b.N)
             s = regime("sts" if b.N == 1 else "cnn", b.D, b.K, M=b.M, d=b.d, eta=eta)
-            out = self.regime_check(s, 3000)
-            ev.append(evidence(f"eta = 3/2 * 2K/(c_L v N) = {eta}", "float64", [regime_label(s)], out.detail,
-                               out.holds, replay=out.replay))
+            ev.append(outcome_record(self, s, 3000, f"eta = 3/2 * 2K/(c_L v N) = {eta}"))
         bad = next((e for e in ev if e["holds"] is False), None)
-        return ev, "refuted", bad["replay"] if bad else "verify check neg-loss-monotone-any-eta", \
-            convention(regime("sts", 8, 2))
+        return ev, bad["replay"] if bad else "verify check neg-loss-monotone-any-eta", convention(regime("sts", 8, 2))

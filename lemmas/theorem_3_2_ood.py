@@ -19,12 +19,23 @@ import numpy as np
 import sympy as sp
 
 from verify.fits import loglog_slope
-from lemmas import Claim, claim, evidence
-from lemmas._common import convention, fmt, reduced_float64, regime, regime_label
+from verify.evidence import Scope, compare, record
+from lemmas import Claim, claim
+from lemmas._common import convention, fmt, reduced_float64, regime
+from lemmas._records import REFERENCE, REPLAY_FACTOR, prerequisite, regime_scope
 
 SAMPLES = {"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000}
 LAWS = ("exponential", "student-t:5", "gumbel", "gaussian")
 MU, VAR = "1/2", "2"
+Z_MAX = 4
+MC_THRESHOLD = {"value": f"|z| <= {Z_MAX}", "why": "z = (Monte Carlo mean - exact) / standard error is about standard "
+                                                   "normal for these sample sizes; |z| > 4 happens by chance with "
+                                                   "probability 6e-5 per law"}
+SLOPE_MAX = -0.9
+SLOPE_THRESHOLD = {"value": f"T-exponent of L_ood < {SLOPE_MAX}",
+                   "why": "the in-distribution excess falls like 1/T (derived leading term); over T = 1e3..1e5 its "
+                          "O(T^-1/2) relative corrections move a fitted exponent by a few hundredths, so -0.9 separates "
+                          "1/T decay from a slower one with margin"}
 
 
 def ood_formula():
@@ -100,12 +111,17 @@ def monte_carlo(a, S, Sstar, V, law, n, seed=0):
        routes=["symbolic closed form", "Monte Carlo (exponential, Student-t, Gumbel, Gaussian)",
                "float64: OOD excess against T and ||V*||"])
 class TheoremOOD(Claim):
+    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
 
     def evaluate(self, profile):
         from verify.model.laws import parse_law
         ev = []
         ok, txt = prove_formula()
-        ev.append(evidence("closed form of the OOD loss", "symbolic", ["any law with mean mu, variance v"], txt, ok))
+        # an exact identity at explicit sizes: what the Monte Carlo and float64 routes evaluate (the
+        # statement's epsilon -> 0 part is numeric), so it is a prerequisite, not a proof of the statement
+        ev.append(prerequisite("closed form of the OOD loss (any law with mean mu, variance v)", "symbolic",
+                               Scope(dims=("M=2 d=2 D=3 N=2",), sigma=("identity",),
+                                     conventions="all", horizon="all"), txt, ok))
         s = regime("cnn", 6, 2, M=2, d=3, eta="1/10", vstar_norm="3/2")
         T = 500
         a, S, Sstar, V, r = student_state(s, T)
@@ -116,23 +132,42 @@ class TheoremOOD(Claim):
             law = parse_law(spec, MU, VAR)
             m, se = monte_carlo(a, S, Sstar, V, law, n, seed=i)
             z = (m - exact) / se
-            ev.append(evidence(f"Monte Carlo, {spec} entries (mean {MU}, variance {VAR})", "monte-carlo",
-                               [regime_label(s) + f" trained T={T}"],
-                               f"MC {fmt(m)} +- {fmt(se, 3)} vs exact {fmt(exact)} (z = {z:.2f}, n = {n})",
-                               abs(z) <= 4, tolerance="|z| <= 4 standard errors", seed=i))
+            holds = compare(abs(z), "<=", Z_MAX)
+            extra = {}
+            if holds is False:
+                # a fixed-T statement: replayed with 10x the samples and a fresh seed
+                m2, se2 = monte_carlo(a, S, Sstar, V, law, REPLAY_FACTOR * n, seed=100 + i)
+                z2 = (m2 - exact) / se2
+                extra["replay_check"] = {"horizon": T, "holds": compare(abs(z2), "<=", Z_MAX),
+                                         "detail": f"fixed-T statement: replayed with {REPLAY_FACTOR * n} samples "
+                                                   f"(seed {100 + i}): z = {z2:.2f}"}
+            ev.append(record(f"Monte Carlo, {spec} entries (mean {MU}, variance {VAR})", "monte-carlo",
+                             regime_scope(s, T), f"MC {fmt(m)} +- {fmt(se, 3)} vs exact {fmt(exact)} (z = {z:.2f}, "
+                             f"n = {n})", holds, threshold=MC_THRESHOLD, seed=i,
+                             replay=f"verify check theorem-3.2-ood --profile {profile} --json", **extra))
         # OOD excess against T, compared with the in-distribution excess epsilon_in = L - L_opt
         Ts = [10**3, 10**4, 10**5] if profile == "ci" else [10**3, 10**4, 10**5, 10**6]
-        rows = []
-        for t in Ts:
-            a_t, S_t, _, _, r_t = student_state(s, t)
-            rows.append((t, exact_ood(a_t, S_t, Sstar, V, mu, v), float(r_t.excess[0])))
-        slope, se = loglog_slope([x[0] for x in rows], [x[1] for x in rows])
-        ev.append(evidence("OOD excess against T (exact formula at the iterated student)", "float64",
-                           [regime_label(s)], "; ".join(f"T={t}: L_ood {fmt(o)}, eps_in {fmt(e)}, ratio {fmt(o / e)}"
-                                                        for t, o, e in rows)
-                           + f"; T-exponent of L_ood {slope:.3f} +- {se:.3f}", slope < -0.9,
-                           note="L_ood / eps_in stays bounded: the OOD excess falls at the in-distribution rate"))
-        # reviewer question 5: dependence on ||V*|| at fixed T
+
+        def ood_slope(times):
+            rows = []
+            for t in times:
+                a_t, S_t, _, _, r_t = student_state(s, t)
+                rows.append((t, exact_ood(a_t, S_t, Sstar, V, mu, v), float(r_t.excess[0])))
+            return rows, loglog_slope([x[0] for x in rows], [x[1] for x in rows])
+        rows, (slope, se) = ood_slope(Ts)
+        holds = compare(slope, "<", SLOPE_MAX)
+        extra = {}
+        if holds is False:
+            _, (slope2, _) = ood_slope([REPLAY_FACTOR * t for t in Ts])
+            extra["replay_check"] = {"horizon": REPLAY_FACTOR * Ts[-1], "holds": compare(slope2, "<", SLOPE_MAX),
+                                     "detail": f"T x{REPLAY_FACTOR}: exponent {slope2:.3f}"}
+        ev.append(record("OOD excess against T (exact formula at the iterated student)", "float64",
+                         regime_scope(s, Ts[-1]), "; ".join(f"T={t}: L_ood {fmt(o)}, eps_in {fmt(e)}, ratio {fmt(o / e)}"
+                                                            for t, o, e in rows)
+                         + f"; T-exponent of L_ood {slope:.3f} +- {se:.3f}", holds, threshold=SLOPE_THRESHOLD,
+                         replay=f"verify check theorem-3.2-ood --profile {profile} --json",
+                         note="L_ood / eps_in stays bounded: the OOD excess falls at the in-distribution rate", **extra))
+        # reviewer question 5: dependence on ||V*|| at fixed T (informative)
         out = []
         for vn in ("1", "2", "4"):
             s2 = regime("cnn", 6, 2, M=2, d=3, eta="1/10", vstar_norm=vn)
@@ -140,11 +175,11 @@ class TheoremOOD(Claim):
             vs = float((V2**2).sum()) * float(((a2 * S2 - Ss2) ** 2).sum())
             out.append(f"||V*||={vn}: L_ood {fmt(exact_ood(a2, S2, Ss2, V2, mu, v))}, "
                        f"||V*||^2 ||alpha S - S*||^2 {fmt(vs)}, ||S - S*||^2 {fmt(float(r2.s_err[0]) ** 2)}")
-        ev.append(evidence("||V*|| dependence at T = 20000 (reviewer question 5)", "float64", ["cnn D=6 K=2 M=2 d=3"],
-                           "; ".join(out), None,
-                           note="the OOD bound carries ||V*||^2 but multiplies ||S - S*||^2 ~ 1/(||V*||^2 T): "
-                                "the product does not grow with ||V*||",
-                           headline="OOD excess ~ ||V*||^2 ||S - S*||^2 and ||S - S*||^2 ~ 1/(||V*||^2 T): the "
-                                    "||V*||^2 cancels; at T = 20000: " + "; ".join(o.split(",")[0] for o in out)))
-        return ev, "supported", f"verify check theorem-3.2-ood --profile {profile} --json", convention(s) | {
+        ev.append(record("||V*|| dependence at T = 20000 (reviewer question 5)", "float64", regime_scope(s, 20000),
+                         "; ".join(out), None, role="context",
+                         note="the OOD bound carries ||V*||^2 but multiplies ||S - S*||^2 ~ 1/(||V*||^2 T): "
+                              "the product does not grow with ||V*||",
+                         headline="OOD excess ~ ||V*||^2 ||S - S*||^2 and ||S - S*||^2 ~ 1/(||V*||^2 T): the "
+                                  "||V*||^2 cancels; at T = 20000: " + "; ".join(o.split(",")[0] for o in out)))
+        return ev, f"verify check theorem-3.2-ood --profile {profile} --json", convention(s) | {
             "test_law_mean": MU, "test_law_var": VAR, "train_steps": T, "samples": n}

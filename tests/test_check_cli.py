@@ -1,4 +1,4 @@
-"""``verify check``: JSON output against the schema, text output, bad input."""
+"""``verify check``: JSON output against the schema, text output, ``--regime FILE``, bad input."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,21 @@ from click.testing import CliRunner
 
 from verify.cli import main
 from verify.cli.check import load_schema
+from verify.evidence import Scope, decide
+
+REGIME_SCHEMA = "check_regime.schema.json"
+
+
+def holds_values(obj, path="$"):
+    """Every value stored under a key "holds", anywhere in a JSON document, with its path."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "holds":
+                yield path + ".holds", v
+            yield from holds_values(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from holds_values(v, f"{path}[{i}]")
 
 
 @pytest.fixture(scope="module")
@@ -18,32 +33,131 @@ def all_json():
     return json.loads(res.output)
 
 
-def test_check_json_validates_against_schema(all_json):
+def test_check_json_validates_and_every_verdict_is_derived(all_json):
     jsonschema.validate(all_json, load_schema())
     from lemmas import REGISTRY
     assert [r["id"] for r in all_json] == list(REGISTRY)
     for r in all_json:
         assert r["convention"]["profile"] == "ci"
+        d = decide(r["evidence"], Scope.from_dict(r["scope"]))
+        assert (r["verdict"], r["scope_label"]) == (d.verdict, d.scope), r["id"]
+    found = list(holds_values(all_json))
+    assert found and all(v is None or isinstance(v, bool) for _, v in found), [p for p, v in found
+                                                                              if not (v is None or isinstance(v, bool))]
 
 
-def test_schema_rejects_a_bad_verdict(all_json):
+def test_scopes_read_differently(all_json):
+    """"proved for all dimensions" and "checked at dimensions {...}" never look alike."""
+    labels = {r["id"]: r["scope_label"] for r in all_json}
+    assert "checked at dimensions {" in labels["two-level-attention"] or labels["two-level-attention"].startswith(
+        "all dimensions")
+    for r in all_json:
+        assert ("all dimensions" in r["scope_label"]) or ("checked at dimensions" in r["scope_label"]), r["id"]
+
+
+def test_schema_rejects_a_bad_verdict_and_a_string_holds(all_json):
     bad = [dict(all_json[0], verdict="probably")]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, load_schema())
-    bad = [dict(all_json[0], evidence=[{"route": "x", "kind": "guess", "regimes": [], "result": "", "holds": True}])]
+    ev = dict(all_json[0]["evidence"][0], kind="guess")
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(bad, load_schema())
+        jsonschema.validate([dict(all_json[0], evidence=[ev])], load_schema())
+    ev = dict(all_json[0]["evidence"][0], holds="True")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([dict(all_json[0], evidence=[ev])], load_schema())
+    with pytest.raises(jsonschema.ValidationError):          # a scope is required
+        jsonschema.validate([{k: v for k, v in all_json[0].items() if k != "scope"}], load_schema())
 
 
 def test_check_text_and_selection():
     res = CliRunner().invoke(main, ["check", "neg-rate-exponential"])
     assert res.exit_code == 0, res.output
-    assert "neg-rate-exponential: REFUTED" in res.output and "replay: verify run" in res.output
+    assert "neg-rate-exponential: REFUTED (checked at dimensions {" in res.output
+    assert "replay: verify run" in res.output and "statement's scope: all dimensions" in res.output
+    assert "replayed at horizon 200000: holds = False" in res.output
 
 
 def test_check_list():
     res = CliRunner().invoke(main, ["check", "--list"])
     assert res.exit_code == 0 and "lemma-C.2" in res.output
+
+
+# ----- --regime FILE ---------------------------------------------------------------------------------
+def regime_file(tmp_path, **kw):
+    p = tmp_path / "regime.json"
+    p.write_text(json.dumps(kw))
+    return str(p)
+
+
+# the keys of a fuzz counterexample's "setting" (verify.fuzz.Regime.as_dict) plus "steps"
+GSLP = dict(D=2, K=1, preset="gslp", M=1, d=1, eta="5/20", vstar_norm="1", seed=0, sigma="identity", law="gaussian")
+
+
+def run_regime(args):
+    res = CliRunner().invoke(main, ["check", *args])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def test_regime_fails_with_a_replayed_counterexample(tmp_path):
+    """neg-alpha-le-1 in the fuzzer's minimal regime: alpha(15) > 1 (the JSON object, and the text)."""
+    f = regime_file(tmp_path, **GSLP, steps=15)
+    out = json.loads(run_regime(["neg-alpha-le-1", "--regime", f, "--json"]).output)
+    jsonschema.validate(out, load_schema(REGIME_SCHEMA))
+    assert out["holds"] is False and out["status"] == "fails" and out["in_hypotheses"] is True
+    assert out["kind"] == "float64" and out["threshold"]["why"] and out["replay"].startswith("verify run")
+    assert out["replay_check"]["horizon"] == 150 and out["replay_check"]["same_conclusion"] is True
+    # the replay command itself shows the overshoot
+    import shlex
+    res = CliRunner().invoke(main, ["run", *shlex.split(out["replay"])[2:]])
+    assert max(float(a) for a in json.loads(res.output)["final"]["alpha"]) > 1
+    text = run_regime(["neg-alpha-le-1", "--regime", f]).output
+    assert "FAILS" in text and "replayed at 150 steps: fails (same conclusion)" in text
+
+
+def test_regime_holds_and_outside(tmp_path):
+    out = json.loads(run_regime(["lemma-C.2", "--regime", regime_file(tmp_path, **GSLP, steps=15), "--json"]).output)
+    assert out["holds"] is True and out["status"] == "holds" and out["replay_check"] is None
+    # K = 0 breaks lemma-C.2's hypothesis K >= 1: the failure is reported as outside, not a counterexample
+    f = regime_file(tmp_path, D=3, K=0, preset="sts", eta="1/10", steps=20)
+    out = json.loads(run_regime(["lemma-C.2", "--regime", f, "--json"]).output)
+    assert out["holds"] is False and out["in_hypotheses"] is False and "K >= 1" in out["outside"]
+    assert out["replay_check"] is None
+    assert "NOT met" in run_regime(["lemma-C.2", "--regime", f]).output
+
+
+def test_regime_undecided(tmp_path):
+    """A horizon too short to judge an asymptotic statement is undecided, never "holds"."""
+    f = regime_file(tmp_path, **GSLP, steps=8)
+    out = json.loads(run_regime(["neg-rate-exponential", "--regime", f, "--json"]).output)
+    assert out["holds"] is None and out["status"] == "undecided"
+    assert "UNDECIDED" in run_regime(["neg-rate-exponential", "--regime", f]).output
+
+
+@pytest.mark.parametrize("content, args, name", [
+    ({**GSLP, "steps": 3, "bogus": 1}, ["lemma-C.2"], "regime"),
+    ({**GSLP}, ["lemma-C.2"], "steps"),
+    ({**GSLP, "steps": 0}, ["lemma-C.2"], "steps"),
+    ({**GSLP, "steps": 3, "eta": "-1"}, ["lemma-C.2"], "eta"),
+    ([1, 2], ["lemma-C.2"], "regime"),
+    ({**GSLP, "steps": 3}, ["theorem-3.1-rates"], "ID"),
+    ({**GSLP, "steps": 3}, ["lemma-C.2", "wp-zero"], "ID"),
+    ({**GSLP, "steps": 3}, [], "ID"),
+    ({**GSLP, "steps": 3}, ["no-such-claim"], "ID"),
+])
+def test_regime_bad_input(tmp_path, content, args, name):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(content))
+    res = CliRunner().invoke(main, ["check", *args, "--regime", str(p)])
+    assert res.exit_code == 2 and f"invalid {name}" in res.output and "Traceback" not in res.output
+
+
+def test_regime_file_not_json_or_missing(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text("{not json")
+    for path in (str(p), str(tmp_path / "missing.json")):
+        res = CliRunner().invoke(main, ["check", "lemma-C.2", "--regime", path])
+        assert res.exit_code == 2 and "invalid regime" in res.output and "Traceback" not in res.output
 
 
 @pytest.mark.parametrize("args, name", [(["check", "no-such-claim"], "ID"), (["check", "--profile", "fast"], "profile")])

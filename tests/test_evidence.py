@@ -79,3 +79,29 @@ def test_coverage_by_union():
     assert not covered([a, b], ALL_DIMS)
     assert covered([a, Scope("all", ("erf",), "all", "all")], ALL_DIMS)
     assert Scope.from_dict(ALL_DIMS.as_dict()) == ALL_DIMS
+
+
+def test_outside_records_report_but_do_not_refute():
+    """A probe outside a claim's hypotheses (e.g. random init for Lemma C.2) reports what it found."""
+    proof = record("induction", "symbolic", ALL_DIMS, "ok", True)
+    out = record("random init", "float64", T150, "residual > 0 at t = 0", False, role="outside", replay="verify run")
+    d = decide([proof, out], ALL_DIMS)
+    assert d.verdict == "proved"
+    assert decide([out], ALL_DIMS).verdict == "inconclusive"
+
+
+def test_scope_labels_for_classes_of_dimensions():
+    k_eq_d = Scope(dims=("K=D",), sigma=("identity",), horizon="all")
+    assert k_eq_d.label().startswith("checked at dimensions {K=D}")
+    assert decide([record("closed form", "symbolic", k_eq_d, "ok", True)], k_eq_d).verdict == "proved"
+    assert decide([record("closed form", "symbolic", k_eq_d, "ok", True)], ALL_DIMS).verdict == "certified"
+
+
+def test_jsonable_keeps_holds_boolean():
+    from fractions import Fraction
+
+    from verify.jsonable import jsonable
+    out = jsonable({"holds": np.bool_(False), "x": [np.float64(1.5), np.nan, np.inf], "n": np.int64(3),
+                    "q": Fraction(1, 10), "a": np.array([1, 2])})
+    assert out == {"holds": False, "x": [1.5, "nan", "inf"], "n": 3, "q": "1/10", "a": [1, 2]}
+    assert type(out["holds"]) is bool

@@ -1,7 +1,8 @@
-"""The report folder: files, schema, self-contained HTML, the reviewer table, atomic folder swaps.
+"""The report folder: files, schema, self-contained HTML, the reviewer table, atomic folder swaps, and
+verdicts derived again from the saved evidence records (never copied from a saved "verdict").
 
-Part records here are small fakes with the shapes the real parts save (verify.pipeline); the real
-parts are exercised in tests/test_all.py.
+Part records here are small fakes with the shapes the real parts save (verify.pipeline); their evidence
+is made with verify.evidence.record. The real parts are exercised in tests/test_all.py.
 """
 from __future__ import annotations
 
@@ -13,9 +14,19 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from verify.evidence import Scope, record
 from verify.report import QUESTIONS, schema, validate, write_report
 from verify.report.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
 from verify.report.questions import answers, question_of, strongest
+
+EVERY = Scope(dims="all", sigma=("identity",), conventions=("reference",), horizon="all")
+SMALL = Scope(dims=("M=1 d=1 D=8 N=1 K=2",), sigma=("identity",), conventions=("reference",), horizon=1000)
+TH = {"value": 0.02, "why": "test threshold"}
+
+
+def statement(text, evidence, scope=EVERY, role="primary", verdict=None):
+    st = {"statement": text, "role": role, "scope": scope.as_dict(), "evidence": evidence}
+    return st | ({"verdict": verdict} if verdict else {})
 
 
 def _rec(part, kind, arg="", result=None, status="ok", error=None, seconds=0.5):
@@ -25,13 +36,25 @@ def _rec(part, kind, arg="", result=None, status="ok", error=None, seconds=0.5):
 
 def fake_records() -> list[dict]:
     T = [1, 10, 100, 1000, 10000]
+    proof = record("exact reduced recursion", "symbolic", Scope(dims=("K=0",), sigma=("identity",)), "fixed point",
+                   False, replay="verify run --D 5 --K 0 --preset sts --steps 3 --json")
     probe = {"probe": "k_zero", "question": "Q4: " + QUESTIONS[3][0], "regimes": [{"label": "K=0"}],
              "findings": ["S stays uniform; W_X stays 0"], "classification": {"loss": "exact-from-start"},
-             "verdict": "refuted", "statement": "Theorem 3.1 at K = 0", "replay": "verify probe k_zero --json",
+             "verdict": "refuted", "statement": "Theorem 3.1 at K = 0",
+             "statements": [statement("Theorem 3.1 at K = 0", [proof], Scope(dims=("K=0",), sigma=("identity",)))],
+             "replay": "verify probe k_zero --json",
              "data": {"K=0": {"step": T, "loss": [1.0 / t for t in T], "s_err": [1.0] * 5, "w_err": [2.0] * 5}}}
+    rates = {"probe": "rates", "question": "Q6: " + QUESTIONS[5][0], "regimes": [], "findings": ["slopes -1, -1/2"],
+             "classification": {"loss": "power:-1"}, "replay": "verify probe rates --json",
+             "statements": [statement("Theorem 3.1's T-exponents", [record("tail fit", "float64", SMALL, "-1.00", True,
+                                                                           threshold=TH)]),
+                            statement("Theorem 3.1's D-dependence (K D^4)", [record(
+                                "D-exponents of the exact leading terms", "symbolic", EVERY, "D^0 vs claimed D^4", False,
+                                replay="verify derive --asymptotics --json")], role="further")]}
     claim = {"id": "lemma-C.2", "verdict": "proved", "statement": "rows of W_V are positive multiples of V*",
-             "evidence": [{"kind": "symbolic"}], "convention": {"sigma": "identity", "dps": 50, "seed": 3},
-             "replay": "verify claim lemma-C.2"}
+             "scope": EVERY.as_dict(), "scope_label": EVERY.label(), "reason": "r",
+             "evidence": [record("induction", "symbolic", EVERY, "ok", True)],
+             "convention": {"sigma": "identity", "dps": 50, "seed": 3}, "replay": "verify claim lemma-C.2"}
     conv = {"verdict": "supported", "finding": "slopes -1, -1/2, -1/2", "steps": T,
             "series": {q: [1.0 / t for t in T] for q in ("excess_loss", "s_err", "w_err")},
             "alpha": [[1.0, 1.0] for _ in T], "support_mass": [[0.5] for _ in T], "regime": {"D": 16},
@@ -42,9 +65,21 @@ def fake_records() -> list[dict]:
     return [_rec("convergence", "convergence", result=conv),
             _rec("claim:lemma-C.2", "claim", "lemma-C.2", claim),
             _rec("probe:k_zero", "probe", "k_zero", probe),
+            _rec("probe:rates", "probe", "rates", rates),
             _rec("probe:broken", "probe", "broken", status="failed", error="ValueError: boom\ntraceback"),
             _rec("fuzz", "fuzz", result={"claims": [{"claim": "lemma-C.2", "examples": 25, "falsified": False,
                                                      "counterexample": None, "replay": "verify fuzz"}]})]
+
+
+def holds_values(obj, path="$"):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "holds":
+                yield path + ".holds", v
+            yield from holds_values(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from holds_values(v, f"{path}[{i}]")
 
 
 def save(pdir: Path, records):
@@ -103,8 +138,11 @@ def test_report_folder_from_saved_parts(tmp_path):
     assert len(question_rows(out)) == 12
     q = {r["number"]: r for r in saved["questions"]}
     assert q[4]["verdict"] == "refuted" and q[4]["evidence"][0]["part"] == "probe:k_zero"
-    assert q[2]["verdict"] == "proved"                      # lemma-C.2 answers question 2
+    assert q[4]["scope"] == "checked at dimensions {K=0}, sigma in {identity}, every convention, all t"
+    assert q[2]["verdict"] == "proved" and q[2]["scope"].startswith("all dimensions")   # lemma-C.2 answers Q2
     assert q[10]["verdict"] == "not checked"                # nothing answers it: said so
+    # the convergence fake saved a verdict but no evidence records: the report does not take its word
+    assert q[1]["verdict"] == "inconclusive" and q[1]["scope"] == "no evidence records"
     parts = {p["name"]: p for p in saved["parts"]}
     assert parts["probe:broken"]["status"] == "failed" and parts["probe:broken"]["verdict"] == "not checked"
     assert saved["provenance"]["seeds"]["claim:lemma-C.2"]["seed"] == 3
@@ -113,6 +151,65 @@ def test_report_folder_from_saved_parts(tmp_path):
     p = check_html(out)
     assert len(p.srcs) == len(res["figures"])
     assert "#part-probe-broken" in p.hrefs or "part-probe-broken" in p.ids
+    found = list(holds_values(saved))
+    assert found and all(v is None or isinstance(v, bool) for _, v in found)
+
+
+def test_q6_row_says_what_was_refuted(tmp_path):
+    """Issue 9: the table must not show "refuted" next to numbers that agree with the question's premise.
+    The rates probe's headline (T-exponents) is supported; its refuted D-dependence is named in the row."""
+    save(tmp_path / "p", fake_records())
+    res = write_report(tmp_path / "rep", tmp_path / "p")
+    q6 = next(r for r in res["questions"] if r["number"] == 6)
+    assert q6["verdict"] == "supported" and q6["statement"] == "Theorem 3.1's T-exponents"
+    assert "[refuted] Theorem 3.1's D-dependence (K D^4)" in q6["finding"]
+    row = next(r for r in question_rows(tmp_path / "rep") if r.startswith("| 6 |"))
+    assert "| supported | Theorem 3.1's T-exponents |" in row
+    part = next(p for p in res["parts"] if p["name"] == "probe:rates")
+    assert [st["verdict"] for st in part["statements"]] == ["supported", "refuted"]
+
+
+def test_report_derives_verdicts_from_records(tmp_path):
+    """A saved verdict is never copied: records that back less give less, no records give inconclusive,
+    and a refutation needs a replayed counterexample."""
+    recs = fake_records()
+    claim = recs[1]["result"]
+    numeric = record("float64 run", "float64", SMALL, "ok", True, threshold=TH)
+    recs[1]["result"] = claim | {"evidence": [numeric]}                        # saved "proved", float64 only
+    unreplayed = record("run", "float64", SMALL, "alpha < 0", False, threshold=TH, replay="verify run x")
+    recs.append(_rec("claim:wp-zero", "claim", "wp-zero", {"id": "wp-zero", "verdict": "refuted", "statement": "s",
+                                                            "scope": EVERY.as_dict(), "evidence": [unreplayed]}))
+    recs.append(_rec("claim:theorem-3.2-ood", "claim", "theorem-3.2-ood", {"id": "theorem-3.2-ood",
+                                                                           "verdict": "proved", "statement": "s"}))
+    save(tmp_path / "p", recs)
+    res = write_report(tmp_path / "rep", tmp_path / "p")
+    parts = {p["name"]: p for p in res["parts"]}
+    c2 = parts["claim:lemma-C.2"]
+    assert c2["verdict"] == "supported" and "the part saved 'proved'" in c2["reason"]
+    assert c2["scope_label"].startswith("checked at dimensions {M=1 d=1 D=8 N=1 K=2}")
+    assert parts["claim:wp-zero"]["verdict"] == "inconclusive"                # no replay at a longer horizon
+    ood = parts["claim:theorem-3.2-ood"]
+    assert ood["verdict"] == "inconclusive" and ood["scope_label"] == "no evidence records"
+    claims = {c["id"]: c for c in res["claims"]}
+    assert claims["lemma-C.2"]["verdict"] == "supported"
+    md = (tmp_path / "rep" / "index.md").read_text()
+    assert "verdict **supported** (checked at dimensions {M=1 d=1 D=8 N=1 K=2}" in md
+
+
+def test_a_figure_that_fails_is_reported(tmp_path, monkeypatch):
+    from verify.report import figures
+
+    def broken(name, res):
+        raise ValueError(f"cannot draw {name}")
+    monkeypatch.setattr(figures, "probe_figure", broken)
+    save(tmp_path / "p", fake_records())
+    res = write_report(tmp_path / "rep", tmp_path / "p")
+    errs = {e["source"]: e for e in res["figure_errors"]}
+    assert "probe:k_zero" in errs and "cannot draw k_zero" in errs["probe:k_zero"]["error"]
+    assert not any(f["source"] == "probe:k_zero" for f in res["figures"])
+    md = (tmp_path / "rep" / "index.md").read_text()
+    assert "figure(s) failed to draw" in md and "cannot draw k_zero" in md
+    check_html(tmp_path / "rep")
 
 
 def test_rebuild_keeps_saved_parts_and_replaces_report(tmp_path):
@@ -138,7 +235,8 @@ def built(tmp_path_factory) -> str:
     return json.dumps(write_report(tmp / "rep", tmp / "p"))
 
 
-@pytest.mark.parametrize("breakage", ["drop_question", "bad_verdict", "bad_status", "missing_provenance"])
+@pytest.mark.parametrize("breakage", ["drop_question", "bad_verdict", "bad_status", "missing_provenance",
+                                      "string_holds", "no_scope"])
 def test_schema_rejects_malformed_results(built, breakage):
     res = json.loads(built)
     validate(res)
@@ -148,6 +246,10 @@ def test_schema_rejects_malformed_results(built, breakage):
         res["questions"][0]["verdict"] = "probably"
     elif breakage == "bad_status":
         res["parts"][0]["status"] = "half-done"
+    elif breakage == "string_holds":
+        res["claims"][0]["evidence"][0]["holds"] = "True"
+    elif breakage == "no_scope":
+        del res["questions"][0]["scope"]
     else:
         del res["provenance"]["git_commit"]
     with pytest.raises(jsonschema.ValidationError):
@@ -198,3 +300,23 @@ def test_answers_by_keyword_and_field():
     assert answers("probe:interior", "probe", {"question": "Q1: a | Q6: b"}) == [1, 6]
     assert answers("claim:iterate-bound", "claim", {}) == []      # "rate" is not matched inside "iterate"
     assert strongest(["supported", "refuted"]) == "refuted" and strongest([]) == "not checked"
+
+
+def test_headline_numbers_come_from_the_saved_parts(tmp_path):
+    """The numbers the findings quote are read from the parts; one that is missing says why."""
+    recs = fake_records()
+    fits = {q: {"exponent": p, "uncertainty": 0.01, "last_decade": p} for q, p in
+            (("s_err", -0.49), ("w_err", -0.5), ("loss", -1.02))}
+    rates = {"id": "theorem-3.1-rates", "statement": "s", "scope": EVERY.as_dict(),
+             "evidence": [record("T-exponents, log-log fit", "float64", SMALL, "ok", True, threshold=TH, fits=fits)]}
+    recs.append(_rec("claim:theorem-3.1-rates", "claim", "theorem-3.1-rates", rates))
+    save(tmp_path / "p", recs)
+    res = write_report(tmp_path / "rep", tmp_path / "p")
+    nums = {n["name"]: n for n in res["headline_numbers"]}
+    t = nums["Theorem 3.1: fitted T-exponents (exponent, uncertainty, last decade)"]
+    assert t["value"]["loss"] == [-1.02, 0.01, -1.02] and t["missing"] is None
+    ratio = nums["Theorem 3.1: iterate / exact leading term at the horizon"]
+    assert ratio["value"] is None and "not in the saved result" in ratio["missing"]
+    assert "did not run" in nums["T*: D-exponent at fixed K (exponent, uncertainty)"]["missing"]
+    assert "Numbers behind the findings" in (tmp_path / "rep" / "index.md").read_text()
+    check_html(tmp_path / "rep")

@@ -14,7 +14,8 @@ from .options import handle_errors
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
 @handle_errors
 def probe_cmd(name, list_, as_json):
-    """Run the probe NAME: question, regimes, findings, classification, verdict, replay."""
+    """Run the probe NAME: question, regimes, findings, classification, statements with their derived
+    verdicts and scopes, replay."""
     from ..errors import InvalidParameter
     from ..probes import PROBES, run_probe
     if list_:
@@ -43,6 +44,12 @@ def probe_cmd(name, list_, as_json):
     for f in out["findings"]:
         click.echo(f"  - {f}")
     click.echo("classification: " + ", ".join(f"{k} {v}" for k, v in out["classification"].items()))
-    click.echo(f"verdict: {out['verdict']} -- {out['statement']}")
-    click.echo(f"  {out['verdict_detail']}")
+    for st in out["statements"]:
+        click.echo(f"{'verdict' if st['role'] == 'primary' else 'further'}: {st['verdict'].upper()} "
+                   f"({st['scope_label']}) -- {st['statement']}")
+        click.echo(f"  why: {st['reason']}")
+        for e in st["evidence"]:
+            mark = {True: "+", False: "x", None: "."}[e["holds"]]
+            role = "" if e["role"] == "test" else f" ({e['role']})"
+            click.echo(f"  [{mark}] {e['kind']:11s} {e['route']}{role}: {e['result']}")
     click.echo(f"replay: {out['replay']}")

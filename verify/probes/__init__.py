@@ -1,11 +1,14 @@
 """Probes: one reviewer question of PAPER.md each, answered in chosen regimes (``verify probe NAME``).
 
+Every probe reports one or more statements, each with evidence records and the verdict the one rule
+(verify.evidence.decide) derives from them; the first statement is the probe's headline.
+
 Each module registers one probe with :func:`verify.probes.base.probe`; importing this package imports
 them all and checks that the registry and the modules agree.
 """
 from importlib import import_module
 
-from .base import PROBES, QUESTIONS, ProbeResult, get, run_probe
+from .base import PROBES, QUESTIONS, ProbeResult, Statement, get, run_probe
 from .classify import Classification, classify
 
 MODULES = {"d-eq-k": "d_eq_k", "k-zero": "k_zero", "k-one": "k_one", "k-near-d": "k_near_d",
@@ -20,4 +23,4 @@ for _name, _mod in MODULES.items():
 if set(PROBES) != set(MODULES):
     raise AssertionError(f"registry {sorted(PROBES)} and modules {sorted(MODULES)} disagree")
 
-__all__ = ["PROBES", "QUESTIONS", "ProbeResult", "Classification", "classify", "get", "run_probe", "MODULES"]
+__all__ = ["PROBES", "QUESTIONS", "ProbeResult", "Statement", "Classification", "classify", "get", "run_probe", "MODULES"]

@@ -2,23 +2,21 @@
 
 A probe answers one reviewer question of PAPER.md in chosen regimes. It registers with
 :func:`probe` and returns a :class:`ProbeResult`, whose ``as_dict`` is what ``verify probe NAME --json``
-prints: the question (quoted), the regimes run (every option of each), what it finds, the verdict
-for the paper's statement there, the classification of loss / s_err / w_err, the arrays behind its
-figure, and the replay command.
+prints: the question (quoted), the regimes run (every option of each), what it finds, one or more
+:class:`Statement` s, each with its evidence records and the verdict :func:`verify.evidence.decide`
+derives from them (the first statement is the probe's headline), the classification of loss / s_err /
+w_err, the arrays behind its figure, and the replay command. No probe writes a verdict.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..engines import iterate
 from ..engines.trajectory import checkpoint_steps
 from ..errors import InvalidParameter
+from ..evidence import Scope, decide
+from ..jsonable import jsonable as _jsonable
 from .classify import classify, to_float
-
-VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 
 # The reviewer questions, quoted from PAPER.md ("What reviewers asked").
 QUESTIONS = {
@@ -67,36 +65,85 @@ def probe(name: str, questions: tuple[int, ...], summary: str):
 
 
 @dataclass
+class Statement:
+    """One statement a probe tests: its text, its scope (what it speaks of), its evidence records
+    (verify.evidence.record), and whether it is the probe's own ("primary") or a further one."""
+
+    text: str
+    scope: Scope
+    evidence: list
+    role: str = "primary"
+
+    def __post_init__(self):
+        if not isinstance(self.scope, Scope):
+            raise TypeError("Statement.scope must be a verify.evidence.Scope")
+        if not self.evidence:
+            raise AssertionError(f"statement {self.text!r} has no evidence record")
+
+    def decided(self) -> dict:
+        """The statement with the verdict, scope label and reason the one rule derives from its records."""
+        d = decide(self.evidence, self.scope)
+        return {"statement": self.text, "role": self.role, "scope": self.scope.as_dict(), "evidence": self.evidence,
+                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason}
+
+
+@dataclass
 class ProbeResult:
-    """Everything one probe reports (see the module docstring)."""
+    """Everything one probe reports (see the module docstring). ``statements[0]`` is the headline."""
 
     probe: str
     question: str
     regimes: list
     findings: list
     classification: dict
-    verdict: str
-    statement: str
-    verdict_detail: str
+    statements: list
     data: dict = field(default_factory=dict)
     fits: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
     replay: str = ""
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise AssertionError(f"verdict {self.verdict!r} not in {VERDICTS}")
+        if not self.statements or not all(isinstance(x, Statement) for x in self.statements):
+            raise AssertionError("a probe reports at least one Statement")
         if set(self.classification) != set(QUANTITIES):
             raise AssertionError(f"classification must cover {QUANTITIES}")
         if not self.replay:
             self.replay = f"verify probe {self.probe} --json"
 
+    @property
+    def decisions(self) -> list[dict]:
+        return [x.decided() for x in self.statements]
+
+    @property
+    def verdict(self) -> str:
+        """The headline (first) statement's derived verdict."""
+        return self.decisions[0]["verdict"]
+
+    @property
+    def statement(self) -> str:
+        return self.statements[0].text
+
     def as_dict(self) -> dict:
+        dec = self.decisions
+        head = dec[0]
         return jsonable({
             "probe": self.probe, "question": self.question, "regimes": self.regimes, "findings": self.findings,
-            "classification": self.classification, "verdict": self.verdict, "statement": self.statement,
-            "verdict_detail": self.verdict_detail, "fits": self.fits, "numbers": self.numbers, "data": self.data,
+            "classification": self.classification, "verdict": head["verdict"], "statement": head["statement"],
+            "scope": head["scope"], "scope_label": head["scope_label"], "reason": head["reason"],
+            "statements": dec, "fits": self.fits, "numbers": self.numbers, "data": self.data,
             "replay": self.replay})
+
+
+def scope_of(*runs) -> Scope:
+    """The scope a set of runs covers: each ``(setting, steps)`` adds its dimensions, sigma and
+    conventions (lemmas._records' labels); the horizon is the longest run."""
+    from lemmas._records import conventions_of, dims_of
+    dims, sig, conv = [], [], []
+    for s, _ in runs:
+        for lst, v in ((dims, dims_of(s)), (sig, s.sigma.spec()), (conv, conventions_of(s))):
+            if v not in lst:
+                lst.append(v)
+    return Scope(dims=tuple(dims), sigma=tuple(sig), conventions=tuple(conv), horizon=max(int(t) for _, t in runs))
 
 
 def question_text(*numbers: int) -> str:
@@ -104,17 +151,8 @@ def question_text(*numbers: int) -> str:
 
 
 def jsonable(obj):
-    """Numbers as JSON numbers (non-finite floats as strings), recursively."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, (bool, str)) or obj is None:
-        return obj
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    x = to_float(obj)
-    return x if math.isfinite(x) else str(x)
+    """JSON-ready values (verify.jsonable): numpy and mpmath numbers as numbers, non-finite floats as strings."""
+    return _jsonable(obj)
 
 
 def dense_checkpoints(steps: int, points: int = 160) -> list[int]:

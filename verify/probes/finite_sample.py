@@ -16,13 +16,19 @@ import numpy as np
 
 from ..engines import Arith
 from ..engines.full import FullState
+from ..evidence import Scope, compare, record
 from ..model import make_setting
-from .base import (ProbeResult, classify_series, dense_checkpoints, fits_json, labels, probe, question_text, regime,
-                   run_series)
+from .base import (ProbeResult, Statement, classify_series, dense_checkpoints, fits_json, labels, probe, question_text,
+                   regime, run_series, scope_of)
 
 STEPS = 20_000
 BATCHES = (1, 8, 64)
 SEED = 11
+EXP_TOL = 0.05
+EXP_THRESHOLD = {"value": EXP_TOL,
+                 "why": "|fitted loss exponent + 1| over the last decade of T = 20000: population GD's own tail carries "
+                        "O(T^-1/2) corrections of ~1e-2 there; SGD adds noise of the same order in one seed; 0.05 "
+                        "separates 1/T from any other power"}
 
 
 class OnlineSGD:
@@ -92,6 +98,23 @@ def run() -> ProbeResult:
               [regime(s, STEPS, "online-sgd", label=f"SGD B={B}, seed {SEED}") for B in BATCHES] + \
               [regime(s_noise, STEPS, "online-sgd", label=f"SGD B=8, noise 1/10, seed {SEED}")]
     noisy = runs["SGD B=8, noise 1/10"]
+    ev = []
+    for B in BATCHES:
+        k = f"SGD B={B}"
+        p = fits[k]["loss"].exponent
+        ev.append(record(f"online SGD, B = {B}, seed {SEED}: loss tail over the last decade of T = {STEPS}", "float64",
+                         scope_of((s, STEPS)), f"{fits[k]['loss'].label} (population GD {f_gd['loss'].label})",
+                         compare(abs(p + 1), "<=", EXP_TOL) if p is not None and fits[k]["loss"].kind == "power"
+                         else (False if fits[k]["loss"].kind in ("exponential", "none") else None),
+                         threshold=EXP_THRESHOLD, replay="verify probe finite-sample --json", seed=SEED))
+    ev.append(record(f"online SGD, B = 8, label noise 1/10, seed {SEED}", "float64", scope_of((s_noise, STEPS)),
+                     f"loss tail {fits['SGD B=8, noise 1/10']['loss'].label}, {ratio['SGD B=8, noise 1/10']:.3g}x the GD "
+                     "value at T: gradient noise persists at the optimum", None, role="outside",
+                     outside="label noise: the statement is about the realisable (noise-free) teacher"))
+    statement = Statement(
+        "Without label noise, online SGD on fresh samples keeps Theorem 3.1's 1/T rate of the excess population loss "
+        "(a finite-sample analogue; the paper states none)",
+        Scope(dims="all", sigma=("identity",), conventions=("online SGD",), horizon="all"), ev)
     return ProbeResult(
         probe="finite-sample", question=question_text(10), regimes=regimes,
         findings=[
@@ -109,8 +132,6 @@ def run() -> ProbeResult:
             "SGD has a stationary floor of order eta sigma_eps^2 / B); a finite-sample version needs a decaying step "
             "or a growing batch.",
         ],
-        classification=labels(main), verdict="inconclusive",
-        statement="A finite-sample (online SGD) analogue of Theorem 3.1 (the paper states none)",
-        verdict_detail="Numerical exploration only (one seed per batch size); no statement of the paper is tested.",
+        classification=labels(main), statements=[statement],
         data={"population_GD": gd} | runs, fits={k: fits_json(v) for k, v in fits.items()} | {"population_GD": fits_json(f_gd)},
         numbers={"loss_ratio_to_GD_at_T": ratio, "noisy_final_excess_loss": noisy["loss"][-1]})

@@ -28,9 +28,10 @@ import numpy as np
 from ..engines import Arith
 from ..engines.full import FullState
 from ..errors import InvalidParameter
+from ..evidence import Scope, record
 from ..model import make_setting
-from .base import (FLOAT64_EPS_REL, ProbeResult, classify_series, dense_checkpoints, fits_json, labels, probe,
-                   question_text, regime)
+from .base import (FLOAT64_EPS_REL, ProbeResult, Statement, classify_series, dense_checkpoints, fits_json, labels, probe,
+                   question_text, regime, scope_of)
 from .classify import classify
 
 STEPS = 10_000
@@ -276,11 +277,15 @@ def run() -> ProbeResult:
         "run, small teachers, finite T.")
     return ProbeResult(
         probe="full-attention", question=question_text(11), regimes=regimes, findings=findings,
-        classification=labels(classify_series(data[main]["input-dependent"])), verdict="inconclusive",
-        statement="On position-only teachers, restricting attention to positions (the paper's simplification) "
-                  "changes neither what GD learns nor how fast (the paper states nothing about input-dependent "
-                  "attention)",
-        verdict_detail="Numerical exploration only (one seed, finite T, held-out Monte Carlo loss for the "
-                       "input-dependent student, whose population loss has no closed form here); the findings list "
-                       "where the two students agree and where they differ.",
+        classification=labels(classify_series(data[main]["input-dependent"])),
+        statements=[Statement(
+            "On position-only teachers, restricting attention to positions (the paper's simplification) changes "
+            "neither what GD learns nor how fast (the paper states nothing about input-dependent attention)",
+            Scope(dims="all", sigma=("identity",), conventions=("minibatch SGD",), horizon="all"),
+            # exploratory: one seed, finite T, a held-out Monte Carlo loss for the input-dependent student (no
+            # closed form): the comparisons are reported, none decides the statement
+            [record(f"{label}: position-only vs input-dependent student (B = {BATCH}, seed {SEED})", "float64",
+                    scope_of((make_setting(**REGIMES[label]), STEPS)),
+                    f"loss at T: {numbers[label]['loss_at_T']}; tails {numbers[label]['tail_fits']}; X-block of W_KQ at "
+                    f"T {numbers[label]['kq_x_block_at_T (b)']:.3g}", None, role="context") for label in REGIMES])],
         data=data, fits=fits, numbers=numbers)

@@ -12,11 +12,18 @@ import numpy as np
 
 from ..engines import Arith
 from ..engines.full import FullState
+from ..evidence import Scope, compare, record
 from ..model import make_setting
-from .base import ProbeResult, classify_series, dense_checkpoints, fits_json, labels, probe, question_text, regime
+from .base import (ProbeResult, Statement, classify_series, dense_checkpoints, fits_json, labels, probe, question_text,
+                   regime, scope_of)
 from .classify import classify
 
 STEPS = 12_000
+EXP_TOL = 0.05
+THRESHOLD = {"value": EXP_TOL,
+             "why": "|fitted - predicted exponent| over the last decade of T = 12000 (full engine): the uniform case's "
+                    "next-order correction O(T^-1/2) shifts such a slope by a few 1e-2; 0.05 admits that and no other "
+                    "power"}
 
 
 def full_run_with_shape(setting, steps: int, checkpoints) -> tuple[dict, list[float]]:
@@ -63,8 +70,21 @@ def run() -> ProbeResult:
         if label.startswith("sts"):
             main = f
     m = numbers["sts D=4 K=2 weights 1/4,3/4"]
-    ok = all(abs(numbers[lab][q]["fitted_exponent"] - p) < 0.05 for lab in numbers
-             for q, p in (("loss", -1), ("s_err", -0.5), ("w_err", -0.5)))
+    pred = {"loss": -1.0, "s_err": -0.5, "w_err": -0.5}
+    ev = []
+    for label, st in (("sts D=4 K=2 weights 1/4,3/4", s), ("cnn D=4 K=2 weights (1/3,2/3),(1/2,1/2)", s2)):
+        nums = numbers[label]
+        devs = [abs(nums[q]["fitted_exponent"] - p) if nums[q]["fitted_exponent"] is not None else float("nan")
+                for q, p in pred.items()]
+        ev.append(record(f"{label}: tail exponents at T = {STEPS} (full engine)", "float64", scope_of((st, STEPS)),
+                         ", ".join(f"{q} {nums[q]['label']} (predicted {p:g})" for q, p in pred.items()),
+                         compare(devs, "<=", EXP_TOL), threshold=THRESHOLD, replay="verify probe nonuniform-s --json"))
+        ev.append(record(f"{label}: within-support shape error", "float64", scope_of((st, STEPS)),
+                         f"{nums['shape_err']['initial']:.3g} -> {nums['shape_err']['final']:.2g} "
+                         f"({nums['shape_err']['label']})", None, role="context"))
+    statement = Statement("Theorem 3.1's T-exponents for S* with non-uniform positive weights (an extension the paper "
+                          "does not state)", Scope(dims="all", sigma=("identity",), conventions=("S* weights",),
+                                                   horizon="all"), ev)
     return ProbeResult(
         probe="nonuniform-s", question=question_text(8), regimes=regimes,
         findings=[
@@ -77,7 +97,5 @@ def run() -> ProbeResult:
             "Lemma C.2 and the reduction to (alpha, delta) do not apply (S is not two-valued); the statement is "
             "checked only numerically here.",
         ],
-        classification=labels(main), verdict="supported" if ok else "inconclusive",
-        statement="Theorem 3.1's rates for S* with non-uniform positive weights (an extension the paper does not state)",
-        verdict_detail="Numerics agree with the uniform-case exponents in the regimes run; no proof.",
+        classification=labels(main), statements=[statement],
         data=data, fits=fits, numbers=numbers)

@@ -24,8 +24,12 @@ def saved_parts_dir(src) -> Path:
     return work if work.is_dir() else src / "parts"
 
 
-def make_figures(records: list[dict]) -> list[tuple[str, str, bytes, str]]:
-    """(file, caption, png, source part) for every figure whose data are in the saved records."""
+def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]], list[dict]]:
+    """(file, caption, png, source part) for every figure whose data are in the saved records, and one
+    error entry {"file", "source", "error"} for every figure that failed to draw (it is reported in the
+    report, never dropped silently)."""
+    import traceback
+
     from . import figures as fg
     by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
     todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),
@@ -36,17 +40,19 @@ def make_figures(records: list[dict]) -> list[tuple[str, str, bytes, str]]:
             safe = r["file"][:-5]
             todo.append((f"figures/{safe}.png", lambda res, n=r["arg"]: fg.probe_figure(n, res), r.get("result"),
                          r["part"]))
-    out = []
+    out, errors = [], []
     for fname, fn, res, src in todo:
         if not res:
             continue
         try:
             made = fn(res)
-        except Exception:   # a malformed data array costs its figure, not the report
-            made = None
-        if made:
+        except Exception as exc:  # noqa: BLE001 - any drawing failure is reported as an error entry, below
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            errors.append({"file": fname, "source": src, "error": tb})
+            continue
+        if made:              # None: the part holds no data for this figure (not a failure)
             out.append((fname, made[1], made[0], src))
-    return out
+    return out, errors
 
 
 def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | None = None,
@@ -63,10 +69,10 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     profiles = {(r.get("options") or {}).get("profile") for r in records} - {None}
     if len(profiles) == 1:
         profile = profiles.pop()
-    figs = make_figures(records)
+    figs, fig_errors = make_figures(records)
     results = assemble(records, profile=profile, wall_seconds=wall_seconds, reused=reused or [],
                        figures=[{"file": f, "caption": c, "source": s} for f, c, _, s in figs],
-                       provenance=provenance(records, profile))
+                       provenance=provenance(records, profile), figure_errors=fig_errors)
     validate(results)
     bl = blocks(results, [(f, c, png) for f, c, png, _ in figs])
     new = new_folder(out)

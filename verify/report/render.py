@@ -28,25 +28,45 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                  f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not "
                  f"({s['reused_parts']} reused from an earlier run); wall time "
                  f"{_num(s['wall_seconds'])} s, parts' own time {_num(s['part_seconds'])} s."),
-           ("p", "Verdicts: proved = exact symbolic; certified = rigorous enclosure over a stated finite range; "
-                 "supported = numerics agree; refuted = counterexample with a replay command; inconclusive; "
-                 "not checked = no finished part answers it. Conventions: " + prov["reference_convention"] + "."),
+           ("p", "Verdicts: proved = exact symbolic / SMT records covering the statement's whole scope; certified = "
+                 "exact or rigorous-enclosure (Arb) records over the finite scope they state; supported = numerics "
+                 "agree, no counterexample; refuted = a counterexample inside the hypotheses with a replay command "
+                 "(a numeric one replayed to the same conclusion at a 10x longer horizon); inconclusive; not checked "
+                 "= no finished part answers it. Every verdict here is derived again from the parts' evidence "
+                 "records by one rule (verify.evidence.decide), and each is shown with the scope it covers: "
+                 "\"all dimensions\" and \"checked at dimensions {...}\" read differently. Conventions: "
+                 + prov["reference_convention"] + "."),
            ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
            ("h", 2, "Reviewer questions", "questions"),
-           ("p", "One row per question of PAPER.md. The verdict judges the paper's statement in the regimes "
-                 "checked: it is the verdict of the part that answers the question most directly (its finding "
-                 "follows; parts whose verdicts differ are named after 'Also:'), or, when no such part ran, the "
-                 "strongest verdict among the parts that answer it, a refutation first. Every part is linked.")]
+           ("p", "One row per question of PAPER.md. The verdict judges the statement named in the row, in the "
+                 "scope shown: it is the headline statement of the part that answers the question most directly "
+                 "(its further statements, with their own verdicts, follow in the finding; parts whose verdicts "
+                 "differ are named after 'Also:'), or, when no such part ran, the strongest verdict among the parts "
+                 "that answer it, a refutation first. Every part is linked.")]
     rows = []
     for q in results["questions"]:
         ev = [(e["part"], "#" + e["anchor"]) for e in q["evidence"]] or ["—"]
-        rows.append([str(q["number"]), q["question"], q["verdict"], q["finding"], ev])
-    out.append(("table", ["#", "question", "verdict", "finding", "evidence"], rows))
+        rows.append([str(q["number"]), q["question"], q["verdict"], q.get("statement") or "—", q.get("scope") or "—",
+                     q["finding"], ev])
+    out.append(("table", ["#", "question", "verdict", "statement judged", "scope", "finding", "evidence"], rows))
+    nums = [n for n in results.get("headline_numbers") or [] if n["value"] is not None or n["missing"]]
+    if nums:
+        out.append(("h", 2, "Numbers behind the findings", "numbers"))
+        out.append(("p", "Each number is read from one saved part (linked); the README quotes these."))
+        ran = {p["name"] for p in results["parts"]}
+        out.append(("table", ["number", "value", "part"],
+                    [[n["name"], short(json.dumps(n["value"]), 400) if n["value"] is not None else f"— ({n['missing']})",
+                      (n["part"], "#" + anchor(n["part"])) if n["part"] in ran else n["part"]] for n in nums]))
     out.append(("h", 2, "Figures", "figures"))
     for fname, caption, png in figures:
         out.append(("img", fname, caption, png))
-    if not figures:
+    errors = results.get("figure_errors") or []
+    if not figures and not errors:
         out.append(("p", "No figure: the parts that provide their data did not finish."))
+    if errors:
+        out.append(("p", f"**{len(errors)} figure(s) failed to draw** (the data are in the parts' evidence files):"))
+        out.append(("table", ["figure", "source part", "error"],
+                    [[e["file"], (e["source"], "#" + anchor(e["source"])), short(e["error"], 300)] for e in errors]))
     conv = results.get("convergence")
     if conv:
         out.append(("h", 2, "Theorem 3.1: fitted slopes", "slopes"))
@@ -64,13 +84,18 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                     [[sg, str(r.get("proved")), "; ".join(f"{o['name']}: {o['holds']}" for o in r.get("obligations", []))]
                      for sg, r in red.items()]))
     out.append(("h", 2, "Parts", "parts"))
-    out.append(("table", ["part", "status", "verdict", "seconds", "finding", "evidence"],
-                [[(p["name"], "#" + p["anchor"]), p["status"], p["verdict"], f"{p['seconds']:.1f}", short(p["finding"], 160),
-                  [("json", p["evidence"])]] for p in results["parts"]]))
+    out.append(("table", ["part", "status", "verdict", "scope", "seconds", "finding", "evidence"],
+                [[(p["name"], "#" + p["anchor"]), p["status"], p["verdict"], short(p["scope_label"], 160),
+                  f"{p['seconds']:.1f}", short(p["finding"], 160), [("json", p["evidence"])]] for p in results["parts"]]))
     for p in results["parts"]:
         out.append(("h", 3, p["name"], p["anchor"]))
-        out.append(("p", f"Status **{p['status']}**, verdict **{p['verdict']}**, {p['seconds']:.2f} s"
-                         + (" (reused)" if p["reused"] else "") + f". {p['finding']}"))
+        out.append(("p", f"Status **{p['status']}**, verdict **{p['verdict']}** ({p['scope_label']}), "
+                         f"{p['seconds']:.2f} s" + (" (reused)" if p["reused"] else "") + f". {p['finding']}"))
+        out.append(("p", f"Why: {p['reason']}"))
+        if len(p["statements"]) > 1:
+            out.append(("table", ["statement", "verdict", "scope", "why"],
+                        [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
+                         for st in p["statements"]]))
         if p["replay"]:
             out.append(("pre", p["replay"]))
         if p["error"]:

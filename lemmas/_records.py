@@ -1,0 +1,124 @@
+"""Evidence records for the claims: scopes of regimes and proofs, and per-regime checks as records.
+
+Not a claim (its name starts with '_', so the registry check skips it). Every record is made by
+:func:`verify.evidence.record`; this module only says what scope a regime or a proof covers, and turns
+a :class:`lemmas.RegimeOutcome` into a record (with the 10x-horizon replay of a counterexample).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from verify.evidence import ALL, Scope, record
+
+REFERENCE = "reference"
+# The options of SETTING.md's reference convention, as Setting.config() spells them.
+_REFERENCE = {"law": "gaussian", "law_mean": "0", "law_var": "1", "noise_sd": "0", "loss": "sum", "p_kind": "identity",
+              "p_structure": "orthogonal", "p_lambda": "1", "init": "zero", "init_scale": "0",
+              "relu_at_zero": "radial", "wp_trainable": True, "sstar_weights": None}
+# A replayed counterexample runs this many times longer than the run that found it.
+REPLAY_FACTOR = 10
+
+
+def dims_label(M, d, D, N, K) -> str:
+    """``"M=2 d=2 D=3 N=2 K=2"``: how a checked size reads in every scope."""
+    return f"M={M} d={d} D={D} N={N} K={K}"
+
+
+def dims_of(setting) -> str:
+    return dims_label(setting.M, setting.d, setting.D, setting.N, setting.K)
+
+
+def conventions_of(setting) -> str:
+    """"reference", or the options that differ from it (e.g. "loss=mean, law=gumbel")."""
+    c = setting.config()
+    diff = [f"{k}={c[k]}" for k, v in _REFERENCE.items() if c[k] != v and not (k == "wp_trainable")]
+    if not c["wp_trainable"]:
+        diff.append("W_P frozen")
+    if c["eta_kq"] != c["eta_v"]:
+        diff.append(f"eta_kq={c['eta_kq']}")
+    return ", ".join(diff) if diff else REFERENCE
+
+
+def regime_scope(setting, steps: int) -> Scope:
+    """The scope one run covers: its dimensions, sigma, conventions, and t <= steps."""
+    return Scope(dims=(dims_of(setting),), sigma=(setting.sigma.spec(),), conventions=(conventions_of(setting),),
+                 horizon=int(steps))
+
+
+def proof_dims(dims: dict):
+    """"all" when a proof's dimensions are symbolic (no integer among M, d, D, N, K), else the label of
+    the explicit sizes it was checked at (a ProofReport's ``dims``)."""
+    keys = [k for k in ("M", "d", "D", "N", "K") if k in dims]
+    if all(not isinstance(dims[k], int) for k in keys):
+        return ALL
+    return (" ".join(f"{k}={dims[k]}" for k in keys),)
+
+
+def proof_scope(dims: dict, sigma, conventions=(REFERENCE,)) -> Scope:
+    """Scope of a symbolic proof: its dimensions (see :func:`proof_dims`), sigma, conventions, all t."""
+    sig = sigma if isinstance(sigma, tuple) else (sigma,)
+    return Scope(dims=proof_dims(dims), sigma=sig, conventions=conventions, horizon=ALL)
+
+
+def generic_reduction():
+    """verify.derive.reduction.prove_reduction_generic at its default sizes, passed positionally as
+    prove_reduction passes them, so both share one lru_cache entry (the proof takes seconds; a call
+    without arguments would be cached apart and computed again)."""
+    import inspect
+
+    from verify.derive.reduction import prove_reduction_generic
+    defaults = [p.default for p in inspect.signature(prove_reduction_generic).parameters.values()
+                if p.default is not inspect.Parameter.empty]
+    return prove_reduction_generic(*defaults)
+
+
+def obligations_text(obligations) -> str:
+    return "; ".join(f"{o.name}: {'proved' if o.holds is True else 'disproved' if o.holds is False else 'open'}"
+                     for o in obligations)
+
+
+def prerequisite(route: str, kind: str, scope: Scope, result: str, ok: bool | None, **data) -> dict:
+    """A step other routes rely on (a closed form, a reduction, a derived threshold): informative
+    ("context") when it holds, a failed measurement when it does not (the verdict is then at most
+    inconclusive: the routes that use it are not backed)."""
+    if isinstance(ok, np.bool_):
+        ok = bool(ok)
+    if ok is True:
+        return record(route, kind, scope, result, None, role="context", prerequisite=True, **data)
+    return record(route, kind, scope, result + " [NOT established: the routes relying on it are not backed]", None,
+                  role="failed", prerequisite=True, **data)
+
+
+def outcome_record(check, setting, steps: int, route: str, out=None, **data) -> dict:
+    """One per-regime check as an evidence record: ``check`` is a claim (its ``regime_check``) or a
+    function (setting, steps) -> RegimeOutcome.
+
+    Inside the claim's hypotheses the record tests the statement (role "test"); outside them it
+    reports what it found (role "outside", never decides). A counterexample (holds False, inside) is
+    re-run at ``REPLAY_FACTOR`` x the horizon and recorded in ``replay_check``: only one that replays to
+    the same conclusion refutes (verify.evidence.decide)."""
+    run = getattr(check, "regime_check", check)
+    out = run(setting, steps) if out is None else out
+    inside = out.data.get("in_hypotheses", True) is not False
+    role = "test" if inside else "outside"
+    extra = {}
+    if out.holds is False and inside:
+        longer = run(setting, REPLAY_FACTOR * steps)
+        same = longer.holds is False and longer.data.get("in_hypotheses", True) is not False
+        extra["replay_check"] = {"horizon": REPLAY_FACTOR * steps, "holds": False if same else longer.holds,
+                                 "detail": longer.detail, "replay": longer.replay}
+    kw = {}
+    if out.threshold is not None:
+        kw["threshold"] = out.threshold
+    if out.replay:
+        kw["replay"] = out.replay
+    if not inside:
+        data = data | {"outside": out.data.get("outside", "")}
+    return record(route, out.kind, regime_scope(setting, steps), out.detail, out.holds, role=role, **kw, **extra,
+                  **data)
+
+
+def fraction_str(x) -> str:
+    return str(Fraction(x))
