@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from verify import codeversion, parts, pipeline
 from verify.cli import main
+from verify.evidence import Scope, Statement, headline, record
 from verify.folderlock import folder_lock
 from verify.report import validate
 from verify.report.atomic import WORK
@@ -39,23 +40,38 @@ def _no_scheduler_from_the_environment(monkeypatch):
 REPORT = ("index.md", "index.html", "results.json", "figures/convergence.png", "figures/attention.png")
 
 T = [1, 10, 100, 1000]
+ALL = Scope(dims="all", sigma="all", conventions="all", horizon="all")
+FEW = Scope(dims=("D=3",), sigma=("identity",), conventions=("reference",), horizon=10)
+TH = {"value": 0, "why": "fake"}
+
+
+def _fake_fuzz(a):
+    bad = a == "lemma-C.2"
+    ev = [record(f"fuzz {a}", "float64", FEW, "fake", not bad, threshold=TH, replay="verify run --D 3" if bad else None,
+                 replay_check={"horizon": 100, "holds": False} if bad else None)]
+    return {"claim": a, "examples": 10, "falsified": bad, "counterexample": {"D": 3} if bad else None,
+            "replay": "verify run --D 3", "evidence": ev}
+
+
 FAKE = {
-    "derive": lambda a: {"verdict": "proved", "statement": "reduction", "asymptotics": {"loss": "1/T"},
-                         "reduction": {"identity": {"proved": True, "obligations": []}}, "replay": "verify derive"},
-    "convergence": lambda a: {"verdict": "supported", "steps": T, "regime": {"D": 4},
-                              "series": {q: [1.0 / t for t in T] for q in ("excess_loss", "s_err", "w_err")},
-                              "alpha": [[1.0] for _ in T], "support_mass": [[0.9] for _ in T],
-                              "quantities": {"excess_loss": {"fitted_slope": -1.0, "claimed_slope": -1.0,
-                                                             "fit_range": [100, 1000]}}},
-    "attention": lambda a: {"verdict": "supported", "snapshots": [{"step": 0, "S": [[0.5], [0.5]], "s_err": 0.7}],
-                            "sstar": [[1.0], [0.0]]},
-    "claim": lambda a: {"id": a, "verdict": "proved", "statement": f"claim {a}", "evidence": [], "convention": {},
-                        "replay": f"verify claim {a}"},
-    "probe": lambda a: {"probe": a, "question": {"d_eq_k": 3, "k_zero": 4}[a], "regimes": [], "verdict": "refuted",
-                        "classification": {}, "findings": [f"{a} finding"], "replay": f"verify probe {a}",
-                        "data": {"run": {"step": T, "loss": [1.0, 0.5, 0.4, 0.3]}}},
-    "fuzz": lambda a: {"claim": a, "examples": 10, "falsified": a == "lemma-C.2",
-                       "counterexample": {"D": 3} if a == "lemma-C.2" else None, "replay": "verify run --D 0"},
+    "derive": lambda a: headline([Statement("reduction", ALL, [record("proof", "symbolic", ALL, "ok", True)])])
+    | {"asymptotics": {"loss": "1/T"}, "reduction": {"identity": {"proved": True, "obligations": []}},
+       "replay": "verify derive"},
+    "convergence": lambda a: headline([Statement("slopes", FEW, [record("fit", "float64", FEW, "ok", True,
+                                                                        threshold=TH)])])
+    | {"steps": T, "regime": {"D": 4}, "series": {q: [1.0 / t for t in T] for q in ("excess_loss", "s_err", "w_err")},
+       "alpha": [[1.0] for _ in T], "support_mass": [[0.9] for _ in T],
+       "quantities": {"excess_loss": {"fitted_slope": -1.0, "claimed_slope": -1.0, "fit_range": [100, 1000]}}},
+    "attention": lambda a: headline([Statement("moves", FEW, [record("run", "float64", FEW, "ok", True,
+                                                                     threshold=TH)])])
+    | {"snapshots": [{"step": 0, "S": [[0.5], [0.5]], "s_err": 0.7}], "sstar": [[1.0], [0.0]]},
+    "claim": lambda a: headline([Statement(f"claim {a}", ALL, [record("proof", "symbolic", ALL, "ok", True)])])
+    | {"id": a, "convention": {}, "replay": f"verify claim {a}"},
+    "probe": lambda a: headline([Statement(f"{a} statement", ALL, [record("proof", "symbolic", ALL, "fails", False,
+                                                                          replay=f"verify probe {a}")])])
+    | {"probe": a, "question": {"d_eq_k": 3, "k_zero": 4}[a], "regimes": [], "classification": {},
+       "findings": [f"{a} finding"], "replay": f"verify probe {a}", "data": {"run": {"step": T, "loss": [1.0, 0.5, 0.4, 0.3]}}},
+    "fuzz": _fake_fuzz,
     "bench": lambda a: {"quick": True, "timings": {}, "ratio": float("nan")},
 }
 ARGS = {"claim": ["lemma-C.2", "theorem-3.1-rate"], "probe": ["d_eq_k", "k_zero"],
@@ -339,7 +355,7 @@ def test_real_pipeline_subset_through_the_cli(tmp_path):
     assert res["derivation"]["reduction"]["identity"]["proved"] is True
     # The verdicts of the built-in parts are decided from their evidence records.
     recs = {p: json.loads((out / WORK / "parts" / f"{p}.json").read_text()) for p in ("derive", "convergence")}
-    assert recs["derive"]["result"]["verdict"] == "proved" and "all dimensions" in recs["derive"]["result"]["scope"]
+    assert recs["derive"]["result"]["verdict"] == "proved" and recs["derive"]["result"]["scope_label"].startswith("all dimensions")
     assert recs["convergence"]["result"]["verdict"] == "supported"
     assert all(e["kind"] == "float64" for e in recs["convergence"]["result"]["evidence"])
     # `verify report` rebuilds the same report from the saved parts, elsewhere.

@@ -24,7 +24,6 @@ Example::
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from itertools import product
 
@@ -233,6 +232,39 @@ def decide(records: list[dict], statement: Scope) -> Decision:
     return Decision("inconclusive", statement.label(), "no record inside the statement's hypotheses decides it")
 
 
+@dataclass(frozen=True)
+class Statement:
+    """One statement a claim, probe or part tests: its text, its scope (what it speaks of), its evidence
+    records, and whether it is the headline ("primary") or a further one."""
+
+    text: str
+    scope: Scope
+    evidence: list
+    role: str = "primary"
+
+    def __post_init__(self):
+        if not isinstance(self.scope, Scope):
+            raise TypeError("Statement.scope must be a verify.evidence.Scope")
+        if not self.evidence:
+            raise AssertionError(f"statement {self.text!r} has no evidence record")
+
+    def decided(self) -> dict:
+        """The statement as saved: text, role, scope, records, and the verdict, scope label and reason
+        that :func:`decide` derives from the records."""
+        d = decide(self.evidence, self.scope)
+        return {"statement": self.text, "role": self.role, "scope": self.scope.as_dict(), "evidence": self.evidence,
+                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason}
+
+
+def headline(statements: list[Statement]) -> dict:
+    """The result fields of something whose first statement is its headline: the decided statements,
+    and the headline's verdict, scope label, reason, text, scope and records at the top level."""
+    decided = [st.decided() for st in statements]
+    head = decided[0]
+    return {k: head[k] for k in ("verdict", "scope_label", "reason", "statement", "scope", "evidence")} | {
+        "statements": decided}
+
+
 def finite(*values) -> bool:
     """Whether every value (numbers or arrays of them) is a finite real number."""
     for v in values:
@@ -256,4 +288,4 @@ def compare(x, op: str, bound) -> bool | None:
 
 
 __all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "covered", "record",
-           "Decision", "decide", "finite", "compare"]
+           "Decision", "decide", "Statement", "headline", "finite", "compare"]

@@ -74,11 +74,11 @@ def reconcile_cmd(as_json, claims_file, profile, numerics):
     """Which convention (N ~ D^a, eta_KQ lambda^2 beta^2 ~ D^b, c_L v ~ D^c) makes Theorem 3.1's D-exponents true,
     and can the rates and T* ~ D^2 then hold together?"""
     from ..reconcile import load_claims, reconcile
-    from .check import _jsonable
+    from ..jsonable import jsonable
     claims = None if claims_file is None else load_claims(claims_file)
     res = reconcile(claims, profile, numerics)
     if as_json:
-        click.echo(json.dumps(_jsonable(res), indent=1))
+        click.echo(json.dumps(jsonable(res), indent=1))
         return
     for line in _text(res):
         click.echo(line)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..evidence import Scope, decide, record
+from ..evidence import Scope, Statement, headline, record
 from ..parts import part
 from ..profiles import PROFILES
 
@@ -34,7 +34,7 @@ def route_record(route: str, obligations, scope: Scope, sigma: str) -> dict:
                   obligations=[{"name": o.name, "holds": o.holds, "detail": o.detail} for o in obligations])
 
 
-def reduction_statements(sigmas: list[str]) -> tuple[list[dict], dict]:
+def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     """One decided statement per sigma ("GD keeps the symmetric set invariant and the reduced recursion
     is exact"), identity first; and the proof reports as dicts.
 
@@ -59,14 +59,13 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[dict], dict]:
                                    spec))
             obligations += ident.obligations
         stmt = Scope(dims="all", sigma=(sig.spec(),), conventions=CONVENTIONS, horizon="all")
-        dec = decide(ev, stmt)
-        statements.append({"statement": f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued "
-                                        "S}} invariant and the reduced recursion is exact",
-                           "sigma": sig.spec(), "statement_scope": stmt.as_dict(), "evidence": ev} | dec.as_dict())
+        statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
+                                    "invariant and the reduced recursion is exact", stmt, ev,
+                                    "primary" if sig.name == "identity" else "further"))
         proofs[spec] = {"sigma": sig.spec(), "proved": all(o.holds is True for o in obligations),
                         "dims": {"identity obligations": "all M, d, D, N", "generic obligations": generic.dims},
                         "obligations": [{"name": o.name, "holds": o.holds, "detail": o.detail} for o in obligations]}
-    statements.sort(key=lambda s: s["sigma"] != "identity")
+    statements.sort(key=lambda st: st.role != "primary")
     return statements, proofs
 
 
@@ -78,11 +77,8 @@ def derive_part(profile: str) -> dict:
     if "identity" not in sigmas:
         sigmas.insert(0, "identity")
     statements, proofs = reduction_statements(sigmas)
-    head = statements[0]
     lt = leading_terms()
-    return {
-        "verdict": head["verdict"], "scope": head["scope"], "reason": head["reason"],
-        "statement": head["statement"], "statements": statements,
+    return headline(statements) | {
         "asymptotics": {k: sp.sstr(lt[k]) for k in ("loss", "s_err", "w_err", "u")}
         | {"cubic_coefficient_c": sp.sstr(slow_manifold()["c"]),
            "claimed": {k: sp.sstr(v) for k, v in claimed_terms().items()}},

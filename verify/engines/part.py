@@ -7,7 +7,7 @@ Verdicts are decided from evidence records (verify.evidence) by the one rule.
 """
 from __future__ import annotations
 
-from ..evidence import Scope, compare, decide, record
+from ..evidence import Scope, Statement, compare, headline, record
 from ..fits import loglog_slope
 from ..parts import part
 from ..profiles import PROFILES
@@ -92,18 +92,16 @@ def convergence_part(profile: str) -> dict:
                                threshold={"value": 2 * u_T, "why": f"|ratio - 1| < 2 u(T): the leading term's relative "
                                           f"correction is O(u(T)), u(T) = (2 c T)^(-1/2) = {u_T:.3g} here"}))
     stmt = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon="all")
-    dec = decide(evidence, stmt)
     fitted = ", ".join(f"{q} {v['fitted_slope']:.3f} (claimed {v['claimed_slope']:g})" for q, v in quantities.items())
     finding = (f"fitted tail slopes in T: {fitted}; GD / derived leading term at T = {steps}: "
                + ", ".join(f"{v['ratio_to_leading_term_at_T']:.3f}" for v in quantities.values())
                + f". Mechanism (derived): the off-support mass u obeys Delta u = -c u^3 + O(u^4) with "
                f"c = {sp.sstr(slow_manifold()['c'])}, so u ~ (2 c T)^(-1/2) and L - L_opt ~ u^2 ~ 1/T: "
                "a degenerate (cubic) contraction, not a PL inequality")
-    return {
-        "verdict": dec.verdict, "scope": dec.scope, "reason": dec.reason, "evidence": evidence,
+    text = ("tail slopes in T of L - L_opt, ||S - S*||_F and ||W_X - V*||_F are -1, -1/2, -1/2 "
+            "(Theorem 3.1's T-dependence) and match the derived leading terms")
+    return headline([Statement(text, stmt, evidence)]) | {
         "finding": finding,
-        "statement": "tail slopes in T of L - L_opt, ||S - S*||_F and ||W_X - V*||_F are -1, -1/2, -1/2 "
-                     "(Theorem 3.1's T-dependence) and match the derived leading terms",
         "regime": s.config(), "steps": T, "series": series,
         "alpha": [[float(a) for a in r.alpha] for r in recs],
         "support_mass": [[float(p) for p in r.support_mass] for r in recs],
@@ -144,9 +142,8 @@ def attention_part(profile: str) -> dict:
                  f"{last:.4g} at T = {steps} vs {first:.4g} at t = 0", compare(last, "<", first), replay=replay,
                  threshold={"value": first, "why": "moving towards S* means a smaller distance than at the uniform "
                             "start; the two differ by far more than float64 rounding"})]
-    dec = decide(ev, Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps))
-    return {"verdict": dec.verdict, "scope": dec.scope, "reason": dec.reason, "evidence": ev,
-            "statement": "full-matrix GD moves the attention S(t) from uniform towards S*",
+    stmt = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
+    return headline([Statement("full-matrix GD moves the attention S(t) from uniform towards S*", stmt, ev)]) | {
             "regime": s.config(), "snapshots": snaps, "sstar": sstar,
             "convention": {"engine": "full", "arithmetic": "float64"}, "replay": replay}
 

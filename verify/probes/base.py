@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..engines import iterate
 from ..engines.trajectory import checkpoint_steps
 from ..errors import InvalidParameter
-from ..evidence import Scope, decide
+from ..evidence import Scope, Statement, headline
 from ..jsonable import jsonable as _jsonable
 from .classify import classify, to_float
 
@@ -65,29 +65,6 @@ def probe(name: str, questions: tuple[int, ...], summary: str):
 
 
 @dataclass
-class Statement:
-    """One statement a probe tests: its text, its scope (what it speaks of), its evidence records
-    (verify.evidence.record), and whether it is the probe's own ("primary") or a further one."""
-
-    text: str
-    scope: Scope
-    evidence: list
-    role: str = "primary"
-
-    def __post_init__(self):
-        if not isinstance(self.scope, Scope):
-            raise TypeError("Statement.scope must be a verify.evidence.Scope")
-        if not self.evidence:
-            raise AssertionError(f"statement {self.text!r} has no evidence record")
-
-    def decided(self) -> dict:
-        """The statement with the verdict, scope label and reason the one rule derives from its records."""
-        d = decide(self.evidence, self.scope)
-        return {"statement": self.text, "role": self.role, "scope": self.scope.as_dict(), "evidence": self.evidence,
-                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason}
-
-
-@dataclass
 class ProbeResult:
     """Everything one probe reports (see the module docstring). ``statements[0]`` is the headline."""
 
@@ -111,27 +88,19 @@ class ProbeResult:
             self.replay = f"verify probe {self.probe} --json"
 
     @property
-    def decisions(self) -> list[dict]:
-        return [x.decided() for x in self.statements]
-
-    @property
     def verdict(self) -> str:
         """The headline (first) statement's derived verdict."""
-        return self.decisions[0]["verdict"]
+        return self.statements[0].decided()["verdict"]
 
     @property
     def statement(self) -> str:
         return self.statements[0].text
 
     def as_dict(self) -> dict:
-        dec = self.decisions
-        head = dec[0]
         return jsonable({
             "probe": self.probe, "question": self.question, "regimes": self.regimes, "findings": self.findings,
-            "classification": self.classification, "verdict": head["verdict"], "statement": head["statement"],
-            "scope": head["scope"], "scope_label": head["scope_label"], "reason": head["reason"],
-            "statements": dec, "fits": self.fits, "numbers": self.numbers, "data": self.data,
-            "replay": self.replay})
+            "classification": self.classification, "fits": self.fits, "numbers": self.numbers, "data": self.data,
+            "replay": self.replay} | headline(self.statements))
 
 
 def scope_of(*runs) -> Scope:

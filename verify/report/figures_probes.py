@@ -79,7 +79,7 @@ def _rate_panels(axes, regs: dict, name: str, *, names=None, leading: bool = Tru
         pick = anchor if anchor in regs else max(
             regs, key=lambda k: (positive(*series(regs[k], "step", q, name))[1] or [0.0])[-1])
         gx, gy = positive(*series(regs[pick], "step", q, name))
-        slope_guide(ax, gx, gy, s, f"claimed slope in T (Theorem 3.1): −1 for L − L_opt, −½ for the distances",
+        slope_guide(ax, gx, gy, s, "claimed slope in T (Theorem 3.1): −1 for L − L_opt, −½ for the distances",
                     decades=3)
         keep_data_limits(ax, ys_all, log=True)
         label_axes(ax, "GD step t", symbol(q), f"{title_words(q)} {symbol(q)}")
