@@ -62,7 +62,7 @@ def test_full_and_reduced_agree_through_the_cli(files):
 
 def test_bad_input_is_one_line_error(files):
     res = CliRunner().invoke(main, ["run", "--D", "4", "--K", "5", "--preset", "sts", "--json"])
-    assert res.exit_code == 2 and "invalid K = 5" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "invalid --K 5" in res.output and "Traceback" not in res.output
 
 
 def test_derive_asymptotics_json_parses():

@@ -44,7 +44,7 @@ INVALID = [
     ("law", with_(law="student-t:2")),
     ("law", with_(sigma="erf", law="gumbel")),
     ("law_var", with_(law_var="0")),
-    ("wp_trainable", with_(sigma="relu")),
+    ("sigma", with_(sigma="relu")),
     ("noise_sd", with_(noise_sd="-1")),
     ("p_lambda", with_(p_lambda="0")),
     ("p_kind", with_(p_kind="sinusoidal")),

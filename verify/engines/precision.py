@@ -16,6 +16,12 @@ A result is cross-checked by re-running the same engine at higher precision (mpm
 digits, or the certified Arb engine) at its checkpoints; a disagreement raises PrecisionError
 (``on_disagreement="raise"``) or is recorded in the trajectory's notes and reported as a
 PrecisionWarning (``"warn"``): never silent.
+
+The reference is always strictly more precise than the run (:func:`reference_bits`: the run's working
+digits plus REFERENCE_EXTRA_DIGITS plus what the horizon costs), and an Arb reference is compared
+within its certified ball: a run value x agrees with a ball m +- r when (|x - m| - r) / scale is
+within the run's tolerance. (A fixed 256-bit reference cannot check a run at 60 or more digits: its
+own radius is then larger than the run's tolerance.)
 """
 from __future__ import annotations
 
@@ -30,6 +36,9 @@ from .arith import Arith
 from .trajectory import Trajectory
 
 FLOAT64_DIGITS = 53 * math.log10(2)      # 15.95
+# Digits the reference carries beyond the run's working digits (after its own horizon loss): the
+# reference's error is then 10^-20 of the run's tolerance, negligible in the comparison.
+REFERENCE_EXTRA_DIGITS = 20
 SCALARS = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
 LISTS = ("alpha", "offspan", "support_mass")
 
@@ -110,15 +119,23 @@ class CrossCheck:
 RESIDUALS = ("offspan", "wp_norm")
 
 
-def rel_diff(x, y, y0, floor=0):
-    """|x - y| relative to the quantity's scale max(|y|, |y0|) (1 if both are 0).
+def reference_bits(work: float, steps: int, minimum: int = 256) -> int:
+    """Arb bits of a reference strictly more precise than a run with ``work`` working digits over
+    ``steps`` steps: it still carries work + REFERENCE_EXTRA_DIGITS digits after losing 2 log10(T+1) + 1."""
+    digits = work + REFERENCE_EXTRA_DIGITS + 2 * math.log10(steps + 1) + 1
+    return max(minimum, math.ceil(digits / math.log10(2)))
+
+
+def rel_diff(x, y, y0, floor=0, rad=0):
+    """|x - y| relative to the quantity's scale max(|y|, |y0|) (1 if both are 0); with ``rad`` (y is the
+    midpoint of a certified ball of that radius) the distance from x to the ball, 0 inside it.
 
     Why the scale and not |y|: every recorded quantity is computed from O(scale) terms, so its
     rounding error is relative to the scale; a quantity that decays to 0 (w_err when alpha -> 1
     exactly, K = D) keeps an absolute error of a few ulps of its initial size y0.
     """
     scale = max(abs(y), abs(y0), floor)
-    return abs(x - y) / (scale if scale else 1)
+    return max(abs(x - y) - rad, 0) / (scale if scale else 1)
 
 
 def _pairs(rec):
@@ -138,6 +155,16 @@ def _as_mpf(x):
     return mpmath.mpf(x)
 
 
+def _rad(x):
+    """The radius of an Arb ball (rounded up to an mpf), 0 for any other number."""
+    from flint import arb
+    if isinstance(x, arb):
+        from .arb import rad_fraction
+        q = rad_fraction(x)
+        return mpmath.mpf(q.numerator) / q.denominator
+    return 0
+
+
 def _pick(steps: list[int], count: int) -> list[int]:
     """Up to ``count`` of the steps, log-spread, always including the last."""
     if len(steps) <= count:
@@ -147,13 +174,14 @@ def _pick(steps: list[int], count: int) -> list[int]:
 
 
 def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagreement: str = "raise",
-                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256) -> CrossCheck:
+                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256, progress=None) -> CrossCheck:
     """Re-run ``traj``'s regime at higher precision at (up to ``checkpoints`` of) its checkpoints and compare.
 
     ``traj`` comes from verify.engines.iterate (float64 or mpmath) or verify.engines.fast.
     reference: "mpmath" (the same engine with ``extra_digits`` more digits) or "arb" (the certified
-    engine; reduced only). A quantity x with reference y agrees when ``agrees(x, y, y0, tol)``, y0 the
-    reference at step 0, tol = tolerance(w, step), w the working digits of ``traj``.
+    engine at reference_bits(w, steps) >= ``arb_bits`` bits; reduced only). A quantity x with
+    reference y agrees when rel_diff(x, y, y0, rad=radius of y) <= tol, y0 the reference at step 0,
+    tol = tolerance(w, step), w the working digits of ``traj``. ``progress(step)`` follows the reference run.
     """
     from . import iterate
     if on_disagreement not in ("raise", "warn"):
@@ -168,11 +196,12 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         if traj.engine != "reduced":
             raise InvalidParameter("reference", "arb", "the certified engine encloses the reduced recursion only")
         from .arb import iterate_certified
-        ref = iterate_certified(setting, max(cps), arb_bits, cps)
-        ref_name = f"arb{arb_bits}"
+        bits = reference_bits(w, max(cps), arb_bits)
+        ref = iterate_certified(setting, max(cps), bits, cps, progress=progress)
+        ref_name = f"arb{bits}"
     else:
         dps = math.ceil(w) + extra_digits
-        ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps)
+        ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps, progress=progress)
         ref_name = f"mpmath dps={dps}"
     out = CrossCheck(True, ref_name, {})
     with mpmath.workdps(max(60, int(w) + 30)):
@@ -184,7 +213,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)
-                d = rel_diff(x_, y_, _as_mpf(start[name]), 1 if name.split("[")[0] in RESIDUALS else 0)
+                d = rel_diff(x_, y_, _as_mpf(start[name]), 1 if name.split("[")[0] in RESIDUALS else 0, _rad(x) + _rad(y))
                 ok = bool(d <= tol)
                 out.agree &= ok
                 out.rows.append((rr.step, name, x, y_, float(d), ok))
