@@ -32,7 +32,17 @@ def refer(text: str, label=None) -> str:
 
 
 class VerificationError(Exception):
-    """Root of every error the toolkit raises on purpose."""
+    """Root of every error the toolkit raises on purpose.
+
+    A message may refer to options as ```name=value```: ``str(exc)`` shows ``name=value`` and
+    ``exc.template`` keeps the references for an interface to render (the CLI shows its flags).
+    """
+
+    def __init__(self, *args):
+        if len(args) == 1 and isinstance(args[0], str):
+            self.template = args[0]
+            args = (refer(args[0]),)
+        super().__init__(*args)
 
 
 class InvalidParameter(VerificationError, ValueError):
@@ -80,8 +90,7 @@ class NumericalTrouble(PrecisionError, FloatingPointError):
 
     def __init__(self, step: int, quantity: str, what: str, advice: str):
         self.step, self.quantity, self.what, self.advice = step, quantity, what, advice
-        self.template = f"numerical trouble at step {step}: {quantity} {what}; {advice}"
-        super().__init__(refer(self.template))
+        super().__init__(f"numerical trouble at step {step}: {quantity} {what}; {advice}")
 
 
 class UnsupportedRegime(VerificationError):

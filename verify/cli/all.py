@@ -5,7 +5,8 @@ import time
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
+from .progress import counts_text
 
 
 @click.command("all")
@@ -21,15 +22,17 @@ from .options import handle_errors
 def all_cmd(out, profile, fresh, jobs, only, quiet):
     """Run every check and write the report folder OUT (index.md, index.html, results.json, figures)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     from ..pipeline import parts_dir, plan, run_parts
     from ..report import write_report
     console = Console(stderr=True, quiet=quiet)
     n = len(plan(profile, list(only) or None)[0])
+    check_writable_dir("--out", out)         # before any part runs
     t0 = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as bar:
+                  TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False) as bar:
         task = bar.add_task(f"verify all ({profile})", total=n)
 
         def tick(name, status, seconds):
@@ -41,4 +44,4 @@ def all_cmd(out, profile, fresh, jobs, only, quiet):
                            reused=state.skipped)
     s = res["summary"]
     click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
-               f"{s['wall_seconds']:.1f} s; verdicts {s['verdicts']})")
+               f"{s['wall_seconds']:.1f} s; verdicts: {counts_text(s['verdicts'])})")

@@ -5,16 +5,20 @@ import json
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
 
 
 @click.command("bench")
 @click.option("--json", "as_json", is_flag=True, help="print the results as one JSON object")
 @click.option("--quick", is_flag=True, help="short measurements (< 60 s), as used by 'verify all'")
 @click.option("--out", "out_dir", default="reports/bench", show_default=True, help="folder for bench.json and bench.md")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def bench_cmd(as_json, quick, out_dir):
+def bench_cmd(as_json, quick, out_dir, quiet):
     """Measure steps/s of every engine and write reports/bench/bench.json and bench.md."""
-    from ..bench import run_bench, to_markdown
-    res = run_bench(quick=quick, out_dir=out_dir)
+    from ..bench import measurement_count, run_bench, to_markdown
+    from .progress import progress
+    check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
+    with progress("verify bench", measurement_count(quick), quiet) as bar:
+        res = run_bench(quick=quick, out_dir=out_dir, tick=lambda name: bar.advance(description=f"bench: {name}"))
     click.echo(json.dumps(res, indent=1) if as_json else to_markdown(res))

@@ -86,7 +86,7 @@ def setting_from_options(kw: dict):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "NAME": "name", "p_matrix": None, "query": None, "P": None, "sstar_weights": None}
+            "NAME": "name", "probe": "name", "p_matrix": None, "query": None, "P": None, "sstar_weights": None}
 
 
 def _param(ctx: click.Context | None, name: str):
@@ -106,7 +106,7 @@ def _param(ctx: click.Context | None, name: str):
 
 def _flag(p: click.Parameter) -> str:
     if isinstance(p, click.Argument):
-        return p.human_readable_name
+        return (p.metavar or p.human_readable_name).strip("[].")
     return max(p.opts, key=len)
 
 
@@ -117,12 +117,15 @@ def _given(ctx: click.Context, p: click.Parameter) -> bool:
 def _typed(ctx: click.Context, p: click.Parameter, value=None) -> str:
     """The parameter as the user typed it (``--eta 0.5``), or its default (``--init zero (the default)``)."""
     v = ctx.params.get(p.name)
+    if v is None and not isinstance(p, click.Argument):
+        return f"no {_flag(p)}"
     if getattr(p, "is_flag", False):
         return _flag(p) if v else f"no {_flag(p)}"
     if isinstance(v, (tuple, list)):          # multiple / nargs=-1: the offending one
         v = value if value is not None and str(value) in map(str, v) else " ".join(map(str, v))
-    shown = _flag(p) if isinstance(p, click.Argument) and v is None else \
-        (str(v) if isinstance(p, click.Argument) else f"{_flag(p)} {v}")
+    if isinstance(p, click.Argument):
+        return f"{_flag(p)} {v}" if v not in (None, "") else f"{_flag(p)} (not given)"
+    shown = f"{_flag(p)} {v}"
     return shown if _given(ctx, p) else f"{shown} (the default)"
 
 
@@ -153,7 +156,8 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
         others = []
         for name in prob.also:
             q, _ = _param(ctx, name)
-            if q is not None and q is not p and (_given(ctx, q) or not getattr(q, "is_flag", False)):
+            if q is not None and q is not p and ctx.params.get(q.name) is not None and \
+                    (_given(ctx, q) or not getattr(q, "is_flag", False)):
                 others.append(_typed(ctx, q))
         msg = f"invalid {head}" + (f" with {', '.join(others)}" if others else "") + \
             f": {refer(prob.valid, _reference(ctx))}"
@@ -181,12 +185,10 @@ def handle_errors(f):
             return f(*a, **k)
         except InvalidParameter as exc:
             raise CliError(cli_message(exc, click.get_current_context(silent=True))) from None
-        except NumericalTrouble as exc:
-            from ..errors import refer
-            ctx = click.get_current_context(silent=True)
-            raise CliError(refer(exc.template, _reference(ctx)), exit_code=3) from None
         except VerificationError as exc:
-            raise CliError(str(exc)) from None
+            from ..errors import refer
+            text = refer(getattr(exc, "template", str(exc)), _reference(click.get_current_context(silent=True)))
+            raise CliError(text, exit_code=3 if isinstance(exc, NumericalTrouble) else 2) from None
     return wrapper
 
 

@@ -76,3 +76,10 @@ def duration(seconds: float) -> str:
             v = seconds / size
             return f"{v:.2g} {unit}" if v < 100 else f"{v:,.0f} {unit}"
     return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def counts_text(counts) -> str:
+    """Counts as words, '3 proved, 2 certified, 1 refuted' (a summary line, never a Python dict)."""
+    if isinstance(counts, dict):
+        return ", ".join(f"{n} {k}" for k, n in counts.items()) or "none"
+    return str(counts)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
+from .progress import counts_text
 
 
 @click.command("report")
@@ -14,6 +15,7 @@ from .options import handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
     from ..report import saved_parts_dir, write_report
+    check_writable_dir("--out", out)
     res = write_report(out, saved_parts_dir(src or out))
     s = res["summary"]
-    click.echo(f"report: {out}/index.html ({s['parts']} parts, verdicts {s['verdicts']})")
+    click.echo(f"report: {out}/index.html ({s['parts']} parts; verdicts: {counts_text(s['verdicts'])})")

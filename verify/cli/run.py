@@ -18,6 +18,7 @@ import time
 import click
 
 from ..engines import iterate
+from ..engines.arb import MAX_BITS, MIN_BITS
 from ..engines.trajectory import Record
 from .options import CliError, handle_errors, setting_from_options, setting_options
 from .progress import duration, note, progress
@@ -82,11 +83,17 @@ def resolve_engine(setting, engine: str) -> tuple[str, str | None]:
     return ("reduced", "auto: the reduced recursion is exact here") if ok else ("full", f"auto: full, since {why}")
 
 
-def run_problems(setting, engine: str, arithmetic: str, arb_bits: int | None) -> None:
-    """Every conflict between the run options, reported together (InvalidParameter)."""
-    from ..model.validation import Problems
+def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: int | None) -> None:
+    """Every conflict between the run options, reported together (InvalidParameter), before any work."""
+    from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS
+    from ..model.validation import Problems, check_int
     pr = Problems()
+    if engine == "reduced" and arb_bits is None and not setting.reducible()[0]:
+        pr.add("engine", engine, f"must be full (or auto) here: the reduced recursion is not exact, since "
+               f"{setting.reducible()[1]}; use `engine=full`")
     if arb_bits is not None:
+        with pr.check():
+            check_int("steps", steps, 0, ARB_MAX_STEPS)
         if arithmetic != "mpmath":
             pr.add("arb", arb_bits, f"computes in Arb balls: it cannot be combined with `arithmetic={arithmetic}`",
                    also=("arithmetic",))
@@ -118,7 +125,7 @@ def precision_check(setting, tr, engine: str, progress=None) -> dict:
                                    progress=progress)
         scope = f"checkpoints up to step {max(part.steps())}"
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows), "scope": scope,
-            "max_tolerance": f"{max(cc.tolerance.values()):.3g}"}
+            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
 
 
 def arb_check(setting, tr, progress=None) -> dict:
@@ -131,7 +138,7 @@ def arb_check(setting, tr, progress=None) -> dict:
                                progress=progress)
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows),
             "scope": f"mpmath values inside the balls at checkpoints up to step {max(part.steps())}",
-            "max_tolerance": f"{max(cc.tolerance.values()):.3g}"}
+            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
 
 
 def _digits_of(arith_dps: int | None, bits: int) -> int:
@@ -168,7 +175,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     """
     from ..engines.trajectory import checkpoint_steps
     engine, why = resolve_engine(setting, engine)
-    run_problems(setting, engine, arithmetic, arb_bits)
+    run_problems(setting, steps, engine, arithmetic, arb_bits)
     track = _tracker(bar)
     cps = checkpoint_steps(steps, log_points=5)
     cfg = setting.config() | {"engine": engine}
@@ -238,7 +245,7 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     from ..engines import precision
     from ..engines.arb import iterate_certified
     engine, _ = resolve_engine(setting, engine)
-    run_problems(setting, engine, arithmetic, arb_bits)
+    run_problems(setting, steps, engine, arithmetic, arb_bits)
     phases = []
     if arb_bits is not None:
         phases.append((f"certified Arb {arb_bits} bits", steps,
@@ -280,7 +287,7 @@ def estimate_text(est: dict, steps: int) -> str:
 @click.option("--dps", type=click.IntRange(5, 100000), default=None,
               help="decimal digits for mpmath (default 30); with --arb: at most this many printed digits")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-@click.option("--arb", "arb_bits", type=click.IntRange(53, 1 << 16), default=None, metavar="BITS",
+@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
               help="certified run: Arb balls at BITS bits are the result (reduced engine), printed to every digit "
                    "they certify with <name>_rad radii; mpmath cross-checks the first checkpoints")
 @click.option("--cross-check/--no-cross-check", default=True, show_default=True,

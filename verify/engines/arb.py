@@ -44,6 +44,7 @@ from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 MIN_BITS, MAX_BITS = 53, 1 << 16
+MAX_STEPS = 10**9         # longest certified horizon accepted (about 6 hours at 5e4 steps/s)
 JAC_BITS = 64    # working precision of the Jacobian enclosure (see CertifiedState.step)
 # A state this large (|alpha| or |delta|) is far off every convergent trajectory (alpha -> 1, delta ~ log T):
 # an enclosure that becomes unbounded from there reports a diverging GD, not a lack of bits.
@@ -322,7 +323,7 @@ def iterate_certified(s: Setting, steps: int, bits: int = 256, checkpoints=None,
     exact GD steps (exact rational parameters, exact real arithmetic) lies in the returned ball.
     ``progress(step)``, if given, is called every 1000 steps and at every checkpoint.
     """
-    steps = check_int("steps", steps, 0, 10**9)
+    steps = check_int("steps", steps, 0, MAX_STEPS)
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     st = CertifiedState(s, bits)
     traj = Trajectory("reduced", f"arb{st.bits}", None)

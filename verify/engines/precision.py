@@ -62,8 +62,19 @@ def carried_digits(work: float, steps: int) -> float:
 
 
 def tolerance(work: float, steps: int) -> float:
-    """Relative tolerance of a result after ``steps`` steps at ``work`` digits (see module docstring)."""
+    """Relative tolerance of a result after ``steps`` steps at ``work`` digits (see module docstring).
+    A float: 0.0 beyond 300 digits (cross_check compares with :func:`tolerance_mp`)."""
     return 10.0 ** (-carried_digits(work, steps))
+
+
+def tolerance_mp(work: float, steps: int) -> mpmath.mpf:
+    """:func:`tolerance` as an mpmath number, representable at any number of digits (10^-1000 too)."""
+    return mpmath.power(10, -mpmath.mpf(carried_digits(work, steps)))
+
+
+def g3(x) -> str:
+    """A number (float or mpmath) in 3 significant digits, at any magnitude."""
+    return mpmath.nstr(mpmath.mpf(x), 3)
 
 
 def max_steps(work: float, digits: float) -> int:
@@ -85,11 +96,11 @@ def require_horizon(arithmetic: str, steps: int, digits: float, dps: int | None 
     c = carried_digits(w, steps)
     if c < digits:
         if arithmetic.startswith("float64"):
-            raise PrecisionError(f"steps = {steps}: float64 carries about {max(c, 0):.1f} of the {digits} requested "
+            raise PrecisionError(f"`steps={steps}`: float64 carries about {max(c, 0):.1f} of the {digits} requested "
                                  f"digits at this horizon (at most {max_steps(w, digits)} steps for {digits} digits); "
-                                 f"use --arithmetic mpmath with --dps or fewer steps")
-        raise PrecisionError(f"dps = {dps} (working digits {w:g}) is too low for steps = {steps}: it carries about "
-                             f"{max(c, 0):.1f} of the {digits} requested digits; raise --dps to at least "
+                                 f"use `arithmetic=mpmath` with `dps` or fewer `steps`")
+        raise PrecisionError(f"`dps={dps}` (working digits {w:g}) is too low for `steps={steps}`: it carries about "
+                             f"{max(c, 0):.1f} of the {digits} requested digits; raise `dps` to at least "
                              f"{math.ceil(digits + 2 * math.log10(steps + 1) + 1)}")
     return c
 
@@ -108,9 +119,9 @@ class CrossCheck:
 
     def as_dict(self) -> dict:
         return {"agree": self.agree, "reference": self.reference,
-                "tolerance": {str(k): f"{v:.3g}" for k, v in self.tolerance.items()},
+                "tolerance": {str(k): g3(v) for k, v in self.tolerance.items()},
                 "compared": len(self.rows), "disagreements": [
-                    {"step": s, "quantity": n, "value": str(v), "reference": str(r), "rel_diff": f"{d:.3g}"}
+                    {"step": s, "quantity": n, "value": str(v), "reference": str(r), "rel_diff": g3(d)}
                     for s, n, v, r, d, _ in self.disagreements()]}
 
 
@@ -209,19 +220,19 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         for rr in ref.records:
             if rr.step not in by_step:
                 continue
-            tol = tolerance(w, rr.step)
+            tol = tolerance_mp(w, rr.step)
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)
                 d = rel_diff(x_, y_, _as_mpf(start[name]), 1 if name.split("[")[0] in RESIDUALS else 0, _rad(x) + _rad(y))
                 ok = bool(d <= tol)
                 out.agree &= ok
-                out.rows.append((rr.step, name, x, y_, float(d), ok))
+                out.rows.append((rr.step, name, x, y_, d, ok))
     if not out.agree:
         bad = out.disagreements()
         msg = (f"{len(bad)} of {len(out.rows)} numbers of the {arith} run disagree with {ref_name} beyond the "
                f"stated tolerance; first: step {bad[0][0]} {bad[0][1]} = {bad[0][2]} vs {bad[0][3]} "
-               f"(relative difference {bad[0][4]:.3g} > {out.tolerance[bad[0][0]]:.3g})")
+               f"(relative difference {g3(bad[0][4])} > {g3(out.tolerance[bad[0][0]])})")
         if on_disagreement == "raise":
             raise PrecisionError(msg)
         traj.notes.append("PRECISION WARNING: " + msg)

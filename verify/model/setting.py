@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -158,6 +159,12 @@ class Setting:
     def with_(self, **changes) -> "Setting":
         """A copy with some fields changed, validated again."""
         return validate(replace(self, **changes))
+
+
+def _sci(q: Fraction) -> str:
+    """A rational in 3-digit scientific notation at any magnitude (float() would overflow)."""
+    from decimal import Context
+    return format(Context(prec=3).divide(Decimal(q.numerator), Decimal(q.denominator)), "E")
 
 
 def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
@@ -343,7 +350,7 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     if s.vstar_norm2() == 0:
         pr.add("vstar", "all zeros", "must have ||V*||_F > 0")
     elif s.vstar_norm2() > FLOAT64_MAX or min(s.row_norm2()) < FLOAT64_MIN and min(s.row_norm2()) != 0:
-        pr.add("vstar" if s.vstar_source == "explicit" else "vstar_norm", f"||V*||_F^2 = {float(s.vstar_norm2()):.3g}",
+        pr.add("vstar" if s.vstar_source == "explicit" else "vstar_norm", "||V*||_F^2 = " + _sci(s.vstar_norm2()),
                "must give squared row norms ||v*_m||^2 within the float64 range 2.2e-308 .. 1.8e308")
     if ok("noise_sd") and s.noise_sd < 0:
         pr.add("noise_sd", s.noise_sd, "must be >= 0")
