@@ -119,3 +119,20 @@ def test_certified_enclosure_of_a_diverging_run_reports_the_step():
     with pytest.raises(NumericalTrouble, match="GD diverges") as info:
         iterate_certified(s, 1000, 128)
     assert 1 < info.value.step < 100 and "enclosure" in info.value.quantity
+
+
+def test_float64_engines_report_trouble_at_the_same_step():
+    from verify.engines.fast import iterate_fast
+    from verify.errors import NumericalTrouble
+    from lemmas._common import reduced_float64
+    s = make_setting(D=4, K=2, preset="sts", eta="30")          # eta far above 2K/N = 4: GD diverges
+    with pytest.raises(NumericalTrouble) as py:
+        iterate(s, 1000, "reduced", "float64", checkpoints=list(range(1001)))
+    with pytest.raises(NumericalTrouble) as fast:
+        iterate_fast(s, 1000, checkpoints=list(range(1001)))    # every step a checkpoint
+    with pytest.raises(NumericalTrouble) as loop:
+        reduced_float64(s, 1000)
+    # the same recursion in three codes: the first step whose state or record leaves float64 (+-1:
+    # numba and Python may overflow in the record of step t or in the update to t + 1)
+    assert py.value.step == loop.value.step and abs(fast.value.step - py.value.step) <= 1
+    assert "2K/(c_L v N) = 4" in str(py.value) and "arithmetic=mpmath" in str(py.value)
