@@ -113,6 +113,7 @@ ROWS = [
     (["all", "--only", "bogus", "--out", "{DIR}/report"], "--only", "bogus"),
     (["report", "--out", "{FILE}/sub", "--from", "{DIR}"], "--out", "{FILE}/sub"),
     (["report", "--out", "{DIR}/r", "--from", "{DIR}/no-such-folder"], "--from", "{DIR}/no-such-folder"),
+    (["report", "--out", "{DIR}/empty"], "--from", "{DIR}/empty"),     # no saved parts there
 ]
 
 

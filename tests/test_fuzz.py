@@ -96,7 +96,7 @@ def test_every_break_raises_invalid_parameter(name, bad, rule):
 
 def test_invalid_input_at_the_cli_is_one_line():
     res = CliRunner().invoke(main, ["run", "--D", "3", "--K", "1", "--preset", "sts", "--eta", "0"])
-    assert res.exit_code == 2 and "invalid eta" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "invalid --eta 0" in res.output and "Traceback" not in res.output
 
 
 @settings(max_examples=8, phases=[Phase.explicit, Phase.generate])

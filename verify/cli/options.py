@@ -86,7 +86,7 @@ def setting_from_options(kw: dict):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "NAME": "name", "probe": "name", "p_matrix": None, "query": None, "P": None, "sstar_weights": None}
+            "NAME": "name", "probe": "name", "from": "src", "p_matrix": None, "query": None, "P": None, "sstar_weights": None}
 
 
 def _param(ctx: click.Context | None, name: str):
@@ -151,6 +151,8 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
         p, sub = _param(ctx, prob.name)
         if p is None:
             head = f"{prob.name} = {show(prob.value)}"
+        elif ctx.params.get(p.name) is None and prob.value is not None:     # not given: the value used
+            head = f"{_flag(p)} (not given: {show(prob.value)})"
         else:
             head = _typed(ctx, p, prob.value) + (f" ({prob.name} {show(prob.value)})" if sub else "")
         others = []
