@@ -89,7 +89,8 @@ def check_cmd(ids, profile, as_json, list_only, quiet):
             click.echo(f"{cid:28s} {c.statement}")
         return
     with progress("verify check", len(ids) or len(REGISTRY), quiet) as bar:
-        results = check_results(ids, profile, tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['verdict']}"))
+        results = check_results(ids, profile,
+                                tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['verdict']}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))
         return

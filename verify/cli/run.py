@@ -183,7 +183,8 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         cfg["engine_choice"] = why
     if arb_bits is not None:
         from ..engines.arb import iterate_certified
-        tr = iterate_certified(setting, steps, arb_bits, cps, progress=track(f"certified run (Arb {arb_bits} bits)", steps))
+        tr = iterate_certified(setting, steps, arb_bits, cps,
+                               progress=track(f"certified run (Arb {arb_bits} bits)", steps))
         digits = _digits_of(dps, arb_bits)
         cfg |= {"arithmetic": f"arb{arb_bits}", "arb_bits": arb_bits, "dps": digits, "steps": steps,
                 "result": "certified Arb balls of the exact reduced recursion (exact rational parameters)",

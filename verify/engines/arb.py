@@ -36,7 +36,7 @@ import sympy as sp
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced_step_exprs
 from ..derive.symbols import alpha, delta
-from ..errors import InvalidParameter, PrecisionError
+from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from ..model.validation import check_int
@@ -186,8 +186,8 @@ class CertifiedState:
         already large: more bits do not help) or too few bits (a moderate state: they do)."""
         from flint import arb
         from ..errors import NumericalTrouble
-        size = max((abs(x.mid()) for x in [*self.alpha, self.delta]), key=lambda y: _frac_parts(y)[0] / _frac_parts(y)[1])
-        rad = max((arb(r.mid()) for r in [*self.ralpha, self.rdelta]), key=lambda y: _frac_parts(y)[0] / _frac_parts(y)[1])
+        size = max((abs(x.mid()) for x in [*self.alpha, self.delta]), key=to_fraction)      # exact: any magnitude
+        rad = max((arb(r.mid()) for r in [*self.ralpha, self.rdelta]), key=to_fraction)
         where = (f"(at step {self.step_count}: max |alpha|, |delta| = {size.str(3, radius=False)}, largest radius "
                  f"{rad.str(3, radius=False)})")
         if size > DIVERGED:

@@ -224,7 +224,8 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)
-                d = rel_diff(x_, y_, _as_mpf(start[name]), 1 if name.split("[")[0] in RESIDUALS else 0, _rad(x) + _rad(y))
+                floor = 1 if name.split("[")[0] in RESIDUALS else 0
+                d = rel_diff(x_, y_, _as_mpf(start[name]), floor, _rad(x) + _rad(y))
                 ok = bool(d <= tol)
                 out.agree &= ok
                 out.rows.append((rr.step, name, x, y_, d, ok))

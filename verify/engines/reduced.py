@@ -43,7 +43,8 @@ def reduced_functions(sigma: Sigma, case: str, backend: str) -> ReducedFunctions
 def require_reducible(s: Setting) -> None:
     ok, why = s.reducible()
     if not ok:
-        raise InvalidParameter("engine", "reduced", f"the reduced recursion is not exact here: {why}; use `engine=full`")
+        raise InvalidParameter("engine", "reduced",
+                               f"the reduced recursion is not exact here: {why}; use `engine=full`")
 
 
 class ReducedState:

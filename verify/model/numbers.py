@@ -41,7 +41,8 @@ def _exact(value, name: str) -> Fraction:
                 return Fraction(text)
             dec = Decimal(text)
         except (InvalidOperation, ValueError, ZeroDivisionError):
-            raise InvalidParameter(name, value, "must be a decimal number such as 0.07 or a ratio such as 7/100") from None
+            raise InvalidParameter(name, value,
+                                   "must be a decimal number such as 0.07 or a ratio such as 7/100") from None
         if not dec.is_finite():
             raise InvalidParameter(name, value, "must be a finite number (NaN and infinity are not)")
         if dec and not -330 <= dec.adjusted() <= 330:

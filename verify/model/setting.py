@@ -191,7 +191,8 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     """
     pr = Problems()
     dims = {}
-    for name, value, lo, hi in (("D", D, 1, MAX_DIM), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM), ("seed", seed, 0, None)):
+    for name, value, lo, hi in (("D", D, 1, MAX_DIM), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM),
+                                ("seed", seed, 0, None)):
         with pr.check():
             dims[name] = check_int(name, value, lo, hi)
     D, M, d, seed = (dims.get(k) for k in ("D", "M", "d", "seed"))
@@ -215,7 +216,8 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
                 num[name] = exact(value, name)
     for name in ("eta", "eta_kq"):
         if num.get(name) is not None and num[name] <= 0:
-            pr.add(name, eta if name == "eta" else eta_kq, f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
+            pr.add(name, eta if name == "eta" else eta_kq,
+                   f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
             num[name] = None
     sig = lw = None
     with pr.check():
@@ -259,16 +261,18 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
 def _supports(supports, preset, D: int, K, N):
     """(column supports, K, N) from a list, a JSON file or a preset, checked against D, K and N."""
     if supports is not None and preset is not None:
-        raise InvalidParameter("supports", supports, "must be given alone: pass either `supports` or `preset`, not both",
-                               also=("preset",))
+        raise InvalidParameter("supports", supports, "must be given alone: pass either `supports` or `preset`, "
+                               "not both", also=("preset",))
     if isinstance(supports, str):
         supports = load_json_exact(supports, "supports")
     if preset is not None:
         if K is None:
-            raise InvalidParameter("preset", preset, "must come with `K` (the support size of each column of S*)", also=("K",))
+            raise InvalidParameter("preset", preset, "must come with `K` (the support size of each column of S*)",
+                                   also=("K",))
         supports = preset_supports(preset, D, check_int("K", K, 0, D))
     if supports is None:
-        raise InvalidParameter("supports", None, "must be given: `supports` (a JSON file) or `preset` (cnn, gcn, sts, gslp)")
+        raise InvalidParameter("supports", None,
+                               "must be given: `supports` (a JSON file) or `preset` (cnn, gcn, sts, gslp)")
     if not isinstance(supports, (list, tuple)) or not supports:
         raise InvalidParameter("supports", supports, "must be a non-empty list of index lists, one per column of S*")
     sup = []
@@ -361,7 +365,8 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     if ok("p_lambda") and s.p_lambda <= 0:
         pr.add("p_lambda", s.p_lambda, "must be > 0 (P^T P = lambda I)")
     if ok("init_scale") and s.init == "random" and s.init_scale <= 0:
-        pr.add("init_scale", s.init_scale, "must be > 0 with `init=random` (the scale of the random start)", also=("init",))
+        pr.add("init_scale", s.init_scale, "must be > 0 with `init=random` (the scale of the random start)",
+               also=("init",))
     if ok("init_scale") and s.init == "zero" and s.init_scale != 0:
         pr.add("init_scale", s.init_scale, "must be 0 with `init=zero`; a random start needs `init=random`",
                also=("init",))
@@ -374,8 +379,9 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     if ok("sigma", "law") and sig.name in ("relu", "erf") and law.mean != 0:
         pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.name}", also=("sigma",))
     if ok("sigma") and sig.name == "relu" and s.wp_trainable:
-        pr.add("sigma", sig.spec(), "must come with `wp_trainable=False`: the W_P gradient of sigma = relu needs the ReLU kernel "
-               "at non-zero offset, which has no closed form (see verify derive)", also=("wp_trainable",))
+        pr.add("sigma", sig.spec(), "must come with `wp_trainable=False`: the W_P gradient of sigma = relu needs "
+               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)",
+               also=("wp_trainable",))
     if ok("sigma") and sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
         pr.add("relu_at_zero", s.relu_at_zero, "the ReLU loss is not differentiable at W_X = 0: with `init=zero` use "
                "`relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`", also=("init", "sigma"))

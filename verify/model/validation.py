@@ -12,7 +12,8 @@ from ..errors import InvalidParameter
 # magnitude (beyond 1.8e308 float(x) overflows; below 2.2e-308 it loses digits or becomes 0).
 FLOAT64_MAX = Fraction(sys.float_info.max)
 FLOAT64_MIN = Fraction(sys.float_info.min)
-FLOAT64_RANGE = "must be 0 or have a magnitude between 2.2e-308 and 1.8e308 (the float64 range; float64 engines read it)"
+FLOAT64_RANGE = ("must be 0 or have a magnitude between 2.2e-308 and 1.8e308 (the float64 range; float64 "
+                 "engines read it)")
 
 
 def check_int(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
