@@ -15,7 +15,7 @@ import numpy as np
 
 from verify.derive.reduced import case_of
 from verify.engines.reduced import reduced_functions, require_reducible
-from verify.errors import PrecisionError
+from verify.errors import NumericalTrouble
 from verify.model import make_setting
 
 # The order in which ``verify run`` options are written in replay commands.
@@ -126,36 +126,43 @@ def reduced_float64(s, steps: int, checkpoints=None) -> Series:
     n = len(cps)
     out_a, out_d = np.zeros((n, s.M)), np.zeros(n)
     out_l, out_s, out_w, out_p = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-    try:
-        _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w, out_p)
-    except (OverflowError, ZeroDivisionError, ValueError) as exc:
-        raise PrecisionError(f"float64 reduced iteration left the float range ({exc}); use mpmath") from None
+    _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w, out_p)
     return Series(cps, out_a, out_d, out_l, out_s, out_w, out_p)
 
 
 def _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w, out_p):
+    """The float64 loop; leaving the float range raises NumericalTrouble (a PrecisionError) naming the step."""
     a, d, t = [0.0] * s.M, 0.0, 0
     N = P[2]
-    for i, target in enumerate(cps):
-        if s.M == 1:
-            a0, v0 = a[0], vns[0]
-            while t < target:
-                a0, d = fa(a0, v0, d, *P), d + fi(a0, v0, d, *P)
-                t += 1
-            a = [a0]
-        else:
-            while t < target:
-                inc = sum(fi(x, v, d, *P) for x, v in zip(a, vns))
-                a = [fa(x, v, d, *P) for x, v in zip(a, vns)]
-                d += inc
-                t += 1
-        out_a[i], out_d[i] = a, d
-        out_l[i] = sum(fl(x, v, d, *P) for x, v in zip(a, vns))
-        out_s[i] = math.sqrt(N * fs(a[0], vns[0], d, *P))
-        out_w[i] = math.sqrt(sum((x - 1) ** 2 * v for x, v in zip(a, vns)))
-        out_p[i] = fp(a[0], vns[0], d, *P)
-        if not math.isfinite(out_l[i]):
-            raise OverflowError(f"loss {out_l[i]} at step {target}")
+    recording = False
+    try:
+        for i, target in enumerate(cps):
+            recording = False
+            if s.M == 1:
+                a0, v0 = a[0], vns[0]
+                while t < target:
+                    a0, d = fa(a0, v0, d, *P), d + fi(a0, v0, d, *P)
+                    t += 1
+                a = [a0]
+            else:
+                while t < target:
+                    inc = sum(fi(x, v, d, *P) for x, v in zip(a, vns))
+                    a = [fa(x, v, d, *P) for x, v in zip(a, vns)]
+                    d += inc
+                    t += 1
+            recording = True
+            out_a[i], out_d[i] = a, d
+            out_l[i] = sum(fl(x, v, d, *P) for x, v in zip(a, vns))
+            out_s[i] = math.sqrt(N * fs(a[0], vns[0], d, *P))
+            out_w[i] = math.sqrt(sum((x - 1) ** 2 * v for x, v in zip(a, vns)))
+            out_p[i] = fp(a[0], vns[0], d, *P)
+            if not math.isfinite(out_l[i]):
+                raise OverflowError(f"loss {out_l[i]}")
+    except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        from verify.engines.guard import advice
+        what = "the recorded quantities (loss, s_err, w_err)" if recording else "the GD update of (alpha, delta)"
+        raise NumericalTrouble(t if recording else t + 1, what, f"left the float64 range ({exc})",
+                               advice(s)) from None
 
 
 def fmt(x, digits: int = 6) -> str:

@@ -44,7 +44,7 @@ INVALID = [
     ("law", with_(law="student-t:2")),
     ("law", with_(sigma="erf", law="gumbel")),
     ("law_var", with_(law_var="0")),
-    ("wp_trainable", with_(sigma="relu")),
+    ("sigma", with_(sigma="relu")),
     ("noise_sd", with_(noise_sd="-1")),
     ("p_lambda", with_(p_lambda="0")),
     ("p_kind", with_(p_kind="sinusoidal")),
@@ -121,3 +121,43 @@ def test_config_records_every_option():
     for key in ("sigma", "law", "law_mean", "law_var", "loss", "p_lambda", "eta_v", "eta_kq", "init", "noise_sd",
                 "relu_at_zero", "wp_trainable", "supports", "vstar_norm2"):
         assert key in cfg
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (with_(eta="1e400"), "eta"),
+    (with_(eta="1e-400"), "eta"),
+    (with_(law_mean="-1e999999999"), "law_mean"),          # refused before 10**exponent is built
+    (with_(sigma="poly:0,1e309"), "sigma coefficient"),
+    (with_(vstar_norm="1e200"), "vstar_norm"),              # ||V*||^2 = 1e400
+    (with_(vstar_norm=None, vstar=[["1e300", 0, 0], [0, 0, "1e-160"]]), "vstar"),   # squared: 1e600, 1e-320
+])
+def test_numbers_outside_the_float64_range_are_refused(kwargs, name):
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(**kwargs)
+    assert info.value.name == name and "float64" in str(info.value)
+
+
+def test_json_numbers_outside_the_float64_range_are_refused(tmp_path):
+    for text in ("[[1e400, 0, 0], [1, 0, 0]]", "[[1" + "0" * 400 + ", 0, 0], [1, 0, 0]]"):
+        v = tmp_path / "V.json"
+        v.write_text(text)
+        with pytest.raises(InvalidParameter) as info:
+            make_setting(**with_(vstar_norm=None, vstar=str(v)))
+        assert info.value.name == "vstar entry" and text[2:7] in str(info.value)
+
+
+def test_every_problem_is_reported_together():
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(**with_(eta="-1", sigma="relu", law="gumbel", init="random", noise_sd="-2"))
+    names = [p.name for p in info.value.problems]
+    assert sorted(names) == ["eta", "init_scale", "law", "noise_sd", "sigma"]
+    assert str(info.value).startswith("5 problems: ")
+    # cross-field rules name the options involved (the CLI shows what the user set them to)
+    relu = next(p for p in info.value.problems if p.name == "sigma")
+    assert relu.also == ("wp_trainable",) and "wp_trainable=False" in str(info.value)
+
+
+def test_values_are_shown_as_rationals_not_reprs():
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(**with_(init_scale="0.5"))
+    assert "init_scale = 1/2" in str(info.value) and "Fraction" not in str(info.value)

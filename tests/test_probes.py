@@ -109,7 +109,7 @@ def test_unknown_probe_is_invalid_parameter():
     with pytest.raises(InvalidParameter, match="probe"):
         run_probe("no-such-probe")
     res = CliRunner().invoke(main, ["probe", "no-such-probe"])
-    assert res.exit_code == 2 and "invalid probe" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "invalid NAME no-such-probe" in res.output and "Traceback" not in res.output
 
 
 def test_cli_list_and_json():

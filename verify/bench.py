@@ -43,31 +43,44 @@ def rate(run, min_time: float, repeats: int, start: int = 1, max_n: int = 10**9)
     return {"steps_per_s": statistics.median(rates), "steps": n, "repeats": repeats}
 
 
-def engine_rates(quick: bool) -> dict:
-    """Steps/s of every engine on the issue's regime (full-matrix also at D = N = 16 and 256)."""
+def measurement_count(quick: bool, dask: bool | None = None) -> int:
+    """How many measurements run_bench makes (engine rates, certified radius, Monte Carlo, and the two Dask
+    targets unless turned off): a progress total."""
+    with_dask = dask if dask is not None else not quick
+    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 2 + (2 if with_dask else 0)
+
+
+def engine_rates(quick: bool, tick=None) -> dict:
+    """Steps/s of every engine on the issue's regime (full-matrix also at D = N = 16 and 256);
+    ``tick(name)`` is called after each measurement."""
     from .engines import iterate
     from .engines.arb import iterate_certified
     from .engines.fast import iterate_fast
     s = make_setting(**REGIME)
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     out = {}
+
+    def put(key, value):
+        out[key] = value
+        if tick is not None:
+            tick(key)
     iterate_fast(s, 10)                                    # compile once
-    out["reduced-float64-numba"] = rate(lambda n: iterate_fast(s, n, checkpoints=[n]), mt, rep, start=10**5)
-    out["reduced-float64-python"] = rate(lambda n: iterate(s, n, "reduced", "float64", None, [n]), mt, rep, 100)
+    put("reduced-float64-numba", rate(lambda n: iterate_fast(s, n, checkpoints=[n]), mt, rep, start=10**5))
+    put("reduced-float64-python", rate(lambda n: iterate(s, n, "reduced", "float64", None, [n]), mt, rep, 100))
     for dps in ((30, 100) if quick else (30, 100, 300)):
-        out[f"reduced-mpmath-dps{dps}"] = rate(lambda n, d=dps: iterate(s, n, "reduced", "mpmath", d, [n]), mt, rep,
-                                               100)
+        put(f"reduced-mpmath-dps{dps}", rate(lambda n, d=dps: iterate(s, n, "reduced", "mpmath", d, [n]), mt, rep,
+                                             100))
     for bits in (128, 256, 512):
         iterate_certified(s, 2, bits, [2])
-        out[f"certified-arb{bits}"] = rate(lambda n, b=bits: iterate_certified(s, n, b, [n]), mt, rep, 100)
+        put(f"certified-arb{bits}", rate(lambda n, b=bits: iterate_certified(s, n, b, [n]), mt, rep, 100))
     for D in ((16, 64) if quick else (16, 64, 256)):
         sd = make_setting(**(REGIME | {"D": D}))
-        out[f"full-float64-D{D}"] = rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1)
+        put(f"full-float64-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1))
         if D <= 64 or not quick:
             # mpmath full-matrix steps are O(D^3) mpmath operations: one repeat of the smallest n.
             slow = D >= 256
-            out[f"full-mpmath-D{D}"] = rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
-                                            0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9)
+            put(f"full-mpmath-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
+                                          0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9))
     return out
 
 
@@ -243,20 +256,27 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
             "sweep_overhead_and_idle_fraction": (wall * workers - sum(secs)) / sum(secs)}
 
 
-def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | None = None) -> dict:
+def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | None = None, tick=None) -> dict:
     """Measure everything, write bench.json and bench.md to ``out_dir`` atomically, return the dict.
 
-    ``dask``: also the Dask targets (sweep scaling and per-task overhead; default: on unless ``quick``)."""
+    ``dask``: also the Dask targets (sweep scaling and per-task overhead; default: on unless ``quick``).
+    ``tick(name)`` is called after each of the measurement_count(quick, dask) measurements."""
     t0 = time.perf_counter()
-    rates = engine_rates(quick)
+    tick = tick or (lambda name: None)
+    rates = engine_rates(quick, tick)
     res = {"quick": quick, "regime": REGIME | {"N": 64}, "machine": {"python": platform.python_version(),
            "cpus": os.cpu_count(), "platform": platform.platform()},
            "convention": "steps/s are medians over repeats; ratios are between engines measured in this run",
            "engines": rates, "ratios": ratios(rates),
-           "certified_radius": certified_radius(10**4 if quick else 10**6),
-           "monte_carlo": monte_carlo(quick)}
+           "certified_radius": certified_radius(10**4 if quick else 10**6)}
+    tick("certified radius")
+    res["monte_carlo"] = monte_carlo(quick)
+    tick("Monte Carlo")
     if dask if dask is not None else not quick:
-        res["dask"] = {"sweep_scaling": sweep_scaling(quick), "overhead": dask_overhead(quick)}
+        res["dask"] = {"sweep_scaling": sweep_scaling(quick)}
+        tick("Dask sweep scaling")
+        res["dask"]["overhead"] = dask_overhead(quick)
+        tick("Dask overhead")
     res["seconds"] = time.perf_counter() - t0
     write_bytes_atomic(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1).encode())
     write_bytes_atomic(os.path.join(out_dir, "bench.md"), to_markdown(res).encode())
@@ -264,7 +284,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
 
 
 def to_markdown(res: dict) -> str:
-    lines = ["# verify bench", "", f"Regime: {res['regime']} ({'quick' if res['quick'] else 'full'} run, "
+    regime = ", ".join(f"{k} = {v}" for k, v in res["regime"].items())
+    lines = ["# verify bench", "", f"Regime: {regime} ({'quick' if res['quick'] else 'full'} run, "
              f"{res['machine']['cpus']} CPUs). {res['convention']}.", "",
              "| engine | steps/s (median) | steps per run | repeats |", "|---|---:|---:|---:|"]
     for k, v in res["engines"].items():

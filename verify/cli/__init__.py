@@ -5,6 +5,8 @@ import importlib
 
 import click
 
+from .options import OneLineGroup
+
 # (module, attribute) of each sub-command, in the order ``verify --help`` lists them.
 COMMANDS = [
     ("run", "run_cmd"),
@@ -20,7 +22,9 @@ COMMANDS = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Invalid input: one line naming the flag, exit status 2. Numerical trouble (a float64 run "
+                    "overflowed or became NaN): one line with the step, the quantity and what to try, exit status 3.")
 @click.version_option(package_name="verify")
 def main():
     """Check, regime by regime, the proofs of 'Transformers trained via GD can provably learn a

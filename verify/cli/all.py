@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
+from .progress import counts_text
 
 
 @click.command("all")
@@ -35,8 +36,9 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
     from ..pipeline import plan, verify_all
     console = Console(stderr=True, quiet=quiet)
     parts, problems = plan(profile, list(only) or None)
+    check_writable_dir("--out", out)         # before any part runs
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False) as bar:
+                  TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False) as bar:
         task = bar.add_task(f"verify all ({profile})", total=len(parts))
 
         def tick(name, status, seconds, worker):
@@ -55,6 +57,5 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
         res = verify_all(out, profile, fresh=fresh, scheduler=scheduler, workers=workers, only=list(only) or None,
                          part_timeout=timeout, progress=tick, on_report=reporting)
     s = res["summary"]
-    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items()))
-    click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; {s['wall_seconds']:.1f} s; "
-               f"verdicts: {verdicts})")
+    click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
+               f"{s['wall_seconds']:.1f} s; verdicts: {counts_text(s['verdicts'])})")

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
 
 
 @click.command("bench")
@@ -17,9 +17,14 @@ from .options import handle_errors
 @click.option("--dask/--no-dask", "dask", default=None,
               help="also measure the Dask targets: certified-sweep throughput on 1 and 2 workers, per-task "
                    "overhead [default: on, off with --quick]")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def bench_cmd(as_json, quick, out_dir, dask):
+def bench_cmd(as_json, quick, out_dir, dask, quiet):
     """Measure steps/s of every engine (and Dask's sweep scaling and overhead); write OUT/bench.json and bench.md."""
-    from ..bench import run_bench, to_markdown
-    res = run_bench(quick=quick, out_dir=out_dir, dask=dask)
+    from ..bench import measurement_count, run_bench, to_markdown
+    from .progress import progress
+    check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
+    with progress("verify bench", measurement_count(quick, dask), quiet) as bar:
+        res = run_bench(quick=quick, out_dir=out_dir, dask=dask,
+                        tick=lambda name: bar.advance(description=f"bench: {name}"))
     click.echo(json.dumps(res, indent=1) if as_json else to_markdown(res))

@@ -23,8 +23,9 @@ def load_schema(name: str = SCHEMA) -> dict:
     return json.loads(resources.files("verify").joinpath("schemas", name).read_text())
 
 
-def check_results(ids, profile: str = "ci") -> list[dict]:
-    """Run the claims ``ids`` (all when empty) and return their JSON-ready results, validated."""
+def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
+    """Run the claims ``ids`` (all when empty) and return their JSON-ready results, validated.
+    ``tick(id, result)`` is called after each claim (progress)."""
     import jsonschema
 
     from lemmas import REGISTRY
@@ -32,8 +33,13 @@ def check_results(ids, profile: str = "ci") -> list[dict]:
     ids = list(ids) or list(REGISTRY)
     unknown = [i for i in ids if i not in REGISTRY]
     if unknown:
-        raise InvalidParameter("ID", unknown[0], f"must be one of {', '.join(REGISTRY)}")
-    out = [REGISTRY[i].run(profile).as_dict() for i in ids]
+        raise InvalidParameter.combine([InvalidParameter("ID", u, f"must be one of {', '.join(REGISTRY)}")
+                                        for u in unknown])
+    out = []
+    for i in ids:
+        out.append(REGISTRY[i].run(profile).as_dict())
+        if tick is not None:
+            tick(i, out[-1])
     jsonschema.validate(out, load_schema())
     return out
 
@@ -134,8 +140,24 @@ def _print_regime(r: dict) -> None:
     click.echo(f"  replay: {r['replay']}")
 
 
+def summary_table(results: list[dict]):
+    """A rich table: one row per claim (id, verdict, statement), and the count of each verdict."""
+    from collections import Counter
+
+    from rich.table import Table
+    t = Table(title="verify check: verdicts", title_justify="left")
+    t.add_column("claim", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("statement", overflow="fold")
+    for r in results:
+        t.add_row(r["id"], r["verdict"], r["statement"])
+    counts = Counter(r["verdict"] for r in results)
+    t.caption = ", ".join(f"{n} {v}" for v, n in counts.most_common())
+    return t
+
+
 @click.command("check")
-@click.argument("ids", nargs=-1)
+@click.argument("ids", nargs=-1, metavar="[ID]...")
 @click.option("--profile", type=click.Choice(["ci", "dev", "deep"]), default="ci", show_default=True,
               help="budget: ci (minutes for all claims), dev, deep (long horizons, more samples)")
 @click.option("--regime", "regime_file", default=None, metavar="FILE",
@@ -144,11 +166,14 @@ def _print_regime(r: dict) -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, as_json, list_only):
-    """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence."""
+def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
+    """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
+    then a summary table of the verdicts."""
     from lemmas import REGISTRY
     from ..errors import InvalidParameter
+    from .progress import progress
     if list_only:
         for cid, c in REGISTRY.items():
             click.echo(f"{cid:28s} {c.statement}")
@@ -164,9 +189,13 @@ def check_cmd(ids, profile, regime_file, as_json, list_only):
         else:
             _print_regime(res)
         return
-    results = check_results(ids, profile)
+    with progress("verify check", len(ids) or len(REGISTRY), quiet) as bar:
+        results = check_results(ids, profile,
+                                tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['verdict']}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))
         return
     for r in results:
         _print_claim(r)
+    from rich.console import Console
+    Console(soft_wrap=False).print(summary_table(results))

@@ -20,31 +20,51 @@ GRAM_GRADIENTS = {
 }
 
 
-def derivation(sigma_spec: str) -> dict:
-    """Everything ``verify derive`` prints, as SymPy expressions or text."""
+DERIVATION_STAGES = 5     # kernel, parity, matrix form, reduced recursion, reduction proof (progress total)
+
+
+def derivation(sigma_spec: str, tick=None) -> dict:
+    """Everything ``verify derive`` prints, as SymPy expressions or text; ``tick(stage)`` after each of
+    the DERIVATION_STAGES stages (progress)."""
+    tick = tick or (lambda stage: None)
     from ..derive.kernels import kernel
     from ..derive.loss import matrix_form
     from ..derive.reduced import reduced, reduced_step_exprs
     from ..derive.reduction import parity_obligation
     sig = parse_sigma(sigma_spec)
     k = kernel(sig)
+    tick("kernel")
     out = {"sigma": sig.spec(), "kernel": {"ell": k.ell, "dell_dmu_at_zero": k.dmu_at_zero,
                                            "exact_at_nonzero_means": k.with_means}}
     par = parity_obligation(sig)
     out["wp_invariance"] = {"holds": par.holds, "detail": par.detail}
+    tick("parity")
     out["gradients"] = dict(GRAM_GRADIENTS)
     if sig.name == "identity":
         mf = matrix_form()
         out["matrix_form"] = {"loss": mf.loss, "dL/dW_X": mf.grad_WX, "dL/dW_P": mf.grad_WP, "dL/dS": mf.grad_S}
+    tick("matrix form")
     red = reduced(sig, "interior")
     a_next, inc = reduced_step_exprs(sig, "interior")
     out["reduced"] = {"r_m": red.r, "alpha_next": a_next, "delta_increment_per_row": inc,
                       "support_mass": red.cols["p"]}
+    tick("reduced recursion")
     from ..derive.reduction import prove_reduction
     proof = prove_reduction(sig)
     out["reduction_proof"] = {"proved": proof.proved, "explicit_dims": str(proof.dims),
                               **{o.name: f"{o.holds} {o.detail}".strip() for o in proof.obligations}}
+    tick("reduction proof")
     return out
+
+
+def _emit(obj, indent=0):
+    """Nested dicts as indented ``key: value`` lines (never a Python dict on the terminal)."""
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            click.echo(" " * indent + f"{k}:")
+            _emit(v, indent + 2)
+        else:
+            click.echo(" " * indent + f"{k}: {v}")
 
 
 def _render(obj, fmt):
@@ -60,9 +80,11 @@ def _render(obj, fmt):
 @click.option("--format", "fmt", type=click.Choice(["text", "latex", "json"]), default="text", show_default=True)
 @click.option("--asymptotics", is_flag=True, help="leading terms of Theorem 3.1's quantities (sigma = identity)")
 @click.option("--json", "as_json", is_flag=True, help="same as --format json")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def derive_cmd(sigma, fmt, asymptotics, as_json):
+def derive_cmd(sigma, fmt, asymptotics, as_json, quiet):
     """Print the derivation: kernel, loss, gradients (3.3)-(3.4), reduced recursion."""
+    from .progress import progress
     if as_json:
         fmt = "json"
     if asymptotics:
@@ -80,19 +102,12 @@ def derive_cmd(sigma, fmt, asymptotics, as_json):
         if fmt == "json":
             click.echo(json.dumps(data, indent=1))
         else:
-            for k, v in data.items():
-                click.echo(f"{k}: {v}")
+            _emit(data)
         return
-    d = _render(derivation(sigma), fmt)
+    parse_sigma(sigma)                   # a bad --sigma is reported before any derivation
+    with progress("verify derive", DERIVATION_STAGES, quiet) as bar:
+        d = _render(derivation(sigma, tick=lambda stage: bar.advance(description=f"derive: {stage}")), fmt)
     if fmt == "json":
         click.echo(json.dumps(d, indent=1, default=str))
         return
-
-    def emit(obj, indent=0):
-        for k, v in obj.items():
-            if isinstance(v, dict):
-                click.echo(" " * indent + f"{k}:")
-                emit(v, indent + 2)
-            else:
-                click.echo(" " * indent + f"{k}: {v}")
-    emit(d)
+    _emit(d)

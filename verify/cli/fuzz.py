@@ -10,6 +10,13 @@ import click
 from .options import handle_errors
 
 
+def regime_text(counterexample: dict) -> str:
+    """A counterexample regime as ``key=value`` pairs (not a Python or JSON dict)."""
+    setting = counterexample.get("setting", {})
+    parts = [f"{k}={v}" for k, v in setting.items()] + [f"{k}={v}" for k, v in counterexample.items() if k != "setting"]
+    return " ".join(parts)
+
+
 def _lines(r: dict) -> list[str]:
     """The text report of one fuzz result."""
     disc = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["discarded"].items() if v) or "none"
@@ -20,16 +27,16 @@ def _lines(r: dict) -> list[str]:
     if r["falsified"]:
         origin = "replayed from the database" if r["replayed"] else "new, found by this search"
         rc = r["replay_check"] or {}
-        out += [f"  counterexample, {origin}: {json.dumps(r['counterexample'])}",
+        out += [f"  counterexample, {origin}: {regime_text(r['counterexample'])}",
                 f"  detail: {r['detail']}",
                 f"  fails again at {rc.get('horizon')} steps: {rc.get('detail')}",
                 f"  replay: {r['replay']}"]
     if r.get("crash"):
-        out += [f"  the check crashed: {r['crash']['detail']}", f"  regime: {json.dumps(r['crash']['regime'])}"]
+        out += [f"  the check crashed: {r['crash']['detail']}", f"  regime: {regime_text(r['crash']['regime'])}"]
     nr = r["first_discarded"].get("not_replayed")
     if nr:
         out.append(f"  a failure did not replay at {nr['replay_check']['horizon']} steps (not a counterexample): "
-                   f"{json.dumps(nr['regime'])}")
+                   f"{regime_text(nr['regime'])}")
     db = r["database"]
     out.append(f"  database: {db['path']} ({db['loaded']} replayed, {db['still_failing']} still failing, "
                f"{db['cleared']} cleared{', new failure saved' if db['saved'] else ''})" if db["path"] else
@@ -40,25 +47,36 @@ def _lines(r: dict) -> list[str]:
 
 @click.command("fuzz")
 @click.option("--claim", "claims", multiple=True, help="claim id (repeatable; default: every per-regime claim)")
-@click.option("--examples", type=int, default=100, show_default=True,
+@click.option("--examples", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="regimes to check per claim (Hypothesis max_examples; discarded ones come on top)")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None,
               help="Hypothesis seed (0 .. 2^32-1); default: drawn and printed, so every run can be replayed")
 @click.option("--db", "db", default=None, metavar="PATH",
               help="counterexample database (default: .cache/verify/fuzz-db at the project root, gitignored)")
 @click.option("--no-db", is_flag=True, help="neither replay nor save counterexamples")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per claim (a list when several)")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def fuzz_cmd(claims, examples, seed, db, no_db, as_json):
+def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     """Fuzz claims over regimes inside their hypotheses (and the pseudo-claim invalid-parameters over invalid
     inputs); each claim's verdict is decided from the search's evidence (verify.evidence)."""
     from ..errors import InvalidParameter
     from ..fuzz import DEFAULT_DB, claim_ids, fuzz
+    from .progress import progress
     if db is not None and no_db:
         raise InvalidParameter("db", db, "must not be given with --no-db")
     ids = list(claims) or claim_ids()
+    unknown = [c for c in ids if c not in claim_ids()]
+    if unknown:          # every id checked before any claim is fuzzed
+        raise InvalidParameter.combine([InvalidParameter("claim", c, f"must be one of {', '.join(claim_ids())}")
+                                        for c in unknown])
     database = None if no_db else (db if db is not None else DEFAULT_DB)
-    results = [fuzz(c, examples, seed, database) for c in ids]
+    results = []
+    with progress("verify fuzz", len(ids), quiet) as bar:
+        for c in ids:
+            bar.update(description=f"fuzz: {c}")
+            results.append(fuzz(c, examples, seed, database))
+            bar.advance()
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=1))
         return

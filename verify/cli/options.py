@@ -1,9 +1,23 @@
-"""Shared command-line options describing one regime, and their translation into a Setting."""
+"""Shared command-line options describing one regime, their translation into a Setting, and the one
+place where the toolkit's errors become what the user reads: one line, naming the flag as typed.
+
+Errors from the model name API parameters (``eta_v``, ``wp_trainable``, ``vstar entry``); here each
+is mapped to the flag of the running command (``--eta``, ``--freeze-wp``, ``--vstar``) and the value
+is echoed from the command line as the user wrote it (``0.5``, not ``1/2``). Several problems found
+together are printed together, in one line. Exit status: 2 for invalid input, 3 for numerical
+trouble (a valid run that left the float64 range; the message says the step, the quantity and what
+to try).
+"""
 from __future__ import annotations
 
 import functools
+import os
+import re
+import tempfile
+from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..model import make_setting
 
@@ -29,7 +43,8 @@ SETTING_OPTIONS = [
     click.option("--loss", "loss", type=click.Choice(["sum", "mean"]), default="sum", show_default=True),
     click.option("--p-kind", type=click.Choice(["identity", "permutation", "sinusoidal"]), default="identity",
                  show_default=True),
-    click.option("--p-structure", type=click.Choice(["orthogonal", "general"]), default="orthogonal", show_default=True),
+    click.option("--p-structure", type=click.Choice(["orthogonal", "general"]), default=None,
+                 help="default: what --p-kind implies (general for sinusoidal, orthogonal otherwise)"),
     click.option("--p-lambda", default="1", show_default=True, help="P^T P = lambda I"),
     click.option("--beta", default="1", show_default=True,
                  help="logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)"),
@@ -43,6 +58,9 @@ SETTING_KEYS = ("D", "K", "N", "M", "d", "eta", "eta_kq", "supports", "preset", 
                 "sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
                 "init", "init_scale", "relu_at_zero", "freeze_wp")
 
+# P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
+GENERAL_P_KINDS = ("sinusoidal",)
+
 
 def setting_options(f):
     """Decorate a click command with every option that defines a regime."""
@@ -52,20 +70,177 @@ def setting_options(f):
 
 
 def setting_from_options(kw: dict):
-    """Pop the regime options out of ``kw`` and build the validated Setting."""
+    """Pop the regime options out of ``kw`` and build the validated Setting.
+
+    ``--p-structure`` left out means what ``--p-kind`` implies: general for sinusoidal encodings (they
+    are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
+    ``--p-kind sinusoidal`` is an error naming both.
+    """
     args = {k: kw.pop(k) for k in SETTING_KEYS if k in kw}
     args["wp_trainable"] = not args.pop("freeze_wp", False)
+    if args.get("p_structure") is None:
+        args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
     return make_setting(**args)
 
 
+# ----- errors: from API names to the flags the user typed ---------------------------------------
+
+# API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
+# where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
+PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
+            "NAME": "name", "probe": "name", "from": "src",
+            "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
+
+
+def _param(ctx: click.Context | None, name: str):
+    """(click parameter, whether ``name`` is a sub-part such as "vstar entry") for an API name, or (None, False)."""
+    if ctx is None:
+        return None, False
+    if (name or "").startswith("-"):          # already a flag (check_writable_dir)
+        return next((p for p in ctx.command.params if name in getattr(p, "opts", ())), None), False
+    root = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name or "")
+    root = root.group(0) if root else name
+    pname = PARAM_OF.get(root, root)
+    for p in ctx.command.params:
+        if pname is not None and p.name == pname:
+            return p, name != root
+    return None, False
+
+
+def _flag(p: click.Parameter) -> str:
+    if isinstance(p, click.Argument):
+        return (p.metavar or p.human_readable_name).strip("[].")
+    return max(p.opts, key=len)
+
+
+def _given(ctx: click.Context, p: click.Parameter) -> bool:
+    return ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _typed(ctx: click.Context, p: click.Parameter, value=None) -> str:
+    """The parameter as the user typed it (``--eta 0.5``), or its default (``--init zero (the default)``)."""
+    v = ctx.params.get(p.name)
+    if v is None and not isinstance(p, click.Argument):
+        return f"no {_flag(p)}"
+    if getattr(p, "is_flag", False):
+        return _flag(p) if v else f"no {_flag(p)}"
+    if isinstance(v, (tuple, list)):          # multiple / nargs=-1: the offending one
+        v = value if value is not None and str(value) in map(str, v) else " ".join(map(str, v))
+    if isinstance(p, click.Argument):
+        return f"{_flag(p)} {v}" if v not in (None, "") else f"{_flag(p)} (not given)"
+    shown = f"{_flag(p)} {v}"
+    return shown if _given(ctx, p) else f"{shown} (the default)"
+
+
+def _reference(ctx):
+    """Render ```name=value``` references of a message as flags (``--p-structure general``)."""
+    def label(name, value):
+        p, _ = _param(ctx, name)
+        if p is None:
+            return name if value is None else f"{name}={value}"
+        if getattr(p, "is_flag", False) and value in ("False", "false") and p.secondary_opts:
+            return p.secondary_opts[0]
+        if getattr(p, "is_flag", False) or value is None:
+            return _flag(p)
+        return f"{_flag(p)} {value}"
+    return label
+
+
+def cli_message(exc, ctx: click.Context | None = None) -> str:
+    """One line for an :class:`InvalidParameter` (every problem it carries), in terms of the flags."""
+    from ..errors import refer, show
+    parts = []
+    for prob in exc.problems:
+        p, sub = _param(ctx, prob.name)
+        if p is None:
+            head = f"{prob.name} = {show(prob.value)}"
+        elif ctx.params.get(p.name) is None and prob.value is not None:     # not given: the value used
+            head = f"{_flag(p)} (not given: {show(prob.value)})"
+        else:
+            head = _typed(ctx, p, prob.value) + (f" ({prob.name} {show(prob.value)})" if sub else "")
+        others = []
+        for name in prob.also:
+            q, _ = _param(ctx, name)
+            if q is not None and q is not p and ctx.params.get(q.name) is not None and \
+                    (_given(ctx, q) or not getattr(q, "is_flag", False)):
+                others.append(_typed(ctx, q))
+        msg = f"invalid {head}" + (f" with {', '.join(others)}" if others else "") + \
+            f": {refer(prob.valid, _reference(ctx))}"
+        parts.append(msg + (f" ({refer(prob.hint, _reference(ctx))})" if prob.hint else ""))
+    return ("; ".join(parts) if len(parts) == 1 else f"{len(parts)} problems: " + "; ".join(parts))
+
+
+class CliError(click.ClickException):
+    """What the user reads: ``Error: <one line>`` on stderr, exit status 2 (3: numerical trouble)."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int = 2):
+        super().__init__(" ".join(str(message).split()))   # one line, whatever the message held
+        self.exit_code = exit_code
+
+
 def handle_errors(f):
-    """Turn the toolkit's own errors into a one-line message and exit status 2."""
-    from ..errors import VerificationError
+    """Turn the toolkit's own errors into one line naming the flags, exit status 2 (3: numerical trouble)."""
+    from ..errors import InvalidParameter, NumericalTrouble, VerificationError
 
     @functools.wraps(f)
     def wrapper(*a, **k):
         try:
             return f(*a, **k)
+        except InvalidParameter as exc:
+            raise CliError(cli_message(exc, click.get_current_context(silent=True))) from None
         except VerificationError as exc:
-            raise click.UsageError(str(exc)) from None
+            from ..errors import refer
+            text = refer(getattr(exc, "template", str(exc)), _reference(click.get_current_context(silent=True)))
+            raise CliError(text, exit_code=3 if isinstance(exc, NumericalTrouble) else 2) from None
     return wrapper
+
+
+class OneLineGroup(click.Group):
+    """A click group whose usage errors (bad type, unknown option, missing value) print one line too."""
+
+    @staticmethod
+    def _one_line(exc: click.UsageError) -> CliError:
+        where = exc.ctx.command_path if exc.ctx is not None else "verify"
+        return CliError(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+
+    def make_context(self, *a, **k):
+        try:
+            return super().make_context(*a, **k)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise self._one_line(exc) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise self._one_line(exc) from None
+
+
+# ----- checks made before any work starts -------------------------------------------------------
+
+def check_writable_dir(flag: str, path) -> Path:
+    """``path`` as a Path if it is a writable folder or can be created as one; else InvalidParameter
+    naming ``flag``. Nothing is left on disk: the nearest existing ancestor is probed with a
+    temporary file that is removed at once (so read-only file systems are caught too)."""
+    from ..errors import InvalidParameter
+    p = Path(os.path.expanduser(str(path)))
+    if p.exists() and not p.is_dir():
+        raise InvalidParameter(flag, str(path), "must be a folder, not an existing file")
+    anc = p
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InvalidParameter(flag, str(path), f"must be a folder that can be created ({anc} is a file)")
+    try:
+        with tempfile.TemporaryFile(dir=anc):
+            pass
+    except OSError as exc:
+        what = "written" if anc == p else f"created ({anc} is not writable)"
+        raise InvalidParameter(flag, str(path), f"must be a folder that can be {what}: {exc.strerror}") from None
+    return p

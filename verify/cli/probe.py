@@ -12,8 +12,9 @@ from .options import handle_errors
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="list the probes and the questions they answer")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, as_json):
+def probe_cmd(name, list_, as_json, quiet):
     """Run the probe NAME: question, regimes, findings, classification, statements with their derived
     verdicts and scopes, replay."""
     from ..errors import InvalidParameter
@@ -28,7 +29,11 @@ def probe_cmd(name, list_, as_json):
         return
     if not name:
         raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES)}) or --list")
-    out = run_probe(name).as_dict()
+    from .progress import progress
+    if name not in PROBES:
+        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES))}")
+    with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
+        out = run_probe(name).as_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from .options import handle_errors
+from .options import check_writable_dir, handle_errors
+from .progress import counts_text
 
 
 @click.command("report")
@@ -15,8 +16,8 @@ def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
     from ..folderlock import folder_lock
     from ..report import saved_parts_dir, write_report
+    check_writable_dir("--out", out)
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
         res = write_report(out, saved_parts_dir(src or out))
     s = res["summary"]
-    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items()))
-    click.echo(f"report: {out}/index.html ({s['parts']} parts; verdicts: {verdicts})")
+    click.echo(f"report: {out}/index.html ({s['parts']} parts; verdicts: {counts_text(s['verdicts'])})")

@@ -1,13 +1,41 @@
-"""``verify run``: iterate GD in one regime and print the final recorded quantities."""
+"""``verify run``: iterate GD in one regime and print the final recorded quantities.
+
+Two kinds of result:
+- a run in mpmath (any ``--dps``) or float64, cross-checked at checkpoints against a reference that
+  is strictly more precise (verify.engines.precision);
+- with ``--arb BITS``, certified Arb balls of the reduced recursion: the balls are the result, every
+  digit they certify is printed with its radius, and an mpmath run cross-checks the first checkpoints.
+
+Before a long run the time is estimated from a short timed calibration and said on stderr; a run
+estimated above an hour needs ``--yes`` (``--estimate-only`` prints the estimate and stops).
+"""
 from __future__ import annotations
 
 import json
+import math
+import time
 
 import click
 
 from ..engines import iterate
+from ..engines.arb import MAX_BITS, MIN_BITS
 from ..engines.trajectory import Record
-from .options import handle_errors, setting_from_options, setting_options
+from .options import CliError, handle_errors, setting_from_options, setting_options
+from .progress import duration, note, progress
+
+MAX_STEPS = 10**12
+# Full-matrix mpmath steps cost O(D^3) big-number operations (0.75 steps/s at D = N = 64): when no
+# exact reference is cheaper, a full-engine result is cross-checked on its first steps only.
+FULL_CHECK_STEPS = 200
+# With --arb the balls are the result; the independent mpmath run checks them up to this step only
+# (it would otherwise cost as much as the certified run itself, or more).
+ARB_CHECK_STEPS = 1000
+ANNOUNCE_SECONDS = 5          # estimates above this are said on stderr before the run starts
+CONFIRM_SECONDS = 3600        # estimates above this need --yes
+CALIBRATION_SECONDS = 0.05    # timed calibration per engine (after a warm-up step)
+
+QUANTITIES = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
+LIST_QUANTITIES = ("alpha", "offspan", "support_mass")
 
 
 def record_json(rec: Record, fmt) -> dict:
@@ -18,110 +46,286 @@ def record_json(rec: Record, fmt) -> dict:
             "support_mass": [fmt(p) for p in rec.support_mass]}
 
 
-def add_radii(final: dict, ball: Record) -> dict:
-    """Add "<name>_rad" to every number of ``final``: a radius (rounded up) such that the printed
-    number +- radius contains the exact value (it covers the certified ball and the printing)."""
-    from ..engines.arb import cover_radius
-    out = dict(final)
-    for k, v in final.items():
-        if k == "step":
-            continue
-        b = getattr(ball, k)
-        out[f"{k}_rad"] = [cover_radius(x, p) for x, p in zip(b, v)] if isinstance(v, list) else cover_radius(b, v)
+def certified_str(x, digits: int) -> tuple[str, str]:
+    """(midpoint, radius) decimals of the Arb ball ``x``: every digit the ball certifies and no more
+    (correct up to +-1 in the last digit, python-flint's arb.str), at most ``digits`` digits; the
+    printed midpoint +- radius contains the ball. An exact ball prints its value and radius 0."""
+    from ..engines.arb import _huge
+    if not x.is_finite() or _huge(x):
+        return "nan", "inf"
+    text = x.str(digits, radius=True)
+    if not text.startswith("["):
+        mid = text
+        if "e" not in mid and "." in mid:
+            mid = mid.rstrip("0").rstrip(".") or "0"
+        return mid, "0"
+    mid, rad = text[1:-1].split("+/-")
+    return (mid.strip() or "0"), rad.strip()
+
+
+def certified_json(rec: Record, digits: int) -> dict:
+    """A Record of Arb balls as JSON: "<name>" the midpoint, "<name>_rad" the radius (decimal strings)."""
+    out: dict = {"step": rec.step}
+    for k in QUANTITIES:
+        out[k], out[f"{k}_rad"] = certified_str(getattr(rec, k), digits)
+    for k in LIST_QUANTITIES:
+        pairs = [certified_str(x, digits) for x in getattr(rec, k)]
+        out[k], out[f"{k}_rad"] = [m for m, _ in pairs], [r for _, r in pairs]
     return out
 
 
-# Full-matrix mpmath steps cost O(D^3) big-number operations (0.75 steps/s at D = N = 64): when no
-# exact reference is cheaper, a full-engine result is cross-checked on its first steps only.
-FULL_CHECK_STEPS = 200
+def resolve_engine(setting, engine: str) -> tuple[str, str | None]:
+    """(engine, why) for ``--engine``: ``auto`` is the reduced recursion when it is exact for the
+    regime (verify.derive.reduction), the full-matrix engine otherwise; the reason is recorded."""
+    if engine != "auto":
+        return engine, None
+    ok, why = setting.reducible()
+    return ("reduced", "auto: the reduced recursion is exact here") if ok else ("full", f"auto: full, since {why}")
 
 
-def precision_check(setting, tr, engine: str) -> dict:
+def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: int | None) -> None:
+    """Every conflict between the run options, reported together (InvalidParameter), before any work."""
+    from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS
+    from ..model.validation import Problems, check_int
+    pr = Problems()
+    if engine == "reduced" and arb_bits is None and not setting.reducible()[0]:
+        pr.add("engine", engine, f"must be full (or auto) here: the reduced recursion is not exact, since "
+               f"{setting.reducible()[1]}; use `engine=full`")
+    if arb_bits is not None:
+        with pr.check():
+            check_int("steps", steps, 0, ARB_MAX_STEPS)
+        if arithmetic != "mpmath":
+            pr.add("arb", arb_bits, f"computes in Arb balls: it cannot be combined with `arithmetic={arithmetic}`",
+                   also=("arithmetic",))
+        if engine == "full":
+            pr.add("arb", arb_bits, "certifies the reduced recursion only: drop `engine=full`", also=("engine",))
+        elif not setting.reducible()[0]:
+            pr.add("arb", arb_bits, f"certifies the reduced recursion, which is not exact here: "
+                   f"{setting.reducible()[1]}")
+    pr.raise_all()
+
+
+def precision_check(setting, tr, engine: str, progress=None) -> dict:
     """Cross-check ``tr`` at higher precision (verify.engines.precision); raises on disagreement.
 
     The reference is the certified Arb enclosure of the reduced recursion whenever the regime is
-    reducible (the reduction is exact, so a full-matrix result must agree with it too); otherwise
-    the same engine at 20 more digits, up to step FULL_CHECK_STEPS.
+    reducible (the reduction is exact, so a full-matrix result must agree with it too), at more bits
+    than the run carries (precision.reference_bits), compared within its ball; otherwise the same
+    engine at 20 more digits, up to step FULL_CHECK_STEPS.
     """
     from dataclasses import replace
     from ..engines import precision
     if setting.reducible()[0]:
         cc = precision.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
-                                   on_disagreement="raise", checkpoints=4)
+                                   on_disagreement="raise", checkpoints=4, progress=progress)
         scope = "all checkpoints" + ("" if engine == "reduced" else " (full-matrix run vs the exact reduced enclosure)")
     else:
         part = replace(tr, records=[r for r in tr.records if r.step <= FULL_CHECK_STEPS], notes=tr.notes)
-        cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4)
+        cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
+                                   progress=progress)
         scope = f"checkpoints up to step {max(part.steps())}"
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows), "scope": scope,
-            "max_tolerance": f"{max(cc.tolerance.values()):.3g}"}
+            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
+
+
+def arb_check(setting, tr, progress=None) -> dict:
+    """Cross-check certified balls ``tr`` against an independent mpmath run (more digits than the balls
+    carry) at up to 4 checkpoints with step <= ARB_CHECK_STEPS: each mpmath value must lie in its ball."""
+    from dataclasses import replace
+    from ..engines import precision
+    part = replace(tr, records=[r for r in tr.records if r.step <= ARB_CHECK_STEPS], notes=tr.notes)
+    cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
+                               progress=progress)
+    return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows),
+            "scope": f"mpmath values inside the balls at checkpoints up to step {max(part.steps())}",
+            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
+
+
+def _digits_of(arith_dps: int | None, bits: int) -> int:
+    """Printed digits of a certified run: what ``bits`` carry (+3, arb.str trims to what the ball
+    certifies), capped by ``--dps`` when given."""
+    most = math.ceil(bits * math.log10(2)) + 3
+    return most if arith_dps is None else min(most, arith_dps)
+
+
+def run_arith(arithmetic: str, dps: int | None, steps: int):
+    """The run's Arith; float64 prints only the digits it carries over ``steps`` (PrecisionError when
+    fewer than ``dps``, or than 3 when ``dps`` is not given)."""
+    from dataclasses import replace
+    from ..engines import precision
+    from ..engines.arith import Arith
+    ar = Arith.make(arithmetic, dps, steps)
+    if arithmetic == "float64":
+        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3)
+        ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
+    return ar
 
 
 def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None, arb_bits: int | None = None,
-             cross_check: bool = True) -> dict:
-    """The JSON object ``verify run --json`` prints (with ``arb_bits``: certified radii too).
+             cross_check: bool = True, bar=None) -> dict:
+    """The JSON object ``verify run --json`` prints (with ``arb_bits``: certified balls, "<name>_rad" radii).
 
     Precision policy (verify.engines.precision): float64 prints only the digits it carries over the
     horizon (an error if fewer than requested); every result is re-run at higher precision (Arb for
     the reduced engine, mpmath with 20 more digits for the full one) at checkpoints and a
     disagreement is an error; ``cross_check=False`` skips that and says so in the output.
+    With ``arb_bits`` the Arb balls are the result (no full mpmath trajectory): printed to every
+    certified digit (``dps`` caps the digits), cross-checked by mpmath up to step ARB_CHECK_STEPS.
+    ``bar`` (a verify.cli.progress.Bar) follows the runs.
     """
-    import math
-    from dataclasses import replace
-    from ..engines import precision
-    from ..engines.arith import Arith
     from ..engines.trajectory import checkpoint_steps
-    from ..errors import InvalidParameter
-    if arb_bits is not None and engine != "reduced":
-        raise InvalidParameter("arb", arb_bits, "certified radii need --engine reduced")
-    ar = Arith.make(arithmetic, dps, steps)
-    if arithmetic == "float64":
-        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3)
-        ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
-    tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None,
-                 checkpoints=checkpoint_steps(steps, log_points=5))
-    cfg = setting.config() | {"engine": engine, "arithmetic": arithmetic, "dps": ar.dps, "work_dps": ar.work_dps,
-                              "steps": steps}
-    if cross_check:
-        cfg["precision_check"] = precision_check(setting, tr, engine)
-    else:
-        cfg["precision_check"] = "skipped (--no-cross-check): these digits are not cross-checked"
-    final = record_json(tr.final, ar.fmt)
+    engine, why = resolve_engine(setting, engine)
+    run_problems(setting, steps, engine, arithmetic, arb_bits)
+    track = _tracker(bar)
+    cps = checkpoint_steps(steps, log_points=5)
+    cfg = setting.config() | {"engine": engine}
+    if why:
+        cfg["engine_choice"] = why
     if arb_bits is not None:
         from ..engines.arb import iterate_certified
-        cert = iterate_certified(setting, steps, arb_bits, [steps])
-        final = add_radii(final, cert.final)
-        cfg["arb_bits"] = arb_bits
-        cfg["certified"] = ("each <name>_rad bounds |exact - printed <name>| for the exact recursion with the exact "
-                            "rational parameters (Arb balls, mean-value form)")
-    return {"config": cfg, "final": final}
+        tr = iterate_certified(setting, steps, arb_bits, cps,
+                               progress=track(f"certified run (Arb {arb_bits} bits)", steps))
+        digits = _digits_of(dps, arb_bits)
+        cfg |= {"arithmetic": f"arb{arb_bits}", "arb_bits": arb_bits, "dps": digits, "steps": steps,
+                "result": "certified Arb balls of the exact reduced recursion (exact rational parameters)",
+                "certified": ("each <name>_rad bounds |exact - printed <name>| for the exact recursion; every digit "
+                              "the ball certifies is printed (correct up to +-1 in the last digit)")}
+        if cross_check:
+            cfg["precision_check"] = arb_check(setting, tr, track("cross-check (mpmath)", min(steps, ARB_CHECK_STEPS)))
+        else:
+            cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
+        return {"config": cfg, "final": certified_json(tr.final, digits)}
+    ar = run_arith(arithmetic, dps, steps)
+    tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
+                 progress=track(f"GD ({engine}, {arithmetic})", steps))
+    cfg |= {"arithmetic": arithmetic, "dps": ar.dps, "work_dps": ar.work_dps, "steps": steps}
+    if cross_check:
+        ref_steps = steps if setting.reducible()[0] else min(steps, FULL_CHECK_STEPS)
+        cfg["precision_check"] = precision_check(setting, tr, engine, track("cross-check (reference)", ref_steps))
+    else:
+        cfg["precision_check"] = "skipped (--no-cross-check): these digits are not cross-checked"
+    return {"config": cfg, "final": record_json(tr.final, ar.fmt)}
+
+
+def _tracker(bar):
+    """A factory of progress callbacks, one per phase (run, cross-check), advancing one display: phase k
+    moves the bar from the steps of phases 1..k-1 onwards. None when nothing is shown."""
+    done = {"offset": 0, "last": 0}
+
+    def track(description: str, total: int):
+        if bar is None or bar.progress is None:
+            return None
+        done["offset"] += done["last"]
+        done["last"] = total
+        offset = done["offset"]
+        bar.update(completed=offset, description=description)
+        return lambda step: bar.update(completed=offset + step)
+    return track
+
+
+# ----- time estimate -----------------------------------------------------------------------------
+
+def _rate(run, steps: int) -> float:
+    """Steps per second of ``run(n)``: a warm-up step (code generation, excluded), then n = 1, 2, 4, ...
+    until one run takes CALIBRATION_SECONDS or n reaches ``steps``."""
+    run(1)
+    n = 1
+    while True:
+        t = time.perf_counter()
+        run(n)
+        dt = time.perf_counter() - t
+        if dt >= CALIBRATION_SECONDS or n >= steps:
+            return n / max(dt, 1e-9)
+        n = min(steps, 2 * n)
+
+
+def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None, arb_bits: int | None,
+             cross_check: bool) -> dict:
+    """Estimated seconds of ``run_json`` with these options, from a short timed calibration of each
+    engine it will run: {"seconds", "phases": [(what, steps, steps_per_s)]}."""
+    from ..engines import precision
+    from ..engines.arb import iterate_certified
+    engine, _ = resolve_engine(setting, engine)
+    run_problems(setting, steps, engine, arithmetic, arb_bits)
+    phases = []
+    if arb_bits is not None:
+        phases.append((f"certified Arb {arb_bits} bits", steps,
+                       _rate(lambda n: iterate_certified(setting, n, arb_bits, [n]), steps)))
+        if cross_check:
+            n_ref = min(steps, ARB_CHECK_STEPS)
+            ref_dps = math.ceil(arb_bits * math.log10(2)) + 20
+            phases.append((f"mpmath cross-check dps={ref_dps}", n_ref,
+                           _rate(lambda n: iterate(setting, n, "reduced", "mpmath", ref_dps, [n]), n_ref)))
+    else:
+        run_arith(arithmetic, dps, steps)           # refuses a horizon the arithmetic cannot carry, first
+        run_dps = dps if arithmetic == "mpmath" else None
+        phases.append((f"{engine} {arithmetic}", steps,
+                       _rate(lambda n: iterate(setting, n, engine, arithmetic, run_dps, [n]), steps)))
+        if cross_check and setting.reducible()[0]:
+            w = precision.work_digits(arithmetic, dps, steps)
+            bits = precision.reference_bits(w, steps)
+            phases.append((f"cross-check Arb {bits} bits", steps,
+                           _rate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
+        elif cross_check:
+            n_ref = min(steps, FULL_CHECK_STEPS)
+            ref_dps = math.ceil(precision.work_digits(arithmetic, dps, steps)) + 20
+            phases.append((f"cross-check {engine} mpmath dps={ref_dps}", n_ref,
+                           _rate(lambda n: iterate(setting, n, engine, "mpmath", ref_dps, [n]), n_ref)))
+    return {"seconds": sum(n / r for _, n, r in phases), "phases": phases}
+
+
+def estimate_text(est: dict, steps: int) -> str:
+    parts = ", ".join(f"{what} at {r:.2g} steps/s" for what, _, r in est["phases"])
+    return f"estimated time: {duration(est['seconds'])} for {steps:,} steps ({parts})"
 
 
 @click.command("run")
 @setting_options
-@click.option("--steps", type=int, default=1000, show_default=True)
-@click.option("--engine", type=click.Choice(["reduced", "full"]), default="reduced", show_default=True)
+@click.option("--steps", type=click.IntRange(0, MAX_STEPS), default=1000, show_default=True)
+@click.option("--engine", type=click.Choice(["auto", "reduced", "full"]), default="auto", show_default=True,
+              help="auto: the reduced recursion when it is exact for the regime, else the full-matrix engine")
 @click.option("--arithmetic", type=click.Choice(["mpmath", "float64"]), default="mpmath", show_default=True)
-@click.option("--dps", type=int, default=None, help="decimal digits for mpmath (default 30)")
+@click.option("--dps", type=click.IntRange(5, 100000), default=None,
+              help="decimal digits for mpmath (default 30); with --arb: at most this many printed digits")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-@click.option("--arb", "arb_bits", type=int, default=None, metavar="BITS",
-              help="also certify: add <name>_rad radii from Arb balls at BITS bits (reduced engine)")
+@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
+              help="certified run: Arb balls at BITS bits are the result (reduced engine), printed to every digit "
+                   "they certify with <name>_rad radii; mpmath cross-checks the first checkpoints")
 @click.option("--cross-check/--no-cross-check", default=True, show_default=True,
               help="re-run at higher precision at checkpoints and fail on disagreement")
+@click.option("--estimate-only", is_flag=True, help="print the estimated run time and stop")
+@click.option("--yes", is_flag=True, help=f"run even when the estimate exceeds {duration(CONFIRM_SECONDS)}")
+@click.option("--quiet", is_flag=True, help="no time estimate or progress on stderr")
 @handle_errors
-def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, **kw):
-    """Run GD from the chosen initialisation and report the final state."""
+def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, estimate_only, yes, quiet, **kw):
+    """Run GD from the chosen initialisation and report the final state.
+
+    Long runs: the time is estimated first (a short timed calibration) and said on stderr; above an
+    hour the run needs --yes. Progress with an ETA is shown on stderr when it is a terminal.
+    """
     s = setting_from_options(kw)
-    out = run_json(s, steps, engine, arithmetic, dps, arb_bits, cross_check)
+    est = estimate(s, steps, engine, arithmetic, dps, arb_bits, cross_check)
+    text = estimate_text(est, steps)
+    if estimate_only:
+        click.echo(json.dumps({"estimated_seconds": est["seconds"], "estimate": text}, indent=1) if as_json else text)
+        return
+    if est["seconds"] > CONFIRM_SECONDS and not yes:
+        raise CliError(f"--steps {steps}: {text}; pass --yes to run it anyway, or fewer --steps "
+                       f"(--estimate-only prints the estimate)")
+    if est["seconds"] > ANNOUNCE_SECONDS:
+        note(f"verify run: {text}", quiet)
+    total = sum(n for _, n, _ in est["phases"])
+    with progress(f"verify run ({duration(est['seconds'])} estimated)", total, quiet) as bar:
+        out = run_json(s, steps, engine, arithmetic, dps, arb_bits, cross_check, bar=bar)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
-    f = out["final"]
-    click.echo(f"regime: D={s.D} K={s.K} N={s.N} M={s.M} d={s.d} sigma={s.sigma.spec()} eta={out['config']['eta_v']}"
-               f" engine={engine}/{arithmetic}")
+    f, c = out["final"], out["config"]
+    click.echo(f"regime: D={s.D} K={s.K} N={s.N} M={s.M} d={s.d} sigma={s.sigma.spec()} eta={c['eta_v']}"
+               f" engine={c['engine']}/{c['arithmetic']}")
     pm = lambda k, v, i=None: v if f"{k}_rad" not in f else \
         f"{v} +- {f[k + '_rad'] if i is None else f[k + '_rad'][i]}"  # noqa: E731 (certified radius)
-    for k in ("step", "loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv"):
+    for k in ("step",) + QUANTITIES:
         click.echo(f"  {k:12s} {pm(k, f[k])}")
     click.echo(f"  {'alpha':12s} {', '.join(pm('alpha', a, i) for i, a in enumerate(f['alpha']))}")
     click.echo(f"  {'support_mass':12s} {pm('support_mass', f['support_mass'][0], 0)} (column 0 of {s.N})")

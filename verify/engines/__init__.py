@@ -9,16 +9,20 @@ from .precision import PrecisionWarning, cross_check, require_horizon, tolerance
 
 
 def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpmath", dps: int | None = None,
-            checkpoints=None) -> Trajectory:
-    """Run GD for ``steps`` steps with one engine and arithmetic; the common entry point."""
+            checkpoints=None, progress=None) -> Trajectory:
+    """Run GD for ``steps`` steps with one engine and arithmetic; the common entry point.
+
+    float64 overflow or NaN raises NumericalTrouble (step, quantity, what to try); ``progress(step)``
+    is called as the run advances (see iterate_reduced / iterate_full).
+    """
     from ..errors import InvalidParameter
     from ..model.validation import check_int
     steps = check_int("steps", steps, 0, 10**12)
     ar = Arith.make(arithmetic, dps, steps)
     if engine == "reduced":
-        return iterate_reduced(setting, steps, ar, checkpoints)
+        return iterate_reduced(setting, steps, ar, checkpoints, progress=progress)
     if engine == "full":
-        return iterate_full(setting, steps, ar, checkpoints)
+        return iterate_full(setting, steps, ar, checkpoints, progress=progress)
     raise InvalidParameter("engine", engine, "must be reduced or full")
 
 

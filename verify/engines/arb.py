@@ -36,7 +36,7 @@ import sympy as sp
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced_step_exprs
 from ..derive.symbols import alpha, delta
-from ..errors import InvalidParameter, PrecisionError
+from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from ..model.validation import check_int
@@ -44,7 +44,14 @@ from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 MIN_BITS, MAX_BITS = 53, 1 << 16
+MAX_STEPS = 10**9         # longest certified horizon accepted (about 6 hours at 5e4 steps/s)
 JAC_BITS = 64    # working precision of the Jacobian enclosure (see CertifiedState.step)
+# A state this large (|alpha| or |delta|) is far off every convergent trajectory (alpha -> 1, delta ~ log T):
+# an enclosure that becomes unbounded from there reports a diverging GD, not a lack of bits.
+DIVERGED = 1e6
+# Beyond 2^1000 (1e301) the run is stopped as diverged: a diverging recursion squares its exponents
+# every few steps, and Arb arithmetic on such numbers becomes arbitrarily slow.
+DIVERGED_BITS = 1000
 
 
 @contextlib.contextmanager
@@ -166,13 +173,30 @@ class CertifiedState:
             d_sum = d_sum + inc + j_ia * e_a
             jdd = jdd + j_id
         d_ball = d_sum + jdd * e_d
+        if not (d_ball.is_finite() and all(b.is_finite() for b in new_alpha)) or \
+                any(_magnitude_bits(b) > DIVERGED_BITS for b in (*new_alpha, d_ball)):
+            raise self._unbounded()
         self.alpha = [arb(b.mid()) for b in new_alpha]
         self.ralpha = [arb(b.rad()) for b in new_alpha]
         self.delta, self.rdelta = arb(d_ball.mid()), arb(d_ball.rad())
-        if not (d_ball.is_finite() and all(b.is_finite() for b in new_alpha)):
-            raise PrecisionError(f"the certified enclosure became unbounded at step {self.step_count + 1} with "
-                                 f"{self.bits} bits; increase --arb (bits)")
         self.step_count += 1
+
+    def _unbounded(self):
+        """NumericalTrouble for an enclosure that stopped being finite: GD diverging (the state was
+        already large: more bits do not help) or too few bits (a moderate state: they do)."""
+        from flint import arb
+        from ..errors import NumericalTrouble
+        size = max((abs(x.mid()) for x in [*self.alpha, self.delta]), key=to_fraction)      # exact: any magnitude
+        rad = max((arb(r.mid()) for r in [*self.ralpha, self.rdelta]), key=to_fraction)
+        where = (f"(at step {self.step_count}: max |alpha|, |delta| = {size.str(3, radius=False)}, largest radius "
+                 f"{rad.str(3, radius=False)})")
+        if size > DIVERGED:
+            return NumericalTrouble(self.step_count + 1, "the certified enclosure of (alpha, delta)",
+                                    f"became unbounded: GD diverges here {where}",
+                                    f"try a smaller `eta` (here eta = {self.s.eta_v})")
+        return NumericalTrouble(self.step_count + 1, "the certified enclosure of (alpha, delta)",
+                                f"became unbounded with {self.bits} bits {where}",
+                                "try more bits (`arb` BITS) or fewer steps")
 
     def balls(self):
         """(alpha balls, delta ball): every state the exact recursion can be in."""
@@ -201,6 +225,14 @@ class CertifiedState:
         return rec
 
 
+def _magnitude_bits(x) -> int:
+    """log2 |mid(x)|, roughly (0 for 0): the binary exponent of the midpoint's leading bit."""
+    if x.mid().is_zero():
+        return 0
+    m, e = x.mid().man_exp()
+    return int(e) + int(m).bit_length() if abs(int(e)) < 1 << 62 else 1 << 62
+
+
 def _finite(balls) -> bool:
     return all(isinstance(j, int) or j.is_finite() for j in balls)
 
@@ -208,7 +240,10 @@ def _finite(balls) -> bool:
 def _upper_float(x) -> float:
     """A float >= the largest absolute value in ball ``x``."""
     f = Fraction(*_frac_parts(x.abs_upper()))
-    return math.nextafter(float(f), math.inf) if f else 0.0
+    try:
+        return math.nextafter(float(f), math.inf) if f else 0.0
+    except OverflowError:          # beyond the float range: inf is still an upper bound
+        return math.inf
 
 
 def _frac_parts(x):
@@ -281,13 +316,14 @@ def ball_str(x, digits: int | None = None) -> tuple[str, str]:
     return printed, cover_radius(x, printed)
 
 
-def iterate_certified(s: Setting, steps: int, bits: int = 256, checkpoints=None) -> Trajectory:
+def iterate_certified(s: Setting, steps: int, bits: int = 256, checkpoints=None, progress=None) -> Trajectory:
     """Certified enclosures of the reduced recursion at ``checkpoints`` (Records of flint.arb balls).
 
     Claim: for every checkpoint step t and every recorded quantity q, the exact value of q after t
     exact GD steps (exact rational parameters, exact real arithmetic) lies in the returned ball.
+    ``progress(step)``, if given, is called every 1000 steps and at every checkpoint.
     """
-    steps = check_int("steps", steps, 0, 10**9)
+    steps = check_int("steps", steps, 0, MAX_STEPS)
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     st = CertifiedState(s, bits)
     traj = Trajectory("reduced", f"arb{st.bits}", None)
@@ -297,8 +333,12 @@ def iterate_certified(s: Setting, steps: int, bits: int = 256, checkpoints=None)
         for target in cps:
             while st.step_count < target:
                 st.step()
+                if progress is not None and st.step_count % 1000 == 0:
+                    progress(st.step_count)
             traj.records.append(st.record())
             radii.append(st.radius())
+            if progress is not None:
+                progress(st.step_count)
     traj.notes.append(f"max state radius {max(radii):.3e}")
     traj.state_radii = radii
     return traj

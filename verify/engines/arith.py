@@ -35,8 +35,8 @@ class Arith:
     def make(name: str, dps: int | None, steps: int) -> "Arith":
         if name == "float64":
             if dps is not None and dps > 15:
-                raise InvalidParameter("dps", dps, "float64 carries at most 15 significant digits; use --dps with "
-                                       "the mpmath engine for more")
+                raise InvalidParameter("dps", dps, "float64 carries at most 15 significant digits; use "
+                                       "`arithmetic=mpmath` for more", also=("arithmetic",))
             return Arith("float64", dps or 15, 16)
         if name != "mpmath":
             raise InvalidParameter("arithmetic", name, "must be float64 or mpmath")

@@ -157,6 +157,29 @@ def _params(s: Setting):
     return [f(s.D), f(s.K), f(s.N), f(s.law.var), f(s.loss_scale), f(s.eta_v), f(s.eta_kq), f(s.p_lambda), f(s.beta)]
 
 
+def _require_finite(settings, cps, named: dict) -> None:
+    """NumericalTrouble at the first checkpoint where a regime's record is not finite: numba float64
+    carries on with inf / nan silently, so the step lies between that checkpoint and the one before.
+    ``named``: quantity -> array (regimes, checkpoints[, rows]) of one group of ``settings``."""
+    first = None
+    for k, arr in named.items():
+        bad = ~np.isfinite(arr)
+        if bad.ndim == 3:
+            bad = bad.any(axis=2)
+        for r, c in np.argwhere(bad):
+            if first is None or c < first[1]:
+                first = (int(r), int(c), k)
+            break
+    if first is None:
+        return
+    from ..errors import NumericalTrouble
+    from .guard import advice
+    r, c, k = first
+    after = int(cps[c - 1]) if c > 0 else 0
+    raise NumericalTrouble(int(cps[c]), k, f"became inf or NaN in float64 (numba) after step {after}",
+                           advice(settings[r]))
+
+
 def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, digits: float | None = None) -> FastResult:
     """Run the reduced recursion in float64 (numba) for every setting in ``settings`` (one or a list).
 
@@ -201,6 +224,7 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
         for k, arr in zip(("loss", "excess_loss", "s_err", "w_err", "cos_wv", "support_mass"), out):
             data[k][idx] = arr
         data["alpha"][idx, :, :M] = a_out
+        _require_finite([settings[i] for i in idx], cps, dict(zip(FIELDS, out)) | {"alpha": a_out})
     from .precision import FLOAT64_DIGITS, carried_digits
     return FastResult(cps, data, [s.config() for s in settings],
                       ["float64 (numba), reduced recursion generated from SymPy; zero initialisation",

@@ -20,6 +20,7 @@ from ..derive.symbols import A, B, C, mu_u, mu_z
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from .arith import Arith
+from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 import sympy as sp
@@ -200,14 +201,31 @@ class FullState:
         return Record(self.step_count, excess + self.noise_loss, excess, s_err, w_err, wp, cos, alphas, offspan, mass)
 
 
-def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None) -> Trajectory:
-    """Run ``steps`` full-matrix GD steps, recording at ``checkpoints``."""
+def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=None) -> Trajectory:
+    """Run ``steps`` full-matrix GD steps, recording at ``checkpoints``.
+
+    In float64, overflow / NaN raise NumericalTrouble naming the step (verify.engines.guard).
+    ``progress(step)``, if given, is called after every step (a full step is costly) and checkpoint.
+    """
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     traj = Trajectory("full", ar.name, ar.dps if ar.name == "mpmath" else None)
-    with ar.context():
+    f64 = ar.name == "float64"
+    st = None
+    describe = lambda: {"W_X": st.WX, "W_KQ": st.WKQ}  # noqa: E731
+    with ar.context(), float64_boundary(s, "full", f64, describe) as b:
         st = FullState(s, ar)
         for target in cps:
             while st.step_count < target:
+                b.at(st.step_count + 1, "the GD update (3.3)-(3.4) of (W_X, W_P, W_KQ)")
                 st.step()
-            traj.records.append(st.record())
+                if f64:
+                    b.finite(st.step_count, W_X=st.WX, W_P=st.WP, W_KQ=st.WKQ)
+                if progress is not None:
+                    progress(st.step_count)
+            b.at(st.step_count, "the recorded quantities (loss, s_err, w_err, ...)")
+            rec = st.record()
+            if f64:
+                b.finite(st.step_count, excess_loss=float(rec.excess_loss), s_err=float(rec.s_err),
+                         w_err=float(rec.w_err), alpha=[float(a) for a in rec.alpha])
+            traj.records.append(rec)
     return traj

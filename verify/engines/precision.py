@@ -16,6 +16,12 @@ A result is cross-checked by re-running the same engine at higher precision (mpm
 digits, or the certified Arb engine) at its checkpoints; a disagreement raises PrecisionError
 (``on_disagreement="raise"``) or is recorded in the trajectory's notes and reported as a
 PrecisionWarning (``"warn"``): never silent.
+
+The reference is always strictly more precise than the run (:func:`reference_bits`: the run's working
+digits plus REFERENCE_EXTRA_DIGITS plus what the horizon costs), and an Arb reference is compared
+within its certified ball: a run value x agrees with a ball m +- r when (|x - m| - r) / scale is
+within the run's tolerance. (A fixed 256-bit reference cannot check a run at 60 or more digits: its
+own radius is then larger than the run's tolerance.)
 """
 from __future__ import annotations
 
@@ -30,6 +36,9 @@ from .arith import Arith
 from .trajectory import Trajectory
 
 FLOAT64_DIGITS = 53 * math.log10(2)      # 15.95
+# Digits the reference carries beyond the run's working digits (after its own horizon loss): the
+# reference's error is then 10^-20 of the run's tolerance, negligible in the comparison.
+REFERENCE_EXTRA_DIGITS = 20
 SCALARS = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
 LISTS = ("alpha", "offspan", "support_mass")
 
@@ -53,8 +62,19 @@ def carried_digits(work: float, steps: int) -> float:
 
 
 def tolerance(work: float, steps: int) -> float:
-    """Relative tolerance of a result after ``steps`` steps at ``work`` digits (see module docstring)."""
+    """Relative tolerance of a result after ``steps`` steps at ``work`` digits (see module docstring).
+    A float: 0.0 beyond 300 digits (cross_check compares with :func:`tolerance_mp`)."""
     return 10.0 ** (-carried_digits(work, steps))
+
+
+def tolerance_mp(work: float, steps: int) -> mpmath.mpf:
+    """:func:`tolerance` as an mpmath number, representable at any number of digits (10^-1000 too)."""
+    return mpmath.power(10, -mpmath.mpf(carried_digits(work, steps)))
+
+
+def g3(x) -> str:
+    """A number (float or mpmath) in 3 significant digits, at any magnitude."""
+    return mpmath.nstr(mpmath.mpf(x), 3)
 
 
 def max_steps(work: float, digits: float) -> int:
@@ -76,11 +96,11 @@ def require_horizon(arithmetic: str, steps: int, digits: float, dps: int | None 
     c = carried_digits(w, steps)
     if c < digits:
         if arithmetic.startswith("float64"):
-            raise PrecisionError(f"steps = {steps}: float64 carries about {max(c, 0):.1f} of the {digits} requested "
+            raise PrecisionError(f"`steps={steps}`: float64 carries about {max(c, 0):.1f} of the {digits} requested "
                                  f"digits at this horizon (at most {max_steps(w, digits)} steps for {digits} digits); "
-                                 f"use --arithmetic mpmath with --dps or fewer steps")
-        raise PrecisionError(f"dps = {dps} (working digits {w:g}) is too low for steps = {steps}: it carries about "
-                             f"{max(c, 0):.1f} of the {digits} requested digits; raise --dps to at least "
+                                 f"use `arithmetic=mpmath` with `dps` or fewer `steps`")
+        raise PrecisionError(f"`dps={dps}` (working digits {w:g}) is too low for `steps={steps}`: it carries about "
+                             f"{max(c, 0):.1f} of the {digits} requested digits; raise `dps` to at least "
                              f"{math.ceil(digits + 2 * math.log10(steps + 1) + 1)}")
     return c
 
@@ -99,9 +119,9 @@ class CrossCheck:
 
     def as_dict(self) -> dict:
         return {"agree": self.agree, "reference": self.reference,
-                "tolerance": {str(k): f"{v:.3g}" for k, v in self.tolerance.items()},
+                "tolerance": {str(k): g3(v) for k, v in self.tolerance.items()},
                 "compared": len(self.rows), "disagreements": [
-                    {"step": s, "quantity": n, "value": str(v), "reference": str(r), "rel_diff": f"{d:.3g}"}
+                    {"step": s, "quantity": n, "value": str(v), "reference": str(r), "rel_diff": g3(d)}
                     for s, n, v, r, d, _ in self.disagreements()]}
 
 
@@ -110,15 +130,23 @@ class CrossCheck:
 RESIDUALS = ("offspan", "wp_norm")
 
 
-def rel_diff(x, y, y0, floor=0):
-    """|x - y| relative to the quantity's scale max(|y|, |y0|) (1 if both are 0).
+def reference_bits(work: float, steps: int, minimum: int = 256) -> int:
+    """Arb bits of a reference strictly more precise than a run with ``work`` working digits over
+    ``steps`` steps: it still carries work + REFERENCE_EXTRA_DIGITS digits after losing 2 log10(T+1) + 1."""
+    digits = work + REFERENCE_EXTRA_DIGITS + 2 * math.log10(steps + 1) + 1
+    return max(minimum, math.ceil(digits / math.log10(2)))
+
+
+def rel_diff(x, y, y0, floor=0, rad=0):
+    """|x - y| relative to the quantity's scale max(|y|, |y0|) (1 if both are 0); with ``rad`` (y is the
+    midpoint of a certified ball of that radius) the distance from x to the ball, 0 inside it.
 
     Why the scale and not |y|: every recorded quantity is computed from O(scale) terms, so its
     rounding error is relative to the scale; a quantity that decays to 0 (w_err when alpha -> 1
     exactly, K = D) keeps an absolute error of a few ulps of its initial size y0.
     """
     scale = max(abs(y), abs(y0), floor)
-    return abs(x - y) / (scale if scale else 1)
+    return max(abs(x - y) - rad, 0) / (scale if scale else 1)
 
 
 def _pairs(rec):
@@ -138,6 +166,16 @@ def _as_mpf(x):
     return mpmath.mpf(x)
 
 
+def _rad(x):
+    """The radius of an Arb ball (rounded up to an mpf), 0 for any other number."""
+    from flint import arb
+    if isinstance(x, arb):
+        from .arb import rad_fraction
+        q = rad_fraction(x)
+        return mpmath.mpf(q.numerator) / q.denominator
+    return 0
+
+
 def _pick(steps: list[int], count: int) -> list[int]:
     """Up to ``count`` of the steps, log-spread, always including the last."""
     if len(steps) <= count:
@@ -147,13 +185,14 @@ def _pick(steps: list[int], count: int) -> list[int]:
 
 
 def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagreement: str = "raise",
-                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256) -> CrossCheck:
+                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256, progress=None) -> CrossCheck:
     """Re-run ``traj``'s regime at higher precision at (up to ``checkpoints`` of) its checkpoints and compare.
 
     ``traj`` comes from verify.engines.iterate (float64 or mpmath) or verify.engines.fast.
     reference: "mpmath" (the same engine with ``extra_digits`` more digits) or "arb" (the certified
-    engine; reduced only). A quantity x with reference y agrees when ``agrees(x, y, y0, tol)``, y0 the
-    reference at step 0, tol = tolerance(w, step), w the working digits of ``traj``.
+    engine at reference_bits(w, steps) >= ``arb_bits`` bits; reduced only). A quantity x with
+    reference y agrees when rel_diff(x, y, y0, rad=radius of y) <= tol, y0 the reference at step 0,
+    tol = tolerance(w, step), w the working digits of ``traj``. ``progress(step)`` follows the reference run.
     """
     from . import iterate
     if on_disagreement not in ("raise", "warn"):
@@ -168,11 +207,12 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         if traj.engine != "reduced":
             raise InvalidParameter("reference", "arb", "the certified engine encloses the reduced recursion only")
         from .arb import iterate_certified
-        ref = iterate_certified(setting, max(cps), arb_bits, cps)
-        ref_name = f"arb{arb_bits}"
+        bits = reference_bits(w, max(cps), arb_bits)
+        ref = iterate_certified(setting, max(cps), bits, cps, progress=progress)
+        ref_name = f"arb{bits}"
     else:
         dps = math.ceil(w) + extra_digits
-        ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps)
+        ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps, progress=progress)
         ref_name = f"mpmath dps={dps}"
     out = CrossCheck(True, ref_name, {})
     with mpmath.workdps(max(60, int(w) + 30)):
@@ -180,19 +220,20 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         for rr in ref.records:
             if rr.step not in by_step:
                 continue
-            tol = tolerance(w, rr.step)
+            tol = tolerance_mp(w, rr.step)
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)
-                d = rel_diff(x_, y_, _as_mpf(start[name]), 1 if name.split("[")[0] in RESIDUALS else 0)
+                floor = 1 if name.split("[")[0] in RESIDUALS else 0
+                d = rel_diff(x_, y_, _as_mpf(start[name]), floor, _rad(x) + _rad(y))
                 ok = bool(d <= tol)
                 out.agree &= ok
-                out.rows.append((rr.step, name, x, y_, float(d), ok))
+                out.rows.append((rr.step, name, x, y_, d, ok))
     if not out.agree:
         bad = out.disagreements()
         msg = (f"{len(bad)} of {len(out.rows)} numbers of the {arith} run disagree with {ref_name} beyond the "
                f"stated tolerance; first: step {bad[0][0]} {bad[0][1]} = {bad[0][2]} vs {bad[0][3]} "
-               f"(relative difference {bad[0][4]:.3g} > {out.tolerance[bad[0][0]]:.3g})")
+               f"(relative difference {g3(bad[0][4])} > {g3(out.tolerance[bad[0][0]])})")
         if on_disagreement == "raise":
             raise PrecisionError(msg)
         traj.notes.append("PRECISION WARNING: " + msg)

@@ -14,9 +14,11 @@ from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from .arith import Arith
+from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 ARGS = (alpha, vn, delta, D, K, N, var, c_loss, eta_v, eta_kq, lam, beta)
+PROGRESS_EVERY = 1000     # steps between progress callbacks (a callback costs far less than 1000 steps)
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ def reduced_functions(sigma: Sigma, case: str, backend: str) -> ReducedFunctions
 def require_reducible(s: Setting) -> None:
     ok, why = s.reducible()
     if not ok:
-        raise InvalidParameter("engine", "reduced", f"the reduced recursion is not exact here: {why}; use --engine full")
+        raise InvalidParameter("engine", "reduced",
+                               f"the reduced recursion is not exact here: {why}; use `engine=full`")
 
 
 class ReducedState:
@@ -84,14 +87,34 @@ class ReducedState:
                       list(self.alpha), [zero] * self.s.M, [p] * self.s.N)
 
 
-def iterate_reduced(s: Setting, steps: int, ar: Arith, checkpoints=None, alpha0=None, delta0=0) -> Trajectory:
-    """Run ``steps`` GD steps of the reduced recursion, recording at ``checkpoints``."""
+def iterate_reduced(s: Setting, steps: int, ar: Arith, checkpoints=None, alpha0=None, delta0=0,
+                    progress=None) -> Trajectory:
+    """Run ``steps`` GD steps of the reduced recursion, recording at ``checkpoints``.
+
+    In float64, overflow / NaN raise NumericalTrouble naming the step (verify.engines.guard).
+    ``progress(step)``, if given, is called every PROGRESS_EVERY steps and at every checkpoint.
+    """
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     traj = Trajectory("reduced", ar.name, ar.dps if ar.name == "mpmath" else None)
-    with ar.context():
+    f64 = ar.name == "float64"
+    st = None
+    describe = lambda: {"alpha": st.alpha, "delta": st.delta}  # noqa: E731
+    with ar.context(), float64_boundary(s, "reduced", f64, describe) as b:
         st = ReducedState(s, ar, alpha0, delta0)
         for target in cps:
             while st.step_count < target:
+                b.at(st.step_count + 1, "the GD update of (alpha, delta)")
                 st.step()
-            traj.records.append(st.record())
+                if f64:
+                    b.finite(st.step_count, alpha=st.alpha, delta=st.delta)
+                if progress is not None and st.step_count % PROGRESS_EVERY == 0:
+                    progress(st.step_count)
+            b.at(st.step_count, "the recorded quantities (loss, s_err, w_err, ...)")
+            rec = st.record()
+            if f64:
+                b.finite(st.step_count, excess_loss=float(rec.excess_loss), s_err=float(rec.s_err),
+                         support_mass=float(rec.support_mass[0]), alpha=rec.alpha, delta=st.delta)
+            traj.records.append(rec)
+            if progress is not None:
+                progress(st.step_count)
     return traj

@@ -8,17 +8,24 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidParameter
+from .validation import FLOAT64_RANGE, check_float64_range
 
 
 def exact(value, name: str = "value") -> Fraction:
     """The exact rational of a decimal string, int, Fraction or Decimal (``"0.07"`` is 7/100).
 
-    Binary floats are accepted only when finite, and are taken at their exact binary value.
+    Binary floats are accepted only when finite, and are taken at their exact binary value. A user's
+    number (anything but a Fraction, which is the toolkit's own) must lie in the float64 range, since
+    float64 engines read it too; an error echoes it as written.
     """
-    if isinstance(value, bool):
-        raise InvalidParameter(name, value, "must be a number, not a boolean")
     if isinstance(value, Fraction):
         return value
+    return check_float64_range(name, _exact(value, name), value.strip() if isinstance(value, str) else value)
+
+
+def _exact(value, name: str) -> Fraction:
+    if isinstance(value, bool):
+        raise InvalidParameter(name, value, "must be a number, not a boolean")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -26,9 +33,7 @@ def exact(value, name: str = "value") -> Fraction:
             raise InvalidParameter(name, value, "must be a finite number")
         return Fraction(value)
     if isinstance(value, Decimal):
-        if not value.is_finite():
-            raise InvalidParameter(name, str(value), "must be a finite number")
-        return Fraction(value)
+        value = str(value)
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -36,9 +41,13 @@ def exact(value, name: str = "value") -> Fraction:
                 return Fraction(text)
             dec = Decimal(text)
         except (InvalidOperation, ValueError, ZeroDivisionError):
-            raise InvalidParameter(name, value, "must be a decimal number such as 0.07 or a ratio such as 7/100") from None
+            raise InvalidParameter(name, value,
+                                   "must be a decimal number such as 0.07 or a ratio such as 7/100") from None
         if not dec.is_finite():
             raise InvalidParameter(name, value, "must be a finite number (NaN and infinity are not)")
+        if dec and not -330 <= dec.adjusted() <= 330:
+            # far outside the float64 range: refused before 10**exponent is ever built
+            raise InvalidParameter(name, text, FLOAT64_RANGE)
         return Fraction(dec)
     raise InvalidParameter(name, value, "must be a decimal number")
 
@@ -49,11 +58,13 @@ def load_json_exact(path: str | Path, name: str):
     if not p.is_file():
         raise InvalidParameter(name, str(path), "must be an existing JSON file")
     try:
-        return json.loads(p.read_text(), parse_float=lambda s: exact(s, name),
-                          parse_int=lambda s: Fraction(int(s)),
-                          parse_constant=lambda s: exact(s, name))
+        return json.loads(p.read_text(), parse_float=lambda s: exact(s, f"{name} entry"),
+                          parse_int=lambda s: exact(s, f"{name} entry"),
+                          parse_constant=lambda s: exact(s, f"{name} entry"))
     except json.JSONDecodeError as exc:
         raise InvalidParameter(name, str(path), f"must be valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (UnicodeDecodeError, OSError) as exc:
+        raise InvalidParameter(name, str(path), f"must be a readable UTF-8 JSON file ({type(exc).__name__})") from None
 
 
 def frac_str(x: Fraction) -> str:

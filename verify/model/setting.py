@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -16,7 +17,7 @@ from .laws import Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
 from .sigma import Sigma, parse_sigma
-from .validation import check_choice, check_int
+from .validation import FLOAT64_MAX, FLOAT64_MIN, Problems, check_choice, check_int
 
 LOSS_CONVENTIONS = ("sum", "mean")
 P_KINDS = ("identity", "permutation", "sinusoidal", "explicit")
@@ -111,8 +112,9 @@ class Setting:
         lam = self.p_lambda
         root = Fraction(math.isqrt(lam.numerator), math.isqrt(lam.denominator))
         if root * root != lam:
-            raise InvalidParameter("p_lambda", frac_str(lam),
-                                   "must be the square of a rational for the identity/permutation P kinds")
+            raise InvalidParameter("p_lambda", lam, "must be the square of a rational for the identity and permutation "
+                                   "P kinds (P = sqrt(lambda) I exactly); `p_kind=sinusoidal` takes any lambda > 0",
+                                   also=("p_kind",))
         if self.p_kind == "identity":
             return [[root if i == j else Fraction(0) for j in range(D)] for i in range(D)]
         perm = np.random.default_rng(self.seed).permutation(D)
@@ -162,6 +164,12 @@ class Setting:
         return validate(replace(self, **changes))
 
 
+def _sci(q: Fraction) -> str:
+    """A rational in 3-digit scientific notation at any magnitude (float() would overflow)."""
+    from decimal import Context
+    return format(Context(prec=3).divide(Decimal(q.numerator), Decimal(q.denominator)), "E")
+
+
 def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
     """Seeded Gaussian rows (exact binary rationals) and the exact scale^2 that gives ||V*||_F = norm."""
     G = np.random.default_rng(seed).standard_normal((M, d))
@@ -180,21 +188,94 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     ``supports`` is a list of 0-based index lists (one per column of S*), a path to such a JSON
     file, or None with ``preset``. ``vstar`` is a list of rows, a JSON path, or None with
     ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm).
+
+    Every invalid input is reported, together, in one :class:`InvalidParameter` (its ``problems``);
+    inputs that depend on an invalid one (supports on D, V* on M and d) are checked once it is valid.
     """
-    D = check_int("D", D, 1, MAX_DIM)
-    M = check_int("M", M, 1, MAX_DIM)
-    d = check_int("d", d, 1, MAX_DIM)
-    seed = check_int("seed", seed, 0)
+    pr = Problems()
+    dims = {}
+    for name, value, lo, hi in (("D", D, 1, MAX_DIM), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM),
+                                ("seed", seed, 0, None)):
+        with pr.check():
+            dims[name] = check_int(name, value, lo, hi)
+    D, M, d, seed = (dims.get(k) for k in ("D", "M", "d", "seed"))
+    sup = None
+    if D is not None:
+        with pr.check():
+            sup, K, N = _supports(supports, preset, D, K, N)
+    sw = None
+    if sstar_weights is not None and sup is not None:
+        with pr.check():
+            sw = _sstar_weights(sstar_weights, K, N)
+    base = scale2 = source = None
+    if M is not None and d is not None and seed is not None:
+        with pr.check():
+            base, scale2, source = _vstar(vstar, vstar_norm, M, d, seed)
+    num = {}
+    for name, value in (("eta", eta), ("eta_kq", eta_kq), ("noise_sd", noise_sd), ("p_lambda", p_lambda),
+                        ("beta", beta), ("init_scale", init_scale)):
+        if value is not None:
+            with pr.check():
+                num[name] = exact(value, name)
+    for name in ("eta", "eta_kq"):
+        if num.get(name) is not None and num[name] <= 0:
+            pr.add(name, eta if name == "eta" else eta_kq,
+                   f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
+            num[name] = None
+    sig = lw = None
+    with pr.check():
+        sig = parse_sigma(sigma)
+    with pr.check():
+        lw = parse_law(law, law_mean, law_var)
+    P = None
+    if p_matrix is not None:
+        with pr.check():
+            P = tuple(tuple(exact(x, "P entry") for x in r) for r in p_matrix)
+    q = None
+    if sup is not None:
+        with pr.check():
+            q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
+            if len(q) != N or len(set(q)) != N:
+                raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
+    if sup is None or base is None:
+        pr.raise_all()
+    # Inputs that failed alone get a neutral stand-in so that the cross-field rules still run on the
+    # rest (and every conflict is reported in the same message); rules naming a failed input are skipped.
+    bad = {p.name for p in pr.items}
+    bad |= {name for name, failed in (("sigma", sig is None), ("law", lw is None),
+                                      ("p_matrix", p_matrix is not None and P is None)) if failed}
+    def got(name, stand_in):
+        return stand_in if num.get(name) is None else num[name]
+    eta_v = got("eta", Fraction(1))
+    s = Setting(
+        d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
+        vstar_source=source, sstar_weights=sw,
+        sigma=sig or Sigma(), law=lw or Law(),
+        noise_sd=got("noise_sd", Fraction(0)), loss=loss, p_kind=p_kind, p_structure=p_structure,
+        p_lambda=got("p_lambda", Fraction(1)), beta=got("beta", Fraction(1)), p_matrix=P,
+        eta_v=eta_v, eta_kq=got("eta_kq", eta_v), query=q or tuple(range(N)), init=init,
+        init_scale=got("init_scale", Fraction(0)),
+        seed=seed, relu_at_zero=relu_at_zero, wp_trainable=bool(wp_trainable), preset=preset)
+    _cross_field(s, pr, bad)
+    pr.raise_all()
+    return s
+
+
+def _supports(supports, preset, D: int, K, N):
+    """(column supports, K, N) from a list, a JSON file or a preset, checked against D, K and N."""
     if supports is not None and preset is not None:
-        raise InvalidParameter("supports", "given with preset", "must be given alone: pass either --supports or --preset, not both")
+        raise InvalidParameter("supports", supports, "must be given alone: pass either `supports` or `preset`, "
+                               "not both", also=("preset",))
     if isinstance(supports, str):
         supports = load_json_exact(supports, "supports")
     if preset is not None:
         if K is None:
-            raise InvalidParameter("K", None, "must be given with a preset")
+            raise InvalidParameter("preset", preset, "must come with `K` (the support size of each column of S*)",
+                                   also=("K",))
         supports = preset_supports(preset, D, check_int("K", K, 0, D))
     if supports is None:
-        raise InvalidParameter("supports", None, "must be given: --supports FILE or --preset cnn|gcn|sts|gslp")
+        raise InvalidParameter("supports", None,
+                               "must be given: `supports` (a JSON file) or `preset` (cnn, gcn, sts, gslp)")
     if not isinstance(supports, (list, tuple)) or not supports:
         raise InvalidParameter("supports", supports, "must be a non-empty list of index lists, one per column of S*")
     sup = []
@@ -213,27 +294,32 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     if K is not None:
         K = check_int("K", K, 0, D)
         if K != K_sup:
-            raise InvalidParameter("supports", f"columns of size {K_sup}", f"must have size K = {K}")
-    K = K_sup
+            raise InvalidParameter("K", K, f"must equal the size of every support column ({K_sup})", also=("supports",))
     if N is not None:
         N = check_int("N", N, 1, D)
         if N != len(sup):
-            raise InvalidParameter("N", N, f"must equal the number of S* columns given ({len(sup)})")
-    N = check_int("N", len(sup), 1, D)
-    if sstar_weights is not None:
-        if K == 0 or len(sstar_weights) != N:
-            raise InvalidParameter("sstar_weights", sstar_weights, "must have K >= 1 and one weight list per column")
-        sw = []
-        for j, w in enumerate(sstar_weights):
-            w = tuple(exact(x, f"sstar_weights[{j}]") for x in w)
-            if len(w) != K or any(x <= 0 for x in w) or sum(w) != 1:
-                raise InvalidParameter(f"sstar_weights[{j}]", [frac_str(x) for x in w],
-                                       f"must be {K} positive weights summing to 1")
-            sw.append(w)
-        sstar_weights = tuple(sw)
-    # V*
+            raise InvalidParameter("N", N, f"must equal the number of S* columns given ({len(sup)})",
+                                   also=("supports", "preset"))
+    return sup, K_sup, check_int("N", len(sup), 1, D)
+
+
+def _sstar_weights(sstar_weights, K: int, N: int):
+    if K == 0 or len(sstar_weights) != N:
+        raise InvalidParameter("sstar_weights", sstar_weights, "must have K >= 1 and one weight list per column")
+    sw = []
+    for j, w in enumerate(sstar_weights):
+        w = tuple(exact(x, f"sstar_weights[{j}]") for x in w)
+        if len(w) != K or any(x <= 0 for x in w) or sum(w) != 1:
+            raise InvalidParameter(f"sstar_weights[{j}]", list(w), f"must be {K} positive weights summing to 1")
+        sw.append(w)
+    return tuple(sw)
+
+
+def _vstar(vstar, vstar_norm, M: int, d: int, seed: int):
+    """(base rows, exact scale^2, source) of V*: explicit rows (a list or JSON file) or a seeded random V*."""
     if vstar is not None and vstar_norm is not None:
-        raise InvalidParameter("vstar", "given with vstar_norm", "must be given alone: pass either --vstar or --vstar-norm")
+        raise InvalidParameter("vstar", vstar, "must be given alone: pass either `vstar` or `vstar_norm`",
+                               also=("vstar_norm",))
     if isinstance(vstar, str):
         vstar = load_json_exact(vstar, "vstar")
     if vstar is not None:
@@ -241,88 +327,86 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
             raise InvalidParameter("vstar", vstar, "must be a list of M rows of d numbers")
         if len(vstar) != M or any(len(r) != d for r in vstar):
             raise InvalidParameter("vstar", f"{len(vstar)} rows of lengths {sorted({len(r) for r in vstar})}",
-                                   f"must have shape M x d = {M} x {d}")
+                                   f"must have shape M x d = {M} x {d}", also=("M", "d"))
         base = tuple(tuple(exact(x, "vstar entry") for x in r) for r in vstar)
-        scale2, source = Fraction(1), "explicit"
-    else:
-        norm = exact(vstar_norm if vstar_norm is not None else "1", "vstar_norm")
-        if norm <= 0:
-            raise InvalidParameter("vstar_norm", str(vstar_norm), "must be > 0")
-        base, scale2 = _random_vstar(M, d, seed, norm)
-        source = f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}"
-    eta_v = exact(eta, "eta")
-    if eta_v <= 0:
-        raise InvalidParameter("eta", str(eta), "must be > 0 (the GD step size)")
-    eta_kq = eta_v if eta_kq is None else exact(eta_kq, "eta_kq")
-    if eta_kq <= 0:
-        raise InvalidParameter("eta_kq", str(eta_kq), "must be > 0 (the W_KQ step size)")
-    q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
-    if len(q) != N or len(set(q)) != N:
-        raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
-    s = Setting(
-        d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
-        vstar_source=source, sstar_weights=sstar_weights,
-        sigma=parse_sigma(sigma), law=parse_law(law, law_mean, law_var),
-        noise_sd=exact(noise_sd, "noise_sd"), loss=loss, p_kind=p_kind, p_structure=p_structure,
-        p_lambda=exact(p_lambda, "p_lambda"), beta=exact(beta, "beta"),
-        p_matrix=None if p_matrix is None else tuple(tuple(exact(x, "P entry") for x in r) for r in p_matrix),
-        eta_v=eta_v, eta_kq=eta_kq, query=q, init=init, init_scale=exact(init_scale, "init_scale"),
-        seed=seed, relu_at_zero=relu_at_zero, wp_trainable=bool(wp_trainable), preset=preset)
-    return validate(s)
+        return base, Fraction(1), "explicit"
+    norm = exact(vstar_norm if vstar_norm is not None else "1", "vstar_norm")
+    if norm <= 0:
+        raise InvalidParameter("vstar_norm", vstar_norm, "must be > 0")
+    base, scale2 = _random_vstar(M, d, seed, norm)
+    return base, scale2, f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}"
 
 
 def validate(s: Setting) -> Setting:
-    """Check every cross-field rule; returns ``s`` or raises :class:`InvalidParameter`."""
+    """Check every cross-field rule; returns ``s`` or raises one :class:`InvalidParameter` with every
+    problem found (conflicting options are reported together)."""
+    pr = Problems()
+    _cross_field(s, pr, set())
+    pr.raise_all()
+    return s
+
+
+def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
+    """Record in ``pr`` every rule ``s`` breaks, skipping rules that involve an input named in ``bad``
+    (already reported as invalid on its own)."""
+    def ok(*names):
+        return not any(n in bad for n in names)
     for name in ("eta_v", "eta_kq"):
-        if getattr(s, name) <= 0:
-            raise InvalidParameter(name, frac_str(getattr(s, name)), "must be > 0 (the GD step size)")
+        if ok("eta", name) and getattr(s, name) <= 0:
+            pr.add(name, getattr(s, name), "must be > 0 (the GD step size)")
     if s.vstar_norm2() == 0:
-        raise InvalidParameter("vstar", "all zeros", "must have ||V*||_F > 0")
-    if s.noise_sd < 0:
-        raise InvalidParameter("noise_sd", frac_str(s.noise_sd), "must be >= 0")
-    check_choice("loss", s.loss, LOSS_CONVENTIONS)
-    check_choice("p_kind", s.p_kind, P_KINDS)
-    check_choice("p_structure", s.p_structure, P_STRUCTURES)
-    check_choice("init", s.init, INITS)
-    check_choice("relu_at_zero", s.relu_at_zero, RELU_AT_ZERO)
-    if s.p_lambda <= 0:
-        raise InvalidParameter("p_lambda", frac_str(s.p_lambda), "must be > 0 (P^T P = lambda I)")
-    if s.beta <= 0:
-        raise InvalidParameter("beta", frac_str(s.beta), "must be > 0 (the logit temperature: logits beta P^T W_KQ p_q)")
-    if s.init == "random" and s.init_scale <= 0:
-        raise InvalidParameter("init_scale", frac_str(s.init_scale), "must be > 0 with init = random")
-    if s.init == "zero" and s.init_scale != 0:
-        raise InvalidParameter("init_scale", frac_str(s.init_scale), "must be 0 with init = zero")
+        pr.add("vstar", "all zeros", "must have ||V*||_F > 0")
+    elif s.vstar_norm2() > FLOAT64_MAX or min(s.row_norm2()) < FLOAT64_MIN and min(s.row_norm2()) != 0:
+        pr.add("vstar" if s.vstar_source == "explicit" else "vstar_norm", "||V*||_F^2 = " + _sci(s.vstar_norm2()),
+               "must give squared row norms ||v*_m||^2 within the float64 range 2.2e-308 .. 1.8e308")
+    if ok("noise_sd") and s.noise_sd < 0:
+        pr.add("noise_sd", s.noise_sd, "must be >= 0")
+    for name, choices in (("loss", LOSS_CONVENTIONS), ("p_kind", P_KINDS), ("p_structure", P_STRUCTURES),
+                          ("init", INITS), ("relu_at_zero", RELU_AT_ZERO)):
+        with pr.check():
+            check_choice(name, getattr(s, name), choices)
+    if ok("p_lambda") and s.p_lambda <= 0:
+        pr.add("p_lambda", s.p_lambda, "must be > 0 (P^T P = lambda I)")
+    if ok("beta") and s.beta <= 0:
+        pr.add("beta", s.beta, "must be > 0 (the logit temperature: logits beta P^T W_KQ p_q)")
+    if ok("init_scale") and s.init == "random" and s.init_scale <= 0:
+        pr.add("init_scale", s.init_scale, "must be > 0 with `init=random` (the scale of the random start)",
+               also=("init",))
+    if ok("init_scale") and s.init == "zero" and s.init_scale != 0:
+        pr.add("init_scale", s.init_scale, "must be 0 with `init=zero`; a random start needs `init=random`",
+               also=("init",))
     if s.K > s.D or s.K < 0:
-        raise InvalidParameter("K", s.K, f"must satisfy 0 <= K <= D = {s.D}")
+        pr.add("K", s.K, f"must satisfy 0 <= K <= D = {s.D}", also=("D",))
     sig, law = s.sigma, s.law
-    if sig.name != "identity" and not law.gaussian:
-        raise InvalidParameter("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian entries; "
-                               "sigma = identity accepts any law)")
-    if sig.name in ("relu", "erf") and law.mean != 0:
-        raise InvalidParameter("law_mean", frac_str(law.mean), f"must be 0 for sigma = {sig.name}")
-    if sig.name == "relu" and s.wp_trainable:
-        raise InvalidParameter("wp_trainable", True, "must be False for sigma = relu: its W_P gradient needs "
-                               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)")
-    if sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
-        raise InvalidParameter("init", "zero", "the ReLU loss is not differentiable at W_X = 0; use "
-                               "init=random or relu_at_zero=radial (the one-sided derivative along V*)")
+    if ok("sigma", "law") and sig.name != "identity" and not law.gaussian:
+        pr.add("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian "
+               "entries; `sigma=identity` accepts any law)", also=("sigma",))
+    if ok("sigma", "law") and sig.name in ("relu", "erf") and law.mean != 0:
+        pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.name}", also=("sigma",))
+    if ok("sigma") and sig.name == "relu" and s.wp_trainable:
+        pr.add("sigma", sig.spec(), "must come with `wp_trainable=False`: the W_P gradient of sigma = relu needs "
+               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)",
+               also=("wp_trainable",))
+    if ok("sigma") and sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
+        pr.add("relu_at_zero", s.relu_at_zero, "the ReLU loss is not differentiable at W_X = 0: with `init=zero` use "
+               "`relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`", also=("init", "sigma"))
     # P
-    if s.p_kind == "explicit":
+    if not ok("p_matrix"):
+        pass
+    elif s.p_kind == "explicit":
         if s.p_matrix is None or len(s.p_matrix) != s.D or any(len(r) != s.D for r in s.p_matrix):
-            raise InvalidParameter("p_matrix", "missing or wrong shape", f"must be D x D = {s.D} x {s.D}")
+            pr.add("p_matrix", "missing or wrong shape", f"must be D x D = {s.D} x {s.D}")
     elif s.p_matrix is not None:
-        raise InvalidParameter("p_matrix", "given", "needs p_kind = explicit")
+        pr.add("p_matrix", "given", "must come with `p_kind=explicit`", also=("p_kind",))
     if s.p_kind == "sinusoidal" and s.p_structure == "orthogonal":
-        raise InvalidParameter("p_kind", "sinusoidal", "must be identity, permutation or explicit with "
-                               "p_structure=orthogonal (sinusoidal encodings are not orthogonal: pass p_structure=general)")
-    if s.p_structure == "orthogonal" and s.p_kind == "explicit":
+        pr.add("p_kind", "sinusoidal", "must come with `p_structure=general`: sinusoidal encodings are not orthogonal "
+               "(orthogonal P kinds: identity, permutation, explicit)", also=("p_structure",))
+    if s.p_structure == "orthogonal" and s.p_kind == "explicit" and not pr.failed("p_matrix"):
         P = [list(r) for r in s.p_matrix]
         G = [[sum(P[k][i] * P[k][j] for k in range(s.D)) for j in range(s.D)] for i in range(s.D)]
         lam = G[0][0]
         if lam <= 0 or any(G[i][j] != (lam if i == j else 0) for i in range(s.D) for j in range(s.D)):
-            raise InvalidParameter("p_matrix", "P^T P != lambda I", "must have orthogonal columns of equal norm "
-                                   "(exactly), or pass p_structure=general")
-        if lam != s.p_lambda:
-            raise InvalidParameter("p_lambda", frac_str(s.p_lambda), f"must equal P^T P / I = {frac_str(lam)}")
-    return s
+            pr.add("p_matrix", "P^T P != lambda I", "must have orthogonal columns of equal norm (exactly), or pass "
+                   "`p_structure=general`", also=("p_structure",))
+        elif lam != s.p_lambda:
+            pr.add("p_lambda", s.p_lambda, f"must equal P^T P / I = {frac_str(lam)}", also=("p_matrix",))

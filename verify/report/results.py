@@ -192,7 +192,12 @@ def statement_line(rec: dict, n: int = 160) -> str:
 
 
 def short(text: str, n: int = 240) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """``text`` in at most ``n`` characters, cut at a word boundary (never mid-word) and marked with "…"."""
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:") + "…"
 
 
 def negative_control(rec: dict) -> bool:

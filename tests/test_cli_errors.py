@@ -1,0 +1,186 @@
+"""Every malformed invocation: exit status 2, one line, no traceback, the flag as typed, the value as written.
+
+One table, one test. Add a row for every new way to get an option wrong (other sub-commands too):
+(argv, the flag as the user typed it, the value as the user wrote it). Paths in argv may use the
+placeholders of ``PLACES`` (files made once per session). Every row must fail before any real work
+(the table runs in seconds).
+"""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from verify.cli import main
+
+R = ["run", "--D", "4", "--K", "2", "--preset", "sts"]     # a valid regime: each row breaks one thing
+
+ROWS = [
+    # --- run: numbers ---------------------------------------------------------------------------
+    (R + ["--eta", "1e400"], "--eta", "1e400"),                       # beyond the float64 range
+    (R + ["--eta", "-1e-400"], "--eta", "-1e-400"),                   # below it
+    (R + ["--eta", "1e999999999"], "--eta", "1e999999999"),           # refused before 10**exponent is built
+    (R + ["--eta", "0"], "--eta", "0"),
+    (R + ["--eta", "-0.5"], "--eta", "-0.5"),
+    (R + ["--eta", "abc"], "--eta", "abc"),
+    (R + ["--eta", "nan"], "--eta", "nan"),
+    (R + ["--eta", "3/0"], "--eta", "3/0"),
+    (R + ["--eta-kq", "-0.5"], "--eta-kq", "-0.5"),
+    (R + ["--law-mean", "1e999"], "--law-mean", "1e999"),
+    (R + ["--law-var", "0"], "--law-var", "0"),
+    (R + ["--noise-sd", "-1"], "--noise-sd", "-1"),
+    (R + ["--p-lambda", "0"], "--p-lambda", "0"),
+    (R + ["--vstar-norm", "-2"], "--vstar-norm", "-2"),
+    (R + ["--vstar-norm", "1e200"], "--vstar-norm", "1e200"),         # ||V*||^2 = 1e400 overflows float64
+    (R + ["--init-scale", "0.5"], "--init-scale", "0.5"),             # echoed as written, not 1/2
+    # --- run: counts and dimensions -------------------------------------------------------------
+    (R + ["--steps", "-5"], "--steps", "-5"),
+    (R + ["--steps", "1e3"], "--steps", "1e3"),
+    (R + ["--steps", "10000000000000"], "--steps", "10000000000000"),
+    (R + ["--dps", "-3"], "--dps", "-3"),
+    (R + ["--dps", "3"], "--dps", "3"),
+    (R + ["--arb", "-1"], "--arb", "-1"),
+    (R + ["--arb", "10"], "--arb", "10"),
+    (R + ["--seed", "-1"], "--seed", "-1"),
+    (["run", "--D", "0", "--K", "0", "--preset", "sts"], "--D", "0"),
+    (["run", "--D", "-4", "--K", "0", "--preset", "sts"], "--D", "-4"),
+    (["run", "--D", "99999", "--K", "1", "--preset", "sts"], "--D", "99999"),
+    (["run", "--D", "4", "--K", "5", "--preset", "sts"], "--K", "5"),
+    (["run", "--D", "6", "--K", "4", "--preset", "cnn"], "--K", "4"),
+    (["run", "--D", "4", "--K", "2", "--preset", "gslp"], "--K", "2"),
+    (["run", "--D", "4", "--preset", "sts"], "--preset", "sts"),       # a preset needs --K
+    (R + ["--N", "3"], "--N", "3"),
+    (R + ["--M", "0"], "--M", "0"),
+    (R + ["--d", "-1"], "--d", "-1"),
+    # --- run: choices and specs -----------------------------------------------------------------
+    (R + ["--sigma", "tanh"], "--sigma", "tanh"),
+    (R + ["--sigma", "poly:0,1e400"], "--sigma", "poly:0,1e400"),
+    (R + ["--sigma", "poly:0,0"], "--sigma", "poly:0,0"),
+    (R + ["--law", "cauchy"], "--law", "cauchy"),
+    (R + ["--law", "student-t:2"], "--law", "student-t:2"),
+    (R + ["--loss", "median"], "--loss", "median"),
+    (R + ["--engine", "exact"], "--engine", "exact"),
+    (R + ["--arithmetic", "float32"], "--arithmetic", "float32"),
+    (["run", "--D", "4", "--K", "2", "--preset", "mlp"], "--preset", "mlp"),
+    (R + ["--bogus", "1"], "--bogus", "--bogus"),
+    # --- run: options in conflict (each names the flag the user typed) --------------------------
+    (R + ["--sigma", "relu"], "--sigma", "relu"),                       # needs --freeze-wp
+    (R + ["--sigma", "erf", "--law", "gumbel"], "--law", "gumbel"),
+    (R + ["--sigma", "erf", "--law-mean", "0.5"], "--law-mean", "0.5"),
+    (R + ["--sigma", "relu", "--freeze-wp", "--relu-at-zero", "error"], "--relu-at-zero", "error"),
+    (R + ["--init", "random"], "--init", "random"),                     # needs --init-scale > 0
+    (R + ["--p-kind", "sinusoidal", "--p-structure", "orthogonal"], "--p-structure", "orthogonal"),
+    (R + ["--engine", "reduced", "--init", "random", "--init-scale", "0.1"], "--engine", "reduced"),
+    (R + ["--arb", "256", "--engine", "full"], "--engine", "full"),
+    (R + ["--arb", "256", "--arithmetic", "float64"], "--arithmetic", "float64"),
+    (R + ["--arb", "256", "--steps", "2000000000"], "--steps", "2000000000"),
+    (R + ["--arithmetic", "float64", "--dps", "30"], "--dps", "30"),
+    (R + ["--arithmetic", "float64", "--steps", "100000000"], "--steps", "100000000"),
+    (R + ["--vstar-norm", "2", "--vstar", "{V_OK}"], "--vstar", "{V_OK}"),
+    (["run", "--D", "4", "--K", "2", "--preset", "sts", "--supports", "{S_OK}"], "--supports", "{S_OK}"),
+    # --- run: JSON files ------------------------------------------------------------------------
+    (R + ["--vstar", "{V_BIG}"], "--vstar", "1e400"),                   # the entry as written in the file
+    (R + ["--vstar", "{V_BIGINT}"], "--vstar", "1" + "0" * 400),
+    (R + ["--M", "2", "--vstar", "{V_OK}"], "--vstar", "{V_OK}"),        # shape 1 x 1, not 2 x 1
+    (R + ["--vstar", "{MISSING}"], "--vstar", "{MISSING}"),
+    (R + ["--vstar", "{BAD_JSON}"], "--vstar", "{BAD_JSON}"),
+    (["run", "--D", "4", "--supports", "{S_RANGE}"], "--supports", "9"),  # index 9 with D = 4
+    (["run", "--D", "4", "--supports", "{S_RAGGED}"], "--supports", "{S_RAGGED}"),
+    (["run", "--D", "4", "--K", "3", "--supports", "{S_OK}"], "--K", "3"),
+    # --- derive ---------------------------------------------------------------------------------
+    (["derive", "--sigma", "tanh"], "--sigma", "tanh"),
+    (["derive", "--sigma", "poly:0,1e400"], "--sigma", "poly:0,1e400"),
+    (["derive", "--sigma", "poly:"], "--sigma", "poly:"),
+    (["derive", "--format", "pdf"], "--format", "pdf"),
+    # --- check, probe ---------------------------------------------------------------------------
+    (["check", "no-such-claim"], "ID", "no-such-claim"),
+    (["check", "wp-zero", "no-such-claim"], "ID", "no-such-claim"),    # checked before wp-zero runs
+    (["check", "--profile", "fast"], "--profile", "fast"),
+    (["probe", "no-such-probe"], "NAME", "no-such-probe"),
+    (["probe"], "NAME", ""),
+    # --- fuzz -----------------------------------------------------------------------------------
+    (["fuzz", "--claim", "no-such-claim"], "--claim", "no-such-claim"),
+    (["fuzz", "--claim", "wp-zero", "--claim", "bogus"], "--claim", "bogus"),
+    (["fuzz", "--examples", "-1"], "--examples", "-1"),
+    (["fuzz", "--examples", "0"], "--examples", "0"),
+    (["fuzz", "--seed", "-1"], "--seed", "-1"),
+    # --- bench, all, report: output folders checked before the work ------------------------------
+    (["bench", "--out", "{FILE}"], "--out", "{FILE}"),
+    (["bench", "--out", "{FILE}/sub"], "--out", "{FILE}/sub"),
+    (["all", "--out", "{FILE}/sub"], "--out", "{FILE}/sub"),
+    (["all", "--out", "{FILE}"], "--out", "{FILE}"),
+    (["all", "--jobs", "0"], "--jobs", "0"),
+    (["all", "--profile", "huge"], "--profile", "huge"),
+    (["all", "--only", "bogus", "--out", "{DIR}/report"], "--only", "bogus"),
+    (["report", "--out", "{FILE}/sub", "--from", "{DIR}"], "--out", "{FILE}/sub"),
+    (["report", "--out", "{DIR}/r", "--from", "{DIR}/no-such-folder"], "--from", "{DIR}/no-such-folder"),
+    (["report", "--out", "{DIR}/empty"], "--from", "{DIR}/empty"),     # no saved parts there
+]
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory):
+    """The files the table's placeholders name."""
+    d = tmp_path_factory.mktemp("cli-errors")
+    files = {"V_OK": "[[1]]", "V_BIG": "[[1e400]]", "V_BIGINT": "[[1" + "0" * 400 + "]]", "BAD_JSON": "[[1, 2",
+             "S_OK": "[[0, 1]]", "S_RANGE": "[[0, 9]]", "S_RAGGED": "[[0, 1], [2]]", "FILE": "not a folder"}
+    out = {"DIR": str(d), "MISSING": str(d / "missing.json")}
+    for k, text in files.items():
+        (d / k).write_text(text)
+        out[k] = str(d / k)
+    return out
+
+
+def _fill(text: str, places: dict) -> str:
+    for k, v in places.items():
+        text = text.replace("{" + k + "}", v)
+    return text
+
+
+@pytest.mark.parametrize("argv,flag,value", ROWS, ids=[f"{a[0]}-{i}" for i, (a, _, _) in enumerate(ROWS)])
+def test_malformed_invocation_is_one_line_naming_the_flag(argv, flag, value, places):
+    argv = [_fill(a, places) for a in argv]
+    value = _fill(value, places)
+    res = CliRunner().invoke(main, argv)
+    out = res.output
+    assert res.exit_code == 2, (res.exit_code, out, res.exception)
+    assert "Traceback" not in out and not isinstance(res.exception, (AssertionError, TypeError, KeyError))
+    assert out.startswith("Error: ") and out.strip().count("\n") == 0, out          # one line
+    assert flag in out, out
+    assert value in out, out
+    assert "Fraction(" not in out and "{'" not in out, out                           # no Python reprs
+
+
+def test_the_table_covers_every_subcommand():
+    assert {argv[0] for argv, _, _ in ROWS} >= {"run", "derive", "check", "probe", "fuzz", "bench", "all", "report"}
+    assert len(ROWS) >= 50
+
+
+def test_conflicting_options_are_reported_together():
+    res = CliRunner().invoke(main, R + ["--sigma", "relu", "--law", "gumbel", "--init", "random", "--eta", "-1"])
+    assert res.exit_code == 2 and res.output.count("\n") == 1
+    for part in ("4 problems", "--eta -1", "--sigma relu", "--freeze-wp", "--law gumbel", "--init random",
+                 "--init-scale 0 (the default)"):
+        assert part in res.output, (part, res.output)
+
+
+def test_a_conflict_names_both_options_and_the_fix():
+    res = CliRunner().invoke(main, R + ["--p-kind", "sinusoidal", "--p-structure", "orthogonal"])
+    assert "--p-kind sinusoidal with --p-structure orthogonal" in res.output
+    assert "must come with --p-structure general" in res.output
+    # left out, --p-structure is what --p-kind implies (general for sinusoidal): no second round
+    res = CliRunner().invoke(main, R + ["--p-kind", "sinusoidal", "--steps", "3", "--json", "--quiet"])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads(res.stdout)["config"]
+    assert cfg["p_structure"] == "general" and cfg["engine"] == "full" and cfg["engine_choice"].startswith("auto")
+
+
+def test_model_errors_use_api_names_and_written_values():
+    from verify.errors import InvalidParameter
+    from verify.model import make_setting
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(D=4, K=2, preset="sts", init_scale="0.5")
+    assert "invalid init_scale = 1/2" in str(info.value) and "init=zero" in str(info.value)
+    assert "Fraction" not in str(info.value) and "`" not in str(info.value)
+    with pytest.raises(InvalidParameter) as info:
+        make_setting(D=4, K=2, preset="sts", sigma="relu", law="gumbel", eta="-1")
+    assert {p.name for p in info.value.problems} == {"eta", "law", "sigma"}
