@@ -49,12 +49,8 @@ def _tstar_expr():
 
 def tstar(setting) -> float:
     """The derived end of the transient, T* = 1/(2 c u0^2) (0 < K < D, sigma = identity)."""
-    import sympy as sp
-    from verify.derive import symbols as sy
-    vals = {sy.D: setting.D, sy.K: setting.K, sy.c_loss: sp.Rational(setting.loss_scale),
-            sy.var: sp.Rational(setting.law.var), sy.lam: sp.Rational(setting.p_lambda),
-            sy.eta_kq: sp.Rational(setting.eta_kq), sy.vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2()))}
-    return float(_tstar_expr().subs(vals))
+    from verify.derive.symbols import values_at
+    return float(_tstar_expr().subs(values_at(setting)))
 
 
 def octave_slopes(setting, steps: int) -> tuple[list[float], list[float]]:

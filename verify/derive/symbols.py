@@ -17,3 +17,12 @@ var, lam = sp.symbols("v lambda", positive=True)  # entry variance; P^T P = lamb
 beta = sp.Symbol("beta", positive=True)          # logit temperature: logits beta P^T W_KQ p_q
 c_loss = sp.Symbol("c_L", positive=True)          # 1 (sum) or 1/(M N) (mean)
 vnorm = sp.Symbol("vnorm", positive=True)        # ||V*||_F
+
+
+def values_at(setting) -> dict:
+    """Each convention symbol at one setting's exact values (SymPy numbers), for substituting into the
+    derived expressions: D, K, N, c_L, v, lambda, beta, eta_V, eta_KQ and ||V*||_F."""
+    R = lambda x: sp.Rational(x.numerator, x.denominator)  # noqa: E731
+    return {D: setting.D, K: setting.K, N: setting.N, c_loss: R(setting.loss_scale), var: R(setting.law.var),
+            lam: R(setting.p_lambda), beta: R(setting.beta), eta_v: R(setting.eta_v), eta_kq: R(setting.eta_kq),
+            vnorm: sp.sqrt(R(setting.vstar_norm2()))}
