@@ -131,7 +131,8 @@ def _emit_text(obj, indent=0):
 @click.option("--sigma", default="identity", show_default=True, help="identity | relu | erf | poly:c0,c1,...")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text (default), json, or latex (a standalone LaTeX document)")
-@click.option("--asymptotics", "asymptotics_", is_flag=True, help="leading terms of Theorem 3.1's quantities (sigma = identity only)")
+@click.option("--asymptotics", "asymptotics_", is_flag=True,
+              help="leading terms of Theorem 3.1's quantities (sigma = identity only)")
 @click.option("--json", "as_json", is_flag=True, help="same as --format json")
 @handle_errors
 def derive_cmd(sigma, fmt, asymptotics_, as_json):

@@ -27,7 +27,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
-from .obligations import Obligation, is_zero, stopwatch
+from .obligations import Obligation, stopwatch
 from .symbols import D, M, N, c_loss, eta_kq, lam, var
 
 mu = sp.Symbol("mu", real=True)                 # the entry law's mean
@@ -196,7 +196,7 @@ def logit_step_factor(scale=sp.Integer(1)) -> sp.Expr:
     """The scalar f with Lambda(t+1) - Lambda(t) = -f G, from :func:`matrix_level` (eta_KQ lambda^2 for c = 1)."""
     ml = matrix_level(scale)
     step, G = ml["step"], ml["G"]
-    coeff = sp.simplify(-step * 1)
+    coeff = sp.simplify(-step)
     if isinstance(coeff, sp.MatMul) and coeff.args[-1] == G:
         f = sp.Mul(*coeff.args[:-1])
     elif coeff == G:
@@ -214,8 +214,8 @@ def logit_step_obligation() -> Obligation:
     distinct query positions); with the two-valued logit gradient this is the delta recursion's factor."""
     with stopwatch() as t:
         ml = matrix_level()
-        grad_ok = sp.simplify(ml["grad"] - ml["P"] * ml["G"] * ml["Q"].T) == sp.ZeroMatrix(*ml["grad"].shape) or \
-            ml["grad"] == ml["P"] * ml["G"] * ml["Q"].T
+        want = ml["P"] * ml["G"] * ml["Q"].T
+        grad_ok = ml["grad"] == want or sp.simplify(ml["grad"] - want) == sp.ZeroMatrix(*want.shape)
         try:
             f = logit_step_factor()
             holds = True if (grad_ok and sp.simplify(f - eta_kq * lam**2) == 0) else None
@@ -304,5 +304,6 @@ def evaluate(expr, env: dict, dims: dict, at: dict | None = None):
     return e.subs({s_: env[s_.name] for s_ in e.free_symbols if s_.name in env})
 
 
-__all__ = ["loss_formula", "update_formulas", "gradient_formulas", "softmax_chain", "softmax_obligation", "wkq_chain", "matrix_level", "logit_step_factor",
-           "logit_step_obligation", "wkq_chain_explicit", "gradient_obligations", "explicit_model", "evaluate", "LEGEND", "mu"]
+__all__ = ["loss_formula", "update_formulas", "gradient_formulas", "softmax_chain", "softmax_obligation", "wkq_chain",
+           "matrix_level", "logit_step_factor", "logit_step_obligation", "wkq_chain_explicit", "gradient_obligations",
+           "explicit_model", "evaluate", "LEGEND", "mu"]

@@ -125,6 +125,9 @@ def is_zero(expr) -> bool | None:
     if isinstance(expr, sp.MatrixBase):
         parts = [is_zero(x) for x in expr]
         return True if all(p is True for p in parts) else None
+    e = sp.cancel(sp.together(expr))       # a rational identity: usually decided here, without expanding
+    if e == 0:
+        return True
     e = sp.cancel(sp.together(sp.expand(expr)))
     if e == 0:
         return True

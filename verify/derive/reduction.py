@@ -37,16 +37,15 @@ import sympy as sp
 from ..evidence import Scope
 from ..model.sigma import Sigma
 from .kernels import kernel
-from .obligations import Obligation, ProofReport, is_zero, stopwatch, sympy_obligation
+from .obligations import Obligation, ProofReport, is_zero, stopwatch
 from .reduced import column_quantities
-from .symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_kq, eta_v, lam, mu_u, \
+from .symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
     mu_z, var, vn
 
 _is_zero = is_zero          # kept under its old name (tests and claims import it)
 CASE_LABEL = {"interior": "0 < K < D", "k-zero": "K = 0", "k-equals-d": "K = D"}
 ELL = sp.Function("ell")    # the undefined per-entry kernel ell(A, C, B, mu)
 SLOTS = ("A", "C", "B", "mu")
-d_sym = sp.Symbol("d", positive=True, integer=True)
 e_sym = sp.Symbol("e", positive=True)     # e^delta
 ALL_SIGMA = Scope(dims="all", sigma="all", conventions="all", horizon="all")
 
@@ -188,18 +187,32 @@ def _logit_gradient(case: str, own: str, m):
     return _at_point(col, sp.diff(Lc, col["a"])).doit(), col
 
 
+_ROW = sp.Symbol("m", integer=True, positive=True)
+
+
+@lru_cache(maxsize=None)
+def logit_gradients(case: str) -> dict:
+    """Row m's part of the logit gradient of a free on-support ("on") and off-support ("off") entry at the
+    two-valued point, and d r_m/d delta ("dr", interior only), with the kernel's partials replaced by
+    shared symbols (so identities between them are rational identities). Row quantities alpha[m], vn[m]."""
+    m = _ROW
+    owns = ("on", "off") if case == "interior" else (("on",) if case == "k-equals-d" else ("off",))
+    norm = _Partials()
+    out = {own: norm(_logit_gradient(case, own, m)[0]) for own in owns}
+    if case == "interior":
+        r = _row_loss(case, sp.IndexedBase("alpha")[m], sp.IndexedBase("vn")[m])
+        out["dr"] = norm(e_sym * sp.diff(r, e_sym).doit())       # d r_m / d delta = e d r_m / d e
+    return out
+
+
 def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
     """(iii) for one case, summed over the M rows (SymPy Sum over m; the identities hold term by term)."""
     out = []
-    m = sp.Symbol("m", integer=True, positive=True)
+    m = _ROW
     with stopwatch() as t:
         allowed = {e_sym, c_loss, var, Ds, Ks, Ns}
-        owns = ("on", "off") if case == "interior" else (("on",) if case == "k-equals-d" else ("off",))
-        g = {}
-        for own in owns:
-            g[own], col = _logit_gradient(case, own, m)
-        norm = _Partials()
-        gn = {k: norm(v) for k, v in g.items()}
+        lg = logit_gradients(case)
+        gn = {k: v for k, v in lg.items() if k in ("on", "off")}
         rows = {e for v in gn.values() for e in v.atoms(sp.Indexed)}
         free = set().union(*(v.xreplace({e: 1 for e in rows}).free_symbols for v in gn.values()))
         two = all(s_ in allowed or s_.name.startswith("ell") for s_ in free) and all(
@@ -209,12 +222,9 @@ def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
                           "block method: the gradient of a free logit at the point depends only on (alpha_m, "
                           "||v*_m||^2, delta, D, K, N), not on which entry it is", "sympy identity", scope,
                           seconds=t()))
-    al, vn_ = sp.IndexedBase("alpha")[m], sp.IndexedBase("vn")[m]
     with stopwatch() as t:
         if case == "interior":
-            r = _row_loss(case, al, vn_)
-            dr = norm(e_sym * sp.diff(r, e_sym).doit())       # d r_m / d delta = e d r_m / d e
-            gon, goff = gn["on"], gn["off"]
+            gon, goff, dr = lg["on"], lg["off"], lg["dr"]
             gap = sp.Sum(gon - goff - Ds / (Ns * Ks * (Ds - Ks)) * dr, (m, 1, Ms))
             bal = sp.Sum(Ks * gon + (Ds - Ks) * goff, (m, 1, Ms))
             h_gap, h_bal = is_zero(gap.function), is_zero(bal.function)
@@ -222,7 +232,7 @@ def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
                     "(any kernel)")
             holds = True if (h_gap and h_bal) else None
         else:
-            gz = sp.Sum(norm(g[owns[0]]), (m, 1, Ms))
+            gz = sp.Sum(next(iter(gn.values())), (m, 1, Ms))
             holds = is_zero(gz.function)
             name = f"[{CASE_LABEL[case]}] the logit gradient vanishes: delta is frozen, S stays uniform (any kernel)"
     out.append(Obligation(name, holds, "summed over rows m = 1..M by SymPy (the identity holds term by term); "
@@ -506,6 +516,26 @@ def prove_reduction(sigma: Sigma, M: int | None = None, d: int | None = None, D:
     return rep
 
 
+TOPICS = {
+    "rows": lambda o: "W_X" in o.name,                                   # rows of W_X stay on the line of v*_m
+    "wp": lambda o: "W_P" in o.name,                                     # W_P stays 0 (with sigma's parity lemma)
+    "two-valued": lambda o: "two-valued" in o.name or "g_on" in o.name or "logit gradient vanishes" in o.name
+    or o.name.startswith("(3.4)"),                                        # columns of S stay two-valued; delta step
+    "recursion": lambda o: "verify.derive.reduced's step" in o.name or "ell(A, 0, 0, 0)" in o.name,
+    "all": lambda o: True,
+}
+
+
+def obligations_for(sigma: Sigma, topic: str = "all", explicit: bool = True) -> list[Obligation]:
+    """The obligations of :func:`prove_reduction` that a claim about ``topic`` cites (see :data:`TOPICS`):
+    "rows", "wp", "two-valued", "recursion" or "all"; ``explicit=False`` drops the explicit-dimension
+    second route. Cite them with ``[o.evidence() for o in obligations_for(sigma, "wp")]``."""
+    if topic not in TOPICS:
+        raise ValueError(f"topic must be one of {sorted(TOPICS)}, not {topic!r}")
+    obs = [o for o in prove_reduction(sigma).obligations if TOPICS[topic](o)]
+    return [o for o in obs if explicit or o.scope.dims == "all"]
+
+
 def _vanishes(expr) -> bool:
     """A matrix expression is 0 when every term of its expansion carries a zero factor."""
     expr = sp.expand(expr)
@@ -553,4 +583,4 @@ def prove_identity_general() -> ProofReport:
 
 __all__ = ["Obligation", "ProofReport", "prove_reduction", "prove_reduction_symbolic", "prove_reduction_generic",
            "explicit_routes", "parity_obligation", "reduced_recursion_obligations", "prove_identity_general",
-           "delta_step_factor", "canonical_roots", "EXPLICIT_SIZES"]
+           "delta_step_factor", "canonical_roots", "logit_gradients", "obligations_for", "TOPICS", "EXPLICIT_SIZES"]
