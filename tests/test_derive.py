@@ -161,7 +161,9 @@ def test_parity_lemma_decides_wp_invariance(spec, odd):
 
 def test_reduction_report_for_relu_names_the_failure():
     rep = prove_reduction(parse_sigma("relu"), M=1, d=1, D=3, supports=((0, 1),))
-    assert not rep.proved and [o.holds for o in rep.obligations][-1] is False
+    failed = [o for o in rep.obligations if o.holds is not True]
+    assert not rep.proved and [o.name for o in failed] == ["W_P gradient vanishes at W_P = 0 (parity: d ell/d mu (A, C, "
+                                                           "B, 0) = 0)"] and failed[0].holds is False
 
 
 def test_reduction_fails_when_it_should():

@@ -9,62 +9,32 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..evidence import Scope, Statement, headline, record
+from ..evidence import Scope, Statement, headline
 from ..parts import part
 from ..profiles import PROFILES
 
 CONVENTIONS = ("law mean 0",)     # the reduction needs centred entries (otherwise W_X moves along 1)
 
 
-def _dims_label(dims: dict) -> str:
-    return " ".join(f"{k}={dims[k]}" for k in ("M", "d", "D", "N", "K") if k in dims)
-
-
-def route_record(route: str, obligations, scope: Scope, sigma: str) -> dict:
-    """One evidence record for a route: it confirms the statement (within ``scope``) only when every one of
-    its obligations is proved; one disproved obligation is a counterexample, anything else undecided."""
-    vals = [o.holds for o in obligations]
-    holds = True if all(v is True for v in vals) else (False if any(v is False for v in vals) else None)
-    bad = [o for o in obligations if o.holds is not True]
-    result = (f"all {len(vals)} obligations proved" if holds else
-              "; ".join(f"{o.name}: {'disproved' if o.holds is False else 'undecided'} {o.detail}".strip()
-                        for o in bad))
-    return record(route, "symbolic", scope, result, holds,
-                  replay=f"verify derive --sigma {sigma}" if holds is False else None,
-                  obligations=[{"name": o.name, "holds": o.holds, "detail": o.detail} for o in obligations])
-
-
 def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     """One decided statement per sigma ("GD keeps the symmetric set invariant and the reduced recursion
     is exact"), identity first; and the proof reports as dicts.
 
-    Routes: (a) the generic-kernel identities at one explicit size together with sigma's parity lemma
-    (scope: that size); (b) for sigma = identity, matrix calculus in symbolic dimensions (every size)."""
-    from ..derive.reduction import parity_obligation, prove_identity_general, prove_reduction_generic
+    Evidence: every obligation of verify.derive.reduction.prove_reduction (the block-method proof for any
+    kernel in symbolic dimensions, sigma's parity lemma and reduced recursion, the explicit-dimension second
+    route, and for identity the matrix-calculus proof), each with the scope it covers."""
+    from ..derive.reduction import prove_reduction
     from ..model.sigma import parse_sigma
-    generic = prove_reduction_generic()
     statements, proofs = [], {}
     for spec in sigmas:
         sig = parse_sigma(spec)
-        par = parity_obligation(sig)
-        explicit = Scope(dims=(_dims_label(generic.dims),), sigma=(sig.spec(),), conventions=CONVENTIONS,
-                         horizon="all")
-        ev = [route_record("generic-kernel identities at explicit dimensions + parity lemma",
-                           list(generic.obligations) + [par], explicit, spec)]
-        obligations = list(generic.obligations) + [par]
-        if sig.name == "identity":
-            ident = prove_identity_general()
-            ev.append(route_record("matrix calculus in symbolic dimensions (sigma = identity)", ident.obligations,
-                                   Scope(dims="all", sigma=("identity",), conventions=CONVENTIONS, horizon="all"),
-                                   spec))
-            obligations += ident.obligations
+        rep = prove_reduction(sig)
         stmt = Scope(dims="all", sigma=(sig.spec(),), conventions=CONVENTIONS, horizon="all")
         statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
-                                    "invariant and the reduced recursion is exact", stmt, ev,
+                                    "invariant and the reduced recursion is exact", stmt,
+                                    rep.evidence(replay=f"verify derive --sigma {spec} --json"),
                                     "primary" if sig.name == "identity" else "further"))
-        proofs[spec] = {"sigma": sig.spec(), "proved": all(o.holds is True for o in obligations),
-                        "dims": {"identity obligations": "all M, d, D, N", "generic obligations": generic.dims},
-                        "obligations": [{"name": o.name, "holds": o.holds, "detail": o.detail} for o in obligations]}
+        proofs[spec] = rep.as_dict()
     statements.sort(key=lambda st: st.role != "primary")
     return statements, proofs
 

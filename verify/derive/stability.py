@@ -26,7 +26,9 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..evidence import Scope
 from ..model.sigma import Sigma
+from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
 from .symbols import D, K, N, alpha, c_loss, delta, eta_v, lam, var, vn, vnorm
 
@@ -114,5 +116,96 @@ def thresholds_at(setting) -> dict:
     return {"eta_alpha": a, "eta_delta": dl, "eta_c": sp.Min(a, dl)}
 
 
+# ---- Lemma C.2 (sigma = identity) as solver-discharged obligations ---------------------------------
+IDENTITY = Scope("all", ("identity",), "all", "all")
+ANY_SIGMA = Scope("all", "all", "all", "all")
+
+
+def _reals(names: str):
+    import z3
+    return z3.Reals(names)
+
+
+def _counts(n_on, n_off):
+    """What 'n_on and n_off are numbers of entries' gives over the reals: each is 0 or at least 1."""
+    import z3
+    return [z3.Or(n_on == 0, n_on >= 1), z3.Or(n_off == 0, n_off >= 1), n_on + n_off >= 1]
+
+
+def column_norm_obligations() -> list[Obligation]:
+    """||S||_F^2 in [0, N] and <S, S*> > 0 (K >= 1), for the columns GD produces: softmax columns,
+    two-valued on/off the support (block representation: n_on = K entries p_on, n_off = D - K entries
+    p_off, symbolic K, D, N). Plus the entrywise fact behind ||s||^2 <= 1 for any probability column."""
+    import z3
+    Nn, n_on, n_off, p_on, p_off, e = _reals("N n_on n_off p_on p_off e")
+    col = [p_on >= 0, p_off >= 0, n_on * p_on + n_off * p_off == 1, Nn >= 1] + _counts(n_on, n_off)
+    sq = Nn * (n_on * p_on * p_on + n_off * p_off * p_off)
+    out = [z3_obligation("0 <= ||S||_F^2 <= N for N two-valued probability columns (K on, D-K off the support)",
+                         col, z3.And(sq >= 0, sq <= Nn), ANY_SIGMA,
+                         "||S||_F^2 = N (K p_on^2 + (D-K) p_off^2); K, D-K are counts (0 or >= 1)")]
+    s_ = z3.Real("s")
+    out.append(z3_obligation("any probability column: 0 <= s_i <= 1 => s_i^2 <= s_i, so ||s||^2 <= sum_i s_i = 1",
+                             [s_ >= 0, s_ <= 1], s_ * s_ <= s_, ANY_SIGMA,
+                             "entrywise; summing the D inequalities is linear"))
+    # softmax: p_on = e^delta / Z, Z = K e^delta + D - K (K >= 1): <S, S*> = N K p_on (1/K) > 0
+    Z = n_on * e + n_off
+    cor = Nn * n_on * (e / Z) / n_on
+    out.append(z3_obligation("<S, S*> > 0 when K >= 1 (softmax entries are positive)",
+                             [e > 0, n_on >= 1, Nn >= 1] + _counts(n_on, n_off), cor > 0, ANY_SIGMA,
+                             "<S, S*> = N K p_on (1/K), p_on = e^delta / (K e^delta + D - K)"))
+    return out
+
+
+def step_hypotheses(with_step_size: bool = True):
+    """The induction step's variables and hypotheses: x = ||S||^2 in [0, N], y = <S,S*> > 0, c_L, v, eta > 0,
+    alpha >= 0, and (with_step_size) eta c_L v N <= 1. Returns (hypotheses, alpha_next)."""
+    x, y, cL, v, eta, a, Nn = _reals("x y c_L v eta alpha N")
+    h = cL * v
+    hyp = [x >= 0, x <= Nn, y > 0, cL > 0, v > 0, eta > 0, a >= 0, Nn >= 1]
+    if with_step_size:
+        hyp.append(eta * h * Nn <= 1)
+    return hyp, (1 - eta * h * x) * a + eta * h * y, dict(x=x, y=y, alpha=a)
+
+
+@lru_cache(maxsize=None)
+def positivity_obligations() -> ProofReport:
+    """Lemma C.2 for sigma = identity, as obligations (every dimension, every t >= 1):
+      recursion  alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*> (matrix calculus, SymPy);
+      facts      0 <= ||S||^2 <= N and <S,S*> > 0 for K >= 1 (z3, block representation);
+      step       x in [0, N], y > 0, eta c_L v N <= 1, alpha >= 0 => alpha' > 0 (z3, nonlinear reals);
+      base       alpha(0) = 0 (zero initialisation), so by induction alpha(t) > 0 for all t >= 1.
+    Negative controls (outside the hypotheses, expected disproved with a counterexample): the step
+    without eta c_L v N <= 1, and K = 0 (<S, S*> = 0)."""
+    import z3
+    from .reduction import prove_identity_general
+    rep = ProofReport("identity", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
+    with stopwatch() as t:
+        gx = prove_identity_general().obligations[0]
+        rec_ok, rec_txt = alpha_recursion_identity()
+    rep.obligations.append(Obligation(
+        "alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> (W_X(t) = alpha(t) V*)",
+        True if (gx.holds is True and rec_ok) else None,
+        f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
+        "matrix calculus", IDENTITY, seconds=gx.seconds + t()))
+    rep.obligations.extend(column_norm_obligations())
+    hyp, a_next, _ = step_hypotheses(True)
+    rep.obligations.append(z3_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when eta c_L v N <= 1",
+                                         hyp, a_next > 0, IDENTITY,
+                                         "x = ||S||^2, y = <S,S*>; alpha(t+1) > 0 gives the next step's alpha >= 0"))
+    a0 = z3.Real("alpha_0")
+    rep.obligations.append(z3_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
+                                         [a0 == 0], a0 >= 0, IDENTITY, "zero initialisation"))
+    # negative controls: each drops one hypothesis; the solver must find a counterexample
+    hyp, a_next, _ = step_hypotheses(False)
+    rep.obligations.append(z3_obligation("negative control: the step without eta c_L v N <= 1", hyp, a_next > 0,
+                                         IDENTITY, "the step-size hypothesis is needed", role="outside"))
+    hyp, a_next, v_ = step_hypotheses(True)
+    hyp = [h_ for h_ in hyp if not z3.eq(h_, v_["y"] > 0)] + [v_["y"] == 0]
+    rep.obligations.append(z3_obligation("negative control: K = 0 (<S,S*> = 0)", hyp, a_next > 0, IDENTITY,
+                                         "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
+    return rep
+
+
 __all__ = ["alpha_recursion_identity", "wx_gradient_identity", "positivity_condition", "delta_curvature",
-           "loss_thresholds", "thresholds_at"]
+           "loss_thresholds", "thresholds_at", "positivity_obligations", "column_norm_obligations",
+           "step_hypotheses"]

@@ -1,0 +1,181 @@
+"""Proof obligations as data: a statement, how it was discharged, what it covers, and its status.
+
+Every step of a derivation that the toolkit calls a proof is one :class:`Obligation`: its statement
+(in the paper's symbols), its method ("sympy identity": an expression simplified to exactly 0;
+"matrix calculus": SymPy's MatrixSymbol calculus; "z3": an SMT decision in nonlinear real
+arithmetic), its :class:`verify.evidence.Scope` (``dims="all"`` only when the proof is in symbolic
+dimensions) and its status: ``proved``, ``disproved`` (with a counterexample) or ``unknown`` (the
+method could not decide: shown as open, never as proved). Claims cite an obligation through
+:meth:`Obligation.evidence`, which makes the :func:`verify.evidence.record` the verdict rule reads.
+
+Example::
+
+    >>> import z3
+    >>> x = z3.Real("x")
+    >>> ob = z3_obligation("x^2 >= 0", [], x * x >= 0, Scope(sigma="all"))
+    >>> ob.status
+    'proved'
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..evidence import Scope, record
+
+# method -> evidence kind (verify.evidence.KINDS): both are exact decisions
+METHODS = {"sympy identity": "symbolic", "matrix calculus": "symbolic", "z3": "smt"}
+STATUSES = {True: "proved", False: "disproved", None: "unknown"}
+ROLES = ("test", "outside")   # outside: a negative control run outside the hypotheses (never decides a claim)
+REPLAY = "verify derive --json"
+
+
+@dataclass
+class Obligation:
+    """One proof step. ``holds``: True (proved), False (disproved), None (unknown / open).
+
+    ``name`` is the statement. ``role="outside"`` marks a negative control: a statement with a
+    hypothesis dropped, expected to be disproved (its counterexample shows the hypothesis is needed).
+    """
+
+    name: str
+    holds: bool | None
+    detail: str = ""
+    method: str = "sympy identity"
+    scope: Scope | None = None
+    counterexample: dict | None = None
+    role: str = "test"
+    seconds: float = 0.0
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"obligation method must be one of {sorted(METHODS)}, not {self.method!r}")
+        if not isinstance(self.scope, Scope):
+            raise TypeError(f"obligation {self.name!r} needs a verify.evidence.Scope, not {self.scope!r}")
+        if self.role not in ROLES:
+            raise ValueError(f"obligation role must be one of {ROLES}, not {self.role!r}")
+        if self.holds not in (True, False, None):
+            raise TypeError(f"holds must be True, False or None, not {self.holds!r}")
+
+    @property
+    def statement(self) -> str:
+        return self.name
+
+    @property
+    def status(self) -> str:
+        return STATUSES[self.holds]
+
+    @property
+    def kind(self) -> str:
+        return METHODS[self.method]
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "status": self.status, "holds": self.holds, "method": self.method,
+                "kind": self.kind, "role": self.role, "scope": self.scope.as_dict(), "detail": self.detail,
+                "counterexample": self.counterexample, "seconds": round(self.seconds, 3)}
+
+    def evidence(self, replay: str = REPLAY, **data) -> dict:
+        """This obligation as a :func:`verify.evidence.record` (a claim lists it among its evidence)."""
+        result = f"{self.status}: {self.name}" + (f" ({self.detail})" if self.detail else "")
+        if self.counterexample:
+            result += f"; counterexample {self.counterexample}"
+        return record(self.name, self.kind, self.scope, result, self.holds, role=self.role,
+                      replay=replay if self.holds is False else None, method=self.method, **data)
+
+
+@dataclass
+class ProofReport:
+    """A list of obligations about one subject (a sigma, a lemma); proved when every test obligation is."""
+
+    sigma: str
+    dims: dict
+    obligations: list[Obligation] = field(default_factory=list)
+
+    @property
+    def proved(self) -> bool:
+        tests = [o for o in self.obligations if o.role == "test"]
+        return bool(tests) and all(o.holds is True for o in tests)
+
+    @property
+    def seconds(self) -> float:
+        return sum(o.seconds for o in self.obligations)
+
+    def evidence(self, replay: str = REPLAY) -> list[dict]:
+        return [o.evidence(replay) for o in self.obligations]
+
+    def as_dict(self) -> dict:
+        return {"sigma": self.sigma, "dims": self.dims, "proved": self.proved, "seconds": round(self.seconds, 3),
+                "obligations": [o.as_dict() for o in self.obligations]}
+
+
+@contextmanager
+def stopwatch():
+    """``with stopwatch() as t: ...``; ``t()`` is the seconds elapsed (for Obligation.seconds)."""
+    t0 = time.perf_counter()
+    box = [None]
+    yield lambda: (box[0] if box[0] is not None else time.perf_counter() - t0)
+    box[0] = time.perf_counter() - t0
+
+
+def is_zero(expr) -> bool | None:
+    """True only when SymPy simplifies ``expr`` to exactly 0 (a proof); None when it cannot."""
+    if isinstance(expr, sp.MatrixBase):
+        parts = [is_zero(x) for x in expr]
+        return True if all(p is True for p in parts) else None
+    e = sp.cancel(sp.together(expr))       # a rational identity: usually decided here, without expanding
+    if e == 0:
+        return True
+    e = sp.cancel(sp.together(sp.expand(expr)))
+    if e == 0:
+        return True
+    e = sp.simplify(e)
+    return True if e == 0 else None
+
+
+def all_zero(exprs) -> bool | None:
+    """True when every expression is proved 0; None as soon as one is not."""
+    for e in exprs:
+        if is_zero(e) is not True:
+            return None
+    return True
+
+
+def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: str = "sympy identity") -> Obligation:
+    """An obligation 'every expression in ``exprs`` is identically 0', decided by :func:`is_zero`."""
+    with stopwatch() as t:
+        holds = all_zero(exprs if isinstance(exprs, (list, tuple)) else [exprs])
+    return Obligation(name, holds, detail, method, scope, seconds=t())
+
+
+def z3_decide(hypotheses, conclusion, timeout_ms: int = 20000):
+    """(holds, model): holds True when hypotheses => conclusion is valid over the reals (the negation is
+    unsat), False with a counterexample model (dict of exact values as strings), None when z3 gives up."""
+    import z3
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*hypotheses)
+    s.add(z3.Not(conclusion))
+    r = s.check()
+    if r == z3.unsat:
+        return True, None
+    if r == z3.sat:
+        m = s.model()
+        return False, {str(d): str(m[d]) for d in sorted(m.decls(), key=str) if d.arity() == 0}
+    return None, None
+
+
+def z3_obligation(name: str, hypotheses, conclusion, scope: Scope, detail: str = "", role: str = "test") -> Obligation:
+    """An obligation 'hypotheses => conclusion' over the reals, discharged (or refuted) by z3."""
+    with stopwatch() as t:
+        holds, model = z3_decide(hypotheses, conclusion)
+    flat = lambda f: " ".join(str(f).split())  # noqa: E731   (z3 wraps long formulas over lines)
+    stated = " and ".join(flat(h) for h in hypotheses) + " => " + flat(conclusion)
+    return Obligation(name, holds, (detail + "; " if detail else "") + "z3: " + stated, "z3", scope, model, role,
+                      seconds=t())
+
+
+__all__ = ["METHODS", "STATUSES", "Obligation", "ProofReport", "stopwatch", "is_zero", "all_zero",
+           "sympy_obligation", "z3_decide", "z3_obligation"]
