@@ -35,11 +35,14 @@ from .region import RegionCheck, check_region, exprel_obligation
 
 QUANTITIES = ("excess_loss", "s_err", "w_err")
 POWER = {"excess_loss": 1, "s_err": Fraction(1, 2), "w_err": Fraction(1, 2)}   # q ~ (eta T)^-power
-DEFAULTS = {"bits": 128, "shells": 48, "n_u": 8, "n_eps": 2, "max_depth": 6, "max_prefix": 2_000_000,
-            "check_every": 16}
+# Shells u <= u0 r^j with r = 3/4 (r = 1/2 is the dyadic u0 2^-j): on each shell the decay ratio Q varies
+# by about (1 - r) u_j c, so r = 3/4 halves the band of r = 1/2 at the same cost (120 shells reach u0 10^-15).
+DEFAULTS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
+            "max_prefix": 2_000_000, "check_every": 16}
 SNAPSHOT_EVERY = 256     # prefix states kept every this many steps: bounds at T <= T0 re-step at most this
 C_MULTIPLES = tuple(2**k for k in range(1, 14))
 U0_CAP = Fraction(1, 4)
+TIGHT = 2
 
 
 class CertificateFailed(VerificationError):
@@ -84,7 +87,6 @@ class Certificate:
     T0: int
     region: RegionCheck
     shells: list
-    shell_bounds: list
     prefix_end: dict
     z0: tuple
     constants: dict
@@ -123,7 +125,7 @@ class Certificate:
             U = u_lo.lower().union(u_hi.upper())
             C = self.region.C
             E = exact(-C).union(exact(C))
-            L2, W = fn.loss_over_u2(U, E, *Pb), fn.w_over_u(U, E, *Pb)
+            L2, W = fn.loss_over_u2(U, E, *Pb)[0], fn.w_over_u(U, E, *Pb)[0]
             vnorm, s_coef = exact(self.setting.vstar_norm2()).sqrt(), fn.s_over_u(*Pb)
             if not (L2.lower() > 0 and W.lower() > 0):
                 raise CertificateFailed(Obligation("observables-positive", "L2 > 0 and h + eps u^2 > 0 on the u-interval",
@@ -160,8 +162,7 @@ class Certificate:
             "prefix_end": self.prefix_end,
             "z_at_T0": [frac_str(self.z0[0]), frac_str(self.z0[1])],
             "lemma": LEMMA,
-            "shells": [sh.as_dict() | {"L2": [str(x) for x in sb["L2"]], "h_plus_eps_u2": [str(x) for x in sb["W"]]}
-                       for sh, sb in zip(self.shells, self.shell_bounds)],
+            "shells": [sh.as_dict() for sh in self.shells],
             "constants": self.constants,
             "asymptotic": self.asymptotic,
             "knobs": self.knobs,
@@ -252,26 +253,31 @@ def run_prefix(s: Setting, bits: int, u0: Fraction, C: Fraction, *, max_prefix: 
 
 
 def choose_region(s: Setting, bits: int, u0: Fraction | None, C: Fraction | None) -> tuple[Fraction, Fraction]:
-    """Defaults for (u0, C): the largest u0 (so the shortest prefix) for which a coarse check closes, with
-    C a power-of-two multiple of c/(1 - |rho(0)|) (the fixed point of eps at u = 0), doubled for room."""
+    """Defaults for (u0, C), by coarse checks (6 shells, few boxes): C is the smallest power-of-two multiple
+    of c/(1 - |rho(0)|) (the fixed point of eps at u = 0) for which R is invariant, and u0 the largest
+    candidate (so the shortest prefix) whose outer shell is tight, b_0 <= TIGHT a_0 (a loose outer shell
+    delays every shell entry, and the band with it); failing that, the largest invariant one."""
     P = param_values(s)
     base = _c_exact(s) / (1 - abs(_rho0(s)))
-    # u0 <= 1/4 by default: a larger u0 shortens the prefix but widens [a, b] on the outer shells (the
-    # decay ratio Q depends on eps through eps u (D - K)/K), and the prefix costs little at 1/4.
+    # u0 <= 1/4 by default: a larger u0 shortens the prefix but widens [a, b] on the outer shells (Q
+    # depends on eps through eps u^2 (D - K)/K), and the prefix costs little at 1/4.
     u_start = min(Fraction(s.D - s.K, s.D) * Fraction(7, 8), U0_CAP)
     u0s = [u0] if u0 is not None else [_dyadic(u_start * Fraction(7, 8) ** k) for k in range(60)]
     Cs = [C] if C is not None else [base * m for m in C_MULTIPLES]
-
-    def coarse(u, c):
-        return check_region(P, u, c, shells=6, n_u=4, n_eps=2, max_depth=1, bits=bits).ok
+    fallback = None
     for u in u0s:
         if not 0 < u < 1:
             raise InvalidParameter("u0", str(u), "must satisfy 0 < u0 < 1 (off-support attention mass)")
         for c in Cs:
-            if coarse(u, c):
-                if C is None and coarse(u, 2 * c):
-                    c = 2 * c
-                return u, c
+            rc = check_region(P, u, c, shells=6, n_u=4, n_eps=2, max_depth=1, bits=bits)
+            if rc.ok:
+                sb = rc.shell_bounds(0)
+                if sb["b"] <= TIGHT * sb["a"] or u0 is not None:
+                    return u, c
+                fallback = fallback or (u, c)
+                break
+    if fallback:
+        return fallback
     return (u0s[-1] if u0 is None else u0), (Cs[-1] if C is None else C)
 
 
@@ -283,14 +289,15 @@ def _dyadic(x: Fraction, bits: int = 10) -> Fraction:
     return Fraction(int(x * 2**e), 2**e)
 
 
-def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int | None = None,
+def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int | None = None, ratio=None,
             n_u: int | None = None, n_eps: int | None = None, max_depth: int | None = None,
             max_prefix: int | None = None, check_every: int | None = None, T0: int | None = None,
             region_boxes=None):
     """Build and check the all-time certificate of regime ``s`` (module docstring).
 
     Knobs (None = the default, found automatically where it says so): ``bits`` (Arb precision),
-    ``u0`` and ``C`` (the region; auto), ``shells`` (nested shells u <= u0 2^-j, j <= shells),
+    ``u0`` and ``C`` (the region; auto), ``shells`` and ``ratio`` (nested shells u <= u0 ratio^j,
+    j <= shells; ratio 1/2: the dyadic shells),
     ``n_u``, ``n_eps`` (subdivisions of each annulus), ``max_depth`` (bisections of a failing box),
     ``max_prefix`` and ``check_every`` (prefix length limit and membership checkpoints), ``T0``
     (end the prefix exactly there instead), ``region_boxes`` (check this cover instead).
@@ -307,7 +314,11 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
         if v is not None:
             knobs[k] = v
     knobs["bits"] = check_int("bits", knobs["bits"], MIN_BITS, MAX_BITS)
-    knobs["shells"] = check_int("shells", knobs["shells"], 1, 400)
+    knobs["shells"] = check_int("shells", knobs["shells"], 1, 2000)
+    if ratio is not None:
+        knobs["ratio"] = exact_number(ratio, "shell_ratio")
+    if not 0 < knobs["ratio"] < 1:
+        raise InvalidParameter("shell_ratio", str(knobs["ratio"]), "must satisfy 0 < ratio < 1 (u_j = u0 ratio^j)")
     knobs["n_u"] = check_int("subdivisions", knobs["n_u"], 1, 4096)
     knobs["n_eps"] = check_int("subdivisions", knobs["n_eps"], 1, 4096)
     knobs["max_depth"] = check_int("max_depth", knobs["max_depth"], 0, 30)
@@ -330,7 +341,7 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     t = time.perf_counter()
     u0, C = choose_region(s, bits, u0, C)
     rc = check_region(param_values(s), u0, C, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
-                      max_depth=knobs["max_depth"], bits=bits, boxes=region_boxes)
+                      max_depth=knobs["max_depth"], bits=bits, boxes=region_boxes, ratio=knobs["ratio"])
     secs["region"] = time.perf_counter() - t
     obligations += rc.obligations
     _raise_first(obligations)
@@ -341,16 +352,16 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     obligations.append(ob)
     _raise_first(obligations)
     t = time.perf_counter()
-    sbs = [rc.shell_bounds(j) for j in range(knobs["shells"] + 1)]
-    shells_, sob = schedule(sbs, z0, bits)
+    shells_, sob = schedule(rc.hull, u0, knobs["shells"], z0, bits, knobs["ratio"])
     obligations += sob
     _raise_first(obligations)
-    consts, asym, cob = constants(s, end, shells_, sbs, bits)
+    consts, asym, cob = constants(s, end, shells_, bits)
     obligations.append(cob)
     _raise_first(obligations)
     secs["comparison"] = time.perf_counter() - t
-    knobs |= {"u0": frac_str(u0), "C": frac_str(C), "T0": T0 if T0 is not None else "auto (first checkpoint in R)"}
-    return Certificate(s, bits, end, rc, shells_, sbs, desc, z0, consts, asym, obligations, knobs, secs, snaps)
+    knobs |= {"u0": frac_str(u0), "C": frac_str(C), "ratio": frac_str(knobs["ratio"]),
+              "T0": T0 if T0 is not None else "auto (first checkpoint in R)"}
+    return Certificate(s, bits, end, rc, shells_, desc, z0, consts, asym, obligations, knobs, secs, snaps)
 
 
 def _raise_first(obligations) -> None:
@@ -359,7 +370,7 @@ def _raise_first(obligations) -> None:
         raise CertificateFailed(bad)
 
 
-def constants(s: Setting, T0: int, shells, sbs, bits: int):
+def constants(s: Setting, T0: int, shells, bits: int):
     """c_lo <= (eta T)^p q(T) <= c_hi for all T >= T0, per quantity; and the T -> infinity interval."""
     ext = extremes(shells, T0, bits)
     eta = s.eta_v
@@ -371,13 +382,8 @@ def constants(s: Setting, T0: int, shells, sbs, bits: int):
         for q in QUANTITIES:
             p = POWER[q]
             his, los = [], []
-            for sb, ex in zip(sbs, ext):
-                if q == "excess_loss":
-                    psi = (exact(sb["L2"][0]), exact(sb["L2"][1]))
-                elif q == "s_err":
-                    psi = (s_coef, s_coef)
-                else:
-                    psi = (vnorm * exact(max(sb["W"][0], Fraction(0))), vnorm * exact(sb["W"][1]))
+            for sh, ex in zip(shells, ext):
+                psi = _psi(q, sh, s_coef, vnorm)
                 up_r, lo_r = exact(eta * ex["sup_T_over_z_lo"]), exact(eta * ex["inf_T_over_z_hi"])
                 his.append(psi[1] * (up_r if p == 1 else up_r.sqrt()))
                 los.append(psi[0] * (lo_r if p == 1 else lo_r.sqrt()))
@@ -387,11 +393,10 @@ def constants(s: Setting, T0: int, shells, sbs, bits: int):
             out[q] = {"c_lo": fmt.down(exact(c_lo), 8), "c_hi": fmt.up(exact(c_hi), 8),
                       "statement": f"c_lo <= (eta T){pw} {q}(T) <= c_hi for every T >= T0 = {T0}"}
             # Limits T -> infinity on the last shell: (eta T)^p q -> [psi_lo (eta/(2 b))^p, psi_hi (eta/(2 a))^p].
-            last, sb = shells[-1], sbs[-1]
+            last = shells[-1]
             lo_r, up_r = exact(eta / (2 * last.b)), exact(eta / (2 * last.a))
             k = (lambda r: r) if p == 1 else (lambda r: r.sqrt())
-            psi_last = {"excess_loss": (exact(sb["L2"][0]), exact(sb["L2"][1])), "s_err": (s_coef, s_coef),
-                        "w_err": (vnorm * exact(max(sb["W"][0], Fraction(0))), vnorm * exact(sb["W"][1]))}[q]
+            psi_last = _psi(q, last, s_coef, vnorm)
             lim_lo, lim_hi = psi_last[0] * k(lo_r), psi_last[1] * k(up_r)
             asym[q] = {"liminf_ge": fmt.down(lim_lo, 12), "limsup_le": fmt.up(lim_hi, 12)}
     positive = all(Fraction(v["c_lo"]) > 0 for v in out.values())
@@ -418,11 +423,20 @@ def setting_flags(s: Setting) -> str:
     return " ".join(flags)
 
 
+def _psi(q: str, sh, s_coef, vnorm) -> tuple:
+    """Bounds of q / u^(2p) on a shell: L2 for the loss, sqrt(ND/(K(D-K))) for s_err, |h + eps u^2| ||V*|| for w_err."""
+    if q == "excess_loss":
+        return exact(sh.L2[0]), exact(sh.L2[1])
+    if q == "s_err":
+        return s_coef, s_coef
+    return vnorm * exact(max(sh.W[0], Fraction(0))), vnorm * exact(sh.W[1])
+
+
 def recheck_command(cert) -> str:
     """The command that rebuilds and re-checks ``cert`` with the same knobs."""
     parts = ["verify certify", setting_flags(cert.setting)]
     k = getattr(cert, "knobs", {})
     if "u0" in k:
-        parts += [f"--u0 {k['u0']}", f"--C {k['C']}", f"--shells {k['shells']}",
+        parts += [f"--u0 {k['u0']}", f"--C {k['C']}", f"--shells {k['shells']}", f"--shell-ratio {k['ratio']}",
                   f"--subdivisions {k['n_u']},{k['n_eps']}", f"--bits {k['bits']}"]
     return " ".join(parts) + " --json"

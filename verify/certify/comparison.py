@@ -14,7 +14,7 @@ inequalities (z3, nonlinear real arithmetic, after clearing the positive denomin
 error is increasing in x^2, so x_t^2 <= 1/(z_0 + 2at) bounds it; sum <= integral for the
 decreasing 1/(z_0 + 2as), and that integral in closed form.
 
-Shells. On {u <= u_j = u0 2^-j} (inside the invariant region) q_t = Q(u_t, eps_t) lies in [a_j, b_j]
+Shells. On {u <= u_j = u0 r^j} (r = 1/2 by default) (inside the invariant region) q_t = Q(u_t, eps_t) lies in [a_j, b_j]
 (verify.certify.region). The upper bound z_lo(t) certifies u_t <= u_{j+1} from the first t_{j+1}
 with z_lo(t_{j+1}) >= 1/u_{j+1}^2; from then on the lemma runs with [a_{j+1}, b_{j+1}], restarted
 from the bounds at t_{j+1}. Evaluating at T costs a binary search over the shells: O(#shells), not O(T).
@@ -74,12 +74,16 @@ def lemma_obligations() -> tuple:
 
 @dataclass(frozen=True)
 class Shell:
-    """Shell j: u <= u_j holds from step t_j (after T0) on; there Q in [a, b]; z in [Zl, Zh] at t_j."""
+    """Shell j: from step t_j (after T0) on, u <= u_j; until the next shell's entry also u >= lo
+    (lo = 0 on the last shell). There Q in [a, b], L2 in L2, h + eps u^2 in W; z in [Zl, Zh] at t_j."""
 
     j: int
     u_j: Fraction
+    lo: Fraction
     a: Fraction
     b: Fraction
+    L2: tuple
+    W: tuple
     t: int
     Zl: Fraction
     Zh: Fraction
@@ -98,42 +102,85 @@ class Shell:
 
     def z_hi(self, n: int, bits: int) -> Fraction:
         """An exact rational >= z at n steps after t_j (the lemma, summed)."""
-        if n == 0:
-            return self.Zh
-        with arb_precision(bits):
-            lg = (exact(1 + 2 * self.a * (n - 1) / self.Zl)).log()
-            err = exact(self.E) * (exact(1 / self.Zl) + lg / exact(2 * self.a))
-            return self.Zh + 2 * self.b * n + hi_frac(err)
+        return z_hi(self.Zl, self.Zh, self.a, self.b, self.E, n, bits)
 
     def as_dict(self) -> dict:
-        return {"j": self.j, "u_j": str(self.u_j), "a_j": str(self.a), "b_j": str(self.b), "t_j": self.t,
-                "z_lo_at_t_j": str(self.Zl), "z_hi_at_t_j": str(self.Zh), "b_j_u_j2": float(self.b * self.u_j**2)}
+        return {"j": self.j, "u_j": str(self.u_j), "u_lower_on_interval": str(self.lo), "a_j": str(self.a),
+                "b_j": str(self.b), "t_j": self.t, "z_lo_at_t_j": str(self.Zl), "z_hi_at_t_j": str(self.Zh),
+                "b_j_u_j2": float(self.b * self.u_j**2), "L2": [str(x) for x in self.L2],
+                "h_plus_eps_u2": [str(x) for x in self.W]}
+
+
+def z_hi(Zl: Fraction, Zh: Fraction, a: Fraction, b: Fraction, E: Fraction, n: int, bits: int) -> Fraction:
+    """Zh + 2bn + E (1/Zl + ln(1 + 2a(n-1)/Zl)/(2a)) rounded up (Zh at n = 0): the lemma summed over n steps."""
+    if n == 0:
+        return Zh
+    with arb_precision(bits):
+        lg = (exact(1 + 2 * a * (n - 1) / Zl)).log()
+        err = exact(E) * (exact(1 / Zl) + lg / exact(2 * a))
+        return Zh + 2 * b * n + hi_frac(err)
 
 
 def ceil_div(p: Fraction, q: Fraction) -> int:
     return -((-p) // q)
 
 
-def schedule(bounds: list[dict], z0: tuple, bits: int) -> tuple[list[Shell], list[Obligation]]:
-    """Shells with their entry steps, from the shell enclosures ``bounds`` (RegionCheck.shell_bounds)
-    and z(T0) in [z0[0], z0[1]] (from the prefix end ball)."""
+REFINE = 3   # passes of the lower-end refinement per shell
+
+
+def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
+             ratio: Fraction = Fraction(1, 2)) -> tuple[list[Shell], list[Obligation]]:
+    """Shells j = 0..shells with their entry steps; ``hull(lo, hi)`` gives the enclosures over {lo <= u <= hi}
+    (RegionCheck.hull), z(T0) lies in [z0[0], z0[1]] (the prefix end ball).
+
+    Lower-end refinement: on [t_j, t_{j+1}] also u >= lo_j = 1/sqrt(z_hi(t_{j+1})) (u decreases), so Q may
+    be taken over {lo_j <= u <= u_j} only. That is circular, so it is checked, by induction on t: if
+    q_s in [a, b] for s < t (u_s in [lo, u_j]), then z_t <= z_hi(t) <= z_hi(t_{j+1}) <= 1/lo^2, so
+    u_t >= lo. Each pass starts from the previous lo (0 first) and must pass that check (obligation).
+    """
     ob = []
-    bad = [sb for sb in bounds if not (sb["a"] > 0 and sb["b"] * sb["u_j"] ** 2 < 1)]
-    ob.append(Obligation("shell-hypotheses", "on every shell j: a_j > 0 and b_j u_j^2 < 1 (the lemma's hypotheses)",
-                         "arb", not bad, f"{len(bounds)} shells" if not bad else f"fails on shell {bad[0]['j']}"))
     Zl, Zh = z0
-    ok_start = Zl >= 1 / bounds[0]["u_j"] ** 2
-    ob.append(Obligation("prefix-in-shell-0", "z(T0) >= 1/u0^2, i.e. u(T0) <= u0", "arb", ok_start,
-                         f"z_lo(T0) = {float(Zl):.6g}, 1/u0^2 = {float(1 / bounds[0]['u_j'] ** 2):.6g}"))
-    shells, t = [], 0
-    for k, sb in enumerate(bounds):
-        sh = Shell(sb["j"], sb["u_j"], sb["a"], sb["b"], t, Zl, Zh)
-        shells.append(sh)
-        if k + 1 < len(bounds):
-            need = 1 / bounds[k + 1]["u_j"] ** 2
-            n = max(0, ceil_div(need - Zl, 2 * sh.a))
+    u_j = [u0 * ratio**j for j in range(shells + 1)]
+    ob.append(Obligation("prefix-in-shell-0", "z(T0) >= 1/u0^2, i.e. u(T0) <= u0", "arb", Zl >= 1 / u0**2,
+                         f"z_lo(T0) = {float(Zl):.6g}, 1/u0^2 = {float(1 / u0**2):.6g}"))
+    out, t, bad, inconsistent = [], 0, [], []
+    for j in range(shells + 1):
+        last = j == shells
+        lo, h, n, zh_end = Fraction(0), hull(Fraction(0), u_j[j]), None, None
+        for k in range(0 if last else REFINE + 1):
+            if k:
+                lo_new = lo_frac(1 / exact(zh_end).sqrt()) if zh_end > 0 else Fraction(0)
+                h_new = hull(lo_new, u_j[j])
+                kap = 1 - h_new["b"] * u_j[j] ** 2
+                if not (h_new["a"] > 0 and kap > 0):
+                    break
+                n_new = max(0, ceil_div(1 / u_j[j + 1] ** 2 - Zl, 2 * h_new["a"]))
+                zh_new = z_hi(Zl, Zh, h_new["a"], h_new["b"], 3 * h_new["b"] ** 2 / kap**2, n_new, bits)
+                if not zh_new * lo_new**2 <= 1:     # the induction's check: u_t >= lo_new on the interval
+                    inconsistent.append(j)
+                    break
+                lo, h = lo_new, h_new
+            if not (h["a"] > 0 and h["b"] * u_j[j] ** 2 < 1):
+                break
+            if not last:
+                kap = 1 - h["b"] * u_j[j] ** 2
+                n = max(0, ceil_div(1 / u_j[j + 1] ** 2 - Zl, 2 * h["a"]))
+                zh_end = z_hi(Zl, Zh, h["a"], h["b"], 3 * h["b"] ** 2 / kap**2, n, bits)
+        if not (h["a"] > 0 and h["b"] * u_j[j] ** 2 < 1):
+            bad.append(j)
+            break
+        sh = Shell(j, u_j[j], lo, h["a"], h["b"], h["L2"], h["W"], t, Zl, Zh)
+        out.append(sh)
+        if not last:
             t, Zl, Zh = t + n, sh.z_lo(n), sh.z_hi(n, bits)
-    return shells, ob
+    ob.append(Obligation("shell-hypotheses", "on every shell j: a_j > 0 and b_j u_j^2 < 1 (the lemma's hypotheses)",
+                         "arb", not bad, f"{len(out)} shells" if not bad else f"fails on shell {bad[0]}"))
+    ob.append(Obligation("shell-lower-ends", "on [t_j, t_{j+1}]: z_hi(t_{j+1}) <= 1/lo_j^2, so u_t >= lo_j by "
+                         "induction (the refined enclosures apply)", "arb", True,
+                         f"{len(out) - 1} shells refined ({REFINE} passes)" + (
+                             f"; a pass was not consistent on shells {inconsistent} and was discarded"
+                             if inconsistent else "")))
+    return out, ob
 
 
 def z_range(shells: list[Shell], t: int, bits: int) -> tuple[Fraction, Fraction]:

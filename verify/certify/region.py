@@ -1,16 +1,16 @@
 """The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C u^3} and its Arb invariance check.
 
 In the coordinates of :mod:`verify.certify.coordinates` R is the box (0, u0] x [-C, C] in (u, eps).
-We cover [0, u0] x [-C, C] by boxes: the annuli [u0 2^-(i+1), u0 2^-i] (i < J, one per shell) and
-the core [0, u0 2^-J], each cut into ``n_u`` slabs and ``n_eps`` eps-pieces. On each box B, Arb
-encloses, by the generated code, G, X = exprel(u^2 G) (monotone: see :func:`exprel_ball`),
+We cover [0, u0] x [-C, C] by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
+r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u`` slabs and ``n_eps`` eps-pieces. On each box B, Arb
+encloses, by the generated code, G (mean-value form: :func:`mean_value`), X = exprel(u^2 G) (monotone),
 R = u/u', Q = (u - u')/u^3, u' = u/R and eps'. The box passes when
 
     R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C,
 
 and a box that does not pass is bisected (u and eps) up to ``max_depth`` times. If every box passes
 and the boxes cover [0, u0] x [-C, C] (checked by a sweep, not assumed), the exact map sends R into R.
-The same boxes give the shells' enclosures: on {u <= u0 2^-j} the decay ratio Q lies in [a_j, b_j]
+The same boxes give the shells' enclosures: on {u <= u0 r^j} the decay ratio Q lies in [a_j, b_j]
 (the hull over the boxes inside), and so do the observables' ratios L2 = (L - L_opt)/u^2 and
 |h + eps u^2| = ||W_X - V*||_F/(u ||V*||_F).
 """
@@ -73,17 +73,31 @@ class BoxResult:
                 and -C <= self.eps_next[0] and self.eps_next[1] <= C)
 
 
+def mean_value(f3, U, E, Uc, Ec, P):
+    """An enclosure of f over the box U x E from ``f3(u, eps, *P) -> (f, f_u, f_eps)``: the mean-value form
+    f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with the direct evaluation f(B) (both
+    contain the range; the first loses only second-order width to the dependency effect)."""
+    fB, fu, fe = f3(U, E, *P)
+    mv = f3(Uc, Ec, *P)[0] + fu * (U - Uc) + fe * (E - Ec)
+    if not mv.is_finite():
+        return fB
+    if not fB.is_finite():
+        return mv
+    return mv.intersection(fB)
+
+
 def evaluate_box(box: Box, P: tuple) -> BoxResult:
     """Arb enclosures of the (u, eps) map and the observables' ratios on ``box`` (call inside a precision)."""
     fn = arb_functions()
     U, E = ball(box.u_lo, box.u_hi), ball(box.e_lo, box.e_hi)
-    G = fn.G(U, E, *P)
+    Uc, Ec = exact((box.u_lo + box.u_hi) / 2), exact((box.e_lo + box.e_hi) / 2)
+    G = mean_value(fn.G, U, E, Uc, Ec, P)
     Xb = exprel_ball(U * U * G)
     R, Q = fn.RQ(U, G, Xb, *P)
     W = U / R                                   # u' = u / R; R > 0 is checked below
     en = fn.eps_next(U, E, W, Q, R, *P)
-    L2 = fn.loss_over_u2(U, E, *P)
-    wq = fn.w_over_u(U, E, *P)
+    L2 = mean_value(fn.loss_over_u2, U, E, Uc, Ec, P)
+    wq = mean_value(fn.w_over_u, U, E, Uc, Ec, P)
     balls = (G, Xb, R, Q, W, en, L2, wq)
     finite = all(b.is_finite() for b in balls)
     if not finite:
@@ -93,9 +107,11 @@ def evaluate_box(box: Box, P: tuple) -> BoxResult:
     return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(L2), rng(wq), True)
 
 
-def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int) -> list[Box]:
-    """The annuli of the ``shells`` shells and the core, cut into n_u slabs x n_eps eps-pieces."""
-    cuts = [u0 / 2**i for i in range(shells + 1)] + [Fraction(0)]
+def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int,
+                  ratio: Fraction = Fraction(1, 2)) -> list[Box]:
+    """The annuli [u0 r^(i+1), u0 r^i] of the ``shells`` shells (r = ``ratio``) and the core [0, u0 r^shells],
+    each cut into n_u slabs x n_eps eps-pieces."""
+    cuts = [u0 * ratio**i for i in range(shells + 1)] + [Fraction(0)]
     eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
     boxes = []
     for hi, lo in zip(cuts, cuts[1:]):
@@ -139,6 +155,7 @@ class RegionCheck:
     u0: Fraction
     C: Fraction
     shells: int
+    ratio: Fraction = Fraction(1, 2)
     results: list = field(default_factory=list)
     obligations: list = field(default_factory=list)
 
@@ -146,15 +163,18 @@ class RegionCheck:
     def ok(self) -> bool:
         return all(o.ok for o in self.obligations)
 
+    def hull(self, lo: Fraction, hi: Fraction) -> dict:
+        """Hulls over the boxes meeting {lo <= u <= hi} (hi a shell edge u0 2^-j): Q in [a, b], and the
+        observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2."""
+        inside = [r for r in self.results if r.box.u_hi <= hi and r.box.u_hi >= lo]
+        return {"a": min(r.Q[0] for r in inside), "b": max(r.Q[1] for r in inside),
+                "L2": (min(r.L2[0] for r in inside), max(r.L2[1] for r in inside)),
+                "W": (min(r.W[0] for r in inside), max(r.W[1] for r in inside))}
+
     def shell_bounds(self, j: int) -> dict:
-        """Hulls over the boxes inside {u <= u0 2^-j}: Q in [a, b], L2 in [.,.], |h + eps u^2| in [.,.]."""
-        uj = self.u0 / 2**j
-        inside = [r for r in self.results if r.box.u_hi <= uj]
-        a = min(r.Q[0] for r in inside)
-        b = max(r.Q[1] for r in inside)
-        L2 = (min(r.L2[0] for r in inside), max(r.L2[1] for r in inside))
-        W = (min(r.W[0] for r in inside), max(r.W[1] for r in inside))
-        return {"j": j, "u_j": uj, "a": a, "b": b, "L2": L2, "W": W}
+        """The hulls on the whole shell {u <= u0 2^-j}."""
+        uj = self.u0 * self.ratio**j
+        return {"j": j, "u_j": uj} | self.hull(Fraction(0), uj)
 
     def summary(self) -> dict:
         worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) for r in self.results), default=Fraction(0))
@@ -165,7 +185,8 @@ class RegionCheck:
 
 
 def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int = 8, n_eps: int = 2,
-                 max_depth: int = 6, bits: int = 128, boxes: list | None = None) -> RegionCheck:
+                 max_depth: int = 6, bits: int = 128, boxes: list | None = None,
+                 ratio: Fraction = Fraction(1, 2)) -> RegionCheck:
     """Check that the exact map sends R(u0, C) into itself (module docstring).
 
     ``P``: exact parameters (verify.certify.coordinates.param_values). ``boxes``: a cover to check
@@ -176,8 +197,8 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
     if C <= 0:
         raise InvalidParameter("C", str(C), "must be > 0")
-    rc = RegionCheck(u0, C, shells)
-    todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps)
+    rc = RegionCheck(u0, C, shells, ratio)
+    todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps, ratio)
     failed = None
     with arb_precision(bits):
         Pb = tuple(exact(Fraction(p)) for p in P)

@@ -35,7 +35,7 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
     try:
         n_u, n_eps = (int(x) for x in text.split(","))
     except ValueError:
-        raise InvalidParameter("subdivisions", text, "must be two integers N_U,N_EPS such as 8,2 (slabs per annulus, "
+        raise InvalidParameter("subdivisions", text, "must be two integers N_U,N_EPS such as 4,2 (slabs per annulus, "
                                "eps-pieces)") from None
     return n_u, n_eps
 
@@ -48,14 +48,16 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @click.option("--bits", type=int, default=None, help="Arb precision of the prefix and the enclosures [128]")
 @click.option("--u0", default=None, help="region: u <= u0 (off-support mass; default: found automatically)")
 @click.option("--C", "C", default=None, help="region: |alpha - alpha*(u)| <= C u^3 (default: found automatically)")
-@click.option("--shells", type=int, default=None, help="nested shells u <= u0 2^-j, j <= SHELLS [48]")
-@click.option("--subdivisions", default=None, help="N_U,N_EPS: slabs per annulus and eps-pieces of each [8,2]")
+@click.option("--shells", type=int, default=None, help="nested shells u <= u0 r^j, j <= SHELLS [120]")
+@click.option("--shell-ratio", default=None, help="r of the shells (1/2: the dyadic shells u0 2^-j) [3/4]")
+@click.option("--subdivisions", default=None, help="N_U,N_EPS: slabs per annulus and eps-pieces of each [4,2]")
 @click.option("--max-depth", type=int, default=None, help="bisections of a box that fails the check [6]")
 @click.option("--max-prefix", type=int, default=None, help="longest certified prefix before giving up [2000000]")
 @click.option("--check-every", type=int, default=None, help="prefix steps between region-membership checks [16]")
 @click.option("--T0", "T0", type=int, default=None, help="end the prefix exactly at step T0 (no search)")
 @handle_errors
-def certify_cmd(at, as_json, bits, u0, C, shells, subdivisions, max_depth, max_prefix, check_every, T0, **kw):
+def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max_depth, max_prefix, check_every, T0,
+                **kw):
     """Prove lower and upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F for every T >= 0.
 
     A certified Arb prefix from zero initialisation, a trapping region around the slow manifold
@@ -67,7 +69,8 @@ def certify_cmd(at, as_json, bits, u0, C, shells, subdivisions, max_depth, max_p
     Ts = parse_at(at)
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
-        cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, n_u=n_u, n_eps=n_eps, max_depth=max_depth,
+        cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
+                       max_depth=max_depth,
                        max_prefix=max_prefix, check_every=check_every, T0=T0)
     except CertificateFailed as exc:
         if as_json:
