@@ -13,7 +13,7 @@ from .certificate import Certificate, CertificateFailed, certify, check_certifia
 from .evidence import certificate_evidence
 from .exact import ExactCertificate
 from .figure import certified_band_figure
-from .part import certify_part
+from .part import certify_part, report_section
 
 __all__ = ["Certificate", "CertificateFailed", "ExactCertificate", "certify", "check_certifiable",
-           "certificate_evidence", "certified_band_figure", "certify_part"]
+           "certificate_evidence", "certified_band_figure", "certify_part", "report_section"]

@@ -40,6 +40,19 @@ def hi_frac(x) -> Fraction:
     return to_fraction(x.upper())
 
 
+def dyadic_down(q: Fraction, bits: int = 96) -> Fraction:
+    """The largest m/2^k <= q with a ``bits``-bit m (q > 0): a short exact rational, rounded down."""
+    q = Fraction(q)
+    k = bits - (q.numerator.bit_length() - q.denominator.bit_length())
+    return Fraction((q.numerator << k) // q.denominator, 1 << k) if k >= 0 else \
+        Fraction(q.numerator // (q.denominator << -k) << -k)
+
+
+def dyadic_up(q: Fraction, bits: int = 96) -> Fraction:
+    """The smallest m/2^k >= q with a ``bits``-bit m (q > 0), rounded up."""
+    return -dyadic_down(-Fraction(q), bits)
+
+
 def _point_pow(p, n: int):
     """p^n for an Arb point p by binary powering (products of balls: rigorous, tight)."""
     from flint import arb
@@ -61,15 +74,17 @@ def ipow(x, n):
         return x**n
     if n < 0:
         return 1 / ipow(x, -n)
+    if not x.contains(0):
+        return x**n                          # arb_pow of a ball of one sign: rigorous, and fast
     if n == 0:
         return arb(1)
     if n == 1:
         return x
     lo, hi = x.lower(), x.upper()
     a, b = _point_pow(lo, n), _point_pow(hi, n)
-    if n % 2 == 0 and x.contains(0):
+    if n % 2 == 0:
         return arb(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
-    return a.union(b)                        # monotone on x (odd n, or x of one sign)
+    return a.union(b)                        # odd n: monotone
 
 
 def exprel_ball(x):

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from ..engines.arb import arb_precision
 from .obligations import Obligation, identity, sign, smt
-from .arbfun import exact, hi_frac, lo_frac
+from .arbfun import dyadic_down, dyadic_up, exact, hi_frac, lo_frac
 
 LEMMA = ("Let x_{t+1} = x_t - q_t x_t^3 with 0 < a <= q_t <= b and b x_t^2 < 1, z_t = 1/x_t^2. Then "
          "z_t + 2a <= z_{t+1} <= z_t + 2b + 3b^2 x_t^2/(1 - b x_t^2)^2; hence z_t >= z_0 + 2at and "
@@ -139,10 +139,17 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
     u_t >= lo. Each pass starts from the previous lo (0 first) and must pass that check (obligation).
     """
     ob = []
-    Zl, Zh = z0
+    # Bounds may always be loosened: z_lo rounded down and z_hi up to 96-bit dyadics keep them short.
+    Zl, Zh = dyadic_down(z0[0]), dyadic_up(z0[1])
     u_j = [u0 * ratio**j for j in range(shells + 1)]
-    ob.append(Obligation("prefix-in-shell-0", "z(T0) >= 1/u0^2, i.e. u(T0) <= u0", "arb", Zl >= 1 / u0**2,
-                         f"z_lo(T0) = {float(Zl):.6g}, 1/u0^2 = {float(1 / u0**2):.6g}"))
+
+    def entry_steps(Zl_, a, need):
+        """The first n with the rounded z_lo(n) >= need (so u <= u_{j+1} is certified from then on)."""
+        n = max(0, ceil_div(need - Zl_, 2 * a))
+        while dyadic_down(Zl_ + 2 * a * n) < need:
+            n += 1
+        return n
+
     out, t, bad, inconsistent = [], 0, [], []
     for j in range(shells + 1):
         last = j == shells
@@ -154,7 +161,7 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
                 kap = 1 - h_new["b"] * u_j[j] ** 2
                 if not (h_new["a"] > 0 and kap > 0):
                     break
-                n_new = max(0, ceil_div(1 / u_j[j + 1] ** 2 - Zl, 2 * h_new["a"]))
+                n_new = entry_steps(Zl, h_new["a"], 1 / u_j[j + 1] ** 2)
                 zh_new = z_hi(Zl, Zh, h_new["a"], h_new["b"], 3 * h_new["b"] ** 2 / kap**2, n_new, bits)
                 if not zh_new * lo_new**2 <= 1:     # the induction's check: u_t >= lo_new on the interval
                     inconsistent.append(j)
@@ -164,7 +171,7 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
                 break
             if not last:
                 kap = 1 - h["b"] * u_j[j] ** 2
-                n = max(0, ceil_div(1 / u_j[j + 1] ** 2 - Zl, 2 * h["a"]))
+                n = entry_steps(Zl, h["a"], 1 / u_j[j + 1] ** 2)
                 zh_end = z_hi(Zl, Zh, h["a"], h["b"], 3 * h["b"] ** 2 / kap**2, n, bits)
         if not (h["a"] > 0 and h["b"] * u_j[j] ** 2 < 1):
             bad.append(j)
@@ -172,7 +179,11 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
         sh = Shell(j, u_j[j], lo, h["a"], h["b"], h["L2"], h["W"], t, Zl, Zh)
         out.append(sh)
         if not last:
-            t, Zl, Zh = t + n, sh.z_lo(n), sh.z_hi(n, bits)
+            t, Zl, Zh = t + n, dyadic_down(sh.z_lo(n)), dyadic_up(sh.z_hi(n, bits))
+    late = [sh.j for sh in out if sh.Zl * sh.u_j**2 < 1]
+    ob.append(Obligation("shell-entry", "z_lo(t_j) >= 1/u_j^2 for every shell j (j = 0: u(T0) <= u0 from the prefix "
+                         "end ball), so u <= u_j from t_j on", "arb", not late,
+                         f"{len(out)} shells entered at steps t_j after T0" if not late else f"fails on shell {late[0]}"))
     ob.append(Obligation("shell-hypotheses", "on every shell j: a_j > 0 and b_j u_j^2 < 1 (the lemma's hypotheses)",
                          "arb", not bad, f"{len(out)} shells" if not bad else f"fails on shell {bad[0]}"))
     ob.append(Obligation("shell-lower-ends", "on [t_j, t_{j+1}]: z_hi(t_{j+1}) <= 1/lo_j^2, so u_t >= lo_j by "

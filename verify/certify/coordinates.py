@@ -156,10 +156,13 @@ class ArbFunctions:
     integer powers by verify.certify.arbfun.ipow)."""
 
     G: object            # (u, eps, *P) -> (G, dG/du, dG/deps)  (the mean-value form needs the partials)
+    G0: object           # (u, eps, *P) -> G alone (at the box centre)
     RQ: object           # (u, G, X, *P) -> (R, Q)
     eps_next: object     # (u, eps, w, Q, R, *P)
     loss_over_u2: object  # (u, eps, *P) -> (L2, dL2/du, dL2/deps)
     w_over_u: object     # (u, eps, *P) -> (W, dW/du, dW/deps)
+    loss_over_u2_0: object  # (u, eps, *P) -> L2 alone
+    w_over_u_0: object   # (u, eps, *P) -> W alone
     s_over_u: object     # (*P)
     u_of_delta: object   # (delta, *P)
     eps_of_state: object  # (alpha, u, *P)
@@ -174,8 +177,9 @@ def arb_functions() -> ArbFunctions:
     f = lambda args, e: lambdify_arb(tuple(args) + PARAMS, e)  # noqa: E731
     with_partials = lambda e: (e, sp.diff(e, u), sp.diff(e, eps))  # noqa: E731
     return ArbFunctions(
-        G=f((u, eps), with_partials(sc.G)), RQ=f((u, Gs, X), (sc.R, sc.Q)), eps_next=f((u, eps, w, Qs, Rs), sc.eps_next),
+        G=f((u, eps), with_partials(sc.G)), G0=f((u, eps), sc.G), RQ=f((u, Gs, X), (sc.R, sc.Q)), eps_next=f((u, eps, w, Qs, Rs), sc.eps_next),
         loss_over_u2=f((u, eps), with_partials(sc.loss_over_u2)), w_over_u=f((u, eps), with_partials(sc.w_over_u)),
+        loss_over_u2_0=f((u, eps), sc.loss_over_u2), w_over_u_0=f((u, eps), sc.w_over_u),
         s_over_u=f((), sc.s_over_u),
         u_of_delta=f((delta,), sc.u_of_delta), eps_of_state=f((alpha, u), sc.eps_of_state), c=f((), sc.c),
         rho=f((u,), sc.rho))

@@ -65,13 +65,14 @@ def trajectory_of(setting, steps: int = 10**7) -> dict:
 def certified_band_figure(cert, trajectory=None) -> tuple[bytes, str]:
     """PNG bytes and caption: the certified band of each quantity out to T = 10^12 (log-log), the prefix's
     hand-over step T0, and ``trajectory`` (a dict {"T": [...], q: [...]}; computed when None and
-    ``cert`` is a certificate) drawn inside the band. ``cert``: a certificate or :func:`band`'s dict
-    (optionally under key "band")."""
+    ``cert`` is a certificate) drawn inside the band. ``cert``: a certificate, :func:`band`'s dict, or
+    a certify_part result (keys "band" and "trajectory")."""
     import matplotlib
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     if isinstance(cert, dict):
         data = cert.get("band", cert)
+        trajectory = trajectory if trajectory is not None else cert.get("trajectory")
     else:
         if trajectory is None:
             trajectory = trajectory_of(cert.setting)

@@ -8,6 +8,7 @@ records; the band data let verify.certify.figure redraw the figure from the save
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
 from ..evidence import decide
 from ..model import make_setting
@@ -73,3 +74,29 @@ def _rel_width(iv) -> float:
     from fractions import Fraction
     lo, hi = Fraction(iv[0]), Fraction(iv[1])
     return float((hi - lo) / lo) if lo > 0 else float("inf")
+
+
+def report_section(res: dict) -> str:
+    """Markdown for the report's section on the all-time certificates (from a saved certify_part result)."""
+    c = res.get("certificate") or {}
+    lines = ["## All-time certificates (verify certify)", "",
+             f"**{res.get('verdict', 'inconclusive')}**: {res.get('finding', '')}", ""]
+    if c.get("kind") == "slow-manifold":
+        r = c["region"]
+        lines += [f"Certificate: Arb prefix ({c['bits']} bits) to T0 = {c['T0']}; trapping region {r['definition']} "
+                  f"with u0 = {r['u0']}, C = {r['C']} ({r['check']['boxes']} boxes); (u - u')/u^3 in [a, b] = "
+                  f"[{float(Fraction(c['a'])):.6g}, {float(Fraction(c['b'])):.6g}] on R, tightened on {len(c['shells'])} "
+                  f"shells towards c = {c['cubic_coefficient_c']}; {len(c['obligations'])} obligations discharged "
+                  "(SymPy, z3, Arb). Re-check: `" + c["recheck"] + "`.", "",
+                  "| T | L - L_opt | ‖S - S*‖_F | ‖W_X - V*‖_F |", "|---:|---|---|---|"]
+        for b in res.get("bounds", []):
+            lines.append(f"| {b['T']:.0e} | " + " | ".join(f"[{b[q][0]}, {b[q][1]}]" for q in
+                                                            ("excess_loss", "s_err", "w_err")) + " |")
+        lines.append("")
+        for q, k in c["constants"].items():
+            a = c["asymptotic"][q]
+            lines.append(f"- {k['statement']}: [{k['c_lo']}, {k['c_hi']}]; as T -> infinity: "
+                         f"[{a['liminf_ge']}, {a['limsup_le']}]")
+    for label, e in (res.get("exact_cases") or {}).items():
+        lines.append(f"- {label}: {e['certificate']['rate'].get('note', '')} (`{e['replay']}`)")
+    return "\n".join(lines) + "\n"

@@ -98,7 +98,8 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     else:
         click.echo(f"  rate: {d['rate']}")
     n_ok = sum(o["status"] == "discharged" for o in d["obligations"])
-    click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged (sympy, z3, arb); --json prints them all")
+    methods = ", ".join(sorted({o["method"] for o in d["obligations"]}))
+    click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged ({methods}); --json prints them all")
     click.echo(f"  {'T':>14s}  {'L - L_opt':>29s}  {'||S - S*||_F':>29s}  {'||W_X - V*||_F':>29s}")
     for b in bounds:
         cell = lambda q: f"[{b[q][0]}, {b[q][1]}]"  # noqa: E731
