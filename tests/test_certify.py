@@ -169,6 +169,19 @@ def test_time_independent_in_T(small):
     assert hi99 < lo12 / 10**86
 
 
+def test_shells_tighten_to_the_cubic_coefficient(small):
+    """[a_j, b_j] on the nested shells shrink to c = D c_L eta_KQ lambda^2 v ||V*||^2 / (K (D - K)^2) (by hand:
+    4 * (1/4) * 4 / (2 * 2^2) = 1/2 for SMALL), and every shell is entered in order."""
+    _, cert = small
+    c = Fraction(1, 2)
+    assert Fraction(cert.as_dict()["cubic_coefficient_c"]) == c
+    first, last = cert.shells[0], cert.shells[-1]
+    assert first.b - first.a > 1000 * (last.b - last.a) and last.a <= c <= last.b
+    assert (last.b - last.a) / c < Fraction(1, 10**9)
+    assert [sh.t for sh in cert.shells] == sorted(sh.t for sh in cert.shells)
+    assert all(sh.Zl * sh.u_j**2 >= 1 for sh in cert.shells)     # u <= u_j from t_j on
+
+
 def test_asymptotic_constants_contain_the_derived_leading_terms(small):
     """eta T q(T)^(1/p) -> the leading constant of verify.derive.asymptotics (a second derivation)."""
     import sympy as sp

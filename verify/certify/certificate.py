@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..engines.arb import CertifiedState, arb_precision
-from ..errors import InvalidParameter, VerificationError
+from ..errors import InvalidParameter, PrecisionError, VerificationError
 from ..model.numbers import frac_str
 from ..model.setting import Setting
 from ..model.validation import check_int
@@ -229,7 +229,12 @@ def run_prefix(s: Setting, bits: int, u0: Fraction, C: Fraction, *, max_prefix: 
                 if T0 is None:
                     inside, U, eps = _membership(st, Pb, u0, C)
                 break
-            st.step()
+            try:
+                st.step()
+            except PrecisionError as exc:
+                return st.step_count, snaps, {"step": st.step_count}, None, Obligation(
+                    "prefix-in-region", "the prefix's end ball lies in R", "arb", False,
+                    f"the prefix enclosure became unbounded before entering R ({exc}); raise --bits")
             if st.step_count % SNAPSHOT_EVERY == 0:
                 snaps.append(_snapshot(st))
         end = st.step_count

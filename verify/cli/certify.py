@@ -102,8 +102,8 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged ({methods}); --json prints them all")
     click.echo(f"  {'T':>14s}  {'L - L_opt':>29s}  {'||S - S*||_F':>29s}  {'||W_X - V*||_F':>29s}")
     for b in bounds:
-        cell = lambda q: f"[{b[q][0]}, {b[q][1]}]"  # noqa: E731
-        click.echo(f"  {b['T']:>14d}  {cell('excess_loss'):>29s}  {cell('s_err'):>29s}  {cell('w_err'):>29s}")
+        cells = [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
+        click.echo(f"  {b['T']:>14d}  " + "  ".join(f"{c:>29s}" for c in cells))
 
 
 def eval_frac(text: str):
