@@ -112,7 +112,7 @@ def certified_band_figure(cert, trajectory=None) -> tuple[bytes, str]:
         ax.set_title(LABELS[q])
         ax.legend(fontsize=7, loc="lower left")
         nx.set_xlabel("T (GD steps)")
-        nx.set_title(f"{'η T' if POWER[q] == 1 else '(η T)^½'} · {LABELS[q]}", fontsize=9)
+        nx.set_title(f"{'η T' if POWER[q] == 1 else '(η T)^½'} · ({LABELS[q]})", fontsize=9)
         tail = [a * b for a, b, t in zip(hi, scale, T) if t >= max(T0, 1)]
         if tail:
             nx.set_ylim(0, 1.6 * max(tail))
