@@ -70,15 +70,14 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
         cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
-                       max_depth=max_depth,
-                       max_prefix=max_prefix, check_every=check_every, T0=T0)
+                       max_depth=max_depth, max_prefix=max_prefix, check_every=check_every, T0=T0)
+        bounds = [cert.bounds_json(T, None if as_json else 8) for T in Ts]
     except CertificateFailed as exc:
         if as_json:
             click.echo(json.dumps({"status": "failed", "failed_obligation": exc.obligation.as_dict(),
                                    "regime": s.config()}, indent=1))
         click.echo(str(exc), err=True)
         sys.exit(1)
-    bounds = [cert.bounds_json(T, None if as_json else 8) for T in Ts]
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
         return
