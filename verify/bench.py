@@ -47,7 +47,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     """How many measurements run_bench makes (engine rates, certified radius, Monte Carlo, and the two Dask
     targets unless turned off): a progress total."""
     with_dask = dask if dask is not None else not quick
-    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 2 + (2 if with_dask else 0)
+    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 3 + (2 if with_dask else 0)
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -102,6 +102,38 @@ def certified_radius(steps: int) -> dict:
     tr = iterate_certified(make_setting(**REGIME), steps, 256, [steps])
     return {"steps": steps, "bits": 256, "max_state_radius": tr.state_radii[-1],
             "seconds": time.perf_counter() - t}
+
+
+def certificate_targets(regime: dict | None = None) -> dict:
+    """The all-time certificate (verify certify) on the issue's regime: wall time of the whole certificate,
+    SymPy derivation included (target <= 60 s on one core), relative widths (hi - lo)/lo of the three
+    quantities at T = 10^6, 10^9, 10^12 (target <= 5% at 10^12, shrinking as T grows), and the time of one
+    evaluation at T = 10^12 and 10^99 (no step loop: it does not grow with T)."""
+    from fractions import Fraction
+
+    from .certify import certify
+    regime = regime or REGIME
+    s = make_setting(**regime)
+    t = time.perf_counter()
+    cert = certify(s)
+    seconds = time.perf_counter() - t
+    widths = {}
+    for T in (10**6, 10**9, 10**12):
+        b = cert.bounds_json(T)
+        widths[f"{T:.0e}"] = {q: float((Fraction(b[q][1]) - Fraction(b[q][0])) / Fraction(b[q][0]))
+                              for q in ("excess_loss", "s_err", "w_err")}
+    evals = {}
+    for T in (10**12, 10**99):
+        t = time.perf_counter()
+        cert.bounds_json(T)
+        evals[f"{T:.0e}"] = time.perf_counter() - t
+    w12 = widths["1e+12"]
+    return {"regime": regime, "seconds": seconds, "phases": {k: round(v, 3) for k, v in cert.seconds.items()},
+            "T0": cert.T0, "u0": cert.knobs["u0"], "C": cert.knobs["C"], "relative_width": widths,
+            "eval_seconds": evals, "constants": cert.constants,
+            "targets": {"seconds_max": 60, "relative_width_at_1e12_max": 0.05},
+            "met": bool(seconds <= 60 and max(w12.values()) <= 0.05
+                        and all(widths["1e+09"][q] > w12[q] for q in w12))}
 
 
 def monte_carlo(quick: bool, seed: int = 0) -> dict:
@@ -270,6 +302,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
            "engines": rates, "ratios": ratios(rates),
            "certified_radius": certified_radius(10**4 if quick else 10**6)}
     tick("certified radius")
+    res["certificate"] = certificate_targets()
+    tick("all-time certificate")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if dask if dask is not None else not quick:
@@ -294,6 +328,16 @@ def to_markdown(res: dict) -> str:
     c = res["certified_radius"]
     lines += ["", f"Certified (Arb {c['bits']} bits): max state radius {c['max_state_radius']:.3e} after "
               f"{c['steps']} steps ({c['seconds']:.1f} s).", ""]
+    ce = res.get("certificate")
+    if ce:
+        w = ce["relative_width"]
+        lines += [f"All-time certificate (verify certify, {ce['regime']}): {ce['seconds']:.1f} s for the whole "
+                  f"certificate (phases {ce['phases']}), T0 = {ce['T0']}; relative width (hi - lo)/lo at T = 1e6 / 1e9 / "
+                  "1e12: " + "; ".join(f"{q} {w['1e+06'][q]:.2g} / {w['1e+09'][q]:.2g} / {w['1e+12'][q]:.2g}"
+                                       for q in w["1e+12"])
+                  + f"; one evaluation at 1e12 / 1e99: {ce['eval_seconds']['1e+12'] * 1e3:.2f} / "
+                  f"{ce['eval_seconds']['1e+99'] * 1e3:.2f} ms (targets <= 60 s, <= 5% at 1e12: "
+                  f"{'met' if ce['met'] else 'NOT met'}).", ""]
     m = res["monte_carlo"]
     lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
               f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",

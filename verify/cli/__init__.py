@@ -12,6 +12,7 @@ COMMANDS = [
     ("run", "run_cmd"),
     ("derive", "derive_cmd"),
     ("check", "check_cmd"),
+    ("certify", "certify_cmd"),
     ("probe", "probe_cmd"),
     ("fuzz", "fuzz_cmd"),
     ("bench", "bench_cmd"),

@@ -67,7 +67,6 @@ def derivation(sigma_spec: str) -> dict:
     if sig.name == "identity":
         mf = matrix_form()
         out["matrix_form"] = {"loss": mf.loss, "dL/dW_X": mf.grad_WX, "dL/dW_P": mf.grad_WP, "dL/dS": mf.grad_S}
-    tick("matrix form")
     red = reduced(sig, "interior")
     a_next, inc = reduced_step_exprs(sig, "interior")
     out["reduced"] = {"r_m": tidy(red.r), "alpha_next": tidy(a_next), "delta_increment_per_row": tidy(inc),

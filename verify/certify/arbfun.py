@@ -1,0 +1,115 @@
+"""Arb helpers the certificate needs: exact balls, rational end points, exprel, and integer powers.
+
+python-flint's ``arb ** n`` is nan for a ball centred at 0 (``arb(0, 1) ** 2``) and loose for
+negative balls (``arb(-2, 0.1) ** 3`` gives +-9.27), so the generated code of this package computes
+every integer power x^n with :func:`ipow`: the exact range of t -> t^n over the ball (monotone for
+odd n, [0, max |t|^n] for even n when the ball contains 0), by multiplications of exact end points.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy as sp
+
+from ..derive import codegen
+from ..engines.arb import to_fraction
+
+IPOW = sp.Function("ipow")
+
+
+def exact(q):
+    """The Arb ball of the exact rational ``q`` (radius 0 when q is dyadic and fits the precision)."""
+    from flint import arb, fmpq
+    q = Fraction(q)
+    return arb(fmpq(q.numerator, q.denominator))
+
+
+def ball(lo: Fraction, hi: Fraction):
+    """The Arb ball containing the exact interval [lo, hi] (rationals, rounded outward)."""
+    a = exact(lo)
+    return a if lo == hi else a.union(exact(hi))
+
+
+def lo_frac(x) -> Fraction:
+    """An exact rational <= every point of ball ``x``."""
+    return to_fraction(x.lower())
+
+
+def hi_frac(x) -> Fraction:
+    """An exact rational >= every point of ball ``x``."""
+    return to_fraction(x.upper())
+
+
+def dyadic_down(q: Fraction, bits: int = 96) -> Fraction:
+    """The largest m/2^k <= q with a ``bits``-bit m (q > 0): a short exact rational, rounded down."""
+    q = Fraction(q)
+    k = bits - (q.numerator.bit_length() - q.denominator.bit_length())
+    return Fraction((q.numerator << k) // q.denominator, 1 << k) if k >= 0 else \
+        Fraction(q.numerator // (q.denominator << -k) << -k)
+
+
+def dyadic_up(q: Fraction, bits: int = 96) -> Fraction:
+    """The smallest m/2^k >= q with a ``bits``-bit m (q > 0), rounded up."""
+    return -dyadic_down(-Fraction(q), bits)
+
+
+def _point_pow(p, n: int):
+    """p^n for an Arb point p by binary powering (products of balls: rigorous, tight)."""
+    from flint import arb
+    out, base = arb(1), p
+    while n:
+        if n & 1:
+            out = out * base
+        n >>= 1
+        if n:
+            base = base * base
+    return out
+
+
+def ipow(x, n):
+    """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal)."""
+    from flint import arb
+    n = int(n)
+    if not isinstance(x, arb):
+        return x**n
+    if n < 0:
+        return 1 / ipow(x, -n)
+    if not x.contains(0):
+        return x**n                          # arb_pow of a ball of one sign: rigorous, and fast
+    if n == 0:
+        return arb(1)
+    if n == 1:
+        return x
+    lo, hi = x.lower(), x.upper()
+    a, b = _point_pow(lo, n), _point_pow(hi, n)
+    if n % 2 == 0:
+        return arb(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
+    return a.union(b)                        # odd n: monotone
+
+
+def exprel_ball(x):
+    """A ball containing exprel(y) = (e^y - 1)/y (exprel(0) = 1) for every y in ball ``x``.
+
+    exprel(y) = int_0^1 e^{y s} ds is increasing in y (obligation "exprel-integral"), so on [lo, hi]
+    it lies in [exprel(lo), exprel(hi)]: evaluated at the two exact end points, never dividing by a
+    ball that contains 0.
+    """
+    from flint import arb
+
+    def at(p):
+        return arb(1) if p.is_zero() else p.expm1() / p
+    return at(x.lower()).union(at(x.upper()))
+
+
+def with_ipow(expr):
+    """``expr`` with every integer power x^n (|n| >= 2) written ipow(x, n)."""
+    return sp.sympify(expr).replace(lambda e: e.is_Pow and e.exp.is_Integer and abs(e.exp) >= 2,
+                                    lambda e: IPOW(e.base, e.exp))
+
+
+def lambdify_arb(args, expr):
+    """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`."""
+    e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
+    f = codegen.lambdify(args, e, "arb")
+    f.__globals__["ipow"] = ipow
+    return f

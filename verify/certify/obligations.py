@@ -1,0 +1,79 @@
+"""Proof obligations as data: what is claimed, how it was discharged, and whether it was.
+
+Every step of an all-time certificate is one :class:`Obligation` (CAPD / mathlib style: nothing is
+asserted in prose). ``method`` says what discharged it: ``sympy`` (an exact identity simplified to 0,
+or an exact sign), ``z3`` (a nonlinear real-arithmetic formula whose negation is unsatisfiable), or
+``arb`` (a rigorous ball enclosure over a stated finite set). A failed obligation keeps its detail,
+and the certificate that needed it fails with that name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+METHODS = ("sympy", "z3", "arb")
+EVIDENCE_KIND = {"sympy": "symbolic", "z3": "smt", "arb": "arb"}
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """One step of a certificate: ``statement`` holds, discharged by ``method`` (``ok``)."""
+
+    name: str
+    statement: str
+    method: str
+    ok: bool
+    detail: str = ""
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"obligation method must be one of {METHODS}, not {self.method!r}")
+
+    @property
+    def status(self) -> str:
+        return "discharged" if self.ok else "failed"
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "statement": self.statement, "method": self.method, "status": self.status,
+                "detail": self.detail}
+
+
+def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
+    """``lhs == rhs`` as an exact SymPy identity (the difference simplifies to 0)."""
+    diff = sp.sympify(lhs) - sp.sympify(rhs)
+    if diff.free_symbols and diff.is_rational_function():
+        # A rational function is 0 iff the numerator of its sum over a common denominator is the zero
+        # polynomial: expanded in the polynomial ring (fast), not by simplify.
+        num = sp.fraction(sp.together(diff))[0]
+        if sp.Poly(num, *sorted(diff.free_symbols, key=str)).is_zero:
+            diff = sp.Integer(0)
+    if diff != 0:
+        # exp, log, sqrt: cancel first, simplify only what cancel leaves.
+        diff = sp.cancel(sp.together(diff))
+        if diff != 0:
+            diff = sp.simplify(diff)
+    return Obligation(name, statement, "sympy", diff == 0, "difference simplifies to 0" if diff == 0
+                      else f"difference does not simplify to 0: {sp.sstr(diff)[:300]}")
+
+
+def sign(name: str, statement: str, expr, want: str) -> Obligation:
+    """``expr`` is positive / negative / nonzero for every value of its (assumption-carrying) symbols."""
+    prop = {"positive": "is_positive", "negative": "is_negative", "nonzero": "is_nonzero",
+            "nonnegative": "is_nonnegative"}[want]
+    got = getattr(sp.factor(sp.simplify(expr)), prop)
+    return Obligation(name, statement, "sympy", got is True, f"SymPy decides {prop} = {got} for {sp.sstr(expr)[:200]}")
+
+
+def smt(name: str, statement: str, hypotheses, conclusion) -> Obligation:
+    """``hypotheses => conclusion`` over the reals: z3 finds the negation unsatisfiable."""
+    import z3
+    s = z3.Solver()
+    s.set("timeout", 20_000)
+    s.add(z3.And(*hypotheses), z3.Not(conclusion))
+    res = s.check()
+    return Obligation(name, statement, "z3", res == z3.unsat, f"z3: negation is {res}")
+
+
+def first_failure(obligations) -> Obligation | None:
+    return next((o for o in obligations if not o.ok), None)

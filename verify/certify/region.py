@@ -1,0 +1,272 @@
+"""The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C u^3} and its Arb invariance check.
+
+In the coordinates of :mod:`verify.certify.coordinates` R is the box (0, u0] x [-C, C] in (u, eps).
+We cover [0, u0] x [-C, C] by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
+r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u`` slabs and ``n_eps`` eps-pieces. On each box B, Arb
+encloses, by the generated code, G (mean-value form: :func:`mean_value`), X = exprel(u^2 G) (monotone),
+R = u/u', Q = (u - u')/u^3, u' = u/R and eps'. The box passes when
+
+    R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C,
+
+and a box that does not pass is bisected (u and eps) up to ``max_depth`` times. If every box passes
+and the boxes cover [0, u0] x [-C, C] (checked by a sweep, not assumed), the exact map sends R into R.
+The same boxes give the shells' enclosures: on {u <= u0 r^j} the decay ratio Q lies in [a_j, b_j]
+(the hull over the boxes inside), and so do the observables' ratios L2 = (L - L_opt)/u^2 and
+|h + eps u^2| = ||W_X - V*||_F/(u ||V*||_F).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..engines.arb import arb_precision
+from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
+from .coordinates import arb_functions
+from .obligations import Obligation
+
+
+def exprel_obligation() -> Obligation:
+    """exprel(y) = int_0^1 e^{y s} ds for y != 0 (SymPy): the monotonicity behind arbfun.exprel_ball."""
+    import sympy as sp
+    y = sp.Symbol("y", nonzero=True, real=True)
+    s = sp.Symbol("s", positive=True)
+    integral = sp.integrate(sp.exp(y * s), (s, 0, 1))
+    diff = sp.simplify(integral - (sp.exp(y) - 1) / y)
+    deriv = sp.simplify(sp.diff(sp.exp(y * s), y) - s * sp.exp(y * s))
+    ok = diff == 0 and deriv == 0
+    return Obligation("exprel-integral", "exprel(y) = int_0^1 e^{ys} ds and d/dy e^{ys} = s e^{ys} > 0 on s in (0, 1]: "
+                      "exprel is increasing, so its range on [lo, hi] is [exprel(lo), exprel(hi)]", "sympy", ok,
+                      "SymPy integrates and simplifies both differences to 0" if ok else f"differences {diff}, {deriv}")
+
+
+@dataclass(frozen=True)
+class Box:
+    """[u_lo, u_hi] x [e_lo, e_hi] (exact rationals) and its bisection depth."""
+
+    u_lo: Fraction
+    u_hi: Fraction
+    e_lo: Fraction
+    e_hi: Fraction
+    depth: int = 0
+
+    def split(self) -> list["Box"]:
+        um, em = (self.u_lo + self.u_hi) / 2, (self.e_lo + self.e_hi) / 2
+        d = self.depth + 1
+        return [Box(a, b, c, e, d) for a, b in ((self.u_lo, um), (um, self.u_hi))
+                for c, e in ((self.e_lo, em), (em, self.e_hi))]
+
+
+@dataclass
+class BoxResult:
+    """Enclosures on one box (exact rational endpoints, rounded outward)."""
+
+    box: Box
+    Q: tuple          # (lo, hi) of (u - u')/u^3
+    eps_next: tuple   # (lo, hi) of eps'
+    R_lo: Fraction    # lower bound of u/u'
+    L2: tuple         # (lo, hi) of (L - L_opt)/u^2
+    W: tuple          # (lo, hi) of h + eps u^2
+    finite: bool
+
+    def passes(self, C: Fraction) -> bool:
+        return (self.finite and self.R_lo > 0 and self.Q[0] > 0
+                and -C <= self.eps_next[0] and self.eps_next[1] <= C)
+
+
+def mean_value(f3, f, U, E, Uc, Ec, P):
+    """An enclosure of f over the box U x E from ``f3(u, eps, *P) -> (f, f_u, f_eps)`` and ``f`` alone: the
+    mean-value form f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with the direct evaluation
+    f(B) (both contain the range; the first loses only second-order width to the dependency effect)."""
+    fB, fu, fe = f3(U, E, *P)
+    mv = f(Uc, Ec, *P) + fu * (U - Uc) + fe * (E - Ec)
+    if not mv.is_finite():
+        return fB
+    if not fB.is_finite():
+        return mv
+    return mv.intersection(fB)
+
+
+def evaluate_box(box: Box, P: tuple, observables: bool = True) -> BoxResult:
+    """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box`` (call
+    inside a precision)."""
+    fn = arb_functions()
+    U, E = ball(box.u_lo, box.u_hi), ball(box.e_lo, box.e_hi)
+    Uc, Ec = exact((box.u_lo + box.u_hi) / 2), exact((box.e_lo + box.e_hi) / 2)
+    G = mean_value(fn.G, fn.G0, U, E, Uc, Ec, P)
+    Xb = exprel_ball(U * U * G)
+    R, Q = fn.RQ(U, G, Xb, *P)
+    W = U / R                                   # u' = u / R; R > 0 is checked below
+    en = fn.eps_next(U, E, W, Q, R, *P)
+    if observables:
+        L2 = mean_value(fn.loss_over_u2, fn.loss_over_u2_0, U, E, Uc, Ec, P)
+        wq = mean_value(fn.w_over_u, fn.w_over_u_0, U, E, Uc, Ec, P)
+    else:
+        L2 = wq = G * 0                        # not needed (coarse checks): a finite placeholder
+    balls = (G, Xb, R, Q, W, en, L2, wq)
+    finite = all(b.is_finite() for b in balls)
+    if not finite:
+        z = (Fraction(0), Fraction(0))
+        return BoxResult(box, z, z, Fraction(0), z, z, False)
+    rng = lambda b: (lo_frac(b), hi_frac(b))  # noqa: E731
+    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(L2), rng(wq), True)
+
+
+def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int,
+                  ratio: Fraction = Fraction(1, 2)) -> list[Box]:
+    """The annuli [u0 r^(i+1), u0 r^i] of the ``shells`` shells (r = ``ratio``) and the core [0, u0 r^shells],
+    each cut into n_u slabs x n_eps eps-pieces."""
+    cuts = [u0 * ratio**i for i in range(shells + 1)] + [Fraction(0)]
+    eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
+    boxes = []
+    for hi, lo in zip(cuts, cuts[1:]):
+        for k in range(n_u):
+            a, b = lo + (hi - lo) * k / n_u, lo + (hi - lo) * (k + 1) / n_u
+            boxes += [Box(a, b, e0, e1) for e0, e1 in zip(eps_cuts, eps_cuts[1:])]
+    return boxes
+
+
+def coverage_gap(boxes, u0: Fraction, C: Fraction):
+    """None if the boxes cover [0, u0] x [-C, C]; else a point (u-slab, eps) left uncovered.
+
+    Sweep over u: between consecutive box edges the set of boxes spanning the slab is fixed, and
+    their eps-intervals must chain from -C to C.
+    """
+    edges = sorted({b.u_lo for b in boxes} | {b.u_hi for b in boxes} | {Fraction(0), u0})
+    if edges[0] < 0 or edges[-1] > u0:
+        edges = [e for e in edges if 0 <= e <= u0]
+    starts = sorted(boxes, key=lambda b: b.u_lo)
+    active, i = [], 0
+    for lo, hi in zip(edges, edges[1:]):
+        while i < len(starts) and starts[i].u_lo <= lo:
+            active.append(starts[i])
+            i += 1
+        active = [b for b in active if b.u_hi > lo]
+        spanning = sorted(((b.e_lo, b.e_hi) for b in active if b.u_lo <= lo and b.u_hi >= hi))
+        reach = -C
+        for e0, e1 in spanning:
+            if e0 > reach:
+                break
+            reach = max(reach, e1)
+        if reach < C:
+            return (lo, hi), reach
+    return None
+
+
+def _hull_of(r: BoxResult) -> dict:
+    return {"a": r.Q[0], "b": r.Q[1], "L2": r.L2, "W": r.W}
+
+
+def _merge(h: dict | None, g: dict) -> dict:
+    if h is None:
+        return g
+    return {"a": min(h["a"], g["a"]), "b": max(h["b"], g["b"]),
+            "L2": (min(h["L2"][0], g["L2"][0]), max(h["L2"][1], g["L2"][1])),
+            "W": (min(h["W"][0], g["W"][0]), max(h["W"][1], g["W"][1]))}
+
+
+@dataclass
+class RegionCheck:
+    """The outcome of the invariance check: boxes, their enclosures, obligations, shells."""
+
+    u0: Fraction
+    C: Fraction
+    shells: int
+    ratio: Fraction = Fraction(1, 2)
+    results: list = field(default_factory=list)
+    obligations: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.obligations)
+
+    def hull(self, lo: Fraction, hi: Fraction) -> dict:
+        """Hulls over the boxes meeting {lo <= u <= hi} (hi a shell edge u0 r^j): Q in [a, b], and the
+        observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2."""
+        import bisect
+        if getattr(self, "_sorted_n", None) != len(self.results):
+            # Boxes sorted by their upper u-edge, with running hulls: hull(0, hi) is one look-up.
+            self._sorted = sorted(self.results, key=lambda r: r.box.u_hi)
+            self._keys = [r.box.u_hi for r in self._sorted]
+            run, self._prefix = None, []
+            for r in self._sorted:
+                run = _merge(run, _hull_of(r))
+                self._prefix.append(run)
+            self._sorted_n = len(self.results)
+        i0, i1 = bisect.bisect_left(self._keys, lo), bisect.bisect_right(self._keys, hi)
+        if i0 == 0:
+            return self._prefix[i1 - 1]
+        out = None
+        for r in self._sorted[i0:i1]:
+            out = _merge(out, _hull_of(r))
+        return out
+
+    def shell_bounds(self, j: int) -> dict:
+        """The hulls on the whole shell {u <= u0 2^-j}."""
+        uj = self.u0 * self.ratio**j
+        return {"j": j, "u_j": uj} | self.hull(Fraction(0), uj)
+
+    def summary(self) -> dict:
+        worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) for r in self.results), default=Fraction(0))
+        return {"boxes": len(self.results), "max_depth": max((r.box.depth for r in self.results), default=0),
+                "max_abs_eps_next_over_C": float(worst / self.C) if self.C else None,
+                "min_Q": str(min((r.Q[0] for r in self.results), default=Fraction(0))),
+                "min_R": str(min((r.R_lo for r in self.results), default=Fraction(0)))}
+
+
+def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int = 8, n_eps: int = 2,
+                 max_depth: int = 6, bits: int = 128, boxes: list | None = None,
+                 ratio: Fraction = Fraction(1, 2), observables: bool = True) -> RegionCheck:
+    """Check that the exact map sends R(u0, C) into itself (module docstring).
+
+    ``P``: exact parameters (verify.certify.coordinates.param_values). ``boxes``: a cover to check
+    instead of :func:`initial_boxes` (a cover with a hole fails the coverage obligation).
+    ``observables=False`` skips the enclosures of L2 and W (a coarse check of invariance only).
+    """
+    from ..errors import InvalidParameter
+    if not (0 < u0 < 1):
+        raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
+    if C <= 0:
+        raise InvalidParameter("C", str(C), "must be > 0")
+    rc = RegionCheck(u0, C, shells, ratio)
+    todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps, ratio)
+    failed = None
+    with arb_precision(bits):
+        Pb = tuple(exact(Fraction(p)) for p in P)
+        while todo:
+            box = todo.pop()
+            res = evaluate_box(box, Pb, observables)
+            if res.passes(C):
+                rc.results.append(res)
+            elif box.depth < max_depth:
+                todo += box.split()
+            else:
+                failed = res
+                break
+    if failed is None:
+        # Only a completed check has a cover to inspect (a failing box stops the check).
+        gap = coverage_gap([r.box for r in rc.results], u0, C)
+        rc.obligations.append(Obligation(
+            "region-cover", f"the boxes cover [0, u0] x [-C, C] = [0, {u0}] x [-{C}, {C}]", "arb", gap is None,
+            "sweep over u: every slab's eps-intervals chain from -C to C" if gap is None else
+            f"no box covers u in [{gap[0][0]}, {gap[0][1]}], eps just above {gap[1]}"))
+        rc.obligations.append(Obligation(
+            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/u^3 > 0 and |eps'| <= C, so the exact map "
+            "sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
+            f"{rc.summary()['max_depth']}"))
+    else:
+        b, why = failed.box, []
+        if not failed.finite:
+            why.append("an enclosure is not finite")
+        else:
+            if failed.R_lo <= 0:
+                why.append(f"u/u' not certainly > 0 (lower bound {float(failed.R_lo):.3g})")
+            if failed.Q[0] <= 0:
+                why.append(f"Q not certainly > 0 (lower bound {float(failed.Q[0]):.3g})")
+            if failed.eps_next[0] < -C or failed.eps_next[1] > C:
+                why.append(f"eps' in [{float(failed.eps_next[0]):.4g}, {float(failed.eps_next[1]):.4g}] leaves "
+                           f"[-C, C] = [{float(-C):.4g}, {float(C):.4g}]")
+        rc.obligations.append(Obligation(
+            "region-invariant", "on every box: R = u/u' > 0, Q > 0 and |eps'| <= C", "arb", False,
+            f"fails on u in [{float(b.u_lo):.6g}, {float(b.u_hi):.6g}], eps in [{float(b.e_lo):.4g}, "
+            f"{float(b.e_hi):.4g}] after {max_depth} bisections: " + "; ".join(why)))
+    return rc
