@@ -1,4 +1,4 @@
-"""The reference setting of SETTING.md as one validated, immutable object.
+"""The reference setting of docs/setting.md as one validated, immutable object.
 
 Every option the paper might choose differently is a named field; :meth:`Setting.config` records
 them all, and every result the toolkit prints carries that record.
@@ -50,7 +50,7 @@ class Setting:
     p_structure: str = "orthogonal"
     p_lambda: Fraction = Fraction(1)
     p_matrix: tuple[tuple[Fraction, ...], ...] | None = None
-    # Logit temperature: column j of S is softmax of beta * P^T W_KQ p_{q(j)} (1 = SETTING.md).
+    # Logit temperature: column j of S is softmax of beta * P^T W_KQ p_{q(j)} (1 = docs/setting.md).
     beta: Fraction = Fraction(1)
     eta_v: Fraction = Fraction(1, 10)
     eta_kq: Fraction = Fraction(1, 10)
@@ -208,7 +208,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     sizes = {len(g) for g in sup}
     if len(sizes) != 1:
         raise InvalidParameter("supports", [list(g) for g in sup],
-                               "every column must have the same size K (SETTING.md: |g_j| = K)")
+                               "every column must have the same size K (docs/setting.md: |g_j| = K)")
     K_sup = sizes.pop()
     if K is not None:
         K = check_int("K", K, 0, D)

@@ -1,4 +1,4 @@
-"""Probes: one reviewer question of PAPER.md each, answered in chosen regimes (``verify probe NAME``).
+"""Probes: one reviewer question of docs/paper.md each, answered in chosen regimes (``verify probe NAME``).
 
 Each module registers one probe with :func:`verify.probes.base.probe`; importing this package imports
 them all and checks that the registry and the modules agree.

@@ -33,7 +33,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                  "not checked = no finished part answers it. Conventions: " + prov["reference_convention"] + "."),
            ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
            ("h", 2, "Reviewer questions", "questions"),
-           ("p", "One row per question of PAPER.md. The verdict judges the paper's statement in the regimes "
+           ("p", "One row per question of docs/paper.md. The verdict judges the paper's statement in the regimes "
                  "checked: it is the verdict of the part that answers the question most directly (its finding "
                  "follows; parts whose verdicts differ are named after 'Also:'), or, when no such part ran, the "
                  "strongest verdict among the parts that answer it, a refutation first. Every part is linked.")]
