@@ -13,7 +13,7 @@ import numpy as np
 from verify.evidence import ALL, Scope, record
 
 REFERENCE = "reference"
-# The options of SETTING.md's reference convention, as Setting.config() spells them.
+# The options of docs/setting.md's reference convention, as Setting.config() spells them.
 _REFERENCE = {"law": "gaussian", "law_mean": "0", "law_var": "1", "noise_sd": "0", "loss": "sum", "p_kind": "identity",
               "p_structure": "orthogonal", "p_lambda": "1", "init": "zero", "init_scale": "0",
               "relu_at_zero": "radial", "wp_trainable": True, "sstar_weights": None}

@@ -203,7 +203,7 @@ def test_rates_guides_have_the_claimed_slopes():
 
 
 def test_claimed_exponents_are_theorem_3_1s():
-    # Hand values from PAPER.md: D^{5/2}/(‖V*‖ √(ηT)), D² √(K/(ηT)), K D⁴/(ηT).
+    # Hand values from docs/paper.md: D^{5/2}/(‖V*‖ √(ηT)), D² √(K/(ηT)), K D⁴/(ηT).
     assert claimed_exponents() == {"s_err": {"T": -0.5, "D": 2.5}, "w_err": {"T": -0.5, "D": 2.0},
                                    "loss": {"T": -1.0, "D": 4.0}}
 

@@ -29,7 +29,7 @@ COMMANDS = [
 @click.version_option(package_name="verify")
 def main():
     """Check, regime by regime, the proofs of 'Transformers trained via GD can provably learn a
-    class of teacher models' (Zhang, Zhao, Gu, Cao 2026) under the setting of SETTING.md."""
+    class of teacher models' (Zhang, Zhao, Gu, Cao 2026) under the setting of docs/setting.md."""
 
 
 for _mod, _attr in COMMANDS:

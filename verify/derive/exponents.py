@@ -52,7 +52,7 @@ VARIABLES = {"D": D, "K": K, "vnorm": vnorm, "eta": eta, "T": T}
 TSTAR_DEFINITION = ("T* = u0^-2 / (2 c): the time at which the growth term of u^-2(T) = u0^-2 + 2 c T equals its "
                     "start u0^-2 = (D / (D - K))^2 (u: off-support attention mass, Delta u = -c u^3 on the slow "
                     "manifold); for T >> T* the 1/T leading terms hold")
-CLAIMED_TSTAR_D = sp.Integer(2)    # PAPER.md: "These hold after a time T* that grows like D^2"
+CLAIMED_TSTAR_D = sp.Integer(2)    # docs/paper.md: "These hold after a time T* that grows like D^2"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The SymPy symbols every derivation shares, named as in the paper and SETTING.md."""
+"""The SymPy symbols every derivation shares, named as in the paper and docs/setting.md."""
 import sympy as sp
 
 # Per-entry second moments of the pre-activations u = (W_X X S + W_P P S)_{mj}, z = (V* X S*)_{mj}:

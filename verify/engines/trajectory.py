@@ -1,4 +1,4 @@
-"""What every engine records: the quantities of SETTING.md at chosen steps."""
+"""What every engine records: the quantities of docs/setting.md at chosen steps."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,12 +34,15 @@ class Trajectory:
 
     @property
     def final(self) -> Record:
+        """The record at the last checkpoint."""
         return self.records[-1]
 
     def series(self, name: str) -> list:
+        """One recorded quantity (a Record field, e.g. "excess_loss") at every checkpoint."""
         return [getattr(r, name) for r in self.records]
 
     def steps(self) -> list[int]:
+        """The checkpoint steps."""
         return [r.step for r in self.records]
 
 

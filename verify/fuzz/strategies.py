@@ -3,7 +3,7 @@
 A :class:`Regime` is the keyword arguments of :func:`verify.model.make_setting` (exact strings, so a
 regime prints and replays exactly) plus a number of GD steps.
 
-:func:`valid_regimes` draws every option of SETTING.md: the four teachers with D up to 48 and K at its
+:func:`valid_regimes` draws every option of docs/setting.md: the four teachers with D up to 48 and K at its
 edges (0, 1, D - 1, D), M <= 3, d <= 4, ||V*|| from 1/10 to 10, every sigma (an even polynomial too,
 with W_P trainable or frozen), every entry law with mean != 0 and variance != 1, the summed and the
 mean loss, P^T P = lambda I (identity, permutation) and sinusoidal P, eta_KQ != eta_V, zero and random

@@ -1,4 +1,4 @@
-"""The setting: validated, immutable descriptions of one regime (SETTING.md)."""
+"""The setting: validated, immutable descriptions of one regime (docs/setting.md)."""
 from .laws import LAW_NAMES, Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import PRESETS, preset_supports

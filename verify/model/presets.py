@@ -1,4 +1,4 @@
-"""The paper's four teachers as S* supports: cnn, gcn, sts, gslp (SETTING.md, 'Teacher presets')."""
+"""The paper's four teachers as S* supports: cnn, gcn, sts, gslp (docs/setting.md, 'Teacher presets')."""
 from __future__ import annotations
 
 from ..errors import InvalidParameter

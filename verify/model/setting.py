@@ -1,4 +1,4 @@
-"""The reference setting of SETTING.md as one validated, immutable object.
+"""The reference setting of docs/setting.md as one validated, immutable object.
 
 Every option the paper might choose differently is a named field; :meth:`Setting.config` records
 them all, and every result the toolkit prints carries that record.
@@ -51,7 +51,7 @@ class Setting:
     p_structure: str = "orthogonal"
     p_lambda: Fraction = Fraction(1)
     p_matrix: tuple[tuple[Fraction, ...], ...] | None = None
-    # Logit temperature: column j of S is softmax of beta * P^T W_KQ p_{q(j)} (1 = SETTING.md).
+    # Logit temperature: column j of S is softmax of beta * P^T W_KQ p_{q(j)} (1 = docs/setting.md).
     beta: Fraction = Fraction(1)
     eta_v: Fraction = Fraction(1, 10)
     eta_kq: Fraction = Fraction(1, 10)
@@ -289,7 +289,7 @@ def _supports(supports, preset, D: int, K, N):
     sizes = {len(g) for g in sup}
     if len(sizes) != 1:
         raise InvalidParameter("supports", [list(g) for g in sup],
-                               "every column must have the same size K (SETTING.md: |g_j| = K)")
+                               "every column must have the same size K (docs/setting.md: |g_j| = K)")
     K_sup = sizes.pop()
     if K is not None:
         K = check_int("K", K, 0, D)

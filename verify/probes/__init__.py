@@ -1,4 +1,4 @@
-"""Probes: one reviewer question of PAPER.md each, answered in chosen regimes (``verify probe NAME``).
+"""Probes: one reviewer question of docs/paper.md each, answered in chosen regimes (``verify probe NAME``).
 
 Every probe reports one or more statements, each with evidence records and the verdict the one rule
 (verify.evidence.decide) derives from them; the first statement is the probe's headline.

@@ -1,6 +1,6 @@
 """The probe registry and what every probe shares: runs, series, classification and the result record.
 
-A probe answers one reviewer question of PAPER.md in chosen regimes. It registers with
+A probe answers one reviewer question of docs/paper.md in chosen regimes. It registers with
 :func:`probe` and returns a :class:`ProbeResult`, whose ``as_dict`` is what ``verify probe NAME --json``
 prints: the question (quoted), the regimes run (every option of each), what it finds, one or more
 :class:`Statement` s, each with its evidence records and the verdict :func:`verify.evidence.decide`
@@ -18,7 +18,7 @@ from ..evidence import Scope, Statement, headline
 from ..jsonable import jsonable as _jsonable
 from .classify import classify, to_float
 
-# The reviewer questions, quoted from PAPER.md ("What reviewers asked").
+# The reviewer questions, quoted from docs/paper.md ("What reviewers asked").
 QUESTIONS = {
     1: "Why is the rate Θ(1/T) although the loss is not strongly convex / PL? What regularity gives it?",
     2: "Lemma C.2: is it true, and what do C_1, C_2, C_3 mean?",

@@ -1,6 +1,6 @@
 """Probe ``full-attention`` (reviewer Q11): position-only attention versus attention that also sees X.
 
-SETTING.md keeps full attention "for comparison only"; this probe makes the comparison. Both students
+docs/setting.md keeps full attention "for comparison only"; this probe makes the comparison. Both students
 are the same code, trained by the same mini-batch SGD on fresh samples (as in ``finite-sample``) with
 common random numbers (the same X draws), from zero initialisation, sigma = identity:
 
@@ -8,7 +8,7 @@ common random numbers (the same X draws), from zero initialisation, sigma = iden
   f = W_V Z S(Z),   W_V = [W_X, W_P] in R^{M x (d+D)},   W_KQ in R^{(d+D) x (d+D)}.
 
 (a) position-only: only the P-P block of W_KQ is trained (the X-rows and X-columns stay exactly 0), so
-    logits_j = P^T W_PP p_{q(j)} and f = W_X X S + W_P P S: the toolkit's model (SETTING.md "Student").
+    logits_j = P^T W_PP p_{q(j)} and f = W_X X S + W_P P S: the toolkit's model (docs/setting.md "Student").
 (b) input-dependent: every entry of W_KQ is trained, so S(Z) may depend on X.
 
 Per-sample gradients of (c/2)||R||_F^2, R = W_V Z S - y (c = loss_scale; sampled versions of (3.3), (3.4)):

@@ -72,5 +72,5 @@ def provenance(records: list[dict], profile: str) -> dict:
     return {"packages": package_versions(), "git_commit": git_commit(), "python": sys.version.split()[0],
             "platform": platform.platform(), "profile": profile, "conventions": conventions, "seeds": seeds,
             "precisions": precisions, "run_times": run_times,
-            "reference_convention": "SETTING.md: Gaussian X (mean 0, variance 1), P^T P = I, sigma = identity, "
+            "reference_convention": "docs/setting.md: Gaussian X (mean 0, variance 1), P^T P = I, sigma = identity, "
                                     "summed loss, zero initialisation, eta_V = eta_KQ = eta, sigma_eps = 0"}

@@ -1,4 +1,4 @@
-"""The twelve reviewer questions of PAPER.md and which parts' results answer each one.
+"""The twelve reviewer questions of docs/paper.md and which parts' results answer each one.
 
 A part answers question n when its result names the question (a probe's "question" field holding
 n, "Qn" or the question's text) or when its id contains one of the question's keywords. When no

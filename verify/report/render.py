@@ -38,7 +38,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                  + prov["reference_convention"] + "."),
            ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
            ("h", 2, "Reviewer questions", "questions"),
-           ("p", "One row per question of PAPER.md. The verdict judges the statement named in the row, in the "
+           ("p", "One row per question of docs/paper.md. The verdict judges the statement named in the row, in the "
                  "scope shown: it is the headline statement of the part that answers the question most directly "
                  "(its further statements, with their own verdicts, follow in the finding; parts whose verdicts "
                  "differ are named after 'Also:'), or, when no such part ran, the strongest verdict among the parts "

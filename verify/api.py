@@ -1,0 +1,195 @@
+"""Entry points for notebooks: a claim checked in one regime, the derived leading terms at a setting, a
+trajectory plotted. Re-exported by :mod:`verify`; the tutorial (docs/tutorial.md) uses nothing else.
+
+``lemmas`` sits above ``verify`` in the layering (the claims use the engines), and SymPy and matplotlib
+are slow to import, so each is imported inside the function that needs it.
+
+Example::
+
+    >>> from verify import make_setting, check_claim
+    >>> s = make_setting(D=8, K=2, preset="cnn", vstar_norm="1", eta="1/10")
+    >>> check_claim("lemma-C.2", s, 100).holds
+    True
+"""
+from __future__ import annotations
+
+from .errors import InvalidParameter, UnsupportedRegime
+
+# The names Trajectory records use for Theorem 3.1's three quantities, in the theorem's order.
+THEOREM_QUANTITIES = ("excess_loss", "s_err", "w_err")
+# The same quantities as verify.derive.asymptotics names them.
+_DERIVE_KEY = {"excess_loss": "loss", "s_err": "s_err", "w_err": "w_err"}
+
+
+def claim_ids(per_regime: bool | None = None) -> list[str]:
+    """The registered claim ids (``lemmas.REGISTRY``), in registry order; ``per_regime=True`` keeps the
+    claims that can be checked in one regime (what :func:`check_claim` accepts), False the others."""
+    from lemmas import REGISTRY
+    return [cid for cid, c in REGISTRY.items() if per_regime is None or bool(c.per_regime) == per_regime]
+
+
+def check_claim(claim_id: str, setting, steps: int):
+    """Whether claim ``claim_id``'s property holds in ``setting`` over ``steps`` GD steps.
+
+    Returns the claim's ``lemmas.RegimeOutcome``: ``holds`` (True; False, a counterexample; None,
+    undecided, e.g. a NaN), ``detail`` (what was measured), ``replay`` (a ``verify`` command that
+    reproduces the run) and ``data``, where ``data["in_hypotheses"]`` says whether the regime meets the
+    claim's hypotheses (outside them a failure is information, not a counterexample). One regime is
+    not a verdict: ``verify check`` derives a claim's verdict from all its evidence (docs/verdicts.md).
+    """
+    from lemmas import REGISTRY
+
+    from .model import Setting
+    if not isinstance(claim_id, str) or claim_id not in REGISTRY:
+        raise InvalidParameter("claim", claim_id, f"must be one of {', '.join(REGISTRY)}")
+    if not REGISTRY[claim_id].per_regime:
+        raise InvalidParameter("claim", claim_id, "has no per-regime check; the claims that have one: "
+                               + ", ".join(claim_ids(per_regime=True)))
+    if not isinstance(setting, Setting):
+        raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
+    return REGISTRY[claim_id].regime_check(setting, steps)
+
+
+def leading_terms(setting=None) -> dict:
+    """The exact leading terms as T -> infinity of Theorem 3.1's quantities, as SymPy expressions.
+
+    Derived from the reduced recursion (sigma = identity, 0 < K < D) with every named convention kept
+    symbolic: c_L (1 for the summed loss, 1/(M N) for the mean), v (entry variance), lambda
+    (P^T P = lambda I), beta (logit temperature) and eta_KQ; ``vnorm`` is ||V*||_F. Keys:
+    ``excess_loss`` (L - L_opt), ``s_err`` (||S - S*||_F), ``w_err`` (||W_X - V*||_F), and ``c``, the
+    coefficient of Delta u = -c u^3 for the off-support attention mass u, so that u(T) ~ (2 c T)^(-1/2)
+    sets the 1/T rate (and the relative size of the next-order corrections).
+
+    With ``setting``, every symbol but T is replaced by the setting's exact value (``c`` becomes a
+    number); settings outside the derivation raise :class:`verify.errors.UnsupportedRegime`.
+    """
+    from .derive.asymptotics import leading_terms_general
+    lt = leading_terms_general()
+    out = {**{q: lt[_DERIVE_KEY[q]] for q in THEOREM_QUANTITIES}, "c": lt["c"]}
+    if setting is None:
+        return out
+    subs = _substitutions(setting)
+    return {k: e.subs(subs) for k, e in out.items()}
+
+
+def _substitutions(setting) -> dict:
+    """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
+    import sympy as sp
+
+    from .derive import symbols as sy
+    from .model import Setting
+    if not isinstance(setting, Setting):
+        raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
+    if setting.sigma.name != "identity":
+        raise UnsupportedRegime(f"leading terms are derived for sigma = identity, not {setting.sigma.spec()}")
+    if not 0 < setting.K < setting.D:
+        raise UnsupportedRegime(f"leading terms are derived for 0 < K < D (here K = {setting.K}, D = {setting.D}); "
+                                "K = 0 and K = D have closed forms instead (verify probe k-zero, d-eq-k)")
+    ok, why = setting.reducible()
+    if not ok:
+        raise UnsupportedRegime(f"leading terms are derived from the reduced recursion, which does not apply: {why}")
+    return {sy.D: setting.D, sy.K: setting.K, sy.N: setting.N, sy.vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2())),
+            sy.c_loss: sp.Rational(setting.loss_scale), sy.var: sp.Rational(setting.law.var),
+            sy.lam: sp.Rational(setting.p_lambda), sy.beta: sp.Rational(setting.beta),
+            sy.eta_kq: sp.Rational(setting.eta_kq)}
+
+
+def leading_term_values(setting, steps) -> dict:
+    """The leading terms of :func:`leading_terms` at ``setting`` for each T in ``steps``:
+    ``{"excess_loss": array, "s_err": array, "w_err": array}`` (float64; NaN at T = 0, where the
+    terms have no value), so ``leading_term_values(s, trajectory.steps())`` lines up with a trajectory.
+
+    They hold where they were derived: sigma = identity, 0 < K < D and a setting the reduced recursion
+    covers (``setting.reducible()``); anything else raises :class:`verify.errors.UnsupportedRegime`.
+    """
+    import numpy as np
+    import sympy as sp
+
+    from .derive import symbols as sy
+    lt = leading_terms(setting)
+    T = np.asarray(steps, dtype=float)
+    if T.ndim > 1 or T.size == 0 or not np.all(np.isfinite(T)) or np.any(T < 0):
+        raise InvalidParameter("steps", steps, "must be a step count >= 0 or a 1-d list of them")
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for q in THEOREM_QUANTITIES:
+            expr = lt[q]
+            if expr.free_symbols - {sy.T}:
+                raise AssertionError(f"leading term of {q} keeps symbols {expr.free_symbols - {sy.T}}")
+            vals = np.asarray(sp.lambdify(sy.T, expr, "numpy")(T), dtype=float) * np.ones_like(T)
+            out[q] = np.where(T > 0, vals, np.nan)
+    return out
+
+
+def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, leading: dict | None = None,
+                    title: str | None = None):
+    """A log-log figure of recorded quantities against the GD step, one panel per quantity; returns the
+    ``matplotlib.figure.Figure`` and, with ``path``, also writes it there as a PNG (atomically).
+
+    ``trajectory`` is a :class:`verify.Trajectory` or a dict {label: Trajectory} drawn together;
+    ``quantities`` are Record fields with one number per step (``excess_loss``, ``s_err``, ``w_err``,
+    ``loss``, ``wp_norm``, ``cos_wv``); ``leading`` is a dict {quantity: values at the first
+    trajectory's steps} drawn dashed, e.g. :func:`leading_term_values`. Step 0 cannot appear on a log
+    axis and is left out; Arb balls are drawn at their midpoints.
+    """
+    import io
+    import math
+
+    from matplotlib.figure import Figure
+
+    from .atomic import write_bytes_atomic
+    from .engines import Trajectory
+    from .report.figures_base import LABELS
+    runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory
+    if not isinstance(runs, dict) or not runs or not all(isinstance(t, Trajectory) for t in runs.values()):
+        raise InvalidParameter("trajectory", type(trajectory).__name__, "must be a verify.Trajectory or a non-empty "
+                               "dict {label: Trajectory}")
+    if isinstance(quantities, str):
+        quantities = (quantities,)
+    scalar = ("excess_loss", "s_err", "w_err", "loss", "wp_norm", "cos_wv")
+    bad = [q for q in quantities if q not in scalar]
+    if bad or not quantities:
+        raise InvalidParameter("quantities", list(quantities), f"must be a non-empty list of {', '.join(scalar)}")
+    leading = dict(leading or {})
+    first = next(iter(runs.values()))
+    for q, vals in leading.items():
+        if q not in quantities or len(vals) != len(first.records):
+            raise InvalidParameter("leading", q, f"must map a plotted quantity to one value per recorded step "
+                                   f"({len(first.records)})")
+
+    def number(x) -> float:
+        # mpmath and numpy numbers convert with float(); an Arb ball converts to its midpoint.
+        v = float(x)
+        return v if math.isfinite(v) else math.nan
+
+    fig = Figure(figsize=(4.2 * len(quantities), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(quantities), squeeze=False)[0]
+    for ax, q in zip(axes, quantities):
+        words, sym = LABELS.get(q, (q.replace("_", " "), q))
+        ys = []
+        for label, tr in runs.items():
+            pts = [(r.step, number(getattr(r, q))) for r in tr.records if r.step >= 1]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1.8, label=label)
+            ys += [p[1] for p in pts]
+        if q in leading:
+            pts = [(r.step, float(v)) for r, v in zip(first.records, leading[q]) if r.step >= 1]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "k--", lw=1.2, label="derived leading term")
+        ax.set_xscale("log")
+        # A log axis needs positive values: a quantity that is 0 (W_P at zero initialisation) or
+        # changes sign is drawn on a linear axis instead.
+        ax.set_yscale("log" if ys and all(y > 0 for y in ys) else "linear")
+        ax.set_xlabel("GD step t")
+        ax.set_ylabel(sym)
+        ax.set_title(words[:1].upper() + words[1:])
+        ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    if path is not None:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+        write_bytes_atomic(path, buf.getvalue())
+    return fig
+
+
+__all__ = ["claim_ids", "check_claim", "leading_terms", "leading_term_values", "plot_trajectory",
+           "THEOREM_QUANTITIES"]
