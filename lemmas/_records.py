@@ -62,18 +62,6 @@ def proof_scope(dims: dict, sigma, conventions=(REFERENCE,)) -> Scope:
     return Scope(dims=proof_dims(dims), sigma=sig, conventions=conventions, horizon=ALL)
 
 
-def generic_reduction():
-    """verify.derive.reduction.prove_reduction_generic at its default sizes, passed positionally as
-    prove_reduction passes them, so both share one lru_cache entry (the proof takes seconds; a call
-    without arguments would be cached apart and computed again)."""
-    import inspect
-
-    from verify.derive.reduction import prove_reduction_generic
-    defaults = [p.default for p in inspect.signature(prove_reduction_generic).parameters.values()
-                if p.default is not inspect.Parameter.empty]
-    return prove_reduction_generic(*defaults)
-
-
 def obligations_text(obligations) -> str:
     return "; ".join(f"{o.name}: {'proved' if o.holds is True else 'disproved' if o.holds is False else 'open'}"
                      for o in obligations)

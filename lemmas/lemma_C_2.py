@@ -1,8 +1,8 @@
 """Lemma C.2: every row of W_X(t) is a positive multiple alpha_i(t) of the same row of V*, t >= 1.
 
 Routes:
-- symbolic (sigma = identity, every dimension): dL/dW_X = c_L v (||S||^2 W_X - <S,S*> V*) for any S
-  (verify.derive.stability.wx_gradient_identity), so W_X(t) = alpha(t) V* with
+- symbolic (sigma = identity, every dimension; verify.derive.stability.positivity_obligations): the
+  recursion by matrix calculus and every inequality of the induction decided by z3, so W_X(t) = alpha(t) V* with
   alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*>; ||S||^2 <= N and <S,S*> > 0 give
   alpha(t) > 0 for all t >= 1 by induction when eta_V c_L v N <= 1.
 - symbolic (every supported sigma): the reduction (rows stay on the line of v*_m, W_P = 0, two-valued
@@ -30,12 +30,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from verify.errors import PrecisionError
-from verify.derive.reduction import prove_reduction
 from verify.evidence import Scope, compare, finite, record
 from lemmas import Claim, RegimeOutcome, claim
 from lemmas._common import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
-from lemmas._records import REFERENCE, obligations_text, outcome_record, prerequisite, proof_scope, regime_scope
+from lemmas._records import REFERENCE, obligations_text, outcome_record, prerequisite, regime_scope
 
 HORIZON = {"ci": 1500, "dev": 20000, "deep": 200000}
 ARB_HORIZON = {"ci": 150, "dev": 1000, "deep": 5000}
@@ -222,32 +221,24 @@ class LemmaC2(Claim):
                              threshold=THRESHOLD)
 
     def evaluate(self, profile):
-        from verify.derive.reduction import prove_identity_general
-        from verify.derive.stability import alpha_recursion_identity
+        from verify.derive.obligations import proof_routes
+        from verify.derive.reduction import obligations_for
+        from verify.derive.stability import positivity_obligations
         from verify.engines.arb import iterate_certified
         ev = []
         regs = regimes()
         # --- symbolic: identity, every dimension, under eta_V c_L v N <= 1 (narrower than the statement's
-        # eta_V < 2K/(c_L v N), so the proof's scope names the condition and does not cover the statement) ---
-        ident = prove_identity_general()
-        gx = [o for o in ident.obligations if "dL/dW_X" in o.name]
-        a_ok, a_txt = alpha_recursion_identity()
-        cond = {regime_label(s_): s_.eta_v * s_.loss_scale * s_.law.var * s_.N for s_ in regs if s_.sigma.name == "identity"}
-        ok = bool(gx) and all(o.holds is True for o in gx) and a_ok
-        ev.append(record("induction on alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*>", "symbolic",
-                         proof_scope(ident.dims, "identity", (REFERENCE + ", eta_V c_L v N <= 1",)),
-                         f"{obligations_text(gx)}; {a_txt}; ||S||_F^2 <= N and <S,S*> > 0 (K >= 1) give alpha(t) >= "
-                         "eta c_L v <S(t-1),S*> > 0 for all t >= 1 when eta_V c_L v N <= 1", True if ok else None,
-                         condition="eta_V c_L v N <= 1", eta_cLvN={k: str(v) for k, v in cond.items()}))
-        # --- symbolic: the direction part for every sigma (rows stay along v*_m): what the Arb and float64
-        # routes rely on when they iterate the reduced recursion ---
+        # eta_V < 2K/(c_L v N), so the proof's scope names the condition and does not cover the statement):
+        # the recursion by matrix calculus, every inequality of the induction decided by z3 ---
+        ev += proof_routes("induction: alpha(t) > 0 for t >= 1 (sigma = identity)", positivity_obligations().obligations)
+        # --- symbolic: the direction part for every sigma (rows stay along v*_m, symbolic dimensions): what the
+        # Arb and float64 routes rely on when they iterate the reduced recursion ---
         for sig in sorted({s_.sigma for s_ in regs}, key=lambda z: z.spec()):
-            rep = prove_reduction(sig)
-            rows = [o for o in rep.obligations if "W_X" in o.name]
+            rows = obligations_for(sig, "rows", explicit=False)
             ok = bool(rows) and all(o.holds is True for o in rows)
             ev.append(prerequisite("reduction: rows of dL/dW_X stay along v*_m (direction only; positivity is "
-                                   "the other routes')", "symbolic", proof_scope(rep.dims, sig.spec()),
-                                   obligations_text(rows) + f" (dims {rep.dims})", ok, dims=rep.dims))
+                                   "the other routes')", "symbolic", Scope("all", (sig.spec(),), "all", "all"),
+                                   obligations_text(rows), ok))
         # --- arb: alpha_i(t) > 0 certified for t = 1..H ---
         H = ARB_HORIZON[profile]
         for s_ in regs:

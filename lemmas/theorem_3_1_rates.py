@@ -10,6 +10,8 @@ Routes:
   extrapolated from T and 4T (Richardson, corrections O(T^{-1/2})) compared with the exact ones.
 - sweeps in D (sts, N = 1, and cnn, N = D/K), K and ||V*||: exponents of the extrapolated constants,
   set beside the exact leading terms' exponents (these sweeps check the derivation).
+- arb: the all-time certificate of the base regime (verify.certify): c_lo <= eta T (L - L_opt) <= c_hi and
+  the same for (eta T)^(1/2) times the parameter errors, for every T >= 0 (the T-rate, upper and lower).
 - symbolic exponents of the exact leading terms: in T and ||V*|| (every D), in K and in D as D -> oo
   (N fixed, and N = D/K as for cnn), set beside the claimed D^{5/2}/||V*||, D^2 sqrt(K), K D^4. The
   D-dependence is decided here, from the derivation (checked against the iteration by the routes
@@ -130,6 +132,11 @@ class TheoremRates(Claim):
                          "; ".join(f"{q}: {f['exponent']:.4f} +- {f['uncertainty']:.4f} (last decade "
                                    f"{f['last_decade']:.4f}, claimed {f['claimed']:g})" for q, f in fits.items()),
                          T_ok, threshold=T_THRESHOLD, replay=replay_T, fits=fits, tstar=tstar, **extra))
+        # all-time certificate (verify.certify) of the base regime: the T-rate of the three quantities, upper
+        # and lower, certified for every T >= 0 there (Arb prefix + trapping region + comparison lemma); the
+        # certificate's own SymPy / z3 / Arb obligations are in `verify certify ... --json`
+        from verify.certify import certificate_evidence
+        ev += [e for e in certificate_evidence(base) if e["role"] == "test"]
         # leading terms against the iteration at the horizon (checks the derivation)
         rat = ratios(series, base)[:, -1]
         lt = leading_terms()

@@ -13,10 +13,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.evidence import Scope, compare, record
+from verify.evidence import Scope, compare
 from lemmas import Claim, RegimeOutcome, claim
 from lemmas._common import convention, regime, replay_run
-from lemmas._records import REFERENCE, generic_reduction, obligations_text, outcome_record, proof_scope
+from lemmas._records import REFERENCE, outcome_record
 
 STEPS = {"ci": 40, "dev": 300, "deep": 2000}
 TOL = 1e-12
@@ -82,13 +82,15 @@ class TwoLevelAttention(Claim):
 
     def evaluate(self, profile):
         ev = []
-        gen = generic_reduction()
-        obs = [o for o in gen.obligations if "two-valued" in o.name or "g_on" in o.name]
-        ok = bool(obs) and all(o.holds is True for o in obs)
-        # any per-entry kernel: every sigma of the statement, with W_P = 0 (odd sigma, or relu frozen)
-        ev.append(record("logit gradient of a two-valued column is two-valued (any kernel), induction from S(0) "
-                         "uniform", "symbolic", proof_scope(gen.dims, SIGMAS, (REFERENCE, "W_P frozen")),
-                         obligations_text(obs), True if ok else None, dims=gen.dims))
+        # every sigma of the statement (with W_P = 0): the logit gradient of a two-valued column is two-valued
+        # (any kernel, symbolic dimensions, every case of K), so by induction from S(0) uniform the columns stay
+        # two-valued; explicit sizes as a second route
+        from verify.derive.obligations import proof_routes
+        from verify.derive.reduction import obligations_for
+        from verify.model.sigma import parse_sigma
+        for spec in SIGMAS:
+            ev += proof_routes(f"columns of S stay two-valued for sigma = {spec}",
+                               obligations_for(parse_sigma(spec), "two-valued"), f"verify derive --sigma {spec} --json")
         n = STEPS[profile]
         for s in regimes():
             ev.append(outcome_record(self, s, n, f"full-matrix engine, t = 0..{n}"))

@@ -10,7 +10,9 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
   inconclusive  a counterexample that did not replay, a measurement that failed or could not
                 decide (NaN, not reached, ...), or no record that bears on the statement
   proved        exact records (SymPy identities, SMT decisions) whose scopes together cover the
-                statement's whole scope (every dimension, sigma, convention and t it speaks of)
+                statement's whole scope (every dimension, sigma, convention and t it speaks of); a
+                proof made of several steps is one record (:func:`proof`) whose scope is the
+                intersection of its steps', so a general lemma among them never widens it
   certified     exact or rigorous-enclosure (Arb) records confirm it, over the finite scope they
                 state (e.g. "checked at dimensions {...}", "t <= 150")
   supported     only numerics (float64, mpmath, Monte Carlo) confirm it, with no counterexample
@@ -110,6 +112,21 @@ class Scope:
         return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"])
 
 
+def intersect(scopes: list[Scope]) -> Scope:
+    """The scope every one of ``scopes`` covers (what a conjunction of steps covers)."""
+    def meet(a, b):
+        if a == ALL:
+            return b
+        if b == ALL:
+            return a
+        return tuple(x for x in a if x in b)
+    out = Scope()
+    for sc in scopes:
+        h = out.horizon if sc.horizon == ALL else (sc.horizon if out.horizon == ALL else min(out.horizon, sc.horizon))
+        out = Scope(meet(out.dims, sc.dims), meet(out.sigma, sc.sigma), meet(out.conventions, sc.conventions), h)
+    return out
+
+
 def covered(scopes: list[Scope], target: Scope) -> bool:
     """Whether the union of ``scopes`` covers ``target`` (each of its atoms lies in one scope)."""
     return all(any(s.covers(a) for s in scopes) for a in target.atoms())
@@ -161,6 +178,30 @@ def record(route: str, kind: str, scope: Scope, result: str, holds, *, role: str
     if replay_check is not None:
         out["replay_check"] = replay_check
     return out | data
+
+
+def proof(route: str, steps: list[dict], *, replay: str | None = None, **data) -> dict:
+    """One complete proof as a single record: the conjunction of its ``steps`` (records of exact kinds).
+
+    A proof covers only what every step covers, so its scope is the intersection of the steps' scopes
+    (a general lemma among the steps cannot widen it); it holds when every step is proved. A proof with
+    a step open or disproved is not a counterexample to anything (the method failed, not the statement):
+    it is recorded as context, naming the steps that did not close. The steps are kept inside the
+    record ("steps"), where :func:`decide` does not read them one by one."""
+    if not steps:
+        raise ValueError(f"{route!r}: a proof needs at least one step")
+    kinds = {st["kind"] for st in steps}
+    if not kinds <= set(RIGOROUS_KINDS):
+        raise ValueError(f"{route!r}: proof steps must be exact or enclosures, not {sorted(kinds - set(RIGOROUS_KINDS))}")
+    kind = "arb" if "arb" in kinds else ("smt" if "smt" in kinds else "symbolic")
+    scope = intersect([Scope.from_dict(st["scope"]) for st in steps])
+    open_ = [st for st in steps if st["holds"] is not True]
+    if open_:
+        result = f"{len(open_)} of {len(steps)} steps not proved: " + "; ".join(
+            f"{st['route']} ({'disproved' if st['holds'] is False else 'open'})" for st in open_)
+        return record(route, kind, scope, result, None, role="context", steps=steps, **data)
+    result = f"all {len(steps)} steps proved ({', '.join(sorted(kinds))})"
+    return record(route, kind, scope, result, True, replay=replay, steps=steps, **data)
 
 
 @dataclass(frozen=True)
@@ -287,5 +328,6 @@ def compare(x, op: str, bound) -> bool | None:
     return bool(np.all(res))
 
 
-__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "covered", "record",
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
+           "record", "proof",
            "Decision", "decide", "Statement", "headline", "finite", "compare"]

@@ -34,7 +34,7 @@ import sympy as sp
 
 from .derive import exponents as ex
 from .errors import InvalidParameter
-from .evidence import Scope, Statement, compare, finite, record
+from .evidence import Scope, Statement, compare, finite, proof, record
 from .fits import loglog_slope
 from .parts import part
 
@@ -401,12 +401,24 @@ def reconcile(claims: dict | None = None, profile: str = "ci", numerics: bool = 
     claimed = ex.claimed_exponents() if claims is None else claims
     sol = ex.solve_exponents(claimed)
     joint = ex.solve_exponents(claimed, (*ex.QUANTITIES, "tstar")) if "D" in claimed.get("tstar", {}) else None
-    evidence = [record(c["name"], "symbolic", SYMBOLIC_SCOPE, c["detail"], c["holds"], replay=REPLAY)
-                for c in derivation_json()["checks"]]
-    evidence.append(record("linear solve of the claimed exponents (sympy.linsolve)", "symbolic", SYMBOLIC_SCOPE,
-                           f"{sol.status}: " + (", ".join(str(_vector_json(v)) for v in sol.vectors) or "no (a, b, c)")
-                           + (f"; claims no (a, b, c) can meet: {sol.as_dict()['failed_identities']}" if sol.failed_identities else ""),
-                           sol.status != "empty", replay=REPLAY))
+    checks = [record(c["name"], "symbolic", SYMBOLIC_SCOPE, c["detail"], c["holds"], replay=REPLAY)
+              for c in derivation_json()["checks"]]
+    derivation_ok = all(c["holds"] is True for c in checks)
+    solve = record("linear solve of the claimed exponents (sympy.linsolve)", "symbolic", SYMBOLIC_SCOPE,
+                   f"{sol.status}: " + (", ".join(str(_vector_json(v)) for v in sol.vectors) or "no (a, b, c)")
+                   + (f"; claims no (a, b, c) can meet: {sol.as_dict()['failed_identities']}" if sol.failed_identities else ""),
+                   sol.status != "empty", replay=REPLAY)
+    # The solve decides only on a derivation whose every check closed: a reconciling convention is proved
+    # by the derivation and the solve together; "no convention" is the solve's refutation (on that derivation).
+    if not derivation_ok:
+        evidence = [proof("derivation of the leading terms in (N, g, h)", checks),
+                    record("linear solve of the claimed exponents", "symbolic", SYMBOLIC_SCOPE,
+                           "not decided: a check of the derivation did not close", None, role="failed")]
+    elif sol.status == "empty":
+        evidence = [solve | {"derivation": checks}]
+    else:
+        evidence = [proof("derivation of the leading terms and linear solve of the claimed exponents",
+                          checks + [solve], replay=REPLAY)]
     tstar_claim = claimed.get("tstar", {}).get("D")
     solutions, num_records, stab_records = [], [], []
     for vec in sol.vectors:
@@ -443,7 +455,8 @@ def reconcile(claims: dict | None = None, profile: str = "ci", numerics: bool = 
                            "symbolic", SYMBOLIC_SCOPE,
                            f"{joint.status}: " + ("; ".join(f"T* exponent {e['tstar_exponent']} under {e['exponents']}"
                                                              for e in solutions) or "no solution of the rates"),
-                           can, replay=REPLAY)
+                           can if derivation_ok else None, replay=REPLAY,
+                           role="test" if derivation_ok else "failed")
     ref = reference_exponents(profile if numerics else None)
     # One decided statement per question the derivation answers; the headline is whether the rates and
     # T* hold together (when T* was claimed), else whether the rates alone can be reconciled.

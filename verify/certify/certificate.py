@@ -424,7 +424,7 @@ def setting_flags(s: Setting) -> str:
                      + (f" --seed {s.seed}" if s.seed else ""))
     else:
         flags.append("--vstar VSTAR.json")
-    defaults = {"loss": "sum", "law": "gaussian", "law_var": "1", "p_lambda": "1", "noise_sd": "0"}
+    defaults = {"loss": "sum", "law": "gaussian", "law_var": "1", "p_lambda": "1", "beta": "1", "noise_sd": "0"}
     flags += [f"--{k.replace('_', '-')} {c[k]}" for k, v in defaults.items() if str(c[k]) != v]
     return " ".join(flags)
 

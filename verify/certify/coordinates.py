@@ -26,7 +26,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..derive.reduced import column_quantities, reduced, reduced_step_exprs
-from ..derive.symbols import D, K, N, alpha, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
+from ..derive.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
 from ..model.sigma import Sigma
 from .obligations import Obligation, identity, sign
 
@@ -37,7 +37,7 @@ X = sp.Symbol("X", positive=True)          # exprel(Delta) = (e^Delta - 1) / Del
 Qs, Rs = sp.symbols("Q R", positive=True)  # (u - u')/u^3 and u/u' as given balls in the eps-update
 Gs = sp.Symbol("G", real=True)             # G(u, eps) as a given ball in R and Q
 V2 = sp.Symbol("V2", positive=True)        # ||V*||_F^2
-PARAMS = (D, K, N, var, c_loss, eta_v, eta_kq, lam, V2)
+PARAMS = (D, K, N, var, c_loss, eta_v, eta_kq, lam, beta, V2)
 K_EXP = 3                                  # e = alpha - alpha*(u) = eps u^k with k = 3
 
 
@@ -189,4 +189,4 @@ def param_values(s) -> tuple:
     """The setting's exact parameters in PARAMS order (Fractions), with V2 = ||V*||_F^2."""
     from fractions import Fraction
     return (Fraction(s.D), Fraction(s.K), Fraction(s.N), s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda,
-            s.vstar_norm2())
+            s.beta, s.vstar_norm2())

@@ -25,7 +25,7 @@ def regime_scope(s) -> Scope:
     c = s.config()
     dims = f"M={s.M} d={s.d} D={s.D} N={s.N} K={s.K}" + (f" {s.preset}" if s.preset else "")
     conv = (f"eta={c['eta_v']} eta_kq={c['eta_kq']} ||V*||^2={c['vstar_norm2']} loss={c['loss']} "
-            f"law_var={c['law_var']} law_mean={c['law_mean']} p_lambda={c['p_lambda']} init={c['init']}")
+            f"law_var={c['law_var']} law_mean={c['law_mean']} p_lambda={c['p_lambda']} beta={c['beta']} init={c['init']}")
     return Scope(dims=(dims,), sigma=(s.sigma.spec(),), conventions=(conv,), horizon="all")
 
 

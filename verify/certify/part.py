@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
-from ..evidence import decide
+from ..evidence import Statement, headline
 from ..model import make_setting
+from ..parts import part
 from .certificate import CertificateFailed, certify, setting_flags
 from .evidence import certificate_evidence, regime_scope
 from .figure import band, trajectory_of
@@ -23,7 +24,9 @@ AT = (10**3, 10**6, 10**9, 10**12)
 TRAJECTORY_STEPS = {"ci": 10**6, "dev": 10**7, "deep": 10**8}
 
 
-def certify_part(profile: str = "ci") -> dict:
+@part("certify", order=5, options=lambda profile: {"regime": MAIN, "at": list(AT),
+                                                  "trajectory_steps": TRAJECTORY_STEPS[profile]})
+def certify_part(profile: str) -> dict:
     """The part's JSON-ready result (verdict from the evidence records; see the module docstring)."""
     t0 = time.perf_counter()
     s = make_setting(**MAIN)
@@ -32,12 +35,10 @@ def certify_part(profile: str = "ci") -> dict:
         cert = certify(s)
     except CertificateFailed as exc:
         ev = certificate_evidence(s)
-        dec = decide(ev, scope)
-        return {"verdict": dec.verdict, "statement": STATEMENT, "finding": f"the certificate did not close: {exc}",
-                "evidence": ev, "decision": dec.as_dict(), "regime": s.config(),
+        return headline([Statement(STATEMENT, scope, ev)]) | {
+                "finding": f"the certificate did not close: {exc}", "regime": s.config(),
                 "replay": f"verify certify {setting_flags(s)} --json"}
     ev = certificate_evidence(s, cert)
-    dec = decide(ev, scope)
     bounds = [cert.bounds_json(T) for T in AT]
     width = {q: _rel_width(bounds[-1][q]) for q in ("excess_loss", "s_err", "w_err")}
     k, a = cert.constants["excess_loss"], cert.asymptotic["excess_loss"]
@@ -54,11 +55,10 @@ def certify_part(profile: str = "ci") -> dict:
                f"[{a['liminf_ge']}, {a['limsup_le']}] (the derived leading constant eta b2/(2c)); relative width at "
                f"T = 1e12: " + ", ".join(f"{q} {w:.1e}" for q, w in width.items())
                + ". K = D: geometric decay rho^T (exact, no 1/T); K = 0: zero loss and no parameter convergence (exact)")
-    return {
-        "verdict": dec.verdict, "decision": dec.as_dict(), "statement": STATEMENT, "finding": finding,
-        "regime": s.config(), "certificate": cert.as_dict(), "bounds": bounds, "relative_width_at_1e12": width,
+    return headline([Statement(STATEMENT, scope, ev)]) | {
+        "finding": finding, "regime": s.config(), "certificate": cert.as_dict(), "bounds": bounds, "relative_width_at_1e12": width,
         "band": band(cert, extra=traj["T"]), "trajectory": traj,
-        "evidence": ev, "exact_cases": exact, "questions": [1, 3, 4],
+        "exact_cases": exact, "questions": [1, 3, 4],
         "convention": {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1", "eta_kq": "eta"},
         "replay": f"verify certify {setting_flags(s)} --at {','.join(f'{T:.0e}'.replace('+', '') for T in AT)} --json",
         "seconds": round(time.perf_counter() - t0, 2),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..evidence import Scope, record
+from ..evidence import Scope, proof, record
 
 # method -> evidence kind (verify.evidence.KINDS): both are exact decisions
 METHODS = {"sympy identity": "symbolic", "matrix calculus": "symbolic", "z3": "smt"}
@@ -109,6 +109,30 @@ class ProofReport:
     def as_dict(self) -> dict:
         return {"sigma": self.sigma, "dims": self.dims, "proved": self.proved, "seconds": round(self.seconds, 3),
                 "obligations": [o.as_dict() for o in self.obligations]}
+
+
+def proof_routes(name: str, obligations, replay: str = REPLAY) -> list[dict]:
+    """Evidence for a statement proved by ``obligations`` (each a step, necessary together): one
+    verify.evidence.proof record per route, whose scope is the intersection of its steps' scopes.
+
+    Routes: the steps in symbolic dimensions; and each explicit size's steps (a second route) together
+    with the sigma-specific lemmas in symbolic dimensions (e.g. the parity lemma) that route also needs.
+    Negative controls (role "outside") are added as outside records; they never decide."""
+    tests = [o for o in obligations if o.role == "test"]
+    symbolic = [o for o in tests if o.scope.dims == "all"]
+    sizes = []
+    for o in tests:
+        if o.scope.dims != "all" and o.scope.dims not in sizes:
+            sizes.append(o.scope.dims)
+    out = []
+    if symbolic:
+        out.append(proof(f"{name} (symbolic dimensions)", [o.evidence(replay) for o in symbolic], replay=replay))
+    shared = [o for o in symbolic if o.scope.sigma != "all"]
+    for dims in sizes:
+        steps = [o for o in tests if o.scope.dims == dims] + shared
+        out.append(proof(f"{name} (checked at {'; '.join(dims)})", [o.evidence(replay) for o in steps], replay=replay))
+    out += [o.evidence(replay) for o in obligations if o.role == "outside"]
+    return out
 
 
 @contextmanager

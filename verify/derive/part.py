@@ -23,6 +23,7 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     Evidence: every obligation of verify.derive.reduction.prove_reduction (the block-method proof for any
     kernel in symbolic dimensions, sigma's parity lemma and reduced recursion, the explicit-dimension second
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
+    from ..derive.obligations import proof_routes
     from ..derive.reduction import prove_reduction
     from ..model.sigma import parse_sigma
     statements, proofs = [], {}
@@ -30,9 +31,13 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
         sig = parse_sigma(spec)
         rep = prove_reduction(sig)
         stmt = Scope(dims="all", sigma=(sig.spec(),), conventions=CONVENTIONS, horizon="all")
+        replay = f"verify derive --sigma {spec} --json"
+        ev = proof_routes("the reduction", rep.obligations, replay)
+        # a disproved obligation that is part of the statement itself (the parity lemma: W_P leaves 0) refutes it
+        ev += [o.evidence(replay) for o in rep.obligations
+               if o.holds is False and o.role == "test" and o.name.startswith("W_P gradient vanishes")]
         statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
-                                    "invariant and the reduced recursion is exact", stmt,
-                                    rep.evidence(replay=f"verify derive --sigma {spec} --json"),
+                                    "invariant and the reduced recursion is exact", stmt, ev,
                                     "primary" if sig.name == "identity" else "further"))
         proofs[spec] = rep.as_dict()
     statements.sort(key=lambda st: st.role != "primary")

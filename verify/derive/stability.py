@@ -119,6 +119,10 @@ def thresholds_at(setting) -> dict:
 # ---- Lemma C.2 (sigma = identity) as solver-discharged obligations ---------------------------------
 IDENTITY = Scope("all", ("identity",), "all", "all")
 ANY_SIGMA = Scope("all", "all", "all", "all")
+# The induction closes only under the step-size condition: its scope says so, so it covers a statement
+# only when that statement assumes eta_V c_L v N <= 1 too (Lemma C.2's own hypothesis is wider).
+SMALL_ETA = "eta_V c_L v N <= 1"
+IDENTITY_SMALL_ETA = Scope("all", ("identity",), (SMALL_ETA,), "all")
 
 
 def _reals(names: str):
@@ -190,11 +194,11 @@ def positivity_obligations() -> ProofReport:
     rep.obligations.extend(column_norm_obligations())
     hyp, a_next, _ = step_hypotheses(True)
     rep.obligations.append(z3_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when eta c_L v N <= 1",
-                                         hyp, a_next > 0, IDENTITY,
+                                         hyp, a_next > 0, IDENTITY_SMALL_ETA,
                                          "x = ||S||^2, y = <S,S*>; alpha(t+1) > 0 gives the next step's alpha >= 0"))
     a0 = z3.Real("alpha_0")
     rep.obligations.append(z3_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
-                                         [a0 == 0], a0 >= 0, IDENTITY, "zero initialisation"))
+                                         [a0 == 0], a0 >= 0, IDENTITY_SMALL_ETA, "zero initialisation"))
     # negative controls: each drops one hypothesis; the solver must find a counterexample
     hyp, a_next, _ = step_hypotheses(False)
     rep.obligations.append(z3_obligation("negative control: the step without eta c_L v N <= 1", hyp, a_next > 0,

@@ -24,6 +24,17 @@ def saved_parts_dir(src) -> Path:
     return work if work.is_dir() else src / "parts"
 
 
+def _band(res: dict):
+    """The certified band (verify certify) from a saved certify part; None when it holds no band."""
+    from ..certify.figure import certified_band_figure
+    return certified_band_figure(res) if res.get("band") else None
+
+
+def _convention(res: dict):
+    from .convention import convention_figure
+    return convention_figure(res)
+
+
 def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]], list[dict]]:
     """(file, caption, png, source part) for every figure whose data are in the saved records, and one
     error entry {"file", "source", "error"} for every figure that failed to draw (it is reported in the
@@ -34,7 +45,9 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
     by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
     todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),
             ("figures/alpha.png", fg.alpha_trajectories, by.get("convergence"), "convergence"),
-            ("figures/attention.png", fg.attention, by.get("attention"), "attention")]
+            ("figures/attention.png", fg.attention, by.get("attention"), "attention"),
+            ("figures/certify.png", _band, by.get("certify"), "certify"),
+            ("figures/convention.png", _convention, by.get("reconcile"), "reconcile")]
     for r in records:
         if r["kind"] == "probe" and r["status"] == "ok":
             safe = r["file"][:-5]

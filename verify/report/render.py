@@ -16,6 +16,15 @@ VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4
                    "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
 
 
+def _frac(x) -> str:
+    """An exact rational string as a short decimal (the exact value is in the part's evidence file)."""
+    from fractions import Fraction
+    try:
+        return f"{float(Fraction(str(x))):.6g}"
+    except (TypeError, ValueError, ZeroDivisionError):
+        return str(x)
+
+
 def _num(x, fmt="{:.1f}"):
     return fmt.format(x) if isinstance(x, (int, float)) else "—"
 
@@ -75,6 +84,51 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                     [[q, f"{d['fitted_slope']:.4f}", f"{d['claimed_slope']:g}", f"{d['fit_range'][0]}–{d['fit_range'][1]}",
                       _num(d.get("ratio_to_leading_term_at_T"), "{:.4f}"), d.get("leading_term", ""),
                       d.get("claimed_order", "")] for q, d in conv["quantities"].items()]))
+    cert = results.get("certify")
+    if cert:
+        out.append(("h", 2, "All-time certificates (verify certify)", "certify"))
+        out.append(("p", f"**{cert['verdict']}** ({cert['scope_label']}): {cert['finding']}"))
+        if cert.get("T0") is not None:
+            reg = cert.get("region") or {}
+            out.append(("p", f"Certificate: a certified Arb prefix from zero initialisation to T0 = {cert['T0']}; "
+                             f"the trapping region {reg.get('definition')} with u0 = {reg.get('u0')}, C = {reg.get('C')}, "
+                             f"mapped into itself by the exact reduced map (Arb over boxes); (u - u')/u^3 in "
+                             f"[{_frac(cert.get('a'))}, {_frac(cert.get('b'))}] on the region, tightened on "
+                             f"{cert.get('shells')} nested shells towards the derived cubic coefficient "
+                             f"c = {cert.get('cubic_coefficient_c')}; {cert.get('obligations')} obligations discharged "
+                             "(SymPy, z3, Arb). Figure: figures/certify.png."))
+            out.append(("table", ["T", "L - L_opt", "‖S − S*‖_F", "‖W_X − V*‖_F"],
+                        [[f"{b['T']:.0e}"] + [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
+                         for b in cert.get("bounds") or []]))
+            out.append(("table", ["for every T >= T0", "c_lo", "c_hi", "limit as T -> infinity in"],
+                        [[k["statement"], k["c_lo"], k["c_hi"],
+                          f"[{cert['asymptotic'][q]['liminf_ge']}, {cert['asymptotic'][q]['limsup_le']}]"]
+                         for q, k in (cert.get("constants") or {}).items()]))
+            if cert.get("recheck"):
+                out.append(("pre", cert["recheck"]))
+        for lab, e in (cert.get("exact_cases") or {}).items():
+            out.append(("p", f"{lab}: {e['note']} (`{e['replay']}`)"))
+    rec = results.get("reconcile")
+    if rec:
+        out.append(("h", 2, "Which convention? (verify reconcile)", "reconcile"))
+        out.append(("p", "Each convention is a constant times a symbolic power of D: N = n D^a, g = eta_KQ lambda^2 "
+                         "beta^2 = eta g0 D^b (the effective step of the attention logits; beta is the logit "
+                         "temperature), h = c_L v = h0 D^c. The leading terms are derived with SymPy; the exponent "
+                         f"vectors reproducing every claimed dependence of Theorem 3.1 are solved for exactly "
+                         f"(status: {rec.get('status')}). T*: {rec.get('tstar_definition')}. Figure: "
+                         "figures/convention.png."))
+        lt = rec.get("leading_terms") or {}
+        dx = rec.get("d_exponents") or {}
+        out.append(("table", ["quantity", "leading term (N, g, h)", "D-exponent (a, b, c)"],
+                    [[q, str(lt.get(q, "")), str(dx.get(q, ""))] for q in dx]))
+        out.append(("table", ["solution (a, b, c)", "T* exponent", "fitted D-exponents (GD)", "fit errors"],
+                    [[", ".join(f"{k} = {v}" for k, v in sol["exponents"].items()), str(sol.get("tstar_exponent")),
+                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fits") or {}).items()),
+                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fit_errors") or {}).items())]
+                     for sol in rec.get("solutions") or []]))
+        out.append(("table", ["statement", "verdict", "scope", "why"],
+                    [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
+                     for st in rec.get("statements") or []]))
     der = results.get("derivation")
     if der:
         out.append(("h", 2, "Derivation", "derivation"))

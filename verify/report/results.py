@@ -24,7 +24,7 @@ from .questions import PRIMARY, QUESTIONS, answers, strongest
 
 SCHEMA_VERSION = "1.1"
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
-KIND_ORDER = ("derive", "convergence", "attention", "claim", "probe", "fuzz", "bench", "discovery")
+KIND_ORDER = ("derive", "convergence", "attention", "certify", "reconcile", "claim", "probe", "fuzz", "bench", "discovery")
 PROBE_FIELDS = ("probe", "question", "questions", "regimes", "findings", "classification", "statement", "scope",
                 "fits", "numbers", "replay")
 NO_SCOPE = "no evidence records"
@@ -329,7 +329,7 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
     from importlib.metadata import version as _v
     version = _v("verify")
     parts, claims, probes = [], [], []
-    derivation = convergence = fuzz = bench = None
+    derivation = convergence = fuzz = bench = certify = reconcile = None
     for r in records:
         res = r.get("result") or {}
         dec = decision_of(r)
@@ -364,6 +364,26 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
             fuzz["claims"] += fuzz_items(res)
         elif r["kind"] == "bench":
             bench = res
+        elif r["kind"] == "certify":
+            cert = res.get("certificate") or {}
+            certify = {k: res.get(k) for k in ("statement", "finding", "bounds", "relative_width_at_1e12", "replay")} | {
+                "verdict": dec["verdict"], "scope_label": dec["scope_label"], "regime": res.get("regime"),
+                "T0": cert.get("T0"), "constants": cert.get("constants"), "asymptotic": cert.get("asymptotic"),
+                "region": {k: (cert.get("region") or {}).get(k) for k in ("definition", "u0", "C")},
+                "a": cert.get("a"), "b": cert.get("b"), "cubic_coefficient_c": cert.get("cubic_coefficient_c"),
+                "shells": len(cert.get("shells") or []), "obligations": len(cert.get("obligations") or []),
+                "recheck": cert.get("recheck"),
+                "exact_cases": {lab: {"note": ((e.get("certificate") or {}).get("rate") or {}).get("note"),
+                                      "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()}}
+        elif r["kind"] == "reconcile":
+            reconcile = {k: res.get(k) for k in ("solutions", "unique", "status", "tstar", "reference", "stability",
+                                                 "claims", "replay")} | {
+                "verdict": dec["verdict"], "scope_label": dec["scope_label"],
+                "statements": [{k: st[k] for k in ("statement", "role", "verdict", "scope_label", "reason")}
+                               for st in statements_of(r)],
+                "leading_terms": (res.get("derivation") or {}).get("leading_terms"),
+                "d_exponents": (res.get("derivation") or {}).get("d_exponents"),
+                "tstar_definition": (res.get("derivation") or {}).get("tstar_definition")}
     counts = {}
     for p in parts:
         counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
@@ -386,6 +406,8 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
         "convergence": convergence,
         "fuzz": fuzz,
         "bench": bench,
+        "certify": certify,
+        "reconcile": reconcile,
         "headline_numbers": headline_numbers(records),
         "figures": figures,
         "figure_errors": list(figure_errors or []),
