@@ -145,9 +145,17 @@ class Claim:
         Outside the hypotheses a failure is information, not a counterexample."""
         if not self.per_regime:
             raise InvalidParameter("claim", self.id, "is not a per-regime claim (no regime_check)")
+        from verify.errors import NumericalTrouble
         from verify.model.validation import check_int
-        from lemmas._common import within
-        out = self.check(setting, check_int("steps", steps, 1, 10**7))
+        from lemmas._common import replay_run, within
+        steps = check_int("steps", steps, 1, 10**7)
+        try:
+            out = self.check(setting, steps)
+        except NumericalTrouble as exc:
+            # float64 left the range (overflow / NaN) inside the check: nothing is decided there
+            eng = "reduced" if setting.reducible()[0] else "full"
+            out = RegimeOutcome(None, f"undecided: {exc}", replay_run(setting, steps, eng, "mpmath"),
+                                {"numerical_trouble": str(exc)})
         ok, why = within(setting, self.conditions)
         run_ok = out.data.get("in_hypotheses", True) is not False
         whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]

@@ -149,7 +149,8 @@ def test_regime_bad_input(tmp_path, content, args, name):
     p = tmp_path / "r.json"
     p.write_text(json.dumps(content))
     res = CliRunner().invoke(main, ["check", *args, "--regime", str(p)])
-    assert res.exit_code == 2 and f"invalid {name}" in res.output and "Traceback" not in res.output
+    flag = {"regime": "--regime"}.get(name, name)      # the file itself is named by its flag
+    assert res.exit_code == 2 and f"invalid {flag}" in res.output and "Traceback" not in res.output
 
 
 def test_regime_file_not_json_or_missing(tmp_path):
@@ -157,7 +158,7 @@ def test_regime_file_not_json_or_missing(tmp_path):
     p.write_text("{not json")
     for path in (str(p), str(tmp_path / "missing.json")):
         res = CliRunner().invoke(main, ["check", "lemma-C.2", "--regime", path])
-        assert res.exit_code == 2 and "invalid regime" in res.output and "Traceback" not in res.output
+        assert res.exit_code == 2 and "invalid --regime" in res.output and "Traceback" not in res.output
 
 
 @pytest.mark.parametrize("args, name", [(["check", "no-such-claim"], "ID"), (["check", "--profile", "fast"], "profile")])

@@ -46,7 +46,7 @@ def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
     assert "dL/dW_X[m,:]" not in latex and "sum_j [" not in latex
     # obligations with their status and scope
     assert "\\textbf{proved}" in latex and "\\textbf{disproved}" in latex and "all dimensions" in latex
-    assert "c_\\delta = \\frac{D \\eta_{KQ} \\lambda^{2}}{K N \\left(D - K\\right)}" in latex
+    assert "c_\\delta = \\frac{D \\beta^{2} \\eta_{KQ} \\lambda^{2}}{K N \\left(D - K\\right)}" in latex
 
 
 def test_asymptotics_latex_is_standalone_and_simplified():
@@ -96,4 +96,4 @@ def test_text_prints_obligations_with_status():
 
 def test_bad_sigma_is_one_line_error():
     res = _run("--sigma", "tanh")
-    assert res.exit_code == 2 and "invalid sigma" in res.output.strip().splitlines()[-1]
+    assert res.exit_code == 2 and "invalid --sigma" in res.output.strip().splitlines()[-1]

@@ -88,6 +88,7 @@ def setting_from_options(kw: dict):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
+            "regime": "regime_file",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 

@@ -62,7 +62,7 @@ def _text(res: dict) -> list[str]:
 
 @click.command("reconcile")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-@click.option("--claims", "claims_file", default=None, metavar="FILE",
+@click.option("--claims", "claims", default=None, metavar="FILE",
               help='JSON {quantity: {variable: exponent}}, quantities loss|s_err|w_err|tstar, variables D|K|vnorm|eta|T, '
                    'exponents such as "5/2" (default: Theorem 3.1 and T* ~ D^2)')
 @click.option("--profile", type=click.Choice(["ci", "dev", "deep"]), default="ci", show_default=True,
@@ -70,13 +70,12 @@ def _text(res: dict) -> list[str]:
 @click.option("--numerics/--no-numerics", default=True, show_default=True,
               help="iterate GD under each solution and fit the D-exponents")
 @handle_errors
-def reconcile_cmd(as_json, claims_file, profile, numerics):
+def reconcile_cmd(as_json, claims, profile, numerics):
     """Which convention (N ~ D^a, eta_KQ lambda^2 beta^2 ~ D^b, c_L v ~ D^c) makes Theorem 3.1's D-exponents true,
     and can the rates and T* ~ D^2 then hold together?"""
     from ..reconcile import load_claims, reconcile
     from ..jsonable import jsonable
-    claims = None if claims_file is None else load_claims(claims_file)
-    res = reconcile(claims, profile, numerics)
+    res = reconcile(None if claims is None else load_claims(claims), profile, numerics)
     if as_json:
         click.echo(json.dumps(jsonable(res), indent=1))
         return
