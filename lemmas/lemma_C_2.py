@@ -146,11 +146,14 @@ def full_engine_check(setting, n: int) -> RegimeOutcome:
                  "while GD is a descent run, L(t+1) <= L(t)).",
        source="Lemma C.2 (appendix); reviewer question 2",
        hypotheses=["zero initialisation", "centred entries (law mean 0)", "W_P = 0 (odd sigma or W_P frozen)",
-                   "0 < K <= D", "eta_V below the W_X-block stability threshold 2K/(c_L v N)", DESCENT],
+                   "0 < K <= D", "eta_V below the W_X-block stability threshold 2K/(c_L v N)", "P^T P = lambda I",
+                   DESCENT],
        routes=["symbolic induction (identity)", "symbolic reduction (all sigma)", "arb enclosure",
                "float64 reduced + full engine"])
 class LemmaC2(Claim):
-    conditions = ("zero-init", "centred", "wp-zero", "K>0", "eta-stable")
+    # orthogonal-P: the step-size threshold 2K/(c_L v N) assumes two-valued columns of S, which need
+    # P^T P = lambda I (fuzzing found alpha(3) < 0 with sinusoidal P below that threshold: see evaluate)
+    conditions = ("zero-init", "centred", "wp-zero", "K>0", "eta-stable", "orthogonal-P")
     scope = Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all")
 
     def check(self, setting, steps: int) -> RegimeOutcome:
@@ -288,6 +291,12 @@ class LemmaC2(Claim):
                                  note="GD diverges in the W_X block and alpha changes sign: the step-size hypothesis "
                                       "is needed"))
         ev.append(cubic_counterexample())
+        # outside the hypotheses: P^T P != lambda I (found by `verify fuzz --claim lemma-C.2`): eta c_L v N = 99/25
+        # is below 2K/(c_L v N) = 4, yet the columns of S concentrate, ||S||^2 exceeds N/K and alpha(3) < 0
+        s_sin = regime("sts", 4, 2, M=1, d=1, eta="99/25", vstar_norm="2", p_kind="sinusoidal", p_structure="general")
+        ev.append(outcome_record(self, s_sin, 3, "outside the hypotheses: sinusoidal P (P^T P != lambda I)",
+                                 note="the step-size threshold 2K/(c_L v N) assumes two-valued columns of S, which need "
+                                      "P^T P = lambda I: with sinusoidal P, alpha(3) < 0 below that threshold"))
         # reviewer questions 3 and 4: K = D (inside the hypotheses) and K = 0 (outside: K >= 1 is needed)
         ev.append(outcome_record(self, regime("cnn", 6, 6, M=1, d=2, eta="1/10"), 300, "edge case K = D = 6",
                                  note="K = D: S = S* from the start; alpha -> 1 geometrically, positive throughout"))

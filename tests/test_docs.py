@@ -177,14 +177,7 @@ def test_report_references_files_that_exist(tmp_path):
 
 def _markdown_pages():
     pages = [pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in sorted(DOCS.glob("*.md"))]
-    readme = ROOT / "README.md"
-    broken = problems(readme.read_text(encoding="utf-8"), base=ROOT)
-    # README.md is the lead's file (it is edited at integration). While it still links the gitignored
-    # default output folder reports/latest instead of the committed example, this case is expected to
-    # fail; strict, so the mark must go as soon as the links are fixed.
-    marks = [pytest.mark.xfail(strict=True, reason="README.md links reports/latest (gitignored); the committed "
-                               "example is reports/example")] if any("reports/latest" in b for b in broken) else []
-    return pages + [pytest.param(readme, id="README.md", marks=marks)]
+    return pages + [pytest.param(ROOT / "README.md", id="README.md")]
 
 
 @pytest.mark.parametrize("page", _markdown_pages())

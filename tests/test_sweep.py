@@ -211,3 +211,22 @@ def test_certified_enclosures_contain_the_float64_run():
         lo, hi, x = row[f"certified_{q}_lo"], row[f"certified_{q}_hi"], row[q]
         assert lo <= hi and hi - lo <= 4 * math.ulp(max(abs(lo), abs(hi)))   # a 128-bit ball, rounded to floats
         assert lo - 1e-12 * abs(x) <= x <= hi + 1e-12 * abs(x)
+
+
+def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
+    """The opt-in "certificate" column: its all-time bounds at --steps contain the row's own float64 values
+    (a second engine); K = D is certified exactly; eta above 2K/(c_L v N) is refused, naming why."""
+    from verify.model import make_setting
+    from verify.sweep.measures import MEASURES
+    s = make_setting(D=8, K=2, preset="sts", eta="1/10")
+    steps = 20_000
+    cert = MEASURES["certificate"].func(s, steps, {})
+    traj = MEASURES["trajectory"].func(s, steps, {})
+    assert cert["certificate_status"] == "certified" and cert["certificate_T0"] > 0
+    for q in ("excess_loss", "s_err", "w_err"):
+        lo, hi = cert[f"certificate_{q}_at_steps_lo"], cert[f"certificate_{q}_at_steps_hi"]
+        assert lo <= traj[q] * (1 + 1e-9) and traj[q] * (1 - 1e-9) <= hi, (q, lo, traj[q], hi)
+    assert MEASURES["certificate"].func(make_setting(D=4, K=4, preset="cnn", eta="1/10"), 100, {})[
+        "certificate_status"] == "exact"
+    bad = MEASURES["certificate"].func(make_setting(D=4, K=2, preset="sts", eta="5"), 100, {})
+    assert bad["certificate_status"] == "refused" and "2K/(c_L v N)" in bad["certificate_note"]

@@ -49,11 +49,12 @@ def leading_terms() -> dict:
     """Leading terms as T -> infinity of loss (L - L_opt), s_err and w_err (SymPy expressions)."""
     sm = slow_manifold()
     uT = 1 / sp.sqrt(2 * sm["c"] * T)
+    from .tidy import tidy      # D > K in the interior case: sqrt((D - K)^2) = D - K, no (D - K) sqrt(1/(D - K))
     return {
-        "loss": sp.factor(sp.simplify(sm["b2"] * uT**2)),
-        "s_err": sp.simplify(sp.sqrt(N * D / (K * (D - K))) * uT).replace(sp.Abs, lambda x: x),
-        "w_err": sp.simplify(sp.Abs(sm["a1"]) * vnorm * uT).replace(sp.Abs, lambda x: x),
-        "u": sp.simplify(uT).replace(sp.Abs, lambda x: x),  # D > K in the interior case
+        "loss": tidy(sp.factor(sp.simplify(sm["b2"] * uT**2))),
+        "s_err": tidy(sp.simplify(sp.sqrt(N * D / (K * (D - K))) * uT).replace(sp.Abs, lambda x: x)),
+        "w_err": tidy(sp.simplify(sp.Abs(sm["a1"]) * vnorm * uT).replace(sp.Abs, lambda x: x)),
+        "u": tidy(sp.simplify(uT).replace(sp.Abs, lambda x: x)),
     }
 
 
@@ -85,5 +86,6 @@ def leading_terms_general() -> dict:
     a1 = sp.simplify(sp.series(sp.simplify(a_star.subs(delta, sp.log(E_u))), u, 0, 2).removeO().coeff(u, 1))
     uT = 1 / sp.sqrt(2 * c * T)
     pos = lambda e: sp.simplify(e).replace(sp.Abs, lambda x: x)  # noqa: E731  (D > K)
-    return {"loss": sp.factor(b2 * uT**2), "s_err": pos(sp.sqrt(N * D / (K * (D - K))) * uT),
-            "w_err": pos(sp.Abs(a1) * vnorm * uT), "c": c}
+    from .tidy import tidy
+    return {"loss": tidy(sp.factor(b2 * uT**2)), "s_err": tidy(pos(sp.sqrt(N * D / (K * (D - K))) * uT)),
+            "w_err": tidy(pos(sp.Abs(a1) * vnorm * uT)), "c": tidy(c)}

@@ -5,7 +5,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .figures import _plt, _png
+from .figures_base import Drawing, figure_legend
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
 
 GROUPS = (("loss", "L − L_opt"), ("s_err", "‖S − S*‖_F"), ("w_err", "‖W_X − V*‖_F"), ("tstar", "T*"))
 
@@ -48,7 +55,7 @@ def convention_figure(result: dict):
         series.append((lab + " (GD fit)", *zip(*[_fitted(s, q) for q, _ in GROUPS]), blues[(2 * i + 1) % 4]))
     claimed = [_num(claims.get(q, {}).get("D")) for q, _ in GROUPS]
     series.append(("claimed (Theorem 3.1)", claimed, None, "#c0392b"))
-    fig, ax = plt.subplots(figsize=(10, 4.2))
+    fig, ax = plt.subplots(figsize=(10, 4.6), layout="constrained")
     width = 0.8 / len(series)
     for k, (lab, vals, errs, col) in enumerate(series):
         xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(GROUPS))]
@@ -63,7 +70,7 @@ def convention_figure(result: dict):
     ax.set_xticklabels([name for _, name in GROUPS])
     ax.set_ylabel("exponent of D (fixed K, ‖V*‖, η, T)")
     ax.axhline(0, color="black", lw=0.6)
-    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    figure_legend(fig, [ax], ncols=2)
     ax.set_ylim(min(0, *[v for _, vs, _, _ in series for v in vs if math.isfinite(v)]) - 0.3,
                 max(v for _, vs, _, _ in series for v in vs if math.isfinite(v)) + 1.2)
     ax.set_title("Which convention makes Theorem 3.1's D-exponents true?")
@@ -87,7 +94,9 @@ def convention_figure(result: dict):
     else:
         cap = (f"No convention N = n D^a, g = η g0 D^b, h = h0 D^c reproduces the claimed exponents ({result.get('status')}); "
                "reference convention: " + ", ".join(ref["d_exponents"].get(q, "–") for q, _ in GROUPS) + ".")
-    return _png(fig), cap
+    png = Drawing(fig, cap).png()
+    plt.close(fig)
+    return png, cap
 
 
 __all__ = ["convention_figure"]

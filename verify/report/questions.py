@@ -39,7 +39,7 @@ QUESTIONS = [
 
 # The part that answers each question most directly (its verdict is the row's verdict); the others
 # are listed as further evidence, with their verdicts when they differ. None: strongest verdict.
-PRIMARY = {1: "convergence", 2: "claim:lemma-C.2", 3: "probe:d-eq-k", 4: "probe:k-zero", 5: "claim:theorem-3.2-ood",
+PRIMARY = {1: "certify", 2: "claim:lemma-C.2", 3: "probe:d-eq-k", 4: "probe:k-zero", 5: "claim:theorem-3.2-ood",
            6: "probe:rates", 7: "probe:non-gaussian", 8: "probe:nonuniform-s", 9: "claim:theorem-3.1-tstar",
            10: "probe:finite-sample", 11: "probe:full-attention", 12: "probe:p-scale"}
 
