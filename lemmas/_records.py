@@ -62,6 +62,25 @@ def proof_scope(dims: dict, sigma, conventions=(REFERENCE,)) -> Scope:
     return Scope(dims=proof_dims(dims), sigma=sig, conventions=conventions, horizon=ALL)
 
 
+def bounded_series_outcome(x, setting, steps: int, quantity: str, key: str, tol: float, threshold: dict):
+    """The outcome of "``x[t] <= tol`` for t = 0..steps" for a float64 series ``x`` measured by the full-matrix
+    engine: undecided from the first non-finite value (a NaN or an overflow never holds), else holds or fails
+    at the largest value, with a replay command up to the step that decides."""
+    from lemmas import RegimeOutcome
+    from lemmas._common import replay_run
+    from verify.evidence import compare
+    bad = np.nonzero(~np.isfinite(x))[0]
+    if len(bad):
+        t = int(bad[0])
+        return RegimeOutcome(None, f"{quantity} is not finite from t = {t} (float64): undecided",
+                             replay_run(setting, t, "full"), {"at": t}, threshold=threshold)
+    at = int(np.argmax(x))
+    holds = compare(x, "<=", tol)
+    return RegimeOutcome(holds, f"max {quantity} = {x[at]:.3e}" + ("" if holds else f" at t = {at}"),
+                         replay_run(setting, steps if holds else at, "full"), {key: float(x[at]), "at": at},
+                         threshold=threshold)
+
+
 def obligations_text(obligations) -> str:
     return "; ".join(f"{o.name}: {'proved' if o.holds is True else 'disproved' if o.holds is False else 'open'}"
                      for o in obligations)

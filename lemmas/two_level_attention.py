@@ -13,10 +13,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.evidence import Scope, compare
+from verify.evidence import Scope
 from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, regime, replay_run
-from lemmas._records import REFERENCE, outcome_record
+from lemmas._common import convention, regime
+from lemmas._records import REFERENCE, bounded_series_outcome, outcome_record
 
 STEPS = {"ci": 40, "dev": 300, "deep": 2000}
 TOL = 1e-12
@@ -68,17 +68,7 @@ class TwoLevelAttention(Claim):
     scope = Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE, "W_P frozen"), horizon="all")
 
     def check(self, setting, steps: int) -> RegimeOutcome:
-        x = spreads(setting, steps)
-        bad = np.nonzero(~np.isfinite(x))[0]
-        if len(bad):
-            t = int(bad[0])
-            return RegimeOutcome(None, f"S(t) is not finite from t = {t} (float64): undecided",
-                                 replay_run(setting, t, "full"), {"at": t}, threshold=THRESHOLD)
-        at = int(np.argmax(x))
-        holds = compare(x, "<=", TOL)
-        return RegimeOutcome(holds, f"max relative on/off spread of S(t) = {x[at]:.3e}" + ("" if holds else f" at t = {at}"),
-                             replay_run(setting, steps if holds else at, "full"), {"max_spread": float(x[at]), "at": at},
-                             threshold=THRESHOLD)
+        return bounded_series_outcome(spreads(setting, steps), setting, steps, "relative on/off spread of S(t)", "max_spread", TOL, THRESHOLD)
 
     def evaluate(self, profile):
         ev = []

@@ -12,3 +12,15 @@ settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None
 settings.register_profile("dev", max_examples=60, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def holds_values(obj, path="$"):
+    """Every value stored under a key "holds", anywhere in a JSON document, with its path."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "holds":
+                yield path + ".holds", v
+            yield from holds_values(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from holds_values(v, f"{path}[{i}]")

@@ -10,20 +10,9 @@ from click.testing import CliRunner
 from verify.cli import main
 from verify.cli.check import load_schema
 from verify.evidence import Scope, decide
+from conftest import holds_values
 
 REGIME_SCHEMA = "check_regime.schema.json"
-
-
-def holds_values(obj, path="$"):
-    """Every value stored under a key "holds", anywhere in a JSON document, with its path."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == "holds":
-                yield path + ".holds", v
-            yield from holds_values(v, f"{path}.{k}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from holds_values(v, f"{path}[{i}]")
 
 
 @pytest.fixture(scope="module")

@@ -118,13 +118,13 @@ ALL = list(BUILTIN) + PROBES
 
 
 def test_fixtures_cover_every_probe():
-    from verify.pipeline import probe_names
-    assert set(PROBES) == set(probe_names())
+    from verify.probes import PROBES as registered
+    assert set(PROBES) == set(registered)
 
 
 def test_every_probe_has_its_own_figure():
-    from verify.pipeline import probe_names
-    assert set(fg.PROBE_FIGURES) == set(probe_names())
+    from verify.probes import PROBES as registered
+    assert set(fg.PROBE_FIGURES) == set(registered)
 
 
 @pytest.mark.parametrize("name", ALL)

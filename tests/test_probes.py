@@ -26,20 +26,9 @@ from verify.evidence import VERDICTS, Scope, decide, record
 from verify.model import make_setting
 from verify.probes import MODULES, PROBES, ProbeResult, Statement, classify, run_probe
 from verify.probes.base import QUANTITIES
+from conftest import holds_values
 
 REQUIRED = {"probe", "question", "regimes", "classification", "verdict", "scope_label", "reason", "statements", "replay"}
-
-
-def holds_values(obj, path="$"):
-    """Every value stored under a key "holds", anywhere in a JSON document."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == "holds":
-                yield path + ".holds", v
-            yield from holds_values(v, f"{path}.{k}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from holds_values(v, f"{path}[{i}]")
 
 
 def statement(out, prefix):

@@ -18,6 +18,7 @@ from verify.evidence import Scope, record
 from verify.report import QUESTIONS, schema, validate, write_report
 from verify.report.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
 from verify.report.questions import answers, question_of, strongest
+from conftest import holds_values
 
 EVERY = Scope(dims="all", sigma=("identity",), conventions=("reference",), horizon="all")
 SMALL = Scope(dims=("M=1 d=1 D=8 N=1 K=2",), sigma=("identity",), conventions=("reference",), horizon=1000)
@@ -69,17 +70,6 @@ def fake_records() -> list[dict]:
             _rec("probe:broken", "probe", "broken", status="failed", error="ValueError: boom\ntraceback"),
             _rec("fuzz", "fuzz", result={"claims": [{"claim": "lemma-C.2", "examples": 25, "falsified": False,
                                                      "counterexample": None, "replay": "verify fuzz"}]})]
-
-
-def holds_values(obj, path="$"):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == "holds":
-                yield path + ".holds", v
-            yield from holds_values(v, f"{path}.{k}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from holds_values(v, f"{path}[{i}]")
 
 
 def save(pdir: Path, records):

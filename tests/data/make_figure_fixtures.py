@@ -67,19 +67,19 @@ def rounded(obj):
 
 
 def results(src: str | None) -> dict:
-    from verify import pipeline
-    names = list(BUILTIN) + pipeline.probe_names()
+    from verify.parts import discover, spec
+    from verify.partrun import json_ready
+    from verify.probes import PROBES
+    discover()
+    names = list(BUILTIN) + sorted(PROBES)
     out = {}
     for name in names:
         if src:
             out[name] = json.loads((Path(src) / f"{name}.json").read_text())
-        elif name == "convergence":
-            out[name] = pipeline.run_convergence("", "ci")
-        elif name == "attention":
-            out[name] = pipeline.run_attention("", "ci")
+        elif name in BUILTIN:
+            out[name] = json_ready(spec(name).run("", "ci"))
         else:
-            out[name] = pipeline.run_probe(name, "ci")
-        out[name] = json.loads(json.dumps(pipeline._finite(json.loads(json.dumps(out[name], default=str)))))
+            out[name] = json_ready(spec("probe").run(name, "ci"))
     return out
 
 

@@ -146,6 +146,7 @@ def trajectory(s, steps: int, options: dict) -> dict:
     from ..engines.fast import iterate_fast
     ok, why = s.reducible()
     cols: dict = {}
+    lead, lead_why = leading_terms_at(s, steps)
     try:
         with strict_floats():
             if ok:
@@ -156,14 +157,14 @@ def trajectory(s, steps: int, options: dict) -> dict:
                 cols["engine"] = f"full-matrix float64 ({why})"
     except (FloatingPointError, OverflowError, RuntimeWarning) as exc:
         cols["engine"] = "reduced float64 (numba)" if ok else "full-matrix float64"
-        cols["trajectory_note"] = f"float64 trouble (GD diverged?): {type(exc).__name__}: {exc}"
         for q in QUANTITIES:
             cols[q] = cols[f"slope_{q}"] = cols[f"slope_se_{q}"] = cols[f"ratio_{q}"] = None
-        return cols
+        # the same columns as a finished row (one Parquet schema), the trouble said in the note
+        return cols | {"fit_from": None, "fit_to": None, "cos_wv": None, "leading_term_note": lead_why or None,
+                       "trajectory_note": f"float64 trouble (GD diverged?): {type(exc).__name__}: {exc}"}
     recs = tr.records
     T = [r.step for r in recs]
     notes = []
-    lead, lead_why = leading_terms_at(s, steps)
     for q in QUANTITIES:
         ys = [_float(getattr(r, q)) for r in recs]
         cols[q] = ys[-1]
