@@ -219,9 +219,9 @@ def _noop() -> None:
 
 
 def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
-    from .sweep.run import compute_row
+    from .sweep.run import compute_row, longest_first
     t = time.perf_counter()
-    rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in tasks])]
+    rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in longest_first(tasks)])]
     return time.perf_counter() - t, rows
 
 

@@ -110,6 +110,16 @@ def plan_rows(grid: dict, steps: int, measures: list[str], options: dict, versio
             for p in points(grid)]
 
 
+def longest_first(tasks: list[dict]) -> list[dict]:
+    """The tasks in the order to submit them: the most expensive first (a row costs about steps x M, the
+    rows of W_X the reduced recursion iterates, and grows with D on the full-matrix engine), so that the
+    last tasks to finish are short ones and the workers end together (longest-processing-time first)."""
+    def cost(t):
+        p = dict(map(tuple, t["point"]))
+        return (int(p.get("M", 1)), int(p.get("D", 0)))
+    return sorted(tasks, key=cost, reverse=True)
+
+
 def load_row(path) -> dict | None:
     try:
         row = json.loads(Path(path).read_text())
@@ -166,7 +176,7 @@ def run_sweep(grid: dict, steps: int = DEFAULT_STEPS, out=DEFAULT_OUT, *, measur
             local = None if address else (workers or min(os.cpu_count() or 1, len(todo)))
             with Executor(scheduler, local, processes) as ex:
                 executor = ex.describe()
-                for key, row in ex.stream(compute_row, [(t["key"], (t,)) for t in todo]):
+                for key, row in ex.stream(compute_row, [(t["key"], (t,)) for t in longest_first(todo)]):
                     if isinstance(row, BaseException):
                         t = next(x for x in todo if x["key"] == key)
                         row = invalid_row(t | {"invalid": None}) | {
