@@ -180,7 +180,8 @@ def finding_of(rec: dict) -> str:
         if isinstance(v, list):
             v = v[0] if v else None
         if isinstance(v, dict):
-            v = v.get("text") or json.dumps(v)[:200]
+            # a dict as "key: value" pairs, cut at a word boundary (never a raw dict cut mid-word)
+            v = v.get("text") or short("; ".join(f"{k}: {x}" for k, x in v.items()), 200)
         if v:
             return " ".join(str(v).split())
     return ""
