@@ -204,7 +204,7 @@ def speed(bench: dict) -> str:
     if cert:
         w = cert["relative_width"]
         out.append(f"All-time certificate of that regime: {g(cert['seconds'])} s; relative width at T = 10¹² "
-                   + ", ".join(sci(w["1e12"][q]) for q in ("excess_loss", "s_err", "w_err")) + ".")
+                   + ", ".join(sci(w["1e+12"][q]) for q in ("excess_loss", "s_err", "w_err")) + ".")
     dk = bench.get("dask")
     if dk:
         sc, ov = dk["sweep_scaling"], dk["overhead"]
@@ -225,7 +225,7 @@ def example_blocks() -> dict:
 
 
 def _pattern(name: str):
-    return re.compile(rf"(<!-- {name}:begin[^>]*-->\n)(.*?)(\n<!-- {name}:end -->)", re.S)
+    return re.compile(rf"(<!-- {name}:begin[^>]*-->)(.*?)(<!-- {name}:end -->)", re.S)
 
 
 def current_blocks(readme: str) -> dict:
@@ -233,13 +233,13 @@ def current_blocks(readme: str) -> dict:
     out = {}
     for name in BLOCKS:
         m = _pattern(name).search(readme)
-        out[name] = m.group(2) if m else None
+        out[name] = m.group(2).strip("\n") if m else None
     return out
 
 
 def rewrite(readme: str, new: dict) -> str:
     for name, text in new.items():
-        readme, n = _pattern(name).subn(lambda m: m.group(1) + text + m.group(3), readme)
+        readme, n = _pattern(name).subn(lambda m: m.group(1) + "\n" + text + "\n" + m.group(3), readme)
         if n != 1:
             raise ValueError(f"README.md needs one <!-- {name}:begin --> ... <!-- {name}:end --> block")
     return readme
