@@ -13,6 +13,8 @@ PACKAGES = ("verify", "sympy", "numpy", "mpmath", "python-flint", "hypothesis", 
 # Keys in a part's result or its "convention" that say how it was computed (seeds and precision).
 SEED_KEYS = ("seed", "seeds")
 PRECISION_KEYS = ("dps", "prec", "precision", "arithmetic", "work_dps", "engine")
+# What "the code" is for the commit stamp (everything that can change a result).
+SOURCES = ("verify", "lemmas", "pyproject.toml")
 
 
 def package_versions() -> dict:
@@ -32,7 +34,8 @@ def git_commit() -> str:
         r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         head = r.stdout.strip() if r.returncode == 0 else "unknown"
         if head != "unknown":
-            d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+            # only the sources count: a report or bench being rewritten under reports/ is output, not code
+            d = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *SOURCES], cwd=root,
                                capture_output=True, text=True, timeout=10)
             if d.returncode == 0 and d.stdout.strip():
                 head += " (with uncommitted changes)"
