@@ -218,6 +218,19 @@ def test_rebuild_keeps_saved_parts_and_replaces_report(tmp_path):
     assert {p["name"] for p in res["parts"]} == {r["part"] for r in fake_records()}
 
 
+def test_rebuild_from_the_same_parts_keeps_the_run_wall_time(tmp_path):
+    """`verify report` does not time a run: rebuilt from the same parts it keeps the wall time the run
+    recorded; from other parts it says it does not know (null), never a stale number."""
+    out = tmp_path / "rep"
+    save(out / WORK / "parts", fake_records())
+    assert write_report(out, wall_seconds=12.5)["summary"]["wall_seconds"] == 12.5
+    assert write_report(out)["summary"]["wall_seconds"] == 12.5
+    recs = fake_records()
+    recs[0]["seconds"] = (recs[0].get("seconds") or 0.0) + 1.0      # a part finished differently
+    save(out / WORK / "parts", recs)
+    assert write_report(out)["summary"]["wall_seconds"] is None
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("built")

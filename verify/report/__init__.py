@@ -68,6 +68,19 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
     return out, errors
 
 
+def earlier_wall_seconds(out: Path, records: list[dict]) -> float | None:
+    """The wall time of the run that made ``records``, kept from OUT's results.json when a report is rebuilt
+    from the same parts (same names and finishing times); None when unknown (a rebuild does not time a run)."""
+    import json
+    try:
+        old = json.loads((Path(out) / "results.json").read_text())
+    except (OSError, ValueError):
+        return None
+    same = sorted((p["name"], p.get("seconds")) for p in old.get("parts", [])) == sorted(
+        (r["part"], r.get("seconds") or 0.0) for r in records)
+    return (old.get("summary") or {}).get("wall_seconds") if same else None
+
+
 def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | None = None,
                  reused: list[str] | None = None) -> dict:
     """Build the report folder OUT from the part records in ``pdir`` (default: OUT's own)."""
@@ -82,6 +95,8 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     profiles = {(r.get("options") or {}).get("profile") for r in records} - {None}
     if len(profiles) == 1:
         profile = profiles.pop()
+    if wall_seconds is None:
+        wall_seconds = earlier_wall_seconds(out, records)
     figs, fig_errors = make_figures(records)
     results = assemble(records, profile=profile, wall_seconds=wall_seconds, reused=reused or [],
                        figures=[{"file": f, "caption": c, "source": s} for f, c, _, s in figs],
