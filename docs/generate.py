@@ -134,7 +134,8 @@ def questions_block() -> str:
            "answers most directly; its verdict is the row's verdict in the report.", ""]
     for n in range(1, len(QUESTIONS) + 1):
         primary = PRIMARY.get(n)
-        others = [p for p in answered[n] if p != primary]
+        # a fixed order (parts, then claims, each by name): the page must not depend on import order
+        others = sorted((p for p in answered[n] if p != primary), key=lambda p: (p.startswith("claim:"), p))
         line = f"{n}. {md(FULL_TEXT.get(n, QUESTIONS[n - 1][0]))}  \n   Answered by: "
         line += link(primary) if primary else "no part"
         if others:
