@@ -5,11 +5,7 @@ Not a claim (its name starts with '_', so the registry check skips it).
 from __future__ import annotations
 
 import math
-import re
-import shlex
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 
 import numpy as np
 
@@ -17,68 +13,13 @@ from verify.derive.reduced import case_of
 from verify.engines.reduced import reduced_functions, require_reducible
 from verify.errors import NumericalTrouble
 from verify.model import make_setting
-
-# The order in which ``verify run`` options are written in replay commands.
-_FLAGS = [("M", "--M"), ("d", "--d"), ("eta_v", "--eta"), ("eta_kq", "--eta-kq"), ("seed", "--seed"),
-          ("sigma", "--sigma"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
-          ("noise_sd", "--noise-sd"), ("loss", "--loss"), ("p_kind", "--p-kind"),
-          ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("beta", "--beta"), ("init", "--init"),
-          ("init_scale", "--init-scale"), ("relu_at_zero", "--relu-at-zero")]
-_DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "law": "gaussian", "law_mean": "0", "law_var": "1",
-             "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1", "beta": "1",
-             "init": "zero", "init_scale": "0", "relu_at_zero": "radial"}
-
-
-def _decimal(x: Fraction) -> str | None:
-    """The exact decimal spelling of a rational, or None when it has none (denominator not 2^a 5^b)."""
-    q = x.denominator
-    for p in (2, 5):
-        while q % p == 0:
-            q //= p
-    if q != 1:
-        return None
-    return format(Decimal(x.numerator) / Decimal(x.denominator), "f")
-
+from verify.model.flags import setting_command
 
 def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
-    """A ``verify run`` command line that rebuilds ``setting`` (from its config) and runs ``steps`` steps.
-
-    Presets are written as ``--preset P --K K``; other supports and an explicit V* go through JSON
-    files that the command line first writes with mktemp (a POSIX shell command).
-    """
-    cfg = setting.config()
-    parts = ["verify", "run", "--D", str(cfg["D"])]
-    pre = []
-    if cfg["preset"]:
-        parts += ["--preset", cfg["preset"], "--K", str(cfg["K"])]
-    else:
-        pre.append(f"S=$(mktemp) && echo {shlex.quote(str(cfg['supports']))} > \"$S\"")
-        parts += ["--supports", '"$S"']
-    for key, flag in _FLAGS:
-        val = cfg[key]
-        if key == "eta_kq" and val == cfg["eta_v"]:
-            continue
-        if key in _DEFAULTS and str(val) == str(_DEFAULTS[key]):
-            continue
-        parts += [flag, shlex.quote(str(val))]
-    if cfg["vstar"] is not None:
-        # exact decimals are written as JSON numbers, other rationals as "p/q" strings (read exactly)
-        rows = "[" + ", ".join("[" + ", ".join(_decimal(Fraction(x)) or f'"{x}"' for x in r) + "]"
-                               for r in cfg["vstar"]) + "]"
-        pre.append(f"V=$(mktemp) && echo {shlex.quote(rows)} > \"$V\"")
-        parts += ["--vstar", '"$V"']
-    else:
-        m = re.search(r"rescaled to norm (\S+)$", cfg["vstar_source"])
-        if m and m.group(1) != "1":
-            parts += ["--vstar-norm", m.group(1)]
-    if not cfg["wp_trainable"]:
-        parts.append("--freeze-wp")
-    parts += ["--steps", str(steps), "--engine", engine, "--arithmetic", arithmetic]
-    if json_out:
-        parts.append("--json")
-    if cfg["sstar_weights"] is not None or cfg["p_kind"] == "explicit":
-        parts.append("# not replayable exactly: S* weights / an explicit P have no command-line option")
-    return " && ".join(pre + [" ".join(parts)])
+    """A ``verify run`` command line that rebuilds ``setting`` and runs ``steps`` steps
+    (verify.model.flags: presets as ``--preset P --K K``, other supports and V* through mktemp JSON files)."""
+    return setting_command("run", setting, "--steps", str(steps), "--engine", engine, "--arithmetic", arithmetic,
+                           *(["--json"] if json_out else []))
 
 
 def regime(preset: str, D: int, K: int, **kw):

@@ -8,6 +8,7 @@ with mpmath.
 from __future__ import annotations
 
 import json
+import shlex
 from fractions import Fraction
 
 import mpmath
@@ -276,7 +277,13 @@ def test_cli_json_contract(small):
     c = out["certificate"]
     assert c["T0"] == cert.T0 and {"u0", "C", "k"} <= set(c["region"]) and Fraction(c["a"]) <= Fraction(c["b"])
     assert c["constants"]["excess_loss"]["c_lo"] and c["shells"] and "z3" in {o["method"] for o in c["obligations"]}
-    assert c["recheck"].startswith("verify certify --D 4 --K 2")
+    # the re-check command (verify.model.flags' spelling of the regime, with the certificate's knobs) rebuilds
+    # the same certificate
+    assert c["recheck"].startswith("verify certify --D 4 --preset cnn --K 2")
+    again = CliRunner().invoke(main, shlex.split(c["recheck"])[1:])
+    assert again.exit_code == 0, again.output
+    c2 = json.loads(again.stdout)["certificate"]
+    assert c2["T0"] == c["T0"] and c2["constants"] == c["constants"]
 
 
 def test_cli_failed_certificate_exits_1_and_names_the_obligation():

@@ -24,6 +24,7 @@ from fractions import Fraction
 from ..engines.arb import CertifiedState, arb_precision
 from ..errors import InvalidParameter, PrecisionError, VerificationError
 from ..model.numbers import frac_str
+from ..model.flags import setting_command
 from ..model.setting import Setting
 from ..model.validation import check_int
 from . import fmt
@@ -411,24 +412,6 @@ def constants(s: Setting, T0: int, shells, bits: int):
     return out, asym, ob
 
 
-def setting_flags(s: Setting) -> str:
-    """The ``verify`` setting options that rebuild ``s`` (conventions only where they differ from the default)."""
-    c = s.config()
-    flags = [f"--D {s.D}", f"--K {s.K}"] + ([f"--M {s.M}"] if s.M != 1 else []) + ([f"--d {s.d}"] if s.d != 1 else [])
-    flags.append(f"--eta {c['eta_v']}")
-    if c["eta_kq"] != c["eta_v"]:
-        flags.append(f"--eta-kq {c['eta_kq']}")
-    flags.append(f"--preset {s.preset}" if s.preset else "--supports SUPPORTS.json")
-    if c["vstar"] is None:
-        flags.append(f"--vstar-norm {s.vstar_source.rsplit('rescaled to norm ', 1)[-1]}"
-                     + (f" --seed {s.seed}" if s.seed else ""))
-    else:
-        flags.append("--vstar VSTAR.json")
-    defaults = {"loss": "sum", "law": "gaussian", "law_var": "1", "p_lambda": "1", "beta": "1", "noise_sd": "0"}
-    flags += [f"--{k.replace('_', '-')} {c[k]}" for k, v in defaults.items() if str(c[k]) != v]
-    return " ".join(flags)
-
-
 def _psi(q: str, sh, s_coef, vnorm) -> tuple:
     """Bounds of q / u^(2p) on a shell: L2 for the loss, sqrt(ND/(K(D-K))) for s_err, |h + eps u^2| ||V*|| for w_err."""
     if q == "excess_loss":
@@ -440,9 +423,8 @@ def _psi(q: str, sh, s_coef, vnorm) -> tuple:
 
 def recheck_command(cert) -> str:
     """The command that rebuilds and re-checks ``cert`` with the same knobs."""
-    parts = ["verify certify", setting_flags(cert.setting)]
     k = getattr(cert, "knobs", {})
-    if "u0" in k:
-        parts += [f"--u0 {k['u0']}", f"--C {k['C']}", f"--shells {k['shells']}", f"--shell-ratio {k['ratio']}",
-                  f"--subdivisions {k['n_u']},{k['n_eps']}", f"--bits {k['bits']}"]
-    return " ".join(parts) + " --json"
+    knobs = [] if "u0" not in k else [
+        "--u0", str(k["u0"]), "--C", str(k["C"]), "--shells", str(k["shells"]), "--shell-ratio", str(k["ratio"]),
+        "--subdivisions", f"{k['n_u']},{k['n_eps']}", "--bits", str(k["bits"])]
+    return setting_command("certify", cert.setting, *knobs, "--json")

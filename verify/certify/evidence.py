@@ -30,8 +30,8 @@ def regime_scope(s) -> Scope:
 
 
 def replay_command(s) -> str:
-    from .certificate import setting_flags
-    return f"verify certify {setting_flags(s)} --json"
+    from ..model.flags import setting_command
+    return setting_command("certify", s, "--json")
 
 
 def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:

@@ -13,7 +13,8 @@ from fractions import Fraction
 from ..evidence import Statement, headline
 from ..model import make_setting
 from ..parts import part
-from .certificate import CertificateFailed, certify, setting_flags
+from ..model.flags import setting_command
+from .certificate import CertificateFailed, certify
 from .evidence import certificate_evidence, regime_scope
 from .figure import band, trajectory_of
 
@@ -37,7 +38,7 @@ def certify_part(profile: str) -> dict:
         ev = certificate_evidence(s)
         return headline([Statement(STATEMENT, scope, ev)]) | {
                 "finding": f"the certificate did not close: {exc}", "regime": s.config(),
-                "replay": f"verify certify {setting_flags(s)} --json"}
+                "replay": setting_command("certify", s, "--json")}
     ev = certificate_evidence(s, cert)
     bounds = [cert.bounds_json(T) for T in AT]
     width = {q: _rel_width(bounds[-1][q]) for q in ("excess_loss", "s_err", "w_err")}
@@ -49,7 +50,7 @@ def certify_part(profile: str) -> dict:
         ce = certify(se)
         exact[label] = {"regime": se.config(), "certificate": ce.as_dict(), "bounds": [ce.bounds_json(T) for T in AT],
                         "evidence": certificate_evidence(se, ce),
-                        "replay": f"verify certify {setting_flags(se)} --json"}
+                        "replay": setting_command("certify", se, "--json")}
     finding = (f"Theorem 3.1's T-rates certified for every T (gcn D = N = 64, K = 4, eta = 1/32): "
                f"{k['c_lo']} <= eta T (L - L_opt) <= {k['c_hi']} for T >= T0 = {cert.T0}, and eta T (L - L_opt) -> "
                f"[{a['liminf_ge']}, {a['limsup_le']}] (the derived leading constant eta b2/(2c)); relative width at "
@@ -60,7 +61,7 @@ def certify_part(profile: str) -> dict:
         "band": band(cert, extra=traj["T"]), "trajectory": traj,
         "exact_cases": exact, "questions": [1, 3, 4],
         "convention": {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1", "eta_kq": "eta"},
-        "replay": f"verify certify {setting_flags(s)} --at {','.join(f'{T:.0e}'.replace('+', '') for T in AT)} --json",
+        "replay": setting_command("certify", s, "--at", ",".join(f"{T:.0e}".replace("+", "") for T in AT), "--json"),
         "seconds": round(time.perf_counter() - t0, 2),
     }
 

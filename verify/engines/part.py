@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..evidence import Scope, Statement, compare, headline, record
 from ..fits import loglog_slope
+from ..model.flags import setting_command
 from ..parts import part
 from ..profiles import PROFILES
 
@@ -65,8 +66,7 @@ def convergence_part(profile: str) -> dict:
     # relative correction is O(u(T)), so GD / leading term must be within a small multiple of u(T) of 1.
     u_T = float(lt["u"].subs(subs).subs(sy.T, steps))
     scope = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
-    replay = (f"verify run --D {s.D} --K {s.K} --M {s.M} --preset cnn --eta 1/10 --steps {steps} "
-              "--engine reduced --arithmetic float64 --json")
+    replay = setting_command("run", s, "--steps", str(steps), "--engine", "reduced", "--arithmetic", "float64", "--json")
     quantities, evidence, replayed = {}, [], None
     for q, claimed in CLAIMED.items():
         slope, fit_range = slopes[q]
@@ -134,8 +134,7 @@ def attention_part(profile: str) -> dict:
             snaps.append({"step": target, "S": np.asarray(st.attention(), dtype=float).tolist(),
                           "s_err": float(rec.s_err), "alpha": [float(a) for a in rec.alpha]})
     sstar = [[float(x) for x in row] for row in s.sstar()]
-    replay = (f"verify run --D {s.D} --K {s.K} --M {s.M} --preset cnn --eta 1/10 --steps {steps} "
-              "--engine full --arithmetic float64 --json")
+    replay = setting_command("run", s, "--steps", str(steps), "--engine", "full", "--arithmetic", "float64", "--json")
     first, last = snaps[0]["s_err"], snaps[-1]["s_err"]
     ev = [record("full-matrix GD, ||S(T) - S*||_F against ||S(0) - S*||_F", "float64",
                  Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps),

@@ -15,6 +15,7 @@ import sympy as sp
 
 from ..evidence import Scope, compare, record
 from ..model import make_setting
+from ..model.flags import setting_command
 from .base import (ProbeResult, Statement, classify_series, fits_json, labels, probe, question_text, regime, run_series,
                    scope_of)
 
@@ -88,8 +89,7 @@ def run() -> ProbeResult:
     n = numbers["sts D=K=6"]
     ok, proof = closed_form_proof()
     runs = [(s, STEPS) for s in settings.values()]
-    replay = ("verify run --D 6 --K 6 --preset sts --M 2 --d 2 --eta 1/2 --vstar-norm 1 --steps 400 --arithmetic "
-              "float64 --json")
+    replay = setting_command("run", settings["sts D=K=6"], "--steps", str(STEPS), "--arithmetic", "float64", "--json")
     lower = Statement(
         "Theorem 3.1 (Θ rates with matching lower bounds) at K = D", K_EQ_D,
         [record("K = D: S(t) = S* for every t and 1 - alpha(t) = (1 - eta c_L v N/D)^t (exact reduced recursion)",
@@ -131,5 +131,4 @@ def run() -> ProbeResult:
         ],
         classification=labels(main), statements=[lower, geometric],
         data=data, fits=fits, numbers=numbers,
-        replay="verify probe d-eq-k --json  (one regime: verify run --D 6 --K 6 --preset sts --M 2 --d 2 --eta 1/2 "
-               "--vstar-norm 1 --steps 400 --arithmetic float64 --json)")
+        replay=f"verify probe d-eq-k --json  (one regime: {replay})")

@@ -19,6 +19,4 @@ def run():
     return interior_probe(
         "k-near-d", (3,), settings, "sts D=8 K=7", " at K = D - 1",
         ["The discontinuity is at K = D only: for K = D - 1 the rates are the interior power laws, while at K = D "
-         "(probe d-eq-k) the convergence is geometric and S is exact from the start."],
-        "verify probe k-near-d --json  (one regime: verify run --D 8 --K 7 --preset sts --eta 1/2 --vstar-norm 1 "
-        "--steps 400000 --arithmetic float64 --json)")
+         "(probe d-eq-k) the convergence is geometric and S is exact from the start."])

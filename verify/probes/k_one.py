@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..evidence import Scope, compare, record
 from ..model import make_setting
+from ..model.flags import setting_command
 from .base import ProbeResult, Statement, labels, probe, question_text, regime, scope_of
 from .interior import interior_run, leading_curves
 
@@ -22,9 +23,13 @@ def _num(x) -> str:
     return "n/a" if x is None else f"{x:.4f}"
 
 
-def interior_probe(name: str, questions, settings: dict, main_label: str, statement_extra: str, findings_extra,
-                   replay: str) -> ProbeResult:
-    """Run each interior regime, fit, compare with the leading terms, and state the verdict."""
+def interior_probe(name: str, questions, settings: dict, main_label: str, statement_extra: str,
+                   findings_extra) -> ProbeResult:
+    """Run each interior regime, fit, compare with the leading terms, and state the verdict (the replay names
+    the probe and the main regime's ``verify run``)."""
+    replay = (f"verify probe {name} --json  (one regime: "
+              + setting_command("run", settings[main_label], "--steps", str(STEPS), "--arithmetic", "float64", "--json")
+              + ")")
     regimes, data, numbers, fits = [], {}, {}, {}
     for label, s in settings.items():
         ser, f, nums = interior_run(s, STEPS)
@@ -77,6 +82,4 @@ def run() -> ProbeResult:
         "gslp D=8": make_setting(D=8, K=1, preset="gslp", eta="1/2", vstar_norm="1"),
         "gslp D=4 d=3": make_setting(D=4, K=1, preset="gslp", d=3, eta="1/4", vstar_norm="2"),
     }
-    return interior_probe("k-one", (6,), settings, "gslp D=8", " at K = 1", [],
-                          "verify probe k-one --json  (one regime: verify run --D 8 --K 1 --preset gslp --eta 1/2 "
-                          "--vstar-norm 1 --steps 400000 --arithmetic float64 --json)")
+    return interior_probe("k-one", (6,), settings, "gslp D=8", " at K = 1", [])

@@ -13,6 +13,7 @@ import sympy as sp
 
 from ..evidence import Scope, compare, record
 from ..model import make_setting
+from ..model.flags import setting_command
 from .base import (ProbeResult, Statement, classify_series, fits_json, labels, probe, question_text, regime, run_series,
                    scope_of)
 
@@ -67,8 +68,7 @@ def run() -> ProbeResult:
     n = numbers[main_label]
     proofs = {spec: frozen_proof(spec) for spec in SIGMAS}
     ok = all(p[0] for p in proofs.values())
-    replay = ("verify run --D 5 --K 0 --preset sts --M 2 --d 3 --eta 1/2 --vstar-norm 3/2 --steps 300 --arithmetic "
-              "float64 --json")
+    replay = setting_command("run", settings[main_label], "--steps", str(STEPS), "--arithmetic", "float64", "--json")
     runs = [(s, STEPS) for s in settings.values()]
     params = Statement(
         "Theorem 3.1 at K = 0: ||S - S*||_F and ||W_V - V*||_F -> 0", K_ZERO,
@@ -102,5 +102,4 @@ def run() -> ProbeResult:
         ],
         classification=labels(main), statements=[params, loss],
         data=data, fits=fits, numbers=numbers,
-        replay="verify probe k-zero --json  (one regime: verify run --D 5 --K 0 --preset sts --M 2 --d 3 --eta 1/2 "
-               "--vstar-norm 3/2 --steps 300 --arithmetic float64 --json)")
+        replay=f"verify probe k-zero --json  (one regime: {replay})")
