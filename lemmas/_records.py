@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.evidence import ALL, Scope, record
+from verify.evidence import ALL, Scope, dims_of, record
 
 REFERENCE = "reference"
 # The options of docs/setting.md's reference convention, as Setting.config() spells them.
@@ -19,15 +19,6 @@ _REFERENCE = {"law": "gaussian", "law_mean": "0", "law_var": "1", "noise_sd": "0
               "relu_at_zero": "radial", "wp_trainable": True, "sstar_weights": None}
 # A replayed counterexample runs this many times longer than the run that found it.
 REPLAY_FACTOR = 10
-
-
-def dims_label(M, d, D, N, K) -> str:
-    """``"M=2 d=2 D=3 N=2 K=2"``: how a checked size reads in every scope."""
-    return f"M={M} d={d} D={D} N={N} K={K}"
-
-
-def dims_of(setting) -> str:
-    return dims_label(setting.M, setting.d, setting.D, setting.N, setting.K)
 
 
 def conventions_of(setting) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.evidence import Scope, record
+from verify.evidence import Scope, dims_of, record
 from verify.fits import loglog_slope
 from lemmas import Claim, claim
 from lemmas._asym import entry_time, fast_series
 from lemmas._common import convention, regime, regime_label
-from lemmas._records import REFERENCE, REPLAY_FACTOR, dims_of, proof_scope, regime_scope
+from lemmas._records import REFERENCE, REPLAY_FACTOR, proof_scope, regime_scope
 
 DS = {"ci": (8, 16, 32, 64), "dev": (8, 16, 32, 64, 128, 256), "deep": (8, 16, 32, 64, 128, 256, 512)}
 BAND = 0.1

@@ -412,3 +412,13 @@ def test_default_outputs_are_gitignored_and_the_example_is_tracked():
     tracked = _git("ls-files", "reports/example").stdout.split()
     assert "reports/example/index.md" in tracked and "reports/example/results.json" in tracked
     assert _git("check-ignore", "-q", "reports/example/index.md").returncode != 0
+
+
+def test_saved_results_keep_one_type_per_value():
+    """What a part returns is saved as strict JSON with numpy booleans as booleans (never the string "True"),
+    arrays as lists and non-finite floats as strings: checked against hand-written values."""
+    import numpy as np
+    from verify.partrun import json_ready
+    saved = json_ready({"holds": np.bool_(True), "a": np.array([1.0, np.nan]), "x": np.float64(np.inf), "n": np.int64(3)})
+    assert saved == {"holds": True, "a": [1.0, "nan"], "x": "inf", "n": 3}
+    assert saved["holds"] is True

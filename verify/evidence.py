@@ -112,6 +112,16 @@ class Scope:
         return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"])
 
 
+def dims_label(M, d, D, N, K) -> str:
+    """``"M=2 d=2 D=3 N=2 K=2"``: how one checked size reads in every scope."""
+    return f"M={M} d={d} D={D} N={N} K={K}"
+
+
+def dims_of(setting) -> str:
+    """The :func:`dims_label` of a setting's sizes."""
+    return dims_label(setting.M, setting.d, setting.D, setting.N, setting.K)
+
+
 def intersect(scopes: list[Scope]) -> Scope:
     """The scope every one of ``scopes`` covers (what a conjunction of steps covers)."""
     def meet(a, b):
@@ -330,4 +340,4 @@ def compare(x, op: str, bound) -> bool | None:
 
 __all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
            "record", "proof",
-           "Decision", "decide", "Statement", "headline", "finite", "compare"]
+           "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 import os
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from .codeversion import code_version
 from .executor import worker_address
+from .jsonable import jsonable
 from .parts import source_root, spec
 
 STATUS = ("ok", "failed", "timeout", "skipped")
@@ -46,17 +46,10 @@ def part_record(task: dict, status: str, seconds: float, result=None, error=None
 
 
 def json_ready(obj):
-    """Non-finite floats as the strings "nan", "inf", "-inf" (strict JSON has none), after a JSON round trip
-    (so what is saved is exactly what the report reads)."""
-    def fix(x):
-        if isinstance(x, float) and not math.isfinite(x):
-            return str(x)
-        if isinstance(x, dict):
-            return {k: fix(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [fix(v) for v in x]
-        return x
-    return fix(json.loads(json.dumps(fix(obj), default=str)))
+    """``obj`` as strict JSON reads it back (verify.jsonable: numpy booleans stay booleans, arrays become lists,
+    non-finite floats the strings "nan", "inf", "-inf"), after a JSON round trip, so what is saved is exactly
+    what the report reads."""
+    return json.loads(json.dumps(jsonable(obj), allow_nan=False))
 
 
 def run_here(task: dict, worker: str | None = None) -> dict:

@@ -12,7 +12,7 @@ records: K = D and K = 0 report where the Theta(1/T) lower bounds fail, with a r
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from ..evidence import Scope, record
+from ..evidence import Scope, dims_of, record
 from ..model.numbers import frac_str
 from .obligations import EVIDENCE_KIND
 
@@ -23,7 +23,7 @@ POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "
 def regime_scope(s) -> Scope:
     """The scope of exactly this regime: its dimensions, sigma, every convention and parameter, all t."""
     c = s.config()
-    dims = f"M={s.M} d={s.d} D={s.D} N={s.N} K={s.K}" + (f" {s.preset}" if s.preset else "")
+    dims = dims_of(s) + (f" {s.preset}" if s.preset else "")
     conv = (f"eta={c['eta_v']} eta_kq={c['eta_kq']} ||V*||^2={c['vstar_norm2']} loss={c['loss']} "
             f"law_var={c['law_var']} law_mean={c['law_mean']} p_lambda={c['p_lambda']} beta={c['beta']} init={c['init']}")
     return Scope(dims=(dims,), sigma=(s.sigma.spec(),), conventions=(conv,), horizon="all")

@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..evidence import Scope
+from ..evidence import Scope, dims_label
 from ..model.sigma import Sigma
 from .kernels import kernel
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
@@ -48,10 +48,6 @@ ELL = sp.Function("ell")    # the undefined per-entry kernel ell(A, C, B, mu)
 SLOTS = ("A", "C", "B", "mu")
 e_sym = sp.Symbol("e", positive=True)     # e^delta
 ALL_SIGMA = Scope(dims="all", sigma="all", conventions="all", horizon="all")
-
-
-def dims_label(M, d, D, N, K) -> str:
-    return f"M={M} d={d} D={D} N={N} K={K}"
 
 
 class _Partials:

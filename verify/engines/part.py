@@ -7,7 +7,7 @@ Verdicts are decided from evidence records (verify.evidence) by the one rule.
 """
 from __future__ import annotations
 
-from ..evidence import Scope, Statement, compare, headline, record
+from ..evidence import Scope, Statement, compare, dims_of, headline, record
 from ..fits import loglog_slope
 from ..model.flags import setting_command
 from ..parts import part
@@ -21,10 +21,6 @@ LEADING_KEY = {"excess_loss": "loss", "s_err": "s_err", "w_err": "w_err"}
 # Slope tolerance: the next-order correction is O(u) = O(T^-1/2) relative, so over the last decade of a
 # 1e5-step run the local slope differs from the limit by a few 1e-2 at most.
 SLOPE_TOL = 0.05
-
-
-def dims_label(s) -> str:
-    return f"M={s.M} d={s.d} D={s.D} N={s.N} K={s.K}"
 
 
 def tail_slopes(steps: list[int], series: dict, horizon: int) -> dict:
@@ -65,7 +61,7 @@ def convergence_part(profile: str) -> dict:
     # The expansion is in u(T) = (2 c T)^(-1/2), the off-support attention mass: the leading term's
     # relative correction is O(u(T)), so GD / leading term must be within a small multiple of u(T) of 1.
     u_T = float(lt["u"].subs(subs).subs(sy.T, steps))
-    scope = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
+    scope = Scope(dims=(dims_of(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
     replay = setting_command("run", s, "--steps", str(steps), "--engine", "reduced", "--arithmetic", "float64", "--json")
     quantities, evidence, replayed = {}, [], None
     for q, claimed in CLAIMED.items():
@@ -91,7 +87,7 @@ def convergence_part(profile: str) -> dict:
                                compare(abs(ratio - 1), "<", 2 * u_T), replay=replay,
                                threshold={"value": 2 * u_T, "why": f"|ratio - 1| < 2 u(T): the leading term's relative "
                                           f"correction is O(u(T)), u(T) = (2 c T)^(-1/2) = {u_T:.3g} here"}))
-    stmt = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon="all")
+    stmt = Scope(dims=(dims_of(s),), sigma=("identity",), conventions=("reference",), horizon="all")
     fitted = ", ".join(f"{q} {v['fitted_slope']:.3f} (claimed {v['claimed_slope']:g})" for q, v in quantities.items())
     finding = (f"fitted tail slopes in T: {fitted}; GD / derived leading term at T = {steps}: "
                + ", ".join(f"{v['ratio_to_leading_term_at_T']:.3f}" for v in quantities.values())
@@ -137,11 +133,11 @@ def attention_part(profile: str) -> dict:
     replay = setting_command("run", s, "--steps", str(steps), "--engine", "full", "--arithmetic", "float64", "--json")
     first, last = snaps[0]["s_err"], snaps[-1]["s_err"]
     ev = [record("full-matrix GD, ||S(T) - S*||_F against ||S(0) - S*||_F", "float64",
-                 Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps),
+                 Scope(dims=(dims_of(s),), sigma=("identity",), conventions=("reference",), horizon=steps),
                  f"{last:.4g} at T = {steps} vs {first:.4g} at t = 0", compare(last, "<", first), replay=replay,
                  threshold={"value": first, "why": "moving towards S* means a smaller distance than at the uniform "
                             "start; the two differ by far more than float64 rounding"})]
-    stmt = Scope(dims=(dims_label(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
+    stmt = Scope(dims=(dims_of(s),), sigma=("identity",), conventions=("reference",), horizon=steps)
     return headline([Statement("full-matrix GD moves the attention S(t) from uniform towards S*", stmt, ev)]) | {
             "regime": s.config(), "snapshots": snaps, "sstar": sstar,
             "convention": {"engine": "full", "arithmetic": "float64"}, "replay": replay}

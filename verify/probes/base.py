@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from ..engines import iterate
 from ..engines.trajectory import checkpoint_steps
 from ..errors import InvalidParameter
-from ..evidence import Scope, Statement, headline
-from ..jsonable import jsonable as _jsonable
+from ..evidence import Scope, Statement, dims_of, headline
+from ..jsonable import jsonable
 from .classify import classify, to_float
 
 # The reviewer questions, quoted from docs/paper.md ("What reviewers asked").
@@ -106,7 +106,7 @@ class ProbeResult:
 def scope_of(*runs) -> Scope:
     """The scope a set of runs covers: each ``(setting, steps)`` adds its dimensions, sigma and
     conventions (lemmas._records' labels); the horizon is the longest run."""
-    from lemmas._records import conventions_of, dims_of
+    from lemmas._records import conventions_of
     dims, sig, conv = [], [], []
     for s, _ in runs:
         for lst, v in ((dims, dims_of(s)), (sig, s.sigma.spec()), (conv, conventions_of(s))):
@@ -117,11 +117,6 @@ def scope_of(*runs) -> Scope:
 
 def question_text(*numbers: int) -> str:
     return " | ".join(f"Q{n}: {QUESTIONS[n]}" for n in numbers)
-
-
-def jsonable(obj):
-    """JSON-ready values (verify.jsonable): numpy and mpmath numbers as numbers, non-finite floats as strings."""
-    return _jsonable(obj)
 
 
 def dense_checkpoints(steps: int, points: int = 160) -> list[int]:
