@@ -17,8 +17,8 @@ def _terms():
 
 
 def subs_of(s) -> dict:
-    from verify.derive.symbols import D, K, N, eta, vnorm
-    return {D: s.D, K: s.K, N: s.N, eta: sp.Rational(s.eta_v), vnorm: sp.sqrt(sp.Rational(s.vstar_norm2()))}
+    from verify.derive.symbols import values_at
+    return values_at(s)
 
 
 def reference_ok(s) -> bool:

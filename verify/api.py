@@ -74,7 +74,6 @@ def leading_terms(setting=None) -> dict:
 
 def _substitutions(setting) -> dict:
     """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
-    import sympy as sp
 
     from .derive import symbols as sy
     from .model import Setting
@@ -88,10 +87,7 @@ def _substitutions(setting) -> dict:
     ok, why = setting.reducible()
     if not ok:
         raise UnsupportedRegime(f"leading terms are derived from the reduced recursion, which does not apply: {why}")
-    return {sy.D: setting.D, sy.K: setting.K, sy.N: setting.N, sy.vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2())),
-            sy.c_loss: sp.Rational(setting.loss_scale), sy.var: sp.Rational(setting.law.var),
-            sy.lam: sp.Rational(setting.p_lambda), sy.beta: sp.Rational(setting.beta),
-            sy.eta_kq: sp.Rational(setting.eta_kq)}
+    return sy.values_at(setting)
 
 
 def leading_term_values(setting, steps) -> dict:

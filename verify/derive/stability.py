@@ -30,7 +30,7 @@ from ..evidence import Scope
 from ..model.sigma import Sigma
 from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, alpha, c_loss, delta, eta_v, lam, var, vn, vnorm
+from .symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
 E = sp.Symbol("E", positive=True)       # e^delta
 x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
@@ -106,11 +106,9 @@ def loss_thresholds() -> dict:
 def thresholds_at(setting) -> dict:
     """The thresholds at one setting's exact parameters (SymPy numbers; eta_delta is irrational)."""
     th = loss_thresholds()
-    vals = {D: setting.D, K: setting.K, N: setting.N, c_loss: sp.Rational(setting.loss_scale),
-            var: sp.Rational(setting.law.var),
-            # lambda and beta enter the delta block only as (lambda beta)^2 (verify.derive.reduced)
-            lam: sp.Rational(setting.p_lambda) * sp.Rational(setting.beta),
-            vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2()))}
+    vals = values_at(setting)
+    # lambda and beta enter the delta block only as (lambda beta)^2 (verify.derive.reduced)
+    vals[lam] = vals[lam] * vals.pop(beta)
     a = sp.nsimplify(th["eta_alpha"].subs(vals))
     dl = sp.simplify(th["eta_delta"].subs(vals))
     return {"eta_alpha": a, "eta_delta": dl, "eta_c": sp.Min(a, dl)}

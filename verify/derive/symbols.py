@@ -21,8 +21,9 @@ vnorm = sp.Symbol("vnorm", positive=True)        # ||V*||_F
 
 def values_at(setting) -> dict:
     """Each convention symbol at one setting's exact values (SymPy numbers), for substituting into the
-    derived expressions: D, K, N, c_L, v, lambda, beta, eta_V, eta_KQ and ||V*||_F."""
+    derived expressions: D, K, N, c_L, v, lambda, beta, eta_V, eta_KQ, ||V*||_F, and eta = eta_V (the one step
+    size of the reference convention's leading terms, which hold when eta_V = eta_KQ)."""
     R = lambda x: sp.Rational(x.numerator, x.denominator)  # noqa: E731
     return {D: setting.D, K: setting.K, N: setting.N, c_loss: R(setting.loss_scale), var: R(setting.law.var),
             lam: R(setting.p_lambda), beta: R(setting.beta), eta_v: R(setting.eta_v), eta_kq: R(setting.eta_kq),
-            vnorm: sp.sqrt(R(setting.vstar_norm2()))}
+            eta: R(setting.eta_v), vnorm: sp.sqrt(R(setting.vstar_norm2()))}

@@ -56,7 +56,7 @@ def convergence_part(profile: str) -> dict:
     T = [r.step for r in recs]
     series = {q: [float(getattr(r, q)) for r in recs] for q in CLAIMED}
     slopes = tail_slopes(T, series, steps)
-    subs = {sy.D: s.D, sy.K: s.K, sy.N: s.N, sy.eta: s.eta_v, sy.vnorm: sp.sqrt(sp.Rational(s.vstar_norm2()))}
+    subs = sy.values_at(s)
     lt, ct = leading_terms(), claimed_terms()
     # The expansion is in u(T) = (2 c T)^(-1/2), the off-support attention mass: the leading term's
     # relative correction is O(u(T)), so GD / leading term must be within a small multiple of u(T) of 1.

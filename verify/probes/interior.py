@@ -7,7 +7,6 @@ compares the fitted exponents with these and the ratio q(T) / leading(T) with 1.
 """
 from __future__ import annotations
 
-import sympy as sp
 
 from ..derive import symbols as sy
 from ..derive.asymptotics import leading_terms
@@ -21,8 +20,7 @@ def leading_value(setting, quantity: str, T: int) -> float:
     if not reference_convention(setting):
         raise ValueError("leading terms are derived for sigma = identity, var 1, lambda 1, summed loss, eta_V = eta_KQ")
     e = leading_terms()[quantity]
-    return float(e.subs({sy.D: setting.D, sy.K: setting.K, sy.N: setting.N, sy.eta: sp.Rational(setting.eta_v),
-                         sy.vnorm: sp.sqrt(sp.Rational(setting.vstar_norm2())), sy.T: T}))
+    return float(e.subs(sy.values_at(setting) | {sy.T: T}))
 
 
 def reference_convention(s) -> bool:
