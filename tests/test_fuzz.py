@@ -450,8 +450,11 @@ def test_negative_controls_refuted_within_the_ci_budget(cid, tmp_path):
     ("wp-zero", None), ("two-level-attention", None), ("early-alignment", None), ("loss-monotone", None),
     # lemma-C.2 inside P^T P = lambda I (outside it the fuzzer refutes it: pinned below)
     ("lemma-C.2", valid_regimes(conditions=REGISTRY["lemma-C.2"].conditions + ("orthogonal-P",))),
-    # the cubic only: the descent runs that remain must all keep alpha > 0
-    ("lemma-C.2", valid_regimes(sigmas=("poly:0,1,0,1/10",), conditions=REGISTRY["lemma-C.2"].conditions)),
+    # the cubic only, with eta c_L v N <= 1: the descent runs that remain must all keep alpha > 0. (Over the
+    # whole of eta < 2K/(c_L v N) about half of the cubic's runs leave the descent regime, so the discarded
+    # fraction sat on the 50% line and its side depended on Hypothesis' path; here it is about 30%.)
+    ("lemma-C.2", valid_regimes(sigmas=("poly:0,1,0,1/10",),
+                                conditions=REGISTRY["lemma-C.2"].conditions + ("eta-positive",))),
     ("invalid-parameters", None),
 ])
 def test_true_invariants_survive(cid, strategy):
