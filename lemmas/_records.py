@@ -10,15 +10,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.evidence import ALL, Scope, dims_of, record
+from verify.evidence import ALL, REPLAY_FACTOR, Scope, dims_of, record
 
 REFERENCE = "reference"
 # The options of docs/setting.md's reference convention, as Setting.config() spells them.
 _REFERENCE = {"law": "gaussian", "law_mean": "0", "law_var": "1", "noise_sd": "0", "loss": "sum", "p_kind": "identity",
               "p_structure": "orthogonal", "p_lambda": "1", "init": "zero", "init_scale": "0",
               "relu_at_zero": "radial", "wp_trainable": True, "sstar_weights": None}
-# A replayed counterexample runs this many times longer than the run that found it.
-REPLAY_FACTOR = 10
 
 
 def conventions_of(setting) -> str:
@@ -89,6 +87,17 @@ def prerequisite(route: str, kind: str, scope: Scope, result: str, ok: bool | No
                   role="failed", prerequisite=True, **data)
 
 
+def replay_check(run, setting, steps: int) -> dict:
+    """A failed per-regime check re-run at ``REPLAY_FACTOR`` x the horizon (``run``: a claim's regime_check):
+    {"horizon", "holds", "same_conclusion", "status", "detail", "replay"}. ``holds`` is False only when the
+    longer run fails again inside the hypotheses (the same conclusion), so only then does the counterexample
+    refute (verify.evidence.decide); a longer run that holds, is undecided or falls outside is no replay."""
+    longer = run(setting, REPLAY_FACTOR * steps)
+    same = longer.holds is False and longer.data.get("in_hypotheses", True) is not False
+    return {"horizon": REPLAY_FACTOR * steps, "holds": False if same else (None if longer.holds is False else longer.holds),
+            "same_conclusion": same, "status": longer.status, "detail": longer.detail, "replay": longer.replay}
+
+
 def outcome_record(check, setting, steps: int, route: str, out=None, **data) -> dict:
     """One per-regime check as an evidence record: ``check`` is a claim (its ``regime_check``) or a
     function (setting, steps) -> RegimeOutcome.
@@ -103,10 +112,8 @@ def outcome_record(check, setting, steps: int, route: str, out=None, **data) -> 
     role = "test" if inside else "outside"
     extra = {}
     if out.holds is False and inside:
-        longer = run(setting, REPLAY_FACTOR * steps)
-        same = longer.holds is False and longer.data.get("in_hypotheses", True) is not False
-        extra["replay_check"] = {"horizon": REPLAY_FACTOR * steps, "holds": False if same else longer.holds,
-                                 "detail": longer.detail, "replay": longer.replay}
+        rc = replay_check(run, setting, steps)
+        extra["replay_check"] = {k: rc[k] for k in ("horizon", "holds", "detail", "replay")}
     kw = {}
     if out.threshold is not None:
         kw["threshold"] = out.threshold

@@ -41,6 +41,8 @@ RIGOROUS_KINDS = PROOF_KINDS + ("arb",)  # ... or a rigorous enclosure over a fi
 # failed: a measurement that could not be made (holds None): the verdict is at most inconclusive.
 ROLES = ("test", "outside", "context", "failed")
 ALL = "all"
+# A numeric counterexample refutes only if it fails again, to the same conclusion, at this many times its horizon.
+REPLAY_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -340,4 +342,5 @@ def compare(x, op: str, bound) -> bool | None:
 
 __all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
            "record", "proof",
-           "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of"]
+           "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of",
+           "REPLAY_FACTOR"]

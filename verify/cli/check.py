@@ -78,7 +78,7 @@ def regime_result(claim_id: str, spec: dict) -> dict:
     "replay_check", "regime", "steps", "data"}. A failure inside the hypotheses is re-run at a 10x longer
     horizon (``replay_check``), as every reported counterexample is."""
     from lemmas import REGISTRY
-    from lemmas._records import REPLAY_FACTOR
+    from lemmas._records import replay_check as replay_longer
     from ..errors import InvalidParameter
     from ..jsonable import jsonable
     from ..model import make_setting
@@ -94,12 +94,7 @@ def regime_result(claim_id: str, spec: dict) -> dict:
     setting = make_setting(**spec)
     out = c.regime_check(setting, steps)
     inside = out.data.get("in_hypotheses", True) is not False
-    replay_check = None
-    if out.holds is False and inside:
-        longer = c.regime_check(setting, REPLAY_FACTOR * steps)
-        replay_check = {"horizon": REPLAY_FACTOR * steps, "holds": longer.holds, "status": longer.status,
-                        "detail": longer.detail, "replay": longer.replay,
-                        "same_conclusion": longer.holds is False and longer.data.get("in_hypotheses", True) is not False}
+    replay_check = replay_longer(c.regime_check, setting, steps) if out.holds is False and inside else None
     res = {"id": claim_id, "holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
            "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
            "replay": out.replay, "replay_check": replay_check, "regime": setting.config(), "steps": steps,

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed as hyp
 from hypothesis.errors import HypothesisException, Unsatisfiable
 
 from ..errors import InvalidParameter, PrecisionError
-from ..evidence import Scope, decide, record
+from ..evidence import REPLAY_FACTOR, Scope, decide, record
 from ..model.validation import check_int
 from .store import DEFAULT_DB, CounterexampleStore
 from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, REDUCED_CHECKS, Regime, invalid_regimes, valid_regimes
@@ -42,7 +42,6 @@ from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, REDUCED_CHECKS, Regime
 DEFAULT_EXAMPLES = 100
 INVALID_CLAIM = "invalid-parameters"
 MAX_SEED = 2**32 - 1
-REPLAY_FACTOR = 10
 # A search confirms a claim only when at most this fraction of its generated examples was discarded:
 # beyond it, most of what Hypothesis drew never tested the claim inside its hypotheses.
 MAX_DISCARDED = 0.5

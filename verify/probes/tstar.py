@@ -13,7 +13,7 @@ import numpy as np
 
 from ..engines import Arith
 from ..engines.reduced import ReducedState
-from ..evidence import Scope, compare, record
+from ..evidence import REPLAY_FACTOR, Scope, compare, record
 from ..fits import loglog_slope
 from ..model import make_setting
 from .base import (ProbeResult, Statement, classify_series, fits_json, labels, probe, question_text, regime, run_series,
@@ -24,7 +24,6 @@ FAMILIES = {"A: K = 2": ((4, 8, 16, 32, 64), lambda D: 2), "B: K = D/2": ((4, 8,
 TRACK_TOL = 0.1
 CLASSIFY_STEPS = 300_000
 HORIZON_FACTOR = 60   # horizon of the T*_track run, in units of the predicted K D / (2 eta ||V*||^2)
-REPLAY_FACTOR = 10
 CLAIMED = 2.0
 FIT_THRESHOLD = {"value": "|exponent - 2| > 3 x uncertainty",
                  "why": "uncertainty = max(2 standard errors, largest deviation of a local exponent between consecutive "
