@@ -24,7 +24,7 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     kernel in symbolic dimensions, sigma's parity lemma and reduced recursion, the explicit-dimension second
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
     from ..derive.obligations import proof_routes
-    from ..derive.reduction import prove_reduction
+    from ..derive.reduction import obligations_for, prove_reduction
     from ..model.sigma import parse_sigma
     statements, proofs = [], {}
     for spec in sigmas:
@@ -33,9 +33,9 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
         stmt = Scope(dims="all", sigma=(sig.spec(),), conventions=CONVENTIONS, horizon="all")
         replay = f"verify derive --sigma {spec} --json"
         ev = proof_routes("the reduction", rep.obligations, replay)
-        # a disproved obligation that is part of the statement itself (the parity lemma: W_P leaves 0) refutes it
-        ev += [o.evidence(replay) for o in rep.obligations
-               if o.holds is False and o.role == "test" and o.name.startswith("W_P gradient vanishes")]
+        # W_P = 0 is part of the statement itself: a disproved W_P obligation (sigma's parity lemma: W_P leaves 0)
+        # refutes it
+        ev += [o.evidence(replay) for o in obligations_for(sig, "wp") if o.holds is False and o.role == "test"]
         statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
                                     "invariant and the reduced recursion is exact", stmt, ev,
                                     "primary" if sig.name == "identity" else "further"))
