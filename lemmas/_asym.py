@@ -21,12 +21,6 @@ def subs_of(s) -> dict:
     return values_at(s)
 
 
-def reference_ok(s) -> bool:
-    """leading_terms() is derived for identity, summed loss, v = 1, lambda = 1, eta_V = eta_KQ, 0 < K < D."""
-    return (s.sigma.name == "identity" and s.loss == "sum" and s.law.var == 1 and s.p_lambda == 1 and s.beta == 1
-            and s.eta_v == s.eta_kq and 0 < s.K < s.D)
-
-
 def leading(s, q: str):
     """The exact leading term of q at the setting's parameters, as a function of T (numpy)."""
     from verify.derive.symbols import T
@@ -40,13 +34,6 @@ def leading_constant(s, q: str) -> sp.Expr:
     from verify.derive.symbols import T
     lt, _ = _terms()
     return sp.simplify(lt[q].subs(subs_of(s)) * T ** (-T_EXPONENT[q]))
-
-
-def symbolic_exponent(q: str, var, at: dict, claimed: bool = False) -> float:
-    """d log(term) / d log(var) of the leading (or claimed) term at the point ``at``."""
-    lt, cl = _terms()
-    e = (cl if claimed else lt)[q]
-    return float(sp.simplify(sp.diff(sp.log(e), var) * var).subs(at))
 
 
 def ratios(series, s) -> np.ndarray:

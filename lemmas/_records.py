@@ -6,7 +6,6 @@ a :class:`lemmas.RegimeOutcome` into a record (with the 10x-horizon replay of a 
 """
 from __future__ import annotations
 
-from fractions import Fraction
 
 import numpy as np
 
@@ -124,6 +123,3 @@ def outcome_record(check, setting, steps: int, route: str, out=None, **data) -> 
     return record(route, out.kind, regime_scope(setting, steps), out.detail, out.holds, role=role, **kw, **extra,
                   **data)
 
-
-def fraction_str(x) -> str:
-    return str(Fraction(x))

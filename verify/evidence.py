@@ -89,11 +89,6 @@ class Scope:
                 for n in ("dims", "sigma", "conventions")]
         return [Scope(d, s, c, self.horizon) for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
 
-    @property
-    def exhaustive(self) -> bool:
-        """Every dimension and every t: what "proved for all dimensions" needs."""
-        return self.dims == ALL and self.horizon == ALL
-
     def label(self) -> str:
         """How the scope reads in every output: "all dimensions" and "checked at dimensions {...}"
         never look alike."""

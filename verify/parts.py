@@ -93,7 +93,6 @@ def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable
             raise AssertionError(f"part {kind!r} registered twice: {old.module} and {f.__module__}")
         REGISTRY[kind] = PartSpec(kind, f, f.__module__, args, options, order,
                                   summary or (inspect.getdoc(f) or "").split("\n")[0])
-        f.part_kind = kind
         return f
     return deco
 

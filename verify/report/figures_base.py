@@ -284,12 +284,6 @@ def figure_legend(fig, axes, ncols: int | None = None, title: str | None = None)
         sup.set_text("")
 
 
-def axes_legend_right(ax, fontsize: int = 7) -> None:
-    """A panel's own legend, to the right of the panel (outside its axes)."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=fontsize, frameon=False)
-
-
 def note(fig, text: str) -> None:
     """A remark a reader needs (curves overlapping by design, a quantity that is 0 throughout), printed
     under the panels, outside them: as the heading of the figure legend (so the layout reserves its

@@ -33,15 +33,6 @@ def claimed_exponents() -> dict:
     return out
 
 
-def slope_text(s: float) -> str:
-    """−1, −½, 2 ... with a true minus sign."""
-    f = Fraction(s).limit_denominator(8)
-    body = {Fraction(1, 2): "½", Fraction(-1, 2): "−½"}.get(f)
-    if body:
-        return body
-    return str(f).replace("-", "−")
-
-
 def _regimes(res: dict, name: str) -> dict:
     regs = regime_dicts(need(res, "data", f"probe {name}"))
     if not regs:
