@@ -3,7 +3,7 @@
     python docs/generate.py          # rewrite docs/claims.md, docs/api.md and the block in docs/paper.md
     python docs/generate.py --check  # exit 1 and name the files that differ from what the code says
 
-- docs/claims.md: every claim (lemmas.REGISTRY), every probe (verify.probes.PROBES) and every kind of
+- docs/claims.md: every claim (lemmas.CLAIMS), every probe (verify.probes.PROBES) and every kind of
   part of ``verify all`` (verify.parts.REGISTRY), with what each registers about itself.
 - docs/api.md: every name of ``verify.__all__`` with its signature and docstring.
 - docs/paper.md, between the GENERATED markers: which part answers each reviewer question, as
@@ -56,7 +56,7 @@ def _rel(module: str) -> str:
 
 def claims_md() -> str:
     """docs/claims.md."""
-    from lemmas import REGISTRY as CLAIMS
+    from lemmas import CLAIMS
     from verify.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
     discover()
@@ -72,20 +72,20 @@ def claims_md() -> str:
            "## Claims", "", f"{len(CLAIMS)} claims, in registry order.", ""]
     for cid, c in CLAIMS.items():
         out += [f"### `{cid}`", "",
-                f"- file: `{_rel(c._module)}`",
-                f"- statement: {md(c.statement)}",
+                f"- file: `{_rel(c.module)}`",
+                f"- title: {md(c.title)}",
                 f"- source: {md(c.source)}"]
-        scope = getattr(c, "scope", None)
-        if scope is not None and hasattr(scope, "label"):
-            out.append(f"- scope of the statement: {md(scope.label())}")
-        out.append("- hypotheses:" + ("" if c.hypotheses else " none stated"))
-        out += [f"  - {md(h)}" for h in c.hypotheses]
-        out.append("- routes (how it is checked):")
-        out += [f"  - {md(r)}" for r in c.routes]
-        kind = "negative control (expected: refuted)" if c.negative_control else "claim"
+        out.append("- hypotheses of its per-regime check:" + ("" if c.hypotheses else " none stated"))
+        out += [f"  - {md(h.text)} (`{h.id}`)" for h in c.hypotheses]
+        out.append("- statements (each judged on its own):")
+        for st in c.statements:
+            role = {"claim": "part of the paper's claim", "control": "negative control (expected: refuted)",
+                    "finding": "the toolkit's own finding" + (f", {st.relation} than `{st.about}`" if st.about else "")}
+            out.append(f"  - `{st.id}` ({role[st.role]}): {md(st.text)}")
+            out.append(f"    - scope: {md(st.scope.label())}")
         per = ("yes: `verify.check_claim`, `verify fuzz`" if c.per_regime
                else "no (its evidence comes from fixed regimes and derivations)")
-        out += [f"- kind: {kind}", f"- per-regime check: {per}", ""]
+        out += [f"- per-regime check: {per}", ""]
     out += ["## Probes", "",
             f"{len(PROBES)} probes. Each answers the reviewer questions listed (numbers as in [paper.md](paper.md)); "
             "the summary is the one-line finding the probe registers, which its run re-derives and reports with "
@@ -105,7 +105,7 @@ def claims_md() -> str:
 
 def questions_block() -> str:
     """The block of docs/paper.md: each reviewer question and the parts that answer it."""
-    from lemmas import REGISTRY as CLAIMS
+    from lemmas import CLAIMS
     from verify.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
     from verify.probes.base import QUESTIONS as FULL_TEXT

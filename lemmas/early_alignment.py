@@ -12,20 +12,21 @@ Outside the hypotheses (informative): for a nonlinear sigma the row multiples al
 rows of different norms, so the Frobenius cosine is < 1 although every row is aligned; and for a
 nonlinear sigma with M = 1, eta_V c_L v N <= 1 (derived for the identity) does not keep GD stable
 (sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/10: cos = -1 at t = 3), so for sigma != identity
-the claim assumes the run is a descent run (checked on the run, lemmas._common.descent_precondition).
+the claim assumes the run is a descent run (checked on the run, lemmas.support.runs.descent_precondition).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from verify.derive.stability import SMALL_ETA
 from verify.evidence import Scope, compare, record
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import DESCENT, convention, descent_precondition, regime, replay_run
-from lemmas._records import outcome_record, regime_scope
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.profiles import per_profile
+from lemmas.support.runs import DESCENT, convention, descent_precondition, regime, replay_run
+from lemmas.support.records import outcome_record, regime_scope
 
-STEPS = {"ci": 60, "dev": 400, "deep": 3000}
-ARB_HORIZON = {"ci": 150, "dev": 1000, "deep": 5000}
+STEPS = per_profile({"ci": 60, "dev": 400, "deep": 3000})
+ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
 TOL = 1e-12
 THRESHOLD = {"value": TOL, "why": "1 - min_t cos <= 1e-12: the float64 cosine of exactly parallel matrices differs "
                                   "from 1 by a few units of 1e-16; 1e-12 leaves room for the rounding of the "
@@ -41,19 +42,14 @@ def cos_track(setting, steps: int):
     return cos, np.array([float(x) for x in tr.series("loss")])
 
 
-@claim("early-alignment",
-       statement="cos angle(W_X(t), V*) = 1 for every t >= 1 (alignment from the first step), for sigma = identity "
-                 "and, with M = 1, for sigma in {erf, x + x^3/10}.",
-       source="Section 4 experiments (early directional alignment); Lemma C.2",
-       hypotheses=["zero initialisation", "centred entries", "sigma = identity (or M = 1)", "eta_V c_L v N <= 1",
-                   DESCENT],
-       routes=["symbolic (W_X(t) = alpha(t) V*, alpha > 0), sigma = identity",
-               "arb (alpha > 0, M = 1, sigma != identity)", "float64 full-matrix engine"])
-class EarlyAlignment(Claim):
-    conditions = ("zero-init", "centred", "identity-or-M1", "K>0", "eta-positive")
-    # the statement assumes eta_V c_L v N <= 1 (condition "eta-positive"): its scope names it, so the
-    # z3 induction (verify.derive.stability, scope identity under that condition) covers sigma = identity
-    scope = Scope(dims="all", sigma=SIGMAS, conventions=(SMALL_ETA,), horizon="all")
+@register("early-alignment")
+class EarlyAlignment(Check):
+    title = ("cos angle(W_X(t), V*) = 1 for every t >= 1 (alignment from the first step), for sigma = identity "
+             "and, with M = 1, for sigma in {erf, x + x^3/10}.")
+    source = "Section 4 experiments (early directional alignment); Lemma C.2"
+    hypotheses = ('zero-init', 'centred', 'linear-or-M1', 'K>0', 'eta-small', 'descent')
+    statements = (Claimed("early-alignment", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         cos, loss = cos_track(setting, steps)
@@ -109,5 +105,5 @@ class EarlyAlignment(Claim):
                                  "outside the hypotheses: sigma = x + x^3/10, M = 1, no descent",
                                  note="eta_V c_L v N = 1/10 <= 1, but with the cubic GD diverges and W_X points away "
                                       "from V* (cos = -1): for sigma != identity the claim needs the descent hypothesis"))
-        return ev, f"verify check early-alignment --profile {profile} --json", \
-            convention(regime("cnn", 8, 2, M=2, d=3, eta="1/10")) | {"arb_horizon": H, "arb_bits": 128}
+        return Evaluation({self.id: ev}, replay=f"verify check early-alignment --profile {profile} --json",
+                          convention=convention(regime("cnn", 8, 2, M=2, d=3, eta="1/10")) | {"arb_horizon": H, "arb_bits": 128})

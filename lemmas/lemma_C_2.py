@@ -15,7 +15,7 @@ Step-size hypothesis: for sigma = identity, eta_V c_L v N <= 1 (proof) and eta_V
 alpha^2 ||v*||^2 for the cubic), and eta_V c_L v N <= 1 does not suffice: fuzzing found sigma = x + x^3/10,
 D = K = 1, ||V*|| = 3, eta = 1/20 with GD diverging and alpha(5) = -1.77 (reported as a finding, see
 cubic_counterexample). The claim therefore assumes, for sigma != identity, that the run is a descent run
-(L(t+1) <= L(t) along it), checked on the run itself (lemmas._common.descent_precondition); a run that
+(L(t+1) <= L(t) along it), checked on the run itself (lemmas.support.runs.descent_precondition); a run that
 leaves it is reported outside the hypotheses.
 The envelope of alpha (min, max, overshoot above 1 and when) is reported per regime; C_1, C_2, C_3
 of the paper's proof are interpreted (our reading; the paper's text is not at hand) as the lower
@@ -31,14 +31,18 @@ import numpy as np
 
 from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, finite, record
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.hypotheses import hypothesis
+from verify.model.profiles import per_profile
+from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
-from lemmas._records import REFERENCE, obligations_text, outcome_record, prerequisite, regime_scope
+from lemmas.support.records import REFERENCE, obligations_text, outcome_record, prerequisite, regime_scope
 
-HORIZON = {"ci": 1500, "dev": 20000, "deep": 200000}
-ARB_HORIZON = {"ci": 150, "dev": 1000, "deep": 5000}
-FULL_STEPS = {"ci": 60, "dev": 300, "deep": 1000}
+IDENTITY = hypothesis("identity")
+HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
+ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
+FULL_STEPS = per_profile({"ci": 60, "dev": 300, "deep": 1000})
 SIGMAS = ("identity", "erf", "relu", "poly:0,1,0,1/10")
 OFFSPAN_TOL = 1e-9
 THRESHOLD = {"value": 0, "why": "alpha_i(t) > 0 strictly, and the full engine's off-span residual <= 1e-9 max(1, "
@@ -91,7 +95,7 @@ def cubic_counterexample() -> dict:
                   f"(alpha(0..{T}) = {', '.join(fmt(a, 4) for a in alpha)}; full engine, mpmath, 30 digits)",
                   False if neg else None, role="outside", replay=replay_run(s, T, "full", "mpmath"),
                   alpha=[fmt(a, 10) for a in alpha], loss=[fmt(x, 10) for x in loss], first_loss_increase=up,
-                  first_nonpositive=neg, outside=DESCENT,
+                  first_nonpositive=neg, outside=DESCENT.text,
                   note="the identity-derived condition eta_V c_L v N <= 1 does not carry over to other sigma; "
                        "the claim is stated under the descent hypothesis instead")
 
@@ -108,7 +112,7 @@ def envelope(series, s) -> dict:
                      "max_at": int(steps[i_max]), "overshoot": fmt(max(0.0, col[i_max] - 1)),
                      "final": fmt(col[-1])})
     out = {"rows": rows, "min": float(a.min()), "max": float(a.max())}
-    if s.sigma.name == "identity" and 0 < s.K < s.D and getattr(series, "delta", None) is not None:
+    if IDENTITY.holds(s) and 0 < s.K < s.D and getattr(series, "delta", None) is not None:
         # C_3 reading: the factor 1 - eta c_L v ||S(t)||^2 of the affine alpha recursion (*), with
         # ||S||^2 = N (K e^{2 delta} + D - K) / (K e^delta + D - K)^2 for two-valued columns
         E = np.exp(series.delta[:-1])
@@ -140,21 +144,16 @@ def full_engine_check(setting, n: int) -> RegimeOutcome:
                                                                  "max_gap": gap}, threshold=FULL_THRESHOLD)
 
 
-@claim("lemma-C.2",
-       statement="For t >= 1 every row of W_X(t) is a positive multiple alpha_i(t) of the same row of V* "
-                 "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}; for sigma != identity "
-                 "while GD is a descent run, L(t+1) <= L(t)).",
-       source="Lemma C.2 (appendix); reviewer question 2",
-       hypotheses=["zero initialisation", "centred entries (law mean 0)", "W_P = 0 (odd sigma or W_P frozen)",
-                   "0 < K <= D", "eta_V below the W_X-block stability threshold 2K/(c_L v N)", "P^T P = lambda I",
-                   DESCENT],
-       routes=["symbolic induction (identity)", "symbolic reduction (all sigma)", "arb enclosure",
-               "float64 reduced + full engine"])
-class LemmaC2(Claim):
-    # orthogonal-P: the step-size threshold 2K/(c_L v N) assumes two-valued columns of S, which need
-    # P^T P = lambda I (fuzzing found alpha(3) < 0 with sinusoidal P below that threshold: see evaluate)
-    conditions = ("zero-init", "centred", "wp-zero", "K>0", "eta-stable", "orthogonal-P")
-    scope = Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all")
+@register("lemma-C.2")
+class LemmaC2(Check):
+    title = ("For t >= 1 every row of W_X(t) is a positive multiple alpha_i(t) of the same row of V* "
+             "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}; for sigma != identity "
+             "while GD is a descent run, L(t+1) <= L(t)).")
+    source = "Lemma C.2 (appendix); reviewer question 2"
+    hypotheses = ('zero-init', 'centred', 'wp-zero', 'K>0', 'eta-stable', 'orthogonal-P', 'descent')
+    long_horizon = True
+    statements = (Claimed("lemma-C.2", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         """alpha_i(t) > 0 for 1 <= t <= steps (reduced recursion, float64; full engine if not reducible)."""
@@ -200,7 +199,7 @@ class LemmaC2(Claim):
         outside the claim's hypotheses (the outcome says so, with alpha over the finite prefix); for
         sigma = identity no run-level hypothesis applies and the regime cannot be evaluated in float64:
         the outcome is undecided (holds None), never counted as support."""
-        if setting.sigma.name == "identity":
+        if IDENTITY.holds(setting):
             return RegimeOutcome(None, f"float64 reduced iteration overflowed before step {steps}: undecided "
                                  "(use mpmath)", replay_run(setting, steps, "reduced", "mpmath"), threshold=THRESHOLD)
         lo, hi = 0, steps            # last step count that stays finite: reduced_float64(lo) succeeds
@@ -259,7 +258,7 @@ class LemmaC2(Claim):
             out = self.regime_check(s_, T)
             env = out.data.get("envelope", {})
             extra = {}
-            if s_.sigma.name == "identity":
+            if IDENTITY.holds(s_):
                 # alpha(1) = eta c_L v <S(0), S*> = eta c_L v N / D exactly (S(0) uniform): the float64
                 # iteration is the exact recursion's
                 a1 = Fraction(s_.eta_v * s_.loss_scale * s_.law.var * s_.N, s_.D)
@@ -304,4 +303,5 @@ class LemmaC2(Claim):
                                  note="K = 0: S* = 0, the teacher is 0 and W_X stays 0, so alpha = 0 is not a positive "
                                       "multiple: the lemma needs K >= 1"))
         replay = f"verify check lemma-C.2 --profile {profile} --json"
-        return ev, replay, convention(regs[0]) | {"horizon_float64": T, "horizon_arb": H, "arb_bits": 128}
+        return Evaluation({self.id: ev}, replay=replay,
+                          convention=convention(regs[0]) | {"horizon_float64": T, "horizon_arb": H, "arb_bits": 128})

@@ -14,11 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from verify.evidence import Scope, finite, record
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run, within
-from lemmas._records import REFERENCE, outcome_record, prerequisite, proof_scope, regime_scope
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.profiles import per_profile
+from lemmas.support.runs import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run
+from verify.model.hypotheses import within
+from lemmas.support.records import REFERENCE, outcome_record, prerequisite, proof_scope, regime_scope
 
-HORIZON = {"ci": 3000, "dev": 20000, "deep": 200000}
+HORIZON = per_profile({"ci": 3000, "dev": 20000, "deep": 200000})
 THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
              "why": "an increase counts only beyond float64 rounding: each step's loss is a sum of O(L(0)) terms, "
                     "each rounded to ~1e-16 relative, so 1e-12 relative plus 1e-13 L(0) absolute (the part that "
@@ -26,7 +29,7 @@ THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
 
 
 def first_increase(setting, steps: int):
-    """First t with L(t) > L(t-1) beyond rounding (lemmas._common.first_increase_in), or None; also the
+    """First t with L(t) > L(t-1) beyond rounding (lemmas.support.runs.first_increase_in), or None; also the
     excess-loss series (reduced recursion; mpmath when float64 overflows)."""
     from verify.errors import PrecisionError
     try:
@@ -46,7 +49,7 @@ def thresholds(setting) -> dict:
 
 def at_eta(setting, eta):
     from fractions import Fraction
-    return setting.with_(eta_v=Fraction(eta), eta_kq=Fraction(eta))
+    return setting.with_(eta=Fraction(eta), eta_kq=Fraction(eta))
 
 
 def fraction_of(x: float, f: float):
@@ -55,21 +58,21 @@ def fraction_of(x: float, f: float):
     return Fraction(f * x).limit_denominator(10**6)
 
 
-@claim("loss-monotone",
-       statement="L(t+1) <= L(t) for all t when eta < eta_c = min(2K/(c_L v N), 6 sqrt(3) K^2 (D-K) / "
-                 "(D c_L lambda^2 v ||V*||^2)); for eta > 2K/(c_L v N) the loss eventually increases "
-                 "(a run is checked against this half only once it shows an increase: a finite run "
-                 "without one decides nothing).",
-       source="reviewer question 1 (regularity behind the rate); step-size condition of Theorem 3.1",
-       hypotheses=["sigma = identity", "zero initialisation", "centred entries", "eta_V = eta_KQ = eta", "0 < K < D"],
-       routes=["symbolic thresholds (verify.derive.stability)", "float64 reduced recursion below and above"])
-class LossMonotone(Claim):
-    conditions = ("identity", "zero-init", "centred", "one-eta", "0<K<D", "orthogonal-P", "uniform-S*")
-    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
+@register("loss-monotone")
+class LossMonotone(Check):
+    title = ("L(t+1) <= L(t) for all t when eta < eta_c = min(2K/(c_L v N), 6 sqrt(3) K^2 (D-K) / "
+             "(D c_L lambda^2 v ||V*||^2)); for eta > 2K/(c_L v N) the loss eventually increases "
+             "(a run is checked against this half only once it shows an increase: a finite run "
+             "without one decides nothing).")
+    source = "reviewer question 1 (regularity behind the rate); step-size condition of Theorem 3.1"
+    hypotheses = ('identity', 'zero-init', 'centred', 'one-eta', '0<K<D', 'orthogonal-P', 'uniform-S*')
+    long_horizon = True
+    statements = (Claimed("loss-monotone", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         """In this regime: the loss is monotone if eta < eta_c, and increases somewhere if eta > eta_alpha."""
-        ok, why = within(setting, self.conditions)
+        ok, why = within(setting, self.hypotheses)
         bad, L = first_increase(setting, steps)
         eng = "reduced" if setting.reducible()[0] else "full"
         if not finite(L):
@@ -138,5 +141,6 @@ class LossMonotone(Claim):
                              f"eta_c = {fmt(t0['eta_c'])}, eta_alpha = {fmt(t0['eta_alpha'])}, eta_delta = "
                              f"{fmt(t0['eta_delta'])}", None, role="context",
                              note="eta_delta is sufficient, not sharp; eta_alpha is the asymptotic boundary"))
-        return ev, f"verify check loss-monotone --profile {profile} --json", convention(bases[0]) | {
-            "eta_kq": "eta_v (= eta)", "horizon": T}
+        return Evaluation({self.id: ev}, replay=f"verify check loss-monotone --profile {profile} --json",
+                          convention=convention(bases[0]) | {
+            "eta_kq": "eta_v (= eta)", "horizon": T})

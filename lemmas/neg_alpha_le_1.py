@@ -9,9 +9,10 @@ import numpy as np
 import sympy as sp
 
 from verify.evidence import Scope, record
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, fmt, observe, regime, replay_run
-from lemmas._records import REFERENCE, outcome_record, proof_scope
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from lemmas.support.runs import convention, fmt, observe, regime, replay_run
+from lemmas.support.records import REFERENCE, outcome_record, proof_scope
 
 MARGIN = 1e-12
 THRESHOLD = {"value": 1 + MARGIN,
@@ -19,14 +20,14 @@ THRESHOLD = {"value": 1 + MARGIN,
                     "step, so an excess of 1e-12 over 1 is not rounding"}
 
 
-@claim("neg-alpha-le-1",
-       statement="alpha_i(t) <= 1 for every row i and every t (negative control).",
-       source="negative control for Lemma C.2's envelope", negative_control=True,
-       hypotheses=["zero initialisation", "centred entries", "0 < K < D"],
-       routes=["float64 reduced recursion (counterexample search)", "symbolic slow manifold alpha*(u) = 1 + u + O(u^2)"])
-class NegAlphaLe1(Claim):
-    conditions = ("zero-init", "centred", "0<K<D")
-    scope = Scope(dims="all", sigma=("identity", "erf"), conventions=(REFERENCE,), horizon="all")
+@register("neg-alpha-le-1")
+class NegAlphaLe1(Check):
+    title = "alpha_i(t) <= 1 for every row i and every t (negative control)."
+    source = "negative control for Lemma C.2's envelope"
+    hypotheses = ('zero-init', 'centred', '0<K<D')
+    long_horizon = True
+    statements = (Claimed("neg-alpha-le-1", title, "control", hypotheses,
+                          Scope(dims="all", sigma=("identity", "erf"), conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         r = observe(setting, steps)
@@ -59,5 +60,6 @@ class NegAlphaLe1(Claim):
         for s in (regime("cnn", 8, 2, M=2, d=3, eta="1/10"), regime("sts", 8, 2, eta="1/10", sigma="erf")):
             ev.append(outcome_record(self, s, 2000, "counterexample search, t = 0..2000"))
         bad = next((e for e in ev if e["holds"] is False), None)
-        return ev, bad["replay"] if bad else "verify check neg-alpha-le-1", convention(
-            regime("cnn", 8, 2, M=2, d=3, eta="1/10"))
+        return Evaluation({self.id: ev}, replay=bad["replay"] if bad else "verify check neg-alpha-le-1",
+                          convention=convention(
+            regime("cnn", 8, 2, M=2, d=3, eta="1/10")))

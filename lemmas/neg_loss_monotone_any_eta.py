@@ -10,20 +10,21 @@ from fractions import Fraction
 import numpy as np
 
 from verify.evidence import Scope, finite
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, regime, replay_run
-from lemmas._records import REFERENCE, outcome_record
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from lemmas.support.runs import convention, regime, replay_run
+from lemmas.support.records import REFERENCE, outcome_record
 from lemmas.loss_monotone import THRESHOLD, first_increase
 
 
-@claim("neg-loss-monotone-any-eta",
-       statement="L(t+1) <= L(t) for all t and every eta > 0 (negative control).",
-       source="negative control for loss-monotone", negative_control=True,
-       hypotheses=["sigma = identity", "zero initialisation", "centred entries"],
-       routes=["float64 reduced recursion at eta = 3/2 eta_alpha"])
-class NegLossMonotoneAnyEta(Claim):
-    conditions = ("identity", "zero-init", "centred")
-    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
+@register("neg-loss-monotone-any-eta")
+class NegLossMonotoneAnyEta(Check):
+    title = "L(t+1) <= L(t) for all t and every eta > 0 (negative control)."
+    source = "negative control for loss-monotone"
+    hypotheses = ('identity', 'zero-init', 'centred')
+    long_horizon = True
+    statements = (Claimed("neg-loss-monotone-any-eta", title, "control", hypotheses,
+                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         bad, L = first_increase(setting, steps)
@@ -47,4 +48,5 @@ class NegLossMonotoneAnyEta(Claim):
             s = regime("sts" if b.N == 1 else "cnn", b.D, b.K, M=b.M, d=b.d, eta=eta)
             ev.append(outcome_record(self, s, 3000, f"eta = 3/2 * 2K/(c_L v N) = {eta}"))
         bad = next((e for e in ev if e["holds"] is False), None)
-        return ev, bad["replay"] if bad else "verify check neg-loss-monotone-any-eta", convention(regime("sts", 8, 2))
+        return Evaluation({self.id: ev}, replay=bad["replay"] if bad else "verify check neg-loss-monotone-any-eta",
+                          convention=convention(regime("sts", 8, 2)))

@@ -21,9 +21,11 @@ from functools import lru_cache
 import numpy as np
 
 from verify.evidence import Scope
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, observe, regime, replay_run
-from lemmas._records import REFERENCE, outcome_record
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.hypotheses import within
+from lemmas.support.runs import convention, observe, regime, replay_run
+from lemmas.support.records import REFERENCE, outcome_record
 
 OCTAVES = 4
 MIN_STEPS = 2 ** OCTAVES          # the earliest octave [T/16, T/8] starts at step 1 or later
@@ -40,7 +42,7 @@ THRESHOLD = {"value": {"octaves": OCTAVES, "stable_ratio": [1 - STABLE, 1 + STAB
 @lru_cache(maxsize=None)
 def _tstar_expr():
     import sympy as sp
-    from verify.derive import symbols as sy
+    from verify.model import symbols as sy
     from verify.derive.asymptotics import leading_terms_general
     c = leading_terms_general()["c"]
     u0 = (sy.D - sy.K) / sy.D
@@ -49,7 +51,7 @@ def _tstar_expr():
 
 def tstar(setting) -> float:
     """The derived end of the transient, T* = 1/(2 c u0^2) (0 < K < D, sigma = identity)."""
-    from verify.derive.symbols import values_at
+    from verify.model.symbols import values_at
     return float(_tstar_expr().subs(values_at(setting)))
 
 
@@ -64,15 +66,14 @@ def octave_slopes(setting, steps: int) -> tuple[list[float], list[float]]:
     return s[::-1], L
 
 
-@claim("neg-rate-exponential",
-       statement="L(T) - L_opt decays exponentially in T when 0 < K < D (negative control).",
-       source="negative control for Theorem 3.1 (reviewer question 1: Theta(1/T) without PL)", negative_control=True,
-       hypotheses=["sigma = identity", "zero initialisation", "0 < K < D",
-                   "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)"],
-       routes=["float64 reduced recursion: log-log slopes over four successive octaves"])
-class NegRateExponential(Claim):
-    conditions = ("identity", "zero-init", "0<K<D")
-    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
+@register("neg-rate-exponential")
+class NegRateExponential(Check):
+    title = "L(T) - L_opt decays exponentially in T when 0 < K < D (negative control)."
+    source = "negative control for Theorem 3.1 (reviewer question 1: Theta(1/T) without PL)"
+    hypotheses = ('identity', 'zero-init', '0<K<D', 'asymptotic-phase')
+    long_horizon = True
+    statements = (Claimed("neg-rate-exponential", title, "control", hypotheses,
+                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         eng = "reduced" if setting.reducible()[0] else "full"
@@ -83,7 +84,7 @@ class NegRateExponential(Claim):
                                  {"in_hypotheses": False, "outside": f"horizon T >= {MIN_STEPS} ({OCTAVES} octaves)"},
                                  threshold=THRESHOLD)
         data = {}
-        if 0 < setting.K < setting.D and setting.sigma.name == "identity":
+        if within(setting, ("0<K<D", "identity"))[0]:
             ts = tstar(setting)
             data["tstar_derived"] = ts
             if steps / MIN_STEPS < ts:
@@ -117,5 +118,5 @@ class NegRateExponential(Claim):
         ev.append(outcome_record(self, regime("cnn", 6, 6, eta="1/10"), 400, "contrast: K = D (outside the statement)",
                                  note="with K = D, S = S* from the start and alpha -> 1 geometrically: exponential"))
         bad = next((e for e in ev if e["holds"] is False), None)
-        return ev, bad["replay"] if bad else "verify check neg-rate-exponential", \
-            convention(regime("sts", 8, 2, eta="1/10"))
+        return Evaluation({self.id: ev}, replay=bad["replay"] if bad else "verify check neg-rate-exponential",
+                          convention=convention(regime("sts", 8, 2, eta="1/10")))

@@ -20,11 +20,13 @@ import sympy as sp
 
 from verify.fits import loglog_slope
 from verify.evidence import Scope, compare, record
-from lemmas import Claim, claim
-from lemmas._common import convention, fmt, reduced_float64, regime
-from lemmas._records import REFERENCE, REPLAY_FACTOR, prerequisite, regime_scope
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.profiles import per_profile
+from lemmas.support.runs import convention, fmt, reduced_float64, regime
+from lemmas.support.records import REFERENCE, REPLAY_FACTOR, prerequisite, regime_scope
 
-SAMPLES = {"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000}
+SAMPLES = per_profile({"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000})
 LAWS = ("exponential", "student-t:5", "gumbel", "gaussian")
 MU, VAR = "1/2", "2"
 Z_MAX = 4
@@ -48,7 +50,7 @@ def ood_formula():
 def prove_formula(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
     """Closed form of verify.derive.loss at W_X = alpha V*, W_P = 0, column-stochastic S, S*: equals the formula."""
     from verify.derive.loss import matrix_form, mu
-    from verify.derive.symbols import var
+    from verify.model.symbols import var
     sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
     V, P = sym("v", M, d), sym("P", D, D)
     S, Ss = sym("s", D - 1, N), sym("t", D - 1, N)
@@ -101,17 +103,15 @@ def monte_carlo(a, S, Sstar, V, law, n, seed=0):
     return float(x.mean()), float(x.std(ddof=1) / math.sqrt(n))
 
 
-@claim("theorem-3.2-ood",
-       statement="For sigma = identity and test entries with finite second moments (mean mu, variance v), the trained "
-                 "student's OOD loss is 1/2[v ||V*||^2 (alpha^2 ||S||^2 - 2 alpha <S,S*> + ||S*||^2) + mu^2 (alpha-1)^2 "
-                 "||V* 1||^2 N], within epsilon of the teacher's (0), with epsilon -> 0 as T grows.",
-       source="Theorem 3.2; reviewer questions 5 and 7",
-       hypotheses=["sigma = identity", "trained in distribution: reference convention, Gaussian entries",
-                   "test entries i.i.d. with finite variance", "no label noise (teacher OOD loss 0)"],
-       routes=["symbolic closed form", "Monte Carlo (exponential, Student-t, Gumbel, Gaussian)",
-               "float64: OOD excess against T and ||V*||"])
-class TheoremOOD(Claim):
-    scope = Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all")
+@register("theorem-3.2-ood")
+class TheoremOOD(Check):
+    title = ("For sigma = identity and test entries with finite second moments (mean mu, variance v), the trained "
+             "student's OOD loss is 1/2[v ||V*||^2 (alpha^2 ||S||^2 - 2 alpha <S,S*> + ||S*||^2) + mu^2 (alpha-1)^2 "
+             "||V* 1||^2 N], within epsilon of the teacher's (0), with epsilon -> 0 as T grows.")
+    source = "Theorem 3.2; reviewer questions 5 and 7"
+    hypotheses = ('identity', 'test-law-finite-variance', 'noise-free', 'zero-init', 'centred', 'orthogonal-P', 'uniform-S*', '0<K<D')
+    statements = (Claimed("theorem-3.2-ood", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def evaluate(self, profile):
         from verify.model.laws import parse_law
@@ -181,5 +181,6 @@ class TheoremOOD(Claim):
                               "the product does not grow with ||V*||",
                          headline="OOD excess ~ ||V*||^2 ||S - S*||^2 and ||S - S*||^2 ~ 1/(||V*||^2 T): the "
                                   "||V*||^2 cancels; at T = 20000: " + "; ".join(o.split(",")[0] for o in out)))
-        return ev, f"verify check theorem-3.2-ood --profile {profile} --json", convention(s) | {
-            "test_law_mean": MU, "test_law_var": VAR, "train_steps": T, "samples": n}
+        return Evaluation({self.id: ev}, replay=f"verify check theorem-3.2-ood --profile {profile} --json",
+                          convention=convention(s) | {
+            "test_law_mean": MU, "test_law_var": VAR, "train_steps": T, "samples": n})

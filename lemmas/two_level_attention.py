@@ -14,11 +14,13 @@ from fractions import Fraction
 import numpy as np
 
 from verify.evidence import Scope
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, regime
-from lemmas._records import REFERENCE, bounded_series_outcome, outcome_record
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.profiles import per_profile
+from lemmas.support.runs import convention, regime
+from lemmas.support.records import REFERENCE, bounded_series_outcome, outcome_record
 
-STEPS = {"ci": 40, "dev": 300, "deep": 2000}
+STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 TOL = 1e-12
 THRESHOLD = {"value": TOL, "why": "relative on/off spread of a column of S <= 1e-12: the softmax of equal float64 "
                                   "logits is exactly equal, and logits that are equal in exact arithmetic differ by "
@@ -56,16 +58,14 @@ def spreads(setting, steps: int) -> np.ndarray:
     return out
 
 
-@claim("two-level-attention",
-       statement="Every column j of S(t) takes one value on the support g_j of S* and one value off it, for all t "
-                 "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).",
-       source="Lemma C.2 proof / reduction used by Theorem 3.1",
-       hypotheses=["zero initialisation", "P^T P = lambda I", "S* with uniform weights 1/K",
-                   "W_P = 0 (odd sigma or frozen)", "centred entries"],
-       routes=["symbolic reduction (logit gradient two-valued)", "float64 full-matrix engine"])
-class TwoLevelAttention(Claim):
-    conditions = ("zero-init", "orthogonal-P", "uniform-S*", "wp-zero", "centred")
-    scope = Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE, "W_P frozen"), horizon="all")
+@register("two-level-attention")
+class TwoLevelAttention(Check):
+    title = ("Every column j of S(t) takes one value on the support g_j of S* and one value off it, for all t "
+             "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).")
+    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
+    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'wp-zero', 'centred')
+    statements = (Claimed("two-level-attention", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE, "W_P frozen"), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         return bounded_series_outcome(spreads(setting, steps), setting, steps, "relative on/off spread of S(t)", "max_spread", TOL, THRESHOLD)
@@ -88,4 +88,5 @@ class TwoLevelAttention(Claim):
         s = regime("sts", 6, 2, M=1, d=2, eta="1/10").with_(sstar_weights=((Fraction(3, 4), Fraction(1, 4)),))
         ev.append(outcome_record(self, s, 20, "outside the hypotheses: S* weights (3/4, 1/4)",
                                  note="columns of S are no longer two-valued (reviewer question 8)"))
-        return ev, f"verify check two-level-attention --profile {profile} --json", convention(regimes()[0])
+        return Evaluation({self.id: ev}, replay=f"verify check two-level-attention --profile {profile} --json",
+                          convention=convention(regimes()[0]))

@@ -15,11 +15,13 @@ import numpy as np
 
 from verify.derive.reduction import prove_identity_general
 from verify.evidence import Scope, record
-from lemmas import Claim, RegimeOutcome, claim
-from lemmas._common import convention, regime
-from lemmas._records import REFERENCE, bounded_series_outcome, obligations_text, outcome_record, proof_scope
+from lemmas import register
+from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.model.profiles import per_profile
+from lemmas.support.runs import convention, regime
+from lemmas.support.records import REFERENCE, bounded_series_outcome, obligations_text, outcome_record, proof_scope
 
-STEPS = {"ci": 40, "dev": 300, "deep": 2000}
+STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 TOL = 1e-12
 THRESHOLD = {"value": TOL, "why": "max_t ||W_P(t)||_F / max(1, ||W_X(t)||_F) <= 1e-12: in exact arithmetic W_P stays "
                                   "exactly 0; float64 products with an exact 0 stay 0, so any value above 1e-12 is "
@@ -43,15 +45,14 @@ def wp_track(setting, steps: int):
                          for r in tr.records])
 
 
-@claim("wp-zero",
-       statement="The positional block W_P of W_V stays exactly 0 for all t (zero initialisation), for sigma in "
-                 "{identity, erf, x + x^3/10}.",
-       source="Lemma C.2 proof / reduction used by Theorem 3.1",
-       hypotheses=["zero initialisation", "centred entries (law mean 0)", "sigma odd (identity, erf, odd polynomial)"],
-       routes=["symbolic parity + reduction", "float64 full-matrix engine"])
-class WPZero(Claim):
-    conditions = ("zero-init", "centred", "odd")
-    scope = Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all")
+@register("wp-zero")
+class WPZero(Check):
+    title = ("The positional block W_P of W_V stays exactly 0 for all t (zero initialisation), for sigma in "
+             "{identity, erf, x + x^3/10}.")
+    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
+    hypotheses = ('zero-init', 'centred', 'odd')
+    statements = (Claimed("wp-zero", title, "claim", hypotheses,
+                          Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         return bounded_series_outcome(wp_track(setting, steps), setting, steps, "||W_P||_F / max(1, ||W_X||)", "max_wp", TOL, THRESHOLD)
@@ -80,4 +81,5 @@ class WPZero(Claim):
                        (regime("cnn", 6, 2, M=1, d=2, eta="1/10", law_mean="1/2"), "law mean 1/2")):
             ev.append(outcome_record(self, s, 20, f"outside the hypotheses ({why})",
                                      note="W_P leaves 0: parity (odd sigma) and centred entries are both needed"))
-        return ev, f"verify check wp-zero --profile {profile} --json", convention(regimes()[0])
+        return Evaluation({self.id: ev}, replay=f"verify check wp-zero --profile {profile} --json",
+                          convention=convention(regimes()[0]))

@@ -186,12 +186,12 @@ def test_shells_tighten_to_the_cubic_coefficient(small):
 def test_asymptotic_constants_contain_the_derived_leading_terms(small):
     """eta T q(T)^(1/p) -> the leading constant of verify.derive.asymptotics (a second derivation)."""
     import sympy as sp
-    from verify.derive import symbols as sy
+    from verify.model import symbols as sy
     from verify.derive.asymptotics import leading_terms_general
     s, cert = small
     lt = leading_terms_general()
     sub = sy.values_at(s)
-    for q, key, p in (("excess_loss", "loss", 1), ("s_err", "s_err", sp.Rational(1, 2)), ("w_err", "w_err", sp.Rational(1, 2))):
+    for q, key, p in (("excess_loss", "excess_loss", 1), ("s_err", "s_err", sp.Rational(1, 2)), ("w_err", "w_err", sp.Rational(1, 2))):
         const = sp.N(lt[key].subs(sub) * (sy.T ** p) * sp.Rational(s.eta_v) ** p, 30)
         a = cert.asymptotic[q]
         assert Fraction(a["liminf_ge"]) <= Fraction(str(const)) <= Fraction(a["limsup_le"]), (q, a, const)

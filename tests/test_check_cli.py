@@ -24,12 +24,16 @@ def all_json():
 
 def test_check_json_validates_and_every_verdict_is_derived(all_json):
     jsonschema.validate(all_json, load_schema())
-    from lemmas import REGISTRY
+    from lemmas import CLAIMS as REGISTRY
     assert [r["id"] for r in all_json] == list(REGISTRY)
     for r in all_json:
         assert r["convention"]["profile"] == "ci"
-        d = decide(r["evidence"], Scope.from_dict(r["scope"]))
-        assert (r["verdict"], r["scope_label"]) == (d.verdict, d.scope), r["id"]
+        for st in r["statements"]:
+            d = decide(st["evidence"], Scope.from_dict(st["scope"]))
+            assert (st["verdict"], st["scope_label"]) == (d.verdict, d.scope), st["id"]
+    ids = [st["id"] for r in all_json for st in r["statements"]]
+    for part in ("theorem-3.1-upper", "theorem-3.1-lower", "theorem-3.1-tstar"):     # judged part by part
+        assert part in ids
     found = list(holds_values(all_json))
     assert found and all(v is None or isinstance(v, bool) for _, v in found), [p for p, v in found
                                                                               if not (v is None or isinstance(v, bool))]
@@ -37,38 +41,47 @@ def test_check_json_validates_and_every_verdict_is_derived(all_json):
 
 def test_scopes_read_differently(all_json):
     """"proved for all dimensions" and "checked at dimensions {...}" never look alike."""
-    labels = {r["id"]: r["scope_label"] for r in all_json}
+    labels = {st["id"]: st["scope_label"] for r in all_json for st in r["statements"]}
     assert "checked at dimensions {" in labels["two-level-attention"] or labels["two-level-attention"].startswith(
         "all dimensions")
-    for r in all_json:
-        assert ("all dimensions" in r["scope_label"]) or ("checked at dimensions" in r["scope_label"]), r["id"]
+    for sid, lab in labels.items():
+        assert ("all dimensions" in lab) or ("checked at dimensions" in lab), sid
 
 
 def test_schema_rejects_a_bad_verdict_and_a_string_holds(all_json):
-    bad = [dict(all_json[0], verdict="probably")]
+    claim, st = all_json[0], all_json[0]["statements"][0]
+
+    def with_statement(**changes):
+        return [dict(claim, statements=[dict(st, **changes)])]
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(bad, load_schema())
-    ev = dict(all_json[0]["evidence"][0], kind="guess")
+        jsonschema.validate(with_statement(verdict="probably"), load_schema())
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate([dict(all_json[0], evidence=[ev])], load_schema())
-    ev = dict(all_json[0]["evidence"][0], holds="True")
+        jsonschema.validate(with_statement(evidence=[dict(st["evidence"][0], kind="guess")]), load_schema())
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate([dict(all_json[0], evidence=[ev])], load_schema())
+        jsonschema.validate(with_statement(evidence=[dict(st["evidence"][0], holds="True")]), load_schema())
     with pytest.raises(jsonschema.ValidationError):          # a scope is required
-        jsonschema.validate([{k: v for k, v in all_json[0].items() if k != "scope"}], load_schema())
+        jsonschema.validate([dict(claim, statements=[{k: v for k, v in st.items() if k != "scope"}])], load_schema())
 
 
 def test_check_text_and_selection():
     res = CliRunner().invoke(main, ["check", "neg-rate-exponential"])
     assert res.exit_code == 0, res.output
-    assert "neg-rate-exponential: REFUTED (checked at dimensions {" in res.output
+    assert "  neg-rate-exponential [negative control]: REFUTED (checked at dimensions {" in res.output
     assert "replay: verify run" in res.output and "statement's scope: all dimensions" in res.output
     assert "replayed at horizon 200000: holds = False" in res.output
 
 
 def test_check_list():
     res = CliRunner().invoke(main, ["check", "--list"])
-    assert res.exit_code == 0 and "lemma-C.2" in res.output
+    assert res.exit_code == 0 and "lemma-C.2" in res.output and "theorem-3.1-lower" in res.output
+    res = CliRunner().invoke(main, ["check", "--list", "theorem-3.1-upper"])
+    assert res.exit_code == 0 and "theorem-3.1-upper" in res.output and "theorem-3.1-lower" not in res.output
+    assert "wp-zero" not in res.output
+
+
+def test_unknown_id_suggests_the_closest():
+    res = CliRunner().invoke(main, ["check", "lemma-c.2"])
+    assert res.exit_code == 2 and "did you mean lemma-C.2?" in res.output
 
 
 # ----- --regime FILE ---------------------------------------------------------------------------------
@@ -129,7 +142,7 @@ def test_regime_undecided(tmp_path):
     ({**GSLP, "steps": 0}, ["lemma-C.2"], "steps"),
     ({**GSLP, "steps": 3, "eta": "-1"}, ["lemma-C.2"], "eta"),
     ([1, 2], ["lemma-C.2"], "regime"),
-    ({**GSLP, "steps": 3}, ["theorem-3.1-rates"], "ID"),
+    ({**GSLP, "steps": 3}, ["theorem-3.1"], "ID"),
     ({**GSLP, "steps": 3}, ["lemma-C.2", "wp-zero"], "ID"),
     ({**GSLP, "steps": 3}, [], "ID"),
     ({**GSLP, "steps": 3}, ["no-such-claim"], "ID"),

@@ -236,7 +236,7 @@ def test_generated_pages_are_current():
 
 
 def test_claims_page_lists_every_claim_and_probe():
-    from lemmas import REGISTRY
+    from lemmas import CLAIMS as REGISTRY
     from verify.probes import PROBES
     text = (DOCS / "claims.md").read_text(encoding="utf-8")
     claims = re.findall(r"^### `([^`]+)`$", text, re.M)
@@ -244,7 +244,7 @@ def test_claims_page_lists_every_claim_and_probe():
     assert sorted(claims) == sorted(REGISTRY), "docs/claims.md: claims differ from lemmas.REGISTRY"
     assert sorted(probes) == sorted(PROBES), "docs/claims.md: probes differ from verify.probes.PROBES"
     for cid, c in REGISTRY.items():
-        assert generator().md(c.statement) in text, f"docs/claims.md: statement of {cid} is not the registered one"
+        assert generator().md(c.title) in text, f"docs/claims.md: title of {cid} is not the registered one"
 
 
 def test_setting_page_documents_every_option():

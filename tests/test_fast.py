@@ -47,7 +47,7 @@ def test_fast_matches_mpmath_long_run():
 def test_batch_equals_single_runs_and_file_round_trip(tmp_path):
     a = make_setting(D=16, K=4, preset="gcn", eta="1/10")
     b = make_setting(D=8, K=2, preset="sts", eta="1/3", sigma="erf", M=2, d=2)
-    c = a.with_(eta_v=Fraction(1, 20), eta_kq=Fraction(1, 20))
+    c = a.with_(eta=Fraction(1, 20), eta_kq=Fraction(1, 20))
     batch = iterate_fast([a, b, c], 3000, log_points=12)
     assert len(batch.steps) > 10 and batch.steps[0] == 0 and batch.steps[-1] == 3000
     for i, s in enumerate([a, b, c]):

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, example, find, given, settings
 from hypothesis import strategies as st
 
 import lemmas
-from lemmas._common import CONDITIONS, within
+from lemmas.support.runs import CONDITIONS, within
 from verify.cli import main
 from verify.engines import iterate
 from verify.errors import InvalidParameter
@@ -31,7 +31,7 @@ from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS, SIGMAS
 from verify.model import make_setting
 from verify.model.sigma import parse_sigma
 
-REGISTRY = lemmas.REGISTRY
+REGISTRY = lemmas.CLAIMS
 KEYS = {"claim", "verdict", "evidence", "examples", "falsified", "replayed", "counterexample", "replay", "seed",
         "discarded", "database"}
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_every_break_raises_invalid_parameter(name, bad, rule):
 
 
 def test_every_condition_is_honoured_by_the_strategy():
-    # a condition added to lemmas._common.CONDITIONS must be taught to valid_regimes (or the runner would
+    # a condition added to lemmas.support.runs.CONDITIONS must be taught to valid_regimes (or the runner would
     # discard most draws of a claim that states it)
     assert set(CONDITIONS) <= HONOURED
 

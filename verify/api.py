@@ -14,40 +14,36 @@ Example::
 from __future__ import annotations
 
 from .errors import InvalidParameter, UnsupportedRegime
-
-# The names Trajectory records use for Theorem 3.1's three quantities, in the theorem's order.
-THEOREM_QUANTITIES = ("excess_loss", "s_err", "w_err")
-# The same quantities as verify.derive.asymptotics names them.
-_DERIVE_KEY = {"excess_loss": "loss", "s_err": "s_err", "w_err": "w_err"}
+from .model.quantities import KEYS as THEOREM_QUANTITIES  # Theorem 3.1's three quantities, in the theorem's order
 
 
 def claim_ids(per_regime: bool | None = None) -> list[str]:
-    """The registered claim ids (``lemmas.REGISTRY``), in registry order; ``per_regime=True`` keeps the
+    """The registered claim ids (``lemmas.CLAIMS``), in registry order; ``per_regime=True`` keeps the
     claims that can be checked in one regime (what :func:`check_claim` accepts), False the others."""
-    from lemmas import REGISTRY
-    return [cid for cid, c in REGISTRY.items() if per_regime is None or bool(c.per_regime) == per_regime]
+    from lemmas import CLAIMS
+    return [cid for cid, c in CLAIMS.items() if per_regime is None or bool(c.per_regime) == per_regime]
 
 
 def check_claim(claim_id: str, setting, steps: int):
     """Whether claim ``claim_id``'s property holds in ``setting`` over ``steps`` GD steps.
 
-    Returns the claim's ``lemmas.RegimeOutcome``: ``holds`` (True; False, a counterexample; None,
+    Returns the claim's ``verify.checks.RegimeOutcome``: ``holds`` (True; False, a counterexample; None,
     undecided, e.g. a NaN), ``detail`` (what was measured), ``replay`` (a ``verify`` command that
     reproduces the run) and ``data``, where ``data["in_hypotheses"]`` says whether the regime meets the
     claim's hypotheses (outside them a failure is information, not a counterexample). One regime is
     not a verdict: ``verify check`` derives a claim's verdict from all its evidence (docs/verdicts.md).
     """
-    from lemmas import REGISTRY
+    from lemmas import CLAIMS
 
     from .model import Setting
-    if not isinstance(claim_id, str) or claim_id not in REGISTRY:
-        raise InvalidParameter("claim", claim_id, f"must be one of {', '.join(REGISTRY)}")
-    if not REGISTRY[claim_id].per_regime:
+    if not isinstance(claim_id, str) or claim_id not in CLAIMS:
+        raise InvalidParameter("claim", claim_id, f"must be one of {', '.join(CLAIMS.ids())}")
+    if not CLAIMS[claim_id].per_regime:
         raise InvalidParameter("claim", claim_id, "has no per-regime check; the claims that have one: "
                                + ", ".join(claim_ids(per_regime=True)))
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
-    return REGISTRY[claim_id].regime_check(setting, steps)
+    return CLAIMS[claim_id].regime_check(setting, steps)
 
 
 def leading_terms(setting=None) -> dict:
@@ -65,7 +61,7 @@ def leading_terms(setting=None) -> dict:
     """
     from .derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
-    out = {**{q: lt[_DERIVE_KEY[q]] for q in THEOREM_QUANTITIES}, "c": lt["c"]}
+    out = {**{q: lt[q] for q in THEOREM_QUANTITIES}, "c": lt["c"]}
     if setting is None:
         return out
     subs = _substitutions(setting)
@@ -75,7 +71,7 @@ def leading_terms(setting=None) -> dict:
 def _substitutions(setting) -> dict:
     """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
 
-    from .derive import symbols as sy
+    from .model import symbols as sy
     from .model import Setting
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
@@ -101,7 +97,7 @@ def leading_term_values(setting, steps) -> dict:
     import numpy as np
     import sympy as sp
 
-    from .derive import symbols as sy
+    from .model import symbols as sy
     lt = leading_terms(setting)
     T = np.asarray(steps, dtype=float)
     if T.ndim > 1 or T.size == 0 or not np.all(np.isfinite(T)) or np.any(T < 0):

@@ -15,7 +15,13 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
                 intersection of its steps', so a general lemma among them never widens it
   certified     exact or rigorous-enclosure (Arb) records confirm it, over the finite scope they
                 state (e.g. "checked at dimensions {...}", "t <= 150")
-  supported     only numerics (float64, mpmath, Monte Carlo) confirm it, with no counterexample
+  supported     only numerics (float64, mpmath, Monte Carlo) or a formal asymptotic expansion confirm
+                it, with no counterexample
+
+A scope names the hypotheses it assumes (``Scope.assumes``, ids of verify.model.hypotheses): a proof
+whose steps assumed more than the statement's hypotheses guarantee does not cover the statement. A
+formal expansion (kind "formal": e.g. the slow-manifold expansion, which assumes that alpha tracks
+alpha*(u)) may support a statement but never decides "proved" or "refuted" on its own.
 
 Example::
 
@@ -31,8 +37,13 @@ from itertools import product
 
 import numpy as np
 
+from .model.hypotheses import closure, hypotheses
+
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
-KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo")
+KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo", "formal")
+# formal: exact algebra on a formal (not proved) asymptotic expansion: it decides no comparison by a
+# numeric threshold, yet it is not a proof, so it supports at most and never refutes alone.
+EXACT_ALGEBRA_KINDS = ("symbolic", "smt", "formal")
 PROOF_KINDS = ("symbolic", "smt")       # exact: an identity simplified to 0, a formula an SMT solver decided
 RIGOROUS_KINDS = PROOF_KINDS + ("arb",)  # ... or a rigorous enclosure over a finite range
 # test: bears on the statement, inside its hypotheses (True confirms, False refutes, None undecided);
@@ -49,15 +60,18 @@ REPLAY_FACTOR = 10
 class Scope:
     """What a statement speaks of, or what a record covers.
 
-    Each field is ``"all"`` or a tuple of the values covered: ``dims`` as labels such as
-    ``"M=2 d=2 D=3 N=2 K=2"``, ``sigma`` as specs, ``conventions`` as labels (``"reference"``);
-    ``horizon`` is ``"all"`` (every t) or the last step covered.
+    Each of ``dims``, ``sigma``, ``conventions`` is ``"all"`` or a tuple of the values covered: ``dims``
+    as labels such as ``"M=2 d=2 D=3 N=2 K=2"``, ``sigma`` as specs, ``conventions`` as labels
+    (``"reference"``); ``horizon`` is ``"all"`` (every t) or the last step covered; ``assumes`` is a
+    tuple of hypothesis ids (verify.model.hypotheses): the scope is restricted to settings where all of
+    them hold.
     """
 
     dims: str | tuple = ALL
     sigma: str | tuple = ALL
     conventions: str | tuple = ALL
     horizon: str | int = ALL
+    assumes: tuple = ()
 
     def __post_init__(self):
         for name in ("dims", "sigma", "conventions"):
@@ -73,40 +87,72 @@ class Scope:
             raise TypeError(f"Scope.horizon must be 'all' or a step count >= 0, not {h!r}")
         if isinstance(h, np.integer):
             object.__setattr__(self, "horizon", int(h))
+        object.__setattr__(self, "assumes", tuple(sorted(x.id for x in hypotheses(self.assumes))))
 
     def covers(self, other: "Scope") -> bool:
-        """Whether every point of ``other`` lies in this scope."""
+        """Whether every point of ``other`` lies in this scope: its values are among ours, and every
+        hypothesis this scope assumes is implied by those ``other`` assumes."""
         for name in ("dims", "sigma", "conventions"):
             a, b = getattr(self, name), getattr(other, name)
             if a != ALL and (b == ALL or not set(b) <= set(a)):
                 return False
+        if not set(self.assumes) <= closure(other.assumes):
+            return False
         a, b = self.horizon, other.horizon
         return a == ALL or (b != ALL and b <= a)
+
+    def admits(self, setting) -> bool:
+        """Whether the regime ``setting`` lies in this scope (its sizes, sigma, convention, and every
+        setting-level assumption; a run-level assumption is the run's to check)."""
+        from .model.setting import conventions_of
+        if self.dims != ALL and not any(d.split()[:5] == dims_of(setting).split() for d in self.dims):
+            return False
+        if self.sigma != ALL and setting.sigma.spec() not in self.sigma:
+            return False
+        if self.conventions != ALL and conventions_of(setting) not in self.conventions:
+            return False
+        return all(h.holds(setting) for h in hypotheses(self.assumes) if h.holds is not None)
 
     def atoms(self) -> list["Scope"]:
         """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole)."""
         vals = [getattr(self, n) if getattr(self, n) == ALL else [(x,) for x in getattr(self, n)]
                 for n in ("dims", "sigma", "conventions")]
-        return [Scope(d, s, c, self.horizon) for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
+        return [Scope(d, s, c, self.horizon, self.assumes)
+                for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
 
     def label(self) -> str:
         """How the scope reads in every output: "all dimensions" and "checked at dimensions {...}"
-        never look alike."""
+        never look alike; the assumptions are named."""
         dims = "all dimensions" if self.dims == ALL else "checked at dimensions {" + "; ".join(self.dims) + "}"
         sig = "every sigma" if self.sigma == ALL else "sigma in {" + ", ".join(self.sigma) + "}"
         conv = "every convention" if self.conventions == ALL else "conventions {" + ", ".join(self.conventions) + "}"
         hor = "all t" if self.horizon == ALL else f"t <= {self.horizon}"
-        return ", ".join((dims, sig, conv, hor))
+        out = ", ".join((dims, sig, conv, hor))
+        if self.assumes:
+            out += ", assuming {" + "; ".join(h.text for h in hypotheses(self.assumes)) + "}"
+        return out
+
+    def short_label(self) -> str:
+        """The label folded: counts instead of long lists (the full label is one click away in reports)."""
+        def fold(v, one, many):
+            return one if v == ALL else (", ".join(v) if len(v) <= 2 else f"{len(v)} {many}")
+        parts = [fold(self.dims, "all dimensions", "sizes"), fold(self.sigma, "every sigma", "sigmas"),
+                 fold(self.conventions, "every convention", "conventions"),
+                 "all t" if self.horizon == ALL else f"t <= {self.horizon}"]
+        if self.assumes:
+            parts.append(f"{len(self.assumes)} assumptions")
+        return ", ".join(parts)
 
     def as_dict(self) -> dict:
         enc = lambda v: v if v == ALL else list(v)  # noqa: E731
         return {"dims": enc(self.dims), "sigma": enc(self.sigma), "conventions": enc(self.conventions),
-                "horizon": self.horizon, "label": self.label()}
+                "horizon": self.horizon, "assumes": list(self.assumes), "label": self.label(),
+                "short_label": self.short_label()}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Scope":
         dec = lambda v: v if v == ALL else tuple(v)  # noqa: E731
-        return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"])
+        return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"], tuple(d.get("assumes", ())))
 
 
 def dims_label(M, d, D, N, K) -> str:
@@ -120,7 +166,8 @@ def dims_of(setting) -> str:
 
 
 def intersect(scopes: list[Scope]) -> Scope:
-    """The scope every one of ``scopes`` covers (what a conjunction of steps covers)."""
+    """The scope every one of ``scopes`` covers (what a conjunction of steps covers): common values, the
+    shortest horizon, and every assumption of any of them."""
     def meet(a, b):
         if a == ALL:
             return b
@@ -130,7 +177,8 @@ def intersect(scopes: list[Scope]) -> Scope:
     out = Scope()
     for sc in scopes:
         h = out.horizon if sc.horizon == ALL else (sc.horizon if out.horizon == ALL else min(out.horizon, sc.horizon))
-        out = Scope(meet(out.dims, sc.dims), meet(out.sigma, sc.sigma), meet(out.conventions, sc.conventions), h)
+        out = Scope(meet(out.dims, sc.dims), meet(out.sigma, sc.sigma), meet(out.conventions, sc.conventions), h,
+                    out.assumes + sc.assumes)
     return out
 
 
@@ -168,7 +216,7 @@ def record(route: str, kind: str, scope: Scope, result: str, holds, *, role: str
     holds = _as_holds(holds)
     if role in ("context", "failed") and holds is not None:
         raise ValueError(f"a {role} record has holds = None, not {holds!r}")
-    if role == "test" and holds is not None and kind not in PROOF_KINDS:
+    if role == "test" and holds is not None and kind not in EXACT_ALGEBRA_KINDS:
         if not (isinstance(threshold, dict) and "value" in threshold and threshold.get("why")):
             raise ValueError(f"{route!r}: a {kind} record that decides needs threshold={{'value', 'why'}}")
     if role == "test" and holds is False and not replay:
@@ -239,6 +287,8 @@ def _union_label(recs: list[dict]) -> str:
 def _refutes(r: dict) -> bool:
     if r["kind"] in PROOF_KINDS:
         return True
+    if r["kind"] == "formal":
+        return False
     rc = r.get("replay_check")
     return isinstance(rc, dict) and rc.get("holds") is False
 
@@ -258,8 +308,9 @@ def decide(records: list[dict], statement: Scope) -> Decision:
                         f"(replay: {first['replay']})")
     if counter:
         first = counter[0]
-        return Decision("inconclusive", _union_label(counter),
-                        f"a counterexample did not replay at a longer horizon: {first['route']}: {first['result']}")
+        why = ("a formal asymptotic expansion contradicts it, and a formal expansion cannot refute on its own"
+               if first["kind"] == "formal" else "a counterexample did not replay at a longer horizon")
+        return Decision("inconclusive", _union_label(counter), f"{why}: {first['route']}: {first['result']}")
     undecided = [r for r in records if r["role"] == "failed" or (r["role"] == "test" and r["holds"] is None)]
     if undecided:
         first = undecided[0]
@@ -275,8 +326,8 @@ def decide(records: list[dict], statement: Scope) -> Decision:
         return Decision("certified", _union_label(rigorous), "exact or rigorous enclosures over a finite scope: "
                         + "; ".join(r["route"] for r in rigorous))
     if confirming:
-        return Decision("supported", _union_label(confirming), "numerics agree, no counterexample: "
-                        + "; ".join(r["route"] for r in confirming))
+        return Decision("supported", _union_label(confirming), "numerics or a formal expansion agree, no "
+                        "counterexample: " + "; ".join(r["route"] for r in confirming))
     return Decision("inconclusive", statement.label(), "no record inside the statement's hypotheses decides it")
 
 
@@ -335,7 +386,7 @@ def compare(x, op: str, bound) -> bool | None:
     return bool(np.all(res))
 
 
-__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
            "record", "proof",
            "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of",
            "REPLAY_FACTOR"]

@@ -25,7 +25,7 @@ from .executor import RETRIES, Executor, check_cluster
 from .folderlock import folder_lock
 from .partrun import part_record, run_task
 from .parts import REGISTRY, discover
-from .profiles import PROFILES, check_profile
+from .model.profiles import PROFILES, check_profile
 from .report.atomic import WORK
 
 DEFAULT_OUT = "reports/latest"     # gitignored; the committed example lives in reports/example

@@ -23,23 +23,47 @@ def load_schema(name: str = SCHEMA) -> dict:
     return json.loads(resources.files("verify").joinpath("schemas", name).read_text())
 
 
+def resolve_ids(ids) -> tuple[list[str], dict]:
+    """The claims to run for ``ids`` (claim ids, or ids of their statements, e.g. ``theorem-3.1-upper``; all
+    when empty) and, per claim, the statement ids asked for (None: all of them)."""
+    from lemmas import CLAIMS
+    from ..checks import suggest
+    from ..errors import InvalidParameter
+    by_statement = CLAIMS.statement_ids()
+    known = CLAIMS.ids() + sorted(set(by_statement) - set(CLAIMS.ids()))
+    claims, only, bad = [], {}, []
+    for i in ids or CLAIMS.ids():
+        cid = i if i in CLAIMS else by_statement.get(i)
+        if cid is None:
+            bad.append(InvalidParameter("ID", i, "must be a claim or statement id: " + ", ".join(known)
+                                        + suggest(i, known)))
+            continue
+        if cid not in claims:
+            claims.append(cid)
+        if i != cid:
+            only.setdefault(cid, set()).add(i)
+        elif cid in only:
+            only[cid] = None
+    if bad:
+        raise InvalidParameter.combine(bad)
+    return claims, {c: only.get(c) for c in claims}
+
+
 def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
-    """Run the claims ``ids`` (all when empty) and return their JSON-ready results, validated.
-    ``tick(id, result)`` is called after each claim (progress)."""
+    """Run the claims named by ``ids`` (:func:`resolve_ids`) and return their JSON-ready results, validated; a
+    statement id keeps only that statement. ``tick(id, result)`` is called after each claim (progress)."""
     import jsonschema
 
-    from lemmas import REGISTRY
-    from ..errors import InvalidParameter
-    ids = list(ids) or list(REGISTRY)
-    unknown = [i for i in ids if i not in REGISTRY]
-    if unknown:
-        raise InvalidParameter.combine([InvalidParameter("ID", u, f"must be one of {', '.join(REGISTRY)}")
-                                        for u in unknown])
+    from lemmas import CLAIMS
+    claims, only = resolve_ids(ids)
     out = []
-    for i in ids:
-        out.append(REGISTRY[i].run(profile).as_dict())
+    for cid in claims:
+        res = CLAIMS[cid].run(profile).as_dict()
+        if only[cid]:
+            res["statements"] = [st for st in res["statements"] if st["id"] in only[cid]]
+        out.append(res)
         if tick is not None:
-            tick(i, out[-1])
+            tick(cid, res)
     jsonschema.validate(out, load_schema())
     return out
 
@@ -77,18 +101,17 @@ def regime_result(claim_id: str, spec: dict) -> dict:
     {"id", "holds", "status", "detail", "kind", "threshold", "in_hypotheses", "outside", "replay",
     "replay_check", "regime", "steps", "data"}. A failure inside the hypotheses is re-run at a 10x longer
     horizon (``replay_check``), as every reported counterexample is."""
-    from lemmas import REGISTRY
-    from lemmas._records import replay_check as replay_longer
+    from lemmas import CLAIMS
+    from lemmas.support.records import replay_check as replay_longer
     from ..errors import InvalidParameter
     from ..jsonable import jsonable
     from ..model import make_setting
     from ..model.validation import check_int
-    if claim_id not in REGISTRY:
-        raise InvalidParameter("ID", claim_id, f"must be one of {', '.join(REGISTRY)}")
-    c = REGISTRY[claim_id]
+    claim_id = resolve_ids([claim_id])[0][0]
+    c = CLAIMS[claim_id]
     if not c.per_regime:
         raise InvalidParameter("ID", claim_id, "has no per-regime check; --regime works with "
-                               + ", ".join(k for k, v in REGISTRY.items() if v.per_regime))
+                               + ", ".join(k for k, v in CLAIMS.items() if v.per_regime))
     spec = dict(spec)
     steps = check_int("steps", spec.pop("steps"), 1, 10**7)
     setting = make_setting(**spec)
@@ -98,27 +121,37 @@ def regime_result(claim_id: str, spec: dict) -> dict:
     res = {"id": claim_id, "holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
            "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
            "replay": out.replay, "replay_check": replay_check, "regime": setting.config(), "steps": steps,
-           "statement": c.statement, "hypotheses": list(c.hypotheses),
+           "statement": c.title, "hypotheses": [h.text for h in c.hypotheses],
            "data": {k: v for k, v in out.data.items() if k not in ("in_hypotheses", "outside")}}
     return jsonable(res)
 
 
 def _print_claim(r: dict) -> None:
-    click.echo(f"{r['id']}: {r['verdict'].upper()} ({r['scope_label']})")
-    click.echo(f"  {r['statement']}")
-    click.echo(f"  statement's scope: {r['scope']['label']}")
-    click.echo(f"  why: {r['reason']}")
+    click.echo(f"{r['id']}: {r['title']}")
+    for st in r["statements"]:
+        _print_statement(st)
+    click.echo(f"  replay: {r['replay']}")
+    click.echo("  ([+] confirms, [x] counterexample, [.] undecided / informative / outside the hypotheses)")
+
+
+def _print_statement(r: dict) -> None:
+    role = {"claim": "", "control": " [negative control]", "finding": " [the toolkit's finding"
+            + (f", {r['relation']} than {r['about']}]" if r.get("about") else "]")}[r["role"]]
+    click.echo(f"  {r['id']}{role}: {r['verdict'].upper()} ({r['scope_label']})")
+    click.echo(f"    {r['text']}")
+    click.echo(f"    statement's scope: {r['scope']['label']}")
+    click.echo(f"    why: {r['why']}")
+    if r.get("corrected"):
+        click.echo(f"    corrected: {r['corrected']}")
     for e in r["evidence"]:
         th = e.get("threshold")
         thr = f" [threshold {th['value']}]" if isinstance(th, dict) else ""
         note = "" if e["role"] == "outside" and "outside" in e["route"] else ROLE_NOTE.get(e["role"], "")
-        click.echo(f"  [{MARK[e['holds']]}] {e['kind']:11s} {e['route']}{note} "
-                   f"({e['scope']['label']}){thr}: {e['result']}")
+        click.echo(f"    [{MARK[e['holds']]}] {e['kind']:11s} {e['route']}{note} "
+                   f"({e['scope']['short_label']}){thr}: {e['result']}")
         rc = e.get("replay_check")
         if isinstance(rc, dict):
-            click.echo(f"        replayed at horizon {rc['horizon']}: holds = {rc['holds']}")
-    click.echo(f"  replay: {r['replay']}")
-    click.echo("  ([+] confirms, [x] counterexample, [.] undecided / informative / outside the hypotheses)")
+            click.echo(f"          replayed at horizon {rc['horizon']}: holds = {rc['holds']}")
 
 
 def _print_regime(r: dict) -> None:
@@ -135,19 +168,28 @@ def _print_regime(r: dict) -> None:
     click.echo(f"  replay: {r['replay']}")
 
 
+ROLE_TITLES = {"claim": "the paper's claims", "control": "negative controls", "finding": "the toolkit's own findings"}
+
+
 def summary_table(results: list[dict]):
-    """A rich table: one row per claim (id, verdict, statement), and the count of each verdict."""
+    """A rich table: one row per statement (id, role, verdict, text), and the count of each verdict per role
+    (the paper's claims, negative controls and the toolkit's findings are counted apart)."""
     from collections import Counter
 
+    from rich.markup import escape
     from rich.table import Table
     t = Table(title="verify check: verdicts", title_justify="left")
-    t.add_column("claim", no_wrap=True)
+    t.add_column("id", no_wrap=True)
+    t.add_column("kind", no_wrap=True)
     t.add_column("verdict", no_wrap=True)
     t.add_column("statement", overflow="fold")
+    counts = {role: Counter() for role in ROLE_TITLES}
     for r in results:
-        t.add_row(r["id"], r["verdict"], r["statement"])
-    counts = Counter(r["verdict"] for r in results)
-    t.caption = ", ".join(f"{n} {v}" for v, n in counts.most_common())
+        for st in r["statements"]:
+            t.add_row(escape(st["id"]), st["role"], st["verdict"], escape(st["text"]))
+            counts[st["role"]][st["verdict"]] += 1
+    t.caption = "; ".join(f"{title}: " + ", ".join(f"{n} {v}" for v, n in counts[role].most_common())
+                          for role, title in ROLE_TITLES.items() if counts[role])
     return t
 
 
@@ -166,12 +208,16 @@ def summary_table(results: list[dict]):
 def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts."""
-    from lemmas import REGISTRY
+    from lemmas import CLAIMS
     from ..errors import InvalidParameter
     from .progress import progress
     if list_only:
-        for cid, c in REGISTRY.items():
-            click.echo(f"{cid:28s} {c.statement}")
+        claims, only = resolve_ids(ids)
+        for cid in claims:
+            click.echo(f"{cid:28s} {CLAIMS[cid].title}")
+            for st in CLAIMS[cid].statements:
+                if not only[cid] or st.id in only[cid]:
+                    click.echo(f"  {st.id:32s} [{st.role}] {st.text}")
         return
     if regime_file is not None:
         if len(ids) != 1:
@@ -184,9 +230,9 @@ def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
         else:
             _print_regime(res)
         return
-    with progress("verify check", len(ids) or len(REGISTRY), quiet) as bar:
+    with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
         results = check_results(ids, profile,
-                                tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['verdict']}"))
+                                tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['statements'][0]['verdict']}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))
         return

@@ -85,15 +85,16 @@ def asymptotics(sigma_spec: str) -> dict:
     if sig.name != "identity":
         raise InvalidParameter("sigma", sigma_spec, "must be identity with --asymptotics (the leading terms are "
                                                     "derived for sigma = identity only)")
-    from ..derive.asymptotics import claimed_terms, leading_terms, leading_terms_general, slow_manifold
+    from ..derive.asymptotics import leading_terms, leading_terms_general, slow_manifold
+    from ..model.paper import theorem_3_1_orders
     from ..derive.tidy import tidy
     lt = leading_terms()
-    data = {k: tidy(lt[k]) for k in ("loss", "s_err", "w_err")}
+    data = {k: tidy(lt[k]) for k in ("excess_loss", "s_err", "w_err")}
     data["convention"] = {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1",
                           "eta_v": "eta", "eta_kq": "eta", "vnorm": "||V*||_F", "regime": "0 < K < D"}
     data["off_support_mass"] = tidy(lt["u"])
     data["cubic_coefficient_c"] = tidy(slow_manifold()["c"])
-    data["claimed"] = claimed_terms()
+    data["claimed"] = theorem_3_1_orders()
     data["general_convention"] = {k: tidy(v) for k, v in leading_terms_general().items()} | {
         "symbols": "c_L = 1 (sum) or 1/(M N) (mean); v = entry variance; lambda: P^T P = lambda I; eta_KQ"}
     return data

@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..model.sigma import Sigma
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
+from ..model.symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
 
 u = sp.Symbol("u", positive=True)
 
@@ -46,23 +46,17 @@ def slow_manifold() -> dict:
 
 @lru_cache(maxsize=None)
 def leading_terms() -> dict:
-    """Leading terms as T -> infinity of loss (L - L_opt), s_err and w_err (SymPy expressions)."""
+    """Leading terms as T -> infinity of excess_loss (L - L_opt), s_err and w_err (SymPy expressions), keyed as
+    verify.model.quantities spells them; "u" the off-support mass."""
     sm = slow_manifold()
     uT = 1 / sp.sqrt(2 * sm["c"] * T)
     from .tidy import tidy      # D > K in the interior case: sqrt((D - K)^2) = D - K, no (D - K) sqrt(1/(D - K))
     return {
-        "loss": tidy(sp.factor(sp.simplify(sm["b2"] * uT**2))),
+        "excess_loss": tidy(sp.factor(sp.simplify(sm["b2"] * uT**2))),
         "s_err": tidy(sp.simplify(sp.sqrt(N * D / (K * (D - K))) * uT).replace(sp.Abs, lambda x: x)),
         "w_err": tidy(sp.simplify(sp.Abs(sm["a1"]) * vnorm * uT).replace(sp.Abs, lambda x: x)),
         "u": tidy(sp.simplify(uT).replace(sp.Abs, lambda x: x)),
     }
-
-
-def claimed_terms() -> dict:
-    """Theorem 3.1's stated orders (constants unknown), in the same symbols."""
-    return {"s_err": D ** sp.Rational(5, 2) / (vnorm * sp.sqrt(eta * T)),
-            "w_err": D**2 * sp.sqrt(K / (eta * T)),
-            "loss": K * D**4 / (eta * T)}
 
 
 @lru_cache(maxsize=None)
@@ -87,5 +81,5 @@ def leading_terms_general() -> dict:
     uT = 1 / sp.sqrt(2 * c * T)
     pos = lambda e: sp.simplify(e).replace(sp.Abs, lambda x: x)  # noqa: E731  (D > K)
     from .tidy import tidy
-    return {"loss": tidy(sp.factor(b2 * uT**2)), "s_err": tidy(pos(sp.sqrt(N * D / (K * (D - K))) * uT)),
+    return {"excess_loss": tidy(sp.factor(b2 * uT**2)), "s_err": tidy(pos(sp.sqrt(N * D / (K * (D - K))) * uT)),
             "w_err": tidy(pos(sp.Abs(a1) * vnorm * uT)), "c": tidy(c)}

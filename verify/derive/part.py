@@ -11,7 +11,7 @@ import sympy as sp
 
 from ..evidence import Scope, Statement, headline
 from ..parts import part
-from ..profiles import PROFILES
+from ..model.profiles import per_profile
 
 CONVENTIONS = ("law mean 0",)     # the reduction needs centred entries (otherwise W_X moves along 1)
 
@@ -44,19 +44,25 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     return statements, proofs
 
 
-@part("derive", options=lambda profile: {"sigmas": PROFILES[profile]["sigmas"]}, order=12)
+# The sigmas whose reduction each profile proves.
+SIGMAS = per_profile({"ci": ["identity", "erf", "relu"], "dev": ["identity", "erf", "relu"],
+                      "deep": ["identity", "erf", "relu", "poly:0,1,0,1"]})
+
+
+@part("derive", options=lambda profile: {"sigmas": SIGMAS[profile]}, order=12)
 def derive_part(profile: str) -> dict:
     """The reduction proof per sigma of the profile, and the leading terms of Theorem 3.1's quantities."""
-    from ..derive.asymptotics import claimed_terms, leading_terms, slow_manifold
-    sigmas = list(PROFILES[profile]["sigmas"])
+    from ..derive.asymptotics import leading_terms, slow_manifold
+    from ..model.paper import theorem_3_1_orders
+    sigmas = list(SIGMAS[profile])
     if "identity" not in sigmas:
         sigmas.insert(0, "identity")
     statements, proofs = reduction_statements(sigmas)
     lt = leading_terms()
     return headline(statements) | {
-        "asymptotics": {k: sp.sstr(lt[k]) for k in ("loss", "s_err", "w_err", "u")}
+        "asymptotics": {k: sp.sstr(lt[k]) for k in ("excess_loss", "s_err", "w_err", "u")}
         | {"cubic_coefficient_c": sp.sstr(slow_manifold()["c"]),
-           "claimed": {k: sp.sstr(v) for k, v in claimed_terms().items()}},
+           "claimed": {k: sp.sstr(v) for k, v in theorem_3_1_orders().items()}},
         "reduction": proofs,
         "convention": {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1", "eta_v": "eta",
                        "eta_kq": "eta", "vnorm": "||V*||_F", "regime": "0 < K < D", "sigmas": sigmas},

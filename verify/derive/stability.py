@@ -30,7 +30,7 @@ from ..evidence import Scope
 from ..model.sigma import Sigma
 from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
 E = sp.Symbol("E", positive=True)       # e^delta
 x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
@@ -117,10 +117,9 @@ def thresholds_at(setting) -> dict:
 # ---- Lemma C.2 (sigma = identity) as solver-discharged obligations ---------------------------------
 IDENTITY = Scope("all", ("identity",), "all", "all")
 ANY_SIGMA = Scope("all", "all", "all", "all")
-# The induction closes only under the step-size condition: its scope says so, so it covers a statement
+# The induction closes only under the step-size condition: its scope assumes it, so it covers a statement
 # only when that statement assumes eta_V c_L v N <= 1 too (Lemma C.2's own hypothesis is wider).
-SMALL_ETA = "eta_V c_L v N <= 1"
-IDENTITY_SMALL_ETA = Scope("all", ("identity",), (SMALL_ETA,), "all")
+IDENTITY_SMALL_ETA = Scope("all", ("identity",), "all", "all", assumes=("eta-small",))
 
 
 def _reals(names: str):

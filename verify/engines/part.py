@@ -11,13 +11,17 @@ from ..evidence import Scope, Statement, compare, dims_of, headline, record
 from ..fits import loglog_slope
 from ..model.flags import setting_command
 from ..parts import part
-from ..profiles import PROFILES
+from ..model.paper import claimed_exponent, theorem_3_1_orders
+from ..model.profiles import per_profile
+from ..model.quantities import THEOREM_3_1
 
-# The regimes the parts compute (recorded in their results).
+# The regimes the parts compute (recorded in their results), and their lengths per profile.
+STEPS = per_profile({"ci": 100_000, "dev": 300_000, "deep": 1_000_000})
+FULL_STEPS = per_profile({"ci": 2_000, "dev": 5_000, "deep": 20_000})
 CONVERGENCE_REGIME = {"D": 16, "K": 4, "M": 2, "preset": "cnn", "eta": "1/10", "seed": 0}
 ATTENTION_REGIME = {"D": 8, "K": 2, "M": 2, "preset": "cnn", "eta": "1/10", "seed": 0}
-CLAIMED = {"excess_loss": -1.0, "s_err": -0.5, "w_err": -0.5}
-LEADING_KEY = {"excess_loss": "loss", "s_err": "s_err", "w_err": "w_err"}
+# Theorem 3.1's T-exponents, from its claimed orders (verify.model.paper), keyed by quantity.
+CLAIMED = {q.key: float(claimed_exponent(q.key, "T")) for q in THEOREM_3_1}
 # Slope tolerance: the next-order correction is O(u) = O(T^-1/2) relative, so over the last decade of a
 # 1e5-step run the local slope differs from the limit by a few 1e-2 at most.
 SLOPE_TOL = 0.05
@@ -39,25 +43,25 @@ def _replay_slopes(s, horizon: int) -> dict:
                                             horizon).items()}
 
 
-@part("convergence", options=lambda profile: {"regime": CONVERGENCE_REGIME, "steps": PROFILES[profile]["steps"]},
+@part("convergence", options=lambda profile: {"regime": CONVERGENCE_REGIME, "steps": STEPS[profile]},
       order=10)
 def convergence_part(profile: str) -> dict:
     """Tail slopes in T of L - L_opt, ||S - S*||_F, ||W_X - V*||_F and their ratios to the derived leading terms."""
     import sympy as sp
 
-    from ..derive import symbols as sy
-    from ..derive.asymptotics import claimed_terms, leading_terms, slow_manifold
+    from ..model import symbols as sy
+    from ..derive.asymptotics import leading_terms, slow_manifold
     from ..model import make_setting
     from . import checkpoint_steps, iterate
     s = make_setting(**CONVERGENCE_REGIME)
-    steps = PROFILES[profile]["steps"]
+    steps = STEPS[profile]
     tr = iterate(s, steps, engine="reduced", arithmetic="float64", checkpoints=checkpoint_steps(steps, log_points=60))
     recs = tr.records
     T = [r.step for r in recs]
     series = {q: [float(getattr(r, q)) for r in recs] for q in CLAIMED}
     slopes = tail_slopes(T, series, steps)
     subs = sy.values_at(s)
-    lt, ct = leading_terms(), claimed_terms()
+    lt, ct = leading_terms(), theorem_3_1_orders()
     # The expansion is in u(T) = (2 c T)^(-1/2), the off-support attention mass: the leading term's
     # relative correction is O(u(T)), so GD / leading term must be within a small multiple of u(T) of 1.
     u_T = float(lt["u"].subs(subs).subs(sy.T, steps))
@@ -66,10 +70,10 @@ def convergence_part(profile: str) -> dict:
     quantities, evidence, replayed = {}, [], None
     for q, claimed in CLAIMED.items():
         slope, fit_range = slopes[q]
-        lead = sp.lambdify(sy.T, lt[LEADING_KEY[q]].subs(subs), "math")
+        lead = sp.lambdify(sy.T, lt[q].subs(subs), "math")
         ratio = series[q][-1] / lead(T[-1])
         quantities[q] = {"fitted_slope": slope, "claimed_slope": claimed, "fit_range": fit_range,
-                         "leading_term": sp.sstr(lt[LEADING_KEY[q]]), "claimed_order": sp.sstr(ct[LEADING_KEY[q]]),
+                         "leading_term": sp.sstr(lt[q]), "claimed_order": sp.sstr(ct[q]),
                          "ratio_to_leading_term_at_T": ratio,
                          "leading_term_values": [lead(t) if t > 0 else None for t in T]}
         holds = compare(abs(slope - claimed), "<", SLOPE_TOL)
@@ -107,7 +111,7 @@ def convergence_part(profile: str) -> dict:
     }
 
 
-@part("attention", options=lambda profile: {"regime": ATTENTION_REGIME, "steps": PROFILES[profile]["full_steps"]},
+@part("attention", options=lambda profile: {"regime": ATTENTION_REGIME, "steps": FULL_STEPS[profile]},
       order=11)
 def attention_part(profile: str) -> dict:
     """S(t) from the full-matrix engine at a few steps, beside S*."""
@@ -117,7 +121,7 @@ def attention_part(profile: str) -> dict:
     from .arith import Arith
     from .full import FullState
     s = make_setting(**ATTENTION_REGIME)
-    steps = PROFILES[profile]["full_steps"]
+    steps = FULL_STEPS[profile]
     marks = sorted({0, steps // 20, steps // 4, steps})
     ar = Arith.make("float64", None, steps)
     snaps = []

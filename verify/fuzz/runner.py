@@ -37,7 +37,8 @@ from ..errors import InvalidParameter, PrecisionError
 from ..evidence import REPLAY_FACTOR, Scope, decide, record
 from ..model.validation import check_int
 from .store import DEFAULT_DB, CounterexampleStore
-from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, REDUCED_CHECKS, Regime, invalid_regimes, valid_regimes
+from ..model.hypotheses import within
+from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, Regime, invalid_regimes, valid_regimes
 
 DEFAULT_EXAMPLES = 100
 INVALID_CLAIM = "invalid-parameters"
@@ -57,52 +58,17 @@ class Crashed(AssertionError):
     """Raised inside the property when the claim's check itself raised an unexpected exception."""
 
 
-# Each hypothesis text a claim may declare (lemmas.Claim.hypotheses), as a predicate on a setting. Used
-# only for claims without machine-readable ``conditions``.
-HYPOTHESIS_PREDICATES = {
-    "zero initialisation": lambda s: s.init == "zero",
-    "centred entries": lambda s: s.law.mean == 0,
-    "centred entries (law mean 0)": lambda s: s.law.mean == 0,
-    "sigma = identity": lambda s: s.sigma.name == "identity",
-    "sigma = identity (or M = 1)": lambda s: s.sigma.name == "identity" or s.M == 1,
-    "sigma odd (identity, erf, odd polynomial)": lambda s: s.sigma.odd,
-    "W_P = 0 (odd sigma or W_P frozen)": lambda s: s.sigma.odd or not s.wp_trainable,
-    "W_P = 0 (odd sigma or frozen)": lambda s: s.sigma.odd or not s.wp_trainable,
-    "eta_V c_L v N <= 1": lambda s: s.eta_v * s.loss_scale * s.law.var * s.N <= 1,
-    "eta_V below the W_X-block stability threshold 2K/(c_L v N)":
-        lambda s: s.eta_v * s.loss_scale * s.law.var * s.N < 2 * s.K,
-    "eta_V = eta_KQ = eta": lambda s: s.eta_v == s.eta_kq,
-    "0 < K <= D": lambda s: 0 < s.K <= s.D,
-    "0 < K < D": lambda s: 0 < s.K < s.D,
-    "P^T P = lambda I": lambda s: s.p_structure == "orthogonal",
-    "S* with uniform weights 1/K": lambda s: s.sstar_weights is None,
-}
-
-
 def hypotheses_of(obj) -> list:
-    """Predicates (setting -> bool) of a claim's hypotheses.
-
-    Preferred: the claim's own machine-readable ``conditions`` (names in lemmas._common.CONDITIONS,
-    checked by lemmas._common.within), the catalogue's single source of truth. Otherwise the declared
-    hypothesis texts, through HYPOTHESIS_PREDICATES; an unknown text is an error, never dropped.
-    """
-    conds = tuple(getattr(obj, "conditions", ()) or ())
-    if conds:
-        from lemmas._common import within
-        return [lambda s, c=conds: within(s, c)[0]]
+    """Predicates (setting -> bool) of a claim's hypotheses (verify.model.hypotheses objects: the one place each
+    hypothesis is written; run-level ones are the claim's check's to evaluate)."""
     hyps = tuple(getattr(obj, "hypotheses", ()) or ())
-    unknown = [h for h in hyps if h not in HYPOTHESIS_PREDICATES]
-    if unknown:
-        raise InvalidParameter("claim", getattr(obj, "id", obj),
-                               f"declares hypotheses the fuzzer cannot express: {unknown}; add them to "
-                               "verify.fuzz.runner.HYPOTHESIS_PREDICATES")
-    return [HYPOTHESIS_PREDICATES[h] for h in hyps]
+    return [lambda s, hs=hyps: within(s, hs)[0]]
 
 
 def claim_ids() -> list[str]:
     """Ids of the claims that can be fuzzed: per-regime claims of lemmas.REGISTRY, plus the pseudo-claim."""
-    from lemmas import REGISTRY
-    return sorted(k for k, c in REGISTRY.items() if getattr(c, "per_regime", True)) + [INVALID_CLAIM]
+    from lemmas import CLAIMS
+    return sorted(k for k, c in CLAIMS.items() if c.per_regime) + [INVALID_CLAIM]
 
 
 def resolve(claim):
@@ -111,19 +77,20 @@ def resolve(claim):
         return claim
     if claim == INVALID_CLAIM:
         return None
-    from lemmas import REGISTRY
-    if claim not in REGISTRY or not getattr(REGISTRY[claim], "per_regime", True):
-        raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}")
-    return REGISTRY[claim]
+    from lemmas import CLAIMS
+    from ..checks import suggest
+    if claim not in CLAIMS or not CLAIMS[claim].per_regime:
+        raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
+    return CLAIMS[claim]
 
 
 def strategy_for(obj):
-    """The default strategy of a claim: valid regimes inside its conditions, long horizons when its check
-    iterates the reduced recursion (strategies.REDUCED_CHECKS); invalid regimes for the pseudo-claim."""
+    """The default strategy of a claim: valid regimes inside its hypotheses, long horizons when its check
+    iterates the reduced recursion (the claim's ``long_horizon``); invalid regimes for the pseudo-claim."""
     if obj is None:
         return invalid_regimes()
-    return valid_regimes(conditions=tuple(getattr(obj, "conditions", ()) or ()),
-                         long_horizon=getattr(obj, "id", None) in REDUCED_CHECKS)
+    return valid_regimes(conditions=tuple(h.id for h in getattr(obj, "hypotheses", ())),
+                         long_horizon=bool(getattr(obj, "long_horizon", False)))
 
 
 # ----- judging one regime --------------------------------------------------------------------------
@@ -428,7 +395,7 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
                         "saved": found is not None and store is not None},
            "strategy": _describe(strategy, obj),
            "hypotheses": list(getattr(obj, "hypotheses", ()) or ()) if obj is not None else [],
-           "conditions": list(getattr(obj, "conditions", ()) or ()) if obj is not None else [],
+           "conditions": [h.id for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
            "seconds": round(time.perf_counter() - t0, 3), "slowest_example_seconds": round(state["slowest"], 4)}
     return out
 
@@ -438,7 +405,7 @@ def _describe(strategy, obj) -> dict | str:
         return repr(strategy)[:300]
     if obj is None:
         return {"kind": "invalid regimes", "breaks": "verify.fuzz.strategies.BREAKS"}
-    long = getattr(obj, "id", None) in REDUCED_CHECKS
+    long = bool(getattr(obj, "long_horizon", False))
     return {"kind": "valid regimes inside the claim's conditions", "D": [1, MAX_D],
             "steps": [1, MAX_STEPS if long else FULL_MAX_STEPS],
             "long_horizon": "half the regimes: reducible, eta c_L v N < 2K" if long else "no (the check runs the full engine)"}

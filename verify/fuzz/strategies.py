@@ -12,7 +12,7 @@ step-size condition is stated in: as a multiple of the anchors x = 2K (the W_X-b
 threshold 2K/(c_L v N)) and x = 1 (the condition eta c_L v N <= 1 of the identity proofs), with the
 multiples 99/100, 1, 101/100 drawn often, so both thresholds are hit from below and from above.
 
-Given a claim's ``conditions`` (names in lemmas._common.CONDITIONS) the draw stays inside them
+Given a claim's ``conditions`` (names in lemmas.support.runs.CONDITIONS) the draw stays inside them
 (``HONOURED`` lists the names it knows; the runner still filters every regime by the claim itself), so
 a claim is fuzzed inside its hypotheses and up to their boundaries, not mostly outside them.
 
@@ -57,14 +57,9 @@ ETA_KQ_RATIOS = ("1", "1/4", "1/2", "2", "4")
 EDGE_MULTS = (Fraction(99, 100), Fraction(1), Fraction(101, 100), Fraction(999, 1000), Fraction(1001, 1000))
 GRID_MULTS = tuple(Fraction(n, 20) for n in range(1, 61))
 
-# Claims whose regime_check iterates the reduced recursion (lemmas._common.observe / reduced_float64) when
-# the setting is reducible, so horizons of 10^4 steps cost milliseconds; every other claim (the full-matrix
-# engine: wp-zero, two-level-attention, early-alignment, and any claim not listed) gets short horizons.
-REDUCED_CHECKS = frozenset({"lemma-C.2", "loss-monotone", "neg-alpha-le-1", "neg-loss-monotone-any-eta",
-                            "neg-rate-exponential"})
-# The conditions (lemmas._common.CONDITIONS) that valid_regimes draws inside when asked.
+# The conditions (lemmas.support.runs.CONDITIONS) that valid_regimes draws inside when asked.
 HONOURED = frozenset({"zero-init", "centred", "wp-zero", "odd", "identity", "K>0", "0<K<D", "orthogonal-P",
-                      "uniform-S*", "one-eta", "identity-or-M1", "eta-stable", "eta-positive"})
+                      "uniform-S*", "one-eta", "linear-or-M1", "eta-stable", "eta-small"})
 
 
 @dataclass(frozen=True)
@@ -149,9 +144,9 @@ def _allowed_mults(anchor: int, bound) -> tuple:
 def eta_bound(conds, K: int):
     """The largest x = eta c_L v N the conditions allow, as (x_max, strict), or None."""
     bound = None
-    if "eta-stable" in conds:            # eta c_L v N < 2 max(K, 1)
+    if "eta-stable" in conds:            # eta c_L v N < 2K
         bound = (Fraction(2 * max(K, 1)), True)
-    if "eta-positive" in conds:          # eta c_L v N <= 1
+    if "eta-small" in conds:             # eta c_L v N <= 1
         if bound is None or 1 < bound[0] or (1 == bound[0] and not bound[1]):
             bound = (Fraction(1), False)
     return bound
@@ -176,7 +171,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
                    if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
     sigma = draw(_choice(tuple(sig_choices) or ("identity",)), label="sigma")
     odd = sigma in ODD_SIGMAS
-    M = 1 if ("identity-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
+    M = 1 if ("linear-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
     d = draw(st.integers(1, MAX_SMALL_D), label="d")
     strict = "0<K<D" in c
     kmin = max(min_k, 1 if (strict or "K>0" in c) else 0)
@@ -293,5 +288,5 @@ def invalid_regimes(draw) -> Regime:
     return Regime(tuple(base.items()), 1, broken=rule)
 
 
-__all__ = ["Regime", "valid_regimes", "invalid_regimes", "BREAKS", "HONOURED", "REDUCED_CHECKS", "MAX_D", "MAX_STEPS",
+__all__ = ["Regime", "valid_regimes", "invalid_regimes", "BREAKS", "HONOURED", "MAX_D", "MAX_STEPS",
            "FULL_MAX_STEPS", "SIGMAS", "LAWS", "eta_bound"]

@@ -5,6 +5,7 @@ them all, and every result the toolkit prints carries that record.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -42,6 +43,7 @@ class Setting:
     vstar_base: tuple[tuple[Fraction, ...], ...]
     vstar_scale2: Fraction = Fraction(1)
     vstar_source: str = "explicit"
+    vstar_norm: Fraction | None = None      # the norm a random V* was rescaled to (None for an explicit V*)
     sstar_weights: tuple[tuple[Fraction, ...], ...] | None = None
     sigma: Sigma = field(default_factory=Sigma)
     law: Law = field(default_factory=Law)
@@ -145,6 +147,7 @@ class Setting:
             "supports": [list(g) for g in self.supports],
             "sstar_weights": None if self.sstar_weights is None else [[frac_str(w) for w in c] for c in self.sstar_weights],
             "vstar_source": self.vstar_source,
+            "vstar_norm": None if self.vstar_norm is None else frac_str(self.vstar_norm),
             "vstar_norm2": frac_str(self.vstar_norm2()),
             "vstar": None if self.vstar_source != "explicit" else [[frac_str(x) for x in r] for r in self.vstar_base],
             "sigma": self.sigma.spec(),
@@ -159,9 +162,55 @@ class Setting:
             "relu_at_zero": self.relu_at_zero, "wp_trainable": self.wp_trainable,
         }
 
+    def kwargs(self) -> dict:
+        """The :func:`make_setting` keywords that rebuild this setting exactly (the supports through the
+        preset when there is one, so that a change of D or K re-derives them and N)."""
+        c = self.config()
+        kw = {k: v for k, v in c.items() if k in MAKE_KEYWORDS}
+        kw["eta"] = self.eta_v
+        kw["eta_kq"] = None if self.eta_kq == self.eta_v else self.eta_kq
+        kw["sigma"], kw["law"], kw["wp_trainable"] = self.sigma.spec(), self.law.spec(), self.wp_trainable
+        if self.preset is not None:
+            kw.pop("supports")
+            kw.pop("N")
+        if self.vstar_source == "explicit":
+            kw["vstar"] = [list(r) for r in self.vstar_base]
+            kw.pop("vstar_norm", None)
+        else:
+            kw.pop("vstar", None)
+            kw["vstar_norm"] = self.vstar_norm
+        if self.p_matrix is not None:
+            kw["p_matrix"] = [list(r) for r in self.p_matrix]
+        if list(self.query) == list(range(self.N)):
+            kw.pop("query")
+        return kw
+
     def with_(self, **changes) -> "Setting":
-        """A copy with some fields changed, validated again."""
-        return validate(replace(self, **changes))
+        """A new setting with some of :func:`make_setting`'s keywords changed (same names and value types:
+        ``with_(D=6)``, ``with_(eta="1/8")``), built and validated again: a preset's supports and N follow D
+        and K; a random V* is redrawn at the new M, d with the same seed and norm; eta_KQ stays tied to eta
+        unless it was set apart."""
+        unknown = sorted(set(changes) - MAKE_KEYWORDS)
+        if unknown:
+            raise InvalidParameter(unknown[0], changes[unknown[0]],
+                                   f"is not a setting keyword; the keywords are {', '.join(sorted(MAKE_KEYWORDS))}")
+        kw = self.kwargs()
+        if "supports" in changes:
+            kw.pop("preset", None)
+        if "preset" in changes and "supports" not in changes:
+            kw.pop("supports", None)
+            kw.pop("N", None)
+        if "vstar" in changes:
+            kw.pop("vstar_norm", None)
+        if "vstar_norm" in changes:
+            kw.pop("vstar", None)
+        if {"M", "d"} & set(changes) and "vstar" in kw and "vstar" not in changes:
+            raise InvalidParameter("vstar", "explicit", "must be given again when M or d change (an explicit V* "
+                                   "has the old shape)", also=tuple(sorted({"M", "d"} & set(changes))))
+        if ("D" in changes or "K" in changes) and self.preset is None and "supports" not in changes:
+            raise InvalidParameter("supports", "explicit", "must be given again when D or K change (explicit "
+                                   "supports index the old tokens); or pass `preset`", also=("D", "K"))
+        return make_setting(**(kw | changes))
 
 
 def _sci(q: Fraction) -> str:
@@ -207,10 +256,10 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     if sstar_weights is not None and sup is not None:
         with pr.check():
             sw = _sstar_weights(sstar_weights, K, N)
-    base = scale2 = source = None
+    base = scale2 = source = vnorm = None
     if M is not None and d is not None and seed is not None:
         with pr.check():
-            base, scale2, source = _vstar(vstar, vstar_norm, M, d, seed)
+            base, scale2, source, vnorm = _vstar(vstar, vstar_norm, M, d, seed)
     num = {}
     for name, value in (("eta", eta), ("eta_kq", eta_kq), ("noise_sd", noise_sd), ("p_lambda", p_lambda),
                         ("beta", beta), ("init_scale", init_scale)):
@@ -249,7 +298,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     eta_v = got("eta", Fraction(1))
     s = Setting(
         d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
-        vstar_source=source, sstar_weights=sw,
+        vstar_source=source, vstar_norm=vnorm, sstar_weights=sw,
         sigma=sig or Sigma(), law=lw or Law(),
         noise_sd=got("noise_sd", Fraction(0)), loss=loss, p_kind=p_kind, p_structure=p_structure,
         p_lambda=got("p_lambda", Fraction(1)), beta=got("beta", Fraction(1)), p_matrix=P,
@@ -259,6 +308,30 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     _cross_field(s, pr, bad)
     pr.raise_all()
     return s
+
+
+MAKE_KEYWORDS = frozenset(inspect.signature(make_setting).parameters)
+# The reference convention of docs/setting.md is make_setting's defaults: this is their one home.
+DEFAULTS = {k: p.default for k, p in inspect.signature(make_setting).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+# The options that make a convention (not a size, teacher or seed), as Setting.config() spells them.
+CONVENTION_KEYS = ("law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
+                   "init", "init_scale", "relu_at_zero")
+REFERENCE_LABEL = "reference"
+
+
+def conventions_of(setting) -> str:
+    """"reference", or the options in which ``setting`` differs from the reference convention
+    (e.g. "loss=mean, law=gumbel, W_P frozen, eta_kq=1/5")."""
+    c = setting.config()
+    diff = [f"{k}={c[k]}" for k in CONVENTION_KEYS if str(c[k]) != str(DEFAULTS[k])]
+    if c["sstar_weights"] is not None:
+        diff.append("S* weighted")
+    if not c["wp_trainable"]:
+        diff.append("W_P frozen")
+    if c["eta_kq"] != c["eta_v"]:
+        diff.append(f"eta_kq={c['eta_kq']}")
+    return ", ".join(diff) if diff else REFERENCE_LABEL
 
 
 def _supports(supports, preset, D: int, K, N):
@@ -329,12 +402,12 @@ def _vstar(vstar, vstar_norm, M: int, d: int, seed: int):
             raise InvalidParameter("vstar", f"{len(vstar)} rows of lengths {sorted({len(r) for r in vstar})}",
                                    f"must have shape M x d = {M} x {d}", also=("M", "d"))
         base = tuple(tuple(exact(x, "vstar entry") for x in r) for r in vstar)
-        return base, Fraction(1), "explicit"
+        return base, Fraction(1), "explicit", None
     norm = exact(vstar_norm if vstar_norm is not None else "1", "vstar_norm")
     if norm <= 0:
         raise InvalidParameter("vstar_norm", vstar_norm, "must be > 0")
     base, scale2 = _random_vstar(M, d, seed, norm)
-    return base, scale2, f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}"
+    return base, scale2, f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}", norm
 
 
 def validate(s: Setting) -> Setting:

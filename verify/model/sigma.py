@@ -30,6 +30,11 @@ class Sigma:
         return False
 
     @property
+    def linear(self) -> bool:
+        """sigma(x) = c x: the loss depends on the entry law through its first two moments only."""
+        return self.name == "identity" or (self.name == "poly" and len(self.coeffs) == 2 and self.coeffs[0] == 0)
+
+    @property
     def vanishes_at_zero(self) -> bool:
         return self.name != "poly" or (len(self.coeffs) == 0 or self.coeffs[0] == 0)
 

@@ -105,8 +105,8 @@ class ProbeResult:
 
 def scope_of(*runs) -> Scope:
     """The scope a set of runs covers: each ``(setting, steps)`` adds its dimensions, sigma and
-    conventions (lemmas._records' labels); the horizon is the longest run."""
-    from lemmas._records import conventions_of
+    conventions (lemmas.support.records' labels); the horizon is the longest run."""
+    from ..model.setting import conventions_of
     dims, sig, conv = [], [], []
     for s, _ in runs:
         for lst, v in ((dims, dims_of(s)), (sig, s.sigma.spec()), (conv, conventions_of(s))):

@@ -8,7 +8,7 @@ compares the fitted exponents with these and the ratio q(T) / leading(T) with 1.
 from __future__ import annotations
 
 
-from ..derive import symbols as sy
+from ..model import symbols as sy
 from ..derive.asymptotics import leading_terms
 from .base import QUANTITIES, classify_series, fits_json, run_series
 
@@ -19,7 +19,7 @@ def leading_value(setting, quantity: str, T: int) -> float:
     """The exact leading term of ``quantity`` at step T (requires the reference convention)."""
     if not reference_convention(setting):
         raise ValueError("leading terms are derived for sigma = identity, var 1, lambda 1, summed loss, eta_V = eta_KQ")
-    e = leading_terms()[quantity]
+    e = leading_terms()["excess_loss" if quantity == "loss" else quantity]
     return float(e.subs(sy.values_at(setting) | {sy.T: T}))
 
 

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ..derive import symbols as sy
+from ..model import symbols as sy
 from ..derive.reduced import reduced_step_exprs
 from ..engines import Arith
 from ..engines.reduced import ReducedState
@@ -79,7 +79,7 @@ def bisect(setting, T: int, bad: tuple, lo: Fraction, hi: Fraction) -> tuple[flo
     """[lo, hi] bracketing the smallest eta whose outcome is in ``bad`` (outcome assumed monotone in eta)."""
     for _ in range(BISECTIONS):
         mid = (lo + hi) / 2
-        if outcome(setting.with_(eta_v=mid, eta_kq=mid), T) in bad:
+        if outcome(setting.with_(eta=mid, eta_kq=mid), T) in bad:
             hi = mid
         else:
             lo = mid
@@ -108,7 +108,7 @@ def run() -> ProbeResult:
         div[T] = bisect(base, T, ("diverges",), Fraction(1, 10), Fraction(2 * base.D, base.N) * 2)
     eta_in = Fraction(3, 2) * Fraction(2 * base.K, base.N)    # between the boundaries
     eta_ok = Fraction(9, 10) * Fraction(2 * base.K, base.N)   # just below 2K/N
-    s_in, s_ok = base.with_(eta_v=eta_in, eta_kq=eta_in), base.with_(eta_v=eta_ok, eta_kq=eta_ok)
+    s_in, s_ok = base.with_(eta=eta_in, eta_kq=eta_in), base.with_(eta=eta_ok, eta_kq=eta_ok)
     steps = 20_000
     with np.errstate(all="ignore"):
         ser_in, ser_ok = run_series(s_in, steps), run_series(s_ok, steps)

@@ -142,7 +142,8 @@ def statements_of(rec: dict) -> list[dict]:
     for st in sts:
         if isinstance(st, dict):
             d = _decided(st, st.get("verdict") if st.get("verdict") in VERDICTS else None)
-            out.append({"statement": str(st.get("statement") or ""), "role": st.get("role", "primary"),
+            out.append({"statement": str(st.get("text") or st.get("statement") or ""), "id": st.get("id"),
+                        "role": st.get("role", "primary"),
                         "scope": st.get("scope"), "evidence": st.get("evidence")} | d)
     return out
 
@@ -202,9 +203,9 @@ def short(text: str, n: int = 240) -> str:
 
 
 def negative_control(rec: dict) -> bool:
-    """Whether a saved claim is a negative control (a false statement that must come out refuted)."""
-    conv = (rec.get("result") or {}).get("convention")
-    return isinstance(conv, dict) and conv.get("negative_control") is True
+    """Whether a saved claim is a negative control (its statements are false by design, role "control")."""
+    sts = (rec.get("result") or {}).get("statements") or []
+    return bool(sts) and all(isinstance(s, dict) and s.get("role") == "control" for s in sts)
 
 
 def questions_table(records: list[dict]) -> list[dict]:
@@ -252,7 +253,8 @@ def questions_table(records: list[dict]) -> list[dict]:
 
 
 def _route(res: dict, prefix: str) -> dict:
-    return next(e for e in res["evidence"] if str(e.get("route", "")).startswith(prefix))
+    records = res.get("evidence") or [e for st in res.get("statements", []) for e in st.get("evidence", [])]
+    return next(e for e in records if str(e.get("route", "")).startswith(prefix))
 
 
 def _st(res: dict, prefix: str) -> dict:
@@ -274,19 +276,19 @@ def _fa_x_block(res: dict) -> dict:
 # The numbers the findings (and the README) quote, each read from one saved part by a fixed path, so a
 # test can compare a text with the report it describes: (name, part, extractor of the part's result).
 HEADLINE = [
-    ("Theorem 3.1: fitted T-exponents (exponent, uncertainty, last decade)", "claim:theorem-3.1-rates",
-     lambda r: {q: [f["exponent"], f["uncertainty"], f["last_decade"]] for q, f in _route(r, "T-exponents")["fits"].items()}),
-    ("Theorem 3.1: iterate / exact leading term at the horizon", "claim:theorem-3.1-rates",
-     lambda r: {"horizon": _route(r, "exact leading terms")["horizon"]} | _route(r, "exact leading terms")["ratios"]),
-    ("Theorem 3.1: D-exponents of the exact leading terms (D -> oo)", "claim:theorem-3.1-rates",
-     lambda r: _route(r, "D-exponents")["exponents"]),
-    ("Theorem 3.1: claimed D-exponents", "claim:theorem-3.1-rates", lambda r: _route(r, "D-exponents")["claimed"]),
-    ("Theorem 3.1: sweep D-exponents of the constants (sts, N = 1)", "claim:theorem-3.1-rates",
-     lambda r: {q: v["fitted"] for q, v in _route(r, "D (sts")["exponents"].items()}),
-    ("Theorem 3.1: sweep D-exponents of the constants (cnn, N = D/K)", "claim:theorem-3.1-rates",
-     lambda r: {q: v["fitted"] for q, v in _route(r, "D (cnn")["exponents"].items()}),
-    ("T*: D-exponent at fixed K (exponent, uncertainty)", "claim:theorem-3.1-tstar",
-     lambda r: [_route(r, "log-log fit")["exponent"], _route(r, "log-log fit")["uncertainty"]]),
+    ("Theorem 3.1: fitted T-exponents (exponent, uncertainty, last decade)", "claim:theorem-3.1",
+     lambda r: r["numbers"]["t_exponents"]),
+    ("Theorem 3.1: iterate / exact leading term at the horizon", "claim:theorem-3.1",
+     lambda r: r["numbers"]["leading_ratio"]),
+    ("Theorem 3.1: D-exponents of the exact leading terms (D -> oo)", "claim:theorem-3.1",
+     lambda r: r["numbers"]["d_exponents"]),
+    ("Theorem 3.1: claimed D-exponents", "claim:theorem-3.1", lambda r: r["numbers"]["claimed_d_exponents"]),
+    ("Theorem 3.1: sweep D-exponents of the constants (sts, N = 1)", "claim:theorem-3.1",
+     lambda r: r["numbers"]["sweep_d_exponents"]["sts"]),
+    ("Theorem 3.1: sweep D-exponents of the constants (cnn, N = D/K)", "claim:theorem-3.1",
+     lambda r: r["numbers"]["sweep_d_exponents"]["cnn"]),
+    ("T*: D-exponent at fixed K (exponent, uncertainty)", "claim:theorem-3.1",
+     lambda r: [r["numbers"]["tstar"]["exponent"], r["numbers"]["tstar"]["uncertainty"]]),
     ("Lemma C.2: largest alpha over the identity regimes (min, max)", "claim:lemma-C.2", _c2_overshoot),
     ("Lemma C.2 outside the step-size hypothesis: alpha(t) for the cubic", "claim:lemma-C.2",
      lambda r: _route(r, "outside the step-size hypothesis")["alpha"]),

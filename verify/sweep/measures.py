@@ -109,12 +109,11 @@ def _leading_functions():
     """The derived leading terms with every named convention symbolic, as float functions."""
     import sympy as sp
 
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
     args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.beta, sy.var, sy.c_loss, sy.vnorm, sy.T)
-    return {q: sp.lambdify(args, lt[k], "math") for q, k in (("excess_loss", "loss"), ("s_err", "s_err"),
-                                                             ("w_err", "w_err"))}
+    return {q: sp.lambdify(args, lt[q], "math") for q in QUANTITIES}
 
 
 def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
@@ -186,12 +185,12 @@ def claims(s, steps: int, options: dict) -> dict:
 
     Column ``claim:<id>``: "holds", "fails", "undecided" (the check could not decide, e.g. a NaN or a float
     error) or "outside" (the regime is outside the claim's hypotheses: information, not a verdict)."""
-    from lemmas import REGISTRY
+    from lemmas import CLAIMS
     horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
     cols: dict = {"claim_steps": horizon}
-    for cid in sorted(REGISTRY):
-        c = REGISTRY[cid]
-        if not getattr(c, "per_regime", False):
+    for cid in sorted(CLAIMS):
+        c = CLAIMS[cid]
+        if not c.per_regime:
             continue
         try:
             with strict_floats():

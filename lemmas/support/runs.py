@@ -1,7 +1,5 @@
-"""Shared machinery of the claim modules: replay commands, a float64 reduced loop, log-log fits.
-
-Not a claim (its name starts with '_', so the registry check skips it).
-"""
+"""Runs of the engines as the claims read them: replay commands, the fixed regimes, a float64 loop of the
+exact reduced recursion, and the run-level descent hypothesis."""
 from __future__ import annotations
 
 import math
@@ -10,10 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify.derive.reduced import case_of
+from verify.engines.guard import advice
 from verify.engines.reduced import reduced_functions, require_reducible
 from verify.errors import NumericalTrouble
 from verify.model import make_setting
 from verify.model.flags import setting_command
+from verify.model.hypotheses import hypothesis
 
 def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
     """A ``verify run`` command line that rebuilds ``setting`` and runs ``steps`` steps
@@ -100,7 +100,6 @@ def _loop(cps, s, fa, fi, fl, fs, fp, P, vns, out_a, out_d, out_l, out_s, out_w,
             if not math.isfinite(out_l[i]):
                 raise OverflowError(f"loss {out_l[i]}")
     except (OverflowError, ZeroDivisionError, ValueError) as exc:
-        from verify.engines.guard import advice
         what = "the recorded quantities (loss, s_err, w_err)" if recording else "the GD update of (alpha, delta)"
         raise NumericalTrouble(t if recording else t + 1, what, f"left the float64 range ({exc})",
                                advice(s)) from None
@@ -138,8 +137,7 @@ def first_increase_in(L) -> int | None:
     return int(bad[0]) + 1 if len(bad) else None
 
 
-DESCENT = ("sigma = identity, or the run stays in the descent regime: L(t+1) <= L(t) for 0 <= t < T "
-           "(checked on the run; the step-size condition eta_V c_L v N <= 1 is derived for sigma = identity only)")
+DESCENT = hypothesis("descent")
 
 
 def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
@@ -150,35 +148,10 @@ def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
     curvature grows with alpha^2 ||v*||^2 (cubic sigma), so eta_V c_L v N <= 1 does not keep GD stable
     (fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 diverging with alpha(5) < 0).
     The hypothesis is then that the run itself is a descent run; (ok, why-not, first increase)."""
-    if setting.sigma.name == "identity":
+    if hypothesis("identity").holds(setting):
         return True, "", None
     bad = first_increase_in(L)
     if bad is None:
         return True, "", None
     return False, (f"the run leaves the descent regime (sigma = {setting.sigma.spec()}): "
                    f"L({bad}) = {float(L[bad]):.6g} > L({bad - 1}) = {float(L[bad - 1]):.6g}"), bad
-
-
-# Standard hypotheses, each a predicate on a Setting, named as the claims state them.
-CONDITIONS = {
-    "zero-init": (lambda s: s.init == "zero", "zero initialisation"),
-    "centred": (lambda s: s.law.mean == 0, "centred entries (law mean 0)"),
-    "wp-zero": (lambda s: s.sigma.odd or not s.wp_trainable, "W_P = 0 (odd sigma or W_P frozen)"),
-    "odd": (lambda s: s.sigma.odd, "sigma odd"),
-    "identity": (lambda s: s.sigma.name == "identity", "sigma = identity"),
-    "K>0": (lambda s: s.K > 0, "K >= 1"),
-    "0<K<D": (lambda s: 0 < s.K < s.D, "0 < K < D"),
-    "orthogonal-P": (lambda s: s.p_structure == "orthogonal", "P^T P = lambda I"),
-    "uniform-S*": (lambda s: s.sstar_weights is None, "S* with uniform weights 1/K"),
-    "one-eta": (lambda s: s.eta_v == s.eta_kq, "eta_V = eta_KQ"),
-    "identity-or-M1": (lambda s: s.sigma.name == "identity" or s.M == 1, "sigma = identity or M = 1"),
-    "eta-stable": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N < 2 * max(s.K, 1),
-                   "eta_V < 2K/(c_L v N) (W_X-block stability)"),
-    "eta-positive": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N <= 1, "eta_V c_L v N <= 1"),
-}
-
-
-def within(s, names) -> tuple[bool, str]:
-    """Whether ``s`` satisfies the named hypotheses; the unmet ones, described."""
-    unmet = [CONDITIONS[n][1] for n in names if not CONDITIONS[n][0](s)]
-    return not unmet, "; ".join(unmet)

@@ -1,32 +1,21 @@
-"""Evidence records for the claims: scopes of regimes and proofs, and per-regime checks as records.
+"""Evidence records for the checks: scopes of regimes and proofs, and per-regime checks as records.
 
-Not a claim (its name starts with '_', so the registry check skips it). Every record is made by
-:func:`verify.evidence.record`; this module only says what scope a regime or a proof covers, and turns
-a :class:`lemmas.RegimeOutcome` into a record (with the 10x-horizon replay of a counterexample).
+Every record is made by :func:`verify.evidence.record`; this module only says what scope a regime or a proof
+covers, and turns a :class:`verify.checks.RegimeOutcome` into a record (with the 10x-horizon replay of a
+counterexample).
 """
 from __future__ import annotations
 
 
 import numpy as np
 
-from verify.evidence import ALL, REPLAY_FACTOR, Scope, dims_of, record
+from verify.checks import RegimeOutcome
+from verify.evidence import ALL, REPLAY_FACTOR, Scope, compare, dims_of, record
+from verify.model.setting import REFERENCE_LABEL, conventions_of
 
-REFERENCE = "reference"
-# The options of docs/setting.md's reference convention, as Setting.config() spells them.
-_REFERENCE = {"law": "gaussian", "law_mean": "0", "law_var": "1", "noise_sd": "0", "loss": "sum", "p_kind": "identity",
-              "p_structure": "orthogonal", "p_lambda": "1", "init": "zero", "init_scale": "0",
-              "relu_at_zero": "radial", "wp_trainable": True, "sstar_weights": None}
+from .runs import replay_run
 
-
-def conventions_of(setting) -> str:
-    """"reference", or the options that differ from it (e.g. "loss=mean, law=gumbel")."""
-    c = setting.config()
-    diff = [f"{k}={c[k]}" for k, v in _REFERENCE.items() if c[k] != v and not (k == "wp_trainable")]
-    if not c["wp_trainable"]:
-        diff.append("W_P frozen")
-    if c["eta_kq"] != c["eta_v"]:
-        diff.append(f"eta_kq={c['eta_kq']}")
-    return ", ".join(diff) if diff else REFERENCE
+REFERENCE = REFERENCE_LABEL
 
 
 def regime_scope(setting, steps: int) -> Scope:
@@ -54,9 +43,6 @@ def bounded_series_outcome(x, setting, steps: int, quantity: str, key: str, tol:
     """The outcome of "``x[t] <= tol`` for t = 0..steps" for a float64 series ``x`` measured by the full-matrix
     engine: undecided from the first non-finite value (a NaN or an overflow never holds), else holds or fails
     at the largest value, with a replay command up to the step that decides."""
-    from lemmas import RegimeOutcome
-    from lemmas._common import replay_run
-    from verify.evidence import compare
     bad = np.nonzero(~np.isfinite(x))[0]
     if len(bad):
         t = int(bad[0])

@@ -1,0 +1,70 @@
+"""Numbers from the exact leading terms of verify.derive.asymptotics (sigma = identity, 0 < K < D), for the
+Theorem 3.1 claim: the terms at a setting, GD's ratios to them, the entry time into a band around them."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+from verify.model.paper import exponent_of
+from verify.model.quantities import KEYS
+from verify.model.symbols import T, values_at
+
+
+@lru_cache(maxsize=None)
+def terms() -> dict:
+    from verify.derive.asymptotics import leading_terms
+    return leading_terms()
+
+
+def leading(s, q: str):
+    """The exact leading term of q at the setting's parameters, as a function of T (numpy)."""
+    return sp.lambdify(T, terms()[q].subs(values_at(s)), "numpy")
+
+
+def t_exponent(q: str):
+    """The T-exponent of q's leading term (SymPy: -1 for the excess loss, -1/2 for the parameter errors)."""
+    return exponent_of(terms()[q], T)
+
+
+def leading_constant(s, q: str) -> sp.Expr:
+    """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting."""
+    return sp.simplify(terms()[q].subs(values_at(s)) * T ** (-t_exponent(q)))
+
+
+def series_values(series) -> dict:
+    """The three quantities of a :class:`lemmas.support.runs.Series`, keyed as verify.model.quantities."""
+    return {"excess_loss": series.excess, "s_err": series.s_err, "w_err": series.w_err}
+
+
+def ratios(series, s) -> np.ndarray:
+    """q(t) / leading_q(t) for the three quantities, rows in verify.model.quantities.KEYS order."""
+    t = series.steps.astype(float)
+    vals = series_values(series)
+    return np.vstack([vals[q] / leading(s, q)(t) for q in KEYS])
+
+
+def entry_time(series, s, band: float = 0.1):
+    """First recorded T after which every ratio stays in [1 - band, 1 + band] up to the horizon."""
+    rat = ratios(series, s)
+    out = np.nonzero(np.any(np.abs(rat - 1) > band, axis=0))[0]
+    if len(out) == 0:
+        return int(series.steps[0])
+    if out[-1] == len(series.steps) - 1:
+        return None
+    return int(series.steps[out[-1] + 1])
+
+
+def fast_series(s, steps: int, checkpoints):
+    """The reduced recursion at ``checkpoints`` by the compiled float64 engine (verify.engines.fast, generated
+    from the same SymPy step as lemmas.support.runs.reduced_float64), as a Series without delta (the fast engine
+    records the support mass instead): ~10^7 steps per second after a one-off compilation of a few seconds."""
+    from verify.engines.fast import iterate_fast
+    from .runs import Series
+    cps = sorted(set(int(c) for c in checkpoints))
+    r = iterate_fast(s, int(steps), checkpoints=cps)
+    cps = np.array(cps, dtype=np.int64)
+    d = r.data
+    return Series(cps, d["alpha"][0, :, :s.M], np.full(len(cps), np.nan), d["excess_loss"][0], d["s_err"][0],
+                  d["w_err"][0], d["support_mass"][0])

@@ -1,0 +1,354 @@
+"""Claims and probes are one kind of thing: a :class:`Check` that states quantified statements as data and
+returns evidence for each, from which :func:`verify.evidence.decide` derives every verdict.
+
+A check (a claim of the paper in ``lemmas/``, a probe of a reviewer question in ``verify/probes/``) is one
+module holding one :class:`Check` subclass, registered with its package's :class:`Catalogue`
+(``@CLAIMS.register`` / ``@PROBES.register``). It declares:
+
+- ``statements``: its :class:`Claimed` statements, each with an id, its text as quantified, its role
+  ("claim": a part of one of the paper's claims; "control": a negative control, false by design;
+  "finding": the toolkit's own finding, e.g. a sharper statement beside a claim, or an edge regime outside a
+  claim's hypotheses), its hypotheses (verify.model.hypotheses objects) and its scope;
+- ``hypotheses``: the hypotheses of its per-regime property (:meth:`Check.check`), used by the fuzzer and by
+  ``verify check ID --regime FILE``;
+- ``sizes``: its sizes per profile (verify.model.profiles).
+
+:meth:`Check.evaluate` returns an :class:`Evaluation` (records per statement id, the numbers the README
+quotes by key, the arrays behind its figure); :meth:`Check.run` decides each statement. A check may draw its
+own figure (:meth:`Check.figures`), beside the computation. No check writes a verdict.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InvalidParameter
+from .evidence import KINDS, Scope, decide
+from .jsonable import jsonable
+from .model.hypotheses import Hypothesis, hypotheses, within
+from .model.profiles import PROFILES, check_profile
+
+ROLES = ("claim", "control", "finding")
+RELATIONS = (None, "sharper", "outside", "answers", "supports")
+
+
+def module_name(check_id: str) -> str:
+    """File (module) name of a check: ``lemma-C.2`` -> ``lemma_C_2``, ``d-eq-k`` -> ``d_eq_k``."""
+    return check_id.replace("-", "_").replace(".", "_")
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One judged statement, quantified, as data. Its scope's ``assumes`` is set to its hypotheses' ids, so
+    a proof covers it only when the proof assumed no more than these."""
+
+    id: str
+    text: str
+    role: str = "claim"
+    hypotheses: tuple = ()
+    scope: Scope = Scope()
+    about: str | None = None
+    relation: str | None = None
+    source: str = ""
+
+    def __post_init__(self):
+        if self.role not in ROLES:
+            raise ValueError(f"statement {self.id!r}: role must be one of {ROLES}, not {self.role!r}")
+        if self.relation not in RELATIONS:
+            raise ValueError(f"statement {self.id!r}: relation must be one of {RELATIONS}, not {self.relation!r}")
+        hyps = hypotheses(self.hypotheses)
+        object.__setattr__(self, "hypotheses", hyps)
+        object.__setattr__(self, "scope", replace(self.scope, assumes=tuple(h.id for h in hyps)))
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "text": self.text, "role": self.role, "about": self.about, "relation": self.relation,
+                "source": self.source, "hypotheses": [h.text for h in self.hypotheses],
+                "hypothesis_ids": [h.id for h in self.hypotheses], "scope": self.scope.as_dict()}
+
+
+@dataclass
+class Evaluation:
+    """What a check's routes found: evidence records per statement id, the numbers quoted elsewhere (by key),
+    the arrays behind its figure, how to replay it, the options it ran with, and per statement an optional
+    one-sentence ``why`` and, where a statement fails, the ``corrected`` statement."""
+
+    evidence: dict
+    numbers: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+    replay: str = ""
+    convention: dict = field(default_factory=dict)
+    why: dict = field(default_factory=dict)
+    corrected: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class RegimeOutcome:
+    """Whether a check's per-regime property holds in one regime (True / False / None = undecided, e.g. NaN),
+    why, how it was decided (evidence ``kind`` and ``threshold``), and how to reproduce it.
+
+    ``data["in_hypotheses"]`` (set by :meth:`Check.regime_check`) says whether the regime meets the check's
+    hypotheses; outside them a failure is information, not a counterexample."""
+
+    holds: bool | None
+    detail: str
+    replay: str
+    data: dict = field(default_factory=dict)
+    kind: str = "float64"
+    threshold: dict | None = None
+
+    def __post_init__(self):
+        if isinstance(self.holds, np.bool_):
+            self.holds = bool(self.holds)
+        if self.holds not in (True, False, None):
+            raise TypeError(f"holds must be True, False or None, not {self.holds!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"evidence kind must be one of {KINDS}, not {self.kind!r}")
+
+    @property
+    def status(self) -> str:
+        """"holds", "fails" or "undecided" (what ``verify check ID --regime FILE`` prints)."""
+        return {True: "holds", False: "fails", None: "undecided"}[self.holds]
+
+
+@dataclass
+class CheckResult:
+    """One check's decided statements and what it reports besides (see :class:`Check`)."""
+
+    id: str
+    kind: str
+    title: str
+    source: str
+    questions: tuple
+    profile: str
+    statements: list
+    numbers: dict
+    data: dict
+    replay: str
+    convention: dict
+    extra: dict
+    seconds: float = 0.0
+
+    @property
+    def headline(self) -> dict:
+        return self.statements[0]
+
+    @property
+    def verdict(self) -> str:
+        """The headline (first) statement's verdict."""
+        return self.headline["verdict"]
+
+    def statement(self, sid: str) -> dict:
+        return next(s for s in self.statements if s["id"] == sid)
+
+    def as_dict(self) -> dict:
+        return jsonable({"id": self.id, "kind": self.kind, "title": self.title, "source": self.source,
+                         "questions": list(self.questions), "profile": self.profile, "convention": self.convention,
+                         "statements": self.statements, "numbers": self.numbers, "data": self.data,
+                         "replay": self.replay} | self.extra)
+
+
+def decided(st: Claimed, records: list, why: str | None = None, corrected: str | None = None) -> dict:
+    """A statement as saved: its declaration, its records, and the verdict, scope label and reason the one rule
+    derives from them (``why`` defaults to the rule's reason)."""
+    if not records:
+        raise AssertionError(f"statement {st.id!r} has no evidence record")
+    d = decide(records, st.scope)
+    return st.as_dict() | {"evidence": records, "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason,
+                           "why": why or d.reason, "corrected": corrected}
+
+
+class Check:
+    """Base of every claim and probe (module docstring). Subclasses set ``title``, ``source``, ``questions``,
+    ``statements``, ``sizes`` and implement :meth:`evaluate`; per-regime checks implement :meth:`check`."""
+
+    id: str = ""
+    kind: str = ""
+    title: str = ""
+    source: str = ""
+    questions: tuple = ()
+    statements: tuple = ()
+    hypotheses: tuple = ()
+    sizes: dict = {}
+    # the per-regime check iterates the reduced recursion when the setting allows it (about a microsecond a
+    # step), so the fuzzer may give it long horizons; otherwise (the full-matrix engine) short ones
+    long_horizon: bool = False
+
+    # ---- what a subclass provides ------------------------------------------------------------------------
+    def evaluate(self, profile: str) -> Evaluation:
+        raise NotImplementedError
+
+    def check(self, setting, steps: int) -> RegimeOutcome:
+        raise NotImplementedError
+
+    def figures(self, result: dict, folder: Path) -> list[dict]:
+        """Draw this check's figures from its saved ``result`` into ``folder``: [{"file", "caption"}]."""
+        return []
+
+    # ---- derived ---------------------------------------------------------------------------------------------
+    @property
+    def per_regime(self) -> bool:
+        return type(self).check is not Check.check
+
+    @property
+    def has_figures(self) -> bool:
+        return type(self).figures is not Check.figures
+
+    def size(self, profile: str, key: str | None = None):
+        """This check's size (or sizes) at ``profile``."""
+        v = self.sizes[check_profile(profile)]
+        return v if key is None else v[key]
+
+    def statement(self, sid: str) -> Claimed:
+        for st in self.statements:
+            if st.id == sid:
+                return st
+        raise KeyError(f"{self.id} has no statement {sid!r}")
+
+    def run(self, profile: str = "ci") -> CheckResult:
+        """Run the routes at ``profile`` and decide every statement from its records."""
+        check_profile(profile)
+        t0 = time.perf_counter()
+        ev = self.evaluate(profile)
+        ids = [st.id for st in self.statements]
+        if set(ev.evidence) != set(ids):
+            raise AssertionError(f"{self.id}: evidence for {sorted(ev.evidence)}, statements {sorted(ids)}")
+        sts = [decided(st, ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id)) for st in self.statements]
+        convention = {"profile": profile, "hypotheses": [h.text for h in self.hypotheses], "source": self.source,
+                      **ev.convention}
+        return CheckResult(self.id, self.kind, self.title, self.source, self.questions, profile, sts, ev.numbers,
+                           ev.data, ev.replay or f"verify {'check' if self.kind == 'claim' else 'probe'} {self.id} "
+                           f"--profile {profile} --json", convention, ev.extra, time.perf_counter() - t0)
+
+    def regime_check(self, setting, steps: int) -> RegimeOutcome:
+        """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps, with
+        ``data["in_hypotheses"]``: whether ``setting`` meets :attr:`hypotheses` and the run meets the run-level
+        ones :meth:`check` evaluated (``check`` sets ``in_hypotheses = False`` and ``outside``, why). Outside the
+        hypotheses a failure is information, not a counterexample; a float64 overflow decides nothing."""
+        from .errors import NumericalTrouble
+        from .model.validation import check_int
+        if not self.per_regime:
+            raise InvalidParameter("claim", self.id, "has no per-regime check")
+        steps = check_int("steps", steps, 1, 10**7)
+        try:
+            out = self.check(setting, steps)
+        except NumericalTrouble as exc:
+            from .model.flags import setting_command
+            eng = "reduced" if setting.reducible()[0] else "full"
+            out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
+                "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),
+                {"numerical_trouble": str(exc)})
+        ok, why = within(setting, self.hypotheses)
+        run_ok = out.data.get("in_hypotheses", True) is not False
+        whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]
+        out.data["in_hypotheses"] = ok and run_ok
+        if whys:
+            out.data["outside"] = "; ".join(whys)
+            out.detail += f" [outside the hypotheses: {'; '.join(whys)}]"
+        return out
+
+
+class Catalogue:
+    """The checks of one package (claims in ``lemmas``, probes in ``verify.probes``): one module per check,
+    registered with :meth:`register`; :meth:`load` imports every module of the package (not its subpackages,
+    nor modules whose name starts with '_') and checks that files and registrations agree (a forgotten or misplaced registration fails
+    at import)."""
+
+    def __init__(self, kind: str, package: str):
+        self.kind, self.package = kind, package
+        self.checks: dict[str, Check] = {}
+        self._loaded = False
+
+    def register(self, id: str):
+        """Class decorator: register one instance of the decorated :class:`Check` subclass as ``id``."""
+        def deco(cls):
+            if not (isinstance(cls, type) and issubclass(cls, Check)):
+                raise TypeError(f"{cls!r} must subclass verify.checks.Check")
+            if id in self.checks:
+                raise AssertionError(f"{self.kind} {id!r} registered twice")
+            cls.id, cls.kind = id, self.kind
+            for st in cls.statements:
+                if not isinstance(st, Claimed):
+                    raise TypeError(f"{id}: statements must be verify.checks.Claimed, not {st!r}")
+            if not cls.statements:
+                raise AssertionError(f"{self.kind} {id!r} states nothing")
+            if cls.sizes and set(cls.sizes) != set(PROFILES):
+                raise AssertionError(f"{id}: sizes must be given for the profiles {sorted(PROFILES)}")
+            cls.hypotheses = hypotheses(cls.hypotheses)
+            inst = cls()
+            inst.module = cls.__module__
+            self.checks[id] = inst
+            return cls
+        return deco
+
+    def modules(self) -> list[str]:
+        pkg = importlib.import_module(self.package)
+        return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not (m.name.startswith("_") or m.ispkg))
+
+    def load(self) -> "Catalogue":
+        """Import every check module once, then check the registry against the files."""
+        if self._loaded:
+            return self
+        files = self.modules()
+        for m in files:
+            importlib.import_module(f"{self.package}.{m}")
+        by_module = {c.module.rsplit(".", 1)[-1]: cid for cid, c in self.checks.items()}
+        for mod, cid in by_module.items():
+            if mod != module_name(cid):
+                raise AssertionError(f"{self.kind} {cid!r} is registered in {mod}.py, expected {module_name(cid)}.py")
+        missing = set(files) - set(by_module)
+        if missing:
+            raise AssertionError(f"{self.kind} files registering nothing: {sorted(missing)}")
+        self._loaded = True
+        return self
+
+    def __getitem__(self, cid: str) -> Check:
+        self.load()
+        if cid not in self.checks:
+            raise InvalidParameter(self.kind, cid, f"must be one of {', '.join(self.ids())}{suggest(cid, self.ids())}")
+        return self.checks[cid]
+
+    def __contains__(self, cid) -> bool:
+        self.load()
+        return cid in self.checks
+
+    def __iter__(self):
+        self.load()
+        return iter(self.checks)
+
+    def __len__(self) -> int:
+        self.load()
+        return len(self.checks)
+
+    def ids(self) -> list[str]:
+        self.load()
+        return list(self.checks)
+
+    def items(self):
+        self.load()
+        return self.checks.items()
+
+    def values(self):
+        self.load()
+        return self.checks.values()
+
+    def statement_ids(self) -> dict[str, str]:
+        """Every statement id -> the id of the check that states it."""
+        return {st.id: cid for cid, c in self.items() for st in c.statements}
+
+
+def suggest(value: str, choices) -> str:
+    """" (did you mean X?)" for the closest choice, or ""."""
+    import difflib
+    best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
+        c for c in choices if c.lower() == str(value).lower()]
+    return f" (did you mean {best[0]}?)" if best else ""
+
+
+__all__ = ["Check", "Claimed", "Evaluation", "RegimeOutcome", "CheckResult", "Catalogue", "ROLES", "RELATIONS",
+           "decided", "module_name", "suggest"]

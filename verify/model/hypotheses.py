@@ -1,0 +1,226 @@
+"""The hypotheses the paper's statements and the toolkit's proofs assume, each defined once, as an object.
+
+A :class:`Hypothesis` carries its text (what the report prints), its predicate on a
+:class:`~verify.model.setting.Setting`, what it implies, how the fuzzer draws settings inside it
+(:class:`Restriction`), and a nearby setting that breaks it (``violate``, used to test that a proved scope
+excludes every regime outside one of its assumptions). Claims list hypotheses; a proof step declares the
+hypotheses it uses (``verify.evidence.Scope.assumes``); the fuzzer draws from ``restrict``; the report
+prints ``text``. Nothing else writes a hypothesis down.
+
+Example::
+
+    >>> from verify.model import make_setting
+    >>> s = make_setting(D=8, K=2, preset="cnn", eta="1/4")
+    >>> hypothesis("eta-stable").holds(s), within(s, ("eta-small", "0<K<D"))
+    (True, (True, ''))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+from ..errors import InvalidParameter
+
+
+def step_x(s) -> Fraction:
+    """x = eta_V c_L v N: the one combination every step-size condition of the W_X block is stated in (the
+    W_X-block curvature is c_L v ||S||_F^2 ||V*||^2 with ||S||_F^2 between N/D and N/K)."""
+    return s.eta_v * s.loss_scale * s.law.var * s.N
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """How the fuzzer (verify.fuzz.strategies) draws settings inside a hypothesis. A closed vocabulary, so the
+    strategy reads fields, never hypothesis ids:
+
+    ``choices``: make_setting keyword -> the values allowed (e.g. ``{"init": ("zero",)}``);
+    ``sigma``: a predicate on a Sigma (which families are allowed);
+    ``k_min``: smallest K; ``k_interior``: K < D; ``k_equals_d`` / ``k_zero``: the edge regimes;
+    ``x_max``: K -> (largest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
+    ``wp_zero``: W_P frozen unless sigma is odd; ``m_one_unless_linear``: M = 1 unless sigma is linear.
+    """
+
+    choices: dict = field(default_factory=dict)
+    sigma: Callable | None = None
+    k_min: int = 0
+    k_interior: bool = False
+    k_equals_d: bool = False
+    k_zero: bool = False
+    x_max: Callable | None = None
+    one_eta: bool = False
+    wp_zero: bool = False
+    m_one_unless_linear: bool = False
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One hypothesis (module docstring). ``holds`` is None for a run-level hypothesis (checked on the run,
+    e.g. "GD is a descent run"); ``violate`` is None when the setting's validation already enforces it."""
+
+    id: str
+    text: str
+    holds: Callable | None
+    implies: tuple = ()
+    restrict: Restriction = Restriction()
+    violate: Callable | None = None
+    run_level: bool = False
+
+    def __repr__(self) -> str:
+        return f"Hypothesis({self.id!r})"
+
+
+HYPOTHESES: dict[str, Hypothesis] = {}
+
+
+def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), violate=None, run_level=False):
+    if id in HYPOTHESES:
+        raise AssertionError(f"hypothesis {id!r} defined twice")
+    HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level)
+
+
+def _identity():
+    from .sigma import parse_sigma
+    return parse_sigma("identity")
+
+
+def _at_x(s, x: Fraction):
+    """``s`` with the step size that puts x = eta_V c_L v N at ``x`` (eta_KQ moved with it when they were tied)."""
+    eta = x / (s.loss_scale * s.law.var * s.N)
+    return s.with_(eta=eta, eta_kq=eta if s.eta_kq == s.eta_v else s.eta_kq)
+
+
+def _weighted(s):
+    """``s`` with S* weighted 2/(K+1), 1/(K+1), ... on each support (K >= 2; a K = 1 support is widened to 2)."""
+    if s.K < 2:
+        s = s.with_(preset="sts", K=2)
+    w = [Fraction(2, s.K + 1)] + [Fraction(1, s.K + 1)] * (s.K - 1)
+    return s.with_(sstar_weights=[w] * s.N)
+
+
+def _linear(sigma) -> bool:
+    return sigma.linear
+
+
+def _odd(sigma) -> bool:
+    return sigma.odd
+
+
+# ---- initialisation, data, teacher ---------------------------------------------------------------------
+_define("zero-init", "zero initialisation (W_V = W_KQ = 0)", lambda s: s.init == "zero",
+        restrict=Restriction(choices={"init": ("zero",)}), violate=lambda s: s.with_(init="random", init_scale="1/10"))
+_define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
+        restrict=Restriction(choices={"law_mean": ("0",)}),
+        violate=lambda s: s.with_(law_mean="1/2"))
+_define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
+        restrict=Restriction(choices={"law": ("gaussian",)}),
+        violate=lambda s: s.with_(law="rademacher"))
+_define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
+        restrict=Restriction(choices={"law_var": ("1",)}),
+        violate=lambda s: s.with_(law_var="4"))
+_define("noise-free", "no label noise", lambda s: s.noise_sd == 0,
+        restrict=Restriction(choices={"noise_sd": ("0",)}),
+        violate=lambda s: s.with_(noise_sd="1/10"))
+_define("uniform-S*", "S* with uniform weights 1/K on its support", lambda s: s.sstar_weights is None,
+        violate=_weighted)
+_define("K>0", "K >= 1 (S* != 0: a member of the teacher class)", lambda s: s.K > 0,
+        restrict=Restriction(k_min=1), violate=lambda s: s.with_(preset="sts", K=0))
+_define("0<K<D", "0 < K < D", lambda s: 0 < s.K < s.D, implies=("K>0",),
+        restrict=Restriction(k_min=1, k_interior=True), violate=lambda s: s.with_(preset="sts", K=s.D))
+_define("K=D", "K = D (S* is average pooling over all tokens)", lambda s: s.K == s.D, implies=("K>0",),
+        restrict=Restriction(k_equals_d=True), violate=lambda s: s.with_(preset="sts", K=s.D - 1))
+_define("K=0", "K = 0 (S* = 0)", lambda s: s.K == 0,
+        restrict=Restriction(k_zero=True), violate=lambda s: s.with_(preset="sts", K=1))
+
+# ---- sigma ------------------------------------------------------------------------------------------------
+_define("identity", "sigma = identity", lambda s: s.sigma == _identity(), implies=("odd", "linear"),
+        restrict=Restriction(sigma=lambda sg: sg == _identity()), violate=lambda s: s.with_(sigma="erf"))
+_define("linear", "sigma linear", lambda s: s.sigma.linear, restrict=Restriction(sigma=_linear),
+        violate=lambda s: s.with_(sigma="erf"))
+_define("odd", "sigma odd (sigma(-x) = -sigma(x))", lambda s: s.sigma.odd, restrict=Restriction(sigma=_odd),
+        violate=lambda s: s.with_(sigma="poly:0,1,1/2"))
+_define("wp-zero", "W_P = 0 (sigma odd, or W_P frozen)", lambda s: s.sigma.odd or not s.wp_trainable,
+        restrict=Restriction(wp_zero=True), violate=lambda s: s.with_(sigma="poly:0,1,1/2"))
+_define("linear-or-M1", "sigma linear, or M = 1", lambda s: s.sigma.linear or s.M == 1,
+        restrict=Restriction(m_one_unless_linear=True),
+        violate=lambda s: s.with_(sigma="erf", M=2))
+
+# ---- positions and attention ------------------------------------------------------------------------------
+_define("orthogonal-P", "P^T P = lambda I", lambda s: s.p_structure == "orthogonal",
+        restrict=Restriction(choices={"p_kind": ("identity", "permutation")}),
+        violate=lambda s: s.with_(p_kind="sinusoidal", p_structure="general"))
+_define("unit-lambda", "lambda = 1 (P^T P = I)", lambda s: s.p_lambda == 1, implies=(),
+        restrict=Restriction(choices={"p_lambda": ("1",)}), violate=lambda s: s.with_(p_lambda="4"))
+_define("unit-beta", "logit temperature beta = 1", lambda s: s.beta == 1,
+        restrict=Restriction(choices={"beta": ("1",)}), violate=lambda s: s.with_(beta="2"))
+_define("distinct-queries", "distinct query positions q(j)", lambda s: len(set(s.query)) == len(s.query))
+
+# ---- loss and step sizes ------------------------------------------------------------------------------------
+_define("sum-loss", "summed loss (c_L = 1)", lambda s: s.loss == "sum",
+        restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"))
+_define("one-eta", "eta_V = eta_KQ = eta", lambda s: s.eta_v == s.eta_kq, restrict=Restriction(one_eta=True),
+        violate=lambda s: s.with_(eta_kq=2 * s.eta_v))
+_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K,
+        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        violate=lambda s: _at_x(s, Fraction(2 * s.K)))
+_define("eta-le-K", "eta_V c_L v N <= K", lambda s: step_x(s) <= s.K, implies=("eta-stable",),
+        restrict=Restriction(x_max=lambda K: (Fraction(K), False)),
+        violate=lambda s: _at_x(s, Fraction(3 * s.K, 2)))
+_define("eta-small", "eta_V c_L v N <= 1", lambda s: step_x(s) <= 1,
+        restrict=Restriction(x_max=lambda K: (Fraction(1), False)),
+        violate=lambda s: _at_x(s, Fraction(3, 2)))
+_define("eta-geometric", "0 < eta_V c_L v N < 2D (the K = D recursion contracts)", lambda s: step_x(s) < 2 * s.D,
+        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        violate=lambda s: _at_x(s, Fraction(2 * s.D)))
+
+# ---- run-level (checked on the run, or on what the run is compared with) ------------------------------------
+_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; the step-size "
+        "condition eta_V c_L v N <= 1 is derived for sigma = identity only)", None, run_level=True)
+_define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)", None,
+        run_level=True)
+_define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
+        run_level=True)
+
+# the reference convention of docs/setting.md, as the hypotheses it consists of
+REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "gaussian",
+             "centred", "orthogonal-P", "zero-init", "uniform-S*")
+
+
+def hypothesis(id: str) -> Hypothesis:
+    """The hypothesis ``id``; an unknown id is an error naming the known ones."""
+    if isinstance(id, Hypothesis):
+        return id
+    if id not in HYPOTHESES:
+        raise InvalidParameter("hypothesis", id, f"must be one of {', '.join(HYPOTHESES)}")
+    return HYPOTHESES[id]
+
+
+def hypotheses(ids) -> tuple[Hypothesis, ...]:
+    """Hypothesis objects for ids (or objects), in order, without repeats."""
+    out = []
+    for h in ids:
+        h = hypothesis(h)
+        if h not in out:
+            out.append(h)
+    return tuple(out)
+
+
+def closure(ids) -> frozenset[str]:
+    """Every hypothesis id implied by ``ids`` (including themselves)."""
+    seen, todo = set(), [hypothesis(i).id for i in ids]
+    while todo:
+        h = todo.pop()
+        if h not in seen:
+            seen.add(h)
+            todo.extend(HYPOTHESES[h].implies)
+    return frozenset(seen)
+
+
+def within(s, ids) -> tuple[bool, str]:
+    """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
+    unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
+    return not unmet, "; ".join(unmet)
+
+
+__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
+           "step_x"]
