@@ -17,13 +17,13 @@ def _terms():
 
 
 def subs_of(s) -> dict:
-    from verify.derive.symbols import values_at
+    from verify.model.symbols import values_at
     return values_at(s)
 
 
 def leading(s, q: str):
     """The exact leading term of q at the setting's parameters, as a function of T (numpy)."""
-    from verify.derive.symbols import T
+    from verify.model.symbols import T
     lt, _ = _terms()
     key = "loss" if q == "loss" else q
     return sp.lambdify(T, lt[key].subs(subs_of(s)), "numpy")
@@ -31,7 +31,7 @@ def leading(s, q: str):
 
 def leading_constant(s, q: str) -> sp.Expr:
     """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting."""
-    from verify.derive.symbols import T
+    from verify.model.symbols import T
     lt, _ = _terms()
     return sp.simplify(lt[q].subs(subs_of(s)) * T ** (-T_EXPONENT[q]))
 

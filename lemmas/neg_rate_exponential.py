@@ -40,7 +40,7 @@ THRESHOLD = {"value": {"octaves": OCTAVES, "stable_ratio": [1 - STABLE, 1 + STAB
 @lru_cache(maxsize=None)
 def _tstar_expr():
     import sympy as sp
-    from verify.derive import symbols as sy
+    from verify.model import symbols as sy
     from verify.derive.asymptotics import leading_terms_general
     c = leading_terms_general()["c"]
     u0 = (sy.D - sy.K) / sy.D
@@ -49,7 +49,7 @@ def _tstar_expr():
 
 def tstar(setting) -> float:
     """The derived end of the transient, T* = 1/(2 c u0^2) (0 < K < D, sigma = identity)."""
-    from verify.derive.symbols import values_at
+    from verify.model.symbols import values_at
     return float(_tstar_expr().subs(values_at(setting)))
 
 

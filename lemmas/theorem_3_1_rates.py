@@ -66,7 +66,7 @@ def symbolic_exponents() -> dict:
     """Exact exponents of the leading terms and of the claimed orders: in T and ||V*|| (at every D), in K
     (as D -> oo), in D as D -> oo with N fixed and with N = D/K (SymPy limits of d log / d log x)."""
     from verify.derive.asymptotics import claimed_terms, leading_terms
-    from verify.derive.symbols import D, K, N, T, vnorm
+    from verify.model.symbols import D, K, N, T, vnorm
     out = {}
     for name, terms in (("leading", leading_terms()), ("claimed", claimed_terms())):
         out[name] = {}
@@ -111,7 +111,7 @@ class TheoremRates(Claim):
 
     def evaluate(self, profile):
         from verify.derive.asymptotics import leading_terms
-        from verify.derive.symbols import D, K, vnorm
+        from verify.model.symbols import D, K, vnorm
         from verify.engines import iterate
         ev = []
         derivation_ok = True        # the leading terms agree with the iteration (the D refutation rests on them)

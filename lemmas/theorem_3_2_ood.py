@@ -48,7 +48,7 @@ def ood_formula():
 def prove_formula(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
     """Closed form of verify.derive.loss at W_X = alpha V*, W_P = 0, column-stochastic S, S*: equals the formula."""
     from verify.derive.loss import matrix_form, mu
-    from verify.derive.symbols import var
+    from verify.model.symbols import var
     sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
     V, P = sym("v", M, d), sym("P", D, D)
     S, Ss = sym("s", D - 1, N), sym("t", D - 1, N)

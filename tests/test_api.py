@@ -114,7 +114,7 @@ def test_leading_terms_hand_values(s):
 def test_general_terms_reduce_to_the_reference_ones():
     # The reference-convention terms of verify.derive.asymptotics (derived separately, conventions fixed
     # before the expansion) equal the general ones at c_L = v = lambda = beta = 1, eta_KQ = eta.
-    from verify.derive import symbols as sy
+    from verify.model import symbols as sy
     from verify.derive.asymptotics import leading_terms as reference
     gen, ref = leading_terms(), reference()
     ones = {sy.c_loss: 1, sy.var: 1, sy.lam: 1, sy.beta: 1, sy.eta_kq: sy.eta}

@@ -186,7 +186,7 @@ def test_shells_tighten_to_the_cubic_coefficient(small):
 def test_asymptotic_constants_contain_the_derived_leading_terms(small):
     """eta T q(T)^(1/p) -> the leading constant of verify.derive.asymptotics (a second derivation)."""
     import sympy as sp
-    from verify.derive import symbols as sy
+    from verify.model import symbols as sy
     from verify.derive.asymptotics import leading_terms_general
     s, cert = small
     lt = leading_terms_general()

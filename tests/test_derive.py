@@ -10,7 +10,7 @@ import sympy as sp
 from verify.derive.kernels import kernel
 from verify.derive.loss import kernel_sum_equals_matrix_form, matrix_form, prove_identity_closed_form
 from verify.derive.reduction import parity_obligation, prove_reduction, prove_reduction_generic
-from verify.derive.symbols import A, B, C, mu_u, mu_z
+from verify.model.symbols import A, B, C, mu_u, mu_z
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
 from verify.model import make_setting, parse_sigma
@@ -232,7 +232,7 @@ def test_identity_reduction_holds_in_every_dimension():
 
 def test_general_convention_asymptotics_reduce_to_the_reference_ones():
     from verify.derive.asymptotics import leading_terms, leading_terms_general
-    from verify.derive.symbols import beta, c_loss, eta, eta_kq, lam, var
+    from verify.model.symbols import beta, c_loss, eta, eta_kq, lam, var
     ref, gen = leading_terms(), leading_terms_general()
     for k in ("loss", "s_err", "w_err"):
         assert sp.simplify(gen[k].subs({c_loss: 1, var: 1, lam: 1, beta: 1, eta_kq: eta}) - ref[k]) == 0
@@ -242,7 +242,7 @@ def test_leading_loss_term_matches_iteration_under_the_mean_convention():
     """An independent route: iterate (mean loss, lambda = 2, eta_KQ != eta_V) and compare with the
     general leading term at T = 2e5 (corrections are O(T^-1/2): within 5%)."""
     from verify.derive.asymptotics import leading_terms_general
-    from verify.derive.symbols import D, K, N, T, beta, c_loss, eta_kq, lam, var, vnorm
+    from verify.model.symbols import D, K, N, T, beta, c_loss, eta_kq, lam, var, vnorm
     from verify.engines import iterate
     s = make_setting(D=8, K=2, M=2, d=2, preset="cnn", vstar_norm="1", eta="1/10", eta_kq="1/5", loss="mean",
                      p_lambda="4")

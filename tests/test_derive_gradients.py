@@ -15,7 +15,7 @@ from verify.derive import codegen
 from verify.derive.gradients import (a, b, explicit_model, evaluate, gradient_formulas, i, j, k, logit_step_factor, m,
                                      q, softmax_chain)
 from verify.derive.kernels import kernel
-from verify.derive.symbols import A, B, C, eta_kq, lam, mu_u, mu_z
+from verify.model.symbols import A, B, C, eta_kq, lam, mu_u, mu_z
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
 from verify.model import make_setting
@@ -132,7 +132,7 @@ def test_sympy_derivative_of_the_composed_model_matches_central_differences(spec
     explicit dimensions; its W_X, W_P and W_KQ gradients agree with the engine's loss differenced."""
     s, st = _state(spec, extra)
     with mpmath.workdps(90):
-        from verify.derive.symbols import c_loss, var
+        from verify.model.symbols import c_loss, var
         from verify.derive.gradients import mu
         em = explicit_model(s.sigma, s.p_exact(), s.sstar(), s.query, s.M, s.d)
         vals = {}
@@ -151,7 +151,7 @@ def test_sympy_derivative_of_the_composed_model_matches_central_differences(spec
 def test_identity_matrix_form_gradients_match_central_differences():
     """verify.derive.loss.matrix_form (MatrixSymbol calculus, where SymPy can silently return 0)."""
     from verify.derive.loss import matrix_form, mu
-    from verify.derive.symbols import var
+    from verify.model.symbols import var
     s, st = _state("identity", dict(law_mean="0.3"))
     with mpmath.workdps(90):
         mf = matrix_form(s.M, s.d, s.D, s.N)

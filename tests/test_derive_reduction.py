@@ -9,7 +9,7 @@ from verify.derive.obligations import Obligation, ProofReport, is_zero
 from verify.derive.reduction import (EXPLICIT_SIZES, explicit_routes, logit_gradients, obligations_for,
                                      prove_reduction, prove_reduction_generic, prove_reduction_symbolic,
                                      reduced_recursion_obligations)
-from verify.derive.symbols import D, K, N
+from verify.model.symbols import D, K, N
 from verify.evidence import Scope, decide
 from verify.model import make_setting, parse_sigma
 
@@ -86,7 +86,7 @@ def test_delta_recursion_factor_against_the_full_engine_at_d5_k2():
     D = 5, K = 2, N = 2 (D - K = 3): g_on - g_off equals D/(N K (D-K)) sum_m dr_m/ddelta = (5/12) sum ...,
     not D/(N K) = 5/4 times it."""
     from verify.derive.reduced import reduced
-    from verify.derive.symbols import alpha, c_loss, delta, var, vn
+    from verify.model.symbols import alpha, c_loss, delta, var, vn
     from verify.engines.arith import Arith
     from verify.engines.full import FullState
     s = make_setting(D=5, K=2, N=2, M=2, d=2, supports=[[0, 1], [1, 3]], vstar=[[1, 2], [-1, "1/2"]])

@@ -17,7 +17,7 @@ import sympy as sp
 from click.testing import CliRunner
 
 from verify.cli import main
-from verify.derive import symbols as sy
+from verify.model import symbols as sy
 from verify.derive.asymptotics import leading_terms
 from verify.engines import Arith, iterate
 from verify.engines.full import FullState

@@ -75,7 +75,7 @@ def leading_terms(setting=None) -> dict:
 def _substitutions(setting) -> dict:
     """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
 
-    from .derive import symbols as sy
+    from .model import symbols as sy
     from .model import Setting
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
@@ -101,7 +101,7 @@ def leading_term_values(setting, steps) -> dict:
     import numpy as np
     import sympy as sp
 
-    from .derive import symbols as sy
+    from .model import symbols as sy
     lt = leading_terms(setting)
     T = np.asarray(steps, dtype=float)
     if T.ndim > 1 or T.size == 0 or not np.all(np.isfinite(T)) or np.any(T < 0):

@@ -26,7 +26,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..derive.reduced import column_quantities, reduced, reduced_step_exprs
-from ..derive.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
 from ..model.sigma import Sigma
 from .obligations import Obligation, identity, sign
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..derive.reduced import reduced, reduced_step_exprs
-from ..derive.symbols import D, N, alpha, c_loss, eta_v, var, vn
+from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
 from ..model.setting import Setting

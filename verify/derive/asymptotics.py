@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..model.sigma import Sigma
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
+from ..model.symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
 
 u = sp.Symbol("u", positive=True)
 

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .symbols import D, K, N, T, beta, c_loss, eta, eta_kq, eta_v, lam, var, vnorm
+from ..model.symbols import D, K, N, T, beta, c_loss, eta, eta_kq, eta_v, lam, var, vnorm
 
 # The exponents of D (unknowns of the solver) and the constants in front of the powers.
 a, b, c = sp.symbols("a b c", real=True)

@@ -17,7 +17,7 @@ import sympy as sp
 
 from ..errors import UnsupportedRegime
 from ..model.sigma import Sigma
-from .symbols import A, B, C, mu_u, mu_z
+from ..model.symbols import A, B, C, mu_u, mu_z
 
 
 @dataclass(frozen=True)

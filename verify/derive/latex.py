@@ -43,7 +43,7 @@ def tt(s) -> str:
 
 
 def _names() -> dict:
-    from .symbols import vn, vnorm
+    from ..model.symbols import vn, vnorm
     return {vnorm: r"\|V^*\|_F", vn: r"\|v^*_m\|^2"}
 
 

@@ -39,7 +39,7 @@ from ..model.sigma import Sigma
 from .kernels import kernel
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
 from .reduced import column_quantities
-from .symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
+from ..model.symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
     mu_z, var, vn, beta
 
 _is_zero = is_zero          # kept under its old name (tests and claims import it)

@@ -30,7 +30,7 @@ from ..evidence import Scope
 from ..model.sigma import Sigma
 from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
-from .symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
 E = sp.Symbol("E", positive=True)       # e^delta
 x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)

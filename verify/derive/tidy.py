@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .symbols import D, K
+from ..model.symbols import D, K
 
 _gap = sp.Symbol("g_DK", positive=True)   # D - K > 0
 SIMPLIFY_BUDGET = 120                      # count_ops above which sp.simplify is not tried (cost grows fast)

@@ -35,7 +35,7 @@ import sympy as sp
 
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced_step_exprs
-from ..derive.symbols import alpha, delta
+from ..model.symbols import alpha, delta
 from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma

@@ -24,7 +24,7 @@ import sympy as sp
 from ..atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
-from ..derive.symbols import lam
+from ..model.symbols import lam
 from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..derive import codegen
 from ..derive.kernels import guard_relu, kernel, radial_slope
-from ..derive.symbols import A, B, C, mu_u, mu_z
+from ..model.symbols import A, B, C, mu_u, mu_z
 from ..model.setting import Setting
 from ..model.sigma import Sigma
 from .arith import Arith

@@ -45,7 +45,7 @@ def convergence_part(profile: str) -> dict:
     """Tail slopes in T of L - L_opt, ||S - S*||_F, ||W_X - V*||_F and their ratios to the derived leading terms."""
     import sympy as sp
 
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.asymptotics import claimed_terms, leading_terms, slow_manifold
     from ..model import make_setting
     from . import checkpoint_steps, iterate

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
-from ..derive.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
 from ..errors import InvalidParameter
 from ..model.setting import Setting
 from ..model.sigma import Sigma

@@ -36,7 +36,7 @@ def closed_form_proof() -> tuple[bool, str]:
     """At K = D the reduced step (verify.derive.reduced, case k-equals-d) freezes delta and maps
     alpha -> alpha - eta c_L v N (alpha - 1) / D; alpha(t) = 1 - q^t with q = 1 - eta c_L v N / D solves it
     from alpha(0) = 0 (SymPy: the recursion minus the closed form simplifies to 0)."""
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.reduced import reduced_step_exprs
     from ..model.sigma import Sigma
     a_next, inc = reduced_step_exprs(Sigma("identity"), "k-equals-d")

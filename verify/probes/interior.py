@@ -8,7 +8,7 @@ compares the fitted exponents with these and the ratio q(T) / leading(T) with 1.
 from __future__ import annotations
 
 
-from ..derive import symbols as sy
+from ..model import symbols as sy
 from ..derive.asymptotics import leading_terms
 from .base import QUANTITIES, classify_series, fits_json, run_series
 

@@ -30,7 +30,7 @@ def frozen_proof(spec: str) -> tuple[bool, str]:
     """At K = 0 (S* = 0, teacher output sigma(0) = 0) and zero initialisation, the reduced step
     (verify.derive.reduced, case k-zero) leaves (alpha, delta) = (0, 0) fixed and the loss r(0) = 0:
     W_X stays 0, S stays uniform, the loss is optimal from step 0 (SymPy, for the given sigma)."""
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.reduced import reduced, reduced_step_exprs
     from ..model.sigma import parse_sigma
     sig = parse_sigma(spec)

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ..derive import symbols as sy
+from ..model import symbols as sy
 from ..derive.reduced import reduced_step_exprs
 from ..engines import Arith
 from ..engines.reduced import ReducedState

@@ -25,7 +25,7 @@ def claimed_exponents() -> dict:
     """Theorem 3.1's exponents of T and of D in each stated order: {"loss": {"T": -1, "D": 4}, ...}."""
     import sympy as sp
 
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.asymptotics import claimed_terms
     out = {}
     for q, e in claimed_terms().items():

@@ -109,7 +109,7 @@ def _leading_functions():
     """The derived leading terms with every named convention symbolic, as float functions."""
     import sympy as sp
 
-    from ..derive import symbols as sy
+    from ..model import symbols as sy
     from ..derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
     args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.beta, sy.var, sy.c_loss, sy.vnorm, sy.T)
