@@ -150,7 +150,7 @@ def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
     curvature grows with alpha^2 ||v*||^2 (cubic sigma), so eta_V c_L v N <= 1 does not keep GD stable
     (fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 diverging with alpha(5) < 0).
     The hypothesis is then that the run itself is a descent run; (ok, why-not, first increase)."""
-    if setting.sigma.name == "identity":
+    if setting.sigma.is_identity:
         return True, "", None
     bad = first_increase_in(L)
     if bad is None:
@@ -165,13 +165,13 @@ CONDITIONS = {
     "centred": (lambda s: s.law.mean == 0, "centred entries (law mean 0)"),
     "wp-zero": (lambda s: s.sigma.odd or not s.wp_trainable, "W_P = 0 (odd sigma or W_P frozen)"),
     "odd": (lambda s: s.sigma.odd, "sigma odd"),
-    "identity": (lambda s: s.sigma.name == "identity", "sigma = identity"),
+    "identity": (lambda s: s.sigma.is_identity, "sigma = identity"),
     "K>0": (lambda s: s.K > 0, "K >= 1"),
     "0<K<D": (lambda s: 0 < s.K < s.D, "0 < K < D"),
     "orthogonal-P": (lambda s: s.p_structure == "orthogonal", "P^T P = lambda I"),
     "uniform-S*": (lambda s: s.sstar_weights is None, "S* with uniform weights 1/K"),
     "one-eta": (lambda s: s.eta_v == s.eta_kq, "eta_V = eta_KQ"),
-    "identity-or-M1": (lambda s: s.sigma.name == "identity" or s.M == 1, "sigma = identity or M = 1"),
+    "identity-or-M1": (lambda s: s.sigma.is_identity or s.M == 1, "sigma = identity or M = 1"),
     "eta-stable": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N < 2 * max(s.K, 1),
                    "eta_V < 2K/(c_L v N) (W_X-block stability)"),
     "eta-positive": (lambda s: s.eta_v * s.loss_scale * s.law.var * s.N <= 1, "eta_V c_L v N <= 1"),

@@ -83,7 +83,7 @@ class NegRateExponential(Claim):
                                  {"in_hypotheses": False, "outside": f"horizon T >= {MIN_STEPS} ({OCTAVES} octaves)"},
                                  threshold=THRESHOLD)
         data = {}
-        if 0 < setting.K < setting.D and setting.sigma.name == "identity":
+        if 0 < setting.K < setting.D and setting.sigma.is_identity:
             ts = tstar(setting)
             data["tstar_derived"] = ts
             if steps / MIN_STEPS < ts:
