@@ -33,13 +33,11 @@ from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import hypothesis
 from verify.model.profiles import per_profile
 from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
 from lemmas.support.records import REFERENCE, obligations_text, outcome_record, prerequisite, regime_scope
 
-IDENTITY = hypothesis("identity")
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
 FULL_STEPS = per_profile({"ci": 60, "dev": 300, "deep": 1000})
@@ -112,7 +110,7 @@ def envelope(series, s) -> dict:
                      "max_at": int(steps[i_max]), "overshoot": fmt(max(0.0, col[i_max] - 1)),
                      "final": fmt(col[-1])})
     out = {"rows": rows, "min": float(a.min()), "max": float(a.max())}
-    if IDENTITY.holds(s) and 0 < s.K < s.D and getattr(series, "delta", None) is not None:
+    if s.sigma.is_identity and 0 < s.K < s.D and getattr(series, "delta", None) is not None:
         # C_3 reading: the factor 1 - eta c_L v ||S(t)||^2 of the affine alpha recursion (*), with
         # ||S||^2 = N (K e^{2 delta} + D - K) / (K e^delta + D - K)^2 for two-valued columns
         E = np.exp(series.delta[:-1])
@@ -199,7 +197,7 @@ class LemmaC2(Check):
         outside the claim's hypotheses (the outcome says so, with alpha over the finite prefix); for
         sigma = identity no run-level hypothesis applies and the regime cannot be evaluated in float64:
         the outcome is undecided (holds None), never counted as support."""
-        if IDENTITY.holds(setting):
+        if setting.sigma.is_identity:
             return RegimeOutcome(None, f"float64 reduced iteration overflowed before step {steps}: undecided "
                                  "(use mpmath)", replay_run(setting, steps, "reduced", "mpmath"), threshold=THRESHOLD)
         lo, hi = 0, steps            # last step count that stays finite: reduced_float64(lo) succeeds
@@ -258,7 +256,7 @@ class LemmaC2(Check):
             out = self.regime_check(s_, T)
             env = out.data.get("envelope", {})
             extra = {}
-            if IDENTITY.holds(s_):
+            if s_.sigma.is_identity:
                 # alpha(1) = eta c_L v <S(0), S*> = eta c_L v N / D exactly (S(0) uniform): the float64
                 # iteration is the exact recursion's
                 a1 = Fraction(s_.eta_v * s_.loss_scale * s_.law.var * s_.N, s_.D)

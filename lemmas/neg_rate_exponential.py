@@ -23,7 +23,6 @@ import numpy as np
 from verify.evidence import Scope
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import within
 from lemmas.support.runs import convention, observe, regime, replay_run
 from lemmas.support.records import REFERENCE, outcome_record
 
@@ -84,7 +83,7 @@ class NegRateExponential(Check):
                                  {"in_hypotheses": False, "outside": f"horizon T >= {MIN_STEPS} ({OCTAVES} octaves)"},
                                  threshold=THRESHOLD)
         data = {}
-        if within(setting, ("0<K<D", "identity"))[0]:
+        if 0 < setting.K < setting.D and setting.sigma.is_identity:
             ts = tstar(setting)
             data["tstar_derived"] = ts
             if steps / MIN_STEPS < ts:

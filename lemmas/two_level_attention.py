@@ -77,7 +77,7 @@ class TwoLevelAttention(Check):
         # two-valued; explicit sizes as a second route
         from verify.derive.obligations import proof_routes
         from verify.derive.reduction import obligations_for
-        from verify.model.sigma import parse_sigma
+        from verify.model.sigmas import parse_sigma
         for spec in SIGMAS:
             ev += proof_routes(f"columns of S stay two-valued for sigma = {spec}",
                                obligations_for(parse_sigma(spec), "two-valued"), f"verify derive --sigma {spec} --json")

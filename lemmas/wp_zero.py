@@ -60,7 +60,7 @@ class WPZero(Check):
     def evaluate(self, profile):
         from verify.derive.obligations import proof_routes
         from verify.derive.reduction import obligations_for
-        from verify.model.sigma import parse_sigma
+        from verify.model.sigmas import parse_sigma
         ev = []
         ident = prove_identity_general()
         wp = [o for o in ident.obligations if "W_P" in o.name]

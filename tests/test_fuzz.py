@@ -27,9 +27,9 @@ from verify.engines import iterate
 from verify.errors import InvalidParameter
 from verify.fuzz import (BREAKS, DEFAULT_DB, HONOURED, MAX_DISCARDED, PROFILE_BUDGET, REPLAY_FACTOR,
                          CounterexampleStore, Regime, fuzz, fuzz_part, invalid_regimes, strategy_for, valid_regimes)
-from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS, SIGMAS
+from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS
 from verify.model import make_setting
-from verify.model.sigma import parse_sigma
+from verify.model.sigmas import parse_sigma, sigma_examples
 
 REGISTRY = lemmas.CLAIMS
 KEYS = {"claim", "verdict", "evidence", "examples", "falsified", "replayed", "counterexample", "replay", "seed",
@@ -171,7 +171,7 @@ REACH = [
     ("||V*|| = 10", lambda r, s: s.vstar_norm2() == 100),
     ("M = 3, d = 4", lambda r, s: s.M == 3 and s.d == 4),
 ]
-REACH += [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in SIGMAS]
+REACH += [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in sigma_examples()]
 REACH += [(f"law {law}", lambda r, s, law=law: s.law.spec() == law) for law in LAWS]
 
 
@@ -240,7 +240,7 @@ def test_new_counterexample_is_saved_and_replayed_apart(tmp_path):
     assert KEYS <= set(first) and first["falsified"] and first["replayed"] is False
     assert first["verdict"] == "refuted" and first["database"]["saved"]
     cx = Regime.from_dict(first["counterexample"])
-    assert cx.setting().sigma.name == "identity" and 0 < cx.setting().K < cx.setting().D
+    assert cx.setting().sigma.is_identity and 0 < cx.setting().K < cx.setting().D
     # the shrunk regime is a counterexample when checked independently, at T and at 10 T (the replay check)
     assert not AlphaAtMostOne().regime_check(cx.setting(), cx.steps).holds
     assert first["replay_check"]["horizon"] == REPLAY_FACTOR * cx.steps and first["replay_check"]["holds"] is False
@@ -502,7 +502,7 @@ def test_pinned_lemma_c2_poly_counterexample(regime):
 @given(valid_regimes())
 def test_pinned_lemma_c2_sinusoidal_p_counterexample(regime):
     s = regime.setting()
-    assert x_of(s) < 2 * s.K and s.sigma.name == "identity"       # inside the declared step-size hypothesis
+    assert x_of(s) < 2 * s.K and s.sigma.is_identity       # inside the declared step-size hypothesis
     # independently of the claim: the full engine in mpmath (no symmetry assumed) has alpha(3) < 0
     tr = iterate(s, regime.steps, "full", "mpmath", checkpoints=range(regime.steps + 1))
     assert float(tr.final.alpha[0]) < 0 < min(float(r.alpha[0]) for r in tr.records[1:-1])

@@ -75,7 +75,7 @@ def _substitutions(setting) -> dict:
     from .model import Setting
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
-    if setting.sigma.name != "identity":
+    if not setting.sigma.is_identity:
         raise UnsupportedRegime(f"leading terms are derived for sigma = identity, not {setting.sigma.spec()}")
     if not 0 < setting.K < setting.D:
         raise UnsupportedRegime(f"leading terms are derived for 0 < K < D (here K = {setting.K}, D = {setting.D}); "

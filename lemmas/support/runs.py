@@ -148,7 +148,7 @@ def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
     curvature grows with alpha^2 ||v*||^2 (cubic sigma), so eta_V c_L v N <= 1 does not keep GD stable
     (fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 diverging with alpha(5) < 0).
     The hypothesis is then that the run itself is a descent run; (ok, why-not, first increase)."""
-    if hypothesis("identity").holds(setting):
+    if setting.sigma.is_identity:
         return True, "", None
     bad = first_increase_in(L)
     if bad is None:

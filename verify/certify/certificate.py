@@ -57,7 +57,7 @@ class CertificateFailed(VerificationError):
 
 def check_certifiable(s: Setting) -> None:
     """Refuse, naming the flag, every regime the method does not cover (see the module docstring)."""
-    if s.sigma.name != "identity":
+    if not s.sigma.is_identity:
         raise InvalidParameter("sigma", s.sigma.spec(), "must be identity: the certificate needs the rational slow "
                                "manifold alpha*(u) = <s,s*>/||s||^2 of sigma = identity (for erf, relu and "
                                "polynomials alpha* is implicit, and the alpha_m differ by row)")

@@ -27,7 +27,7 @@ import sympy as sp
 
 from ..derive.reduced import column_quantities, reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
-from ..model.sigma import Sigma
+from ..model.sigmas.identity import Identity
 from .obligations import Obligation, identity, sign
 
 u = sp.Symbol("u", positive=True)
@@ -74,8 +74,8 @@ def _no_pole_at_zero(name: str, expr) -> Obligation:
 def slow_coordinates() -> SlowCoordinates:
     """Derive the (u, eps) map and its observables from the reduced recursion (cached; ~5 s)."""
     ob = []
-    a_next, inc = reduced_step_exprs(Sigma("identity"), "interior")
-    red = reduced(Sigma("identity"), "interior")
+    a_next, inc = reduced_step_exprs(Identity(), "interior")
+    red = reduced(Identity(), "interior")
     cols = column_quantities("interior")
     # 1. The M-row recursion is two-dimensional for sigma = identity from zero initialisation.
     ob.append(identity("rows-share-alpha", "d alpha_m'/d vn_m = 0: the alpha-map does not depend on ||v*_m||^2, "

@@ -25,7 +25,7 @@ from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas.identity import Identity
 from ..model.validation import check_int
 from . import fmt
 from .coordinates import PARAMS, V2, param_values
@@ -39,8 +39,8 @@ QUANTITIES = ("excess_loss", "s_err", "w_err")
 @lru_cache(maxsize=None)
 def closed_forms(case: str) -> dict:
     """The closed forms in p = rho^t (K = D) or constants (K = 0), and their obligations."""
-    a_next, inc = reduced_step_exprs(Sigma("identity"), case)
-    red = reduced(Sigma("identity"), case)
+    a_next, inc = reduced_step_exprs(Identity(), case)
+    red = reduced(Identity(), case)
     cols = red.cols
     ob = [identity("rows-share-alpha", "d alpha_m'/d vn_m = 0: all rows share alpha(t)", sp.diff(a_next, vn)),
           identity("delta-frozen", "the logit gap does not move (delta increment = 0)", inc)]

@@ -20,6 +20,9 @@ import click
 from click.core import ParameterSource
 
 from ..model import make_setting
+from ..model.sigmas import family_syntax
+
+SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
 
 SETTING_OPTIONS = [
     click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)"),
@@ -34,7 +37,7 @@ SETTING_OPTIONS = [
     click.option("--vstar", default=None, help="JSON file: V* as a list of M rows of d numbers"),
     click.option("--vstar-norm", default=None, help="random V* (seeded) with this Frobenius norm"),
     click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--sigma", default="identity", show_default=True, help="identity | relu | erf | poly:c0,c1,..."),
+    click.option("--sigma", default="identity", show_default=True, help=SIGMA_HELP),
     click.option("--law", default="gaussian", show_default=True,
                  help="gaussian | rademacher | student-t:NU | gumbel | exponential | uniform (standardised)"),
     click.option("--law-mean", default="0", show_default=True),

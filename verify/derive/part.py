@@ -25,7 +25,7 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
     from ..derive.obligations import proof_routes
     from ..derive.reduction import obligations_for, prove_reduction
-    from ..model.sigma import parse_sigma
+    from ..model.sigmas import parse_sigma
     statements, proofs = [], {}
     for spec in sigmas:
         sig = parse_sigma(spec)
@@ -38,7 +38,7 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
         ev += [o.evidence(replay) for o in obligations_for(sig, "wp") if o.holds is False and o.role == "test"]
         statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
                                     "invariant and the reduced recursion is exact", stmt, ev,
-                                    "primary" if sig.name == "identity" else "further"))
+                                    "primary" if sig.is_identity else "further"))
         proofs[spec] = rep.as_dict()
     statements.sort(key=lambda st: st.role != "primary")
     return statements, proofs
@@ -54,9 +54,11 @@ def derive_part(profile: str) -> dict:
     """The reduction proof per sigma of the profile, and the leading terms of Theorem 3.1's quantities."""
     from ..derive.asymptotics import leading_terms, slow_manifold
     from ..model.paper import theorem_3_1_orders
+    from ..model.sigmas import parse_sigma
+    from ..model.sigmas.identity import Identity
     sigmas = list(SIGMAS[profile])
-    if "identity" not in sigmas:
-        sigmas.insert(0, "identity")
+    if not any(parse_sigma(spec).is_identity for spec in sigmas):      # the primary statement
+        sigmas.insert(0, Identity().spec())
     statements, proofs = reduction_statements(sigmas)
     lt = leading_terms()
     return headline(statements) | {

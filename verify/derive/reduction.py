@@ -35,8 +35,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope, dims_label
-from ..model.sigma import Sigma
-from .kernels import kernel
+from ..model.sigmas import Sigma, X
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
 from .reduced import column_quantities
 from ..model.symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
@@ -305,17 +304,17 @@ def kernel_at_zero_teacher(sigma: Sigma) -> Obligation:
     """K = 0 (S* = 0, B = C = 0): ell(A, 0, 0, 0) = E[sigma(u)^2], the kernel verify.derive.reduced uses
     there. ell is taken as its limit B -> 0+ (the ReLU kernel has C/sqrt(AB) = 0/0 at B = 0)."""
     with stopwatch() as t:
-        k = kernel(sigma)
+        k = sigma.kernel
         Bp = sp.Symbol("B_p", positive=True)
         Ap = sp.Symbol("A_p", positive=True)
         e = k.ell.subs({mu_u: 0, mu_z: 0, C: 0}).subs({B: Bp, A: Ap})
         lim = sp.limit(e, Bp, 0, "+")
-        holds = is_zero(lim - k.second_moment.subs(mu_u, 0).subs(A, Ap)) if sigma.vanishes_at_zero else False
+        vanishes = sigma.at_zero == 0
+        holds = is_zero(lim - k.second_moment.subs(mu_u, 0).subs(A, Ap)) if vanishes else False
     return Obligation("[K = 0] ell(A, 0, 0, 0) = E[sigma(u)^2] (the teacher output is sigma(0) = 0)", holds,
-                      "" if sigma.vanishes_at_zero else f"sigma(0) != 0 for {sigma.spec()}: the K = 0 reduction "
+                      "" if vanishes else f"sigma(0) != 0 for {sigma.spec()}: the K = 0 reduction "
                       "does not apply", "sympy identity", Scope("all", (sigma.spec(),), "all", "all"),
-                      None if holds is not False else {"sigma(0)": str(sigma.coeffs[0]) if sigma.coeffs else "0"},
-                      seconds=t())
+                      None if holds is not False else {"sigma(0)": str(sigma.at_zero)}, seconds=t())
 
 
 @lru_cache(maxsize=None)
@@ -341,9 +340,9 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
             want = (var * alpha**2 * vn * cq["sq_s"], var * alpha * vn * cq["c_ss"], var * vn * cq["sq_ss"], 0)
             same_args = is_zero(r / call - c_loss * Ns / 2) and all(is_zero(x - y) for x, y in zip(call.args, want))
             if case == "k-zero":
-                ker = kernel(sigma).second_moment.subs(mu_u, 0).subs(A, want[0])
+                ker = sigma.kernel.second_moment.subs(mu_u, 0).subs(A, want[0])
             else:
-                ker = kernel(sigma).ell.subs({A: want[0], C: want[1], B: want[2], mu_u: 0, mu_z: 0}, simultaneous=True)
+                ker = sigma.kernel.ell.subs({A: want[0], C: want[1], B: want[2], mu_u: 0, mu_z: 0}, simultaneous=True)
             r = c_loss * Ns / 2 * ker
             dr = canonical_roots(r) - canonical_roots(red.r)
             same_r = True if dr == 0 else is_zero(dr)
@@ -370,17 +369,14 @@ def parity_obligation(sigma: Sigma) -> Obligation:
     for a centred Gaussian (u, z) this vanishes when the integrand is odd under (u, z) -> (-u, -z)."""
     sc = Scope("all", (sigma.spec(),), "all", "all")
     with stopwatch() as t:
-        x, y = sp.symbols("x y", real=True)
-        sig = {"identity": lambda z: z, "erf": sp.erf, "relu": lambda z: sp.Max(z, 0),
-               "poly": lambda z: sum(sp.Rational(c.numerator, c.denominator) * z**k for k, c in enumerate(sigma.coeffs))
-               }[sigma.name]
-        f = (sig(x) - sig(y)) * sp.diff(sig(x), x)
+        x, y = X, sp.Symbol("y", real=True)
+        f = (sigma.expr(x) - sigma.expr(y)) * sp.diff(sigma.expr(x), x)
         odd = sp.simplify(f + f.subs({x: -x, y: -y}, simultaneous=True))
     name = "W_P gradient vanishes at W_P = 0 (parity: d ell/d mu (A, C, B, 0) = 0)"
     if odd == 0:
         return Obligation(name, True, "(sigma(u)-sigma(z)) sigma'(u) is odd under (u,z)->(-u,-z); the centred "
                           "Gaussian law is even", "sympy identity", sc, seconds=t())
-    dmu = sp.simplify(kernel(sigma).dmu_at_zero)
+    dmu = sp.simplify(sigma.kernel.dmu_at_zero)
     return Obligation(name, False, f"sigma = {sigma.spec()} is not odd: d ell/d mu_u at 0 = {sp.sstr(dmu)}, "
                       "so W_P leaves 0 unless frozen (wp_trainable = False)", "sympy identity", sc,
                       {"d ell/d mu_u at 0": sp.sstr(dmu)}, seconds=t())
@@ -507,7 +503,7 @@ def prove_reduction(sigma: Sigma, M: int | None = None, d: int | None = None, D:
     rep.obligations.extend(reduced_recursion_obligations(sigma))
     for r in routes:
         rep.obligations.extend(r.obligations)
-    if sigma.name == "identity":
+    if sigma.is_identity:
         rep.obligations.extend(prove_identity_general().obligations)
     return rep
 

@@ -27,7 +27,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
-from ..model.sigma import Sigma
+from ..model.sigmas.identity import Identity
 from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
@@ -39,8 +39,8 @@ x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
 @lru_cache(maxsize=None)
 def alpha_recursion_identity() -> tuple[bool, str]:
     """(*) in the reduced coordinates: alpha' - [(1 - eta c_L v N ||s||^2) alpha + eta c_L v N <s,s*>] == 0."""
-    a_next, _ = reduced_step_exprs(Sigma("identity"), "interior")
-    cols = reduced(Sigma("identity"), "interior").cols
+    a_next, _ = reduced_step_exprs(Identity(), "interior")
+    cols = reduced(Identity(), "interior").cols
     rhs = (1 - eta_v * c_loss * var * N * cols["sq_s"]) * alpha + eta_v * c_loss * var * N * cols["c_ss"]
     ok = sp.simplify(a_next - rhs) == 0
     return ok, "alpha' = (1 - eta_V c_L v ||S||^2) alpha + eta_V c_L v <S,S*>  (||S||^2 = N ||s||^2, <S,S*> = N <s,s*>)"
@@ -76,7 +76,7 @@ def positivity_condition() -> sp.Expr:
 @lru_cache(maxsize=None)
 def delta_curvature() -> dict:
     """The slow-manifold curvature of the delta block, its closed form in x and its maximum."""
-    red = reduced(Sigma("identity"), "interior")
+    red = reduced(Identity(), "interior")
     r = red.r.subs(vn, vnorm**2)
     raa, rad, rdd = sp.diff(r, alpha, 2), sp.diff(r, alpha, delta), sp.diff(r, delta, 2)
     a_star = red.cols["c_ss"] / red.cols["sq_s"]

@@ -1,6 +1,7 @@
 """Full-matrix GD on (W_X, W_P, W_KQ): the updates (3.3) and (3.4) without any symmetry assumption.
 
-The per-entry kernel ell and its partial derivatives are generated from verify.derive.kernels; this
+The per-entry kernel ell and its partial derivatives are generated from sigma's kernel
+(verify.model.sigmas); this
 module only applies the chain rule through the Gram quantities listed in verify.derive.loss
 (||w_m||^2, <w_m, v*_m>, ||s_j||^2, <s_j, s*_j>, row and column sums) and through the column softmax
 (d L / d logits_j = s_j * (g_j - <s_j, g_j>)). Works on float64 arrays or object arrays of mpmath
@@ -15,10 +16,9 @@ import mpmath
 import numpy as np
 
 from ..derive import codegen
-from ..derive.kernels import guard_relu, kernel, radial_slope
 from ..model.symbols import A, B, C, mu_u, mu_z
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas import Sigma
 from .arith import Arith
 from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps
@@ -40,19 +40,18 @@ class KernelFunctions:
 def kernel_functions(sigma: Sigma, backend: str, teacher_zero: bool = False) -> KernelFunctions:
     """ell and its partials, compiled. ``teacher_zero`` (K = 0, S* = 0): the teacher output is
     sigma(0) = 0, so ell = E[sigma(u)^2] (the ReLU kernel's C / sqrt(AB) is 0/0 there)."""
-    k = kernel(sigma)
+    k = sigma.kernel
     args = (A, C, B, mu_u, mu_z)
     zero_teacher = teacher_zero and not k.with_means
     ell = k.second_moment if zero_teacher else k.ell
     dA = sp.diff(ell, A) if zero_teacher else k.partial(A)
     dC = sp.diff(ell, C) if zero_teacher else k.partial(C)
     dmu = sp.diff(k.ell, mu_u) if k.with_means else k.dmu_at_zero
-    guard = guard_relu if sigma.name == "relu" else (lambda e: e)
-    f = lambda e: codegen.lambdify(args, guard(e), backend)  # noqa: E731
+    f = lambda e: codegen.lambdify(args, sigma.guard(e), backend)  # noqa: E731
     rad = None
-    if sigma.name == "relu":
+    if sigma.kink_at_zero:
         a_, b_, c_ = sp.symbols("a_ b_ c_", positive=True)
-        rad = codegen.lambdify((a_, b_, c_), radial_slope(sigma), backend)
+        rad = codegen.lambdify((a_, b_, c_), sigma.radial_slope(), backend)
     second = codegen.lambdify((A,), k.second_moment.subs(mu_u, 0), backend)
     return KernelFunctions(f(ell), f(dA), f(dC), f(dmu), rad, second)
 
@@ -90,7 +89,7 @@ class FullState:
                 self.WX = np.vectorize(mpmath.mpf, otypes=[object])(self.WX)
                 self.WKQ = np.vectorize(mpmath.mpf, otypes=[object])(self.WKQ)
             # W_P stays 0 unless the kernel is exact at non-zero offsets (identity, polynomials).
-            if kernel(s.sigma).with_means and s.wp_trainable:
+            if s.sigma.kernel.with_means and s.wp_trainable:
                 self.WP = np.array(rng.standard_normal((s.M, s.D)), dtype=float).astype(self.dtype) * sc
         self.q = list(s.query)
         self.step_count = 0
@@ -126,7 +125,7 @@ class FullState:
         S = self.attention() if S is None else S
         g = self.moments(S)
         zero_rows = np.array([x == 0 for x in g["sq_w"]])
-        if self.s.sigma.name == "relu" and zero_rows.any():
+        if self.s.sigma.kink_at_zero and zero_rows.any():
             Asafe = g["A"].copy()
             Asafe[zero_rows, :] = self.one
             ell = self._ap(self.kf.ell, Asafe, g["C"], g["B"], g["mu_u"], g["mu_z"])
@@ -142,25 +141,26 @@ class FullState:
         g = self.moments(S)
         zero_rows = np.array([x == 0 for x in g["sq_w"]])
         Asafe = g["A"].copy()
-        if s.sigma.name == "relu" and zero_rows.any():
+        kink = s.sigma.kink_at_zero and zero_rows.any()   # rows at W_X = 0, where ell is not differentiable
+        if kink:
             Asafe[zero_rows, :] = self.one   # any positive value: these rows are replaced below
         lA = self._ap(self.kf.dA, Asafe, g["C"], g["B"], g["mu_u"], g["mu_z"])
         lC = self._ap(self.kf.dC, Asafe, g["C"], g["B"], g["mu_u"], g["mu_z"])
-        if s.sigma.name == "relu":
+        if not s.sigma.wp_gradient_closed_form:
             # W_P is frozen at 0 and the law is centred (validated), so mu_u = 0 and no W_P gradient
-            # is taken: the offset derivative is not needed (its value at 0 is in kernels.kernel).
+            # is taken: the offset derivative is not needed (its value at 0 is in sigma.kernel).
             lmu = np.full_like(lA, self.zero)
         else:
             lmu = self._ap(self.kf.dmu, Asafe, g["C"], g["B"], g["mu_u"], g["mu_z"])
-        if s.sigma.name == "relu" and zero_rows.any():
+        if kink:
             lA[zero_rows, :] = self.zero
             lC[zero_rows, :] = self.zero
         half = c / 2
         gWX = (c * var * (lA @ g["sq_s"]))[:, None] * self.WX + (half * var * (lC @ g["c_ss"]))[:, None] * self.V \
             + (half * mu * (lmu @ S.sum(0)))[:, None] * np.full((1, s.d), self.one, dtype=self.dtype)
-        if s.sigma.name == "relu" and zero_rows.any() and s.K > 0:
-            # (K = 0: ell = E relu(u)^2 = A/2 is smooth, the gradient at a zero row is 0 as computed.)
-            # 'radial' convention: the one-sided derivative along v*_m (verify.derive.kernels.radial_slope)
+        if kink and s.K > 0:
+            # (K = 0: ell = E sigma(u)^2 (A/2 for ReLU) is smooth, the gradient at a zero row is 0 as computed.)
+            # 'radial' convention: the one-sided derivative along v*_m (Sigma.radial_slope)
             for m in np.nonzero(zero_rows)[0]:
                 slope = sum(self.kf.radial(var * g["sq_v"][m] * g["sq_s"][j], var * g["sq_v"][m] * g["sq_ss"][j],
                                            var * g["sq_v"][m] * g["c_ss"][j]) for j in range(s.N))

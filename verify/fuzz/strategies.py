@@ -7,7 +7,8 @@ regime prints and replays exactly) plus a number of GD steps.
 edges (0, 1, D - 1, D), M <= 3, d <= 4, ||V*|| from 1/10 to 10, every sigma (an even polynomial too,
 with W_P trainable or frozen), every entry law with mean != 0 and variance != 1, the summed and the
 mean loss, P^T P = lambda I (identity, permutation) and sinusoidal P, eta_KQ != eta_V, zero and random
-initialisation, label noise. The step size is drawn through x = eta c_L v N, the quantity every
+initialisation, label noise. The sigmas are every registered family's fuzz representatives
+(verify.model.sigmas.sigma_examples), read at each draw, so a new family is fuzzed with no other edit. The step size is drawn through x = eta c_L v N, the quantity every
 step-size condition is stated in: as a multiple of the anchors x = 2K (the W_X-block stability
 threshold 2K/(c_L v N)) and x = 1 (the condition eta c_L v N <= 1 of the identity proofs), with the
 multiples 99/100, 1, 101/100 drawn often, so both thresholds are hit from below and from above.
@@ -34,14 +35,13 @@ from hypothesis import strategies as st
 
 from ..model import make_setting
 from ..model.numbers import frac_str
+from ..model.sigmas import parse_sigma, sigma_examples
 
 MAX_D = 48
 MAX_M = 3
 MAX_SMALL_D = 4          # the feature dimension d
 MAX_STEPS = 20_000       # reduced-recursion checks
 FULL_MAX_STEPS = 300     # full-matrix-engine checks, and regimes the reduced recursion does not cover
-SIGMAS = ("identity", "erf", "poly:0,1,0,1/10", "relu", "poly:0,1,1/2")
-ODD_SIGMAS = ("identity", "erf", "poly:0,1,0,1/10")
 LAWS = ("gaussian", "rademacher", "student-t:5", "gumbel", "exponential", "uniform")
 LAW_MEANS = ("0", "1/2", "-1")
 LAW_VARS = ("1", "1/4", "4")
@@ -153,7 +153,7 @@ def eta_bound(conds, K: int):
 
 
 @st.composite
-def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=SIGMAS, laws=LAWS,
+def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=None, laws=LAWS,
                   min_k: int = 0, conditions=(), long_horizon: bool = True,
                   full_max_steps: int = FULL_MAX_STEPS) -> Regime:
     """A valid regime (module docstring): every option, inside ``conditions``, steps about log-uniform.
@@ -161,17 +161,18 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     The horizon is drawn first, so shrinking shortens it early: a "long" regime (half of the draws when
     ``long_horizon``) is reducible with eta c_L v N < 2K by construction and gets up to ``max_steps``; any
     other gets up to ``full_max_steps``. Within each branch the cap is fixed, so simplifying another option
-    never lengthens a regime's horizon (a failing regime's replay costs 10x its horizon)."""
+    never lengthens a regime's horizon (a failing regime's replay costs 10x its horizon). ``sigmas``: specs to
+    draw from (default: every registered family's representatives, read now)."""
     c = set(conditions)
     long = long_horizon and max_steps > full_max_steps and draw(st.booleans(), label="long horizon")
     steps = _log_int(draw, 1, max_steps if long else min(max_steps, full_max_steps), "steps")
     if long:   # what makes the reduced recursion exact (Setting.reducible), and float64 safe at uniform S
         c |= {"orthogonal-P", "zero-init", "centred", "wp-zero"}
-    sig_choices = [s for s in sigmas
-                   if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
+    sig_choices = [s for s in (sigma_examples() if sigmas is None else sigmas)
+                   if ("odd" not in c or parse_sigma(s).odd) and ("identity" not in c or parse_sigma(s).is_identity)]
     sigma = draw(_choice(tuple(sig_choices) or ("identity",)), label="sigma")
-    odd = sigma in ODD_SIGMAS
-    M = 1 if ("linear-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
+    sig = parse_sigma(sigma)
+    M = 1 if ("linear-or-M1" in c and not sig.linear) else draw(st.integers(1, MAX_M), label="M")
     d = draw(st.integers(1, MAX_SMALL_D), label="d")
     strict = "0<K<D" in c
     kmin = max(min_k, 1 if (strict or "K>0" in c) else 0)
@@ -190,8 +191,8 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
     else:
         K = 1
     N = {"sts": 1, "gslp": 1, "cnn": D // max(K, 1), "gcn": D}[preset]
-    law = draw(_choice(tuple(laws)), label="law") if sigma == "identity" else "gaussian"
-    mean_ok = "centred" not in c and sigma not in ("erf", "relu")
+    law = draw(_choice(tuple(laws)), label="law") if sig.any_law else "gaussian"
+    mean_ok = "centred" not in c and not sig.needs_centred
     law_mean = draw(_choice(LAW_MEANS if mean_ok else ("0",)), label="law_mean")
     law_var = draw(_choice(LAW_VARS), label="law_var")
     loss = draw(_choice(LOSSES), label="loss")
@@ -205,8 +206,9 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=S
           "noise_sd": draw(_choice(NOISE_SDS), label="noise_sd"),
           "vstar_norm": draw(_choice(VSTAR_NORMS), label="vstar_norm"),
           "seed": draw(st.integers(0, 3), label="seed")}
-    # W_P: relu must freeze it (validated); an even sigma keeps W_P = 0 only when frozen
-    if sigma == "relu" or (not odd and "wp-zero" in c):
+    # W_P: frozen when sigma's W_P gradient has no closed form (validated: relu); a sigma that is not odd
+    # keeps W_P = 0 only when frozen
+    if not sig.wp_gradient_closed_form or (not sig.odd and "wp-zero" in c):
         kw["wp_trainable"] = False
     elif draw(st.booleans(), label="freeze W_P"):
         kw["wp_trainable"] = False

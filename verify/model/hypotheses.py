@@ -79,11 +79,6 @@ def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), vi
     HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level)
 
 
-def _identity():
-    from .sigma import parse_sigma
-    return parse_sigma("identity")
-
-
 def _at_x(s, x: Fraction):
     """``s`` with the step size that puts x = eta_V c_L v N at ``x`` (eta_KQ moved with it when they were tied)."""
     eta = x / (s.loss_scale * s.law.var * s.N)
@@ -133,8 +128,8 @@ _define("K=0", "K = 0 (S* = 0)", lambda s: s.K == 0,
         restrict=Restriction(k_zero=True), violate=lambda s: s.with_(preset="sts", K=1))
 
 # ---- sigma ------------------------------------------------------------------------------------------------
-_define("identity", "sigma = identity", lambda s: s.sigma == _identity(), implies=("odd", "linear"),
-        restrict=Restriction(sigma=lambda sg: sg == _identity()), violate=lambda s: s.with_(sigma="erf"))
+_define("identity", "sigma = identity", lambda s: s.sigma.is_identity, implies=("odd", "linear"),
+        restrict=Restriction(sigma=lambda sg: sg.is_identity), violate=lambda s: s.with_(sigma="erf"))
 _define("linear", "sigma linear", lambda s: s.sigma.linear, restrict=Restriction(sigma=_linear),
         violate=lambda s: s.with_(sigma="erf"))
 _define("odd", "sigma odd (sigma(-x) = -sigma(x))", lambda s: s.sigma.odd, restrict=Restriction(sigma=_odd),

@@ -17,7 +17,8 @@ from ..errors import InvalidParameter
 from .laws import Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
-from .sigma import Sigma, parse_sigma
+from .sigmas import FAMILIES, Sigma, parse_sigma, sigma_families
+from .sigmas.identity import Identity
 from .validation import FLOAT64_MAX, FLOAT64_MIN, Problems, check_choice, check_int
 
 LOSS_CONVENTIONS = ("sum", "mean")
@@ -45,7 +46,7 @@ class Setting:
     vstar_source: str = "explicit"
     vstar_norm: Fraction | None = None      # the norm a random V* was rescaled to (None for an explicit V*)
     sstar_weights: tuple[tuple[Fraction, ...], ...] | None = None
-    sigma: Sigma = field(default_factory=Sigma)
+    sigma: Sigma = field(default_factory=Identity)
     law: Law = field(default_factory=Law)
     noise_sd: Fraction = Fraction(0)
     loss: str = "sum"
@@ -135,7 +136,7 @@ class Setting:
         if self.wp_trainable and not self.sigma.odd:
             return False, (f"sigma = {self.sigma.spec()} is not odd, so W_P leaves 0 "
                            "(freeze W_P with wp_trainable=False to study the W_X/S dynamics)")
-        if self.sigma.name == "poly" and self.sigma.coeffs and self.sigma.coeffs[0] != 0:
+        if self.sigma.at_zero != 0:
             return False, "sigma(0) != 0"
         return True, "exact (verify.derive.reduction proves the invariance)"
 
@@ -299,7 +300,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     s = Setting(
         d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
         vstar_source=source, vstar_norm=vnorm, sstar_weights=sw,
-        sigma=sig or Sigma(), law=lw or Law(),
+        sigma=sig or Identity(), law=lw or Law(),
         noise_sd=got("noise_sd", Fraction(0)), loss=loss, p_kind=p_kind, p_structure=p_structure,
         p_lambda=got("p_lambda", Fraction(1)), beta=got("beta", Fraction(1)), p_matrix=P,
         eta_v=eta_v, eta_kq=got("eta_kq", eta_v), query=q or tuple(range(N)), init=init,
@@ -419,6 +420,25 @@ def validate(s: Setting) -> Setting:
     return s
 
 
+def _sigma_rules(s: Setting, pr: Problems, ok) -> None:
+    """The requirements sigma's family declares (verify.model.sigmas.base.Sigma), each with its message."""
+    sig, law = s.sigma, s.law
+    if ok("sigma", "law") and not sig.any_law and not law.gaussian:
+        any_law = " or ".join(f"`sigma={name}`" for name in sigma_families() if FAMILIES[name].any_law)
+        pr.add("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian "
+               f"entries; {any_law or 'no registered sigma'} accepts any law)", also=("sigma",))
+    if ok("sigma", "law") and sig.needs_centred and law.mean != 0:
+        pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.spec()}", also=("sigma",))
+    if ok("sigma") and not sig.wp_gradient_closed_form and s.wp_trainable:
+        pr.add("sigma", sig.spec(), f"must come with `wp_trainable=False`: the W_P gradient of sigma = {sig.spec()} "
+               "needs its kernel at non-zero offset, which has no closed form (see verify derive)",
+               also=("wp_trainable",))
+    if ok("sigma") and sig.kink_at_zero and s.relu_at_zero == "error" and s.init == "zero":
+        pr.add("relu_at_zero", s.relu_at_zero, f"the loss of sigma = {sig.spec()} is not differentiable at W_X = 0: "
+               "with `init=zero` use `relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`",
+               also=("init", "sigma"))
+
+
 def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     """Record in ``pr`` every rule ``s`` breaks, skipping rules that involve an input named in ``bad``
     (already reported as invalid on its own)."""
@@ -450,19 +470,7 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
                also=("init",))
     if s.K > s.D or s.K < 0:
         pr.add("K", s.K, f"must satisfy 0 <= K <= D = {s.D}", also=("D",))
-    sig, law = s.sigma, s.law
-    if ok("sigma", "law") and sig.name != "identity" and not law.gaussian:
-        pr.add("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian "
-               "entries; `sigma=identity` accepts any law)", also=("sigma",))
-    if ok("sigma", "law") and sig.name in ("relu", "erf") and law.mean != 0:
-        pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.name}", also=("sigma",))
-    if ok("sigma") and sig.name == "relu" and s.wp_trainable:
-        pr.add("sigma", sig.spec(), "must come with `wp_trainable=False`: the W_P gradient of sigma = relu needs "
-               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)",
-               also=("wp_trainable",))
-    if ok("sigma") and sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
-        pr.add("relu_at_zero", s.relu_at_zero, "the ReLU loss is not differentiable at W_X = 0: with `init=zero` use "
-               "`relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`", also=("init", "sigma"))
+    _sigma_rules(s, pr, ok)
     # P
     if not ok("p_matrix"):
         pass

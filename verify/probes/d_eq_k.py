@@ -38,8 +38,8 @@ def closed_form_proof() -> tuple[bool, str]:
     from alpha(0) = 0 (SymPy: the recursion minus the closed form simplifies to 0)."""
     from ..model import symbols as sy
     from ..derive.reduced import reduced_step_exprs
-    from ..model.sigma import Sigma
-    a_next, inc = reduced_step_exprs(Sigma("identity"), "k-equals-d")
+    from ..model.sigmas.identity import Identity
+    a_next, inc = reduced_step_exprs(Identity(), "k-equals-d")
     t = sp.Symbol("t", nonnegative=True, integer=True)
     q = 1 - sy.eta_v * sy.c_loss * sy.var * sy.N / sy.D
     closed = lambda k: 1 - q**k  # noqa: E731

@@ -35,7 +35,7 @@ class OnlineSGD:
     """Online SGD for sigma = identity on the full parameters (W_X, W_P, W_KQ)."""
 
     def __init__(self, setting, batch: int, seed: int = SEED):
-        if setting.sigma.name != "identity":
+        if not setting.sigma.is_identity:
             raise ValueError("online SGD is implemented for sigma = identity")
         self.s, self.B = setting, batch
         self.pop = FullState(setting, Arith.make("float64", None, 1))   # V*, S*, P and the population loss

@@ -58,8 +58,8 @@ class AttentionSGD:
     """
 
     def __init__(self, setting, batch: int, input_dependent: bool, seed: int = SEED):
-        if setting.sigma.name != "identity":
-            raise InvalidParameter("sigma", setting.sigma.name, "must be identity for the full-attention students")
+        if not setting.sigma.is_identity:
+            raise InvalidParameter("sigma", setting.sigma.spec(), "must be identity for the full-attention students")
         if setting.init != "zero":
             raise InvalidParameter("init", setting.init, "must be zero for the full-attention students")
         if int(batch) < 1:

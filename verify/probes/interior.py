@@ -24,7 +24,7 @@ def leading_value(setting, quantity: str, T: int) -> float:
 
 
 def reference_convention(s) -> bool:
-    return (s.sigma.name == "identity" and s.law.var == 1 and s.p_lambda == 1 and s.beta == 1 and s.loss == "sum"
+    return (s.sigma.is_identity and s.law.var == 1 and s.p_lambda == 1 and s.beta == 1 and s.loss == "sum"
             and s.eta_v == s.eta_kq and 0 < s.K < s.D)
 
 

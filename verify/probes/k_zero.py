@@ -32,7 +32,7 @@ def frozen_proof(spec: str) -> tuple[bool, str]:
     W_X stays 0, S stays uniform, the loss is optimal from step 0 (SymPy, for the given sigma)."""
     from ..model import symbols as sy
     from ..derive.reduced import reduced, reduced_step_exprs
-    from ..model.sigma import parse_sigma
+    from ..model.sigmas import parse_sigma
     sig = parse_sigma(spec)
     a_next, inc = reduced_step_exprs(sig, "k-zero")
     r = reduced(sig, "k-zero").r

@@ -21,7 +21,8 @@ from ..derive.reduced import reduced_step_exprs
 from ..engines import Arith
 from ..engines.reduced import ReducedState
 from ..evidence import Scope, compare, record
-from ..model import Sigma, make_setting
+from ..model import make_setting
+from ..model.sigmas.identity import Identity
 from .interior import leading_value
 from .base import (ProbeResult, Statement, classify_series, fits_json, labels, probe, question_text, regime, run_series,
                    scope_of)
@@ -50,7 +51,7 @@ BOUNDARY_THRESHOLD = {"value": f"2K/N < boundary(T) < (1 + {BOUNDARY_TOL}) 2K/N 
 
 def derived_boundaries(setting) -> dict:
     """2K/N and 2D/N from d alpha_next / d alpha of the generated step (identity, reference convention)."""
-    a_next, _ = reduced_step_exprs(Sigma("identity"), "interior")
+    a_next, _ = reduced_step_exprs(Identity(), "interior")
     slope = sp.diff(a_next, sy.alpha).subs({sy.var: 1, sy.c_loss: 1, sy.lam: 1, sy.D: setting.D, sy.K: setting.K,
                                              sy.N: setting.N, sy.alpha: 1})
     start = sp.simplify(slope.subs(sy.delta, 0))                 # S uniform

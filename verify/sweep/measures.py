@@ -124,7 +124,7 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
     ok, why = s.reducible()
     if not ok:
         return None, why
-    if s.sigma.name != "identity":
+    if not s.sigma.is_identity:
         return None, "derived for sigma = identity only"
     if not 0 < s.K < s.D:
         return None, "derived for 0 < K < D (K = 0 and K = D are not power laws)"
