@@ -92,8 +92,8 @@ def reconcile(claims: dict | None = None, profile: str = "ci", numerics: bool = 
         "evidence": _distinct(r for st in decided.values() for r in st["evidence"]),
         "options": {"profile": profile, "numerics": numerics, "family": FAMILY_LABEL, "sigma": "identity",
                     "grid": list(budget(profile).Ds), "phase_factor": budget(profile).phase_factor, "band": BAND,
-                    "reference_convention": "summed loss, v = 1, lambda = 1, beta = 1, eta_KQ = eta_V = eta, "
-                                            "N fixed, ||V*||_F fixed (every exponent 0)"},
+                    "reference_convention": "summed loss, entry variance 1, P^T P = I, logit temperature 1, one step size "
+                                            "(eta_KQ = eta_V), N and ||V*||_F fixed: every exponent 0"},
         "replay": REPLAY if claims is None else "verify reconcile --json --claims FILE",
     }
 

@@ -88,7 +88,7 @@ def _fits_text(entry: dict) -> str:
     qs = [q for q in ("excess_loss", "s_err", "w_err") if fits.get(q)]
     if not qs:
         raise MissingNumber("reconcile: GD fits of the representative")
-    return (", ".join(pm(fits[q]["exponent"], fits[q]["error"], 2) for q in qs)
+    return (", ".join(pm(fits[q]["exponent"], fits[q]["error"]) for q in qs)
             + " after dividing out the finite-D factors (raw fits " + ", ".join(g(fits[q]["raw_exponent"]) for q in qs)
             + "; derived " + ", ".join(entry["d_exponents"][q] for q in qs) + ")")
 
