@@ -10,8 +10,9 @@
    and its D-exponents fitted (verify.reconcile.confirm); so is the reference convention.
 
 Every verdict comes from verify.evidence.decide on the records made here. The leading terms rest on the
-slow-manifold expansion, a formal asymptotic expansion: the records that depend on it carry
-``formal=True`` (verify.evidence has no evidence kind for it yet).
+slow-manifold expansion, a formal asymptotic expansion: its record carries ``formal=True``
+(verify.evidence has no evidence kind for it yet) and stands in the evidence of every statement about
+the family beside the exact records of the solver, whose equations are that expansion's exponents.
 """
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def system_records(s: System) -> list[dict]:
                   ("feasible" if feas else "infeasible over the whole family" if feas is False else "undecided")
                   + f" ({len(s.eqs)} equations, {len(s.ineqs)} inequalities)",
                   feas, role="test" if feas is not None else "failed", replay=REPLAY if feas is False else None,
-                  certificate=cert, formal=True)]
+                  certificate=cert)]
     if not s.ineqs:
         lin = s.affine is not None
         agrees = lin == feas
@@ -85,7 +86,7 @@ def system_records(s: System) -> list[dict]:
                           f"{s.status} ({'dimension ' + str(len(s.affine.parameters)) if s.affine else 'no solution'})"
                           + ("" if agrees else "; disagrees with z3"), lin if agrees else None,
                           role="test" if agrees else "failed", replay=REPLAY if agrees and not lin else None,
-                          certificate=cert, formal=True))
+                          certificate=cert))
     return out
 
 
@@ -146,7 +147,7 @@ def derived_statements() -> dict:
     ne = not_entering()
     absent = record("eta_V, M and d are not free symbols of any leading term (slow-manifold expansion)", "symbolic",
                     SCOPE, ", ".join(f"{k}: {'absent' if v else 'present'}" for k, v in ne.items()),
-                    all(ne.values()), replay=REPLAY, formal=True)
+                    all(ne.values()), replay=REPLAY)
     return {"combination_rules": Statement(
                 "the reduced recursion (σ = identity) depends on eta_KQ, lambda, beta only through eta_KQ lambda^2 "
                 "beta^2, on c_L, v only through c_L v, on the rows of V* only through ||V*||_F^2, on eta_V only in "

@@ -20,8 +20,8 @@ from .solve import (UNKNOWNS, Affine, Certificate, affine_solution, equations, e
 
 REPRESENTATIVE_RULE = ("nearest the reference convention (every exponent 0): least sum of weight x |exponent| "
                        "(weight: the power of D one unit puts on the recursion's combinations, 2 for beta and "
-                       "lambda), ties broken by moving N, vstar2, eta_kq, loss_avg, eta_v, v, beta, p_norm in "
-                       "that order first (two exact simplex LPs)")
+                       f"lambda), ties broken by moving {', '.join(UNKNOWNS)} in that order first (two "
+                       "lexicographic linear objectives, minimised exactly by z3)")
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,10 @@ def systems_for(claims: dict, label: str, with_rates: bool = True) -> list[Syste
     """The rates and rates + conditions (``with_rates``), and (when T* is claimed) rates + T*, rates + T* +
     conditions."""
     rates = tuple(q for q in QUANTITIES if q in claims)
-    out = [solve_system("rates", "the claimed rates", claims, rates, False),
-           solve_system("rates+conditions", "the claimed rates with every condition", claims, rates, True)]
-    out = out if with_rates else []
+    out = []
+    if with_rates:
+        out += [solve_system("rates", "the claimed rates", claims, rates, False),
+                solve_system("rates+conditions", "the claimed rates with every condition", claims, rates, True)]
     if "tstar" in claims:
         out += [solve_system("rates+tstar", f"the claimed rates and {label}", claims, (*rates, "tstar"), False),
                 solve_system("rates+tstar+conditions", f"the claimed rates, {label} and every condition", claims,
