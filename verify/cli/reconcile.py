@@ -7,13 +7,11 @@ import json
 import click
 
 from ..profiles import PROFILES
-from ..reconcile.family import d_power
 from .options import handle_errors
-
-TEXT = {"excess_loss": "L − L_opt", "s_err": "‖S − S*‖_F", "w_err": "‖W_X − V*‖_F", "tstar": "T*"}
 
 
 def _derivation(d: dict) -> list[str]:
+    from ..reconcile.family import TEXT
     out = [f"Family: {d['family']}"] + [f"  {m['reads']}: {m['what']}" for m in d["members"]]
     out.append("Leading terms (slow-manifold expansion, a formal asymptotic expansion; σ = identity, 0 < K < D):")
     out += [f"  {TEXT[q]} ~ {t}" for q, t in d["leading_terms"].items()]
@@ -30,6 +28,7 @@ def _derivation(d: dict) -> list[str]:
 
 def _system(s: dict) -> list[str]:
     """One solution set: its general element, where the rest holds, and a witness or a certificate."""
+    from ..reconcile.family import d_power
     cert = s.get("certificate")
     if s["feasible"]:
         head = "FEASIBLE"
@@ -54,6 +53,7 @@ def _system(s: dict) -> list[str]:
 
 
 def _fits(num: dict, tstar: str) -> list[str]:
+    from ..reconcile.family import TEXT
     if not num or not num.get("fits"):
         return [f"    numerics: {(num or {}).get('why', 'not run')}"]
     fits = num["fits"]
@@ -72,6 +72,7 @@ def _fits(num: dict, tstar: str) -> list[str]:
 
 def _text(res: dict) -> list[str]:
     """The result as readable lines."""
+    from ..reconcile.family import TEXT
     out = _derivation(res["derivation"])
     out.append(f"Claims ({res['claims_source']}):")
     for rid, cl in res["claims"].items():

@@ -16,16 +16,19 @@ the family beside the exact records of the solver, whose equations are that expa
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
 
 from ..evidence import Scope, Statement, proof, record
-from .claims import TSTAR_READINGS, default_claims
+from .combinations import IDENTITY, combination_obligations, not_entering
 from .confirm import REPLAY, confirm
+from .constraints import constraints
 from .family import (COMBINATIONS, FAMILY_LABEL, HELD_FIXED, MEMBERS, QUANTITIES, TERMS, TEXT, TSTAR_DEFINITION,
                      exponent_table, finite_d_factor, leading_terms)
 from .realise import budget, realise
+from .solve import exponents_text
 from .systems import System, groups_of, system_json, systems_for
 
 SCOPE = Scope(dims="all", sigma=("identity",), conventions=(FAMILY_LABEL,), horizon="all")
@@ -35,8 +38,6 @@ CONDITIONS = "every condition (both step-size blocks stable, W_X relaxed within 
 @lru_cache(maxsize=None)
 def derivation_json() -> dict:
     """The symbolic part shared by every run: the family, the leading terms, their exponents, the rules."""
-    from .combinations import combination_obligations, not_entering
-    from .constraints import constraints
     table = exponent_table()
     return {"family": FAMILY_LABEL,
             "members": [{"name": m.name, "reads": m.text(m.name), "what": m.what} for m in MEMBERS],
@@ -61,7 +62,6 @@ def formal_record() -> dict:
 
 def combination_record() -> dict:
     """The combination rules as one proof (exact SymPy identities on the reduced recursion)."""
-    from .combinations import combination_obligations
     return proof("the conventions enter GD only through eta_KQ lambda^2 beta^2, c_L v and ||V*||_F^2 "
                  "(eta_V only in the alpha step; M, d nowhere)", [o.evidence(REPLAY) for o in combination_obligations()],
                  replay=REPLAY)
@@ -116,8 +116,6 @@ def representative_of(systems: list[System]) -> tuple[System | None, dict | None
 
 def numerics_of(witness: dict, profile: str, one_step: bool = False, label: str | None = None) -> dict:
     """Realise ``witness`` and confirm its derived D-exponents with GD (verify.reconcile.confirm)."""
-    from fractions import Fraction
-    from .solve import exponents_text
     fr = {k: Fraction(str(v)) for k, v in witness.items()}
     target = {q: sp.expand(exponent_table()[q]["D"].subs({m.x: witness[m.name] for m in MEMBERS}))
               for q in QUANTITIES}
@@ -143,7 +141,6 @@ def reading_statements(rid: str, label: str, records: dict, main: bool) -> dict:
 
 def derived_statements() -> dict:
     """The combination rules (exact) and the derived fact that eta_V, M and d do not enter the leading terms."""
-    from .combinations import IDENTITY, not_entering
     ne = not_entering()
     absent = record("eta_V, M and d are not free symbols of any leading term (slow-manifold expansion)", "symbolic",
                     SCOPE, ", ".join(f"{k}: {'absent' if v else 'present'}" for k, v in ne.items()),

@@ -20,8 +20,10 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.asymptotics import claimed_terms
 from ..derive.symbols import D, K, T, eta, vnorm
 from ..errors import InvalidParameter
+from ..model.numbers import exact, load_json_exact
 from .family import NU, QUANTITIES, TERMS, VARIABLES, d_exponent, exponent_in, variable_symbol
 
 SYMBOLS = {"D": D, "K": K, "vnorm": vnorm, "eta": eta, "T": T}
@@ -79,7 +81,6 @@ TSTAR_READINGS = (
 @lru_cache(maxsize=None)
 def rate_claims() -> dict:
     """{quantity: Claim} for Theorem 3.1's three rates, every variable stated."""
-    from ..derive.asymptotics import claimed_terms
     ct = claimed_terms()
     # claimed_terms keys L − L_opt as "loss"; here (as in the engines' records) it is excess_loss.
     exprs = {"excess_loss": ct["loss"], "s_err": ct["s_err"], "w_err": ct["w_err"]}
@@ -93,13 +94,11 @@ def default_claims(reading: Reading = TSTAR_READINGS[0]) -> dict:
 
 def load_claims(path) -> dict:
     """Claims from a JSON file (module docstring); exponents such as 2, "5/2" or "-0.5"."""
-    from ..model.numbers import load_json_exact
     return parse_claims(load_json_exact(path, "claims"))
 
 
 def parse_claims(raw) -> dict:
     """Validate a claims object into {quantity: Claim}; InvalidParameter naming the entry otherwise."""
-    from ..model.numbers import exact
     if not isinstance(raw, dict) or not raw:
         raise InvalidParameter("claims", type(raw).__name__ if not isinstance(raw, dict) else "{}",
                                "must be a JSON object {quantity: {variable: exponent}} with quantities in "

@@ -23,9 +23,13 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.gradients import logit_step_obligation
 from ..derive.obligations import Obligation, sympy_obligation
+from ..derive.reduced import reduced, reduced_step_exprs
 from ..derive.symbols import M, beta, c_loss, eta_kq, eta_v, lam, var, vn
 from ..evidence import Scope
+from ..model.sigma import Sigma
+from .family import leading_terms
 
 IDENTITY = Scope("all", ("identity",), "all", "all")
 d_sym = sp.Symbol("d", positive=True, integer=True)     # feature dimension (not a symbol of the recursion)
@@ -34,8 +38,6 @@ d_sym = sp.Symbol("d", positive=True, integer=True)     # feature dimension (not
 @lru_cache(maxsize=None)
 def recursion() -> dict:
     """The reduced recursion for σ = identity, interior case: per-row loss r, alpha step, delta increment."""
-    from ..derive.reduced import reduced, reduced_step_exprs
-    from ..model.sigma import Sigma
     a_next, inc = reduced_step_exprs(Sigma("identity"), "interior")
     return {"r": reduced(Sigma("identity"), "interior").r, "alpha_next": a_next, "delta_increment": inc}
 
@@ -50,7 +52,6 @@ def _only_through(name: str, exprs: dict, merged: dict, detail: str) -> Obligati
 @lru_cache(maxsize=None)
 def combination_obligations() -> tuple[Obligation, ...]:
     """The combination rules of the module docstring, each an exact SymPy obligation."""
-    from ..derive.gradients import logit_step_obligation
     rec = recursion()
     inc, r, a_next = rec["delta_increment"], rec["r"], rec["alpha_next"]
     one = sp.Integer(1)
@@ -81,7 +82,6 @@ def combination_obligations() -> tuple[Obligation, ...]:
 @lru_cache(maxsize=None)
 def not_entering() -> dict:
     """{symbol name: True} for eta_V, M and d: absent from every leading term (a fact of the formal expansion)."""
-    from .family import leading_terms
     free = set().union(*(t.free_symbols for t in leading_terms().values()))
     return {str(s): s not in free for s in (eta_v, M, d_sym)}
 

@@ -29,6 +29,8 @@ import sympy as sp
 from ..derive.symbols import D as Dsym
 from ..derive.symbols import K as Ksym
 from ..derive.symbols import T as Tsym
+from ..engines.fast import iterate_fast
+from ..engines.trajectory import checkpoint_steps
 from ..evidence import Scope, compare, dims_of, finite, record
 from ..fits import loglog_slope
 from .family import QUANTITIES, TEXT, finite_d_factor, leading_terms
@@ -38,12 +40,16 @@ BAND = 0.1                   # "in the 1/T phase": GD / leading term within 10% 
 ROUNDING_TOL = 1e-3          # two float64 roundings of the same exact recursion agree to this (fits need ~2 digits)
 MAX_EXTENSIONS = 3           # the horizon is extended 4x at most this often to reach the 1/T phase
 REPLAY = "verify reconcile --json"
-FIT_NOTE = ("each fitted exponent is the log-log slope over D of q / (its finite-D factor): the factors "
-            + ", ".join(f"{TEXT[q]}: {finite_d_factor(q)}" for q in QUANTITIES)
-            + " are divided out before fitting; raw_exponent is the slope of q itself")
 ERROR_WHY = ("max(2 x standard error, largest deviation of a local exponent between consecutive D from the fit) + "
              "|slope(T) - slope(T/4)|: the curvature left over the finite grid after dividing out the finite-D "
              "factor, plus the finite-T bias (corrections O(T^-1/2))")
+
+
+def fit_note() -> str:
+    """How every fitted exponent is to be read (quoted beside the fits)."""
+    return ("each fitted exponent is the log-log slope over D of q / (its finite-D factor): the factors "
+            + ", ".join(f"{TEXT[q]}: {finite_d_factor(q)}" for q in QUANTITIES)
+            + " are divided out before fitting; raw_exponent is the slope of q itself")
 
 
 @dataclass
@@ -69,8 +75,6 @@ def run_grid(rz: Realisation, budget_: Budget) -> Run:
     """Iterate the grid to T (extended 4x until GD is within the band of its leading terms at every D).
 
     Two twins, the smallest and the largest D with beta (1 + 2^-40), ride along for the rounding check."""
-    from ..engines.fast import iterate_fast
-    from ..engines.trajectory import checkpoint_steps
     settings, T = rz.settings, rz.T
     twins = [s.with_(beta=s.beta * (1 + Fraction(1, 2**40))) for s in (settings[0], settings[-1])]
     extensions = 0
@@ -241,7 +245,7 @@ def confirm(rz: Realisation, target: dict, budget_: Budget, label: str) -> dict:
     agree = [f["agrees"] if f else None for f in fits.values()]
     return {"ran": True, "T": run.T, "horizon_extensions": run.extensions, "Ds": list(rz.Ds),
             "fits": {q: {k: v for k, v in f.items()} if f else None for q, f in fits.items()},
-            "fit_note": FIT_NOTE, "all_agree": bool(all(a is True for a in agree) and all(run.in_phase)
+            "fit_note": fit_note(), "all_agree": bool(all(a is True for a in agree) and all(run.in_phase)
                                                      and rounding <= ROUNDING_TOL),
             "ratios_to_leading_terms": run.ratios, "in_1_over_T_phase": run.in_phase,
             "rounding_check": {"max_relative_difference": rounding, "tolerance": ROUNDING_TOL,
@@ -252,5 +256,5 @@ def confirm(rz: Realisation, target: dict, budget_: Budget, label: str) -> dict:
             "evidence": evidence}
 
 
-__all__ = ["BAND", "ROUNDING_TOL", "REPLAY", "FIT_NOTE", "Run", "leading_values", "run_grid", "rounding_difference",
+__all__ = ["BAND", "ROUNDING_TOL", "REPLAY", "fit_note", "Run", "leading_values", "run_grid", "rounding_difference",
            "fit", "fitted_exponents", "tstar_cross", "tstar_measured", "run_records", "confirm"]

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.reduced import column_quantities
+from ..derive.stability import loss_thresholds
 from ..derive.symbols import D, N, beta, c_loss, delta, eta_kq, eta_v, lam, var
 from .family import coefficients, d_exponent, leading_terms
 
@@ -40,7 +42,6 @@ class Constraint:
 
 def wx_relaxation_time() -> sp.Expr:
     """1 / (eta_V c_L v ||S(0)||_F^2): the alpha block's relaxation time at the uniform start (delta = 0)."""
-    from ..derive.reduced import column_quantities
     sq_S0 = N * column_quantities("interior")["sq_s"].subs(delta, 0)
     return sp.simplify(1 / (eta_v * c_loss * var * sq_S0))
 
@@ -48,14 +49,12 @@ def wx_relaxation_time() -> sp.Expr:
 @lru_cache(maxsize=None)
 def delta_threshold() -> sp.Expr:
     """g_max: the largest eta_KQ lambda^2 beta^2 for which the delta block is stable along the slow manifold."""
-    from ..derive.stability import loss_thresholds
     return sp.simplify(loss_thresholds()["eta_delta"] * lam**2)
 
 
 @lru_cache(maxsize=None)
 def constraints() -> tuple[Constraint, ...]:
     """The conditions of the module docstring."""
-    from ..derive.stability import loss_thresholds
     th = loss_thresholds()
     rows = [
         ("wx-stable", "W_X block stable: η_V c_L v N < 2K (verify.derive.stability)", eta_v / th["eta_alpha"]),

@@ -31,7 +31,9 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.asymptotics import leading_terms_general
 from ..derive.symbols import D, K, N, T, beta, c_loss, eta, eta_kq, eta_v, lam, var, vnorm
+from ..derive.tidy import tidy
 
 QUANTITIES = ("excess_loss", "s_err", "w_err")   # Theorem 3.1's three quantities (engine field names)
 TERMS = (*QUANTITIES, "tstar")
@@ -159,7 +161,6 @@ def coefficients(form: sp.Expr) -> tuple[dict, sp.Rational]:
 def leading_terms() -> dict:
     """The slow-manifold leading terms of L − L_opt, ‖S − S*‖_F, ‖W_X − V*‖_F and T*, every convention
     symbolic (verify.derive.asymptotics.leading_terms_general; T* = u0^-2 / (2 c), u0 = (D - K)/D)."""
-    from ..derive.asymptotics import leading_terms_general
     gen = leading_terms_general()
     u0 = (D - K) / D
     # leading_terms_general keys L − L_opt as "loss"; here it is excess_loss, as in every engine's record.
@@ -195,7 +196,6 @@ def finite_d_factor(q: str) -> sp.Expr:
     """term_q / (its D -> oo power law C D^e): the finite-D factor of a leading term, e.g. (D - K)/D for
     L − L_opt. The same for every member of the family (checked), so a fit of q / factor over a finite D grid
     is free of that curvature."""
-    from ..derive.tidy import tidy
     term = leading_terms()[q].subs(substitution(), simultaneous=True)
     e = exponent_table()[q]["D"]
     C = sp.limit(sp.simplify(term * D**-e), D, sp.oo)

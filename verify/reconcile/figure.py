@@ -6,6 +6,7 @@ fits after dividing out the finite-D factors; the raw fits are drawn beside them
 """
 from __future__ import annotations
 
+import io
 import math
 from fractions import Fraction
 
@@ -80,8 +81,6 @@ def _caption(result: dict) -> str:
 
 def convention_figure(result: dict):
     """Grouped bars of the D-exponents of L − L_opt, ‖S − S*‖, ‖W_X − V*‖ and T*; (png bytes, caption) or None."""
-    import io
-
     from matplotlib.figure import Figure
     if not result or "reference" not in result or "readings" not in result:
         return None

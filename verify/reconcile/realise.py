@@ -18,7 +18,11 @@ from fractions import Fraction
 
 import sympy as sp
 
+from ..derive.symbols import values_at
+from ..model import make_setting
 from ..profiles import PROFILES, check_profile
+from .constraints import delta_threshold, wx_relaxation_time
+from .family import leading_terms
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,6 @@ def nice_up(x: float) -> int:
 def value_at(expr: sp.Expr, setting, extra: dict | None = None) -> float:
     """A derived expression at one setting's exact values (verify.derive.symbols.values_at), and ``extra``
     ({symbol: value}, e.g. the horizon T)."""
-    from ..derive.symbols import values_at
     return float(expr.subs(values_at(setting) | (extra or {})))
 
 
@@ -108,7 +111,6 @@ def _scales(exponents: dict, Ds) -> dict | str:
 
 def _setting(D: int, s: dict, eta_v, eta_kq):
     """One regime of the grid: K-sparse circulant supports, a seeded V* row rescaled to ‖V*‖_F, summed loss."""
-    from ..model import make_setting
     return make_setting(D=D, K=K_NUM, N=s["N"], supports=[[(j + o) % D for o in range(K_NUM)] for j in range(s["N"])],
                         vstar_norm=s["vnorm"], eta=eta_v, eta_kq=eta_kq, beta=s["beta"], p_lambda=s["lambda"],
                         law_var=s["v"])
@@ -120,8 +122,6 @@ def _settings(exponents: dict, sc: dict, one_step: bool) -> list | str:
 
     kappa_KQ's margins: the delta block (g <= 0.8 g_max) and T* >= 4 x the W_X relaxation time (T* is
     proportional to 1 / kappa_KQ, so a slower attention step leaves the W_X block time to settle first)."""
-    from .constraints import delta_threshold, wx_relaxation_time
-    from .family import leading_terms
     K_ = Fraction(K_NUM)
     xv, xk = exponents["eta_v"], exponents["eta_kq"]
     kv = min(min(2 * WX_MARGIN * K_ / (s["v"] * s["N"]), ETA_V_MAX) / power(D, xv) for D, s in sc.items())
@@ -145,8 +145,6 @@ def _settings(exponents: dict, sc: dict, one_step: bool) -> list | str:
 
 def _row(st, gmax: float) -> dict:
     """The derived numbers of one regime: its conventions, g, h, the margins, T* and the W_X relaxation time."""
-    from .constraints import wx_relaxation_time
-    from .family import leading_terms
     g = st.eta_kq * st.p_lambda**2 * st.beta**2
     h = st.loss_scale * st.law.var
     return {"D": st.D, "N": st.N, "vstar_norm2": str(st.vstar_norm2()), "v": str(st.law.var), "beta": str(st.beta),

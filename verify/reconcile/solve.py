@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
+import z3
 
-from .family import BY_NAME, CARRIERS, MEMBERS, TEXT, coefficients
+from .family import BY_NAME, CARRIERS, MEMBERS, TEXT, coefficients, exponent_table
 
 UNKNOWNS = CARRIERS          # the column order of every matrix here (the solver solves for the earliest)
 
@@ -61,7 +62,6 @@ def row_of(form: sp.Expr, text: str) -> Row:
 
 def equations(claims: dict, quantities) -> list[Equation]:
     """One equation per claimed (quantity, variable) for the quantities in ``quantities``."""
-    from .family import exponent_table
     table = exponent_table()
     return [Equation(q, v, table[q][v], claims[q].exponent(v))
             for q in quantities if q in claims for v in claims[q].stated]
@@ -128,7 +128,6 @@ class Certificate:
 
 def _z3_rows(variables: list, eqs: list[Row], ineqs: list[Row]) -> list:
     """The rows as z3 constraints over ``variables`` (one per unknown), coefficients as exact rationals."""
-    import z3
 
     def lhs(r: Row):
         return z3.Sum([z3.RealVal(str(c)) * v for c, v in zip(r.coefficients, variables)] + [z3.RealVal(0)])
@@ -146,7 +145,6 @@ def _model_values(model, variables: list) -> list:
 
 def z3_feasible(eqs: list[Row], ineqs: list[Row]) -> tuple[bool | None, dict | None]:
     """(feasible, witness {member: Rational}) decided by z3 over the rationals; (None, None) when z3 gives up."""
-    import z3
     xs = [z3.Real(f"x_{n}") for n in UNKNOWNS]
     s = z3.Solver()
     s.add(*_z3_rows(xs, eqs, ineqs))
@@ -164,7 +162,6 @@ def farkas(eqs: list[Row], ineqs: list[Row]) -> Certificate | None:
     The dual system A^T y + C^T z = 0, z >= 0, b.y + d.z = -1 is solved by z3 over the rationals (by Farkas'
     lemma it has a solution exactly when the rows have none); the multipliers are checked by exact
     arithmetic, independently of the solver, before they are returned."""
-    import z3
     ys = [z3.Real(f"y_{i}") for i in range(len(eqs))]
     zs = [z3.Real(f"z_{j}") for j in range(len(ineqs))]
     rows, mult = list(eqs) + list(ineqs), ys + zs
@@ -194,7 +191,6 @@ def representative(eqs: list[Row], ineqs: list[Row]) -> dict | None:
     Nearest: least sum over members of weight x |exponent| (the power of D the member puts on the
     recursion's combinations; beta and lambda enter squared); ties broken by moving the members early in
     :data:`UNKNOWNS` first. Both are exact linear objectives, minimised lexicographically by z3's optimiser."""
-    import z3
     xs = [z3.Real(f"x_{n}") for n in UNKNOWNS]
     ss = [z3.Real(f"s_{n}") for n in UNKNOWNS]
     opt = z3.Optimize()
