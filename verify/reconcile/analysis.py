@@ -1,4 +1,4 @@
-"""The whole reconciliation behind ``verify reconcile``: derivation, systems, decisions, GD check, statements.
+"""The evidence and statements of the reconciliation (assembled by verify.reconcile.reconciliation).
 
 1. verify.reconcile.family writes every convention a paper might scale as a power of D and derives the
    D-exponents of the slow-manifold leading terms and of T* (affine in the members' exponents);
