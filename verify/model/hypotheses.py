@@ -173,6 +173,8 @@ _define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) alo
         "condition eta_V c_L v N <= 1 is derived for sigma = identity only)", None, run_level=True)
 _define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)", None,
         run_level=True)
+_define("slow-manifold", "the slow-manifold expansion gives the leading terms (a formal expansion: alpha tracks "
+        "alpha*(u), Delta u = -c u^3 + O(u^4); checked against GD, not proved)", None, run_level=True)
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
         run_level=True)
 

@@ -31,7 +31,7 @@ def _band(res: dict):
 
 
 def _convention(res: dict):
-    from .convention import convention_figure
+    from ..reconcile.figure import convention_figure
     return convention_figure(res)
 
 

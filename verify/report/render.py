@@ -29,6 +29,48 @@ def _num(x, fmt="{:.1f}"):
     return fmt.format(x) if isinstance(x, (int, float)) else "—"
 
 
+def _fit_cells(entry: dict, q: str) -> list[str]:
+    """Derived, fitted (finite-D factor divided out, with its error) and raw D-exponent of one quantity."""
+    f = ((entry.get("numerics") or {}).get("fits") or {}).get(q)
+    fitted = f"{f['exponent']:.3f} ± {f['error']:.3f}" if f else "—"
+    return [str(entry["d_exponents"].get(q, "—")), fitted, f"{f['raw_exponent']:.3f}" if f else "—"]
+
+
+def reconcile_blocks(rec: dict | None) -> list:
+    """The "Which convention?" section: the family, each system's solution set, the GD fits, the statements."""
+    if not rec:
+        return []
+    from ..reconcile.family import d_power
+    out = [("h", 2, "Which convention? (verify reconcile)", "reconcile"),
+           ("p", f"Every convention a paper might scale is a power of D, {rec['family']['label']}. The leading terms "
+                 "come from the slow-manifold expansion (a formal asymptotic expansion, SymPy); each claimed exponent "
+                 "is a linear equation in the members' exponents and each condition a linear inequality; z3 decides "
+                 "every system over the rationals and each answer is checked exactly (a witness substituted into "
+                 f"every row, or a Farkas certificate). T*: {rec.get('tstar_definition')}. Figure: "
+                 "figures/convention.png."),
+           ("table", ["quantity", "leading term", "D-exponent (x_member: the member's exponent)"],
+            [[q, str((rec.get("leading_terms") or {}).get(q, "")), str(e)] for q, e in (rec.get("d_exponents") or {}).items()])]
+    rows = []
+    for rd in rec.get("readings") or []:
+        for s in rd["systems"]:
+            found = (s["witness"]["text"] + f"; T* ∝ {d_power(s['witness']['tstar_exponent'])}" if s["feasible"] else
+                     f"impossible: certificate {s['certificate']['sum']}" if s["feasible"] is False and s["certificate"]
+                     else "undecided")
+            rows.append([rd["id"], s["text"], f"{s['status']}, dimension {s.get('dimension', '—')}",
+                         str(((s.get("general") or {}).get("tstar_exponent")) or "—"), short(found, 300)])
+    out.append(("table", ["reading of T*", "system", "equations' solution set", "T* exponent there", "witness / certificate"],
+                rows))
+    pts = [("representative: " + rec["representative"]["text"], rec["representative"])] if rec.get("representative") else []
+    pts.append(("reference convention", rec["reference"]))
+    out.append(("table", ["member", "quantity", "derived D-exponent", "GD fit (finite-D factor divided out before fitting)",
+                          "raw GD fit"],
+                [[lab, q] + _fit_cells(e, q) for lab, e in pts for q in ("excess_loss", "s_err", "w_err")]))
+    out.append(("table", ["statement", "verdict", "scope", "why"],
+                [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
+                 for st in rec.get("statements") or []]))
+    return out
+
+
 def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
     """The report's content, in order."""
     s, prov = results["summary"], results["provenance"]
@@ -108,27 +150,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                 out.append(("pre", cert["recheck"]))
         for lab, e in (cert.get("exact_cases") or {}).items():
             out.append(("p", f"{lab}: {e['note']} (`{e['replay']}`)"))
-    rec = results.get("reconcile")
-    if rec:
-        out.append(("h", 2, "Which convention? (verify reconcile)", "reconcile"))
-        out.append(("p", "Each convention is a constant times a symbolic power of D: N = n D^a, g = eta_KQ lambda^2 "
-                         "beta^2 = eta g0 D^b (the effective step of the attention logits; beta is the logit "
-                         "temperature), h = c_L v = h0 D^c. The leading terms are derived with SymPy; the exponent "
-                         f"vectors reproducing every claimed dependence of Theorem 3.1 are solved for exactly "
-                         f"(status: {rec.get('status')}). T*: {rec.get('tstar_definition')}. Figure: "
-                         "figures/convention.png."))
-        lt = rec.get("leading_terms") or {}
-        dx = rec.get("d_exponents") or {}
-        out.append(("table", ["quantity", "leading term (N, g, h)", "D-exponent (a, b, c)"],
-                    [[q, str(lt.get(q, "")), str(dx.get(q, ""))] for q in dx]))
-        out.append(("table", ["solution (a, b, c)", "T* exponent", "fitted D-exponents (GD)", "fit errors"],
-                    [[", ".join(f"{k} = {v}" for k, v in sol["exponents"].items()), str(sol.get("tstar_exponent")),
-                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fits") or {}).items()),
-                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fit_errors") or {}).items())]
-                     for sol in rec.get("solutions") or []]))
-        out.append(("table", ["statement", "verdict", "scope", "why"],
-                    [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
-                     for st in rec.get("statements") or []]))
+    out += reconcile_blocks(results.get("reconcile"))
     der = results.get("derivation")
     if der:
         out.append(("h", 2, "Derivation", "derivation"))

@@ -379,14 +379,17 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
                 "exact_cases": {lab: {"note": ((e.get("certificate") or {}).get("rate") or {}).get("note"),
                                       "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()}}
         elif r["kind"] == "reconcile":
-            reconcile = {k: res.get(k) for k in ("solutions", "unique", "status", "tstar", "reference", "stability",
-                                                 "claims", "replay")} | {
+            der = res.get("derivation") or {}
+            reconcile = {k: res.get(k) for k in ("family", "readings", "representative", "reference", "claims",
+                                                 "finding", "replay")} | {
                 "verdict": dec["verdict"], "scope_label": dec["scope_label"],
                 "statements": [{k: st[k] for k in ("statement", "role", "verdict", "scope_label", "reason")}
                                for st in statements_of(r)],
-                "leading_terms": (res.get("derivation") or {}).get("leading_terms"),
-                "d_exponents": (res.get("derivation") or {}).get("d_exponents"),
-                "tstar_definition": (res.get("derivation") or {}).get("tstar_definition")}
+                # the saved verdicts are keyed by statement id, in the order of the statements (derived again here)
+                "verdicts": {k: {"verdict": st["verdict"], "scope_label": st["scope_label"]}
+                             for k, st in zip(res.get("verdicts") or {}, statements_of(r))},
+                "leading_terms": der.get("leading_terms"), "d_exponents": der.get("d_exponents"),
+                "tstar_definition": der.get("tstar_definition")}
     counts = {}
     for p in parts:
         counts[p["verdict"]] = counts.get(p["verdict"], 0) + 1
