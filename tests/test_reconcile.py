@@ -105,7 +105,7 @@ def test_replay_command_carries_beta():
 # ---------------------------------------------------------------------------------------------
 # The widened family: leading terms, exponents, combination rules, conditions
 # ---------------------------------------------------------------------------------------------
-from verify.derive import symbols as sy  # noqa: E402
+from verify.model import symbols as sy  # noqa: E402
 from verify.reconcile import claims as rc_claims  # noqa: E402
 from verify.reconcile import family as fam  # noqa: E402
 from verify.reconcile import solve as rs  # noqa: E402
@@ -129,7 +129,7 @@ def test_leading_terms_by_hand():
     for q, e in hand.items():
         assert sp.simplify(terms[q] - e) == 0, q
     ref = {sy.eta_kq: sy.eta, sy.lam: 1, sy.beta: 1, sy.c_loss: 1, sy.var: 1}
-    for q, key in (("excess_loss", "loss"), ("s_err", "s_err"), ("w_err", "w_err")):
+    for q, key in (("excess_loss", "excess_loss"), ("s_err", "s_err"), ("w_err", "w_err")):
         assert sp.simplify(terms[q].subs(ref) - leading_terms()[key]) == 0, q
 
 
@@ -356,7 +356,7 @@ def test_unrealisable_member_is_reported_not_run():
 
 
 def test_budgets_follow_the_profiles():
-    from verify.profiles import PROFILES
+    from verify.model.profiles import PROFILES
     from verify.reconcile.realise import BUDGETS, budget
     assert set(BUDGETS) == set(PROFILES)
     with pytest.raises(InvalidParameter, match="profile"):

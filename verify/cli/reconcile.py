@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..profiles import PROFILES
+from ..model.profiles import PROFILES
 from .options import handle_errors
 
 

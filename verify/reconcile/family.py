@@ -164,9 +164,7 @@ def leading_terms() -> dict:
     symbolic (verify.derive.asymptotics.leading_terms_general; T* = u0^-2 / (2 c), u0 = (D - K)/D)."""
     gen = leading_terms_general()
     u0 = (D - K) / D
-    # leading_terms_general keys L − L_opt as "loss"; here it is excess_loss, as in every engine's record.
-    return {"excess_loss": gen["loss"], "s_err": gen["s_err"], "w_err": gen["w_err"],
-            "tstar": sp.factor(sp.simplify(u0**-2 / (2 * gen["c"])))}
+    return {q: gen[q] for q in QUANTITIES} | {"tstar": sp.factor(sp.simplify(u0**-2 / (2 * gen["c"])))}
 
 
 def variable_symbol(name: str) -> sp.Symbol:

@@ -35,7 +35,7 @@ class Budget:
     log_points: int
 
 
-# Per-profile sizes, keyed by the profile names of verify.profiles (checked below).
+# Per-profile sizes, keyed by the profile names of verify.model.profiles (checked below).
 BUDGETS = {
     "ci": Budget((8, 16, 32, 64, 128, 256), 200, 2 * 10**8, 160),
     "dev": Budget((8, 16, 32, 64, 128, 256), 400, 4 * 10**8, 200),
