@@ -65,6 +65,7 @@ class Hypothesis:
     restrict: Restriction = Restriction()
     violate: Callable | None = None
     run_level: bool = False
+    pins: tuple = ()        # (convention keyword, value) this hypothesis fixes: the reference convention's choice
 
     def __repr__(self) -> str:
         return f"Hypothesis({self.id!r})"
@@ -73,10 +74,28 @@ class Hypothesis:
 HYPOTHESES: dict[str, Hypothesis] = {}
 
 
-def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), violate=None, run_level=False):
+def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), violate=None, run_level=False,
+            pins=None):
     if id in HYPOTHESES:
         raise AssertionError(f"hypothesis {id!r} defined twice")
-    HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level)
+    HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level,
+                                tuple((pins or {}).items()))
+
+
+def convention_hypothesis(key: str, value) -> Hypothesis:
+    """The hypothesis "the convention keyword ``key`` is ``value``" (the run's convention replacing a reference
+    one), defined once per (key, value) on first use."""
+    hid = f"convention:{key}={value}"
+    if hid not in HYPOTHESES:
+        if key == "wp_trainable":
+            holds, text = (lambda s: s.wp_trainable is bool(value)), ("W_P trainable" if value else "W_P frozen")
+        elif key == "eta_kq_ratio":
+            holds, text = (lambda s: s.eta_kq == Fraction(value) * s.eta_v), f"eta_KQ = {value} eta_V"
+        else:
+            holds, text = (lambda s: str(s.kwargs().get(key, getattr(s, key, None))) == str(value)
+                           or (key == "sigma" and s.sigma.spec() == str(value))), f"{key} = {value}"
+        HYPOTHESES[hid] = Hypothesis(hid, text + " (the run's convention)", holds)
+    return HYPOTHESES[hid]
 
 
 def _at_x(s, x: Fraction):
@@ -103,19 +122,19 @@ def _odd(sigma) -> bool:
 
 # ---- initialisation, data, teacher ---------------------------------------------------------------------
 _define("zero-init", "zero initialisation (W_V = W_KQ = 0)", lambda s: s.init == "zero",
-        restrict=Restriction(choices={"init": ("zero",)}), violate=lambda s: s.with_(init="random", init_scale="1/10"))
+        restrict=Restriction(choices={"init": ("zero",)}), violate=lambda s: s.with_(init="random", init_scale="1/10"), pins={'init': 'zero'})
 _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
         restrict=Restriction(choices={"law_mean": ("0",)}),
-        violate=lambda s: s.with_(law_mean="1/2"))
+        violate=lambda s: s.with_(law_mean="1/2"), pins={'law_mean': '0'})
 _define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
         restrict=Restriction(choices={"law": ("gaussian",)}),
-        violate=lambda s: s.with_(law="rademacher"))
+        violate=lambda s: s.with_(law="rademacher"), pins={'law': 'gaussian'})
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
         restrict=Restriction(choices={"law_var": ("1",)}),
-        violate=lambda s: s.with_(law_var="4"))
+        violate=lambda s: s.with_(law_var="4"), pins={'law_var': '1'})
 _define("noise-free", "no label noise", lambda s: s.noise_sd == 0,
         restrict=Restriction(choices={"noise_sd": ("0",)}),
-        violate=lambda s: s.with_(noise_sd="1/10"))
+        violate=lambda s: s.with_(noise_sd="1/10"), pins={'noise_sd': '0'})
 _define("uniform-S*", "S* with uniform weights 1/K on its support", lambda s: s.sstar_weights is None,
         violate=_weighted)
 _define("K>0", "K >= 1 (S* != 0: a member of the teacher class)", lambda s: s.K > 0,
@@ -129,7 +148,7 @@ _define("K=0", "K = 0 (S* = 0)", lambda s: s.K == 0,
 
 # ---- sigma ------------------------------------------------------------------------------------------------
 _define("identity", "sigma = identity", lambda s: s.sigma.is_identity, implies=("odd", "linear"),
-        restrict=Restriction(sigma=lambda sg: sg.is_identity), violate=lambda s: s.with_(sigma="erf"))
+        restrict=Restriction(sigma=lambda sg: sg.is_identity), violate=lambda s: s.with_(sigma="erf"), pins={'sigma': 'identity'})
 _define("linear", "sigma linear", lambda s: s.sigma.linear, restrict=Restriction(sigma=_linear),
         violate=lambda s: s.with_(sigma="erf"))
 _define("odd", "sigma odd (sigma(-x) = -sigma(x))", lambda s: s.sigma.odd, restrict=Restriction(sigma=_odd),
@@ -143,18 +162,18 @@ _define("linear-or-M1", "sigma linear, or M = 1", lambda s: s.sigma.linear or s.
 # ---- positions and attention ------------------------------------------------------------------------------
 _define("orthogonal-P", "P^T P = lambda I", lambda s: s.p_structure == "orthogonal",
         restrict=Restriction(choices={"p_kind": ("identity", "permutation")}),
-        violate=lambda s: s.with_(p_kind="sinusoidal", p_structure="general"))
+        violate=lambda s: s.with_(p_kind="sinusoidal", p_structure="general"), pins={'p_structure': 'orthogonal'})
 _define("unit-lambda", "lambda = 1 (P^T P = I)", lambda s: s.p_lambda == 1, implies=(),
-        restrict=Restriction(choices={"p_lambda": ("1",)}), violate=lambda s: s.with_(p_lambda="4"))
+        restrict=Restriction(choices={"p_lambda": ("1",)}), violate=lambda s: s.with_(p_lambda="4"), pins={'p_lambda': '1'})
 _define("unit-beta", "logit temperature beta = 1", lambda s: s.beta == 1,
-        restrict=Restriction(choices={"beta": ("1",)}), violate=lambda s: s.with_(beta="2"))
+        restrict=Restriction(choices={"beta": ("1",)}), violate=lambda s: s.with_(beta="2"), pins={'beta': '1'})
 _define("distinct-queries", "distinct query positions q(j)", lambda s: len(set(s.query)) == len(s.query))
 
 # ---- loss and step sizes ------------------------------------------------------------------------------------
 _define("sum-loss", "summed loss (c_L = 1)", lambda s: s.loss == "sum",
-        restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"))
+        restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"), pins={'loss': 'sum'})
 _define("one-eta", "eta_V = eta_KQ = eta", lambda s: s.eta_v == s.eta_kq, restrict=Restriction(one_eta=True),
-        violate=lambda s: s.with_(eta_kq=2 * s.eta_v))
+        violate=lambda s: s.with_(eta_kq=2 * s.eta_v), pins={'eta_kq_ratio': '1'})
 _define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K,
         restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.K)))
@@ -220,4 +239,4 @@ def within(s, ids) -> tuple[bool, str]:
 
 
 __all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
-           "step_x"]
+           "step_x", "convention_hypothesis"]
