@@ -31,6 +31,7 @@ class Trajectory:
     dps: int | None
     records: list[Record] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    backend: str | None = None       # what carried the arithmetic where there is a choice ("jax", "numpy")
 
     @property
     def final(self) -> Record:
