@@ -96,6 +96,7 @@ class LogitState:
                    else fx.beta * (fx.P.T @ self.WKQ0 @ self.Q))
         self.trains_y = s.wp_trainable and not (zero_wp and fx.centred and offset_gradient_vanishes(s.sigma))
         self.Y, self.logits = self.Y0.copy(), self.L0.copy()
+        self.y_zero = zero_wp and not self.trains_y
         self.general = fx.gram is not None
         lam2 = fx.one if self.general else fx.lam * fx.lam
         self.kq_step = fx.eta_kq * fx.beta * fx.beta * lam2
@@ -107,19 +108,21 @@ class LogitState:
     @property
     def offsets(self):
         """Y = W_P P, or None where it is 0 for good (the gradients then skip every offset term)."""
-        return self.Y if self.trains_y or not all(x == 0 for x in self.Y0.flat) else None
+        return None if self.y_zero else self.Y
 
     def attention(self) -> np.ndarray:
         return softmax_columns(self.fx, self.logits)
 
     def step(self) -> None:
         fx = self.fx
-        gr = chain_rule(fx, self.WX, self.offsets, self.attention(), offsets=self.trains_y)
+        # dL/dLambda comes scaled by the logit step (general P: the Gram products are linear, so it is unscaled)
+        gr = chain_rule(fx, self.WX, self.offsets, self.attention(), offsets=self.trains_y,
+                        scale=None if self.general else self.kq_step)
         shift = gr.b[:, None] * fx.V if gr.e is None else gr.b[:, None] * fx.V + gr.e[:, None]
         self.WX = self.WX * (fx.one - fx.eta_v * gr.a)[:, None] - fx.eta_v * shift
         if self.trains_y:
             self.Y = self.Y - self.y_step * (gr.Y @ fx.gram if self.general else gr.Y)
-        self.logits = self.logits - self.kq_step * (fx.gram @ gr.logits @ fx.gram_q if self.general else gr.logits)
+        self.logits = self.logits - (self.kq_step * (fx.gram @ gr.logits @ fx.gram_q) if self.general else gr.logits)
         if self.general:
             self.sumG = self.sumG + gr.logits
             if self.trains_y:

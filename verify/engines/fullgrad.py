@@ -33,9 +33,18 @@ def offset_gradient_vanishes(sigma) -> bool:
 
 @lru_cache(maxsize=None)
 def exp_function(backend: str):
-    """exp, elementwise, for one backend (generated like every other function the engines evaluate)."""
-    x = sp.Symbol("x")
-    return codegen.lambdify((x,), sp.exp(x), backend)
+    """exp of one number of an exact backend (mpmath or Arb): the library's own, called per entry."""
+    if backend == "arb":
+        from flint import arb
+        return arb.exp
+    import mpmath
+    return mpmath.exp
+
+
+@lru_cache(maxsize=256)
+def elementwise(f, nargs: int):
+    """f as a numpy ufunc on object arrays (built once per function)."""
+    return np.frompyfunc(f, nargs, 1)
 
 
 @dataclass
@@ -64,6 +73,8 @@ class Fixed:
     kf: KernelFunctions
     sq_v: np.ndarray
     sq_ss: np.ndarray
+    sup_rows: np.ndarray           # K x N: the support g_j of each column j of S* (its nonzero entries)
+    sup_w: np.ndarray              # K x N: S* on its support
     B: np.ndarray
     mu_z: np.ndarray
     noise_loss: object
@@ -81,7 +92,7 @@ class Fixed:
 
     def apply(self, f, *xs) -> np.ndarray:
         """f elementwise (a compiled kernel function; constants broadcast to the shape of xs[0])."""
-        out = np.frompyfunc(f, len(xs), 1)(*xs) if self.exact_objects else f(*xs)
+        out = elementwise(f, len(xs))(*xs) if self.exact_objects else f(*xs)
         if np.ndim(out) < 2:
             return np.broadcast_to(np.asarray(out, dtype=self.dtype), np.shape(xs[0])).copy()
         return out
@@ -93,10 +104,16 @@ class Fixed:
         slopes = (self.kf.slopes or {}).get(name)
         if slopes is None:
             return self.apply(f, A, C, B, mu_u, mu_z)
-        return self.apply(lambda *x: centred(f, slopes, *x), A, C, B, mu_u, mu_z)
+        return self.apply(centred_form(f, slopes), A, C, B, mu_u, mu_z)
 
     def exp(self, x) -> np.ndarray:
-        return np.frompyfunc(exp_function(self.ar.backend), 1, 1)(x) if self.exact_objects else np.exp(x)
+        return elementwise(exp_function(self.ar.backend), 1)(x) if self.exact_objects else np.exp(x)
+
+
+@lru_cache(maxsize=64)
+def centred_form(f, slopes):
+    """f evaluated in the centred form with the partials ``slopes`` (verify.engines.fullkernel.centred)."""
+    return lambda *x: centred(f, slopes, *x)
 
 
 def fixed(s: Setting, ar) -> Fixed:
@@ -132,11 +149,14 @@ def _fixed(s: Setting, ar) -> Fixed:
         gram_q = gram[np.ix_(q, q)]
     var = n(s.law.var)
     sq_v, sq_ss = (V * V).sum(1), (Sstar * Sstar).sum(0)
+    sup_rows = np.array(s.supports, dtype=int).reshape(s.N, s.K).T
+    sup_w = Sstar[sup_rows, np.arange(s.N)[None, :]]
     mu = n(s.law.mean)
     teacher_zero = s.K == 0
     return Fixed(s=s, ar=ar, dtype=dtype, V=V, Sstar=Sstar, P=P, gram=gram, gram_q=gram_q, lam=n(s.p_lambda), q=q,
                  var=var, mu=mu, c=n(s.loss_scale), eta_v=n(s.eta_v), eta_kq=n(s.eta_kq), beta=n(s.beta),
                  zero=n(0), one=n(1), kf=kernel_functions(s.sigma, ar.backend, teacher_zero), sq_v=sq_v, sq_ss=sq_ss,
+                 sup_rows=sup_rows, sup_w=sup_w,
                  B=var * np.outer(sq_v, sq_ss), mu_z=mu * np.outer(V.sum(1), Sstar.sum(0)),
                  noise_loss=n(s.loss_scale * s.M * s.N * s.noise_sd**2 / 2), centred=s.law.mean == 0)
 
@@ -163,19 +183,24 @@ def attention(fx: Fixed, logits: np.ndarray) -> np.ndarray:
     """S: the column softmax of the logits. float64 subtracts each column's maximum first (no overflow); the
     softmax is invariant under that shift, and mpmath and Arb need none (no exponent range to leave)."""
     e = fx.exp(logits) if fx.exact_objects else np.exp(logits - logits.max(axis=0))
-    return e / e.sum(axis=0)
+    return e * (fx.one / e.sum(axis=0))
 
 
 def moments(fx: Fixed, WX, Y, S) -> dict:
     """The Gram quantities and each output entry's (A, C, B, mu_u, mu_z) (verify.derive.loss);
     ``Y`` None: the offsets W_P P S are 0."""
     sq_w, c_wv = (WX * WX).sum(1), (WX * fx.V).sum(1)
-    sq_s, c_ss = (S * S).sum(0), (S * fx.Sstar).sum(0)
+    sq_s, c_ss = (S * S).sum(0), on_support(fx, S).sum(0)
     mu_u = np.full((fx.s.M, fx.s.N), fx.zero, dtype=fx.dtype) if Y is None else Y @ S
     if not fx.centred:
         mu_u = mu_u + fx.mu * np.outer(WX.sum(1), S.sum(0))
     return dict(sq_w=sq_w, c_wv=c_wv, sq_s=sq_s, c_ss=c_ss, A=fx.var * np.outer(sq_w, sq_s),
                 C=fx.var * np.outer(c_wv, c_ss), B=fx.B, mu_u=mu_u, mu_z=fx.mu_z)
+
+
+def on_support(fx: Fixed, S) -> np.ndarray:
+    """S_ij s*_ij on the support of S* (K x N; S* is 0 elsewhere), so <s_j, s*_j> costs K terms, not D."""
+    return S[fx.sup_rows, np.arange(fx.s.N)[None, :]] * fx.sup_w
 
 
 def kink_rows(fx: Fixed, sq_w) -> np.ndarray | None:
@@ -224,10 +249,11 @@ class Gradients:
         return out if self.e is None else out + self.e[:, None]
 
 
-def gradients(fx: Fixed, WX, Y, S, offsets: bool = True) -> Gradients:
+def gradients(fx: Fixed, WX, Y, S, offsets: bool = True, scale=None) -> Gradients:
     """(dL/dW_X, dL/dY, dL/dLambda) at (W_X, Y, S); ``Y`` None: W_P P = 0; ``offsets`` False: dL/dY is not
-    wanted (W_P frozen, or provably 0). The chain rule of the module docstring; kinked zero rows take the
-    radial slope along v*_m (verify.derive.kernels.radial_slope)."""
+    wanted (W_P frozen, or provably 0); ``scale``: dL/dLambda comes multiplied by it (a step's factor, applied
+    to the column coefficients rather than to every entry). The chain rule of the module docstring; kinked
+    zero rows take the radial slope along v*_m (verify.derive.kernels.radial_slope)."""
     s, c, var, half = fx.s, fx.c, fx.var, fx.c / 2
     g = moments(fx, WX, Y, S)
     rows = kink_rows(fx, g["sq_w"])
@@ -249,12 +275,23 @@ def gradients(fx: Fixed, WX, Y, S, offsets: bool = True) -> Gradients:
             a[m], b[m] = fx.zero, half * slope / fx.sq_v[m]
             if e is not None:
                 e[m] = fx.zero
-    gS = c * var * S * (g["sq_w"] @ lA)[None, :] + half * var * fx.Sstar * (g["c_wv"] @ lC)[None, :]
-    if not fx.centred:
-        gS = gS + half * fx.mu * (WX.sum(1) @ lmu)[None, :]
+    # dL/dS = S diag(p) + S* diag(r) + (a column constant) + o, with p_j = c v sum_m ||w_m||^2 lA_mj,
+    # r_j = c/2 v sum_m <w_m, v*_m> lC_mj and the offsets' o = c/2 Y^T lmu; the column constant (the mean
+    # term) drops out of dL/dLambda_j = s_j (g_j - <s_j, g_j>), and <s_j, g_j> = p_j ||s_j||^2 + r_j <s_j, s*_j>
+    # + <s_j, o_j> uses the Gram quantities already at hand.
+    k = fx.one if scale is None else scale
+    p = k * c * var * (g["sq_w"] @ lA)
+    r = k * half * var * (g["c_wv"] @ lC)
+    base = S * p[None, :]
+    gbar = p * g["sq_s"] + r * g["c_ss"]
     if Y is not None:
-        gS = gS + half * (Y.T @ lmu)
-    G = S * (gS - (S * gS).sum(0)[None, :])
+        o = (k * half) * (Y.T @ lmu)
+        base = base + o
+        gbar = gbar + (S * o).sum(0)
+    base = base - gbar[None, :]
+    cols = np.arange(s.N)[None, :]
+    base[fx.sup_rows, cols] = base[fx.sup_rows, cols] + fx.sup_w * r[None, :]
+    G = S * base
     gY = half * (lmu @ S.T) if offsets else None
     return Gradients(a, b, e, gY, G)
 
