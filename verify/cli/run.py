@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import click
 
@@ -36,7 +35,6 @@ FULL_CHECK_WORK = 200 * 64 * 64
 ARB_CHECK_STEPS = 1000
 ANNOUNCE_SECONDS = 5          # estimates above this are said on stderr before the run starts
 CONFIRM_SECONDS = 3600        # estimates above this need --yes
-CALIBRATION_SECONDS = 0.05    # timed calibration per engine (after a warm-up step)
 
 QUANTITIES = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
 LIST_QUANTITIES = ("alpha", "offspan", "support_mass")
@@ -122,7 +120,8 @@ def precision_check(setting, tr, engine: str, progress=None) -> dict:
     from ..engines import precision
     if setting.reducible()[0]:
         cc = precision.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
-                                   on_disagreement="raise", checkpoints=4, progress=progress)
+                                   on_disagreement="raise", checkpoints=4, progress=progress,
+                                   summed=precision.summed_terms(setting, engine))
         scope = "all checkpoints" + ("" if engine == "reduced" else " (full-matrix run vs the exact reduced enclosure)")
     else:
         part = replace(tr, records=[r for r in tr.records if r.step <= full_check_steps(setting, max(tr.steps()))],
@@ -161,15 +160,15 @@ def _digits_of(arith_dps: int | None, bits: int) -> int:
     return most if arith_dps is None else min(most, arith_dps)
 
 
-def run_arith(arithmetic: str, dps: int | None, steps: int):
-    """The run's Arith; float64 prints only the digits it carries over ``steps`` (PrecisionError when
-    fewer than ``dps``, or than 3 when ``dps`` is not given)."""
+def run_arith(arithmetic: str, dps: int | None, steps: int, summed: int = 1):
+    """The run's Arith; float64 prints only the digits it carries over ``steps`` steps that each sum up to
+    ``summed`` numbers (PrecisionError when fewer than ``dps``, or than 3 when ``dps`` is not given)."""
     from dataclasses import replace
     from ..engines import precision
     from ..engines.arith import Arith
     ar = Arith.make(arithmetic, dps, steps)
     if arithmetic == "float64":
-        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3)
+        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3, summed=summed)
         ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
     return ar
 
@@ -209,7 +208,8 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         else:
             cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
         return {"config": cfg, "final": certified_json(tr.final, digits)}
-    ar = run_arith(arithmetic, dps, steps)
+    from ..engines.precision import summed_terms
+    ar = run_arith(arithmetic, dps, steps, summed_terms(setting, engine))
     tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
                  progress=track(f"GD ({engine}, {arithmetic})", steps))
     cfg |= {"arithmetic": arithmetic, "dps": ar.dps, "work_dps": ar.work_dps, "steps": steps}
@@ -241,53 +241,40 @@ def _tracker(bar):
 
 # ----- time estimate -----------------------------------------------------------------------------
 
-def _rate(run, steps: int) -> float:
-    """Steps per second of ``run(n)``: a warm-up step (code generation, excluded), then n = 1, 2, 4, ...
-    until one run takes CALIBRATION_SECONDS or n reaches ``steps``."""
-    run(1)
-    n = 1
-    while True:
-        t = time.perf_counter()
-        run(n)
-        dt = time.perf_counter() - t
-        if dt >= CALIBRATION_SECONDS or n >= steps:
-            return n / max(dt, 1e-9)
-        n = min(steps, 2 * n)
-
-
 def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None, arb_bits: int | None,
              cross_check: bool) -> dict:
     """Estimated seconds of ``run_json`` with these options, from a short timed calibration of each
-    engine it will run: {"seconds", "phases": [(what, steps, steps_per_s)]}."""
+    engine it will run (verify.engines.estimate): {"seconds", "phases": [(what, steps, steps_per_s)]}."""
     from ..engines import precision
-    from ..engines.arb import iterate_certified
+    from ..engines.estimate import calibrate, run_phases
     engine, _ = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits)
-    phases = []
+    phases = []         # (what, steps, (steps/s, fixed seconds))
     if arb_bits is not None:
         phases.append((f"certified {engine} Arb {arb_bits} bits", steps,
-                       _rate(lambda n: iterate(setting, n, engine, "arb", checkpoints=[n], bits=arb_bits), steps)))
+                       run_phases(setting, steps, engine, "arb", bits=arb_bits)))
         if cross_check:
             n_ref = arb_check_steps(setting, engine, steps)
             ref_dps = math.ceil(arb_bits * math.log10(2)) + 20
             phases.append((f"mpmath cross-check dps={ref_dps}", n_ref,
-                           _rate(lambda n: iterate(setting, n, engine, "mpmath", ref_dps, [n]), n_ref)))
+                           run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
     else:
-        run_arith(arithmetic, dps, steps)           # refuses a horizon the arithmetic cannot carry, first
+        run_arith(arithmetic, dps, steps, precision.summed_terms(setting, engine))   # refuses what it cannot carry
         run_dps = dps if arithmetic == "mpmath" else None
-        phases.append((f"{engine} {arithmetic}", steps,
-                       _rate(lambda n: iterate(setting, n, engine, arithmetic, run_dps, [n]), steps)))
+        phases.append((f"{engine} {arithmetic}", steps, run_phases(setting, steps, engine, arithmetic, run_dps)))
         if cross_check and setting.reducible()[0]:
+            from ..engines.arb import iterate_certified
             w = precision.work_digits(arithmetic, dps, steps)
             bits = precision.reference_bits(w, steps)
             phases.append((f"cross-check Arb {bits} bits", steps,
-                           _rate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
+                           calibrate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
         elif cross_check:
             n_ref = full_check_steps(setting, steps)
             ref_dps = math.ceil(precision.work_digits(arithmetic, dps, steps)) + 20
             phases.append((f"cross-check {engine} mpmath dps={ref_dps}", n_ref,
-                           _rate(lambda n: iterate(setting, n, engine, "mpmath", ref_dps, [n]), n_ref)))
-    return {"seconds": sum(n / r for _, n, r in phases), "phases": phases}
+                           run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
+    return {"seconds": sum(fixed + n / rate for _, n, (rate, fixed) in phases),
+            "phases": [(what, n, rate) for what, n, (rate, _) in phases]}
 
 
 def estimate_text(est: dict, steps: int) -> str:

@@ -17,7 +17,8 @@ import numpy as np
 from ..model.setting import Setting
 from .arith import Arith
 from .fullgrad import (attention as softmax_columns, excess_loss as entry_loss, fixed, gradients as chain_rule,
-                       initial_weights, moments as entry_moments, offset_gradient_vanishes, record_of)
+                       initial_weights, moments as entry_moments, offset_gradient_vanishes, p_times, record_of,
+                       times_p)
 from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps
 
@@ -89,11 +90,10 @@ class LogitState:
         self.s, self.ar = s, ar
         fx = self.fx = fixed(s, ar)
         self.WX, self.WP0, self.WKQ0 = initial_weights(fx)
-        self.Q = fx.P[:, fx.q]
         zero_wp = all(x == 0 for x in self.WP0.flat)
-        self.Y0 = np.full((s.M, s.D), fx.zero, dtype=fx.dtype) if zero_wp else self.WP0 @ fx.P
+        self.Y0 = np.full((s.M, s.D), fx.zero, dtype=fx.dtype) if zero_wp else times_p(fx, self.WP0)
         self.L0 = (np.full((s.D, s.N), fx.zero, dtype=fx.dtype) if s.init == "zero"
-                   else fx.beta * (fx.P.T @ self.WKQ0 @ self.Q))
+                   else fx.beta * times_p(fx, p_times(fx, self.WKQ0, transpose=True))[:, fx.q])
         self.trains_y = s.wp_trainable and not (zero_wp and fx.centred and offset_gradient_vanishes(s.sigma))
         self.Y, self.logits = self.Y0.copy(), self.L0.copy()
         self.y_zero = zero_wp and not self.trains_y
@@ -135,15 +135,21 @@ class LogitState:
         if not self.trains_y:
             return self.WP0
         if self.general:
-            return self.WP0 - fx.eta_v * (self.sumgY @ fx.P.T)
-        return self.WP0 + (self.Y - self.Y0) @ fx.P.T / fx.lam
+            return self.WP0 - fx.eta_v * times_p(fx, self.sumgY, transpose=True)
+        return self.WP0 + times_p(fx, self.Y - self.Y0, transpose=True) / fx.lam
 
     @property
     def WKQ(self) -> np.ndarray:
+        """W_KQ(0) + P Z Q^T, Z the change of the logits over beta lambda^2 (or -eta_KQ beta times the summed
+        logit gradients); Z Q^T = Z' P^T with Z' the D x D matrix whose query columns are Z."""
         fx = self.fx
         if self.general:
-            return self.WKQ0 - fx.eta_kq * fx.beta * (fx.P @ self.sumG @ self.Q.T)
-        return self.WKQ0 + fx.P @ (self.logits - self.L0) @ self.Q.T / (fx.beta * fx.lam * fx.lam)
+            Z, k = self.sumG, -fx.eta_kq * fx.beta
+        else:
+            Z, k = self.logits - self.L0, fx.one / (fx.beta * fx.lam * fx.lam)
+        Zf = np.full((self.s.D, self.s.D), fx.zero, dtype=fx.dtype)
+        Zf[:, fx.q] = Z
+        return self.WKQ0 + k * times_p(fx, p_times(fx, Zf), transpose=True)
 
     def record(self) -> Record:
         S = self.attention()

@@ -75,6 +75,7 @@ class Fixed:
     sq_ss: np.ndarray
     sup_rows: np.ndarray           # K x N: the support g_j of each column j of S* (its nonzero entries)
     sup_w: np.ndarray              # K x N: S* on its support
+    perm: tuple | None             # P = c Pi (a scaled permutation): (rows, inverse, c) with P[rows[j], j] = c
     B: np.ndarray
     mu_z: np.ndarray
     noise_loss: object
@@ -139,9 +140,10 @@ def _kept(s: Setting, ar, prec) -> Fixed:
 def _fixed(s: Setting, ar) -> Fixed:
     dtype = float if ar.backend == "numpy" else object
     n = ar.num
-    arr = lambda rows: np.array([[n(x) for x in r] for r in rows], dtype=dtype).reshape(len(rows), -1)  # noqa: E731
+    arr = lambda rows: exact_array(rows, n, dtype)  # noqa: E731
     V = arr(s.vstar_base) * ar.sqrt(n(s.vstar_scale2))
-    Sstar, P = arr(s.sstar()), arr(s.p_exact())
+    P_exact = s.p_exact()
+    Sstar, P = arr(s.sstar()), arr(P_exact)
     q = list(s.query)
     gram = gram_q = None
     if s.p_structure != "orthogonal":
@@ -151,14 +153,57 @@ def _fixed(s: Setting, ar) -> Fixed:
     sq_v, sq_ss = (V * V).sum(1), (Sstar * Sstar).sum(0)
     sup_rows = np.array(s.supports, dtype=int).reshape(s.N, s.K).T
     sup_w = Sstar[sup_rows, np.arange(s.N)[None, :]]
+    perm = _permutation(P_exact, n)
     mu = n(s.law.mean)
     teacher_zero = s.K == 0
     return Fixed(s=s, ar=ar, dtype=dtype, V=V, Sstar=Sstar, P=P, gram=gram, gram_q=gram_q, lam=n(s.p_lambda), q=q,
                  var=var, mu=mu, c=n(s.loss_scale), eta_v=n(s.eta_v), eta_kq=n(s.eta_kq), beta=n(s.beta),
                  zero=n(0), one=n(1), kf=kernel_functions(s.sigma, ar.backend, teacher_zero), sq_v=sq_v, sq_ss=sq_ss,
-                 sup_rows=sup_rows, sup_w=sup_w,
+                 sup_rows=sup_rows, sup_w=sup_w, perm=perm,
                  B=var * np.outer(sq_v, sq_ss), mu_z=mu * np.outer(V.sum(1), Sstar.sum(0)),
                  noise_loss=n(s.loss_scale * s.M * s.N * s.noise_sd**2 / 2), centred=s.law.mean == 0)
+
+
+def exact_array(rows, num, dtype) -> np.ndarray:
+    """A matrix of exact numbers rounded into an arithmetic; each distinct object is converted once (the zeros
+    of S* and of a permutation P are one object repeated, a million times at D = 1024)."""
+    done: dict = {}
+
+    def conv(x):
+        k = id(x)
+        if k not in done:
+            done[k] = num(x)
+        return done[k]
+    return np.array([[conv(x) for x in r] for r in rows], dtype=dtype).reshape(len(rows), -1)
+
+
+def _permutation(P, num) -> tuple | None:
+    """(rows, inverse, c) when the exact matrix P is c times a permutation matrix (P[rows[j], j] = c), else None."""
+    D = len(P)
+    rows = []
+    for j in range(D):
+        nz = [i for i in range(D) if P[i][j].numerator != 0]
+        if len(nz) != 1:
+            return None
+        rows.append(nz[0])
+    c = P[rows[0]][0]
+    if len(set(rows)) != D or any(P[rows[j]][j] != c for j in range(D)):
+        return None
+    rows = np.array(rows)
+    return rows, np.argsort(rows), num(c)
+
+
+def p_times(fx: Fixed, X, transpose: bool = False) -> np.ndarray:
+    """P X, or P^T X: by indexing when P is a scaled permutation (O(D^2), not O(D^3) operations)."""
+    if fx.perm is None:
+        return (fx.P.T if transpose else fx.P) @ X
+    rows, inverse, c = fx.perm
+    return c * X[rows if transpose else inverse, :]
+
+
+def times_p(fx: Fixed, X, transpose: bool = False) -> np.ndarray:
+    """X P, or X P^T (see :func:`p_times`)."""
+    return p_times(fx, X.T, not transpose).T
 
 
 def initial_weights(fx: Fixed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
