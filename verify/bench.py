@@ -140,10 +140,12 @@ def engine_rates(quick: bool, tick=None) -> dict:
     for D in ((16, 64) if quick else (16, 64, 256)):
         sd = make_setting(**(REGIME | {"D": D}))
         if D == 16:        # (D = N = 64 and 256: beside their baseline, in full_targets)
+            iterate(sd, 2, "full", "float64", None, [2])          # JAX compiles once
             put(f"full-float64-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1))
         # a full-matrix mpmath step is O(D N) mpmath operations, about a second at D = N = 256: there one
         # repeat of the smallest n
         slow = D >= 256
+        iterate(sd, 1, "full", "mpmath", 30, [1])                 # code generation once
         put(f"full-mpmath-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
                                       0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9))
     return out

@@ -14,7 +14,11 @@ radius of dL/dLambda, which is O(s_ij |g_ij|) times the radius of the logits. Me
 D = N = 64, K = 4, eta = 1/32 (verify bench): the largest relative radius after 1000 steps is recorded
 there; tests/test_fullarb.py checks that the balls contain a 60-digit mpmath iteration.
 
-Possible issues: where the kernel is not Lipschitz the radius is not multiplied but raised to a power
+Possible issues: ball arithmetic bounds the image of a box by a box, so a step multiplies the radii by
+(about) the entrywise absolute value |I - eta H| of the step's Jacobian, not by I - eta H (the wrapping
+effect): a large logit step eta_KQ beta^2 lambda^2 (above 10, say) makes |I - eta H| exceed 1 by a lot
+although GD contracts, and 256 bits then certify some tens of steps (more bits, proportionally more).
+Where the kernel is not Lipschitz the radius is not multiplied but raised to a power
 below 1 each step: ReLU at rho = C / sqrt(AB) = 1 (K = D, W_X on the line of V*) has sqrt(AB - C^2) = 0,
 so a radius r becomes about sqrt(r) and the enclosure is unbounded within ~20 steps at 256 bits (reported
 as NumericalTrouble; the reduced engine's K = D case is exact there).

@@ -23,6 +23,7 @@ from .fullkernel import ARGS, RADIAL_ARGS, entry_terms, sigma_terms
 from .trajectory import Trajectory
 
 CHUNK_SECONDS = 0.5        # target wall time of one fori_loop between progress callbacks / finiteness checks
+FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_SECONDS from its time)
 
 
 def available() -> bool:
@@ -152,6 +153,15 @@ def constants(st) -> dict:
     return k
 
 
+def gradients_at(st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dL/dW_X, dL/dY, dL/dLambda) by jax.grad at the point of a float64 LogitState (its W_X, Y, logits)."""
+    jax, jnp = _jax()
+    k = {key: jnp.asarray(v) for key, v in constants(st).items()}
+    grads, _ = jax.grad(loss_function(program_of(st)), argnums=(0, 1, 2), has_aux=True)(
+        jnp.asarray(st.WX), jnp.asarray(st.Y), jnp.asarray(st.logits), k)
+    return tuple(np.asarray(g, dtype=float) for g in grads)
+
+
 def state_of(st) -> tuple:
     """(W_X, Y, logits, sum of logit gradients, sum of Y gradients) of a LogitState (zeros where unused)."""
     z = np.zeros
@@ -173,9 +183,10 @@ NAMES = ("W_X", "W_P", "W_KQ")     # the state's parts as the user knows them (Y
 
 
 def first_bad(arrays) -> str | None:
-    """The name of the first part of a state that is not finite (None when all are)."""
+    """The name of the first part of a state that is not finite (None when all are; checked on the device)."""
+    jnp = _jax()[1]
     for name, a in zip(NAMES, arrays[:3]):
-        if not bool(np.all(np.isfinite(np.asarray(a)))):
+        if not bool(jnp.all(jnp.isfinite(a))):
             return name
     return None
 
@@ -204,7 +215,7 @@ def iterate_full_jax(s: Setting, cps: list[int], progress=None) -> Trajectory:
     run, k = compiled(program_of(st)), {key: jnp.asarray(v) for key, v in constants(st).items()}
     traj = Trajectory("full", "float64", None, backend="jax",
                       notes=["full-matrix engine: logits iterated with P^T P, gradients by jax.grad"])
-    state, done, chunk, tick = tuple(jnp.asarray(a) for a in state_of(st)), 0, 1, throttled(progress)
+    state, done, chunk, tick = tuple(jnp.asarray(a) for a in state_of(st)), 0, FIRST_CHUNK, throttled(progress)
     for target in cps:
         while done < target:
             n = min(chunk, target - done)
