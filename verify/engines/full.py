@@ -10,8 +10,6 @@ Two formulations of the same recursion, with one chain rule (verify.engines.full
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..model.setting import Setting
@@ -20,10 +18,7 @@ from .fullgrad import (attention as softmax_columns, excess_loss as entry_loss, 
                        initial_weights, moments as entry_moments, offset_gradient_vanishes, p_times, record_of,
                        times_p)
 from .guard import float64_boundary
-from .trajectory import Record, Trajectory, checkpoint_steps
-
-PROGRESS_SECONDS = 0.2      # least time between two progress callbacks of a run
-
+from .trajectory import Record, Trajectory, checkpoint_steps, throttled
 
 class FullState:
     """W_X (M x d), W_P (M x D), W_KQ (D x D) and the fixed V*, S*, P of one setting (the direct formulation)."""
@@ -156,20 +151,6 @@ class LogitState:
         return record_of(self.fx, self.step_count, self.WX, self.WP, S, entry_loss(self.fx, self.WX, self.offsets, S))
 
 
-def throttled(progress):
-    """``progress`` called at most every PROGRESS_SECONDS (and always with ``force``); None stays None."""
-    if progress is None:
-        return None
-    last = [0.0]
-
-    def call(step, force=False):
-        now = time.perf_counter()
-        if force or now - last[0] >= PROGRESS_SECONDS:
-            last[0] = now
-            progress(step)
-    return call
-
-
 def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=None, backend: str | None = None
                  ) -> Trajectory:
     """Run ``steps`` full-matrix GD steps (:class:`LogitState`), recording at ``checkpoints``.
@@ -181,7 +162,7 @@ def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=N
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     f64 = ar.name == "float64"
     if f64 and (backend or ("jax" if fulljax.available() else "numpy")) == "jax":
-        return fulljax.iterate_full_jax(s, cps, progress)
+        return fulljax.iterate_full_jax(LogitState(s, Arith.make("float64", None, max(cps))), cps, progress)
     traj = Trajectory("full", ar.name, ar.dps if ar.name == "mpmath" else None, backend="numpy" if f64 else None)
     traj.notes.append("full-matrix engine: logits iterated with P^T P")
     st, tick = None, throttled(progress)

@@ -31,8 +31,8 @@ from ..errors import NumericalTrouble
 from ..model.setting import Setting
 from ..model.validation import check_int
 from .arb import DIVERGED, DIVERGED_BITS, MAX_BITS, MIN_BITS, ArbArith, _magnitude_bits, _upper_float
-from .full import LogitState, throttled
-from .trajectory import Record, Trajectory, checkpoint_steps
+from .full import LogitState
+from .trajectory import Record, Trajectory, checkpoint_steps, throttled
 
 MAX_STEPS = 10**7          # longest certified full-matrix horizon accepted
 CHECK_EVERY = 20           # steps between two checks that every ball is finite (a non-finite ball stays so)

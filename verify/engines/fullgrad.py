@@ -18,7 +18,6 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from ..derive import codegen
 from ..derive.symbols import mu_u, mu_z
 from ..model.setting import Setting
 from .fullkernel import KernelFunctions, centred, kernel_functions, sigma_terms

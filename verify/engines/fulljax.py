@@ -16,11 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..model.setting import Setting
 from ..model.sigma import Sigma
-from .arith import Arith
 from .fullkernel import ARGS, RADIAL_ARGS, entry_terms, sigma_terms
-from .trajectory import Trajectory
+from .trajectory import Trajectory, throttled
 
 CHUNK_SECONDS = 0.5        # target wall time of one fori_loop between progress callbacks / finiteness checks
 FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_SECONDS from its time)
@@ -205,13 +203,12 @@ def bisect(run, start, n: int, k) -> tuple[int, tuple]:
     return hi, good
 
 
-def iterate_full_jax(s: Setting, cps: list[int], progress=None) -> Trajectory:
-    """The full-matrix recursion in float64 on JAX, recorded at the checkpoints ``cps`` (sorted)."""
-    from .full import LogitState, throttled
+def iterate_full_jax(st, cps: list[int], progress=None) -> Trajectory:
+    """The full-matrix recursion from the float64 verify.engines.full.LogitState ``st`` on JAX, recorded at
+    the checkpoints ``cps`` (sorted)."""
     from .guard import Boundary
     jnp = _jax()[1]
-    ar = Arith.make("float64", None, max(cps))
-    st = LogitState(s, ar)
+    s = st.s
     run, k = compiled(program_of(st)), {key: jnp.asarray(v) for key, v in constants(st).items()}
     traj = Trajectory("full", "float64", None, backend="jax",
                       notes=["full-matrix engine: logits iterated with P^T P, gradients by jax.grad"])
