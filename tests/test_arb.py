@@ -121,9 +121,9 @@ def test_run_json_radii_cover_exact_value():
         assert Fraction(rad) < Fraction(1, 10**17) * max(1, abs(exact_mpf(val)))
 
 
-def test_run_json_arb_needs_reduced_engine():
-    s = make_setting(D=4, K=2, preset="gcn")
-    with pytest.raises(InvalidParameter, match="arb"):
-        run_json(s, 5, "full", "mpmath", 20, arb_bits=256)
+def test_run_json_arb_reduced_engine_needs_a_reducible_regime():
+    s = make_setting(D=4, K=2, preset="gcn", init="random", init_scale="1/10")
+    with pytest.raises(InvalidParameter, match="engine"):
+        run_json(s, 5, "reduced", "mpmath", 20, arb_bits=256)
     with pytest.raises(InvalidParameter, match="arb bits"):
         iterate_certified(s, 5, 10)

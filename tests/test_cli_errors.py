@@ -71,7 +71,7 @@ ROWS = [
     (R + ["--init", "random"], "--init", "random"),                     # needs --init-scale > 0
     (R + ["--p-kind", "sinusoidal", "--p-structure", "orthogonal"], "--p-structure", "orthogonal"),
     (R + ["--engine", "reduced", "--init", "random", "--init-scale", "0.1"], "--engine", "reduced"),
-    (R + ["--arb", "256", "--engine", "full"], "--engine", "full"),
+    (R + ["--arb", "256", "--engine", "reduced", "--init", "random", "--init-scale", "0.1"], "--engine", "reduced"),
     (R + ["--arb", "256", "--arithmetic", "float64"], "--arithmetic", "float64"),
     (R + ["--arb", "256", "--steps", "2000000000"], "--steps", "2000000000"),
     (R + ["--arithmetic", "float64", "--dps", "30"], "--dps", "30"),

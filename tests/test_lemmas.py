@@ -355,9 +355,11 @@ def test_nan_never_holds(cid, monkeypatch):
     # observe (used by the other checks) calls common.reduced_float64; lemma-C.2 holds its own reference
     monkeypatch.setattr(common, "reduced_float64", nan_series)
     monkeypatch.setattr(lemmas.lemma_C_2, "reduced_float64", nan_series)
-    real_att = FullState.attention
-    monkeypatch.setattr(FullState, "attention",
-                        lambda self, *a, **k: np.full_like(np.asarray(real_att(self), float), np.nan))
+    from verify.engines.full import LogitState
+    # the direct formulation and the engine (LogitState records S, whatever backend stepped it)
+    for cls in (FullState, LogitState):
+        monkeypatch.setattr(cls, "attention", lambda self, *a, real=cls.attention, **k:
+                            np.full_like(np.asarray(real(self), float), np.nan))
     s = regime("sts", 8, 2, eta="1/10")
     out = REGISTRY[cid].regime_check(s, 40)
     assert out.holds is not True, (cid, out.detail)

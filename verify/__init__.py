@@ -4,7 +4,7 @@ Class of Teacher Models' (Zhang, Zhao, Gu, Cao; arXiv:2603.22801) under the sett
 Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md uses it):
 
 - a regime: :func:`make_setting` -> :class:`Setting`
-- the engines: :func:`iterate` (reduced or full-matrix recursion, float64 or mpmath) and
+- the engines: :func:`iterate` (reduced or full-matrix recursion, float64, mpmath or Arb balls) and
   :func:`iterate_certified` (Arb balls that contain the exact values) -> :class:`Trajectory`
 - the derivation: :func:`leading_terms` (SymPy), :func:`leading_term_values` (at a setting)
 - the claims: :func:`claim_ids`, :func:`check_claim` (one claim in one regime)

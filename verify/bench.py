@@ -16,6 +16,7 @@ import platform
 import statistics
 import time
 
+import mpmath
 import numpy as np
 
 from .atomic import write_bytes_atomic
@@ -23,6 +24,10 @@ from .model import make_setting
 from .parts import part
 
 REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the issue's regime: D = N = 64, K = 4, eta = 1/32
+# The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
+FULL_FLOAT64_TARGET = 0.5       # full float64 steps/s over the minimal JAX baseline's (D = N = 64 and 256)
+FULL_ARB_TARGET = 5.0           # certified full (256 bits) over a plain mpmath loop at 30 digits (D = N = 16, 64)
+FULL_ARB_RADIUS_TARGET = 1e-50  # relative radius of the certified full run after 1000 steps at D = N = 64
 
 
 def rate(run, min_time: float, repeats: int, start: int = 1, max_n: int = 10**9) -> dict:
@@ -43,11 +48,70 @@ def rate(run, min_time: float, repeats: int, start: int = 1, max_n: int = 10**9)
     return {"steps_per_s": statistics.median(rates), "steps": n, "repeats": repeats}
 
 
+def jax_baseline(D: int, K: int = 4, eta: float = 1 / 32):
+    """The minimal JAX script a user would write instead (the baseline of the full float64 engine): float64,
+    jax.jit and jax.grad of the closed-form population loss for sigma = identity, gcn S*, M = d = 1, V* = 1,
+    P = I (so the logits are W_KQ), column softmax, plain GD in lax.fori_loop from zero.
+    Returns ``run(n)``: the excess loss after n steps."""
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    sstar = jnp.asarray([[1 / K if (i - j) % D < K else 0.0 for j in range(D)] for i in range(D)])
+
+    def loss(p):
+        wx, wp, wkq = p
+        S = jax.nn.softmax(wkq, axis=0)
+        # E||W_X X S - V* X S*||^2 = ||W_X||^2 ||S||^2 - 2 <W_X, V*> <S, S*> + ||V*||^2 ||S*||^2 (X i.i.d. N(0, 1))
+        fit = jnp.sum(wx**2) * jnp.sum(S**2) - 2 * jnp.sum(wx) * jnp.sum(S * sstar) + jnp.sum(sstar**2)
+        return (fit + jnp.sum((wp @ S) ** 2)) / 2
+
+    grad = jax.grad(loss)
+    run = jax.jit(lambda p, n: jax.lax.fori_loop(0, n, lambda i, q: jax.tree.map(lambda x, g: x - eta * g, q, grad(q)),
+                                                 p))
+    p0 = (jnp.zeros((1, 1)), jnp.zeros((1, D)), jnp.zeros((D, D)))
+    return lambda n: float(loss(run(p0, n)))
+
+
+def mpmath_loop(D: int, K: int = 4, steps: int = 1, dps: int = 30):
+    """The plain mpmath loop of the same full recursion (the baseline of the certified full engine): gcn S*,
+    M = d = 1, V* = 1, P = I, zero start, every entry of W_X, W_P and W_KQ updated by hand-written loops.
+    Returns the excess loss after ``steps`` steps."""
+    mpf, exp = mpmath.mpf, mpmath.exp
+    with mpmath.workdps(dps):
+        eta = mpf(1) / 32
+        star = [[mpf(1) / K if (i - j) % D < K else mpf(0) for j in range(D)] for i in range(D)]
+        wx, wp, W = mpf(0), [mpf(0)] * D, [[mpf(0)] * D for _ in range(D)]
+
+        def state():
+            S = [[mpf(0)] * D for _ in range(D)]
+            for j in range(D):
+                e = [exp(W[i][j]) for i in range(D)]
+                z = sum(e)
+                for i in range(D):
+                    S[i][j] = e[i] / z
+            nS = sum(S[i][j] * S[i][j] for i in range(D) for j in range(D))
+            cS = sum(S[i][j] * star[i][j] for i in range(D) for j in range(D))
+            return S, nS, cS, [sum(wp[i] * S[i][j] for i in range(D)) for j in range(D)]
+        for _ in range(steps):
+            S, nS, cS, b = state()
+            gwp = [sum(b[j] * S[i][j] for j in range(D)) for i in range(D)]
+            for j in range(D):
+                g = [wx * wx * S[i][j] - wx * star[i][j] + b[j] * wp[i] for i in range(D)]
+                m = sum(S[i][j] * g[i] for i in range(D))
+                for i in range(D):
+                    W[i][j] -= eta * S[i][j] * (g[i] - m)
+            wx, wp = wx - eta * (wx * nS - cS), [wp[i] - eta * gwp[i] for i in range(D)]
+        S, nS, cS, b = state()
+        return (wx * wx * nS - 2 * wx * cS + sum(x * x for r in star for x in r) + sum(x * x for x in b)) / 2
+
+
 def measurement_count(quick: bool, dask: bool | None = None) -> int:
-    """How many measurements run_bench makes (engine rates, certified radius, Monte Carlo, and the two Dask
-    targets unless turned off): a progress total."""
+    """How many measurements run_bench makes (engine rates, the full-matrix baselines and targets, certified
+    radius, Monte Carlo, and the two Dask targets unless turned off): a progress total."""
     with_dask = dask if dask is not None else not quick
-    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 3 + (2 if with_dask else 0)
+    sizes = full_sizes(quick)
+    return (2 + (2 if quick else 3) + 3 + (3 if quick else 4) + len(sizes["float64"]) + len(sizes["arb"]) + 4
+            + (2 if with_dask else 0))
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -75,13 +139,77 @@ def engine_rates(quick: bool, tick=None) -> dict:
         put(f"certified-arb{bits}", rate(lambda n, b=bits: iterate_certified(s, n, b, [n]), mt, rep, 100))
     for D in ((16, 64) if quick else (16, 64, 256)):
         sd = make_setting(**(REGIME | {"D": D}))
-        put(f"full-float64-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1))
-        if D <= 64 or not quick:
-            # mpmath full-matrix steps are O(D^3) mpmath operations: one repeat of the smallest n.
-            slow = D >= 256
-            put(f"full-mpmath-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
-                                          0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9))
+        if D == 16:        # (D = N = 64 and 256: beside their baseline, in full_targets)
+            iterate(sd, 2, "full", "float64", None, [2])          # JAX compiles once
+            put(f"full-float64-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "float64", None, [n]), mt, rep, 1))
+        # a full-matrix mpmath step is O(D N) mpmath operations, about a second at D = N = 256: there one
+        # repeat of the smallest n
+        slow = D >= 256
+        iterate(sd, 1, "full", "mpmath", 30, [1])                 # code generation once
+        put(f"full-mpmath-D{D}", rate(lambda n, x=sd: iterate(x, n, "full", "mpmath", 30, [n]),
+                                      0.0 if slow else mt, 1 if slow else rep, 1, max_n=1 if slow else 10**9))
     return out
+
+
+def full_sizes(quick: bool) -> dict:
+    """The sizes D = N of the full-matrix targets: {"float64": [...], "arb": [...]}."""
+    return {"float64": [64] if quick else [64, 256], "arb": [16] if quick else [16, 64]}
+
+
+def full_targets(quick: bool, tick=None) -> dict:
+    """Full float64 against the minimal JAX baseline, certified full (256 bits) against the plain mpmath loop
+    (30 digits), each pair on the same regime in this run; the ratios are "not measured" without JAX.
+    Also the value both reach (a check that they run the same recursion)."""
+    from .engines import fulljax, iterate
+    mt, rep = (0.15, 3) if quick else (1.0, 5)
+    tick = tick or (lambda name: None)
+    out = {"engines": {}, "ratios": {}, "same_value": {}}
+    for D in full_sizes(quick)["float64"]:
+        s = make_setting(**(REGIME | {"D": D}))
+        iterate(s, 2, "full", "float64", None, [2])                # compile once
+        out["engines"][f"full-float64-D{D}"] = rate(lambda n: iterate(s, n, "full", "float64", None, [n]), mt, rep, 1)
+        key = f"full float64 / JAX baseline (D=N={D})"
+        if fulljax.available():
+            base = jax_baseline(D)
+            base(2)
+            out["engines"][f"jax-baseline-D{D}"] = rate(base, mt, rep, 1)
+            out["ratios"][key] = (out["engines"][f"full-float64-D{D}"]["steps_per_s"]
+                                  / out["engines"][f"jax-baseline-D{D}"]["steps_per_s"])
+            out["same_value"][f"D={D}, 300 steps"] = {"engine": float(iterate(s, 300, "full", "float64", None,
+                                                                            [300]).final.excess_loss),
+                                                      "baseline": base(300)}
+        else:
+            out["ratios"][key] = "not measured: JAX is not installed (pip install 'verify[fast]')"
+        tick(key)
+    for D in full_sizes(quick)["arb"]:
+        s = make_setting(**(REGIME | {"D": D}))
+        iterate(s, 2, "full", "arb", checkpoints=[2], bits=256)
+        fast = rate(lambda n: iterate(s, n, "full", "arb", checkpoints=[n], bits=256), mt, rep, 1)
+        slow = rate(lambda n: mpmath_loop(D, steps=n), mt, 1 if D >= 64 else rep, 1)
+        out["engines"] |= {f"full-arb256-D{D}": fast, f"mpmath-loop-dps30-D{D}": slow}
+        key = f"certified full arb256 / mpmath loop dps30 (D=N={D})"
+        out["ratios"][key] = fast["steps_per_s"] / slow["steps_per_s"]
+        with mpmath.workdps(40):
+            out["same_value"][f"D={D}, 3 steps"] = {
+                "certified": iterate(s, 3, "full", "arb", checkpoints=[3], bits=256).final.excess_loss.str(30),
+                "mpmath_loop": mpmath.nstr(mpmath_loop(D, steps=3), 25)}
+        tick(key)
+    out["targets"] = {"full_float64_over_jax": FULL_FLOAT64_TARGET, "full_arb_over_mpmath_loop": FULL_ARB_TARGET}
+    out["met"] = {k: (v >= (FULL_FLOAT64_TARGET if "float64" in k else FULL_ARB_TARGET)) if not isinstance(v, str)
+                  else None for k, v in out["ratios"].items()}
+    return out
+
+
+def certified_full_radius(quick: bool) -> dict:
+    """The largest relative radius of the recorded quantities (and of the state) after 1000 certified full
+    steps at 256 bits on the issue's regime (quick: 100 steps at D = N = 16)."""
+    from .engines.fullarb import iterate_certified_full, relative_radius
+    D, steps = (16, 100) if quick else (64, 1000)
+    t = time.perf_counter()
+    tr = iterate_certified_full(make_setting(**(REGIME | {"D": D})), steps, 256, [steps])
+    rel = relative_radius(tr.final)
+    return {"D": D, "steps": steps, "bits": 256, "max_relative_radius": rel, "max_state_radius": tr.state_radii[-1],
+            "seconds": time.perf_counter() - t, "target": FULL_ARB_RADIUS_TARGET, "met": rel <= FULL_ARB_RADIUS_TARGET}
 
 
 def ratios(r: dict) -> dict:
@@ -303,12 +431,16 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     t0 = time.perf_counter()
     tick = tick or (lambda name: None)
     rates = engine_rates(quick, tick)
+    full = full_targets(quick, tick)
     res = {"quick": quick, "regime": REGIME | {"N": 64}, "machine": {"python": platform.python_version(),
            "cpus": os.cpu_count(), "platform": platform.platform()},
            "convention": "steps/s are medians over repeats; ratios are between engines measured in this run",
-           "engines": rates, "ratios": ratios(rates),
+           "engines": rates | full["engines"], "ratios": ratios(rates | full["engines"]) | full["ratios"],
+           "full_matrix": {k: full[k] for k in ("targets", "met", "same_value")},
            "certified_radius": certified_radius(10**4 if quick else 10**6)}
     tick("certified radius")
+    res["certified_full_radius"] = certified_full_radius(quick)
+    tick("certified full radius")
     res["certificate"] = certificate_targets()
     tick("all-time certificate")
     res["monte_carlo"] = monte_carlo(quick)
@@ -331,10 +463,22 @@ def to_markdown(res: dict) -> str:
              "| engine | steps/s (median) | steps per run | repeats |", "|---|---:|---:|---:|"]
     for k, v in res["engines"].items():
         lines.append(f"| {k} | {v['steps_per_s']:.4g} | {v['steps']} | {v['repeats']} |")
-    lines += ["", "| ratio | value |", "|---|---:|"] + [f"| {k} | {v:.4g} |" for k, v in res["ratios"].items()]
+    lines += ["", "| ratio | value |", "|---|---:|"] + [f"| {k} | {v if isinstance(v, str) else f'{v:.4g}'} |"
+                                                         for k, v in res["ratios"].items()]
     c = res["certified_radius"]
     lines += ["", f"Certified (Arb {c['bits']} bits): max state radius {c['max_state_radius']:.3e} after "
               f"{c['steps']} steps ({c['seconds']:.1f} s).", ""]
+    fm, cf = res.get("full_matrix"), res.get("certified_full_radius")
+    if fm:
+        t = fm["targets"]
+        lines += [f"Full-matrix targets: float64 >= {t['full_float64_over_jax']}x the JAX baseline, certified >= "
+                  f"{t['full_arb_over_mpmath_loop']}x the plain mpmath loop: "
+                  + "; ".join(f"{k}: {'not measured' if v is None else ('met' if v else 'NOT met')}"
+                              for k, v in fm["met"].items()) + ".", ""]
+    if cf:
+        lines += [f"Certified full-matrix (Arb {cf['bits']} bits, D = N = {cf['D']}): largest relative radius "
+                  f"{cf['max_relative_radius']:.3e} after {cf['steps']} steps (target <= {cf['target']:g}: "
+                  f"{'met' if cf['met'] else 'NOT met'}).", ""]
     ce = res.get("certificate")
     if ce:
         w = ce["relative_width"]

@@ -118,10 +118,11 @@ class Setting:
             raise InvalidParameter("p_lambda", lam, "must be the square of a rational for the identity and permutation "
                                    "P kinds (P = sqrt(lambda) I exactly); `p_kind=sinusoidal` takes any lambda > 0",
                                    also=("p_kind",))
+        zero = Fraction(0)      # one object for the D^2 - D zeros (D = 1024: a million of them)
         if self.p_kind == "identity":
-            return [[root if i == j else Fraction(0) for j in range(D)] for i in range(D)]
-        perm = np.random.default_rng(self.seed).permutation(D)
-        return [[root if perm[j] == i else Fraction(0) for j in range(D)] for i in range(D)]
+            return [[root if i == j else zero for j in range(D)] for i in range(D)]
+        perm = [int(x) for x in np.random.default_rng(self.seed).permutation(D)]
+        return [[root if perm[j] == i else zero for j in range(D)] for i in range(D)]
 
     def reducible(self) -> tuple[bool, str]:
         """Whether the exact reduced recursion on (alpha_1..alpha_M, delta) applies, and why not."""

@@ -223,6 +223,9 @@ def speed(bench: dict) -> str:
            f"full-matrix float64 {sci(e['full-float64-D64']['steps_per_s'])} steps/s (reduced/full: "
            f"{sci(r['reduced numba/full float64 (D=N=64)'])}× compiled, {g(r['reduced/full float64 (D=N=64)'])}× plain "
            f"Python)."]
+    full = full_matrix_speed(bench)
+    if full:
+        out.append(full)
     cert = bench.get("certificate")
     if cert:
         w = cert["relative_width"]
@@ -234,6 +237,24 @@ def speed(bench: dict) -> str:
         out.append(f"Dask: a certified sweep runs {g(sc['ratio'])}× faster on 2 workers than on 1; per-task overhead "
                    f"{g(100 * ov['overhead_fraction'], 2)}% of the mean task time of the default sweep.")
     return " ".join(out)
+
+
+def full_matrix_speed(bench: dict) -> str:
+    """The full-matrix engines against their baselines (a bench without them gives "")."""
+    r, cf = bench["ratios"], bench.get("certified_full_radius")
+    f64 = [(k, v) for k, v in r.items() if k.startswith("full float64 / JAX baseline")]
+    arb = [(k, v) for k, v in r.items() if k.startswith("certified full arb256 / mpmath loop")]
+    if not f64 and not arb:
+        return ""
+    size = lambda k: k.split("(")[-1].rstrip(")").replace("D=N=", "")  # noqa: E731
+    ratio = lambda v: v if isinstance(v, str) else f"{g(v)}×"  # noqa: E731
+    text = ("Full matrix: float64 " + ", ".join(f"{ratio(v)} the minimal JAX script's steps/s at D = N = {size(k)}"
+                                                for k, v in f64)
+            + "; certified Arb 256-bit " + ", ".join(f"{ratio(v)} a plain mpmath loop at 30 digits at D = N = {size(k)}"
+                                                     for k, v in arb))
+    if cf:
+        text += f", relative radius {sci(cf['max_relative_radius'])} after {cf['steps']:,} steps at D = N = {cf['D']}"
+    return text + "."
 
 
 def blocks(results: dict, bench: dict) -> dict:
