@@ -37,7 +37,7 @@ class Restriction:
     ``choices``: make_setting keyword -> the values allowed (e.g. ``{"init": ("zero",)}``);
     ``sigma``: a predicate on a Sigma (which families are allowed);
     ``k_min``: smallest K; ``k_interior``: K < D; ``k_equals_d`` / ``k_zero``: the edge regimes;
-    ``x_max``: K -> (largest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
+    ``x_max`` / ``x_min``: (K, D) -> (largest / smallest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
     ``wp_zero``: W_P frozen unless sigma is odd; ``m_one_unless_linear``: M = 1 unless sigma is linear.
     """
 
@@ -48,6 +48,7 @@ class Restriction:
     k_equals_d: bool = False
     k_zero: bool = False
     x_max: Callable | None = None
+    x_min: Callable | None = None
     one_eta: bool = False
     wp_zero: bool = False
     m_one_unless_linear: bool = False
@@ -88,6 +89,16 @@ def _at_x(s, x: Fraction):
     """``s`` with the step size that puts x = eta_V c_L v N at ``x`` (eta_KQ moved with it when they were tied)."""
     eta = x / (s.loss_scale * s.law.var * s.N)
     return s.with_(eta=eta, eta_kq=eta if s.eta_kq == s.eta_v else s.eta_kq)
+
+
+def small_step_bound(K: int, D: int) -> Fraction:
+    """The largest x = eta_V c_L v N for which 1 - x ||s||^2 >= 0 for every two-valued column of S: min(K, D - K),
+    or K when K = D (||s||^2 <= max(1/K, 1/(D - K)); verify.derive.stability)."""
+    return Fraction(K if K == D else min(K, D - K))
+
+
+def _small_step(s) -> bool:
+    return s.K > 0 and step_x(s) <= small_step_bound(s.K, s.D)
 
 
 def _weighted(s):
@@ -160,22 +171,31 @@ _define("sum-loss", "summed loss (c_L = 1)", lambda s: s.loss == "sum",
         restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"))
 _define("one-eta", "eta_V = eta_KQ = eta", lambda s: s.eta_v == s.eta_kq, restrict=Restriction(one_eta=True),
         violate=lambda s: s.with_(eta_kq=2 * s.eta_v))
-_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K, implies=("K>0",),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (Fraction(2 * K), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.K)))
 _define("eta-le-K", "eta_V c_L v N <= K", lambda s: step_x(s) <= s.K, implies=("eta-stable",),
-        restrict=Restriction(x_max=lambda K: (Fraction(K), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(K), False)),
         violate=lambda s: _at_x(s, Fraction(3 * s.K, 2)))
+_define("eta-small-step", "eta_V c_L v N <= min(K, D - K), or <= K when K = D (1 - eta_V c_L v ||S||_F^2 >= 0 for "
+        "two-valued columns)", _small_step, implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (small_step_bound(K, D), False)),
+        violate=lambda s: _at_x(s, Fraction(3, 2) * small_step_bound(s.K, s.D)))
+_define("eta-large-step", "min(K, D - K) < eta_V c_L v N < 2K (K < eta_V c_L v N < 2K when K = D)",
+        lambda s: step_x(s) < 2 * s.K and not _small_step(s), implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_min=lambda K, D: (small_step_bound(K, D), True),
+                             x_max=lambda K, D: (Fraction(2 * K), True)),
+        violate=lambda s: _at_x(s, small_step_bound(s.K, s.D) / 2))
 _define("eta-small", "eta_V c_L v N <= 1", lambda s: step_x(s) <= 1,
-        restrict=Restriction(x_max=lambda K: (Fraction(1), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(1), False)),
         violate=lambda s: _at_x(s, Fraction(3, 2)))
 _define("eta-geometric", "0 < eta_V c_L v N < 2D (the K = D recursion contracts)", lambda s: step_x(s) < 2 * s.D,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(2 * D), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.D)))
 
 # ---- run-level (checked on the run, or on what the run is compared with) ------------------------------------
-_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; the step-size "
-        "condition eta_V c_L v N <= 1 is derived for sigma = identity only)", None, run_level=True)
+_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; Lemma C.2's "
+        "step-size conditions are derived for sigma = identity only)", None, run_level=True)
 _define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)", None,
         run_level=True)
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
@@ -223,4 +243,4 @@ def within(s, ids) -> tuple[bool, str]:
 
 
 __all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
-           "step_x"]
+           "step_x", "small_step_bound"]
