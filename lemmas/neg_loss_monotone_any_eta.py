@@ -13,7 +13,7 @@ from verify.evidence import Scope, finite
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from lemmas.support.runs import convention, regime, replay_run
-from lemmas.support.records import REFERENCE, outcome_record
+from lemmas.support.records import outcome_record
 from lemmas.loss_monotone import THRESHOLD, first_increase
 
 
@@ -24,7 +24,7 @@ class NegLossMonotoneAnyEta(Check):
     hypotheses = ('identity', 'zero-init', 'centred')
     long_horizon = True
     statements = (Claimed("neg-loss-monotone-any-eta", title, "control", hypotheses,
-                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=("identity",), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         bad, L = first_increase(setting, steps)

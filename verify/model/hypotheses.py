@@ -126,6 +126,8 @@ _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
 _define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
         restrict=Restriction(choices={"law": ("gaussian",)}),
         violate=lambda s: s.with_(law="rademacher"))
+_define("gaussian-or-linear", "Gaussian entries, or sigma linear (sigma's Gaussian kernel; a linear sigma sees only "
+        "the first two moments of the law)", lambda s: s.law.gaussian or s.sigma.linear)
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
         restrict=Restriction(choices={"law_var": ("1",)}),
         violate=lambda s: s.with_(law_var="4"))
