@@ -46,7 +46,9 @@ def cos_track(setting, steps: int):
 class EarlyAlignment(Check):
     title = ("cos angle(W_X(t), V*) = 1 for every t >= 1 (alignment from the first step), for sigma = identity "
              "and, with M = 1, for sigma in {erf, x + x^3/10}.")
-    source = "Section 4 experiments (early directional alignment); Lemma C.2"
+    source = ("the paper's experiments (Section 4: early directional alignment), as reconstructed by the toolkit (the "
+              "paper's text is not at hand); for sigma = identity a consequence of Lemma C.2")
+    questions = (2,)
     hypotheses = ('zero-init', 'centred', 'gaussian-or-linear', 'linear-or-M1', 'K>0', 'eta-small-step', 'orthogonal-P',
                   'uniform-S*', 'distinct-queries', 'descent')
     statements = (Claimed("early-alignment", title, "claim", hypotheses,

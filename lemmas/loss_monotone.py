@@ -64,10 +64,12 @@ class LossMonotone(Check):
              "(D c_L lambda^2 v ||V*||^2)); for eta > 2K/(c_L v N) the loss eventually increases "
              "(a run is checked against this half only once it shows an increase: a finite run "
              "without one decides nothing).")
-    source = "reviewer question 1 (regularity behind the rate); step-size condition of Theorem 3.1"
+    source = ("the toolkit's own finding (not a statement of the paper): the step-size condition under which the loss "
+              "decreases, beside Theorem 3.1; reviewer question 1 (regularity behind the rate)")
+    questions = (1,)
     hypotheses = ('identity', 'zero-init', 'centred', 'one-eta', '0<K<D', 'orthogonal-P', 'uniform-S*')
     long_horizon = True
-    statements = (Claimed("loss-monotone", title, "claim", hypotheses,
+    statements = (Claimed("loss-monotone", title, "finding", hypotheses,
                           Scope(dims="all", sigma=("identity",), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:

@@ -24,6 +24,7 @@ THRESHOLD = {"value": 1 + MARGIN,
 class NegAlphaLe1(Check):
     title = "alpha_i(t) <= 1 for every row i and every t (negative control)."
     source = "negative control for Lemma C.2's envelope"
+    questions = ()
     hypotheses = ('zero-init', 'centred', '0<K<D')
     long_horizon = True
     statements = (Claimed("neg-alpha-le-1", title, "control", hypotheses,

@@ -21,6 +21,7 @@ from lemmas.loss_monotone import THRESHOLD, first_increase
 class NegLossMonotoneAnyEta(Check):
     title = "L(t+1) <= L(t) for all t and every eta > 0 (negative control)."
     source = "negative control for loss-monotone"
+    questions = ()
     hypotheses = ('identity', 'zero-init', 'centred')
     long_horizon = True
     statements = (Claimed("neg-loss-monotone-any-eta", title, "control", hypotheses,

@@ -70,6 +70,7 @@ def octave_slopes(setting, steps: int) -> tuple[list[float], list[float]]:
 class NegRateExponential(Check):
     title = "L(T) - L_opt decays exponentially in T when 0 < K < D (negative control)."
     source = "negative control for Theorem 3.1 (reviewer question 1: Theta(1/T) without PL)"
+    questions = ()
     hypotheses = ('identity', 'zero-init', '0<K<D', 'asymptotic-phase')
     long_horizon = True
     statements = (Claimed("neg-rate-exponential", title, "control", hypotheses,

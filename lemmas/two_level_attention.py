@@ -62,7 +62,8 @@ def spreads(setting, steps: int) -> np.ndarray:
 class TwoLevelAttention(Check):
     title = ("Every column j of S(t) takes one value on the support g_j of S* and one value off it, for all t "
              "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).")
-    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
+    source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
+    questions = (2, 8)
     hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'gaussian-or-linear')
     statements = (Claimed("two-level-attention", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)

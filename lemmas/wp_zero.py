@@ -49,7 +49,8 @@ def wp_track(setting, steps: int):
 class WPZero(Check):
     title = ("The positional block W_P of W_V stays exactly 0 for all t (zero initialisation), for sigma in "
              "{identity, erf, x + x^3/10}.")
-    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
+    source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
+    questions = (2,)
     hypotheses = ('zero-init', 'centred', 'odd', 'gaussian-or-linear')
     statements = (Claimed("wp-zero", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
