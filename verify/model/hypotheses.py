@@ -203,6 +203,10 @@ _define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
         run_level=True)
 
+# what makes a long float64 run of the reduced recursion exact and safe: the reduced recursion applies
+# (Setting.reducible) and GD converges in the W_X block (so float64 does not overflow)
+LONG_RUN = ("zero-init", "centred", "orthogonal-P", "wp-zero", "uniform-S*", "eta-stable")
+
 # the reference convention of docs/setting.md, as the hypotheses it consists of
 REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "gaussian",
              "centred", "orthogonal-P", "zero-init", "uniform-S*")
@@ -238,11 +242,43 @@ def closure(ids) -> frozenset[str]:
     return frozenset(seen)
 
 
+def _tightest(bounds, upper: bool):
+    """The tightest of (value, strict) bounds: the least (upper) or greatest (lower) value; strict wins a tie."""
+    if not bounds:
+        return None
+    best = min if upper else max
+    v = best(b[0] for b in bounds)
+    return v, any(b[1] for b in bounds if b[0] == v)
+
+
+def _all(preds):
+    return None if not preds else (lambda sg: all(p(sg) for p in preds))
+
+
+def restriction(ids) -> Restriction:
+    """The one :class:`Restriction` that draws inside every hypothesis of ``ids`` and every hypothesis they imply:
+    the allowed choices intersected, the sigma predicates and step-size bounds combined (the tightest wins), the
+    K and eta conditions joined."""
+    rs = [HYPOTHESES[h].restrict for h in sorted(closure(ids))]
+    choices: dict = {}
+    for r in rs:
+        for k, vals in r.choices.items():
+            choices[k] = tuple(v for v in choices[k] if v in vals) if k in choices else tuple(vals)
+    ups = [r.x_max for r in rs if r.x_max is not None]
+    los = [r.x_min for r in rs if r.x_min is not None]
+    flags = {f: any(getattr(r, f) for r in rs) for f in ("k_interior", "k_equals_d", "k_zero", "one_eta", "wp_zero",
+                                                           "m_one_unless_linear")}
+    return Restriction(choices=choices, sigma=_all([r.sigma for r in rs if r.sigma is not None]),
+                       k_min=max([r.k_min for r in rs], default=0),
+                       x_max=(lambda K, D: _tightest([f(K, D) for f in ups], True)) if ups else None,
+                       x_min=(lambda K, D: _tightest([f(K, D) for f in los], False)) if los else None, **flags)
+
+
 def within(s, ids) -> tuple[bool, str]:
     """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
     unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
-           "step_x", "small_step_bound"]
+__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "hypothesis", "hypotheses", "closure",
+           "within", "restriction", "step_x", "small_step_bound"]
