@@ -230,6 +230,14 @@ def outside_records(claim) -> dict:
     }
 
 
+def large_step_why() -> dict:
+    """The large-step part's one sentence: what backs it, and the proof steps that stay open."""
+    from verify.derive.stability import large_step_obligations
+    still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
+    return {"lemma-C.2-large-step": "Arb balls over finite t in the regimes run and a proof at K = D; for K < D the "
+                                    "induction does not close, open: " + "; ".join(still_open)}
+
+
 @register("lemma-C.2")
 class LemmaC2(Check):
     title = ("Lemma C.2: " + POSITIVE + ", under eta_V < 2K/(c_L v N) (sigma in {identity, erf, relu with W_P "
@@ -362,7 +370,7 @@ class LemmaC2(Check):
             "interpretation of C_1, C_2, C_3", "float64", Scope(dims=tuple(sorted({dims_of(s_) for s_ in regs})),
                                                                 sigma=SIGMAS, conventions="all", horizon=T),
             C_CONSTANTS, None, role="context", envelopes=envs))
-        return Evaluation(ev, numbers={"c_constants": C_CONSTANTS, "alpha_envelopes": envs},
+        return Evaluation(ev, numbers={"c_constants": C_CONSTANTS, "alpha_envelopes": envs}, why=large_step_why(),
                           replay=f"verify check lemma-C.2 --profile {profile} --json",
                           convention=convention(regs[0]) | {"horizon_float64": T, "horizon_arb": ARB_HORIZON[profile],
                                                             "arb_bits": 128})

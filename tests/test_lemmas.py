@@ -233,6 +233,7 @@ def test_lemma_c2_is_judged_part_by_part(results):
     assert large["verdict"] == "certified" and "t <= " in large["scope_label"]
     attempt = next(e for e in large["evidence"] if e["route"].endswith("attempt (symbolic dimensions)"))
     assert attempt["role"] == "context" and "2 of" in attempt["result"] and "open" in attempt["result"]
+    assert "open: delta(t) >= 0 for all t" in large["why"]           # the part says which steps did not close
     assert not any(e["kind"] in ("symbolic", "smt") and e["holds"] is True and "K=D" not in e["scope"]["assumes"]
                    for e in large["evidence"] if e["role"] == "test")
     assert other["verdict"] == "certified" and "sigma in {erf}" in other["scope_label"]
