@@ -91,6 +91,8 @@ NEG_RATE_LONG = R(20000, D=8, K=2, preset="sts", M=1, d=1, eta="1/10", vstar_nor
 @given(valid_regimes())
 def test_valid_regimes_build(regime):
     s = regime.setting()
+    json.dumps(regime.as_dict())                                      # saved as is in the counterexample database
+    assert all(isinstance(dict(regime.kwargs)[k], int) for k in ("D", "K", "M", "d"))
     assert 1 <= s.D <= 48 and 0 <= s.K <= s.D and 1 <= regime.steps <= MAX_STEPS
     if regime.steps > FULL_MAX_STEPS:   # long horizons only where the reduced recursion applies, below 2K/(c_L v N)
         assert s.reducible()[0] and 0 < x_of(s) < 2 * s.K

@@ -125,9 +125,14 @@ def _edge_biased(draw, values: list, edges: list, label: str):
     return draw(_choice(tuple(values)), label=label)
 
 
-@lru_cache(maxsize=4096)
 def _choice(values: tuple):
-    """st.sampled_from(values), built once per tuple of values (strategy construction is not free)."""
+    """st.sampled_from(values), built once per tuple of values and their types (strategy construction is not free;
+    the types are part of the key because 1 == Fraction(1): an integer K must not come back as a Fraction)."""
+    return _sampled(tuple(values), tuple(type(v) for v in values))
+
+
+@lru_cache(maxsize=4096)
+def _sampled(values: tuple, types: tuple):
     return st.sampled_from(values)
 
 
