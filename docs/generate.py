@@ -77,13 +77,16 @@ def claims_md() -> str:
         out += [f"### `{cid}`", "",
                 f"- file: `{_rel(c.module)}`",
                 f"- title: {md(c.title)}",
-                f"- source: {md(c.source)}"]
+                f"- source: {md(c.source)}",
+                "- answers reviewer questions: " + (", ".join(f"Q{n}" for n in c.questions) or "none (a control)")]
         out.append("- hypotheses of its per-regime check:" + ("" if c.hypotheses else " none stated"))
         out += [f"  - {md(h.text)} (`{h.id}`)" for h in c.hypotheses]
         out.append("- statements (each judged on its own):")
         for st in c.statements:
+            beside = {"sharper": "sharper than", "answers": "answering a question, beside", "outside": "outside",
+                      "supports": "supporting"}.get(st.relation, "beside")
             role = {"claim": "part of the paper's claim", "control": "negative control (expected: refuted)",
-                    "finding": "the toolkit's own finding" + (f", {st.relation} than `{st.about}`" if st.about else "")}
+                    "finding": "the toolkit's own finding" + (f", {beside} `{st.about}`" if st.about else "")}
             out.append(f"  - `{st.id}` ({role[st.role]}): {md(st.text)}")
             out.append(f"    - scope: {md(st.scope.label())}")
         per = ("yes: `verify.check_claim`, `verify fuzz`" if c.per_regime

@@ -18,7 +18,7 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, regime
-from lemmas.support.records import REFERENCE, bounded_series_outcome, outcome_record
+from lemmas.support.records import bounded_series_outcome, outcome_record
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 TOL = 1e-12
@@ -62,10 +62,11 @@ def spreads(setting, steps: int) -> np.ndarray:
 class TwoLevelAttention(Check):
     title = ("Every column j of S(t) takes one value on the support g_j of S* and one value off it, for all t "
              "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).")
-    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
-    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'wp-zero', 'centred')
+    source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
+    questions = (2, 8)
+    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'gaussian-or-linear')
     statements = (Claimed("two-level-attention", title, "claim", hypotheses,
-                          Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE, "W_P frozen"), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         return bounded_series_outcome(spreads(setting, steps), setting, steps, "relative on/off spread of S(t)", "max_spread", TOL, THRESHOLD)

@@ -91,7 +91,7 @@ def test_text_prints_obligations_with_status():
     assert res.exit_code == 0, res.output
     assert "[proved] [0 < K < D] g_on - g_off = D/(N K (D-K))" in res.output
     assert "[disproved] W_P gradient vanishes" in res.output      # ReLU is not odd
-    assert "[disproved] negative control: the step without eta c_L v N <= 1" in res.output
+    assert "[disproved] negative control: the step under x < 2K only" in res.output
 
 
 def test_bad_sigma_is_one_line_error():

@@ -161,7 +161,7 @@ def derive_cmd(sigma, fmt, asymptotics_, as_json, quiet):
 
 def _latex_sections(data: dict, asym: bool) -> dict:
     if asym:
-        return {"Leading terms": {k: data[k] for k in ("loss", "s_err", "w_err", "off_support_mass",
+        return {"Leading terms": {k: data[k] for k in ("excess_loss", "s_err", "w_err", "off_support_mass",
                                                         "cubic_coefficient_c")},
                 "Convention": data["convention"], "Claimed orders": data["claimed"],
                 "Every named convention symbolic": data["general_convention"]}

@@ -226,7 +226,7 @@ def logit_step_obligation() -> Obligation:
                       "(logits beta P^T W_KQ Q, P^T P = lambda I, distinct query positions)", holds,
                       "matrix calculus in symbolic D, N: d/dW tr(G^T beta P^T W Q) = beta P G Q^T; "
                       "beta^2 P^T P G Q^T Q = lambda^2 beta^2 G", "matrix calculus", Scope("all", "all", "all", "all"),
-                      seconds=t())
+                      seconds=t(), assumes=("orthogonal-P", "distinct-queries"))
 
 
 @lru_cache(maxsize=None)

@@ -5,7 +5,9 @@ Every step of a derivation that the toolkit calls a proof is one :class:`Obligat
 "matrix calculus": SymPy's MatrixSymbol calculus; "z3": an SMT decision in nonlinear real
 arithmetic), its :class:`verify.evidence.Scope` (``dims="all"`` only when the proof is in symbolic
 dimensions) and its status: ``proved``, ``disproved`` (with a counterexample) or ``unknown`` (the
-method could not decide: shown as open, never as proved). Claims cite an obligation through
+method could not decide: shown as open, never as proved). ``assumes`` names the hypotheses
+(verify.model.hypotheses ids) the step uses; they join its scope, so a proof made of steps assumes
+every hypothesis any of its steps used (verify.evidence.proof). Claims cite an obligation through
 :meth:`Obligation.evidence`, which makes the :func:`verify.evidence.record` the verdict rule reads.
 
 Example::
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
@@ -39,6 +41,7 @@ class Obligation:
 
     ``name`` is the statement. ``role="outside"`` marks a negative control: a statement with a
     hypothesis dropped, expected to be disproved (its counterexample shows the hypothesis is needed).
+    ``assumes``: the hypothesis ids the step uses, added to its scope's.
     """
 
     name: str
@@ -49,6 +52,7 @@ class Obligation:
     counterexample: dict | None = None
     role: str = "test"
     seconds: float = 0.0
+    assumes: tuple = ()
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -59,6 +63,8 @@ class Obligation:
             raise ValueError(f"obligation role must be one of {ROLES}, not {self.role!r}")
         if self.holds not in (True, False, None):
             raise TypeError(f"holds must be True, False or None, not {self.holds!r}")
+        self.scope = replace(self.scope, assumes=self.scope.assumes + tuple(self.assumes))
+        self.assumes = self.scope.assumes
 
     @property
     def statement(self) -> str:
@@ -74,7 +80,8 @@ class Obligation:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "status": self.status, "holds": self.holds, "method": self.method,
-                "kind": self.kind, "role": self.role, "scope": self.scope.as_dict(), "detail": self.detail,
+                "kind": self.kind, "role": self.role, "scope": self.scope.as_dict(), "assumes": list(self.assumes),
+                "detail": self.detail,
                 "counterexample": self.counterexample, "seconds": round(self.seconds, 3)}
 
     def evidence(self, replay: str = REPLAY, **data) -> dict:
@@ -167,11 +174,12 @@ def all_zero(exprs) -> bool | None:
     return True
 
 
-def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: str = "sympy identity") -> Obligation:
+def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: str = "sympy identity",
+                     assumes=()) -> Obligation:
     """An obligation 'every expression in ``exprs`` is identically 0', decided by :func:`is_zero`."""
     with stopwatch() as t:
         holds = all_zero(exprs if isinstance(exprs, (list, tuple)) else [exprs])
-    return Obligation(name, holds, detail, method, scope, seconds=t())
+    return Obligation(name, holds, detail, method, scope, seconds=t(), assumes=assumes)
 
 
 def z3_decide(hypotheses, conclusion, timeout_ms: int = 20000):
@@ -191,14 +199,15 @@ def z3_decide(hypotheses, conclusion, timeout_ms: int = 20000):
     return None, None
 
 
-def z3_obligation(name: str, hypotheses, conclusion, scope: Scope, detail: str = "", role: str = "test") -> Obligation:
+def z3_obligation(name: str, hypotheses, conclusion, scope: Scope, detail: str = "", role: str = "test",
+                  assumes=()) -> Obligation:
     """An obligation 'hypotheses => conclusion' over the reals, discharged (or refuted) by z3."""
     with stopwatch() as t:
         holds, model = z3_decide(hypotheses, conclusion)
     flat = lambda f: " ".join(str(f).split())  # noqa: E731   (z3 wraps long formulas over lines)
     stated = " and ".join(flat(h) for h in hypotheses) + " => " + flat(conclusion)
     return Obligation(name, holds, (detail + "; " if detail else "") + "z3: " + stated, "z3", scope, model, role,
-                      seconds=t())
+                      seconds=t(), assumes=assumes)
 
 
 __all__ = ["METHODS", "STATUSES", "Obligation", "ProofReport", "stopwatch", "is_zero", "all_zero",

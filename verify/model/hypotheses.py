@@ -37,7 +37,7 @@ class Restriction:
     ``choices``: make_setting keyword -> the values allowed (e.g. ``{"init": ("zero",)}``);
     ``sigma``: a predicate on a Sigma (which families are allowed);
     ``k_min``: smallest K; ``k_interior``: K < D; ``k_equals_d`` / ``k_zero``: the edge regimes;
-    ``x_max``: K -> (largest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
+    ``x_max`` / ``x_min``: (K, D) -> (largest / smallest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
     ``wp_zero``: W_P frozen unless sigma is odd; ``m_one_unless_linear``: M = 1 unless sigma is linear.
     """
 
@@ -48,6 +48,7 @@ class Restriction:
     k_equals_d: bool = False
     k_zero: bool = False
     x_max: Callable | None = None
+    x_min: Callable | None = None
     one_eta: bool = False
     wp_zero: bool = False
     m_one_unless_linear: bool = False
@@ -104,6 +105,16 @@ def _at_x(s, x: Fraction):
     return s.with_(eta=eta, eta_kq=eta if s.eta_kq == s.eta_v else s.eta_kq)
 
 
+def small_step_bound(K: int, D: int) -> Fraction:
+    """The largest x = eta_V c_L v N for which 1 - x ||s||^2 >= 0 for every two-valued column of S: min(K, D - K),
+    or K when K = D (||s||^2 <= max(1/K, 1/(D - K)); verify.derive.stability)."""
+    return Fraction(K if K == D else min(K, D - K))
+
+
+def _small_step(s) -> bool:
+    return s.K > 0 and step_x(s) <= small_step_bound(s.K, s.D)
+
+
 def _weighted(s):
     """``s`` with S* weighted 2/(K+1), 1/(K+1), ... on each support (K >= 2; a K = 1 support is widened to 2)."""
     if s.K < 2:
@@ -129,6 +140,8 @@ _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
 _define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
         restrict=Restriction(choices={"law": ("gaussian",)}),
         violate=lambda s: s.with_(law="rademacher"), pins={'law': 'gaussian'})
+_define("gaussian-or-linear", "Gaussian entries, or sigma linear (sigma's Gaussian kernel; a linear sigma sees only "
+        "the first two moments of the law)", lambda s: s.law.gaussian or s.sigma.any_law)
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
         restrict=Restriction(choices={"law_var": ("1",)}),
         violate=lambda s: s.with_(law_var="4"), pins={'law_var': '1'})
@@ -174,28 +187,41 @@ _define("sum-loss", "summed loss (c_L = 1)", lambda s: s.loss == "sum",
         restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"), pins={'loss': 'sum'})
 _define("one-eta", "eta_V = eta_KQ = eta", lambda s: s.eta_v == s.eta_kq, restrict=Restriction(one_eta=True),
         violate=lambda s: s.with_(eta_kq=2 * s.eta_v), pins={'eta_kq_ratio': '1'})
-_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K, implies=("K>0",),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (Fraction(2 * K), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.K)))
 _define("eta-le-K", "eta_V c_L v N <= K", lambda s: step_x(s) <= s.K, implies=("eta-stable",),
-        restrict=Restriction(x_max=lambda K: (Fraction(K), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(K), False)),
         violate=lambda s: _at_x(s, Fraction(3 * s.K, 2)))
+_define("eta-small-step", "eta_V c_L v N <= min(K, D - K), or <= K when K = D (1 - eta_V c_L v ||S||_F^2 >= 0 for "
+        "two-valued columns)", _small_step, implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (small_step_bound(K, D), False)),
+        violate=lambda s: _at_x(s, Fraction(3, 2) * small_step_bound(s.K, s.D)))
+_define("eta-large-step", "min(K, D - K) < eta_V c_L v N < 2K (K < eta_V c_L v N < 2K when K = D)",
+        lambda s: step_x(s) < 2 * s.K and not _small_step(s), implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_min=lambda K, D: (small_step_bound(K, D), True),
+                             x_max=lambda K, D: (Fraction(2 * K), True)),
+        violate=lambda s: _at_x(s, small_step_bound(s.K, s.D) / 2))
 _define("eta-small", "eta_V c_L v N <= 1", lambda s: step_x(s) <= 1,
-        restrict=Restriction(x_max=lambda K: (Fraction(1), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(1), False)),
         violate=lambda s: _at_x(s, Fraction(3, 2)))
 _define("eta-geometric", "0 < eta_V c_L v N < 2D (the K = D recursion contracts)", lambda s: step_x(s) < 2 * s.D,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(2 * D), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.D)))
 
 # ---- run-level (checked on the run, or on what the run is compared with) ------------------------------------
-_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; the step-size "
-        "condition eta_V c_L v N <= 1 is derived for sigma = identity only)", None, run_level=True)
+_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; Lemma C.2's "
+        "step-size conditions are derived for sigma = identity only)", None, run_level=True)
 _define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)", None,
         run_level=True)
 _define("slow-manifold", "the slow-manifold expansion gives the leading terms (a formal expansion: alpha tracks "
         "alpha*(u), Delta u = -c u^3 + O(u^4); checked against GD, not proved)", None, run_level=True)
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
         run_level=True)
+
+# what makes a long float64 run of the reduced recursion exact and safe: the reduced recursion applies
+# (Setting.reducible) and GD converges in the W_X block (so float64 does not overflow)
+LONG_RUN = ("zero-init", "centred", "orthogonal-P", "wp-zero", "uniform-S*", "eta-stable")
 
 # the reference convention of docs/setting.md, as the hypotheses it consists of
 REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "gaussian",
@@ -232,11 +258,43 @@ def closure(ids) -> frozenset[str]:
     return frozenset(seen)
 
 
+def _tightest(bounds, upper: bool):
+    """The tightest of (value, strict) bounds: the least (upper) or greatest (lower) value; strict wins a tie."""
+    if not bounds:
+        return None
+    best = min if upper else max
+    v = best(b[0] for b in bounds)
+    return v, any(b[1] for b in bounds if b[0] == v)
+
+
+def _all(preds):
+    return None if not preds else (lambda sg: all(p(sg) for p in preds))
+
+
+def restriction(ids) -> Restriction:
+    """The one :class:`Restriction` that draws inside every hypothesis of ``ids`` and every hypothesis they imply:
+    the allowed choices intersected, the sigma predicates and step-size bounds combined (the tightest wins), the
+    K and eta conditions joined."""
+    rs = [HYPOTHESES[h].restrict for h in sorted(closure(ids))]
+    choices: dict = {}
+    for r in rs:
+        for k, vals in r.choices.items():
+            choices[k] = tuple(v for v in choices[k] if v in vals) if k in choices else tuple(vals)
+    ups = [r.x_max for r in rs if r.x_max is not None]
+    los = [r.x_min for r in rs if r.x_min is not None]
+    flags = {f: any(getattr(r, f) for r in rs) for f in ("k_interior", "k_equals_d", "k_zero", "one_eta", "wp_zero",
+                                                           "m_one_unless_linear")}
+    return Restriction(choices=choices, sigma=_all([r.sigma for r in rs if r.sigma is not None]),
+                       k_min=max([r.k_min for r in rs], default=0),
+                       x_max=(lambda K, D: _tightest([f(K, D) for f in ups], True)) if ups else None,
+                       x_min=(lambda K, D: _tightest([f(K, D) for f in los], False)) if los else None, **flags)
+
+
 def within(s, ids) -> tuple[bool, str]:
     """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
     unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
-           "step_x", "convention_hypothesis"]
+__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "hypothesis", "hypotheses", "closure",
+           "within", "restriction", "step_x", "small_step_bound", "convention_hypothesis"]
