@@ -232,6 +232,8 @@ def test_a_number_missing_from_the_report_is_named_never_zero(results):
     assert "[not in this report: claim lemma-C.2: numbers['alpha_overshoot']]" in text
     assert readme.missing(results) == ["claim lemma-C.2: numbers['alpha_overshoot']"]
     assert "α(5) = -1.77" in text                          # the rest of the bullet is still written
+    results["reconcile"] = None                            # a bullet that cannot be written keeps its title
+    assert "- **Which convention?**: [not in this report: reconcile['solutions']]" in readme.findings(results)
 
 
 def test_an_edge_refutation_leaves_the_paper_claims_unrefuted(results):

@@ -57,7 +57,7 @@ def proof(scope=EVERY, holds=True):
 def theorem_3_1() -> dict:
     formal_false = record("D-exponents of the leading terms", "formal", EVERY, "D^0 vs claimed D^4", False,
                           replay="verify derive --asymptotics --json")
-    sts = [decided(Claimed("theorem-3.1-upper", "q <= c_hi f_q", "claim", (), EVERY),
+    sts = [decided(Claimed("theorem-3.1-upper", "L - L_opt <= c_hi D**4*K/(T*eta), ||S - S*||_F <= ...", "claim", (), EVERY),
                    [record("all-time certificate: upper rate", "arb", SMALL, "ok", True, threshold=TH)]),
            decided(Claimed("theorem-3.1-lower", "q >= c_lo f_q, c_lo uniform in D", "claim", (), EVERY), [formal_false],
                    why="a hidden constant is not refuted by finitely many sizes", corrected="q ~ the leading terms"),
@@ -248,6 +248,10 @@ def test_the_first_table_holds_only_the_paper_claims_grouped_by_result(report):
     order = [r.name for r in RESULTS]
     named = [g for g in groups if g]
     assert named == sorted(named, key=order.index) == ["Lemma C.2", "Theorem 3.1"]
+    # cells are plain text: the powers of SymPy's strings stay powers (no emphasis, no bold), '|' stays in its cell
+    upper = next(r for r in rows if "`theorem-3.1-upper`" in r)
+    assert r"D\*\*4\*K/(T\*eta), \|\|S - S\*\|\|_F" in upper
+    assert "L - L_opt &lt;= c_hi D**4*K/(T*eta), ||S - S*||_F" in (out / "index.html").read_text()
     lower = next(r for r in rows if "`theorem-3.1-lower`" in r)
     assert "| inconclusive | a hidden constant is not refuted by finitely many sizes |" in lower
     assert lower.rstrip(" |").endswith("q ~ the leading terms")            # the corrected statement
@@ -447,6 +451,21 @@ def test_schema_rejects_malformed_results(built, breakage):
 
 def test_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(schema())
+
+
+def test_schema_and_colours_name_the_verdicts_the_rule_names():
+    """The schema's enums and the report's colours are checked against the one list of each (verify.evidence
+    VERDICTS and KINDS, verify.checks ROLES), so a verdict, kind or role added there cannot be rejected here."""
+    from verify.checks import ROLES
+    from verify.evidence import KINDS, VERDICTS
+    from verify.report.render import VERDICT_COLOURS
+    d = schema()["$defs"]
+    assert d["verdict"]["enum"] == list(VERDICTS)
+    assert d["statement_verdict"]["enum"] == list(VERDICTS) + ["not checked"]
+    assert d["question_verdict"]["enum"] == list(VERDICTS) + ["not checked"]
+    assert d["part_verdict"]["enum"] == list(VERDICTS) + ["not checked", "n/a"]
+    assert d["role"]["enum"] == list(ROLES) and d["record"]["properties"]["kind"]["enum"] == list(KINDS)
+    assert set(VERDICT_COLOURS) == set(VERDICTS) | {"not checked", "n/a"}
 
 
 def test_swap_recovers_from_a_crash_between_renames(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from dataclasses import dataclass
 
 from ..evidence import VERDICTS
@@ -322,13 +323,15 @@ font-size:.8em;white-space:pre-wrap}img{max-width:100%}figure{margin:1em 0}.v{fo
 details summary{cursor:pointer}"""
 
 
+def _code(text: str) -> str:
+    """Escape, then render `code` spans."""
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", html.escape(text))
+
+
 def _inline(text: str) -> str:
-    """Escape, then render **bold**, *italic* and `code` (the only inline markup the blocks use)."""
-    import re
-    t = html.escape(text)
-    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
-    t = re.sub(r"(?<![*\w])\*(?!\s)(.+?)\*(?![*\w])", r"<i>\1</i>", t)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+    """Escape, then render **bold**, *italic* and `code` (the only inline markup the paragraphs use)."""
+    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _code(text))
+    return re.sub(r"(?<![*\w])\*(?!\s)(.+?)\*(?![*\w])", r"<i>\1</i>", t)
 
 
 def _html_cell(c) -> str:
@@ -341,7 +344,7 @@ def _html_cell(c) -> str:
     txt = str(c)
     if txt in VERDICT_COLOURS:
         return f'<span class="v" style="color:{VERDICT_COLOURS[txt]}">{html.escape(txt)}</span>'
-    return _inline(txt)
+    return _code(txt)         # a cell is plain text: the '**' of D**4 is a power, not bold
 
 
 def html_page(bl: list, title: str = "verify report") -> str:
