@@ -4,7 +4,6 @@ from __future__ import annotations
 import click
 
 from .options import check_writable_dir, handle_errors
-from .progress import counts_text
 
 
 @click.command("all")
@@ -34,6 +33,7 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
                                TimeRemainingColumn)
 
     from ..pipeline import plan, verify_all
+    from ..report.render import roles_line
     console = Console(stderr=True, quiet=quiet)
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs
@@ -58,4 +58,4 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
                          part_timeout=timeout, progress=tick, on_report=reporting)
     s = res["summary"]
     click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
-               f"{s['wall_seconds']:.1f} s; verdicts: {counts_text(s['verdicts'])})")
+               f"{s['wall_seconds']:.1f} s; {roles_line(s)})")

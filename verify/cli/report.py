@@ -4,7 +4,6 @@ from __future__ import annotations
 import click
 
 from .options import check_writable_dir, handle_errors
-from .progress import counts_text
 
 
 @click.command("report")
@@ -16,8 +15,9 @@ def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
     from ..folderlock import folder_lock
     from ..report import saved_parts_dir, write_report
+    from ..report.render import roles_line
     check_writable_dir("--out", out)
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
         res = write_report(out, saved_parts_dir(src or out))
     s = res["summary"]
-    click.echo(f"report: {out}/index.html ({s['parts']} parts; verdicts: {counts_text(s['verdicts'])})")
+    click.echo(f"report: {out}/index.html ({s['parts']} parts; {roles_line(s)})")
