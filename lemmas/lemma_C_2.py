@@ -335,7 +335,7 @@ class LemmaC2(Check):
         out = self.regime_check(s_, T)
         env = out.data.get("envelope", {})
         extra = {}
-        if IDENTITY.holds(s_):
+        if s_.sigma.is_identity:
             rec, extra = alpha1_record(s_)
             recs.append(rec)
         recs.append(outcome_record(self, s_, T, f"reduced recursion, t = 1..{T}", out=out, envelope=env.get("rows")))
@@ -351,7 +351,7 @@ class LemmaC2(Check):
         regs = regimes()
         # the direction part for every sigma != identity (rows stay along v*_m, symbolic dimensions): what the Arb
         # and float64 routes rely on when they iterate the reduced recursion
-        for sig in sorted({s_.sigma for s_ in regs if not IDENTITY.holds(s_)}, key=lambda z: z.spec()):
+        for sig in sorted({s_.sigma for s_ in regs if not s_.sigma.is_identity}, key=lambda z: z.spec()):
             rows = obligations_for(sig, "rows", explicit=False)
             ok = bool(rows) and all(o.holds is True for o in rows)
             ev["lemma-C.2-other-sigma"].append(prerequisite(

