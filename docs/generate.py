@@ -90,9 +90,12 @@ def claims_md() -> str:
             f"{len(PROBES)} probes. Each answers the reviewer questions listed (numbers as in [paper.md](paper.md)); "
             "the summary is the one-line finding the probe registers, which its run re-derives and reports with "
             "evidence.", ""]
-    for name, spec in PROBES.items():
-        qs = ", ".join(f"Q{n}" for n in spec.questions)
-        out.append(f"- `{name}` ({qs}; `{_rel(spec.func.__module__)}`): {md(spec.summary)}")
+    for name, p in PROBES.items():
+        qs = ", ".join(f"Q{n}" for n in p.questions)
+        out.append(f"- `{name}` ({qs}; `{_rel(p.module)}`): {md(p.summary)}")
+        for st in p.statements:
+            rel = f", {st.relation}" + (f" (`{st.about}`)" if st.about else "") if st.relation else ""
+            out.append(f"  - `{st.id}` (the toolkit's finding{rel}): {md(st.text)}")
     out += ["", "## Parts of `verify all`", "",
             f"{len(PARTS)} kinds of part. `verify all` runs one part per kind, or one per argument (`kind:argument`) "
             "for the kinds listed with arguments.", ""]
@@ -108,7 +111,7 @@ def questions_block() -> str:
     from lemmas import CLAIMS
     from verify.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
-    from verify.probes.base import QUESTIONS as FULL_TEXT
+    from verify.model.paper import question
     from verify.report.questions import PRIMARY, QUESTIONS, answers
     discover()
     names = []
@@ -136,7 +139,7 @@ def questions_block() -> str:
         primary = PRIMARY.get(n)
         # a fixed order (parts, then claims, each by name): the page must not depend on import order
         others = sorted((p for p in answered[n] if p != primary), key=lambda p: (p.startswith("claim:"), p))
-        line = f"{n}. {md(FULL_TEXT.get(n, QUESTIONS[n - 1][0]))}  \n   Answered by: "
+        line = f"{n}. {md(question(n).text)}  \n   Answered by: "
         line += link(primary) if primary else "no part"
         if others:
             line += "; also " + ", ".join(link(p) for p in others)

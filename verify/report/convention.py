@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .figures_base import Drawing, figure_legend
+from ..plotting import Drawing, figure_legend
 
 
 def _plt():

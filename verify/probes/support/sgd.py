@@ -1,0 +1,224 @@
+"""Online SGD on fresh samples, for sigma = identity: the two learners of the stochastic probes.
+
+:class:`OnlineSGD` trains the toolkit's student (position-only attention) on the full parameters (W_X, W_P,
+W_KQ); each step draws B fresh inputs X_b (d x D, i.i.d. entries of the setting's law) and labels
+y_b = V* X_b S* + eps_b, and takes a gradient step on (1/(2B)) sum_b ||W_X X_b S + W_P P S - y_b||_F^2.
+The per-sample gradients, by the chain rule:
+  R_b = W_X X_b S + W_P P S - y_b,  dW_X = mean_b R_b (X_b S)^T,  dW_P = mean_b R_b (P S)^T,
+  dS = mean_b (W_X X_b + W_P P)^T R_b,  d logits_j = s_j * (g_j - <s_j, g_j>),  dW_KQ = P G P^T,
+whose expectation is the population gradient of (3.3)-(3.4) (checked against verify.engines.full in the
+tests). It records the population excess loss at the SGD iterates (closed form, full engine).
+
+:class:`AttentionSGD` trains the same model written on tokens Z = [X; P] in R^{(d+D) x D}, with
+logits_j = Z^T W_KQ z_{q(j)}, S(Z) the column softmax, f = W_V Z S(Z), W_V = [W_X, W_P] and
+W_KQ in R^{(d+D) x (d+D)}:
+(a) position-only: only the P-P block of W_KQ is trained (the X-rows and X-columns stay exactly 0), so
+    logits_j = P^T W_PP p_{q(j)} and f = W_X X S + W_P P S: the toolkit's model (docs/setting.md "Student");
+(b) input-dependent: every entry of W_KQ is trained, so S(Z) may depend on X.
+Per-sample gradients of (c/2)||R||_F^2, R = W_V Z S - y (c = loss_scale; sampled versions of (3.3), (3.4)):
+  dW_V = c R (Z S)^T,   dS = c Z^T W_V^T R,   d logits_j = s_j * (g_j - <s_j, g_j>)  (column softmax),
+  dW_KQ = sum_j (d logits_j)_i z_i z_{q(j)}^T = Z (d logits) Z[:, q]^T
+(averaged over the batch). X and the label noise are drawn in the same order by both classes, so student (a)
+follows :class:`OnlineSGD`'s trajectory for the same seed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...engines import Arith
+from ...engines.full import FullState
+from ...errors import InvalidParameter
+from ...evidence import Scope, dims_of
+from ...model.hypotheses import hypothesis
+
+IDENTITY = hypothesis("identity")
+
+
+def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
+    """What a set of SGD runs covers: the setting's sizes and sigma, online SGD with batch size B (and ``what``:
+    e.g. the student), t <= steps."""
+    conv = f"online SGD, B = {batch}" + (f", noise {setting.noise_sd}" if setting.noise_sd else "")
+    return Scope(dims=(dims_of(setting),), sigma=(setting.sigma.spec(),), conventions=(conv + (f", {what}" if what
+                                                                                               else ""),),
+                 horizon=int(steps))
+
+
+class OnlineSGD:
+    """Online SGD for sigma = identity on the full parameters (W_X, W_P, W_KQ)."""
+
+    def __init__(self, setting, batch: int, seed: int):
+        if not IDENTITY.holds(setting):
+            raise InvalidParameter("sigma", setting.sigma.spec(), "must be identity for online SGD")
+        self.s, self.B = setting, batch
+        self.pop = FullState(setting, Arith.make("float64", None, 1))   # V*, S*, P and the population loss
+        self.rng = np.random.default_rng(seed)
+        self.eta_v, self.eta_kq = float(setting.eta_v), float(setting.eta_kq)
+        self.noise = float(setting.noise_sd)
+
+    def gradients(self, X: np.ndarray, eps: np.ndarray):
+        """Mini-batch gradients at the current state; X is (B, d, D), eps (B, M, N)."""
+        st = self.pop
+        S = st.attention()
+        PS = st.P @ S
+        Y = st.V @ X @ st.Sstar + eps
+        R = st.WX @ X @ S + (st.WP @ PS)[None] - Y                    # (B, M, N)
+        gWX = np.einsum("bmn,bdn->md", R, X @ S) / self.B
+        gWP = R.mean(0) @ PS.T
+        gS = np.einsum("bmD,bmn->Dn", st.WX @ X + (st.WP @ st.P)[None], R) / self.B
+        gLog = S * (gS - (S * gS).sum(0)[None, :])
+        G = np.zeros((self.s.D, self.s.D))
+        G[:, st.q] = gLog
+        return gWX, gWP, st.P @ G @ st.P.T
+
+    def step(self):
+        s = self.s
+        X = s.law.sample(self.rng, (self.B, s.d, s.D))
+        eps = self.noise * self.rng.standard_normal((self.B, s.M, s.N))
+        gWX, gWP, gKQ = self.gradients(X, eps)
+        self.pop.WX = self.pop.WX - self.eta_v * gWX
+        if s.wp_trainable:
+            self.pop.WP = self.pop.WP - self.eta_v * gWP
+        self.pop.WKQ = self.pop.WKQ - self.eta_kq * gKQ
+        self.pop.step_count += 1
+
+    def run(self, checkpoints) -> dict:
+        """The population excess loss, ||S - S*||_F and ||W_X - V*||_F at the SGD iterates at ``checkpoints``."""
+        out = {k: [] for k in ("step", "excess_loss", "s_err", "w_err")}
+        for t in checkpoints:
+            while self.pop.step_count < t:
+                self.step()
+            r = self.pop.record()
+            for k, v in (("step", r.step), ("excess_loss", r.excess_loss), ("s_err", r.s_err), ("w_err", r.w_err)):
+                out[k].append(float(v))
+        out["step"] = [int(t) for t in out["step"]]
+        return out
+
+
+class AttentionSGD:
+    """Mini-batch SGD on fresh samples of f = W_V Z S(Z) (see the module docstring).
+
+    ``input_dependent=False`` trains only the P-P block of W_KQ (student (a), the toolkit's model);
+    ``True`` trains all of W_KQ (student (b)). X and the label noise are drawn in the same order as
+    :class:`OnlineSGD`, so (a) follows the same trajectory for the same seed.
+    """
+
+    def __init__(self, setting, batch: int, input_dependent: bool, seed: int):
+        if not IDENTITY.holds(setting):
+            raise InvalidParameter("sigma", setting.sigma.spec(), "must be identity for the full-attention students")
+        if setting.init != "zero":
+            raise InvalidParameter("init", setting.init, "must be zero for the full-attention students")
+        if int(batch) < 1:
+            raise InvalidParameter("batch", batch, "must be an integer >= 1")
+        s = self.s = setting
+        self.B, self.input_dependent = int(batch), bool(input_dependent)
+        self.rng = np.random.default_rng(seed)
+        self.c, self.noise = float(s.loss_scale), float(s.noise_sd)
+        self.eta_v, self.eta_kq = float(s.eta_v), float(s.eta_kq)
+        self.P = s.p_numeric()
+        self.V = np.array([[float(x) for x in r] for r in s.vstar_base]) * float(s.vstar_scale2) ** 0.5
+        self.Sstar = np.array([[float(x) for x in r] for r in s.sstar()])
+        self.q = list(s.query)
+        n = s.d + s.D
+        self.WV = np.zeros((s.M, n))
+        self.WKQ = np.zeros((n, n))
+        # Which entries are trained: (a) only the P-P block of W_KQ; W_P only when trainable.
+        self.kq_mask = np.ones((n, n)) if self.input_dependent else np.pad(np.ones((s.D, s.D)), ((s.d, 0), (s.d, 0)))
+        self.v_mask = np.ones((s.M, n))
+        if not s.wp_trainable:
+            self.v_mask[:, s.d:] = 0.0
+        self.step_count = 0
+
+    # --- the model ---------------------------------------------------------------------------
+    def tokens(self, X: np.ndarray) -> np.ndarray:
+        """Z = [X; P] for a batch X of shape (B, d, D): shape (B, d + D, D)."""
+        return np.concatenate([X, np.broadcast_to(self.P, (X.shape[0],) + self.P.shape)], axis=1)
+
+    def attention(self, Z: np.ndarray) -> np.ndarray:
+        """S(Z), shape (B, D, N): column j = softmax over keys i of z_i^T W_KQ z_{q(j)}."""
+        logits = np.swapaxes(Z, 1, 2) @ self.WKQ @ Z[:, :, self.q]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def residual(self, X, eps, Z=None, S=None):
+        Z = self.tokens(X) if Z is None else Z
+        S = self.attention(Z) if S is None else S
+        return self.WV @ Z @ S - (self.V @ X @ self.Sstar + eps)
+
+    def sample_loss(self, X: np.ndarray, eps: np.ndarray) -> float:
+        """(c / 2B) sum_b ||R_b||_F^2 on the batch (X, eps)."""
+        R = self.residual(X, eps)
+        return self.c * 0.5 * float((R * R).sum()) / X.shape[0]
+
+    def gradients(self, X: np.ndarray, eps: np.ndarray):
+        """(dW_V, dW_KQ) of :meth:`sample_loss`, every entry (unmasked; the step applies the masks)."""
+        Z = self.tokens(X)
+        S = self.attention(Z)
+        R = self.residual(X, eps, Z, S)
+        B = X.shape[0]
+        ZS = Z @ S
+        gWV = self.c * np.einsum("bmn,bkn->mk", R, ZS) / B
+        gS = self.c * np.swapaxes(Z, 1, 2) @ (self.WV.T @ R)              # (B, D, N)
+        gLog = S * (gS - (S * gS).sum(axis=1, keepdims=True))               # column softmax backward
+        gKQ = np.tensordot(Z @ gLog, Z[:, :, self.q], axes=([0, 2], [0, 2])) / B
+        return gWV, gKQ
+
+    def step(self):
+        s = self.s
+        X = s.law.sample(self.rng, (self.B, s.d, s.D))
+        eps = self.noise * self.rng.standard_normal((self.B, s.M, s.N))
+        gWV, gKQ = self.gradients(X, eps)
+        self.WV = self.WV - self.eta_v * self.v_mask * gWV
+        self.WKQ = self.WKQ - self.eta_kq * self.kq_mask * gKQ
+        self.step_count += 1
+
+    # --- what is recorded ------------------------------------------------------------------
+    def x_block_norm(self) -> float:
+        """||W_KQ outside the P-P block||_F: the part of the logits that sees X."""
+        out = self.WKQ.copy()
+        out[self.s.d:, self.s.d:] = 0.0
+        return float(np.sqrt((out * out).sum()))
+
+    def block_norms(self) -> dict:
+        """Frobenius norms of the blocks of W_KQ: XX (logit x_i^T W x_q), XP (x_i^T W p_q), PX, PP."""
+        d, W = self.s.d, self.WKQ
+        return {f"kq_{k}": float(np.sqrt((b * b).sum()))
+                for k, b in (("xx", W[:d, :d]), ("xp", W[:d, d:]), ("px", W[d:, :d]), ("p_block", W[d:, d:]))}
+
+    def evaluate(self, Xh: np.ndarray) -> dict:
+        """Held-out estimates at the current parameters: excess_loss (L_opt = 0 without noise),
+        s_err = sqrt(mean ||S(Z) - S*||_F^2), the input spread sqrt(mean ||S(Z) - mean S||_F^2),
+        w_err = ||W_X - V*||_F and the W_KQ block norms."""
+        Z = self.tokens(Xh)
+        S = self.attention(Z)
+        R = self.residual(Xh, 0.0, Z, S)
+        dS = S - self.Sstar[None]
+        spread = S - S.mean(axis=0, keepdims=True)
+        dW = self.WV[:, :self.s.d] - self.V
+        return {"excess_loss": self.c * 0.5 * float((R * R).sum()) / len(Xh),
+                "s_err": float(np.sqrt((dS * dS).sum() / len(Xh))),
+                "w_err": float(np.sqrt((dW * dW).sum())),
+                "s_spread": float(np.sqrt((spread * spread).sum() / len(Xh))),
+                "kq_x_block": self.x_block_norm()} | self.block_norms()
+
+    def population_state(self) -> FullState:
+        """The toolkit's full-matrix state at (a)'s parameters (X-block of W_KQ must be 0)."""
+        if self.x_block_norm() != 0.0:
+            raise InvalidParameter("W_KQ", "X-block non-zero", "must be 0 for the position-only population state")
+        st = FullState(self.s, Arith.make("float64", None, 1))
+        d = self.s.d
+        st.WX, st.WP, st.WKQ = self.WV[:, :d].copy(), self.WV[:, d:].copy(), self.WKQ[d:, d:].copy()
+        return st
+
+    def run(self, checkpoints, Xh: np.ndarray) -> dict:
+        """:meth:`evaluate` on the held-out set ``Xh`` at ``checkpoints`` (and, for student (a), its exact population
+        excess loss), as lists keyed by quantity."""
+        out = {"step": []}
+        for t in checkpoints:
+            while self.step_count < t:
+                self.step()
+            out["step"].append(int(t))
+            for k, v in self.evaluate(Xh).items():
+                out.setdefault(k, []).append(v)
+            if not self.input_dependent:
+                out.setdefault("population_excess_loss", []).append(float(self.population_state().excess_loss()))
+        return out
