@@ -54,6 +54,11 @@ def _rel(module: str) -> str:
     return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).relative_to(ROOT).as_posix()
 
 
+# How a finding's relation to the claim part it bears on reads in docs/claims.md.
+RELATION_WORDS = {"outside": "outside the hypotheses of", "sharper": "sharper than", "supports": "bearing on",
+                  "answers": "an answer to a reviewer question, beside"}
+
+
 def claims_md() -> str:
     """docs/claims.md."""
     from lemmas import CLAIMS
@@ -94,7 +99,8 @@ def claims_md() -> str:
         qs = ", ".join(f"Q{n}" for n in p.questions)
         out.append(f"- `{name}` ({qs}; `{_rel(p.module)}`): {md(p.summary)}")
         for st in p.statements:
-            rel = f", {st.relation}" + (f" (`{st.about}`)" if st.about else "") if st.relation else ""
+            rel = RELATION_WORDS.get(st.relation, st.relation or "")
+            rel = f", {rel}" + (f" `{st.about}`" if st.about else "") if rel else ""
             out.append(f"  - `{st.id}` (the toolkit's finding{rel}): {md(st.text)}")
     out += ["", "## Parts of `verify all`", "",
             f"{len(PARTS)} kinds of part. `verify all` runs one part per kind, or one per argument (`kind:argument`) "

@@ -31,7 +31,7 @@ from .support.figures import legend_entry, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import identity_step, implication_step, reduction_proof
 from .support.records import finding, reference, scope_of
-from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
+from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
 HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference()
 REGIMES = {"sts D=K=6": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", vstar_norm="1"),
@@ -213,7 +213,7 @@ class DEqK(Probe):
             numbers={lab: r["numbers"] for lab, r in res.items()} | {"divergent": {
                 "eta": "9", "x": str(div["x"]), "steps": DIVERGENT_STEPS, "w_err": div["w_err"],
                 "closed_form": div["closed_form"]}},
-            data={lab: r["series"] | {"w_err_closed_form": r["w_cf"], "excess_loss_closed_form": r["l_cf"]}
+            data={lab: trimmed(r["series"]) | {"w_err_closed_form": r["w_cf"], "excess_loss_closed_form": r["l_cf"]}
                   for lab, r in res.items()})
 
     def draw(self, res: dict) -> Drawing:

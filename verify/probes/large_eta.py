@@ -175,7 +175,7 @@ class LargeEta(Probe):
         "large-eta.boundary", "Theorem 3.1's step-size hypothesis eta c_L v N < 2K is where the 1/T rate ends "
         "(sts, D = 8, K = 2, N = 1): just below 2K/(c_L v N) GD follows the power-law tails; at 1.5 x 2K/(c_L v N) "
         "it neither converges nor diverges (a bounded period-2 orbit); the largest eta still on the 1/T track "
-        "decreases towards 2K/(c_L v N) as T grows.", HYPOTHESES, about="theorem-3.1", relation="answers"),)
+        "decreases towards 2K/(c_L v N) as T grows.", HYPOTHESES, about="theorem-3.1", relation="outside"),)
 
     def evaluate(self, profile):
         r = runs(profile)

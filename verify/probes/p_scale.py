@@ -160,7 +160,7 @@ class PScale(Probe):
         finding("p-scale.lambda-equivalence", "For positional encodings with P^T P = lambda I (zero initialisation, "
                 "W_P = 0), GD is the P = I run with eta_KQ replaced by lambda^2 eta_KQ: lambda enters the recursion "
                 "only through eta_KQ lambda^2.", ("identity", "0<K<D") + reference("unit-lambda", "one-eta"),
-                about="theorem-3.1", relation="answers"),
+                about="theorem-3.1", relation="outside"),
         finding("p-scale.sinusoidal-tails", "With a sinusoidal positional encoding (not orthogonal: outside P^T P = "
                 "lambda I), GD still reaches the teacher with Theorem 3.1's claimed T-exponents in the regime run "
                 "(sts, D = 4, K = 2, full-matrix engine).", ("identity", "0<K<D") + reference("orthogonal-P"),

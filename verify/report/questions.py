@@ -71,7 +71,7 @@ def answers(part_name: str, kind: str, result: dict | None, keywords: bool = Tru
     if isinstance(result, dict):
         fields = result.get("questions", result.get("question"))
         if isinstance(fields, str):
-            fields = fields.split(" | ")      # "Q3: ... | Q4: ..." (verify.probes.base.question_text)
+            fields = fields.split(" | ")      # "Q3: ... | Q4: ..." (verify.model.paper.question_text)
         for f in (fields if isinstance(fields, list) else [fields]):
             n = question_of(f)
             if n:

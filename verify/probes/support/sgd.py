@@ -32,6 +32,7 @@ from ...evidence import Scope, dims_of
 from ...model.hypotheses import hypothesis
 
 IDENTITY = hypothesis("identity")
+UNIT_BETA = hypothesis("unit-beta")
 
 
 def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
@@ -44,53 +45,87 @@ def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
 
 
 class OnlineSGD:
-    """Online SGD for sigma = identity on the full parameters (W_X, W_P, W_KQ)."""
+    """Online SGD for sigma = identity on the full parameters (W_X, W_P, W_KQ), one chain per seed, run in
+    lockstep: chain r draws its samples (X, then the label noise) from ``default_rng(seeds[r])``, so every chain
+    is the single-seed run of its seed, and the chains are independent. Parameters carry a leading chain axis:
+    W_X (R, M, d), W_P (R, M, D), W_KQ (R, D, D)."""
 
-    def __init__(self, setting, batch: int, seed: int):
+    def __init__(self, setting, batch: int, seeds):
         if not IDENTITY.holds(setting):
             raise InvalidParameter("sigma", setting.sigma.spec(), "must be identity for online SGD")
-        self.s, self.B = setting, batch
+        if not UNIT_BETA.holds(setting):
+            raise InvalidParameter("beta", str(setting.beta), "must be 1 for online SGD (the gradient omits beta)")
+        if int(batch) < 1:
+            raise InvalidParameter("batch", batch, "must be an integer >= 1")
+        self.s, self.B = setting, int(batch)
+        self.seeds = (int(seeds),) if np.ndim(seeds) == 0 else tuple(int(x) for x in seeds)
         self.pop = FullState(setting, Arith.make("float64", None, 1))   # V*, S*, P and the population loss
-        self.rng = np.random.default_rng(seed)
+        self.rngs = [np.random.default_rng(x) for x in self.seeds]
+        R = len(self.seeds)
+        self.WX, self.WP, self.WKQ = (np.repeat(np.asarray(w, dtype=float)[None], R, axis=0)
+                                      for w in (self.pop.WX, self.pop.WP, self.pop.WKQ))
         self.eta_v, self.eta_kq = float(setting.eta_v), float(setting.eta_kq)
         self.noise = float(setting.noise_sd)
+        self.step_count = 0
+
+    def attention(self) -> np.ndarray:
+        """S per chain, (R, D, N): column j = softmax over keys of P^T W_KQ p_{q(j)}."""
+        P = self.pop.P
+        logits = (P.T @ self.WKQ @ P)[:, :, self.pop.q]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
 
     def gradients(self, X: np.ndarray, eps: np.ndarray):
-        """Mini-batch gradients at the current state; X is (B, d, D), eps (B, M, N)."""
-        st = self.pop
-        S = st.attention()
-        PS = st.P @ S
-        Y = st.V @ X @ st.Sstar + eps
-        R = st.WX @ X @ S + (st.WP @ PS)[None] - Y                    # (B, M, N)
-        gWX = np.einsum("bmn,bdn->md", R, X @ S) / self.B
-        gWP = R.mean(0) @ PS.T
-        gS = np.einsum("bmD,bmn->Dn", st.WX @ X + (st.WP @ st.P)[None], R) / self.B
-        gLog = S * (gS - (S * gS).sum(0)[None, :])
-        G = np.zeros((self.s.D, self.s.D))
-        G[:, st.q] = gLog
+        """Mini-batch gradients (dW_X, dW_P, dW_KQ) per chain; X is (R, B, d, D), eps (R, B, M, N)."""
+        st, B = self.pop, X.shape[1]
+        S = self.attention()
+        PS = st.P @ S                                                   # (R, D, N)
+        XS = X @ S[:, None]                                             # (R, B, d, N)
+        R = self.WX[:, None] @ XS + (self.WP @ PS)[:, None] - (st.V @ X @ st.Sstar + eps)    # (R, B, M, N)
+        gWX = np.einsum("rbmn,rbdn->rmd", R, XS) / B
+        gWP = R.mean(axis=1) @ np.swapaxes(PS, 1, 2)
+        gS = np.einsum("rbmD,rbmn->rDn", self.WX[:, None] @ X + (self.WP @ st.P)[:, None], R) / B
+        gLog = S * (gS - (S * gS).sum(axis=1, keepdims=True))
+        G = np.zeros(self.WKQ.shape)
+        G[:, :, st.q] = gLog
         return gWX, gWP, st.P @ G @ st.P.T
 
-    def step(self):
+    def draw(self):
+        """One batch per chain from its own stream: X (R, B, d, D) and the label noise (R, B, M, N)."""
         s = self.s
-        X = s.law.sample(self.rng, (self.B, s.d, s.D))
-        eps = self.noise * self.rng.standard_normal((self.B, s.M, s.N))
-        gWX, gWP, gKQ = self.gradients(X, eps)
-        self.pop.WX = self.pop.WX - self.eta_v * gWX
-        if s.wp_trainable:
-            self.pop.WP = self.pop.WP - self.eta_v * gWP
-        self.pop.WKQ = self.pop.WKQ - self.eta_kq * gKQ
-        self.pop.step_count += 1
+        X, eps = [], []
+        for rng in self.rngs:
+            X.append(s.law.sample(rng, (self.B, s.d, s.D)))
+            eps.append(self.noise * rng.standard_normal((self.B, s.M, s.N)))
+        return np.stack(X), np.stack(eps)
+
+    def step(self):
+        gWX, gWP, gKQ = self.gradients(*self.draw())
+        self.WX = self.WX - self.eta_v * gWX
+        if self.s.wp_trainable:
+            self.WP = self.WP - self.eta_v * gWP
+        self.WKQ = self.WKQ - self.eta_kq * gKQ
+        self.step_count += 1
+
+    def population_record(self, r: int):
+        """The full-matrix engine's record (exact population quantities) at chain ``r``'s parameters."""
+        st = self.pop
+        st.WX, st.WP, st.WKQ, st.step_count = self.WX[r], self.WP[r], self.WKQ[r], self.step_count
+        return st.record()
 
     def run(self, checkpoints) -> dict:
-        """The population excess loss, ||S - S*||_F and ||W_X - V*||_F at the SGD iterates at ``checkpoints``."""
-        out = {k: [] for k in ("step", "excess_loss", "s_err", "w_err")}
+        """{seed: the population excess loss, ||S - S*||_F and ||W_X - V*||_F at the SGD iterates at
+        ``checkpoints``}."""
+        keys = ("excess_loss", "s_err", "w_err")
+        out = {x: {k: [] for k in ("step",) + keys} for x in self.seeds}
         for t in checkpoints:
-            while self.pop.step_count < t:
+            while self.step_count < t:
                 self.step()
-            r = self.pop.record()
-            for k, v in (("step", r.step), ("excess_loss", r.excess_loss), ("s_err", r.s_err), ("w_err", r.w_err)):
-                out[k].append(float(v))
-        out["step"] = [int(t) for t in out["step"]]
+            for r, x in enumerate(self.seeds):
+                rec = self.population_record(r)
+                out[x]["step"].append(int(rec.step))
+                for k in keys:
+                    out[x][k].append(float(getattr(rec, k)))
         return out
 
 
