@@ -291,6 +291,7 @@ def test_finite_sample_ensemble_can_fail():
 # ----- each probe against an independent calculation -----------------------------------------
 def test_d_eq_k_matches_linear_recursion(results):
     out = results("d-eq-k")
+    assert out["question"].startswith("Q3: The proofs seem to break when D = K") and out["questions"] == [3]
     assert out["classification"] == {"excess_loss": "exponential", "s_err": "exact-from-start", "w_err": "exponential"}
     assert statement(out, "d-eq-k.geometric")["verdict"] == "proved"
     for label, (D, N, eta) in (("sts D=K=6", (6, 1, 0.5)), ("gcn D=K=4", (4, 4, 0.25))):

@@ -21,7 +21,7 @@ import z3
 from ..evidence import compare, record
 from ..model import make_setting, symbols as sy
 from ..model.flags import setting_command
-from ..model.hypotheses import hypothesis
+from ..model.hypotheses import hypothesis, step_x
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, keep_data_limits, label_axes,
                         need, new_figure, note, positive, positive_y, readable_ticks, series, shown, slope_guide,
@@ -55,11 +55,6 @@ DIVERGENT_THRESHOLD = {"value": "||W_X - V*||_F(t) <= ||V*||_F",
                        "why": "a contraction never moves W_X farther from V* than its start W_X(0) = 0"}
 
 
-def x_of(s):
-    """x = eta c_L v N (verify.model.hypotheses.step_x, the combination eta-geometric bounds)."""
-    return s.eta_v * s.loss_scale * s.law.var * s.N
-
-
 @lru_cache(maxsize=None)
 def closed_form_steps(sigma) -> tuple[dict, dict]:
     """The probe's two proof steps beside the reduction (verify.derive): at K = D the reduced step freezes
@@ -88,10 +83,23 @@ def geometric_proof(sigma, replay: str) -> dict:
 
 def closed_form(setting, steps) -> tuple[list, list]:
     """(w_err, excess loss) at ``steps`` from the linear recursion (module docstring)."""
-    x = float(x_of(setting))
+    x = float(step_x(setting))
     q, vn2 = 1 - x / setting.D, float(setting.vstar_norm2())
     return ([math.sqrt(vn2) * abs(q) ** t for t in steps],
             [x / float(setting.eta_v) * vn2 * q ** (2 * t) / (2 * setting.D) for t in steps])
+
+
+def regime_numbers(s, red: dict, full: dict, w_cf: list, fits: dict) -> dict:
+    """What one regime's runs measured against the closed form (module docstring)."""
+    rate = -math.log(abs(1 - float(step_x(s)) / s.D))
+    dev = [abs(a - b) for a, b in zip(red["w_err"], w_cf)]
+    floor = CF_ABS * math.sqrt(float(s.vstar_norm2()))
+    return {"predicted_rate_w_err": rate, "fitted_rate_w_err": fits["w_err"].rate,
+            "predicted_rate_excess_loss": 2 * rate, "fitted_rate_excess_loss": fits["excess_loss"].rate,
+            "max_rel_dev_w_err_vs_closed_form": max(a / b for a, b in zip(dev, w_cf) if b > 1e-300),
+            "w_err_within_closed_form_tolerance": compare(dev, "<=", [CF_TOL * b + floor for b in w_cf]),
+            "max_abs_s_err": max(red["s_err"]),
+            "max_abs_dev_full_vs_reduced_w_err": max(abs(a - b) for a, b in zip(full["w_err"], red["w_err"]))}
 
 
 def runs(profile: str) -> dict:
@@ -101,21 +109,11 @@ def runs(profile: str) -> dict:
     for label in n["regimes"]:
         s = make_setting(**REGIMES[label])
         red = run_series(s, n["steps"])
-        cps = [t for t in red["step"] if t <= n["full_steps"]]
-        full = run_series(s, n["full_steps"], engine="full", checkpoints=cps)
+        full = run_series(s, n["full_steps"], engine="full", checkpoints=[t for t in red["step"] if t <= n["full_steps"]])
         w_cf, l_cf = closed_form(s, red["step"])
-        rate = -math.log(abs(1 - float(x_of(s)) / s.D))
         f = classify_series(red)
-        dev = [abs(a - b) for a, b in zip(red["w_err"], w_cf)]
         out[label] = {"setting": s, "series": red, "fits": f, "w_cf": w_cf, "l_cf": l_cf, "full_steps": n["full_steps"],
-                      "numbers": {
-            "predicted_rate_w_err": rate, "fitted_rate_w_err": f["w_err"].rate,
-            "predicted_rate_excess_loss": 2 * rate, "fitted_rate_excess_loss": f["excess_loss"].rate,
-            "max_rel_dev_w_err_vs_closed_form": max(a / b for a, b in zip(dev, w_cf) if b > 1e-300),
-            "w_err_within_closed_form_tolerance": compare(dev, "<=", [CF_TOL * b + CF_ABS * math.sqrt(
-                float(s.vstar_norm2())) for b in w_cf]),
-            "max_abs_s_err": max(red["s_err"]),
-            "max_abs_dev_full_vs_reduced_w_err": max(abs(a - b) for a, b in zip(full["w_err"], red["w_err"]))}}
+                      "numbers": regime_numbers(s, red, full, w_cf, f)}
     return out
 
 
@@ -124,7 +122,7 @@ def divergent_run() -> dict:
     s = make_setting(**DIVERGENT)
     ser = run_series(s, DIVERGENT_STEPS, engine="full", checkpoints=range(DIVERGENT_STEPS + 1))
     return {"setting": s, "w_err": ser["w_err"][-1], "closed_form": closed_form(s, [DIVERGENT_STEPS])[0][0],
-            "x": x_of(s), "inside": hypothesis("eta-geometric").holds(s), "max_w_err": max(ser["w_err"])}
+            "x": step_x(s), "inside": hypothesis("eta-geometric").holds(s), "max_w_err": max(ser["w_err"])}
 
 
 def divergent_record(div: dict) -> dict:

@@ -127,8 +127,9 @@ class FiniteSample(Probe):
                 about="theorem-3.1-lower-T", relation="answers"),
         finding("finite-sample.noise-floor", f"With label noise (sigma_eps = {NOISE}), constant-step online SGD "
                 f"(B = {NOISY_BATCH}) does not keep the 1/T rate: for every seed the fitted last-decade exponent "
-                f"of the excess population loss lies above -1 + {BAND} (a slower decay towards a noise floor).", ("identity", "0<K<D", "eta-stable")
-                + reference("noise-free"), about="theorem-3.1-lower-T", relation="outside"),
+                f"of the excess population loss lies above -1 + {BAND} (a slower decay towards a noise floor).",
+                ("identity", "0<K<D", "eta-stable") + reference("noise-free"), about="theorem-3.1-lower-T",
+                relation="outside"),
     )
 
     def evaluate(self, profile):
@@ -152,7 +153,8 @@ class FiniteSample(Probe):
             replay=replay,
             regimes=[regime_entry(s, steps, "reduced (compiled float64)", label="population GD")]
             + [regime_entry(s, steps, "online-sgd", label=f"SGD B={B}, {seeds_text(seeds)}") for B in BATCHES]
-            + [regime_entry(s_noise, steps, "online-sgd", label=f"SGD B={NOISY_BATCH}, noise {NOISE}, {seeds_text(seeds)}")],
+            + [regime_entry(s_noise, steps, "online-sgd",
+                            label=f"SGD B={NOISY_BATCH}, noise {NOISE}, {seeds_text(seeds)}")],
             findings=findings(gd, clean, noisy, steps, ens, seeds),
             classification=labels(classify_series(clean[BATCHES[-1]][first])),
             fits={"population_GD": fits_json(classify_series(gd))}

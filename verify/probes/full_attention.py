@@ -58,11 +58,13 @@ RATE_THRESHOLD = {"value": f"|mean exponent + 1| <= max(3 standard errors, {FLOO
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
 
 
-def students(setting, steps: int, seed: int) -> dict:
-    """Both students on ``setting`` with the same X draws; the held-out set from its own stream."""
+def students(setting, steps: int, seeds, which=STUDENTS) -> dict:
+    """{seed: {student: series}}: both students on ``setting`` over ``seeds`` (each seed's chain sees the same X
+    draws in both students); the held-out set from its own stream."""
     Xh = setting.law.sample(np.random.default_rng(HELD_OUT_SEED), (HELD_OUT, setting.d, setting.D))
     cps = dense_checkpoints(steps, points=40)
-    return {name: AttentionSGD(setting, BATCH, name == "input-dependent", seed).run(cps, Xh) for name in STUDENTS}
+    runs = {name: AttentionSGD(setting, BATCH, name == "input-dependent", seeds).run(cps, Xh) for name in which}
+    return {x: {name: runs[name][x] for name in which} for x in runs[which[0]]}
 
 
 def late(series: dict, key: str):
@@ -78,17 +80,17 @@ def late_jump(series: dict) -> float:
     return max(b / a for a, b in zip(v, v[1:]))
 
 
-def x_block_peak(setting, batch: int, seed: int, steps: int = PEAK_STEPS) -> float:
-    """Largest ||X-block of W_KQ|| of the input-dependent student over its first ``steps`` steps."""
-    st = AttentionSGD(setting, batch, True, seed)
-    peak = 0.0
+def x_block_peak(setting, batch: int, seeds, steps: int = PEAK_STEPS) -> dict:
+    """{seed: largest ||X-block of W_KQ|| of the input-dependent student over its first ``steps`` steps}."""
+    st = AttentionSGD(setting, batch, True, seeds)
+    peak = np.zeros(len(st.seeds))
     for _ in range(steps):
         st.step()
-        peak = max(peak, st.x_block_norm())
-    return peak
+        peak = np.maximum(peak, st.x_block_norm())
+    return {x: float(v) for x, v in zip(st.seeds, peak)}
 
 
-def seed_numbers(pair: dict, setting, seed: int) -> dict:
+def seed_numbers(pair: dict, peaks: dict) -> dict:
     """What one seed of one regime measured (the ensembles are built from these)."""
     a, b = pair["position-only"], pair["input-dependent"]
     f = {k: classify_series(v) for k, v in pair.items()}
@@ -106,7 +108,7 @@ def seed_numbers(pair: dict, setting, seed: int) -> dict:
             "s_spread_max_position_only": max(a["s_spread"]),
             "held_out_rel_error_vs_exact_population": max(abs(x - y) / y for x, y in zip(
                 a["excess_loss"], a["population_excess_loss"]) if y > 0),
-            "peaks_first_steps": {f"B={B}": x_block_peak(setting, B, seed) for B in PEAK_BATCHES},
+            "peaks_first_steps": peaks,
             "input_dependence_tail_fits": {k: classify(b["step"], b[k], 0.0, FLOAT64_EPS_REL).label
                                            for k in ("kq_x_block", "s_spread")},
             "tail_fits": {k: {q: c.label for q, c in v.items()} for k, v in f.items()}, "fits": f}
@@ -118,9 +120,10 @@ def runs(profile: str) -> dict:
     out = {}
     for label, kw in REGIMES.items():
         s = make_setting(**kw)
-        pairs = {seed: students(s, n["steps"], seed) for seed in n["seeds"]}
-        out[label] = {"setting": s, "pairs": pairs, "per_seed": {seed: seed_numbers(p, s, seed) for seed, p in
-                                                                pairs.items()}}
+        pairs = students(s, n["steps"], n["seeds"])
+        peaks = {f"B={B}": x_block_peak(s, B, n["seeds"]) for B in PEAK_BATCHES}
+        out[label] = {"setting": s, "pairs": pairs, "per_seed": {
+            x: seed_numbers(p, {b: v[x] for b, v in peaks.items()}) for x, p in pairs.items()}}
     return out
 
 
@@ -142,8 +145,8 @@ def rate_record(label: str, r: dict, student: str, steps: int, replay: str) -> d
     holds = ensemble_holds(e, claimed_t_exponents()["excess_loss"], band=BAND, floor=FLOOR)
     extra = {}
     if holds is False:
-        longer = ensemble(seeds, [classify_series(students(r["setting"], REPLAY_FACTOR * steps, s)[student])[
-            "excess_loss"].exponent for s in seeds])
+        runs = students(r["setting"], REPLAY_FACTOR * steps, seeds, (student,))
+        longer = ensemble(seeds, [classify_series(runs[x][student])["excess_loss"].exponent for x in seeds])
         again = ensemble_holds(longer, claimed_t_exponents()["excess_loss"], band=BAND,
                                floor=FLOOR)
         extra["replay_check"] = {"horizon": REPLAY_FACTOR * steps, "holds": False if again is False else None,

@@ -221,7 +221,8 @@ def _laws_panel(ax, ident: dict, laws: list, res: dict, name: str) -> list[str]:
     if len(curves) > 1 and coincide(curves):
         proved = (res.get("numbers") or {}).get("identity_closed_form_proved") is True
         return [f"Trajectories identical for σ = identity under all {len(curves)} laws (max difference "
-                f"{max_spread(curves):.1g}): only the first two moments enter" + (" (proved symbolically)" if proved else "")]
+                f"{max_spread(curves):.1g}): only the first two moments enter"
+                + (" (proved symbolically)" if proved else "")]
     return []
 
 
@@ -241,5 +242,5 @@ def _erf_panel(ax2, mc: dict, name: str) -> None:
                      label=f"σ = erf, after {st} GD steps (Monte Carlo ± 2 s.e.)")
     ax2.axhline(1.0, color="black", lw=1.0, ls=":", label="Gaussian closed form (ratio 1)")
     ax2.set_xticks(range(len(law_names)), law_names)
-    label_axes(ax2, "entry law of X (parameters trained under the Gaussian law)", "Monte Carlo loss / Gaussian closed form",
-               "σ = erf: the entry law changes the loss")
+    label_axes(ax2, "entry law of X (parameters trained under the Gaussian law)",
+               "Monte Carlo loss / Gaussian closed form", "σ = erf: the entry law changes the loss")

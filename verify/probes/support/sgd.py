@@ -130,14 +130,16 @@ class OnlineSGD:
 
 
 class AttentionSGD:
-    """Mini-batch SGD on fresh samples of f = W_V Z S(Z) (see the module docstring).
+    """Mini-batch SGD on fresh samples of f = W_V Z S(Z) (see the module docstring), one chain per seed in
+    lockstep, as :class:`OnlineSGD`: chain r draws X and the label noise, in that order, from
+    ``default_rng(seeds[r])``. Parameters carry a leading chain axis: W_V (R, M, d + D), W_KQ (R, d + D, d + D).
 
     ``input_dependent=False`` trains only the P-P block of W_KQ (student (a), the toolkit's model);
-    ``True`` trains all of W_KQ (student (b)). X and the label noise are drawn in the same order as
-    :class:`OnlineSGD`, so (a) follows the same trajectory for the same seed.
+    ``True`` trains all of W_KQ (student (b)). Student (a) follows :class:`OnlineSGD`'s trajectory for the same
+    seed.
     """
 
-    def __init__(self, setting, batch: int, input_dependent: bool, seed: int):
+    def __init__(self, setting, batch: int, input_dependent: bool, seeds):
         if not IDENTITY.holds(setting):
             raise InvalidParameter("sigma", setting.sigma.spec(), "must be identity for the full-attention students")
         if setting.init != "zero":
@@ -146,16 +148,17 @@ class AttentionSGD:
             raise InvalidParameter("batch", batch, "must be an integer >= 1")
         s = self.s = setting
         self.B, self.input_dependent = int(batch), bool(input_dependent)
-        self.rng = np.random.default_rng(seed)
+        self.seeds = (int(seeds),) if np.ndim(seeds) == 0 else tuple(int(x) for x in seeds)
+        self.rngs = [np.random.default_rng(x) for x in self.seeds]
         self.c, self.noise = float(s.loss_scale), float(s.noise_sd)
         self.eta_v, self.eta_kq = float(s.eta_v), float(s.eta_kq)
         self.P = s.p_numeric()
         self.V = np.array([[float(x) for x in r] for r in s.vstar_base]) * float(s.vstar_scale2) ** 0.5
         self.Sstar = np.array([[float(x) for x in r] for r in s.sstar()])
         self.q = list(s.query)
-        n = s.d + s.D
-        self.WV = np.zeros((s.M, n))
-        self.WKQ = np.zeros((n, n))
+        n, R = s.d + s.D, len(self.seeds)
+        self.WV = np.zeros((R, s.M, n))
+        self.WKQ = np.zeros((R, n, n))
         # Which entries are trained: (a) only the P-P block of W_KQ; W_P only when trainable.
         self.kq_mask = np.ones((n, n)) if self.input_dependent else np.pad(np.ones((s.D, s.D)), ((s.d, 0), (s.d, 0)))
         self.v_mask = np.ones((s.M, n))
@@ -163,97 +166,106 @@ class AttentionSGD:
             self.v_mask[:, s.d:] = 0.0
         self.step_count = 0
 
-    # --- the model ---------------------------------------------------------------------------
+    # --- the model (X: (R, B, d, D), one batch per chain) -----------------------------------
     def tokens(self, X: np.ndarray) -> np.ndarray:
-        """Z = [X; P] for a batch X of shape (B, d, D): shape (B, d + D, D)."""
-        return np.concatenate([X, np.broadcast_to(self.P, (X.shape[0],) + self.P.shape)], axis=1)
+        """Z = [X; P], shape (R, B, d + D, D)."""
+        return np.concatenate([X, np.broadcast_to(self.P, X.shape[:2] + self.P.shape)], axis=2)
 
     def attention(self, Z: np.ndarray) -> np.ndarray:
-        """S(Z), shape (B, D, N): column j = softmax over keys i of z_i^T W_KQ z_{q(j)}."""
-        logits = np.swapaxes(Z, 1, 2) @ self.WKQ @ Z[:, :, self.q]
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
+        """S(Z), shape (R, B, D, N): column j = softmax over keys i of z_i^T W_KQ z_{q(j)}."""
+        logits = np.swapaxes(Z, 2, 3) @ self.WKQ[:, None] @ Z[..., self.q]
+        e = np.exp(logits - logits.max(axis=2, keepdims=True))
+        return e / e.sum(axis=2, keepdims=True)
 
     def residual(self, X, eps, Z=None, S=None):
         Z = self.tokens(X) if Z is None else Z
         S = self.attention(Z) if S is None else S
-        return self.WV @ Z @ S - (self.V @ X @ self.Sstar + eps)
+        return self.WV[:, None] @ Z @ S - (self.V @ X @ self.Sstar + eps)
 
     def sample_loss(self, X: np.ndarray, eps: np.ndarray) -> float:
-        """(c / 2B) sum_b ||R_b||_F^2 on the batch (X, eps)."""
+        """sum over chains of (c / 2B) sum_b ||R_b||_F^2 on the batches (X, eps): the chains do not interact, so its
+        gradient in chain r's parameters is chain r's mini-batch gradient."""
         R = self.residual(X, eps)
-        return self.c * 0.5 * float((R * R).sum()) / X.shape[0]
+        return self.c * 0.5 * float((R * R).sum()) / X.shape[1]
 
     def gradients(self, X: np.ndarray, eps: np.ndarray):
-        """(dW_V, dW_KQ) of :meth:`sample_loss`, every entry (unmasked; the step applies the masks)."""
+        """(dW_V, dW_KQ) of :meth:`sample_loss` per chain, every entry (unmasked; the step applies the masks)."""
         Z = self.tokens(X)
         S = self.attention(Z)
         R = self.residual(X, eps, Z, S)
-        B = X.shape[0]
-        ZS = Z @ S
-        gWV = self.c * np.einsum("bmn,bkn->mk", R, ZS) / B
-        gS = self.c * np.swapaxes(Z, 1, 2) @ (self.WV.T @ R)              # (B, D, N)
-        gLog = S * (gS - (S * gS).sum(axis=1, keepdims=True))               # column softmax backward
-        gKQ = np.tensordot(Z @ gLog, Z[:, :, self.q], axes=([0, 2], [0, 2])) / B
+        B = X.shape[1]
+        gWV = self.c * np.einsum("rbmn,rbkn->rmk", R, Z @ S) / B
+        gS = self.c * np.swapaxes(Z, 2, 3) @ (np.swapaxes(self.WV, 1, 2)[:, None] @ R)     # (R, B, D, N)
+        gLog = S * (gS - (S * gS).sum(axis=2, keepdims=True))                                 # softmax backward
+        gKQ = np.einsum("rbin,rbjn->rij", Z @ gLog, Z[..., self.q]) / B
         return gWV, gKQ
 
-    def step(self):
+    def draw(self):
+        """One batch per chain from its own stream: X (R, B, d, D) and the label noise (R, B, M, N)."""
         s = self.s
-        X = s.law.sample(self.rng, (self.B, s.d, s.D))
-        eps = self.noise * self.rng.standard_normal((self.B, s.M, s.N))
-        gWV, gKQ = self.gradients(X, eps)
+        X, eps = [], []
+        for rng in self.rngs:
+            X.append(s.law.sample(rng, (self.B, s.d, s.D)))
+            eps.append(self.noise * rng.standard_normal((self.B, s.M, s.N)))
+        return np.stack(X), np.stack(eps)
+
+    def step(self):
+        gWV, gKQ = self.gradients(*self.draw())
         self.WV = self.WV - self.eta_v * self.v_mask * gWV
         self.WKQ = self.WKQ - self.eta_kq * self.kq_mask * gKQ
         self.step_count += 1
 
-    # --- what is recorded ------------------------------------------------------------------
-    def x_block_norm(self) -> float:
-        """||W_KQ outside the P-P block||_F: the part of the logits that sees X."""
+    # --- what is recorded (per chain) --------------------------------------------------------
+    def x_block_norm(self) -> np.ndarray:
+        """||W_KQ outside the P-P block||_F per chain: the part of the logits that sees X."""
         out = self.WKQ.copy()
-        out[self.s.d:, self.s.d:] = 0.0
-        return float(np.sqrt((out * out).sum()))
+        out[:, self.s.d:, self.s.d:] = 0.0
+        return np.sqrt((out * out).sum(axis=(1, 2)))
 
     def block_norms(self) -> dict:
-        """Frobenius norms of the blocks of W_KQ: XX (logit x_i^T W x_q), XP (x_i^T W p_q), PX, PP."""
+        """Frobenius norms of the blocks of W_KQ per chain: XX (logit x_i^T W x_q), XP (x_i^T W p_q), PX, PP."""
         d, W = self.s.d, self.WKQ
-        return {f"kq_{k}": float(np.sqrt((b * b).sum()))
-                for k, b in (("xx", W[:d, :d]), ("xp", W[:d, d:]), ("px", W[d:, :d]), ("p_block", W[d:, d:]))}
+        return {f"kq_{k}": np.sqrt((b * b).sum(axis=(1, 2)))
+                for k, b in (("xx", W[:, :d, :d]), ("xp", W[:, :d, d:]), ("px", W[:, d:, :d]), ("p_block", W[:, d:, d:]))}
 
     def evaluate(self, Xh: np.ndarray) -> dict:
-        """Held-out estimates at the current parameters: excess_loss (L_opt = 0 without noise),
+        """Held-out estimates per chain on the shared set Xh (H, d, D): excess_loss (L_opt = 0 without noise),
         s_err = sqrt(mean ||S(Z) - S*||_F^2), the input spread sqrt(mean ||S(Z) - mean S||_F^2),
         w_err = ||W_X - V*||_F and the W_KQ block norms."""
-        Z = self.tokens(Xh)
+        H = len(Xh)
+        X = np.broadcast_to(Xh, (len(self.seeds),) + Xh.shape)
+        Z = self.tokens(X)
         S = self.attention(Z)
-        R = self.residual(Xh, 0.0, Z, S)
-        dS = S - self.Sstar[None]
-        spread = S - S.mean(axis=0, keepdims=True)
-        dW = self.WV[:, :self.s.d] - self.V
-        return {"excess_loss": self.c * 0.5 * float((R * R).sum()) / len(Xh),
-                "s_err": float(np.sqrt((dS * dS).sum() / len(Xh))),
-                "w_err": float(np.sqrt((dW * dW).sum())),
-                "s_spread": float(np.sqrt((spread * spread).sum() / len(Xh))),
+        R = self.residual(X, 0.0, Z, S)
+        dS, spread = S - self.Sstar, S - S.mean(axis=1, keepdims=True)
+        dW = self.WV[:, :, :self.s.d] - self.V
+        return {"excess_loss": self.c * 0.5 * (R * R).sum(axis=(1, 2, 3)) / H,
+                "s_err": np.sqrt((dS * dS).sum(axis=(1, 2, 3)) / H), "w_err": np.sqrt((dW * dW).sum(axis=(1, 2))),
+                "s_spread": np.sqrt((spread * spread).sum(axis=(1, 2, 3)) / H),
                 "kq_x_block": self.x_block_norm()} | self.block_norms()
 
-    def population_state(self) -> FullState:
-        """The toolkit's full-matrix state at (a)'s parameters (X-block of W_KQ must be 0)."""
-        if self.x_block_norm() != 0.0:
+    def population_state(self, r: int = 0) -> FullState:
+        """The toolkit's full-matrix state at chain r's parameters of student (a) (X-block of W_KQ must be 0)."""
+        if self.x_block_norm()[r] != 0.0:
             raise InvalidParameter("W_KQ", "X-block non-zero", "must be 0 for the position-only population state")
         st = FullState(self.s, Arith.make("float64", None, 1))
         d = self.s.d
-        st.WX, st.WP, st.WKQ = self.WV[:, :d].copy(), self.WV[:, d:].copy(), self.WKQ[d:, d:].copy()
+        st.WX, st.WP, st.WKQ = self.WV[r, :, :d].copy(), self.WV[r, :, d:].copy(), self.WKQ[r, d:, d:].copy()
         return st
 
     def run(self, checkpoints, Xh: np.ndarray) -> dict:
-        """:meth:`evaluate` on the held-out set ``Xh`` at ``checkpoints`` (and, for student (a), its exact population
-        excess loss), as lists keyed by quantity."""
-        out = {"step": []}
+        """{seed: :meth:`evaluate` on the held-out set ``Xh`` at ``checkpoints`` (and, for student (a), its exact
+        population excess loss), as lists keyed by quantity}."""
+        out = {x: {"step": []} for x in self.seeds}
         for t in checkpoints:
             while self.step_count < t:
                 self.step()
-            out["step"].append(int(t))
-            for k, v in self.evaluate(Xh).items():
-                out.setdefault(k, []).append(v)
-            if not self.input_dependent:
-                out.setdefault("population_excess_loss", []).append(float(self.population_state().excess_loss()))
+            ev = self.evaluate(Xh)
+            for r, x in enumerate(self.seeds):
+                out[x]["step"].append(int(t))
+                for k, v in ev.items():
+                    out[x].setdefault(k, []).append(float(v[r]))
+                if not self.input_dependent:
+                    out[x].setdefault("population_excess_loss", []).append(
+                        float(self.population_state(r).excess_loss()))
         return out
