@@ -44,6 +44,16 @@ def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
                  horizon=int(steps))
 
 
+def fresh_batches(s, rngs, batch: int, noise: float):
+    """One batch per chain from its own stream (X first, then the label noise, so every learner draws the same
+    samples for the same seed): X (R, B, d, D) and the label noise (R, B, M, N)."""
+    X, eps = [], []
+    for rng in rngs:
+        X.append(s.law.sample(rng, (batch, s.d, s.D)))
+        eps.append(noise * rng.standard_normal((batch, s.M, s.N)))
+    return np.stack(X), np.stack(eps)
+
+
 class OnlineSGD:
     """Online SGD for sigma = identity on the full parameters (W_X, W_P, W_KQ), one chain per seed, run in
     lockstep: chain r draws its samples (X, then the label noise) from ``default_rng(seeds[r])``, so every chain
@@ -91,13 +101,8 @@ class OnlineSGD:
         return gWX, gWP, st.P @ G @ st.P.T
 
     def draw(self):
-        """One batch per chain from its own stream: X (R, B, d, D) and the label noise (R, B, M, N)."""
-        s = self.s
-        X, eps = [], []
-        for rng in self.rngs:
-            X.append(s.law.sample(rng, (self.B, s.d, s.D)))
-            eps.append(self.noise * rng.standard_normal((self.B, s.M, s.N)))
-        return np.stack(X), np.stack(eps)
+        """This step's batches, one per chain (:func:`fresh_batches`)."""
+        return fresh_batches(self.s, self.rngs, self.B, self.noise)
 
     def step(self):
         gWX, gWP, gKQ = self.gradients(*self.draw())
@@ -201,13 +206,8 @@ class AttentionSGD:
         return gWV, gKQ
 
     def draw(self):
-        """One batch per chain from its own stream: X (R, B, d, D) and the label noise (R, B, M, N)."""
-        s = self.s
-        X, eps = [], []
-        for rng in self.rngs:
-            X.append(s.law.sample(rng, (self.B, s.d, s.D)))
-            eps.append(self.noise * rng.standard_normal((self.B, s.M, s.N)))
-        return np.stack(X), np.stack(eps)
+        """This step's batches, one per chain (:func:`fresh_batches`)."""
+        return fresh_batches(self.s, self.rngs, self.B, self.noise)
 
     def step(self):
         gWV, gKQ = self.gradients(*self.draw())
