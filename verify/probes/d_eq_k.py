@@ -29,11 +29,11 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
 from . import Probe, register
 from .support.figures import legend_entry, runs_of, suptitle
 from .support.interior import claimed_t_exponents
-from .support.proofs import identity_step, implication_step, reduction_proof
+from .support.proofs import REDUCTION_HYPOTHESES, identity_step, implication_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
-HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference()
+HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference() + REDUCTION_HYPOTHESES
 REGIMES = {"sts D=K=6": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", vstar_norm="1"),
            "gcn D=K=4": dict(D=4, K=4, preset="gcn", eta="1/4", vstar_norm="2"),
            "cnn D=K=8": dict(D=8, K=8, preset="cnn", M=2, d=3, eta="3", vstar_norm="3/2"),

@@ -21,12 +21,12 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
                         note, series, shown, symbol, title_words)
 from . import Probe, register
 from .support.figures import legend_entry, runs_of, suptitle
-from .support.proofs import fixed_point, identity_step, reduction_proof
+from .support.proofs import REDUCTION_HYPOTHESES, fixed_point, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
 SIGMAS = ("identity", "erf")
-HYPOTHESES = ("K=0",) + reference()
+HYPOTHESES = ("K=0",) + reference() + REDUCTION_HYPOTHESES
 REGIMES = {"sts K=0 D=5": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2"),
            "sts K=0 D=3 erf": dict(D=3, K=0, preset="sts", eta="1/2", vstar_norm="1", sigma="erf"),
            "sts K=0 D=16": dict(D=16, K=0, preset="sts", M=3, d=2, eta="1", vstar_norm="2")}

@@ -26,7 +26,7 @@ from ..plotting import COLOURS, Drawing, coincide, figure_legend, floats, new_fi
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
-from .support.proofs import identity_step, reduction_proof
+from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
@@ -159,7 +159,8 @@ class PScale(Probe):
     statements = (
         finding("p-scale.lambda-equivalence", "For positional encodings with P^T P = lambda I (zero initialisation, "
                 "W_P = 0), GD is the P = I run with eta_KQ replaced by lambda^2 eta_KQ: lambda enters the recursion "
-                "only through eta_KQ lambda^2.", ("identity", "0<K<D") + reference("unit-lambda", "one-eta"),
+                "only through eta_KQ lambda^2.", ("identity", "0<K<D") + reference("unit-lambda", "one-eta")
+                + REDUCTION_HYPOTHESES,
                 about="theorem-3.1", relation="outside"),
         finding("p-scale.sinusoidal-tails", "With a sinusoidal positional encoding (not orthogonal: outside P^T P = "
                 "lambda I), GD still reaches the teacher with Theorem 3.1's claimed T-exponents in the regime run "

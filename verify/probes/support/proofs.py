@@ -18,6 +18,9 @@ from ...evidence import proof
 from .records import symbolic_scope
 
 REPLAY = "verify derive --json"
+# What a finding proved through the reduction assumes beyond the reference convention: the logit step (3.4)
+# needs distinct query positions (verify.derive.gradients.logit_step_obligation).
+REDUCTION_HYPOTHESES = ("distinct-queries",)
 
 
 @lru_cache(maxsize=None)
@@ -55,5 +58,5 @@ def fixed_point(expr, var, at=0):
     return sp.simplify(sp.limit(expr, var, at, "+"))
 
 
-__all__ = ["REPLAY", "reduction_obligations", "step_record", "identity_step", "implication_step", "reduction_proof",
+__all__ = ["REPLAY", "REDUCTION_HYPOTHESES", "reduction_obligations", "step_record", "identity_step", "implication_step", "reduction_proof",
            "fixed_point"]
