@@ -31,8 +31,8 @@ from . import fmt
 from .comparison import LEMMA, extremes, lemma_obligations, schedule, z_range
 from .coordinates import K_EXP, arb_functions, param_values, slow_coordinates
 from .obligations import Obligation, first_failure
-from .arbfun import exact, hi_frac, lo_frac
-from .region import RegionCheck, check_region, exprel_obligation
+from .arbfun import exact, exprel_ball, hi_frac, lo_frac
+from .region import RegionCheck, check_region, exprel_obligation, mean_value
 
 QUANTITIES = ("excess_loss", "s_err", "w_err")
 POWER = {"excess_loss": 1, "s_err": Fraction(1, 2), "w_err": Fraction(1, 2)}   # q ~ (eta T)^-power
@@ -44,6 +44,7 @@ SNAPSHOT_EVERY = 256     # prefix states kept every this many steps: bounds at T
 C_MULTIPLES = tuple(2**k for k in range(1, 14))
 U0_CAP = Fraction(1, 4)
 TIGHT = 2
+SLABS = 64       # prefix_steps_needed samples Q at SLABS + 1 points of [u0, u(0)]
 
 
 class CertificateFailed(VerificationError):
@@ -288,6 +289,44 @@ def choose_region(s: Setting, bits: int, u0: Fraction | None, C: Fraction | None
     return (u0s[-1] if u0 is None else u0), (Cs[-1] if C is None else C)
 
 
+def prefix_steps_needed(s: Setting, u0: Fraction, bits: int = 64) -> float:
+    """An estimate of the prefix length: the steps the off-support mass needs to fall from u(0) = (D - K)/D to
+    u0 along the slow manifold (eps = 0), where z = 1/u^2 grows by at most 2 Q + 3 Q^2/(1 - Q)^2 per step
+    (the lemma's one-step bound at u <= 1) and Q = (u - u')/u^3 is at most its largest value Q_max at
+    SLABS + 1 equally spaced points of [u0, u(0)] (an estimate: Q is smooth in u, and the transient off the
+    manifold is short). Used to refuse, before any long work, a regime that cannot enter R within --max-prefix."""
+    u_init = Fraction(s.D - s.K, s.D)
+    if u0 >= u_init:
+        return 0.0
+    fn = arb_functions()
+    with arb_precision(bits):
+        Pb = tuple(exact(Fraction(p)) for p in param_values(s))
+        q_max = Fraction(0)
+        for k in range(SLABS + 1):
+            U = exact(u0 + (u_init - u0) * k / SLABS)
+            G = fn.G0(U, exact(0), *Pb)
+            Q = fn.RQ(U, G, exprel_ball(U * U * G), *Pb)[1]
+            if Q.is_finite():
+                q_max = max(q_max, hi_frac(Q))
+        q = q_max
+    if not 0 < q < 1:
+        return 0.0
+    per_step = 2 * q + 3 * q * q / (1 - q) ** 2
+    return float((1 / u0**2 - 1 / u_init**2) / per_step)
+
+
+def check_prefix_reachable(s: Setting, u0: Fraction | None, max_prefix: int) -> None:
+    """Refuse (naming --max-prefix) a regime whose prefix needs more than ``max_prefix`` steps by the estimate
+    of :func:`prefix_steps_needed` at the largest u0 tried (a larger u0 needs fewer steps)."""
+    top = u0 if u0 is not None else _dyadic(min(Fraction(s.D - s.K, s.D) * Fraction(7, 8), U0_CAP))
+    need = prefix_steps_needed(s, top)
+    if need > max_prefix:
+        raise InvalidParameter("max_prefix", max_prefix, f"must be >= {need:.3g}: the prefix needs about that many "
+                               f"steps to bring the off-support mass from u(0) = {frac_str(Fraction(s.D - s.K, s.D))} "
+                               f"to u0 = {frac_str(top)} (cubic coefficient c = {float(_c_exact(s)):.3g}; a small "
+                               "||V*||, eta_KQ or lambda makes c small); raise --max-prefix or use a larger ||V*||")
+
+
 def _dyadic(x: Fraction, bits: int = 10) -> Fraction:
     """x rounded down to a rational with a ``bits``-bit numerator over a power of two (short, exact)."""
     e = 0
@@ -340,6 +379,8 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     if C is not None and C <= 0:
         raise InvalidParameter("C", str(C), "must be > 0")
     bits = knobs["bits"]
+    if T0 is None:
+        check_prefix_reachable(s, u0, knobs["max_prefix"])
     secs = {}
     t = time.perf_counter()
     obligations = list(slow_coordinates().obligations) + [exprel_obligation()] + list(lemma_obligations())

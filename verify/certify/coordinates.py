@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from ..derive.reduced import column_quantities, reduced, reduced_step_exprs
 from ..derive.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn, vnorm
 from ..model.sigma import Sigma
@@ -71,8 +72,10 @@ def _no_pole_at_zero(name: str, expr) -> Obligation:
 
 
 @lru_cache(maxsize=None)
+@by_code_version("slow-coordinates")
 def slow_coordinates() -> SlowCoordinates:
-    """Derive the (u, eps) map and its observables from the reduced recursion (cached; ~5 s)."""
+    """Derive the (u, eps) map and its observables from the reduced recursion (~7 s; cached on disk by code
+    version, verify.cache)."""
     ob = []
     a_next, inc = reduced_step_exprs(Sigma("identity"), "interior")
     red = reduced(Sigma("identity"), "interior")

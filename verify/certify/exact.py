@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..derive.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..engines.arb import arb_precision
@@ -38,7 +39,14 @@ QUANTITIES = ("excess_loss", "s_err", "w_err")
 
 @lru_cache(maxsize=None)
 def closed_forms(case: str) -> dict:
-    """The closed forms in p = rho^t (K = D) or constants (K = 0), and their obligations."""
+    """The closed forms in p = rho^t (K = D) or constants (K = 0), their obligations, and their Arb code."""
+    d = derived_closed_forms(case)
+    return d | {"arb": {q: lambdify_arb((p,) + PARAMS, e) for q, e in d["forms"].items()}}
+
+
+@by_code_version("closed-forms")
+def derived_closed_forms(case: str) -> dict:
+    """The closed forms and their SymPy obligations (cached on disk by code version, verify.cache)."""
     a_next, inc = reduced_step_exprs(Sigma("identity"), case)
     red = reduced(Sigma("identity"), case)
     cols = red.cols
@@ -62,8 +70,7 @@ def closed_forms(case: str) -> dict:
                            c_loss * var * N * V2 * p**2 / (2 * D)))
     else:
         ob.append(identity("loss-zero", "L - L_opt = 0 at alpha = 0 with S* = 0", loss))
-    return {"forms": forms, "rho": rho, "obligations": tuple(ob),
-            "arb": {q: lambdify_arb((p,) + PARAMS, e) for q, e in forms.items()}}
+    return {"forms": forms, "rho": rho, "obligations": tuple(ob)}
 
 
 @dataclass

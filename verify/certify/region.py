@@ -16,15 +16,20 @@ The same boxes give the shells' enclosures: on {u <= u0 r^j} the decay ratio Q l
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
+from ..cache import by_code_version
 from ..engines.arb import arb_precision
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
 from .coordinates import arb_functions
 from .obligations import Obligation
 
 
+@lru_cache(maxsize=None)
+@by_code_version("exprel")
 def exprel_obligation() -> Obligation:
     """exprel(y) = int_0^1 e^{y s} ds for y != 0 (SymPy): the monotonicity behind arbfun.exprel_ball."""
     import sympy as sp
@@ -164,6 +169,49 @@ def _merge(h: dict | None, g: dict) -> dict:
             "W": (min(h["W"][0], g["W"][0]), max(h["W"][1], g["W"][1]))}
 
 
+class OverlapIndex:
+    """The hull of the enclosures over the boxes whose u-interval meets a query interval [lo, hi].
+
+    Boxes sorted by u_lo: those with u_lo <= hi are a prefix; of these, the ones with u_hi >= lo are
+    found in a segment tree whose nodes keep their hull and the least and largest u_hi below them
+    (a node whose least u_hi is >= lo is taken whole). Cost: O((1 + k) log n) for k boxes that end
+    below lo.
+    """
+
+    def __init__(self, results: list):
+        self.rows = sorted(results, key=lambda r: (r.box.u_lo, r.box.u_hi))
+        self.keys = [r.box.u_lo for r in self.rows]
+        n = len(self.rows)
+        self.size = 1
+        while self.size < max(n, 1):
+            self.size *= 2
+        self.tree = [None] * (2 * self.size)          # (hull, min u_hi, max u_hi) per node
+        for i, r in enumerate(self.rows):
+            self.tree[self.size + i] = (_hull_of(r), r.box.u_hi, r.box.u_hi)
+        for k in range(self.size - 1, 0, -1):
+            a, b = self.tree[2 * k], self.tree[2 * k + 1]
+            self.tree[k] = a if b is None else b if a is None else (_merge(a[0], b[0]), min(a[1], b[1]),
+                                                                     max(a[2], b[2]))
+
+    def hull(self, lo: Fraction, hi: Fraction) -> dict | None:
+        end = bisect.bisect_right(self.keys, hi)      # rows [0, end) have u_lo <= hi
+        out = None
+
+        def visit(k: int, k_lo: int, k_hi: int) -> None:
+            nonlocal out
+            node = self.tree[k]
+            if node is None or k_lo >= end or node[2] < lo:
+                return
+            if k_hi <= end and node[1] >= lo:
+                out = _merge(out, node[0])
+                return
+            mid = (k_lo + k_hi) // 2
+            visit(2 * k, k_lo, mid)
+            visit(2 * k + 1, mid, k_hi)
+        visit(1, 0, self.size)
+        return out
+
+
 @dataclass
 class RegionCheck:
     """The outcome of the invariance check: boxes, their enclosures, obligations, shells."""
@@ -179,29 +227,16 @@ class RegionCheck:
     def ok(self) -> bool:
         return all(o.ok for o in self.obligations)
 
-    def hull(self, lo: Fraction, hi: Fraction) -> dict:
-        """Hulls over the boxes meeting {lo <= u <= hi} (hi a shell edge u0 r^j): Q in [a, b], and the
-        observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2."""
-        import bisect
-        if getattr(self, "_sorted_n", None) != len(self.results):
-            # Boxes sorted by their upper u-edge, with running hulls: hull(0, hi) is one look-up.
-            self._sorted = sorted(self.results, key=lambda r: r.box.u_hi)
-            self._keys = [r.box.u_hi for r in self._sorted]
-            run, self._prefix = None, []
-            for r in self._sorted:
-                run = _merge(run, _hull_of(r))
-                self._prefix.append(run)
-            self._sorted_n = len(self.results)
-        i0, i1 = bisect.bisect_left(self._keys, lo), bisect.bisect_right(self._keys, hi)
-        if i0 == 0:
-            return self._prefix[i1 - 1]
-        out = None
-        for r in self._sorted[i0:i1]:
-            out = _merge(out, _hull_of(r))
-        return out
+    def hull(self, lo: Fraction, hi: Fraction) -> dict | None:
+        """Hulls over every box that meets {lo <= u <= hi} (u_lo <= hi and u_hi >= lo, so a box straddling
+        either end counts): Q in [a, b], and the observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2.
+        None when no box meets the range (a range outside the cover)."""
+        if getattr(self, "_index_n", None) != len(self.results):
+            self._index, self._index_n = OverlapIndex(self.results), len(self.results)
+        return self._index.hull(lo, hi)
 
     def shell_bounds(self, j: int) -> dict:
-        """The hulls on the whole shell {u <= u0 2^-j}."""
+        """The hulls on the whole shell {u <= u0 r^j}."""
         uj = self.u0 * self.ratio**j
         return {"j": j, "u_j": uj} | self.hull(Fraction(0), uj)
 
