@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from verify.certify import CertificateFailed, ExactCertificate, certificate_evidence, certified_band_figure, certify
 from verify.certify.coordinates import param_values, slow_coordinates
 from verify.certify.comparison import lemma_obligations
-from verify.certify.evidence import regime_scope
+from verify.certify.records import regime_scope
 from verify.certify.obligations import identity, smt
 from verify.certify.region import check_region, exprel_obligation, initial_boxes
 from verify.cli import main
@@ -345,9 +345,10 @@ def test_hull_takes_boxes_straddling_a_shell_edge():
     rc = check_region(param_values(s), u0, C, shells=J, boxes=straddling_cover(u0, C, J, ratio), ratio=ratio,
                       max_depth=0)
     assert rc.ok
+    c = Fraction(16, 16 * 4 * 12**2)      # the cubic coefficient D eta ||V*||^2/(K (D - K)^2): hulls are of (u - u')/(c u^3)
     for j in range(1, J):
         uj = u0 * ratio**j
-        q = decay_ratio(s, uj)
+        q = decay_ratio(s, uj) / c
         h = rc.shell_bounds(j)
         assert h["a"] <= q <= h["b"], (j, float(h["a"]), float(q), float(h["b"]))
         meets = [r for r in rc.results if r.box.u_lo <= uj]
@@ -421,4 +422,4 @@ def test_unreachable_region_is_refused_before_the_prefix(monkeypatch):
     assert e.value.name == "max_prefix" and "steps" in str(e.value)
     # the estimate is below the prefix actually needed (it never refuses what closes): the benchmark regime
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
-    assert certificate.prefix_steps_needed(s, Fraction(1, 4)) < 39728
+    assert certificate.prefix_steps_needed(param_values(s), Fraction(60, 64), Fraction(1, 4)) < 39728

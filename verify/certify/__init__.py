@@ -9,9 +9,10 @@ off-support attention mass; K = D (geometric) and K = 0 (zero loss) are certifie
     >>> cert = certify(make_setting(D=4, K=2, preset="cnn", eta="1/4", vstar_norm="2"))  # doctest: +SKIP
     >>> cert.bounds_json(10**12)["excess_loss"]                                          # doctest: +SKIP
 """
-from .certificate import Certificate, CertificateFailed, certify, check_certifiable
-from .evidence import certificate_evidence
+from .certificate import Certificate, certify, check_certifiable
+from .records import certificate_evidence
 from .exact import ExactCertificate
+from .obligations import CertificateFailed
 from .figure import certified_band_figure
 from .part import certify_part, report_section
 

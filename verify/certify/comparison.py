@@ -14,8 +14,9 @@ inequalities (z3, nonlinear real arithmetic, after clearing the positive denomin
 error is increasing in x^2, so x_t^2 <= 1/(z_0 + 2at) bounds it; sum <= integral for the
 decreasing 1/(z_0 + 2as), and that integral in closed form.
 
-Shells. On {u <= u_j = u0 r^j} (r = 1/2 by default) (inside the invariant region) q_t = Q(u_t, eps_t) lies in [a_j, b_j]
-(verify.certify.region). The upper bound z_lo(t) certifies u_t <= u_{j+1} from the first t_{j+1}
+Shells. On {u <= u_j = u0 r^j} (r = 1/2 by default) (inside the invariant region) q_t = c Q(u_t, eps_t) lies in
+[a_j, b_j] = c [the hull of the normalised decay Q over the boxes meeting the shell] (verify.certify.region;
+c is the regime's exact cubic coefficient, so a hull computed once for a cell of a family serves every member). The upper bound z_lo(t) certifies u_t <= u_{j+1} from the first t_{j+1}
 with z_lo(t_{j+1}) >= 1/u_{j+1}^2; from then on the lemma runs with [a_{j+1}, b_{j+1}], restarted
 from the bounds at t_{j+1}. Evaluating at T costs a binary search over the shells: O(#shells), not O(T).
 """
@@ -77,14 +78,15 @@ def lemma_obligations() -> tuple:
 @dataclass(frozen=True)
 class Shell:
     """Shell j: from step t_j (after T0) on, u <= u_j; until the next shell's entry also u >= lo
-    (lo = 0 on the last shell). There Q in [a, b], L2 in L2, h + eps u^2 in W; z in [Zl, Zh] at t_j."""
+    (lo = 0 on the last shell). There q = (u - u')/u^3 in [a, b], the normalised loss ratio in Lt,
+    h + eps u^2 in W; z in [Zl, Zh] at t_j."""
 
     j: int
     u_j: Fraction
     lo: Fraction
     a: Fraction
     b: Fraction
-    L2: tuple
+    Lt: tuple
     W: tuple
     t: int
     Zl: Fraction
@@ -109,7 +111,7 @@ class Shell:
     def as_dict(self) -> dict:
         return {"j": self.j, "u_j": str(self.u_j), "u_lower_on_interval": str(self.lo), "a_j": str(self.a),
                 "b_j": str(self.b), "t_j": self.t, "z_lo_at_t_j": str(self.Zl), "z_hi_at_t_j": str(self.Zh),
-                "b_j_u_j2": float(self.b * self.u_j**2), "L2": [str(x) for x in self.L2],
+                "b_j_u_j2": float(self.b * self.u_j**2), "Lt": [str(x) for x in self.Lt],
                 "h_plus_eps_u2": [str(x) for x in self.W]}
 
 
@@ -183,10 +185,11 @@ def _refined(hull, Zl, Zh, u_j, u_next, bits):
     return lo, h, n
 
 
-def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
-             ratio: Fraction = Fraction(1, 2)) -> tuple[list[Shell], list[Obligation]]:
+def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int, ratio: Fraction, c: Fraction
+             ) -> tuple[list[Shell], list[Obligation]]:
     """Shells j = 0..shells with their entry steps; ``hull(lo, hi)`` gives the enclosures over the boxes
-    meeting {lo <= u <= hi} (RegionCheck.hull), z(T0) lies in [z0[0], z0[1]] (the prefix end ball).
+    meeting {lo <= u <= hi} (RegionCheck.hull; its [a, b] normalised by the cubic coefficient, here scaled by
+    the regime's exact ``c``), z(T0) lies in [z0[0], z0[1]] (the prefix end ball).
 
     Lower-end refinement: on [t_j, t_{j+1}] also u >= lo_j = 1/sqrt(z_hi(t_{j+1})) (u decreases), so Q may
     be taken over {lo_j <= u <= u_j} only. That is circular, so it is checked, by induction on t: if
@@ -196,6 +199,11 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
     # Bounds may always be loosened: z_lo rounded down and z_hi up to 96-bit dyadics keep them short.
     Zl, Zh = dyadic_down(z0[0]), dyadic_up(z0[1])
     u_j = [u0 * ratio**j for j in range(shells + 1)]
+    normalised = hull
+
+    def hull(lo, hi):
+        h = normalised(lo, hi)
+        return None if h is None else h | {"a": c * h["a"], "b": c * h["b"]}
     out, t, bad = [], 0, None
     for j in range(shells + 1):
         if j == shells:
@@ -205,7 +213,7 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int,
         if not _lemma_applies(h, u_j[j]):
             bad = j
             break
-        sh = Shell(j, u_j[j], lo, h["a"], h["b"], h["L2"], h["W"], t, Zl, Zh)
+        sh = Shell(j, u_j[j], lo, h["a"], h["b"], h["Lt"], h["W"], t, Zl, Zh)
         out.append(sh)
         if j < shells:
             t, Zl, Zh = t + n, dyadic_down(sh.z_lo(n)), dyadic_up(sh.z_hi(n, bits))

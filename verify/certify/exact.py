@@ -21,6 +21,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..cache import by_code_version
+from ..derive.invariants import PARAMETERS, V2, parameter_values
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..derive.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..engines.arb import arb_precision
@@ -29,19 +30,18 @@ from ..model.setting import Setting
 from ..model.sigma import Sigma
 from ..model.validation import check_int
 from . import fmt
-from .coordinates import PARAMS, V2, param_values
-from .obligations import identity
 from .arbfun import exact, lambdify_arb
+from .bounds import QUANTITIES
+from .obligations import identity, raise_first_failure
 
 p = sp.Symbol("p", real=True)      # rho^t
-QUANTITIES = ("excess_loss", "s_err", "w_err")
 
 
 @lru_cache(maxsize=None)
 def closed_forms(case: str) -> dict:
     """The closed forms in p = rho^t (K = D) or constants (K = 0), their obligations, and their Arb code."""
     d = derived_closed_forms(case)
-    return d | {"arb": {q: lambdify_arb((p,) + PARAMS, e) for q, e in d["forms"].items()}}
+    return d | {"arb": {q: lambdify_arb((p,) + PARAMETERS, e) for q, e in d["forms"].items()}}
 
 
 @by_code_version("closed-forms")
@@ -98,7 +98,7 @@ class ExactCertificate:
         T = check_int("at", T, 0)
         cf = closed_forms(self.case)
         with arb_precision(self.bits):
-            Pb = tuple(exact(Fraction(x)) for x in param_values(self.setting))
+            Pb = tuple(exact(Fraction(x)) for x in parameter_values(self.setting))
             pT = exact(self.rho()) ** T if self.case == "k-equals-d" else exact(Fraction(0))
             out = {}
             for q in QUANTITIES:
@@ -137,8 +137,7 @@ def _interval(lo, hi, digits):
 
 def exact_certificate(s: Setting, bits: int) -> ExactCertificate:
     """The closed-form certificate for K = 0 or K = D (raises CertificateFailed if an obligation fails)."""
-    from .certificate import _raise_first
     case = "k-zero" if s.K == 0 else "k-equals-d"
     obs = list(closed_forms(case)["obligations"])
-    _raise_first(obs)
+    raise_first_failure(obs)
     return ExactCertificate(s, bits, case, obs)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..errors import VerificationError
+
 METHODS = ("sympy", "z3", "arb")
 EVIDENCE_KIND = {"sympy": "symbolic", "z3": "smt", "arb": "arb"}
 
@@ -75,5 +77,28 @@ def smt(name: str, statement: str, hypotheses, conclusion) -> Obligation:
     return Obligation(name, statement, "z3", res == z3.unsat, f"z3: negation is {res}")
 
 
+def cited(o) -> Obligation:
+    """A step proved in verify.derive (a verify.derive.obligations.Obligation with a ``key``), as a step of a
+    certificate."""
+    method = {"symbolic": "sympy", "smt": "z3"}[o.kind]
+    return Obligation(o.key, o.name, method, o.holds is True, o.detail)
+
+
 def first_failure(obligations) -> Obligation | None:
     return next((o for o in obligations if not o.ok), None)
+
+
+class CertificateFailed(VerificationError):
+    """The certificate did not close: ``obligation`` failed (no weaker bound is returned)."""
+
+    def __init__(self, obligation: Obligation):
+        self.obligation = obligation
+        super().__init__(f"certificate failed: obligation '{obligation.name}' ({obligation.statement}): "
+                         f"{obligation.detail}")
+
+
+def raise_first_failure(obligations) -> None:
+    """Raise :class:`CertificateFailed` for the first obligation that was not discharged, if any."""
+    bad = first_failure(obligations)
+    if bad is not None:
+        raise CertificateFailed(bad)

@@ -15,7 +15,7 @@ from ..model import make_setting
 from ..parts import part
 from ..model.flags import setting_command
 from .certificate import CertificateFailed, certify
-from .evidence import certificate_evidence, regime_scope
+from .records import certificate_evidence, regime_scope
 from .figure import band, trajectory_of
 
 MAIN = dict(D=64, K=4, preset="gcn", eta="1/32")                    # the benchmark regime

@@ -2,17 +2,19 @@
 
 In the coordinates of :mod:`verify.certify.coordinates` R is the box (0, u0] x [-C, C] in (u, eps).
 We cover [0, u0] x [-C, C] by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
-r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u`` slabs and ``n_eps`` eps-pieces. On each box B, Arb
-encloses, by the generated code, G (mean-value form: :func:`mean_value`), X = exprel(u^2 G) (monotone),
-R = u/u', Q = (u - u')/u^3, u' = u/R and eps'. The box passes when
+r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u``
+slabs and ``n_eps`` eps-pieces. On each box B, with the invariants (r, x, y) given as balls (points for
+one regime, intervals for a cell of a family), Arb encloses, by the generated code, G (mean-value form:
+:func:`mean_value`), X = exprel(c u^2 G) (monotone), R = u/u', the normalised decay Q = (u - u')/(c u^3),
+u' = u/R and eps'. The box passes when
 
     R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C,
 
 and a box that does not pass is bisected (u and eps) up to ``max_depth`` times. If every box passes
 and the boxes cover [0, u0] x [-C, C] (checked by a sweep, not assumed), the exact map sends R into R.
-The same boxes give the shells' enclosures: on {u <= u0 r^j} the decay ratio Q lies in [a_j, b_j]
-(the hull over the boxes inside), and so do the observables' ratios L2 = (L - L_opt)/u^2 and
-|h + eps u^2| = ||W_X - V*||_F/(u ||V*||_F).
+The same boxes give the shells' enclosures: on {u <= u0 r^j} the normalised decay Q lies in [a_j, b_j]
+(the hull over the boxes that meet the shell), and so do the observables' normalised ratios
+Lt = (L - L_opt)/(pre_L L2(0) u^2) and W = h + eps u^2 = ||W_X - V*||_F/(u ||V*||_F).
 """
 from __future__ import annotations
 
@@ -66,10 +68,10 @@ class BoxResult:
     """Enclosures on one box (exact rational endpoints, rounded outward)."""
 
     box: Box
-    Q: tuple          # (lo, hi) of (u - u')/u^3
+    Q: tuple          # (lo, hi) of (u - u')/(c u^3)
     eps_next: tuple   # (lo, hi) of eps'
     R_lo: Fraction    # lower bound of u/u'
-    L2: tuple         # (lo, hi) of (L - L_opt)/u^2
+    Lt: tuple         # (lo, hi) of (L - L_opt)/(pre_L L2(0) u^2)
     W: tuple          # (lo, hi) of h + eps u^2
     finite: bool
 
@@ -91,29 +93,33 @@ def mean_value(f3, f, U, E, Uc, Ec, P):
     return mv.intersection(fB)
 
 
-def evaluate_box(box: Box, P: tuple, observables: bool = True) -> BoxResult:
-    """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box`` (call
-    inside a precision)."""
+def evaluate_box(box: Box, P: tuple, c, observables: bool = True) -> BoxResult:
+    """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box``, for every
+    invariant in the balls ``P`` = (r, x, y) with cubic coefficient in the ball ``c`` (call inside a precision)."""
     fn = arb_functions()
     U, E = ball(box.u_lo, box.u_hi), ball(box.e_lo, box.e_hi)
     Uc, Ec = exact((box.u_lo + box.u_hi) / 2), exact((box.e_lo + box.e_hi) / 2)
     G = mean_value(fn.G, fn.G0, U, E, Uc, Ec, P)
-    Xb = exprel_ball(U * U * G)
-    R, Q = fn.RQ(U, G, Xb, *P)
+    Xb = exprel_ball(c * U * U * G)
+    R, Q = fn.RQ(U, G, Xb, c, *P)
     W = U / R                                   # u' = u / R; R > 0 is checked below
-    en = fn.eps_next(U, E, W, Q, R, *P)
+    en = fn.eps_next(U, E, W, Q, R, c, *P)
     if observables:
-        L2 = mean_value(fn.loss_over_u2, fn.loss_over_u2_0, U, E, Uc, Ec, P)
-        wq = mean_value(fn.w_over_u, fn.w_over_u_0, U, E, Uc, Ec, P)
+        Lt = mean_value(fn.loss_ratio, fn.loss_ratio0, U, E, Uc, Ec, P)
+        wq = mean_value(fn.w_over_u, fn.w_over_u0, U, E, Uc, Ec, P)
     else:
-        L2 = wq = G * 0                        # not needed (coarse checks): a finite placeholder
-    balls = (G, Xb, R, Q, W, en, L2, wq)
-    finite = all(b.is_finite() for b in balls)
-    if not finite:
+        Lt = wq = G * 0                        # not needed (coarse checks): a finite placeholder
+    balls = (G, Xb, R, Q, W, en, Lt, wq)
+    if not all(b.is_finite() for b in balls):
         z = (Fraction(0), Fraction(0))
         return BoxResult(box, z, z, Fraction(0), z, z, False)
     rng = lambda b: (lo_frac(b), hi_frac(b))  # noqa: E731
-    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(L2), rng(wq), True)
+    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(Lt), rng(wq), True)
+
+
+def parameter_balls(P: tuple) -> tuple:
+    """Arb balls of invariants given as exact Fractions or intervals (lo, hi) (call inside a precision)."""
+    return tuple(ball(*p) if isinstance(p, tuple) else exact(Fraction(p)) for p in P)
 
 
 def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int,
@@ -158,14 +164,14 @@ def coverage_gap(boxes, u0: Fraction, C: Fraction):
 
 
 def _hull_of(r: BoxResult) -> dict:
-    return {"a": r.Q[0], "b": r.Q[1], "L2": r.L2, "W": r.W}
+    return {"a": r.Q[0], "b": r.Q[1], "Lt": r.Lt, "W": r.W}
 
 
 def _merge(h: dict | None, g: dict) -> dict:
     if h is None:
         return g
     return {"a": min(h["a"], g["a"]), "b": max(h["b"], g["b"]),
-            "L2": (min(h["L2"][0], g["L2"][0]), max(h["L2"][1], g["L2"][1])),
+            "Lt": (min(h["Lt"][0], g["Lt"][0]), max(h["Lt"][1], g["Lt"][1])),
             "W": (min(h["W"][0], g["W"][0]), max(h["W"][1], g["W"][1]))}
 
 
@@ -229,7 +235,7 @@ class RegionCheck:
 
     def hull(self, lo: Fraction, hi: Fraction) -> dict | None:
         """Hulls over every box that meets {lo <= u <= hi} (u_lo <= hi and u_hi >= lo, so a box straddling
-        either end counts): Q in [a, b], and the observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2.
+        either end counts): the normalised decay Q in [a, b], and the observables' ratios Lt and W = h + eps u^2.
         None when no box meets the range (a range outside the cover)."""
         if getattr(self, "_index_n", None) != len(self.results):
             self._index, self._index_n = OverlapIndex(self.results), len(self.results)
@@ -253,9 +259,10 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
                  ratio: Fraction = Fraction(1, 2), observables: bool = True) -> RegionCheck:
     """Check that the exact map sends R(u0, C) into itself (module docstring).
 
-    ``P``: exact parameters (verify.certify.coordinates.param_values). ``boxes``: a cover to check
-    instead of :func:`initial_boxes` (a cover with a hole fails the coverage obligation).
-    ``observables=False`` skips the enclosures of L2 and W (a coarse check of invariance only).
+    ``P``: the invariants (r, x, y), each an exact Fraction (one regime) or an interval (lo, hi) (a cell of a
+    family: the check then holds for every invariant in the box). ``boxes``: a cover to check instead of
+    :func:`initial_boxes` (a cover with a hole fails the coverage obligation). ``observables=False`` skips
+    the enclosures of Lt and W (a coarse check of invariance only).
     """
     from ..errors import InvalidParameter
     if not (0 < u0 < 1):
@@ -266,10 +273,11 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
     todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps, ratio)
     failed = None
     with arb_precision(bits):
-        Pb = tuple(exact(Fraction(p)) for p in P)
+        Pb = parameter_balls(P)
+        c = arb_functions().c(*Pb)
         while todo:
             box = todo.pop()
-            res = evaluate_box(box, Pb, observables)
+            res = evaluate_box(box, Pb, c, observables)
             if res.passes(C):
                 rc.results.append(res)
             elif box.depth < max_depth:
@@ -285,7 +293,7 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
             "sweep over u: every slab's eps-intervals chain from -C to C" if gap is None else
             f"no box covers u in [{gap[0][0]}, {gap[0][1]}], eps just above {gap[1]}"))
         rc.obligations.append(Obligation(
-            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/u^3 > 0 and |eps'| <= C, so the exact map "
+            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/(c u^3) > 0 and |eps'| <= C, so the exact map "
             "sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
             f"{rc.summary()['max_depth']}"))
     else:

@@ -49,6 +49,7 @@ class Obligation:
     counterexample: dict | None = None
     role: str = "test"
     seconds: float = 0.0
+    key: str = ""            # a short identifier (e.g. "rows-share-alpha") where a certificate cites the step
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -167,11 +168,12 @@ def all_zero(exprs) -> bool | None:
     return True
 
 
-def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: str = "sympy identity") -> Obligation:
+def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: str = "sympy identity",
+                     key: str = "") -> Obligation:
     """An obligation 'every expression in ``exprs`` is identically 0', decided by :func:`is_zero`."""
     with stopwatch() as t:
         holds = all_zero(exprs if isinstance(exprs, (list, tuple)) else [exprs])
-    return Obligation(name, holds, detail, method, scope, seconds=t())
+    return Obligation(name, holds, detail, method, scope, seconds=t(), key=key)
 
 
 def z3_decide(hypotheses, conclusion, timeout_ms: int = 20000):

@@ -39,7 +39,8 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
 
     ``cert``: an already built certificate of this setting (else :func:`certify` is run with ``knobs``).
     """
-    from .certificate import CertificateFailed, certify
+    from .certificate import certify
+    from .obligations import CertificateFailed
     from .exact import ExactCertificate
     scope = regime_scope(setting)
     replay = replay_command(setting)
