@@ -15,6 +15,7 @@ from ..derive import codegen
 from ..engines.arb import to_fraction
 
 IPOW = sp.Function("ipow")
+_ARB = __import__("flint").arb          # the ball type, looked up once (ipow runs in every generated step)
 
 
 def exact(q):
@@ -53,6 +54,17 @@ def dyadic_up(q: Fraction, bits: int = 96) -> Fraction:
     return -dyadic_down(-Fraction(q), bits)
 
 
+STATED_MARGIN = Fraction(1, 2**64)   # relative slack of every number a certificate states (see :func:`widened`)
+
+
+def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
+    """[lo, hi] widened by STATED_MARGIN of its size (and 2^-200 absolute), to short 96-bit dyadics: the number
+    a certificate states and uses. An independent re-check of the same formulas at the same precision differs
+    from ours only by rounding (~2^-bits relative), far inside this margin, so its values lie in ours."""
+    m = STATED_MARGIN * max(abs(lo), abs(hi)) + Fraction(1, 2**200)
+    return dyadic_down(lo - m), dyadic_up(hi + m)
+
+
 def _point_pow(p, n: int):
     """p^n for an Arb point p by binary powering (products of balls: rigorous, tight)."""
     from flint import arb
@@ -68,22 +80,21 @@ def _point_pow(p, n: int):
 
 def ipow(x, n):
     """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal)."""
-    from flint import arb
     n = int(n)
-    if not isinstance(x, arb):
+    if not isinstance(x, _ARB):
         return x**n
     if n < 0:
         return 1 / ipow(x, -n)
     if not x.contains(0):
         return x**n                          # arb_pow of a ball of one sign: rigorous, and fast
     if n == 0:
-        return arb(1)
+        return _ARB(1)
     if n == 1:
         return x
     lo, hi = x.lower(), x.upper()
     a, b = _point_pow(lo, n), _point_pow(hi, n)
     if n % 2 == 0:
-        return arb(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
+        return _ARB(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
     return a.union(b)                        # odd n: monotone
 
 
@@ -108,8 +119,10 @@ def with_ipow(expr):
 
 
 def lambdify_arb(args, expr):
-    """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`."""
+    """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`, each
+    expression as written (no common subexpressions: a shared form is another formula, whose ball can differ,
+    and the re-checker evaluates the formulas as written)."""
     e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
-    f = codegen.lambdify(args, e, "arb")
+    f = codegen.lambdify(args, e, "arb", cse=False)
     f.__globals__["ipow"] = ipow
     return f

@@ -20,7 +20,7 @@ from ..engines.arb import arb_precision
 from . import fmt
 from .arbfun import exact, hi_frac, lo_frac
 from .comparison import extremes, z_range
-from .coordinates import arb_functions
+from .formulas import arb_functions
 from .obligations import Obligation
 from .region import parameter_balls
 
@@ -32,9 +32,11 @@ class ObservablesNotPositive(ArithmeticError):
     """The enclosures of Lt or W on an interval of u did not stay positive (the bound would be vacuous)."""
 
 
-def _roots(pre: dict) -> dict:
-    """The prefactors, from their exact squares (call inside a precision)."""
-    return {q: exact(v).sqrt() for q, v in pre.items()}
+def _prefactors(pre: dict) -> dict:
+    """Balls of the prefactors pre_L (exact), pre_S^2 and pre_W (from the exact squares; inside a precision),
+    as the re-checker forms them."""
+    return {"excess_loss": exact(pre["excess_loss"]), "s_err2": exact(pre["s_err2"]),
+            "w_err": exact(pre["w_err2"]).sqrt()}
 
 
 def tail_bounds(shells, t: int, P: tuple, pre: dict, C: Fraction, bits: int) -> dict:
@@ -42,28 +44,29 @@ def tail_bounds(shells, t: int, P: tuple, pre: dict, C: Fraction, bits: int) -> 
     fn = arb_functions()
     zl, zh = z_range(shells, t, bits)
     with arb_precision(bits):
-        Pb, root = parameter_balls(P), _roots(pre)
+        Pb, pf = parameter_balls(P), _prefactors(pre)
         u_lo, u_hi = 1 / exact(zh).sqrt(), 1 / exact(zl).sqrt()
         U, E = u_lo.lower().union(u_hi.upper()), exact(-C).union(exact(C))
-        Lt, W = fn.loss_ratio0(U, E, *Pb), fn.w_over_u0(U, E, *Pb)
+        Lt, W = fn.loss_ratio0(U, E, *Pb)[0], fn.w_over_u0(U, E, *Pb)[0]
         if not (Lt.lower() > 0 and W.lower() > 0):
             raise ObservablesNotPositive(f"at t = {t} after T0: Lt = {Lt}, h + eps u^2 = {W}")
-        L0, s_coef = root["excess_loss"] * fn.loss0(*Pb), root["s_err"] * fn.s_over_u(*Pb)
-        return {"excess_loss": (L0 * u_lo * u_lo * Lt.lower(), L0 * u_hi * u_hi * Lt.upper()),
-                "s_err": (s_coef * u_lo, s_coef * u_hi),
-                "w_err": (root["w_err"] * u_lo * W.lower(), root["w_err"] * u_hi * W.upper())}
+        pl, L0 = pf["excess_loss"], fn.loss0(*Pb)[0]
+        ps, pw = (pf["s_err2"] * fn.s_over_u2(*Pb)[0]).sqrt(), pf["w_err"]
+        return {"excess_loss": (pl * L0 * u_lo * u_lo * Lt.lower(), pl * L0 * u_hi * u_hi * Lt.upper()),
+                "s_err": (ps * u_lo, ps * u_hi), "w_err": (pw * u_lo * W.lower(), pw * u_hi * W.upper())}
 
 
 def _psi(q: str, sh, P: tuple, pre: dict) -> tuple:
-    """Balls bounding q / u^(2p) on a shell: pre_L L2(0) Lt, pre_S sqrt((1 + r)/r), pre_W |W| (inside a precision)."""
-    fn, Pb, root = arb_functions(), parameter_balls(P), _roots(pre)
+    """Balls bounding q / u^(2p) on a shell: pre_L L2(0) Lt, pre_S sqrt((1 + r)/r), pre_W |W| (inside a precision;
+    ``pre``: verify.derive.invariants.prefactors_of)."""
+    fn, Pb, pf = arb_functions(), parameter_balls(P), _prefactors(pre)
     if q == "excess_loss":
-        k = root[q] * fn.loss0(*Pb)
+        k = pf[q] * fn.loss0(*Pb)[0]
         return k * exact(sh.Lt[0]), k * exact(sh.Lt[1])
     if q == "s_err":
-        k = root[q] * fn.s_over_u(*Pb)
+        k = (pf["s_err2"] * fn.s_over_u2(*Pb)[0]).sqrt()
         return k, k
-    return root[q] * exact(max(sh.W[0], Fraction(0))), root[q] * exact(sh.W[1])
+    return pf[q] * exact(max(sh.W[0], Fraction(0))), pf[q] * exact(sh.W[1])
 
 
 def constants(shells, T0: int, eta: Fraction, P: tuple, pre: dict, bits: int):

@@ -24,18 +24,19 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..derive.invariants import prefactors_squared
+from ..derive.invariants import prefactors_of
 from ..engines.arb import arb_precision
 from ..errors import InvalidParameter
 from ..model.flags import setting_command
 from ..model.numbers import frac_str
 from ..model.setting import Setting
 from ..model.validation import check_int
-from .arbfun import exact, exprel_ball, hi_frac, lo_frac
+from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened
 from .bounds import QUANTITIES, ObservablesNotPositive, bounds_json, constants, normalised_limits, tail_bounds
 from .comparison import LEMMA, lemma_obligations, schedule
-from .coordinates import K_EXP, arb_functions, c_exact, param_values, slow_coordinates
+from .coordinates import K_EXP, c_exact, param_values, slow_coordinates
 from .exact import exact_certificate
+from .formulas import arb_functions
 from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .prefix import SNAPSHOT_EVERY, PrefixState
 from .region import RegionCheck, check_region, exprel_obligation
@@ -115,7 +116,7 @@ class Certificate:
         if T <= self.T0:
             return self._prefix_bounds(T) | {"route": "prefix (Arb balls)"}
         try:
-            out = tail_bounds(self.shells, T - self.T0, self.invariants, prefactors_squared(self.setting),
+            out = tail_bounds(self.shells, T - self.T0, self.invariants, prefactors_of(self.setting),
                               self.region.C, self.bits)
         except ObservablesNotPositive as exc:
             raise CertificateFailed(Obligation("observables-positive", "Lt > 0 and h + eps u^2 > 0 on the "
@@ -130,7 +131,7 @@ class Certificate:
             pc, pb, dp = st.balls()
             while st.step_count < T:
                 st.step(pc, pb, dp)
-            obs = st.observables(prefactors_squared(self.setting))
+            obs = st.observables(prefactors_of(self.setting))
         return {q: (v, v) for q, v in obs.items()}
 
     def bounds_json(self, T: int, digits: int | None = None) -> dict:
@@ -194,12 +195,26 @@ def _rho0(P: tuple) -> Fraction:
     return 1 - P[1]
 
 
-def _in_region(st: PrefixState, u0: Fraction, C: Fraction):
-    """(every member's state in R?, u ball, eps ball) for the prefix now (call inside the Arb precision)."""
+def _prefix_end(st: PrefixState, dp) -> dict:
+    """The prefix's end as the certificate states it: alpha, delta (the box of every member) and the region's
+    u, eps enclosures, each an exact interval widened by arbfun.STATED_MARGIN (None where not finite)."""
+    A, Dl = st.member_box(dp)
     U, Eps = st.region_coordinates()
-    inside = (U.is_finite() and Eps.is_finite() and U.lower() > 0 and U.upper() <= exact(u0)
-              and abs(Eps).upper() <= exact(C))
-    return inside, U, Eps
+    out = {}
+    for k, b in (("alpha", A), ("delta", Dl), ("u", U), ("eps", Eps)):
+        out[k] = widened(lo_frac(b), hi_frac(b)) if b.is_finite() else None
+    return out
+
+
+def _maybe_in_region(st: PrefixState, u0: Fraction, C: Fraction) -> bool:
+    """A quick test (balls only) before the stated end is formed: u and |eps| below the region's bounds."""
+    U, Eps = st.region_coordinates()
+    return U.is_finite() and Eps.is_finite() and U < exact(u0) and abs(Eps) < exact(C)
+
+
+def _in_region(end: dict, u0: Fraction, C: Fraction) -> bool:
+    u, e = end["u"], end["eps"]
+    return u is not None and e is not None and 0 < u[0] and u[1] <= u0 and -C <= e[0] and e[1] <= C
 
 
 def _prefix_obligation(ok: bool, detail: str) -> Obligation:
@@ -212,44 +227,42 @@ def run_prefix(P: tuple, bits: int, u0: Fraction, C: Fraction, *, max_prefix: in
     """Certified steps from zero until the state ball (of every member of the invariants' box ``P``) lies in R,
     checked every ``check_every`` steps, or exactly ``T0`` steps. Returns (T0, snapshots, end dict, z0 range,
     obligation)."""
-    from ..engines.arb import ball_str
     st = PrefixState(P)
     snaps = [st.snapshot()] if snapshots else []
     limit = max_prefix if T0 is None else T0
     with arb_precision(bits):
         pc, pb, dp = st.balls()
-        inside, U, Eps = False, None, None
+        end = None
         try:
             while True:
                 due = st.step_count == T0 if T0 is not None else st.step_count % check_every == 0
                 if (due and st.step_count > 0) or st.step_count >= limit:
-                    inside, U, Eps = _in_region(st, u0, C)
-                    if inside or T0 is not None or st.step_count >= limit:
-                        break
+                    last = T0 is not None or st.step_count >= limit
+                    if last or _maybe_in_region(st, u0, C):
+                        end = _prefix_end(st, dp)
+                        if last or _in_region(end, u0, C):
+                            break
                 st.step(pc, pb, dp)
                 if snapshots and st.step_count % SNAPSHOT_EVERY == 0:
                     snaps.append(st.snapshot())
         except ArithmeticError as exc:
             return st.step_count, snaps, {"step": st.step_count}, None, _prefix_obligation(
                 False, f"{exc} before entering R; raise --bits")
-        end = st.step_count
-        if snapshots and snaps[-1]["step"] != end:
-            snaps.append(st.snapshot())
-        A, Dl = st.member_box(dp)
-        desc = {"step": end, "alpha": list(ball_str(A)), "delta": list(ball_str(Dl)),
-                "u": [str(lo_frac(U)), str(hi_frac(U))] if U.is_finite() else None,
-                "eps": [float(lo_frac(Eps)), float(hi_frac(Eps))] if Eps.is_finite() else None,
-                "centre": {k: str(v) for k, v in st.snapshot().items()},
-                "sensitivities": [[list(ball_str(x)) for x in row] for row in st.S] if st.is_box else None}
-        if not inside:
-            why = (f"u in [{float(lo_frac(U)):.6g}, {float(hi_frac(U)):.6g}] (u0 = {float(u0):.6g}), eps in "
-                   f"{desc['eps']} (C = {float(C):.6g})" if desc["u"] and desc["eps"] else "an unbounded enclosure")
-            stop = f"the prefix was stopped at T0 = {T0}" if T0 is not None else f"no checkpoint up to {limit} steps"
-            return end, snaps, desc, None, _prefix_obligation(False, f"{stop}: at step {end}: {why}")
-        z0 = (1 / hi_frac(U) ** 2, 1 / lo_frac(U) ** 2)
-    return end, snaps, desc, z0, _prefix_obligation(
-        True, f"T0 = {end}: u in [{float(lo_frac(U)):.6g}, {float(hi_frac(U)):.6g}] <= u0, |eps| <= "
-              f"{float(abs(Eps).upper().mid()):.4g} <= C = {float(C):.4g}")
+    steps = st.step_count
+    if snapshots and snaps[-1]["step"] != steps:
+        snaps.append(st.snapshot())
+    desc = {"step": steps, **{k: None if v is None else [str(v[0]), str(v[1])] for k, v in end.items()},
+            "centre": {k: str(v) for k, v in st.snapshot().items()}}
+    u, e = end["u"], end["eps"]
+    if not _in_region(end, u0, C):
+        why = (f"u in [{float(u[0]):.6g}, {float(u[1]):.6g}] (u0 = {float(u0):.6g}), eps in [{float(e[0]):.4g}, "
+               f"{float(e[1]):.4g}] (C = {float(C):.6g})" if u and e else "an unbounded enclosure")
+        stop = f"the prefix was stopped at T0 = {T0}" if T0 is not None else f"no checkpoint up to {limit} steps"
+        return steps, snaps, desc, None, _prefix_obligation(False, f"{stop}: at step {steps}: {why}")
+    z0 = (1 / u[1] ** 2, 1 / u[0] ** 2)
+    return steps, snaps, desc, z0, _prefix_obligation(
+        True, f"T0 = {steps}: u in [{float(u[0]):.6g}, {float(u[1]):.6g}] <= u0, eps in [{float(e[0]):.4g}, "
+              f"{float(e[1]):.4g}], |eps| <= C = {float(C):.4g}")
 
 
 def choose_region(P: tuple, bits: int, u0: Fraction | None, C: Fraction | None, u_init: Fraction
@@ -297,7 +310,7 @@ def prefix_steps_needed(P: tuple, u_init: Fraction, u0: Fraction, bits: int = 64
         q_max = Fraction(0)
         for k in range(SLABS + 1):
             U = exact(u0 + (u_init - u0) * k / SLABS)
-            G = fn.G0(U, exact(0), *Pb)
+            G = fn.G0(U, exact(0), *Pb)[0]
             Q = fn.RQ(U, G, exprel_ball(cb * U * U * G), cb, *Pb)[1]
             if Q.is_finite():
                 q_max = max(q_max, c * hi_frac(Q))
@@ -401,7 +414,7 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     shells_, sob = schedule(rc.hull, u0, knobs["shells"], z0, bits, knobs["ratio"], c_exact(P))
     obligations += sob
     raise_first_failure(obligations)
-    consts, asym, cob = constants(shells_, end, s.eta_v, P, prefactors_squared(s), bits)
+    consts, asym, cob = constants(shells_, end, s.eta_v, P, prefactors_of(s), bits)
     obligations.append(cob)
     raise_first_failure(obligations)
     secs["comparison"] = time.perf_counter() - t

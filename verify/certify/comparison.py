@@ -30,7 +30,7 @@ from functools import lru_cache
 from ..cache import by_code_version
 from ..engines.arb import arb_precision
 from .obligations import Obligation, identity, sign, smt
-from .arbfun import dyadic_down, dyadic_up, exact, hi_frac, lo_frac
+from .arbfun import dyadic_down, dyadic_up, exact, hi_frac, lo_frac, widened
 
 LEMMA = ("Let x_{t+1} = x_t - q_t x_t^3 with 0 < a <= q_t <= b and b x_t^2 < 1, z_t = 1/x_t^2. Then "
          "z_t + 2a <= z_{t+1} <= z_t + 2b + 3b^2 x_t^2/(1 - b x_t^2)^2; hence z_t >= z_0 + 2at and "
@@ -202,8 +202,12 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int, ratio: Fract
     normalised = hull
 
     def hull(lo, hi):
+        # Stated numbers are widened (arbfun.widened) so that an independent re-check's lie inside them.
         h = normalised(lo, hi)
-        return None if h is None else h | {"a": c * h["a"], "b": c * h["b"]}
+        if h is None:
+            return None
+        a, b = widened(c * h["a"], c * h["b"])
+        return {"a": a, "b": b, "Lt": widened(*h["Lt"]), "W": widened(*h["W"])}
     out, t, bad = [], 0, None
     for j in range(shells + 1):
         if j == shells:

@@ -205,42 +205,6 @@ def slow_coordinates() -> SlowCoordinates:
                            (alpha - a_star) / u**K_EXP, inv.excess_loss, sp.sqrt(inv.s_err2), tuple(ob))
 
 
-@dataclass(frozen=True)
-class ArbFunctions:
-    """The expressions of :class:`SlowCoordinates` compiled to Arb (generated code, verify.derive.codegen,
-    integer powers by verify.certify.arbfun.ipow); every function takes (..., r, x, y)."""
-
-    G: object             # (u, eps) -> (G, dG/du, dG/deps)  (the mean-value form needs the partials)
-    G0: object            # (u, eps) -> G alone (at the box centre)
-    RQ: object            # (u, G, X, c) -> (R, Q)
-    eps_next: object      # (u, eps, w, Q, R, c)
-    loss_ratio: object    # (u, eps) -> (Lt, dLt/du, dLt/deps)
-    w_over_u: object      # (u, eps) -> (W, dW/du, dW/deps)
-    loss_ratio0: object   # (u, eps) -> Lt alone
-    w_over_u0: object     # (u, eps) -> W alone
-    s_over_u: object      # ()
-    loss0: object         # ()
-    u_of_delta: object    # (delta)
-    eps_of_state: object  # (alpha, u)
-    c: object             # ()
-    rho: object           # (u)
-
-
-@lru_cache(maxsize=None)
-def arb_functions() -> ArbFunctions:
-    sc = slow_coordinates()
-    from .arbfun import lambdify_arb
-    f = lambda args, e: lambdify_arb(tuple(args) + PARAMS, e)  # noqa: E731
-    with_partials = lambda e: (e, sp.diff(e, u), sp.diff(e, eps))  # noqa: E731
-    return ArbFunctions(
-        G=f((u, eps), with_partials(sc.G)), G0=f((u, eps), sc.G), RQ=f((u, Gs, X, cs), (sc.R, sc.Q)),
-        eps_next=f((u, eps, w, Qs, Rs, cs), sc.eps_next),
-        loss_ratio=f((u, eps), with_partials(sc.loss_ratio)), w_over_u=f((u, eps), with_partials(sc.w_over_u)),
-        loss_ratio0=f((u, eps), sc.loss_ratio), w_over_u0=f((u, eps), sc.w_over_u), s_over_u=f((), sc.s_over_u),
-        loss0=f((), sc.loss0), u_of_delta=f((delta,), sc.u_of_delta), eps_of_state=f((alpha, u), sc.eps_of_state),
-        c=f((), sc.c), rho=f((u,), sc.rho))
-
-
 def param_values(s) -> tuple:
     """The setting's invariants (r, x, y) as exact Fractions (verify.derive.invariants)."""
     return invariants_of(s)

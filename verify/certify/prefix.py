@@ -25,22 +25,21 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-import sympy as sp
+from flint import arb
 
-from ..derive.invariants import invariant_map
-from ..derive.symbols import alpha, delta
 from ..errors import InvalidParameter
-from .arbfun import exact, lambdify_arb, to_fraction
-from .coordinates import PARAMS, slow_coordinates, u as u_sym
+from .arbfun import exact, to_fraction
+from .coordinates import PARAMS
 
 SNAPSHOT_EVERY = 256     # states kept every this many steps: bounds at T <= T0 re-step at most this
 
 
 @dataclass(frozen=True)
 class PrefixFunctions:
-    """Generated Arb code of the map, its Jacobians and the region's coordinates as functions of the state."""
+    """Generated Arb code of the map, its Jacobians and the region's coordinates as functions of the state,
+    all in (alpha, E = e^delta, r, x, y) (verify.certify.formulas: the re-checker evaluates the same formulas)."""
 
-    step: object      # (alpha, delta, r, x, y) -> (alpha', delta')
+    step: object      # -> (alpha', delta' - delta)
     jac: object       # -> (d alpha'/d alpha, d alpha'/d delta, d delta'/d alpha, d delta'/d delta)
     jac_p: object     # -> (d alpha'/d r, d alpha'/d x, d alpha'/d y, d delta'/d r, d delta'/d x, d delta'/d y)
     u: object         # -> u(delta; r)
@@ -48,22 +47,22 @@ class PrefixFunctions:
     eps: object       # -> eps(alpha, delta; r) = (alpha - alpha*(u))/u^3
     eps_grad: object  # -> (d eps/d alpha, d eps/d delta, d eps/dr, d eps/dx, d eps/dy)
     loss: object      # -> (L - L_opt)/pre_L
-    s_err: object     # -> ||S - S*||_F / pre_S
+    s_err2: object    # -> ||S - S*||_F^2 / pre_S^2
 
 
 @lru_cache(maxsize=None)
 def prefix_functions() -> PrefixFunctions:
-    inv, sc = invariant_map(), slow_coordinates()
-    a_next, d_next = inv.a_next, delta + inv.inc
-    u_d = sc.u_of_delta
-    eps_d = sc.eps_of_state.subs(u_sym, u_d)
-    state = (alpha, delta)
-    f = lambda e: lambdify_arb(state + PARAMS, e)  # noqa: E731
-    grad = lambda e: tuple(sp.diff(e, v) for v in state + PARAMS)  # noqa: E731
+    from .formulas import compile_formulas, file_map
+    fm = file_map()
+    m, j, st = fm["reduced_map"], fm["jacobian"], fm["state"]
+    names = ("r", "x", "y")
+    f = lambda group, *keys: compile_formulas([group[k] for k in keys], ("alpha", "E") + names)  # noqa: E731
+    grad = lambda g: [f"{g}_{v}" for v in ("alpha", "delta") + names]  # noqa: E731
+    one = lambda group, key: (lambda *a, _f=f(group, key): _f(*a)[0])  # noqa: E731
     return PrefixFunctions(
-        step=f((a_next, d_next)), jac=f(tuple(sp.diff(e, v) for e in (a_next, d_next) for v in state)),
-        jac_p=f(tuple(sp.diff(e, p) for e in (a_next, d_next) for p in PARAMS)), u=f(u_d), u_grad=f(grad(u_d)),
-        eps=f(eps_d), eps_grad=f(grad(eps_d)), loss=f(inv.excess_loss), s_err=f(sc.s_state))
+        step=f(m, "alpha_next", "delta_increment"), jac=f(j, "a_alpha", "a_delta", "d_alpha", "d_delta"),
+        jac_p=f(j, *[f"{b}_{p}" for b in "ad" for p in names]), u=one(st, "u"), u_grad=f(st, *grad("u")),
+        eps=one(st, "eps"), eps_grad=f(st, *grad("eps")), loss=one(m, "loss"), s_err2=one(m, "s_err2"))
 
 
 def centre_and_radius(P: tuple) -> tuple[tuple, tuple]:
@@ -82,7 +81,6 @@ class PrefixState:
     """The prefix over the invariants ``P`` (module docstring); call its methods inside an Arb precision."""
 
     def __init__(self, P: tuple):
-        from flint import arb
         self.Pc, self.H = centre_and_radius(P)
         self.is_box = any(h != 0 for h in self.H)
         self.fn = prefix_functions()
@@ -92,13 +90,11 @@ class PrefixState:
 
     def balls(self):
         """(Pc balls, the whole parameter box as balls, [-h, h] balls)."""
-        from flint import arb
         pc = tuple(exact(p) for p in self.Pc)
         dp = tuple(arb(0, exact(h)) if h else arb(0) for h in self.H)
         return pc, tuple(c + e for c, e in zip(pc, dp)), dp
 
     def centre_box(self):
-        from flint import arb
         return (self.a + arb(0, self.ra) if self.ra != 0 else self.a,
                 self.d + arb(0, self.rd) if self.rd != 0 else self.d)
 
@@ -112,18 +108,19 @@ class PrefixState:
 
     def step(self, pc, pb, dp) -> None:
         """One step of the centre (mean-value form) and, for a box, of the sensitivities S."""
-        from flint import arb
         fn = self.fn
         ea, ed = arb(0, self.ra), arb(0, self.rd)
-        a1, d1 = fn.step(self.a, self.d, *pc)
+        a1, inc = fn.step(self.a, self.d.exp(), *pc)
+        d1 = self.d + inc
         if self.ra != 0 or self.rd != 0:
             A, Dl = self.centre_box()
-            jaa, jad, jda, jdd = fn.jac(A, Dl, *pc)
+            jaa, jad, jda, jdd = fn.jac(A, Dl.exp(), *pc)
             a1, d1 = a1 + jaa * ea + jad * ed, d1 + jda * ea + jdd * ed
         if self.is_box:
             Ba, Bd = self.member_box(dp)
-            jaa, jad, jda, jdd = fn.jac(Ba, Bd, *pb)
-            jp = fn.jac_p(Ba, Bd, *pb)
+            Be = Bd.exp()
+            jaa, jad, jda, jdd = fn.jac(Ba, Be, *pb)
+            jp = fn.jac_p(Ba, Be, *pb)
             n = len(PARAMS)
             self.S = [[jaa * self.S[0][k] + jad * self.S[1][k] + jp[k] for k in range(n)],
                       [jda * self.S[0][k] + jdd * self.S[1][k] + jp[n + k] for k in range(n)]]
@@ -136,15 +133,14 @@ class PrefixState:
     def enclose(self, value, grad, pc, pb, dp):
         """An enclosure of g(x(t, p), p) over every p in P from g = ``value`` and its gradient ``grad`` over
         (alpha, delta, r, x, y) (module docstring), intersected with the direct evaluation on B_t x P."""
-        from flint import arb
-        A, Dl = self.centre_box()
         Ba, Bd = self.member_box(dp)
-        g = grad(Ba, Bd, *pb)
-        out = value(self.a, self.d, *pc) + g[0] * arb(0, self.ra) + g[1] * arb(0, self.rd)
+        Be = Bd.exp()
+        g = grad(Ba, Be, *pb)
+        out = value(self.a, self.d.exp(), *pc) + g[0] * arb(0, self.ra) + g[1] * arb(0, self.rd)
         if self.is_box:
             for k in range(len(PARAMS)):
                 out = out + (g[0] * self.S[0][k] + g[1] * self.S[1][k] + g[2 + k]) * dp[k]
-        direct = value(Ba, Bd, *pb)
+        direct = value(Ba, Be, *pb)
         return out.intersection(direct) if out.is_finite() and direct.is_finite() else (out if out.is_finite() else
                                                                                          direct)
 
@@ -171,10 +167,10 @@ class PrefixState:
         """Balls of the three quantities for the point prefix: pre_q = the exact squared prefactors."""
         pc, _, _ = self.balls()
         A, Dl = self.centre_box()
-        root = {q: exact(v).sqrt() for q, v in pre.items()}
-        return {"excess_loss": root["excess_loss"] * self.fn.loss(A, Dl, *pc),
-                "s_err": root["s_err"] * self.fn.s_err(A, Dl, *pc),
-                "w_err": root["w_err"] * abs(A - 1)}
+        Ee = Dl.exp()
+        return {"excess_loss": exact(pre["excess_loss"]) * self.fn.loss(A, Ee, *pc),
+                "s_err": (exact(pre["s_err2"]) * self.fn.s_err2(A, Ee, *pc)).sqrt(),
+                "w_err": exact(pre["w_err2"]).sqrt() * abs(A - 1)}
 
 
 __all__ = ["PrefixFunctions", "PrefixState", "SNAPSHOT_EVERY", "centre_and_radius", "prefix_functions"]

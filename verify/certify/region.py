@@ -26,7 +26,7 @@ from functools import lru_cache
 from ..cache import by_code_version
 from ..engines.arb import arb_precision
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
-from .coordinates import arb_functions
+from .formulas import arb_functions
 from .obligations import Obligation
 
 
@@ -85,7 +85,7 @@ def mean_value(f3, f, U, E, Uc, Ec, P):
     mean-value form f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with the direct evaluation
     f(B) (both contain the range; the first loses only second-order width to the dependency effect)."""
     fB, fu, fe = f3(U, E, *P)
-    mv = f(Uc, Ec, *P) + fu * (U - Uc) + fe * (E - Ec)
+    mv = f(Uc, Ec, *P)[0] + fu * (U - Uc) + fe * (E - Ec)
     if not mv.is_finite():
         return fB
     if not fB.is_finite():
@@ -103,7 +103,7 @@ def evaluate_box(box: Box, P: tuple, c, observables: bool = True) -> BoxResult:
     Xb = exprel_ball(c * U * U * G)
     R, Q = fn.RQ(U, G, Xb, c, *P)
     W = U / R                                   # u' = u / R; R > 0 is checked below
-    en = fn.eps_next(U, E, W, Q, R, c, *P)
+    en = fn.eps_next(U, E, W, Q, R, c, *P)[0]
     if observables:
         Lt = mean_value(fn.loss_ratio, fn.loss_ratio0, U, E, Uc, Ec, P)
         wq = mean_value(fn.w_over_u, fn.w_over_u0, U, E, Uc, Ec, P)
@@ -274,7 +274,7 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
     failed = None
     with arb_precision(bits):
         Pb = parameter_balls(P)
-        c = arb_functions().c(*Pb)
+        c = arb_functions().c(*Pb)[0]
         while todo:
             box = todo.pop()
             res = evaluate_box(box, Pb, c, observables)

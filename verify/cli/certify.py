@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 import click
 
-from .options import handle_errors, setting_from_options, setting_options
+from .options import family_setting_options, handle_errors, setting_from_options
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -41,7 +41,11 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 
 
 @click.command("certify")
-@setting_options
+@family_setting_options
+@click.option("--save", "save", default=None, help="write the certificate to this JSON file (atomically): everything "
+              "`verify certify --recheck` / `python -m verify.certify.recheck` needs to re-verify it")
+@click.option("--recheck", "recheck", default=None, help="re-verify a saved certificate file with the independent "
+              "checker (python -m verify.certify.recheck FILE); exit status 1 names the failed step")
 @click.option("--at", "at", default=None, help="comma-separated steps T at which to print the bounds "
               "(default 1e3,1e6,1e9,1e12; any size: the cost does not grow with T)")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object: "bounds" and "certificate"')
@@ -56,8 +60,8 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @click.option("--check-every", type=int, default=None, help="prefix steps between region-membership checks [16]")
 @click.option("--T0", "T0", type=int, default=None, help="end the prefix exactly at step T0 (no search)")
 @handle_errors
-def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max_depth, max_prefix, check_every, T0,
-                **kw):
+def certify_cmd(save, recheck, at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max_depth, max_prefix,
+                check_every, T0, **kw):
     """Prove lower and upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F for every T >= 0.
 
     A certified Arb prefix from zero initialisation, a trapping region around the slow manifold
@@ -65,8 +69,17 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     from ..certify import CertificateFailed, certify
+    if recheck is not None:
+        sys.exit(run_recheck(recheck))
+    if kw.get("D") is None:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
+                               "FILE is given")
+    kw["D"] = parse_length(kw["D"])
     s = setting_from_options(kw)
     Ts = parse_at(at)
+    if save is not None:
+        check_save_path(save)
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
         cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
@@ -78,6 +91,9 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
                                    "regime": s.config()}, indent=1))
         click.echo(str(exc), err=True)
         sys.exit(1)
+    if save is not None:
+        from ..certify.files import certificate_file, save as save_file
+        save_file(certificate_file(cert, Ts), save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
         return
@@ -103,6 +119,36 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     for b in bounds:
         cells = [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
         click.echo(f"  {b['T']:>14d}  " + "  ".join(f"{c:>29s}" for c in cells))
+
+
+def parse_length(text):
+    """--D as an integer >= 1 (a range LO..HI is a family: verify certify with ranges)."""
+    from ..errors import InvalidParameter
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise InvalidParameter("D", text, "must be an integer >= 1 (or a range LO..HI of integers)") from None
+
+
+def check_save_path(path: str) -> None:
+    """Refuse, before any work, a --save path whose folder does not exist or is a folder itself."""
+    import os
+
+    from ..errors import InvalidParameter
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder):
+        raise InvalidParameter("save", path, "must be a file path in an existing folder")
+
+
+def run_recheck(path: str) -> int:
+    """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
+    returned (0 verified, 1 a step failed, 2 bad usage)."""
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
+    click.echo(proc.stdout, nl=False)
+    if proc.stderr:
+        click.echo(proc.stderr, err=True, nl=False)
+    return proc.returncode
 
 
 def eval_frac(text: str):

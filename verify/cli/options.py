@@ -21,8 +21,12 @@ from click.core import ParameterSource
 
 from ..model import make_setting
 
+D_OPTION = click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)")
+# verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
+D_RANGE_OPTION = click.option("--D", "D", default=None, help="sequence length (number of tokens), or a range LO..HI: "
+                              "every integer length in it (a family)")
 SETTING_OPTIONS = [
-    click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)"),
+    D_OPTION,
     click.option("--K", "K", type=int, default=None, help="support size of each column of S*"),
     click.option("--N", "N", type=int, default=None, help="number of output columns (query positions)"),
     click.option("--M", "M", type=int, default=1, show_default=True, help="output dimension (rows of V*)"),
@@ -65,6 +69,13 @@ GENERAL_P_KINDS = ("sinusoidal",)
 def setting_options(f):
     """Decorate a click command with every option that defines a regime."""
     for opt in reversed(SETTING_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def family_setting_options(f):
+    """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
+    for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
         f = opt(f)
     return f
 

@@ -24,8 +24,9 @@ def _arb_namespace():
     return {"mpmath": ns, **{k: getattr(ns, k) for k in vars(ns)}}
 
 
-def lambdify(args, expr, backend: str):
-    """Compile ``expr`` (or a tuple of them) in ``args`` for one backend."""
+def lambdify(args, expr, backend: str, cse: bool = True):
+    """Compile ``expr`` (or a tuple of them) in ``args`` for one backend. ``cse``: share common subexpressions
+    (faster; for Arb balls it can also change an enclosure's width, since the shared form is another formula)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}")
     if backend == "arb":
@@ -36,10 +37,10 @@ def lambdify(args, expr, backend: str):
         pi_call = sp.Function("arb_pi")()
         expr = tuple(sp.sympify(e).subs(sp.pi, pi_call) for e in expr) if isinstance(expr, (tuple, list)) \
             else sp.sympify(expr).subs(sp.pi, pi_call)
-        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=True)
+        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=cse)
         f.__globals__.update(_arb_namespace())
         return f
-    return sp.lambdify(args, expr, modules=backend, cse=True)
+    return sp.lambdify(args, expr, modules=backend, cse=cse)
 
 
 def python_source(name: str, args, expr) -> str:

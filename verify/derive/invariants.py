@@ -196,12 +196,14 @@ def invariants_of(s) -> tuple[Fraction, Fraction, Fraction]:
     return tuple(_fraction(DEFINITIONS[i].subs(vals)) for i in INVARIANTS)
 
 
-def prefactors_squared(s) -> dict:
-    """{quantity: the square of its prefactor (PREFACTORS)} at a setting, exactly (a prefactor is a square root
-    of a rational: the Arb code takes the root)."""
+def prefactors_of(s) -> dict:
+    """The prefactors at a setting, exactly: pre_L (rational) as "excess_loss", and the squares pre_S^2, pre_W^2
+    (rationals; their prefactors are roots) as "s_err2", "w_err2"."""
     vals = _values(s)
-    return {q: _fraction((e**2).subs(vals)) for q, e in PREFACTORS.items()}
+    return {"excess_loss": _fraction(PREFACTORS["excess_loss"].subs(vals)),
+            "s_err2": _fraction((PREFACTORS["s_err"] ** 2).subs(vals)),
+            "w_err2": _fraction((PREFACTORS["w_err"] ** 2).subs(vals))}
 
 
-__all__ = ["INVARIANTS", "PARAMETERS", "parameter_values", "InvariantMap", "PREFACTORS", "invariant_map", "invariants_of", "prefactors_squared",
+__all__ = ["INVARIANTS", "PARAMETERS", "parameter_values", "InvariantMap", "PREFACTORS", "invariant_map", "invariants_of", "prefactors_of",
            "scaling_symmetries", "r", "x", "y", "V2"]

@@ -1,0 +1,166 @@
+"""The formulas of a certificate, in one place: SymPy expressions compiled to Arb for verify and printed for
+the independent re-checker (verify.certify.recheck), so that both evaluate the same expressions.
+
+Groups (the variables each may use):
+
+  invariants, prefactors     r, x, y and pre_L, pre_S^2, pre_W^2 in the parameters D, K, N, v, c_L, eta_V,
+                             eta_KQ, lambda, beta, V2 (verify.derive.invariants)
+  reduced_map_parameters     the reduced map (alpha', delta' - delta) and the observables (L - L_opt,
+                             ||S - S*||_F^2) in alpha, E = e^delta and the parameters (verify.derive.reduced)
+  reduced_map                the same in (r, x, y), the observables divided by the prefactors
+  jacobian                   d(alpha', delta')/d(alpha, delta) and d/d(r, x, y), in alpha, E, r, x, y
+                             (d/d delta = E d/dE: the state is (alpha, delta))
+  state                      u and eps as functions of the state (alpha, E), with their gradients
+  coordinates                the slow-manifold coordinates of verify.certify.coordinates, with the partial
+                             derivatives the mean-value forms use
+
+Every formula is rational in its variables (exp only through E = e^delta, computed once per step), so the
+re-checker can check the identities between them exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from ..cache import by_code_version
+from ..derive.invariants import DEFINITIONS, INVARIANTS, PREFACTORS, V2, invariant_map, observables, r, step_map
+from ..derive.symbols import alpha, delta, vn
+from .coordinates import eps, slow_coordinates, u
+
+E = sp.Symbol("E", positive=True)       # e^delta
+
+
+def _in_E(e):
+    return sp.sympify(e).subs(delta, sp.log(E))
+
+
+def _d_delta(e):
+    """d/d delta of an expression in E = e^delta."""
+    return E * sp.diff(e, E)
+
+
+@lru_cache(maxsize=None)
+@by_code_version("certificate-formulas")
+def certificate_formulas() -> dict:
+    """{group: {name: SymPy expression}} (module docstring)."""
+    inv, sc = invariant_map(), slow_coordinates()
+    a_next, inc = _in_E(inv.a_next), _in_E(inv.inc)
+    a_par, inc_par = (_in_E(e).subs(vn, V2) for e in step_map())     # alpha' does not depend on vn (proved)
+    obs = observables()
+    jac = {"a_alpha": sp.diff(a_next, alpha), "a_delta": _d_delta(a_next),
+           "d_alpha": sp.diff(inc, alpha), "d_delta": 1 + _d_delta(inc)}
+    jac |= {f"a_{p}": sp.diff(a_next, p) for p in INVARIANTS} | {f"d_{p}": sp.diff(inc, p) for p in INVARIANTS}
+    u_E = _in_E(sc.u_of_delta)
+    eps_E = (alpha - sc.alpha_star.subs(u, u_E)) / u_E**3
+    state = {"u": u_E, "eps": eps_E}
+    for name, e in (("u", u_E), ("eps", eps_E)):
+        state |= {f"{name}_alpha": sp.diff(e, alpha), f"{name}_delta": _d_delta(e)}
+        state |= {f"{name}_{p}": sp.diff(e, p) for p in INVARIANTS}
+    co = {"E_of_u": r * (1 - u) / u, "u_of_E": u_E, "alpha_star": sc.alpha_star, "rho": sc.rho, "c": sc.c, "G": sc.G,
+          "R": sc.R, "Q": sc.Q, "eps_next": sc.eps_next, "loss0": sc.loss0, "loss_ratio": sc.loss_ratio,
+          "W": sc.w_over_u, "s_over_u2": sc.s_over_u**2}
+    for name in ("G", "loss_ratio", "W"):
+        co |= {f"{name}_u": sp.diff(co[name], u), f"{name}_epsilon": sp.diff(co[name], eps)}
+    return {"invariants": {str(k): v for k, v in DEFINITIONS.items()},
+            "prefactors": {"excess_loss": PREFACTORS["excess_loss"], "s_err2": PREFACTORS["s_err"] ** 2,
+                           "w_err2": PREFACTORS["w_err"] ** 2},
+            "reduced_map_parameters": {"alpha_next": a_par, "delta_increment": inc_par,
+                                       "loss": _in_E(obs["excess_loss"]), "s_err2": _in_E(obs["s_err"])},
+            "reduced_map": {"alpha_next": a_next, "delta_increment": inc, "loss": _in_E(inv.excess_loss),
+                            "s_err2": _in_E(inv.s_err2)},
+            "jacobian": jac, "state": state, "coordinates": co}
+
+
+def formula_text(expr) -> str:
+    """A formula as the re-checker reads it: SymPy's string form with ^ for powers (integer exponents only)."""
+    e = sp.sympify(expr)
+    bad = [p for p in e.atoms(sp.Pow) if not p.exp.is_Integer]
+    if bad or e.atoms(sp.Float):
+        raise ValueError(f"a certificate formula must be rational in its variables: {sp.sstr(bad or e)[:120]}")
+    return sp.sstr(e).replace("**", "^")
+
+
+def file_map() -> dict:
+    """The "map" section of a certificate file: every formula as text."""
+    return {group: {name: formula_text(e) for name, e in items.items()}
+            for group, items in certificate_formulas().items()}
+
+
+VARIABLES = {"alpha": "row multiple (W_X = alpha V*)", "E": "e^delta, delta the on/off-support logit gap",
+             "u": "off-support attention mass of a column", "epsilon": "eps = (alpha - alpha*(u))/u^3",
+             "w": "u' (the next u)", "G": "a ball of G(u, eps)", "X": "a ball of exprel(c u^2 G)",
+             "Q": "a ball of (u - u')/(c u^3)", "R": "a ball of u/u'", "c": "the cubic coefficient (1 + r) y/r^2",
+             "r": "(D - K)/K", "x": "eta_V c_L v N/K", "y": "eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2"}
+
+def compile_formulas(texts, args):
+    """A Python function of ``args`` returning the tuple of the formulas ``texts`` over Arb balls, evaluated
+    exactly as the re-checker evaluates them (verify.certify.recheck: its parser, its tree, its integer powers,
+    the same operation order), so both get the same balls. Identical subtrees are computed once (hash-consing:
+    a subtree evaluated twice gives the same ball, so this changes nothing but the time)."""
+    from flint import arb
+
+    from .recheck import FUNCTIONS, parse, tight_power
+    seen, lines = {}, []
+
+    def emit(node) -> str:
+        if node[0] == "var":
+            return node[1]
+        if node in seen:
+            return seen[node]
+        kind = node[0]
+        if kind == "num":
+            expr = f"_arb({node[1]})"
+        elif kind == "neg":
+            expr = f"-{emit(node[1])}"
+        elif kind == "pow":
+            expr = f"_pow({emit(node[1])}, {node[2]})"
+        elif kind in FUNCTIONS:
+            expr = f"{emit(node[1])}.{kind}()"
+        else:
+            expr = f"{emit(node[1])} {kind} {emit(node[2])}"
+        seen[node] = f"_t{len(seen)}"
+        lines.append(f"    {seen[node]} = {expr}")
+        return seen[node]
+    outs = [emit(parse(t)) for t in texts]
+    src = f"def _formulas({', '.join(args)}):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
+    namespace = {"_arb": arb, "_pow": tight_power}
+    exec(compile(src, "<certificate formulas>", "exec"), namespace)
+    return namespace["_formulas"]
+
+
+@dataclass(frozen=True)
+class ArbFunctions:
+    """The slow-manifold coordinates compiled to Arb (:func:`compile_formulas`); every function takes
+    (..., r, x, y) and returns a tuple."""
+
+    G: object             # (u, eps) -> (G, dG/du, dG/deps)  (the mean-value form needs the partials)
+    G0: object            # (u, eps) -> (G,) (at the box centre)
+    RQ: object            # (u, G, X, c) -> (R, Q)
+    eps_next: object      # (u, eps, w, Q, R, c) -> (eps',)
+    loss_ratio: object    # (u, eps) -> (Lt, dLt/du, dLt/deps)
+    w_over_u: object      # (u, eps) -> (W, dW/du, dW/deps)
+    loss_ratio0: object   # (u, eps) -> (Lt,)
+    w_over_u0: object     # (u, eps) -> (W,)
+    s_over_u2: object     # () -> ((1 + r)/r,)
+    loss0: object         # () -> (L2(0),)
+    c: object             # () -> (c,)
+
+
+@lru_cache(maxsize=None)
+def arb_functions() -> ArbFunctions:
+    co = file_map()["coordinates"]
+    P = ("r", "x", "y")
+    f = lambda args, *names: compile_formulas([co[n] for n in names], tuple(args) + P)  # noqa: E731
+    ue = ("u", "epsilon")
+    return ArbFunctions(
+        G=f(ue, "G", "G_u", "G_epsilon"), G0=f(ue, "G"), RQ=f(("u", "G", "X", "c"), "R", "Q"),
+        eps_next=f(("u", "epsilon", "w", "Q", "R", "c"), "eps_next"),
+        loss_ratio=f(ue, "loss_ratio", "loss_ratio_u", "loss_ratio_epsilon"), w_over_u=f(ue, "W", "W_u", "W_epsilon"),
+        loss_ratio0=f(ue, "loss_ratio"), w_over_u0=f(ue, "W"), s_over_u2=f((), "s_over_u2"), loss0=f((), "loss0"),
+        c=f((), "c"))
+
+
+__all__ = ["E", "VARIABLES", "ArbFunctions", "arb_functions", "certificate_formulas", "compile_formulas", "file_map",
+           "formula_text"]
