@@ -52,7 +52,7 @@ def cos_track(setting, steps: int):
 class EarlyAlignment(Claim):
     conditions = ("zero-init", "centred", "identity-or-M1", "K>0", "eta-positive")
     # the statement assumes eta_V c_L v N <= 1 (condition "eta-positive"): its scope names it, so the
-    # z3 induction (verify.derive.stability, scope identity under that condition) covers sigma = identity
+    # SMT induction (verify.derive.stability, scope identity under that condition) covers sigma = identity
     scope = Scope(dims="all", sigma=SIGMAS, conventions=(SMALL_ETA,), horizon="all")
 
     def check(self, setting, steps: int) -> RegimeOutcome:
@@ -77,7 +77,7 @@ class EarlyAlignment(Claim):
         from verify.derive.stability import positivity_obligations
         from verify.engines.arb import iterate_certified
         ev = []
-        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (z3 induction under
+        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (SMT induction under
         # eta_V c_L v N <= 1, a hypothesis of this statement), so cos(W_X(t), V*) = alpha/|alpha| = 1
         ev += proof_routes("W_X(t) = alpha(t) V* with alpha(t) > 0, so cos = 1 (sigma = identity)",
                            positivity_obligations().obligations)

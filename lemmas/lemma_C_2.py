@@ -2,7 +2,7 @@
 
 Routes:
 - symbolic (sigma = identity, every dimension; verify.derive.stability.positivity_obligations): the
-  recursion by matrix calculus and every inequality of the induction decided by z3, so W_X(t) = alpha(t) V* with
+  recursion by matrix calculus and every inequality of the induction decided by z3 and cvc5, so W_X(t) = alpha(t) V* with
   alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*>; ||S||^2 <= N and <S,S*> > 0 give
   alpha(t) > 0 for all t >= 1 by induction when eta_V c_L v N <= 1.
 - symbolic (every supported sigma): the reduction (rows stay on the line of v*_m, W_P = 0, two-valued
@@ -232,7 +232,7 @@ class LemmaC2(Claim):
         regs = regimes()
         # --- symbolic: identity, every dimension, under eta_V c_L v N <= 1 (narrower than the statement's
         # eta_V < 2K/(c_L v N), so the proof's scope names the condition and does not cover the statement):
-        # the recursion by matrix calculus, every inequality of the induction decided by z3 ---
+        # the recursion by matrix calculus, every inequality of the induction decided by z3 and cvc5 ---
         ev += proof_routes("induction: alpha(t) > 0 for t >= 1 (sigma = identity)", positivity_obligations().obligations)
         # --- symbolic: the direction part for every sigma (rows stay along v*_m, symbolic dimensions): what the
         # Arb and float64 routes rely on when they iterate the reduced recursion ---

@@ -134,7 +134,7 @@ class TheoremRates(Claim):
                          T_ok, threshold=T_THRESHOLD, replay=replay_T, fits=fits, tstar=tstar, **extra))
         # all-time certificate (verify.certify) of the base regime: the T-rate of the three quantities, upper
         # and lower, certified for every T >= 0 there (Arb prefix + trapping region + comparison lemma); the
-        # certificate's own SymPy / z3 / Arb obligations are in `verify certify ... --json`
+        # certificate's own SymPy / SMT / Arb obligations are in `verify certify ... --json`
         from verify.certify import certificate_evidence
         ev += [e for e in certificate_evidence(base) if e["role"] == "test"]
         # leading terms against the iteration at the horizon (checks the derivation)

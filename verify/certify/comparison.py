@@ -9,8 +9,8 @@ hence, with kappa = 1 - b x_0^2 (x_t decreases), for t >= 1
 
     z_t >= z_0 + 2 a t,     z_t <= z_0 + 2 b t + (3 b^2/kappa^2) (1/z_0 + ln(1 + 2a(t-1)/z_0) / (2a)).
 
-Proof obligations (each discharged by z3 or SymPy in :func:`lemma_obligations`): the one-step
-inequalities (z3, nonlinear real arithmetic, after clearing the positive denominators); the step
+Proof obligations (each discharged by SymPy, or by z3 and cvc5 both, in :func:`lemma_obligations`): the one-step
+inequalities (SMT, nonlinear real arithmetic, after clearing the positive denominators); the step
 error is increasing in x^2, so x_t^2 <= 1/(z_0 + 2at) bounds it; sum <= integral for the
 decreasing 1/(z_0 + 2as), and that integral in closed form.
 
@@ -41,22 +41,27 @@ N_TANGENT = 10**15   # tangent point (in steps) of ln for the all-time lower con
 @lru_cache(maxsize=None)
 @by_code_version("comparison-lemma")
 def lemma_obligations() -> tuple:
-    """The lemma's inequality obligations, discharged symbolically (SymPy) or by z3."""
+    """The lemma's inequality obligations, discharged symbolically (SymPy) or by two SMT solvers (z3, cvc5)."""
     import sympy as sp
-    import z3
     ob = []
-    x2, a, q, b, y2 = z3.Reals("x2 a q b y2")
-    hyp = [x2 > 0, a > 0, a <= q, q <= b, b * x2 < 1]
-    y = q * x2
+
+    def step(conclusion):
+        def build(lib):
+            x2, a, q, b = lib.Reals("x2 a q b")
+            return [x2 > 0, a > 0, a <= q, q <= b, b * x2 < 1], conclusion(x2, a, q, b, q * x2)
+        return build
+
+    def monotone(lib):
+        x2, b, y2 = lib.Reals("x2 b y2")
+        return ([b > 0, x2 >= 0, x2 <= y2, b * y2 < 1],
+                3 * b * b * x2 * (1 - b * y2) ** 2 <= 3 * b * b * y2 * (1 - b * x2) ** 2)
     # z' = 1/(x2 (1 - y)^2), multiplied by the positive x2 (1 - y)^2 (1 - b x2)^2:
-    ob.append(smt("one-step-lower", "z' >= z + 2a, i.e. 1 >= (1 + 2a x^2)(1 - q x^2)^2", hyp,
-                  1 >= (1 + 2 * a * x2) * (1 - y) ** 2))
+    ob.append(smt("one-step-lower", "z' >= z + 2a, i.e. 1 >= (1 + 2a x^2)(1 - q x^2)^2",
+                  step(lambda x2, a, q, b, y: 1 >= (1 + 2 * a * x2) * (1 - y) ** 2)))
     ob.append(smt("one-step-upper", "z' <= z + 2b + 3b^2 x^2/(1 - b x^2)^2, cleared of the positive denominators",
-                  hyp, (1 - b * x2) ** 2 <= (1 - y) ** 2 * ((1 + 2 * b * x2) * (1 - b * x2) ** 2
-                                                           + 3 * b * b * x2 * x2)))
-    ob.append(smt("step-error-monotone", "3b^2 x^2/(1 - b x^2)^2 is increasing in x^2 on [0, 1/b)",
-                  [b > 0, x2 >= 0, x2 <= y2, b * y2 < 1],
-                  3 * b * b * x2 * (1 - b * y2) ** 2 <= 3 * b * b * y2 * (1 - b * x2) ** 2))
+                  step(lambda x2, a, q, b, y: (1 - b * x2) ** 2 <= (1 - y) ** 2 * (
+                      (1 + 2 * b * x2) * (1 - b * x2) ** 2 + 3 * b * b * x2 * x2))))
+    ob.append(smt("step-error-monotone", "3b^2 x^2/(1 - b x^2)^2 is increasing in x^2 on [0, 1/b)", monotone))
     X, Q, Z, A, s, n = sp.symbols("x q z a s n", positive=True)
     ob.append(identity("one-step-remainder", "1/x'^2 - 1/x^2 - 2q = q^2 x^2 (3 - 2 q x^2)/(1 - q x^2)^2 for "
                        "x' = x - q x^3 (the remainder the upper bound majorises)",

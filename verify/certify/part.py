@@ -88,7 +88,7 @@ def report_section(res: dict) -> str:
                   f"with u0 = {r['u0']}, C = {r['C']} ({r['check']['boxes']} boxes); (u - u')/u^3 in [a, b] = "
                   f"[{float(Fraction(c['a'])):.6g}, {float(Fraction(c['b'])):.6g}] on R, tightened on {len(c['shells'])} "
                   f"shells towards c = {c['cubic_coefficient_c']}; {len(c['obligations'])} obligations discharged "
-                  "(SymPy, z3, Arb). Re-check: `" + c["recheck"] + "`.", "",
+                  "(SymPy, z3 and cvc5, Arb). Re-check: `" + c["recheck"] + "`.", "",
                   "| T | L - L_opt | ‖S - S*‖_F | ‖W_X - V*‖_F |", "|---:|---|---|---|"]
         for b in res.get("bounds", []):
             lines.append(f"| {b['T']:.0e} | " + " | ".join(f"[{b[q][0]}, {b[q][1]}]" for q in

@@ -28,7 +28,7 @@ import sympy as sp
 
 from ..evidence import Scope
 from ..model.sigma import Sigma
-from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
+from .obligations import Obligation, ProofReport, smt_obligation, stopwatch
 from .reduced import reduced, reduced_step_exprs
 from .symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
@@ -123,62 +123,76 @@ SMALL_ETA = "eta_V c_L v N <= 1"
 IDENTITY_SMALL_ETA = Scope("all", ("identity",), (SMALL_ETA,), "all")
 
 
-def _reals(names: str):
-    import z3
-    return z3.Reals(names)
-
-
-def _counts(n_on, n_off):
+def _counts(lib, n_on, n_off):
     """What 'n_on and n_off are numbers of entries' gives over the reals: each is 0 or at least 1."""
-    import z3
-    return [z3.Or(n_on == 0, n_on >= 1), z3.Or(n_off == 0, n_off >= 1), n_on + n_off >= 1]
+    return [lib.Or(n_on == 0, n_on >= 1), lib.Or(n_off == 0, n_off >= 1), n_on + n_off >= 1]
+
+
+def _column_sq(lib):
+    Nn, n_on, n_off, p_on, p_off = lib.Reals("N n_on n_off p_on p_off")
+    col = [p_on >= 0, p_off >= 0, n_on * p_on + n_off * p_off == 1, Nn >= 1] + _counts(lib, n_on, n_off)
+    sq = Nn * (n_on * p_on * p_on + n_off * p_off * p_off)
+    return col, lib.And(sq >= 0, sq <= Nn)
+
+
+def _entry_sq(lib):
+    s_ = lib.Real("s")
+    return [s_ >= 0, s_ <= 1], s_ * s_ <= s_
+
+
+def _inner_positive(lib):
+    # softmax: p_on = e^delta / Z, Z = K e^delta + D - K (K >= 1): <S, S*> = N K p_on (1/K) > 0
+    Nn, n_on, n_off, e = lib.Reals("N n_on n_off e")
+    cor = Nn * n_on * (e / (n_on * e + n_off)) / n_on
+    return [e > 0, n_on >= 1, Nn >= 1] + _counts(lib, n_on, n_off), cor > 0
 
 
 def column_norm_obligations() -> list[Obligation]:
     """||S||_F^2 in [0, N] and <S, S*> > 0 (K >= 1), for the columns GD produces: softmax columns,
     two-valued on/off the support (block representation: n_on = K entries p_on, n_off = D - K entries
     p_off, symbolic K, D, N). Plus the entrywise fact behind ||s||^2 <= 1 for any probability column."""
-    import z3
-    Nn, n_on, n_off, p_on, p_off, e = _reals("N n_on n_off p_on p_off e")
-    col = [p_on >= 0, p_off >= 0, n_on * p_on + n_off * p_off == 1, Nn >= 1] + _counts(n_on, n_off)
-    sq = Nn * (n_on * p_on * p_on + n_off * p_off * p_off)
-    out = [z3_obligation("0 <= ||S||_F^2 <= N for N two-valued probability columns (K on, D-K off the support)",
-                         col, z3.And(sq >= 0, sq <= Nn), ANY_SIGMA,
-                         "||S||_F^2 = N (K p_on^2 + (D-K) p_off^2); K, D-K are counts (0 or >= 1)")]
-    s_ = z3.Real("s")
-    out.append(z3_obligation("any probability column: 0 <= s_i <= 1 => s_i^2 <= s_i, so ||s||^2 <= sum_i s_i = 1",
-                             [s_ >= 0, s_ <= 1], s_ * s_ <= s_, ANY_SIGMA,
-                             "entrywise; summing the D inequalities is linear"))
-    # softmax: p_on = e^delta / Z, Z = K e^delta + D - K (K >= 1): <S, S*> = N K p_on (1/K) > 0
-    Z = n_on * e + n_off
-    cor = Nn * n_on * (e / Z) / n_on
-    out.append(z3_obligation("<S, S*> > 0 when K >= 1 (softmax entries are positive)",
-                             [e > 0, n_on >= 1, Nn >= 1] + _counts(n_on, n_off), cor > 0, ANY_SIGMA,
-                             "<S, S*> = N K p_on (1/K), p_on = e^delta / (K e^delta + D - K)"))
-    return out
+    return [smt_obligation("0 <= ||S||_F^2 <= N for N two-valued probability columns (K on, D-K off the support)",
+                           _column_sq, ANY_SIGMA, "||S||_F^2 = N (K p_on^2 + (D-K) p_off^2); K, D-K are counts "
+                           "(0 or >= 1)"),
+            smt_obligation("any probability column: 0 <= s_i <= 1 => s_i^2 <= s_i, so ||s||^2 <= sum_i s_i = 1",
+                           _entry_sq, ANY_SIGMA, "entrywise; summing the D inequalities is linear"),
+            smt_obligation("<S, S*> > 0 when K >= 1 (softmax entries are positive)", _inner_positive, ANY_SIGMA,
+                           "<S, S*> = N K p_on (1/K), p_on = e^delta / (K e^delta + D - K)")]
 
 
-def step_hypotheses(with_step_size: bool = True):
-    """The induction step's variables and hypotheses: x = ||S||^2 in [0, N], y = <S,S*> > 0, c_L, v, eta > 0,
-    alpha >= 0, and (with_step_size) eta c_L v N <= 1. Returns (hypotheses, alpha_next)."""
-    x, y, cL, v, eta, a, Nn = _reals("x y c_L v eta alpha N")
+def step_hypotheses(lib, with_step_size: bool = True, k_zero: bool = False):
+    """The induction step's variables and hypotheses in a solver's z3-style API ``lib``: x = ||S||^2 in [0, N],
+    y = <S,S*> > 0 (y = 0 with ``k_zero``: K = 0), c_L, v, eta > 0, alpha >= 0, and (``with_step_size``)
+    eta c_L v N <= 1. Returns (hypotheses, alpha_next, variables)."""
+    x, y, cL, v, eta, a, Nn = lib.Reals("x y c_L v eta alpha N")
     h = cL * v
-    hyp = [x >= 0, x <= Nn, y > 0, cL > 0, v > 0, eta > 0, a >= 0, Nn >= 1]
+    hyp = [x >= 0, x <= Nn, y == 0 if k_zero else y > 0, cL > 0, v > 0, eta > 0, a >= 0, Nn >= 1]
     if with_step_size:
         hyp.append(eta * h * Nn <= 1)
     return hyp, (1 - eta * h * x) * a + eta * h * y, dict(x=x, y=y, alpha=a)
+
+
+def _step(with_step_size: bool = True, k_zero: bool = False):
+    def build(lib):
+        hyp, a_next, _ = step_hypotheses(lib, with_step_size, k_zero)
+        return hyp, a_next > 0
+    return build
+
+
+def _base(lib):
+    a0 = lib.Real("alpha_0")
+    return [a0 == 0], a0 >= 0
 
 
 @lru_cache(maxsize=None)
 def positivity_obligations() -> ProofReport:
     """Lemma C.2 for sigma = identity, as obligations (every dimension, every t >= 1):
       recursion  alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*> (matrix calculus, SymPy);
-      facts      0 <= ||S||^2 <= N and <S,S*> > 0 for K >= 1 (z3, block representation);
-      step       x in [0, N], y > 0, eta c_L v N <= 1, alpha >= 0 => alpha' > 0 (z3, nonlinear reals);
+      facts      0 <= ||S||^2 <= N and <S,S*> > 0 for K >= 1 (z3 and cvc5, block representation);
+      step       x in [0, N], y > 0, eta c_L v N <= 1, alpha >= 0 => alpha' > 0 (z3 and cvc5, nonlinear reals);
       base       alpha(0) = 0 (zero initialisation), so by induction alpha(t) > 0 for all t >= 1.
     Negative controls (outside the hypotheses, expected disproved with a counterexample): the step
     without eta c_L v N <= 1, and K = 0 (<S, S*> = 0)."""
-    import z3
     from .reduction import prove_identity_general
     rep = ProofReport("identity", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
     with stopwatch() as t:
@@ -190,21 +204,16 @@ def positivity_obligations() -> ProofReport:
         f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
         "matrix calculus", IDENTITY, seconds=gx.seconds + t()))
     rep.obligations.extend(column_norm_obligations())
-    hyp, a_next, _ = step_hypotheses(True)
-    rep.obligations.append(z3_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when eta c_L v N <= 1",
-                                         hyp, a_next > 0, IDENTITY_SMALL_ETA,
-                                         "x = ||S||^2, y = <S,S*>; alpha(t+1) > 0 gives the next step's alpha >= 0"))
-    a0 = z3.Real("alpha_0")
-    rep.obligations.append(z3_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
-                                         [a0 == 0], a0 >= 0, IDENTITY_SMALL_ETA, "zero initialisation"))
-    # negative controls: each drops one hypothesis; the solver must find a counterexample
-    hyp, a_next, _ = step_hypotheses(False)
-    rep.obligations.append(z3_obligation("negative control: the step without eta c_L v N <= 1", hyp, a_next > 0,
-                                         IDENTITY, "the step-size hypothesis is needed", role="outside"))
-    hyp, a_next, v_ = step_hypotheses(True)
-    hyp = [h_ for h_ in hyp if not z3.eq(h_, v_["y"] > 0)] + [v_["y"] == 0]
-    rep.obligations.append(z3_obligation("negative control: K = 0 (<S,S*> = 0)", hyp, a_next > 0, IDENTITY,
-                                         "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
+    rep.obligations.append(smt_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when eta c_L v N <= 1",
+                                          _step(), IDENTITY_SMALL_ETA,
+                                          "x = ||S||^2, y = <S,S*>; alpha(t+1) > 0 gives the next step's alpha >= 0"))
+    rep.obligations.append(smt_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
+                                          _base, IDENTITY_SMALL_ETA, "zero initialisation"))
+    # negative controls: each drops one hypothesis; the solvers must find a counterexample
+    rep.obligations.append(smt_obligation("negative control: the step without eta c_L v N <= 1", _step(False),
+                                          IDENTITY, "the step-size hypothesis is needed", role="outside"))
+    rep.obligations.append(smt_obligation("negative control: K = 0 (<S,S*> = 0)", _step(True, k_zero=True), IDENTITY,
+                                          "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
     return rep
 
 

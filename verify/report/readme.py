@@ -121,7 +121,7 @@ def findings(results: dict) -> str:
         f"{sigma_rows['sigma = relu']['verdict']}: W_P leaves 0 unless frozen. W_P = 0 and two-valued attention columns: "
         f"{verdict(results, 'claim:wp-zero')}, {verdict(results, 'claim:two-level-attention')}.",
         f"- **Lemma C.2** is {c2['verdict']} ({c2['scope_label'].split(';')[0]}: the induction's inequalities are "
-        "decided by z3; for σ ≠ identity Arb balls over finite t). The multiples are not bounded by 1: α rises to "
+        "decided by z3 and cvc5; for σ ≠ identity Arb balls over finite t). The multiples are not bounded by 1: α rises to "
         f"{g(env[0])}–{g(env[1])} and returns to 1 from above. Outside the step-size hypothesis it fails "
         f"(σ = x + x³/10, η = 1/20, ‖V*‖ = 3: α(5) = {g(cubic[5])}), and with a non-orthogonal P; a random start is "
         "outside its hypotheses (the nonzero-init probe reports it as such).",

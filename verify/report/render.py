@@ -96,7 +96,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                              f"[{_frac(cert.get('a'))}, {_frac(cert.get('b'))}] on the region, tightened on "
                              f"{cert.get('shells')} nested shells towards the derived cubic coefficient "
                              f"c = {cert.get('cubic_coefficient_c')}; {cert.get('obligations')} obligations discharged "
-                             "(SymPy, z3, Arb). Figure: figures/certify.png."))
+                             "(SymPy, z3 and cvc5, Arb). Figure: figures/certify.png."))
             out.append(("table", ["T", "L - L_opt", "‖S − S*‖_F", "‖W_X − V*‖_F"],
                         [[f"{b['T']:.0e}"] + [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
                          for b in cert.get("bounds") or []]))
