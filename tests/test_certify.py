@@ -22,7 +22,7 @@ from verify.certify.coordinates import param_values, slow_coordinates
 from verify.certify.comparison import lemma_obligations
 from verify.certify.records import regime_scope
 from verify.certify.obligations import identity, smt
-from verify.certify.region import check_region, exprel_obligation, initial_boxes
+from verify.certify.region import Profile, check_region, exprel_obligation, initial_boxes
 from verify.cli import main
 from verify.engines import iterate
 from verify.errors import InvalidParameter
@@ -145,7 +145,7 @@ def test_dropping_a_shell_breaks_the_cover(small):
     s, cert = small
     u0, C = Fraction(cert.knobs["u0"]), Fraction(cert.knobs["C"])
     half = Fraction(1, 2)                                                        # the dyadic shells u0 2^-j
-    boxes = initial_boxes(u0, C, 12, 8, 2, half)
+    boxes = initial_boxes(Profile.constant(u0, half, 12, C), 8, 2)
     assert check_region(param_values(s), u0, C, shells=12, boxes=boxes, ratio=half).ok  # control: the cover closes
     hole = [b for b in boxes if not (u0 / 2**4 <= b.u_lo and b.u_hi <= u0 / 2**3)]   # drop shell 3's annulus
     with pytest.raises(CertificateFailed) as e:

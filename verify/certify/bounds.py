@@ -39,13 +39,15 @@ def _prefactors(pre: dict) -> dict:
             "w_err": exact(pre["w_err2"]).sqrt()}
 
 
-def tail_bounds(shells, t: int, P: tuple, pre: dict, C: Fraction, bits: int) -> dict:
-    """Arb balls (lo, hi) of the three quantities ``t`` steps after T0 (t >= 0)."""
+def tail_bounds(shells, t: int, P: tuple, pre: dict, profile, bits: int) -> dict:
+    """Arb balls (lo, hi) of the three quantities ``t`` steps after T0 (t >= 0); ``profile``: the region's C(u)
+    (verify.certify.region.Profile)."""
     fn = arb_functions()
     zl, zh = z_range(shells, t, bits)
     with arb_precision(bits):
         Pb, pf = parameter_balls(P), _prefactors(pre)
         u_lo, u_hi = 1 / exact(zh).sqrt(), 1 / exact(zl).sqrt()
+        C = profile.most(lo_frac(u_lo), hi_frac(u_hi))
         U, E = u_lo.lower().union(u_hi.upper()), exact(-C).union(exact(C))
         Lt, W = fn.loss_ratio0(U, E, *Pb)[0], fn.w_over_u0(U, E, *Pb)[0]
         if not (Lt.lower() > 0 and W.lower() > 0):

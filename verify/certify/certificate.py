@@ -34,12 +34,12 @@ from ..model.validation import check_int
 from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened
 from .bounds import QUANTITIES, ObservablesNotPositive, bounds_json, constants, normalised_limits, tail_bounds
 from .comparison import LEMMA, lemma_obligations, schedule
-from .coordinates import K_EXP, c_exact, param_values, slow_coordinates
+from .coordinates import K_EXP, PARAM_NAMES, c_exact, param_values, slow_coordinates
 from .exact import exact_certificate
 from .formulas import arb_functions
 from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .prefix import SNAPSHOT_EVERY, PrefixState
-from .region import RegionCheck, check_region, exprel_obligation
+from .region import Profile, RegionCheck, check_region, exprel_obligation
 
 # Shells u <= u0 r^j with r = 3/4 (r = 1/2 is the dyadic u0 2^-j): on each shell the decay ratio Q varies
 # by about (1 - r) u_j c, so r = 3/4 halves the band of r = 1/2 at the same cost (120 shells reach u0 10^-15).
@@ -117,7 +117,7 @@ class Certificate:
             return self._prefix_bounds(T) | {"route": "prefix (Arb balls)"}
         try:
             out = tail_bounds(self.shells, T - self.T0, self.invariants, prefactors_of(self.setting),
-                              self.region.C, self.bits)
+                              self.region.profile, self.bits)
         except ObservablesNotPositive as exc:
             raise CertificateFailed(Obligation("observables-positive", "Lt > 0 and h + eps u^2 > 0 on the "
                                                "u-interval", "arb", False, str(exc))) from None
@@ -154,7 +154,7 @@ class Certificate:
                          "T >= T0: c_lo <= (eta T)^p q(T) <= c_hi with p = 1 for L - L_opt and p = 1/2 for "
                          "||S - S*||_F and ||W_X - V*||_F (eta = --eta)",
             "regime": self.setting.config(),
-            "invariants": dict(zip(("r", "x", "y"), map(frac_str, self.invariants))),
+            "invariants": dict(zip(PARAM_NAMES, map(frac_str, self.invariants))),
             "trusts": TRUSTS,
             "bits": self.bits,
             "T0": self.T0,
@@ -206,15 +206,25 @@ def _prefix_end(st: PrefixState, dp) -> dict:
     return out
 
 
-def _maybe_in_region(st: PrefixState, u0: Fraction, C: Fraction) -> bool:
+def _maybe_in_region(st: PrefixState, u0: Fraction, C) -> bool:
     """A quick test (balls only) before the stated end is formed: u and |eps| below the region's bounds."""
     U, Eps = st.region_coordinates()
-    return U.is_finite() and Eps.is_finite() and U < exact(u0) and abs(Eps) < exact(C)
+    if not (U.is_finite() and Eps.is_finite() and U < exact(u0) and U > 0):
+        return False
+    return abs(Eps) < exact(_least_C(C, lo_frac(U), hi_frac(U)))
 
 
-def _in_region(end: dict, u0: Fraction, C: Fraction) -> bool:
+def _least_C(C, lo: Fraction, hi: Fraction) -> Fraction:
+    """C(u) on [lo, hi] at its least (C: one value or a region.Profile)."""
+    return C.least(lo, hi) if isinstance(C, Profile) else C
+
+
+def _in_region(end: dict, u0: Fraction, C) -> bool:
     u, e = end["u"], end["eps"]
-    return u is not None and e is not None and 0 < u[0] and u[1] <= u0 and -C <= e[0] and e[1] <= C
+    if u is None or e is None or not (0 < u[0] and u[1] <= u0):
+        return False
+    bound = _least_C(C, u[0], u[1])
+    return -bound <= e[0] and e[1] <= bound
 
 
 def _prefix_obligation(ok: bool, detail: str) -> Obligation:
@@ -256,13 +266,14 @@ def run_prefix(P: tuple, bits: int, u0: Fraction, C: Fraction, *, max_prefix: in
     u, e = end["u"], end["eps"]
     if not _in_region(end, u0, C):
         why = (f"u in [{float(u[0]):.6g}, {float(u[1]):.6g}] (u0 = {float(u0):.6g}), eps in [{float(e[0]):.4g}, "
-               f"{float(e[1]):.4g}] (C = {float(C):.6g})" if u and e else "an unbounded enclosure")
+               f"{float(e[1]):.4g}] (C = {float(_least_C(C, u[0], u[1])):.6g} there)" if u and e else
+               "an unbounded enclosure")
         stop = f"the prefix was stopped at T0 = {T0}" if T0 is not None else f"no checkpoint up to {limit} steps"
         return steps, snaps, desc, None, _prefix_obligation(False, f"{stop}: at step {steps}: {why}")
     z0 = (1 / u[1] ** 2, 1 / u[0] ** 2)
     return steps, snaps, desc, z0, _prefix_obligation(
         True, f"T0 = {steps}: u in [{float(u[0]):.6g}, {float(u[1]):.6g}] <= u0, eps in [{float(e[0]):.4g}, "
-              f"{float(e[1]):.4g}], |eps| <= C = {float(C):.4g}")
+              f"{float(e[1]):.4g}], |eps| <= C = {float(_least_C(C, u[0], u[1])):.4g} there")
 
 
 def choose_region(P: tuple, bits: int, u0: Fraction | None, C: Fraction | None, u_init: Fraction
@@ -405,7 +416,7 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     obligations += rc.obligations
     raise_first_failure(obligations)
     t = time.perf_counter()
-    end, snaps, desc, z0, ob = run_prefix(P, bits, u0, C, max_prefix=knobs["max_prefix"],
+    end, snaps, desc, z0, ob = run_prefix(P, bits, u0, rc.profile, max_prefix=knobs["max_prefix"],
                                           check_every=knobs["check_every"], T0=T0)
     secs["prefix"] = time.perf_counter() - t
     obligations.append(ob)

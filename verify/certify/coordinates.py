@@ -205,12 +205,17 @@ def slow_coordinates() -> SlowCoordinates:
                            (alpha - a_star) / u**K_EXP, inv.excess_loss, sp.sqrt(inv.s_err2), tuple(ob))
 
 
-def param_values(s) -> tuple:
-    """The setting's invariants (r, x, y) as exact Fractions (verify.derive.invariants)."""
-    return invariants_of(s)
+PARAM_NAMES = ("s", "x", "y")   # the certificate's invariants: s = K/(D - K) = 1/r, x, y (verify.certify.formulas)
+
+
+def param_values(setting) -> tuple:
+    """The setting's (s, x, y) as exact Fractions (verify.derive.invariants gives (r, x, y); s = 1/r)."""
+    r_, x_, y_ = invariants_of(setting)
+    return (1 / r_, x_, y_)
 
 
 def c_exact(P: tuple) -> Fraction:
-    """The cubic coefficient c = (1 + r) y / r^2 at exact invariants P = (r, x, y)."""
-    val = slow_coordinates().c.subs(dict(zip(PARAMS, (sp.Rational(p.numerator, p.denominator) for p in P))))
+    """The cubic coefficient c = (1 + r) y / r^2 = s (1 + s) y at exact invariants P = (s, x, y)."""
+    val = slow_coordinates().c.subs({r: 1 / sp.Rational(P[0].numerator, P[0].denominator),
+                                     y: sp.Rational(P[2].numerator, P[2].denominator)})
     return Fraction(int(sp.numer(val)), int(sp.denom(val)))

@@ -7,7 +7,8 @@
                  the invariants, its Jacobians, the slow-manifold coordinates and their derivatives
   parameters     the regime's exact parameters; invariants, prefactors: what they give
   prefix         T0 and the end ball (alpha, delta, and the region's u, eps) of the Arb prefix from (0, 0)
-  region         u0, C, the shells' ratio and count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
+  region         u0, C (near the manifold) and C_annuli (C(u) per annulus, innermost last), the shells' ratio and
+                 count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
   shells         each shell's u_j, lower end, [a_j, b_j], Lt, W, entry step t_j and [Zl, Zh] at t_j
   lemma          the comparison lemma, the obligations that proved it, and the inequalities checked per shell
   bounds         [{"T", "excess_loss": [lo, hi], "s_err": [...], "w_err": [...]}] at the requested T
@@ -99,7 +100,8 @@ def regime_file(cert, Ts) -> dict:
         "prefix": {"T0": cert.T0, "start": {"alpha": "0", "delta": "0"},
                    "end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}},
         "region": {"definition": d["region"]["definition"], "u0": frac_str(rc.u0), "C": frac_str(rc.C), "k": 3,
-                   "shells": rc.shells, "ratio": frac_str(rc.ratio),
+                   "C_annuli": [frac_str(v) for v in rc.profile.values], "shells": rc.shells,
+                   "ratio": frac_str(rc.ratio),
                    "boxes": [_pair((r.box.u_lo, r.box.u_hi)) + _pair((r.box.e_lo, r.box.e_hi)) for r in rc.results]},
         "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),
                     "b": frac_str(sh.b), "Lt": _pair(sh.Lt), "W": _pair(sh.W), "t": sh.t, "Zl": frac_str(sh.Zl),

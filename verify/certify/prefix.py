@@ -1,6 +1,6 @@
 """The certified prefix: the reduced map (alpha, delta) in Arb from zero initialisation, for one regime or a box.
 
-The map is the invariant form of verify.derive.invariants (it sees a regime only through (r, x, y)); one
+The map is the invariant form of verify.derive.invariants (it sees a regime only through (s, x, y), s = 1/r); one
 row stands for all M rows (they share alpha; the obligations of verify.derive.invariants say why).
 
 One regime (a point p): the mean-value form, as in verify.engines.arb: a centre c_t (exact dyadics) and
@@ -29,7 +29,7 @@ from flint import arb
 
 from ..errors import InvalidParameter
 from .arbfun import exact, to_fraction
-from .coordinates import PARAMS
+from .coordinates import PARAM_NAMES
 
 SNAPSHOT_EVERY = 256     # states kept every this many steps: bounds at T <= T0 re-step at most this
 
@@ -37,11 +37,11 @@ SNAPSHOT_EVERY = 256     # states kept every this many steps: bounds at T <= T0 
 @dataclass(frozen=True)
 class PrefixFunctions:
     """Generated Arb code of the map, its Jacobians and the region's coordinates as functions of the state,
-    all in (alpha, E = e^delta, r, x, y) (verify.certify.formulas: the re-checker evaluates the same formulas)."""
+    all in (alpha, E = e^delta, s, x, y) (verify.certify.formulas: the re-checker evaluates the same formulas)."""
 
-    step: object      # -> (alpha', delta' - delta)
-    jac: object       # -> (d alpha'/d alpha, d alpha'/d delta, d delta'/d alpha, d delta'/d delta)
-    jac_p: object     # -> (d alpha'/d r, d alpha'/d x, d alpha'/d y, d delta'/d r, d delta'/d x, d delta'/d y)
+    step: object      # -> (alpha' - alpha, delta' - delta)
+    jac: object       # -> the increments' d/d alpha, d/d delta: (da_alpha, da_delta, dd_alpha, dd_delta)
+    jac_p: object     # -> the increments' d/d(s, x, y): (da_s, da_x, da_y, dd_s, dd_x, dd_y)
     u: object         # -> u(delta; r)
     u_grad: object    # -> (du/d alpha, du/d delta, du/dr, du/dx, du/dy)
     eps: object       # -> eps(alpha, delta; r) = (alpha - alpha*(u))/u^3
@@ -55,14 +55,20 @@ def prefix_functions() -> PrefixFunctions:
     from .formulas import compile_formulas, file_map
     fm = file_map()
     m, j, st = fm["reduced_map"], fm["jacobian"], fm["state"]
-    names = ("r", "x", "y")
+    names = PARAM_NAMES
     f = lambda group, *keys: compile_formulas([group[k] for k in keys], ("alpha", "E") + names)  # noqa: E731
     grad = lambda g: [f"{g}_{v}" for v in ("alpha", "delta") + names]  # noqa: E731
     one = lambda group, key: (lambda *a, _f=f(group, key): _f(*a)[0])  # noqa: E731
     return PrefixFunctions(
-        step=f(m, "alpha_next", "delta_increment"), jac=f(j, "a_alpha", "a_delta", "d_alpha", "d_delta"),
-        jac_p=f(j, *[f"{b}_{p}" for b in "ad" for p in names]), u=one(st, "u"), u_grad=f(st, *grad("u")),
+        step=f(m, "alpha_increment", "delta_increment"), jac=f(j, "da_alpha", "da_delta", "dd_alpha", "dd_delta"),
+        jac_p=f(j, *[f"d{b}_{p}" for b in "ad" for p in names]), u=one(st, "u"), u_grad=f(st, *grad("u")),
         eps=one(st, "eps"), eps_grad=f(st, *grad("eps")), loss=one(m, "loss"), s_err2=one(m, "s_err2"))
+
+
+def _jacobian(d):
+    """The map's Jacobian from its increments' derivatives: the identity plus them (each entry formed as one ball,
+    so that a contracting 1 + da_alpha < 1 stays below 1)."""
+    return 1 + d[0], d[1], d[2], 1 + d[3]
 
 
 def centre_and_radius(P: tuple) -> tuple[tuple, tuple]:
@@ -85,7 +91,7 @@ class PrefixState:
         self.is_box = any(h != 0 for h in self.H)
         self.fn = prefix_functions()
         self.a, self.d, self.ra, self.rd = arb(0), arb(0), arb(0), arb(0)
-        self.S = [[arb(0)] * len(PARAMS) for _ in range(2)]
+        self.S = [[arb(0)] * len(PARAM_NAMES) for _ in range(2)]
         self.step_count = 0
 
     def balls(self):
@@ -110,18 +116,18 @@ class PrefixState:
         """One step of the centre (mean-value form) and, for a box, of the sensitivities S."""
         fn = self.fn
         ea, ed = arb(0, self.ra), arb(0, self.rd)
-        a1, inc = fn.step(self.a, self.d.exp(), *pc)
-        d1 = self.d + inc
+        a_inc, inc = fn.step(self.a, self.d.exp(), *pc)
+        a1, d1 = self.a + a_inc, self.d + inc
         if self.ra != 0 or self.rd != 0:
             A, Dl = self.centre_box()
-            jaa, jad, jda, jdd = fn.jac(A, Dl.exp(), *pc)
-            a1, d1 = a1 + jaa * ea + jad * ed, d1 + jda * ea + jdd * ed
+            jaa, jad, jda, jdd = _jacobian(fn.jac(A, Dl.exp(), *pc))
+            a1, d1 = self.a + a_inc + jaa * ea + jad * ed, self.d + inc + jda * ea + jdd * ed
         if self.is_box:
             Ba, Bd = self.member_box(dp)
             Be = Bd.exp()
-            jaa, jad, jda, jdd = fn.jac(Ba, Be, *pb)
+            jaa, jad, jda, jdd = _jacobian(fn.jac(Ba, Be, *pb))
             jp = fn.jac_p(Ba, Be, *pb)
-            n = len(PARAMS)
+            n = len(PARAM_NAMES)
             self.S = [[jaa * self.S[0][k] + jad * self.S[1][k] + jp[k] for k in range(n)],
                       [jda * self.S[0][k] + jdd * self.S[1][k] + jp[n + k] for k in range(n)]]
         if not (a1.is_finite() and d1.is_finite() and all(s.is_finite() for row in self.S for s in row)):
@@ -132,13 +138,13 @@ class PrefixState:
 
     def enclose(self, value, grad, pc, pb, dp):
         """An enclosure of g(x(t, p), p) over every p in P from g = ``value`` and its gradient ``grad`` over
-        (alpha, delta, r, x, y) (module docstring), intersected with the direct evaluation on B_t x P."""
+        (alpha, delta, s, x, y) (module docstring), intersected with the direct evaluation on B_t x P."""
         Ba, Bd = self.member_box(dp)
         Be = Bd.exp()
         g = grad(Ba, Be, *pb)
         out = value(self.a, self.d.exp(), *pc) + g[0] * arb(0, self.ra) + g[1] * arb(0, self.rd)
         if self.is_box:
-            for k in range(len(PARAMS)):
+            for k in range(len(PARAM_NAMES)):
                 out = out + (g[0] * self.S[0][k] + g[1] * self.S[1][k] + g[2 + k]) * dp[k]
         direct = value(Ba, Be, *pb)
         return out.intersection(direct) if out.is_finite() and direct.is_finite() else (out if out.is_finite() else

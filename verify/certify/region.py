@@ -1,17 +1,21 @@
-"""The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C u^3} and its Arb invariance check.
+"""The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C(u) u^3} and its Arb invariance check.
 
-In the coordinates of :mod:`verify.certify.coordinates` R is the box (0, u0] x [-C, C] in (u, eps).
-We cover [0, u0] x [-C, C] by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
+In the coordinates of :mod:`verify.certify.coordinates` R is {0 < u <= u0, |eps| <= C(u)}: C(u) is constant
+on each annulus (one value C_i per shell, non-increasing inwards; one value for all by default). A wide C near
+u0 admits the large lag of alpha behind alpha*(u) where alpha relaxes slowly (u near 1, D large), a tight one
+near the manifold keeps the decay's enclosure thin.
+We cover R by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
 r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u``
-slabs and ``n_eps`` eps-pieces. On each box B, with the invariants (r, x, y) given as balls (points for
+slabs and ``n_eps`` eps-pieces. On each box B, with the invariants (s, x, y) given as balls (points for
 one regime, intervals for a cell of a family), Arb encloses, by the generated code, G (mean-value form:
 :func:`mean_value`), X = exprel(c u^2 G) (monotone), R = u/u', the normalised decay Q = (u - u')/(c u^3),
 u' = u/R and eps'. The box passes when
 
-    R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C,
+    R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C(u') for every u' in the image's u-range
 
-and a box that does not pass is bisected (u and eps) up to ``max_depth`` times. If every box passes
-and the boxes cover [0, u0] x [-C, C] (checked by a sweep, not assumed), the exact map sends R into R.
+(C non-increasing inwards: the least C_i over the annuli that range meets), and a box that does not pass is
+bisected (u and eps) up to ``max_depth`` times. If every box passes and the boxes cover R (checked by a
+sweep, not assumed), the exact map sends R into R.
 The same boxes give the shells' enclosures: on {u <= u0 r^j} the normalised decay Q lies in [a_j, b_j]
 (the hull over the boxes that meet the shell), and so do the observables' normalised ratios
 Lt = (L - L_opt)/(pre_L L2(0) u^2) and W = h + eps u^2 = ||W_X - V*||_F/(u ||V*||_F).
@@ -74,10 +78,13 @@ class BoxResult:
     Lt: tuple         # (lo, hi) of (L - L_opt)/(pre_L L2(0) u^2)
     W: tuple          # (lo, hi) of h + eps u^2
     finite: bool
+    u_next: tuple = (Fraction(0), Fraction(0))   # (lo, hi) of u'
 
-    def passes(self, C: Fraction) -> bool:
-        return (self.finite and self.R_lo > 0 and self.Q[0] > 0
-                and -C <= self.eps_next[0] and self.eps_next[1] <= C)
+    def passes(self, profile: "Profile") -> bool:
+        if not (self.finite and self.R_lo > 0 and self.Q[0] > 0):
+            return False
+        C = profile.least(*self.u_next)
+        return -C <= self.eps_next[0] and self.eps_next[1] <= C
 
 
 def mean_value(f3, f, U, E, Uc, Ec, P):
@@ -114,7 +121,7 @@ def evaluate_box(box: Box, P: tuple, c, observables: bool = True) -> BoxResult:
         z = (Fraction(0), Fraction(0))
         return BoxResult(box, z, z, Fraction(0), z, z, False)
     rng = lambda b: (lo_frac(b), hi_frac(b))  # noqa: E731
-    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(Lt), rng(wq), True)
+    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(Lt), rng(wq), True, rng(W))
 
 
 def parameter_balls(P: tuple) -> tuple:
@@ -122,26 +129,73 @@ def parameter_balls(P: tuple) -> tuple:
     return tuple(ball(*p) if isinstance(p, tuple) else exact(Fraction(p)) for p in P)
 
 
-def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int,
-                  ratio: Fraction = Fraction(1, 2)) -> list[Box]:
-    """The annuli [u0 r^(i+1), u0 r^i] of the ``shells`` shells (r = ``ratio``) and the core [0, u0 r^shells],
-    each cut into n_u slabs x n_eps eps-pieces."""
-    cuts = [u0 * ratio**i for i in range(shells + 1)] + [Fraction(0)]
-    eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
+@dataclass(frozen=True)
+class Profile:
+    """C(u) on the region's annuli: ``values[i]`` on [u0 r^(i+1), u0 r^i] (i < shells) and ``values[shells]`` on
+    the core [0, u0 r^shells]; non-increasing inwards."""
+
+    u0: Fraction
+    ratio: Fraction
+    values: tuple
+
+    @classmethod
+    def constant(cls, u0, ratio, shells, C) -> "Profile":
+        return cls(u0, ratio, (Fraction(C),) * (shells + 1))
+
+    def __post_init__(self):
+        if any(b > a for a, b in zip(self.values, self.values[1:])):
+            raise ValueError("C(u) must be non-increasing inwards")
+
+    def annulus(self, u: Fraction) -> int:
+        """The deepest annulus index whose closed interval holds u (the core for u <= u0 r^shells)."""
+        J, i = len(self.values) - 1, 0
+        while i < J and u <= self.u0 * self.ratio ** (i + 1):
+            i += 1
+        return i
+
+    def _shallowest(self, u: Fraction) -> int:
+        """The shallowest annulus whose closed interval holds u."""
+        i = self.annulus(u)
+        while i > 0 and u >= self.u0 * self.ratio**i:
+            i -= 1
+        return i
+
+    def least(self, lo: Fraction, hi: Fraction) -> Fraction:
+        """min C over the annuli meeting [lo, hi] (the deepest one's)."""
+        return self.values[self.annulus(max(lo, Fraction(0)))]
+
+    def most(self, lo: Fraction, hi: Fraction) -> Fraction:
+        """max C over the annuli meeting [lo, hi] (the shallowest one's)."""
+        return self.values[self._shallowest(min(hi, self.u0))]
+
+    @property
+    def C(self) -> Fraction:
+        """The innermost (smallest) value: C near the manifold."""
+        return self.values[-1]
+
+
+def initial_boxes(profile: Profile, n_u: int, n_eps: int) -> list[Box]:
+    """The annuli [u0 r^(i+1), u0 r^i] of the shells (r = the profile's ratio) and the core [0, u0 r^shells],
+    each cut into n_u slabs x n_eps eps-pieces of [-C_i, C_i]."""
+    J = len(profile.values) - 1
+    cuts = [profile.u0 * profile.ratio**i for i in range(J + 1)] + [Fraction(0)]
     boxes = []
-    for hi, lo in zip(cuts, cuts[1:]):
+    for i, (hi, lo) in enumerate(zip(cuts, cuts[1:])):
+        C = profile.values[i]
+        eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
         for k in range(n_u):
             a, b = lo + (hi - lo) * k / n_u, lo + (hi - lo) * (k + 1) / n_u
             boxes += [Box(a, b, e0, e1) for e0, e1 in zip(eps_cuts, eps_cuts[1:])]
     return boxes
 
 
-def coverage_gap(boxes, u0: Fraction, C: Fraction):
-    """None if the boxes cover [0, u0] x [-C, C]; else a point (u-slab, eps) left uncovered.
+def coverage_gap(boxes, profile: Profile):
+    """None if the boxes cover R = {0 <= u <= u0, |eps| <= C(u)}; else a point (u-slab, eps) left uncovered.
 
     Sweep over u: between consecutive box edges the set of boxes spanning the slab is fixed, and
-    their eps-intervals must chain from -C to C.
+    their eps-intervals must chain from -C to C, C the largest value on the annuli the slab meets.
     """
+    u0 = profile.u0
     edges = sorted({b.u_lo for b in boxes} | {b.u_hi for b in boxes} | {Fraction(0), u0})
     if edges[0] < 0 or edges[-1] > u0:
         edges = [e for e in edges if 0 <= e <= u0]
@@ -153,6 +207,7 @@ def coverage_gap(boxes, u0: Fraction, C: Fraction):
             i += 1
         active = [b for b in active if b.u_hi > lo]
         spanning = sorted(((b.e_lo, b.e_hi) for b in active if b.u_lo <= lo and b.u_hi >= hi))
+        C = profile.values[profile.annulus(hi)]    # the open slab lies in the annulus just below hi
         reach = -C
         for e0, e1 in spanning:
             if e0 > reach:
@@ -223,11 +278,16 @@ class RegionCheck:
     """The outcome of the invariance check: boxes, their enclosures, obligations, shells."""
 
     u0: Fraction
-    C: Fraction
+    profile: Profile
     shells: int
     ratio: Fraction = Fraction(1, 2)
     results: list = field(default_factory=list)
     obligations: list = field(default_factory=list)
+
+    @property
+    def C(self) -> Fraction:
+        """C near the manifold (the innermost value of the profile)."""
+        return self.profile.C
 
     @property
     def ok(self) -> bool:
@@ -247,17 +307,19 @@ class RegionCheck:
         return {"j": j, "u_j": uj} | self.hull(Fraction(0), uj)
 
     def summary(self) -> dict:
-        worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) for r in self.results), default=Fraction(0))
+        worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) / self.profile.least(*r.u_next)
+                     for r in self.results), default=Fraction(0))
         return {"boxes": len(self.results), "max_depth": max((r.box.depth for r in self.results), default=0),
-                "max_abs_eps_next_over_C": float(worst / self.C) if self.C else None,
+                "max_abs_eps_next_over_C": float(worst),
                 "min_Q": str(min((r.Q[0] for r in self.results), default=Fraction(0))),
                 "min_R": str(min((r.R_lo for r in self.results), default=Fraction(0)))}
 
 
-def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int = 8, n_eps: int = 2,
+def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps: int = 2,
                  max_depth: int = 6, bits: int = 128, boxes: list | None = None,
                  ratio: Fraction = Fraction(1, 2), observables: bool = True) -> RegionCheck:
-    """Check that the exact map sends R(u0, C) into itself (module docstring).
+    """Check that the exact map sends R(u0, C) into itself (module docstring). ``C``: one value, or a
+    :class:`Profile` (one per annulus).
 
     ``P``: the invariants (r, x, y), each an exact Fraction (one regime) or an interval (lo, hi) (a cell of a
     family: the check then holds for every invariant in the box). ``boxes``: a cover to check instead of
@@ -267,10 +329,11 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
     from ..errors import InvalidParameter
     if not (0 < u0 < 1):
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
-    if C <= 0:
-        raise InvalidParameter("C", str(C), "must be > 0")
-    rc = RegionCheck(u0, C, shells, ratio)
-    todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps, ratio)
+    profile = C if isinstance(C, Profile) else Profile.constant(u0, ratio, shells, C)
+    if profile.C <= 0:
+        raise InvalidParameter("C", str(profile.C), "must be > 0")
+    rc = RegionCheck(u0, profile, shells, ratio)
+    todo = list(boxes) if boxes is not None else initial_boxes(profile, n_u, n_eps)
     failed = None
     with arb_precision(bits):
         Pb = parameter_balls(P)
@@ -278,7 +341,7 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
         while todo:
             box = todo.pop()
             res = evaluate_box(box, Pb, c, observables)
-            if res.passes(C):
+            if res.passes(profile):
                 rc.results.append(res)
             elif box.depth < max_depth:
                 todo += box.split()
@@ -287,14 +350,14 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
                 break
     if failed is None:
         # Only a completed check has a cover to inspect (a failing box stops the check).
-        gap = coverage_gap([r.box for r in rc.results], u0, C)
+        gap = coverage_gap([r.box for r in rc.results], profile)
         rc.obligations.append(Obligation(
-            "region-cover", f"the boxes cover [0, u0] x [-C, C] = [0, {u0}] x [-{C}, {C}]", "arb", gap is None,
-            "sweep over u: every slab's eps-intervals chain from -C to C" if gap is None else
+            "region-cover", f"the boxes cover R = {{0 <= u <= {u0}, |eps| <= C(u)}}, C = {profile.C} near u = 0",
+            "arb", gap is None, "sweep over u: every slab's eps-intervals chain from -C(u) to C(u)" if gap is None else
             f"no box covers u in [{gap[0][0]}, {gap[0][1]}], eps just above {gap[1]}"))
         rc.obligations.append(Obligation(
-            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/(c u^3) > 0 and |eps'| <= C, so the exact map "
-            "sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
+            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/(c u^3) > 0 and |eps'| <= C(u'), so the exact "
+            "map sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
             f"{rc.summary()['max_depth']}"))
     else:
         b, why = failed.box, []
@@ -305,6 +368,7 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
                 why.append(f"u/u' not certainly > 0 (lower bound {float(failed.R_lo):.3g})")
             if failed.Q[0] <= 0:
                 why.append(f"Q not certainly > 0 (lower bound {float(failed.Q[0]):.3g})")
+            C = profile.least(*failed.u_next)
             if failed.eps_next[0] < -C or failed.eps_next[1] > C:
                 why.append(f"eps' in [{float(failed.eps_next[0]):.4g}, {float(failed.eps_next[1]):.4g}] leaves "
                            f"[-C, C] = [{float(-C):.4g}, {float(C):.4g}]")
