@@ -119,4 +119,81 @@ def save(data: dict, path) -> None:
     write_bytes_atomic(path, (json.dumps(data, indent=1) + "\n").encode())
 
 
-__all__ = ["FORMAT", "VERSION", "certificate_file", "regime_file", "save", "stated_bounds", "trusts"]
+
+
+def family_parameters(spec, cell) -> dict:
+    """{parameter: [lo, hi]} over a cell (from its corners: each parameter is monotone in the ranged options)."""
+    from .family import Cell
+    box = Cell(tuple(sorted((n, (int(lo) if n == "D" else Fraction(lo), int(hi) if n == "D" else Fraction(hi)))
+                            for n, (lo, hi) in cell["box"].items())))
+    vals = [parameter_values(spec.setting(c)) for c in box.corners()]
+    return {str(p): [frac_str(min(v[k] for v in vals)), frac_str(max(v[k] for v in vals))]
+            for k, p in enumerate(PARAMETERS)}
+
+
+def member_entry(fc, values: dict, Ts) -> dict:
+    """A member of a family as the file states it (the re-checker checks it): its parameters, the cell it lies
+    in, its shells (the comparison lemma with its own c over the cell's slab hulls) and its bounds."""
+    from ..derive.invariants import prefactors_of
+    s, cell, shells = fc.member_shells(values)
+    return {"values": {k: frac_str(Fraction(v)) for k, v in values.items()}, "cell": cell["path"],
+            "parameters": {str(p): frac_str(v) for p, v in zip(PARAMETERS, parameter_values(s))},
+            "prefactors": {q: frac_str(v) for q, v in prefactors_of(s).items()},
+            "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),
+                        "b": frac_str(sh.b), "Lt": _pair(sh.Lt), "W": _pair(sh.W), "t": sh.t, "Zl": frac_str(sh.Zl),
+                        "Zh": frac_str(sh.Zh)} for sh in shells],
+            "bounds": [_loosened(b) for b in fc.bounds(values, [T for T in Ts if T >= int(cell["T0"])])]}
+
+
+def _loosened(b: dict) -> dict:
+    """A lemma bound as stated in a file: rounded outward to one digit fewer than resolves it (a re-check of the
+    same formulas lands inside)."""
+    from flint import arb
+    out = {"T": b["T"], "route": b["route"]}
+    with arb_precision(128):
+        for q in QUANTITIES:
+            lo, hi = (arb(Fraction(v).numerator) / Fraction(v).denominator for v in b[q])
+            out[q] = fmt.interval(lo, hi, max(3, fmt.digits_for(lo, hi) - 2))
+    return out
+
+
+def family_file(fc, Ts, members: list[dict]) -> dict:
+    """The file of a family certificate: the formulas, the family, every cell (with its parameter box, region as
+    the grid and bisection trees, prefix end, slab hulls and normalised limits), the uniform table, and a few
+    members with their shells and bounds."""
+    from .certificate import TRUSTS
+    d = fc.as_dict()
+    cells = []
+    for c in d["cells"]:
+        cells.append({k: v for k, v in c.items() if k != "seconds"} | {"parameters": family_parameters(fc.spec, c)})
+    return {"format": FORMAT, "version": VERSION, "kind": "family", "bits": fc.knobs.get("bits", 128),
+            "statement": "for every member of the family (every integer D in its range and every value of the other "
+                         "ranged parameters) and every T >= T0 of the member's cell, the exact GD iterate satisfies "
+                         "the bounds the comparison lemma gives with the member's own cubic coefficient over the "
+                         "cell's slab hulls; and lim q/leading_q lies in normalised_limits",
+            "trusts": trusts(TRUSTS), "map": {"variables": VARIABLES, **file_map()}, "spec": d["spec"],
+            "cells": cells, "normalised_limits": d["normalised_limits"],
+            "normalised_limits_meaning": d["normalised_limits_meaning"],
+            "members": [member_entry(fc, m, Ts) for m in members], "seconds": d["seconds"]}
+
+
+def load_family(path):
+    """A FamilyCertificate from its file (for queries: no re-computation)."""
+    from ..errors import InvalidParameter
+    from .family import FamilyCertificate, FamilySpec
+    try:
+        data = json.loads(open(path).read())
+    except (OSError, ValueError) as exc:
+        raise InvalidParameter("family", str(path), f"must be a family certificate file ({exc})") from None
+    if data.get("format") != FORMAT or data.get("kind") != "family":
+        raise InvalidParameter("family", str(path), "must be a family certificate file (verify certify with ranges "
+                               "--save FILE)")
+    sp_ = data["spec"]
+    ranges = {n: ((int(lo), int(hi)) if n == "D" else (Fraction(lo), Fraction(hi))) for n, (lo, hi) in
+              sp_["ranges"].items()}
+    spec = FamilySpec.of(sp_["options"], ranges)
+    return FamilyCertificate(spec, data["cells"], {"bits": data["bits"]}, data.get("seconds", 0.0))
+
+
+__all__ = ["FORMAT", "VERSION", "certificate_file", "family_file", "load_family", "regime_file", "save",
+           "stated_bounds", "trusts"]

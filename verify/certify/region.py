@@ -145,20 +145,22 @@ class Profile:
     def __post_init__(self):
         if any(b > a for a, b in zip(self.values, self.values[1:])):
             raise ValueError("C(u) must be non-increasing inwards")
+        # the annuli's edges u0 r^J < ... < u0 r < u0, ascending (looked up by bisection)
+        J = len(self.values) - 1
+        object.__setattr__(self, "_edges", tuple(self.u0 * self.ratio ** (J - k) for k in range(J + 1)))
 
     def annulus(self, u: Fraction) -> int:
         """The deepest annulus index whose closed interval holds u (the core for u <= u0 r^shells)."""
-        J, i = len(self.values) - 1, 0
-        while i < J and u <= self.u0 * self.ratio ** (i + 1):
-            i += 1
-        return i
+        J = len(self.values) - 1
+        # edges[k] = u0 r^(J - k); annulus i = [u0 r^(i+1), u0 r^i] is deepest-holding u when u <= u0 r^i and
+        # u > u0 r^(i+1) (or i = J for u <= u0 r^J)
+        k = bisect.bisect_left(self._edges, u)        # first edge >= u
+        return max(0, min(J, J - k))
 
     def _shallowest(self, u: Fraction) -> int:
         """The shallowest annulus whose closed interval holds u."""
         i = self.annulus(u)
-        while i > 0 and u >= self.u0 * self.ratio**i:
-            i -= 1
-        return i
+        return i - 1 if i > 0 and u >= self.u0 * self.ratio**i else i
 
     def least(self, lo: Fraction, hi: Fraction) -> Fraction:
         """min C over the annuli meeting [lo, hi] (the deepest one's)."""
@@ -239,16 +241,17 @@ class OverlapIndex:
     below lo.
     """
 
-    def __init__(self, results: list):
-        self.rows = sorted(results, key=lambda r: (r.box.u_lo, r.box.u_hi))
-        self.keys = [r.box.u_lo for r in self.rows]
+    def __init__(self, rows: list):
+        """``rows``: (u_lo, u_hi, hull) triples (a box's or a slab's u-interval and its enclosures)."""
+        self.rows = sorted(rows, key=lambda r: (r[0], r[1]))
+        self.keys = [r[0] for r in self.rows]
         n = len(self.rows)
         self.size = 1
         while self.size < max(n, 1):
             self.size *= 2
         self.tree = [None] * (2 * self.size)          # (hull, min u_hi, max u_hi) per node
-        for i, r in enumerate(self.rows):
-            self.tree[self.size + i] = (_hull_of(r), r.box.u_hi, r.box.u_hi)
+        for i, (_, u_hi, h) in enumerate(self.rows):
+            self.tree[self.size + i] = (h, u_hi, u_hi)
         for k in range(self.size - 1, 0, -1):
             a, b = self.tree[2 * k], self.tree[2 * k + 1]
             self.tree[k] = a if b is None else b if a is None else (_merge(a[0], b[0]), min(a[1], b[1]),
@@ -298,7 +301,8 @@ class RegionCheck:
         either end counts): the normalised decay Q in [a, b], and the observables' ratios Lt and W = h + eps u^2.
         None when no box meets the range (a range outside the cover)."""
         if getattr(self, "_index_n", None) != len(self.results):
-            self._index, self._index_n = OverlapIndex(self.results), len(self.results)
+            rows = [(r.box.u_lo, r.box.u_hi, _hull_of(r)) for r in self.results]
+            self._index, self._index_n = OverlapIndex(rows), len(self.results)
         return self._index.hull(lo, hi)
 
     def shell_bounds(self, j: int) -> dict:

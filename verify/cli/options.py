@@ -87,11 +87,16 @@ def setting_from_options(kw: dict):
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
+    return make_setting(**setting_kwargs(kw))
+
+
+def setting_kwargs(kw: dict) -> dict:
+    """Pop the regime options out of ``kw``: the make_setting keywords they spell (see setting_from_options)."""
     args = {k: kw.pop(k) for k in SETTING_KEYS if k in kw}
     args["wp_trainable"] = not args.pop("freeze_wp", False)
     if args.get("p_structure") is None:
         args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
-    return make_setting(**args)
+    return args
 
 
 # ----- errors: from API names to the flags the user typed ---------------------------------------
@@ -99,7 +104,7 @@ def setting_from_options(kw: dict):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "regime": "regime_file",
+            "regime": "regime_file", "member": "query",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 
