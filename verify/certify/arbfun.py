@@ -55,13 +55,15 @@ def dyadic_up(q: Fraction, bits: int = 96) -> Fraction:
 
 
 STATED_MARGIN = Fraction(1, 2**64)   # relative slack of every number a certificate states (see :func:`widened`)
+WIDTH_MARGIN = Fraction(1, 2**20)    # ... and slack relative to an interval's width (Arb radii carry 30 bits)
 
 
 def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
-    """[lo, hi] widened by STATED_MARGIN of its size (and 2^-200 absolute), to short 96-bit dyadics: the number
-    a certificate states and uses. An independent re-check of the same formulas at the same precision differs
-    from ours only by rounding (~2^-bits relative), far inside this margin, so its values lie in ours."""
-    m = STATED_MARGIN * max(abs(lo), abs(hi)) + Fraction(1, 2**200)
+    """[lo, hi] widened by STATED_MARGIN of its size, WIDTH_MARGIN of its width (and 2^-200 absolute), to short
+    96-bit dyadics: the number a certificate states and uses. An independent re-check of the same formulas at the
+    same precision differs from ours only by rounding (~2^-bits of the size, 2^-30 of a ball's radius), inside
+    this margin, so its values lie in ours."""
+    m = STATED_MARGIN * max(abs(lo), abs(hi)) + WIDTH_MARGIN * (hi - lo) + Fraction(1, 2**200)
     return dyadic_down(lo - m), dyadic_up(hi + m)
 
 

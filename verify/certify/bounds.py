@@ -102,13 +102,15 @@ def constants(shells, T0: int, eta: Fraction, P: tuple, pre: dict, bits: int):
 def normalised_limits(last, c: Fraction) -> dict:
     """Exact rational intervals of lim q(T)/leading_q(T) from the last shell (module docstring), for q in
     QUANTITIES: they depend on the shell's normalised hulls only, so a family's are uniform."""
+    from .arbfun import widened
     lo, hi = c / last.b, c / last.a                # the limits of 2 c T u^2
     sq = lambda v, up: (hi_frac if up else lo_frac)(exact(v).sqrt())  # noqa: E731
     with arb_precision(128):
-        return {"excess_loss": (last.Lt[0] * lo, last.Lt[1] * hi),
-                "s_err": (sq(lo, False), sq(hi, True)),
-                "w_err": (lo_frac(exact(max(last.W[0], Fraction(0))) * exact(lo).sqrt()),
-                          hi_frac(exact(last.W[1]) * exact(hi).sqrt()))}
+        out = {"excess_loss": (last.Lt[0] * lo, last.Lt[1] * hi),
+               "s_err": (sq(lo, False), sq(hi, True)),
+               "w_err": (lo_frac(exact(max(last.W[0], Fraction(0))) * exact(lo).sqrt()),
+                         hi_frac(exact(last.W[1]) * exact(hi).sqrt()))}
+    return {q: widened(*v) for q, v in out.items()}       # stated: a re-check's balls land inside
 
 
 def bounds_json(balls: dict, T: int, route: str, bits: int, digits: int | None = None) -> dict:

@@ -202,8 +202,10 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     dict with "status" "certified" or "failed" (and the failed obligation). A Dask task: pure, small in and out."""
     from .certificate import U0_CAP, _dyadic, run_prefix
     from .region import check_region
+    from .arbfun import widened
     t = time.perf_counter()
-    P = invariant_box(spec, cell)
+    # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
+    P = tuple(widened(lo, hi) for lo, hi in invariant_box(spec, cell))
     u_init = 1 / (1 + P[0][1])                  # the smallest u(0) = K/D over the cell
     u0 = _dyadic(min(u_init * Fraction(7, 8), U0_CAP))
     rc = None
@@ -228,7 +230,7 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
                   "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")},
                   "region": {"u0": frac_str(u0), "C_annuli": [frac_str(v) for v in rc.profile.values],
                              "shells": knobs["shells"], "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"],
-                             "n_eps": knobs["n_eps"], "boxes": len(rc.results), "splits": _splits(rc, knobs)},
+                             "n_eps": knobs["n_eps"], "box_count": len(rc.results), "splits": _splits(rc, knobs)},
                   "slabs": [[frac_str(v) for v in sl] for sl in slabs],
                   "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()},
                   "seconds": time.perf_counter() - t}

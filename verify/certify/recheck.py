@@ -524,7 +524,7 @@ class Profile:
     def __init__(self, region: dict):
         self.u0, self.ratio = frac(region["u0"]), frac(region["ratio"])
         J = int(region["shells"])
-        self.values = [frac(v) for v in region.get("C_annuli", [region["C"]] * (J + 1))]
+        self.values = [frac(v) for v in (region["C_annuli"] if "C_annuli" in region else [region["C"]] * (J + 1))]
         if len(self.values) != J + 1 or any(b > a for a, b in zip(self.values, self.values[1:])):
             raise CheckFailed("format", "C_annuli must give one non-increasing value per annulus and the core")
 
@@ -863,6 +863,132 @@ def check_regime(cert: dict, F: Formulas, log) -> None:
     log("limits", "the normalised limit constants q/leading_q")
 
 
+# ----- families ------------------------------------------------------------------------------------------------------
+def _range(name: str, pair) -> tuple:
+    """A ranged parameter as a real interval: D over integers [lo, hi] covers the reals [lo - 1/2, hi + 1/2]."""
+    lo, hi = frac(pair[0]), frac(pair[1])
+    return (lo - Fraction(1, 2), hi + Fraction(1, 2)) if name == "D" else (lo, hi)
+
+
+def cover_gap(boxes: list, target: dict):
+    """None if the boxes (dicts name -> (lo, hi)) cover the target box; else a sub-box left uncovered."""
+    names = list(target)
+
+    def rec(bxs, k, where):
+        if k == len(names):
+            return None if bxs else where
+        n = names[k]
+        lo, hi = target[n]
+        if lo == hi:
+            return rec([b for b in bxs if b[n][0] <= lo <= b[n][1]], k + 1, where | {n: (lo, hi)})
+        edges = sorted({lo, hi} | {v for b in bxs for v in b[n] if lo < v < hi})
+        for a, b_ in zip(edges, edges[1:]):
+            gap = rec([b for b in bxs if b[n][0] <= a and b[n][1] >= b_], k + 1, where | {n: (a, b_)})
+            if gap is not None:
+                return gap
+        return None
+    return rec(boxes, 0, {})
+
+
+def check_cell_invariants(F: Formulas, cell: dict) -> list:
+    """The cell's stated invariant box contains the invariant formulas' enclosure over its parameter box."""
+    env = {k: interval(frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    P = [(frac(lo), frac(hi)) for lo, hi in cell["invariants"]]
+    for (lo, hi), name in zip(P, PARAM_NAMES):
+        v = F("invariants", name, env, Arb)
+        if not inside(v, (lo, hi)):
+            raise CheckFailed("parameters", f"cell {cell['path'] or 'root'}: {name} ranges over {v} on the cell, "
+                              f"not inside the stated [{lo}, {hi}]")
+    return P
+
+
+def check_slabs(results: list, cell: dict) -> list:
+    """Each stated slab hull contains the hull of the boxes inside the slab, and every box lies in a slab."""
+    slabs = [tuple(frac(v) for v in sl) for sl in cell["slabs"]]
+    seen = 0
+    for sl in slabs:
+        inner = [r for r in results if sl[0] <= r[0][0] and r[0][1] <= sl[1]]
+        seen += len(inner)
+        if not inner:
+            continue
+        q, lt, w = (min(r[k][0] for r in inner) for k in (1, 2, 3)), None, None
+        lo = [min(r[k][0] for r in inner) for k in (1, 2, 3)]
+        hi = [max(r[k][1] for r in inner) for k in (1, 2, 3)]
+        if not (sl[2] <= lo[0] and sl[3] >= hi[0] and sl[4] <= lo[1] and sl[5] >= hi[1] and sl[6] <= lo[2]
+                and sl[7] >= hi[2]):
+            raise CheckFailed("shells", f"cell {cell['path'] or 'root'}: the slab u in [{float(sl[0]):.6g}, "
+                              f"{float(sl[1]):.6g}] states enclosures tighter than its boxes give")
+    if seen != len(results):
+        raise CheckFailed("shells", f"cell {cell['path'] or 'root'}: {len(results) - seen} boxes lie in no slab")
+    return slabs
+
+
+def slab_hull(slabs: list):
+    def h(lo, hi):
+        sel = [sl for sl in slabs if sl[0] <= hi and sl[1] >= lo]
+        if not sel:
+            raise CheckFailed("shells", f"no slab meets u in [{lo}, {hi}]")
+        return ((min(x[2] for x in sel), max(x[3] for x in sel)), (min(x[4] for x in sel), max(x[5] for x in sel)),
+                (min(x[6] for x in sel), max(x[7] for x in sel)))
+    return h
+
+
+def check_cell(F: Formulas, cell: dict, log) -> tuple:
+    """One cell of a family: invariants, region, Taylor prefix, slabs and normalised limits. Returns its
+    (invariant box, z0 at T0, slab hull function)."""
+    P = check_cell_invariants(F, cell)
+    reg = cell["region"]
+    z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
+    zs = [frac(v) for v in cell["z_at_T0"]]
+    if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
+        raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
+    results = check_region(F, reg, P)
+    slabs = check_slabs(results, cell)
+    hull = slab_hull(slabs)
+    deep = hull(Fraction(0), frac(reg["u0"]) * frac(reg["ratio"]) ** int(reg["shells"]))
+    last = {"a": deep[0][0], "b": deep[0][1], "Lt": deep[1], "W": deep[2]}
+    check_limits(cell["normalised_limits"], last, Fraction(1))
+    log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']}")
+    return zs, hull
+
+
+def check_family(cert: dict, F: Formulas, log) -> None:
+    """A family certificate: the cells cover the family, each cell closes, the table holds the cells' limits, and
+    each stated member's shells and bounds follow from its cell."""
+    spec, cells = cert["spec"], cert["cells"]
+    target = {n: _range(n, pair) for n, pair in spec["ranges"].items()}
+    gap = cover_gap([{n: _range(n, pair) for n, pair in c["box"].items()} for c in cells], target)
+    if gap is not None:
+        raise CheckFailed("family-cover", f"no cell covers {gap}")
+    log("family-cover", f"{len(cells)} cells cover the family {spec['ranges']}")
+    by_path = {c["path"]: (c, *check_cell(F, c, log)) for c in cells}
+    for q, (lo, hi) in cert["normalised_limits"].items():
+        if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
+                   for c in cells):
+            raise CheckFailed("limits", f"the family's lim {q}/leading_{q} [{lo}, {hi}] does not hold every cell's")
+    log("limits", "the family's table of normalised limits holds every cell's")
+    for m in cert.get("members", []):
+        check_member(F, m, *by_path[m["cell"]])
+    log("members", f"{len(cert.get('members', []))} members' shells and bounds")
+
+
+def check_member(F: Formulas, m: dict, cell: dict, z0, hull) -> None:
+    params = {k: frac(v) for k, v in m["parameters"].items()}
+    alg = RFAlg(sorted(params))
+    P = tuple(_rf_value(F("invariants", n, {k: alg.var(k) for k in params}, alg), params) for n in PARAM_NAMES)
+    if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(P, cell["invariants"])):
+        raise CheckFailed("members", f"member {m['values']}: its invariants {P} are not in its cell's box")
+    pre = {q: _rf_value(F("prefactors", q, {k: alg.var(k) for k in params}, alg), params)
+           for q in ("excess_loss", "s_err2", "w_err2")}
+    if any(pre[q] != frac(m["prefactors"][q]) for q in pre):
+        raise CheckFailed("members", f"member {m['values']}: prefactors stated {m['prefactors']}, recomputed {pre}")
+    c = F("coordinates", "c", dict(zip(PARAM_NAMES, P)), Frac)
+    shells = read_shells(m["shells"])
+    check_shells(shells, hull, cell["region"], c, tuple(z0))
+    prof = Profile(cell["region"])
+    check_bounds(m["bounds"], int(cell["T0"]), {}, lambda t: tail(shells, t, F, list(P), pre, prof))
+
+
 def check_file(path: str, log=lambda step, detail: None) -> dict:
     """Re-check a certificate file; raises CheckFailed naming the first failing step."""
     try:
@@ -881,8 +1007,7 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
     if cert["kind"] == "slow-manifold":
         check_regime(cert, F, log)
     elif cert["kind"] == "family":
-        from_family = globals().get("check_family")
-        from_family(cert, F, log)
+        check_family(cert, F, log)
     else:
         raise CheckFailed("format", f"unknown certificate kind {cert['kind']!r}")
     return cert
@@ -930,6 +1055,9 @@ def main(argv=None) -> int:
         cert = check_file(argv[0], log)
     except CheckFailed as exc:
         print(f"FAILED {exc.step}: {exc.detail}")
+        return 1
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        print(f"FAILED format: the file lacks or misstates an entry ({type(exc).__name__}: {exc})")
         return 1
     for t in cert.get("trusts", []):
         print(f"trusted: {t['statement']} ({t['proof']})")

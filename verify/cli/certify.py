@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 import click
 
@@ -163,7 +164,8 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     click.echo(f"family certified: {len(fc.cells)} cells in {fc.seconds:.1f} s; every member's bounds for T >= T0 "
                f"of its cell (verify certify --family FILE --query ...)")
     for q, (lo, hi) in data["normalised_limits"].items():
-        click.echo(f"  lim {q}/leading_{q} in [{float(Fraction(lo)):.12g}, {float(Fraction(hi)):.12g}] for every member")
+        click.echo(f"  lim {q}/leading_{q} in 1 + [{float(Fraction(lo) - 1):.3g}, {float(Fraction(hi) - 1):.3g}] for "
+                   "every member")
 
 
 def _corner_values(ranges: dict):
