@@ -274,6 +274,9 @@ class FamilyCertificate:
     seconds: float = 0.0
     kind: str = "family"
 
+    def __repr__(self) -> str:
+        return f"FamilyCertificate({dict(self.spec.ranges)}, {len(self.cells)} cells)"
+
     def cell_of(self, values: dict) -> dict:
         """The certified cell holding the member ``values`` (refused, naming the parameter, outside the family)."""
         self.spec.check_member(values)

@@ -182,7 +182,8 @@ def load_family(path):
     from ..errors import InvalidParameter
     from .family import FamilyCertificate, FamilySpec
     try:
-        data = json.loads(open(path).read())
+        with open(path) as fh:
+            data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise InvalidParameter("family", str(path), f"must be a family certificate file ({exc})") from None
     if data.get("format") != FORMAT or data.get("kind") != "family":
