@@ -152,3 +152,18 @@ def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_
         bad.write_text(json.dumps(data))
         r = _recheck(bad)
         assert r.returncode == 1 and r.stdout.splitlines()[-1].startswith(f"FAILED {step}"), (step, r.stdout[-300:])
+
+
+def test_family_evidence_for_the_theorem_claim():
+    """family_evidence(ci): two arb records over the family's scope (its dimensions and hypotheses), holding, and
+    the verdict rule makes them certified (never proved: a finite family); the limits at the largest D are the
+    derived leading constant K N (D - K)/(4 D) = 4 (9 - 4)/36 = 5/9 at D = 9 for the loss (by hand)."""
+    from verify.certify import family_evidence
+    from verify.evidence import Scope, decide
+    ev = family_evidence("ci")
+    assert [r["kind"] for r in ev] == ["arb", "arb"] and all(r["holds"] is True for r in ev)
+    scope = Scope.from_dict(ev[0]["scope"])
+    assert scope.dims == ("sts K=4 D=8..9",) and "zero initialisation" in scope.conventions
+    assert decide(ev, scope).verdict == "certified"
+    lo, hi = (Fraction(v) for v in ev[1]["limits_at_largest_D"]["excess_loss"])
+    assert lo <= Fraction(5, 9) <= hi and hi - lo < Fraction(1, 10**12)

@@ -15,10 +15,11 @@ import importlib
 # package's __init__ first, and the re-checker must not load the toolkit.
 _EXPORTS = {"Certificate": ".certificate", "certify": ".certificate", "check_certifiable": ".certificate",
             "CertificateFailed": ".obligations", "ExactCertificate": ".exact", "certificate_evidence": ".records",
+            "family_evidence": ".records", "certify_family": ".family", "FamilySpec": ".family",
             "certified_band_figure": ".figure", "certify_part": ".part", "report_section": ".part"}
 
-__all__ = ["Certificate", "CertificateFailed", "ExactCertificate", "certify", "check_certifiable",
-           "certificate_evidence", "certified_band_figure", "certify_part", "report_section"]
+__all__ = ["Certificate", "CertificateFailed", "ExactCertificate", "FamilySpec", "certify", "certify_family",
+           "check_certifiable", "certificate_evidence", "family_evidence", "certified_band_figure", "certify_part", "report_section"]
 
 
 def __getattr__(name: str):

@@ -368,20 +368,26 @@ def check_family(spec: FamilySpec) -> None:
 
 
 def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dict | None = None,
-                   progress=None, processes: bool = True) -> FamilyCertificate:
-    """Certify every member of the family (module docstring): cells run on the Dask executor, a failed cell is
-    split and run again, up to MAX_SPLITS splits; a cell that still fails fails the certificate (CertificateFailed
-    naming it). ``progress(done, pending)`` is called as cells finish."""
+                   progress=None, processes: bool = True, dask: bool = True) -> FamilyCertificate:
+    """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
+    this process, e.g. inside a part that already runs on a Dask worker), a failed cell is split and run again,
+    up to MAX_SPLITS splits; a cell that still fails fails the certificate (CertificateFailed naming it).
+    ``progress(done, pending)`` is called as cells finish."""
+    import contextlib
+
     from ..executor import Executor
     from .obligations import CertificateFailed, Obligation
     check_family(spec)
     knobs = CELL_KNOBS | (knobs or {})
     t = time.perf_counter()
     pending, done = [Cell(spec.ranges)], []
-    with Executor(scheduler=scheduler, workers=workers, processes=processes) as ex:
+    with (Executor(scheduler=scheduler, workers=workers, processes=processes) if dask
+          else contextlib.nullcontext()) as ex:
         while pending:
             batch, pending = pending, []
-            for _, res in ex.stream(certify_cell, [(c.path or "root", (spec, c, knobs)) for c in batch]):
+            tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
+            runs = ex.stream(certify_cell, tasks) if dask else ((n, certify_cell(*a)) for n, a in tasks)
+            for _, res in runs:
                 if isinstance(res, Exception):
                     raise res
                 if res["status"] == "certified":
