@@ -51,7 +51,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     """How many measurements run_bench makes (engine rates, certified radius, Monte Carlo, and the two Dask
     targets unless turned off): a progress total."""
     with_dask = dask if dask is not None else not quick
-    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 3 + (2 if with_dask else 0)
+    return 2 + (2 if quick else 3) + 3 + (4 if quick else 6) + 4 + (2 if with_dask else 0)
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -178,6 +178,61 @@ def _timed_certificate(regime: dict) -> dict:
             "eval_seconds": evals, "constants": cert.constants,
             "targets": {"relative_width_at_1e12_max": 0.05},
             "met": bool(max(w12.values()) <= 0.05 and all(widths["1e+09"][q] > w12[q] for q in w12))}
+
+
+FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query_seconds_max": 1.0}
+
+
+def family_targets(quick: bool) -> dict:
+    """verify certify for families: (1) the issue's target family (sts, K = 4, D = 8..512, eta in [1/16, 1/8],
+    ||V*|| = 1) on a 2-worker LocalCluster, stopped at the time target (600 s) and reported as met or with the
+    cells done by then (not run when ``quick``: the bench part of ``verify all`` runs inside a worker); (2) on the
+    ci family (verify.certify.records.FAMILIES, cached), the time of
+    one member query (in this process, and as a ``verify certify --family ... --query`` command) and the members'
+    relative widths (hi - lo)/lo at T = 10^12."""
+    import subprocess
+    import sys
+    import tempfile
+    from fractions import Fraction
+
+    from .certify.family import FamilyIncomplete, FamilySpec, certify_family
+    from .certify.files import family_file, save
+    from .certify.records import FAMILIES, FAMILY_OPTIONS, profile_family
+    spec = FamilySpec.of(FAMILY_OPTIONS, FAMILIES["deep"])
+    t = time.perf_counter()
+    if quick:
+        target = {"completed": False, "seconds": 0.0, "cells_done": 0, "cells_pending": None, "run": False}
+    else:
+        try:
+            fc = certify_family(spec, workers=2, deadline=FAMILY_TARGETS["seconds_max"])
+            target = {"completed": True, "seconds": time.perf_counter() - t, "cells": len(fc.cells), "run": True}
+        except FamilyIncomplete as exc:
+            target = {"completed": False, "seconds": exc.seconds, "cells_done": exc.done,
+                      "cells_pending": exc.pending, "run": True}
+    small = profile_family("ci")
+    rng = small.spec.range_of
+    members = [{"D": d, "eta": e} for d in sorted(set(rng["D"])) for e in sorted(set(rng["eta"]))]
+    members.append({"D": rng["D"][0], "eta": (rng["eta"][0] + rng["eta"][1]) / 2})
+    widths, secs = [], []
+    for m in members:
+        t = time.perf_counter()
+        b = small.bounds(m, [10**12])[0]
+        secs.append(time.perf_counter() - t)
+        widths.append(max(float((Fraction(b[q][1]) - Fraction(b[q][0])) / Fraction(b[q][0]))
+                          for q in ("excess_loss", "s_err", "w_err")))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "family.json")
+        save(family_file(small, [10**12], []), path)
+        m = members[-1]
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from verify.cli import main; main()", "certify", "--family", path, "--query",
+                        f"D={m['D']},eta={m['eta']}", "--at", "1e6,1e12", "--json"], capture_output=True, check=True)
+        cli = time.perf_counter() - t
+    return {"target_family": {"spec": spec.as_dict(), **target}, "query_family": small.spec.as_dict(),
+            "query_seconds": max(secs), "query_command_seconds": cli, "relative_width_at_1e12": max(widths),
+            "targets": FAMILY_TARGETS,
+            "met": {"seconds": target["completed"], "relative_width": max(widths) <= FAMILY_TARGETS[
+                "relative_width_at_1e12_max"], "query": max(secs) <= FAMILY_TARGETS["query_seconds_max"]}}
 
 
 def monte_carlo(quick: bool, seed: int = 0) -> dict:
@@ -358,6 +413,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     res["certificate_ratios"] = {k: {x: v[x] for x in ("regime", "seconds", "baseline_seconds", "baseline_steps", "ratio",
                                                        "target_ratio", "met", "T0")} for k, v in targets.items()}
     tick("all-time certificate")
+    res["family"] = family_targets(quick)
+    tick("family certificate")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if dask if dask is not None else not quick:
@@ -398,6 +455,19 @@ def to_markdown(res: dict) -> str:
             lines.append(f"| {k} | {v['seconds']:.3g} | {v['baseline_seconds']:.3g} ({v['baseline_steps']:.0e}) | "
                          f"{v['ratio']:.3g} | <= {v['target_ratio']} | {'met' if v['met'] else 'NOT met'} |")
         lines.append("")
+    fa = res.get("family")
+    if fa:
+        tf = fa["target_family"]
+        done = (f"certified in {tf['seconds']:.0f} s ({tf['cells']} cells)" if tf["completed"] else
+                "not run (quick)" if not tf.get("run") else
+                f"not finished within {tf['seconds']:.0f} s: {tf['cells_done']} cells certified, {tf['cells_pending']} "
+                "pending")
+        lines += [f"Family certificate (target {tf['spec']['ranges']}, sts K = 4, ||V*|| = 1, 2 workers): {done} "
+                  f"(target <= {fa['targets']['seconds_max']} s: {'met' if fa['met']['seconds'] else 'NOT met'}). "
+                  f"On {fa['query_family']['ranges']}: a member query {fa['query_seconds'] * 1e3:.0f} ms in process, "
+                  f"{fa['query_command_seconds']:.2f} s as a command (target < 1 s); largest relative width at "
+                  f"T = 1e12 {fa['relative_width_at_1e12']:.2g} (target <= 10%: "
+                  f"{'met' if fa['met']['relative_width'] else 'NOT met'}).", ""]
     m = res["monte_carlo"]
     lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
               f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",

@@ -367,12 +367,21 @@ def check_family(spec: FamilySpec) -> None:
         check_certifiable(s)
 
 
+class FamilyIncomplete(Exception):
+    """The family's cells did not all close within the time given (``done`` cells certified, ``pending`` left)."""
+
+    def __init__(self, done: int, pending: int, seconds: float):
+        self.done, self.pending, self.seconds = done, pending, seconds
+        super().__init__(f"{done} cells certified and {pending} still to do after {seconds:.0f} s")
+
+
 def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dict | None = None,
-                   progress=None, processes: bool = True, dask: bool = True) -> FamilyCertificate:
+                   progress=None, processes: bool = True, dask: bool = True,
+                   deadline: float | None = None) -> FamilyCertificate:
     """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
     this process, e.g. inside a part that already runs on a Dask worker), a failed cell is split and run again,
     up to MAX_SPLITS splits; a cell that still fails fails the certificate (CertificateFailed naming it).
-    ``progress(done, pending)`` is called as cells finish."""
+    ``progress(done, pending)`` is called as cells finish; past ``deadline`` seconds FamilyIncomplete is raised."""
     import contextlib
 
     from ..executor import Executor
@@ -388,6 +397,8 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
             tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
             runs = ex.stream(certify_cell, tasks) if dask else ((n, certify_cell(*a)) for n, a in tasks)
             for _, res in runs:
+                if deadline is not None and time.perf_counter() - t > deadline:
+                    raise FamilyIncomplete(len(done), len(pending) + len(batch), time.perf_counter() - t)
                 if isinstance(res, Exception):
                     raise res
                 if res["status"] == "certified":
