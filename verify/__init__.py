@@ -18,7 +18,7 @@ Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md 
 >>> r.step
 100
 """
-import importlib
+from .lazy import lazy_exports
 
 # Each public name and the module that defines it. The package imports nothing at import time (PEP 562): a name
 # is imported on first use, so that a submodule run alone (e.g. ``python -m verify.certify.recheck``, which must
@@ -34,13 +34,4 @@ __all__ = ["make_setting", "Setting", "iterate", "iterate_certified", "Trajector
            "VerificationError", "InvalidParameter", "PrecisionError", "UnsupportedRegime"]
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'verify' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -9,7 +9,7 @@ off-support attention mass; K = D (geometric) and K = 0 (zero loss) are certifie
     >>> cert = certify(make_setting(D=4, K=2, preset="cnn", eta="1/4", vstar_norm="2"))  # doctest: +SKIP
     >>> cert.bounds_json(10**12)["excess_loss"]                                          # doctest: +SKIP
 """
-import importlib
+from ..lazy import lazy_exports
 
 # Public names and their modules, imported on first use (PEP 562): ``python -m verify.certify.recheck`` runs this
 # package's __init__ first, and the re-checker must not load the toolkit.
@@ -22,13 +22,4 @@ __all__ = ["Certificate", "CertificateFailed", "ExactCertificate", "FamilySpec",
            "check_certifiable", "certificate_evidence", "family_evidence", "certified_band_figure", "certify_part", "report_section"]
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'verify.certify' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -67,37 +67,11 @@ def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
     return dyadic_down(lo - m), dyadic_up(hi + m)
 
 
-def _point_pow(p, n: int):
-    """p^n for an Arb point p by binary powering (products of balls: rigorous, tight)."""
-    from flint import arb
-    out, base = arb(1), p
-    while n:
-        if n & 1:
-            out = out * base
-        n >>= 1
-        if n:
-            base = base * base
-    return out
-
-
 def ipow(x, n):
-    """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal)."""
-    n = int(n)
-    if not isinstance(x, _ARB):
-        return x**n
-    if n < 0:
-        return 1 / ipow(x, -n)
-    if not x.contains(0):
-        return x**n                          # arb_pow of a ball of one sign: rigorous, and fast
-    if n == 0:
-        return _ARB(1)
-    if n == 1:
-        return x
-    lo, hi = x.lower(), x.upper()
-    a, b = _point_pow(lo, n), _point_pow(hi, n)
-    if n % 2 == 0:
-        return _ARB(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
-    return a.union(b)                        # odd n: monotone
+    """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal): the re-checker's
+    verify.certify.recheck.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
+    from .recheck import tight_power
+    return tight_power(x, int(n)) if isinstance(x, _ARB) else x**int(n)
 
 
 def exprel_ball(x):
