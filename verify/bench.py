@@ -197,8 +197,8 @@ def family_targets(quick: bool) -> dict:
 
     from .certify.family import FamilyIncomplete, FamilySpec, certify_family
     from .certify.files import family_file, save
-    from .certify.records import FAMILIES, FAMILY_OPTIONS, profile_family
-    spec = FamilySpec.of(FAMILY_OPTIONS, FAMILIES["deep"])
+    from .certify.records import FAMILY_OPTIONS, TARGET_FAMILY, profile_family
+    spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
     t = time.perf_counter()
     if quick:
         target = {"completed": False, "seconds": 0.0, "cells_done": 0, "cells_pending": None, "run": False}
