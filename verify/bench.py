@@ -184,7 +184,7 @@ FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query
 
 
 def family_targets(quick: bool) -> dict:
-    """verify certify for families: (1) the issue's target family (sts, K = 4, D = 8..512, eta in [1/16, 1/8],
+    """verify certify for families: (1) the benchmark family (sts, K = 4, D = 8..512, eta in [1/16, 1/8],
     ||V*|| = 1) on a 2-worker LocalCluster, stopped at the time target (600 s) and reported as met or with the
     cells done by then (not run when ``quick``: the bench part of ``verify all`` runs inside a worker); (2) on the
     ci family (verify.certify.records.FAMILIES, cached), the time of

@@ -32,7 +32,7 @@ from ..model.numbers import frac_str
 from ..model.setting import Setting
 from ..model.validation import check_int
 from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened
-from .bounds import QUANTITIES, ObservablesNotPositive, bounds_json, constants, normalised_limits, tail_bounds
+from .bounds import ObservablesNotPositive, bounds_json, constants, normalised_limits, tail_bounds
 from .comparison import LEMMA, lemma_obligations, schedule
 from .coordinates import K_EXP, PARAM_NAMES, c_exact, param_values, slow_coordinates
 from .exact import exact_certificate

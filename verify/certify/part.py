@@ -20,7 +20,7 @@ from .certificate import CertificateFailed, certify
 from .records import FAMILIES, certificate_evidence, family_evidence, regime_scope
 from .figure import band, trajectory_of
 
-MAIN = dict(D=64, K=4, preset="gcn", eta="1/32")                    # the benchmark regime
+MAIN = dict(D=64, K=4, preset="gcn", eta="1/32")                    # the benchmark regime (verify.bench.REGIME)
 EXACT = {"K = D": dict(D=8, K=8, preset="cnn", eta="1/10"),
          "K = 0": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2")}
 AT = (10**3, 10**6, 10**9, 10**12)
