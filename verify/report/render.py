@@ -16,6 +16,11 @@ VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4
                    "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
 
 
+def _fr(text):
+    from fractions import Fraction
+    return Fraction(str(text))
+
+
 def _frac(x) -> str:
     """An exact rational string as a short decimal (the exact value is in the part's evidence file)."""
     from fractions import Fraction
@@ -108,6 +113,16 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
                 out.append(("pre", cert["recheck"]))
         for lab, e in (cert.get("exact_cases") or {}).items():
             out.append(("p", f"{lab}: {e['note']} (`{e['replay']}`)"))
+        fam = cert.get("family") or {}
+        if fam.get("normalised_limits"):
+            at = fam["limits_at_largest_D"]
+            out.append(("p", f"Beside the single regime, a whole family: {fam['label']} (every integer D, every eta in "
+                             f"the range, ||V*|| = 1), {fam['cells']} cells each certified for all its members "
+                             "(`verify certify` with ranges). For every member, lim q(T)/leading_q(T):"))
+            out.append(("table", ["quantity", "lim q/leading_q - 1, every member", f"lim (eta T)^p q at D = {at['D']}"],
+                        [[q, f"[{float(_fr(lo) - 1):.2e}, {float(_fr(hi) - 1):.2e}]",
+                          f"[{float(_fr(at[q][0])):.10g}, {float(_fr(at[q][1])):.10g}]"]
+                         for q, (lo, hi) in fam["normalised_limits"].items()]))
     rec = results.get("reconcile")
     if rec:
         out.append(("h", 2, "Which convention? (verify reconcile)", "reconcile"))

@@ -375,7 +375,8 @@ def assemble(records: list[dict], *, profile: str, wall_seconds: float | None, r
                 "shells": len(cert.get("shells") or []), "obligations": len(cert.get("obligations") or []),
                 "recheck": cert.get("recheck"),
                 "exact_cases": {lab: {"note": ((e.get("certificate") or {}).get("rate") or {}).get("note"),
-                                      "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()}}
+                                      "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()},
+                "family": {k: v for k, v in (res.get("family") or {}).items() if k != "records"}}
         elif r["kind"] == "reconcile":
             reconcile = {k: res.get(k) for k in ("solutions", "unique", "status", "tstar", "reference", "stability",
                                                  "claims", "replay")} | {
