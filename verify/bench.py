@@ -196,6 +196,7 @@ def family_targets(quick: bool) -> dict:
     from fractions import Fraction
 
     from .certify.family import FamilyIncomplete, FamilySpec, certify_family
+    from .certify.obligations import CertificateFailed
     from .certify.files import family_file, save
     from .certify.records import FAMILY_OPTIONS, TARGET_FAMILY, profile_family
     spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
@@ -209,6 +210,9 @@ def family_targets(quick: bool) -> dict:
         except FamilyIncomplete as exc:
             target = {"completed": False, "seconds": exc.seconds, "cells_done": exc.done,
                       "cells_pending": exc.pending, "run": True}
+        except CertificateFailed as exc:
+            target = {"completed": False, "seconds": time.perf_counter() - t, "cells_done": None,
+                      "cells_pending": None, "run": True, "failed": str(exc)}
     small = profile_family("ci")
     rng = small.spec.range_of
     members = [{"D": d, "eta": e} for d in sorted(set(rng["D"])) for e in sorted(set(rng["eta"]))]
@@ -459,7 +463,7 @@ def to_markdown(res: dict) -> str:
     if fa:
         tf = fa["target_family"]
         done = (f"certified in {tf['seconds']:.0f} s ({tf['cells']} cells)" if tf["completed"] else
-                "not run (quick)" if not tf.get("run") else
+                "not run (quick)" if not tf.get("run") else f"failed: {tf['failed']}" if tf.get("failed") else
                 f"not finished within {tf['seconds']:.0f} s: {tf['cells_done']} cells certified, {tf['cells_pending']} "
                 "pending")
         lines += [f"Family certificate (target {tf['spec']['ranges']}, sts K = 4, ||V*|| = 1, 2 workers): {done} "

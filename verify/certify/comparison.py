@@ -184,7 +184,7 @@ def _refined(hull, Zl, Zh, u_j, u_next, bits):
         if not _lemma_applies(h_new, u_j):
             break
         n_new, zh_new = _shell_span(Zl, Zh, h_new, u_j, u_next, bits)
-        if not zh_new * lo_new**2 <= 1:
+        if not dyadic_up(zh_new) * lo_new**2 <= 1:     # the next shell starts from Zh = dyadic_up(z_hi)
             break
         lo, h, n, zh_end = lo_new, h_new, n_new, zh_new
     return lo, h, n

@@ -29,7 +29,7 @@ from ..errors import InvalidParameter
 from ..model.numbers import frac_str
 
 RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
-MAX_SPLITS = 8          # bisections of a cell that does not close, before the family certificate fails
+MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
               "max_prefix": 400_000, "check_every": 64}
 
@@ -385,7 +385,6 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
     import contextlib
 
     from ..executor import Executor
-    from .obligations import CertificateFailed, Obligation
     check_family(spec)
     knobs = CELL_KNOBS | (knobs or {})
     t = time.perf_counter()
@@ -396,26 +395,32 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
             batch, pending = pending, []
             tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
             runs = ex.stream(certify_cell, tasks) if dask else ((n, certify_cell(*a)) for n, a in tasks)
-            for _, res in runs:
-                if deadline is not None and time.perf_counter() - t > deadline:
-                    raise FamilyIncomplete(len(done), len(pending) + len(batch), time.perf_counter() - t)
-                if isinstance(res, Exception):
-                    raise res
-                if res["status"] == "certified":
-                    done.append(res)
-                    continue
-                cell = Cell(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())),
-                            res["path"])
-                halves = cell.split() if len(cell.path) < MAX_SPLITS else None
-                if halves is None:
-                    raise CertificateFailed(Obligation(
-                        "family-cell", f"the cell {res['box']} closes", "arb", False,
-                        f"after {len(cell.path)} splits: {res['failed_obligation']['detail']}"))
-                pending += list(halves)
-                if progress is not None:
-                    progress(len(done), len(pending))
+            with contextlib.closing(runs):          # closed (its tasks cancelled) before the cluster goes
+                _collect(runs, spec, done, pending, deadline, t, len(batch), progress)
     done.sort(key=lambda c: c["path"])
     return FamilyCertificate(spec, done, knobs, time.perf_counter() - t)
+
+
+def _collect(runs, spec, done: list, pending: list, deadline, t0: float, batch: int, progress) -> None:
+    """Sort one batch's cell results: certified ones into ``done``, the halves of failed ones into ``pending``."""
+    from .obligations import CertificateFailed, Obligation
+    for _, res in runs:
+        if deadline is not None and time.perf_counter() - t0 > deadline:
+            raise FamilyIncomplete(len(done), len(pending) + batch, time.perf_counter() - t0)
+        if isinstance(res, Exception):
+            raise res
+        if res["status"] == "certified":
+            done.append(res)
+            continue
+        cell = Cell(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"])
+        halves = cell.split() if len(cell.path) < MAX_SPLITS else None
+        if halves is None:
+            raise CertificateFailed(Obligation(
+                "family-cell", f"the cell {res['box']} closes", "arb", False,
+                f"after {len(cell.path)} splits: {res['failed_obligation']['detail']}"))
+        pending += list(halves)
+        if progress is not None:
+            progress(len(done), len(pending))
 
 
 def _num(name: str, text: str):
