@@ -101,8 +101,8 @@ def test_cli_recheck_runs_the_checker(saved, tmp_path):
 
 def test_the_checker_imports_nothing_of_the_toolkit(saved):
     """Its own import statements name only the standard library and flint; and a fresh interpreter running it
-    (python -X importtime -m verify.certify.recheck) loads no verify module but the two (lazy) package files,
-    and no SymPy, NumPy or mpmath."""
+    (python -X importtime -m verify.certify.recheck) loads no verify module but the two (lazy) package files and
+    their lazy-export helper (itself importing only the standard library), and no SymPy, NumPy or mpmath."""
     tree = ast.parse((ROOT / "verify" / "certify" / "recheck.py").read_text())
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
@@ -113,7 +113,10 @@ def test_the_checker_imports_nothing_of_the_toolkit(saved):
     assert r.returncode == 0, r.stdout
     loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     ours = {m for m in loaded if m.split(".")[0] == "verify"}
-    assert ours <= {"verify", "verify.certify"}, ours
+    assert ours <= {"verify", "verify.certify", "verify.lazy"}, ours
+    lazy = ast.parse((ROOT / "verify" / "lazy.py").read_text())
+    assert {a.name for n in ast.walk(lazy) if isinstance(n, ast.Import) for a in n.names} <= set(sys.stdlib_module_names)
+    assert not [n for n in ast.walk(lazy) if isinstance(n, ast.ImportFrom) and n.module != "__future__"]
     assert not {m for m in loaded if m.split(".")[0] in ("sympy", "numpy", "mpmath", "z3", "cvc5")}
 
 
