@@ -78,7 +78,7 @@ class EarlyAlignment(Check):
         from verify.model.sigmas import parse_sigma
         from verify.engines.arb import iterate_certified
         ev = []
-        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (z3 induction under
+        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (SMT induction, z3 and cvc5, under
         # eta_V c_L v N <= min(K, D - K), a hypothesis of this statement, on the reduction's two-valued columns), so
         # cos(W_X(t), V*) = alpha/|alpha| = 1
         ev += proof_routes("W_X(t) = alpha(t) V* with alpha(t) > 0, so cos = 1 (sigma = identity)",

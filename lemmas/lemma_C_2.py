@@ -5,7 +5,7 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
 - ``lemma-C.2-small-step`` (sigma = identity, x <= min(K, D - K), x <= K when K = D): a proof for every
   dimension and every t (verify.derive.stability.positivity_obligations with the reduction's two-valued
   columns): the recursion (*) alpha(t+1) = (1 - x ||s||^2) alpha(t) + x p_on by matrix calculus, and every
-  inequality of the induction by z3 in block form (symbolic K, D, N, e^delta): ||s||^2 <= max(1/K, 1/(D - K))
+  inequality of the induction by z3 and cvc5 in block form (symbolic K, D, N, e^delta): ||s||^2 <= max(1/K, 1/(D - K))
   makes the factor 1 - x ||s||^2 >= 0, so alpha >= 0 gives alpha(t+1) >= x p_on > 0.
 - ``lemma-C.2-large-step`` (sigma = identity, min(K, D - K) < x < 2K): the factor can be negative near S = S*.
   The proof attempt (verify.derive.stability.large_step_obligations) closes at K = D (an invariant interval

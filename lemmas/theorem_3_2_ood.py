@@ -148,7 +148,7 @@ def epsilon_records(profile: str) -> tuple[list, dict]:
     """The certified T(epsilon) (one record for every epsilon) and, as a second route, L_ood at T(epsilon) for a few
     epsilon from the iterated student (float64, exact formula)."""
     from verify.certify.certificate import CertificateFailed, certify
-    from verify.certify.evidence import regime_scope as certificate_scope
+    from verify.certify.records import regime_scope as certificate_scope
     s = regime("sts", 8, 2, eta="1/10", vstar_norm="1")       # the base regime of Theorem 3.1's certificate
     mu, v = Fraction(MU), Fraction(VAR)
     try:

@@ -81,7 +81,7 @@ def test_json_lists_every_obligation_with_status_method_and_scope():
     d = json.loads(res.output)
     obs = [o for group in d["obligations"].values() for o in group]
     assert len(obs) > 25 and {o["status"] for o in obs} == {"proved", "disproved"}
-    assert all(o["method"] in ("sympy identity", "matrix calculus", "z3") and "label" in o["scope"] for o in obs)
+    assert all(o["method"] in ("sympy identity", "matrix calculus", "smt") and "label" in o["scope"] for o in obs)
     assert d["conventions"]["sigma"] == "erf" and "dL/dW_KQ[a,b]" in d["gradients"]
     assert any(o["scope"]["dims"] == "all" for o in obs) and any(o["scope"]["dims"] != "all" for o in obs)
 

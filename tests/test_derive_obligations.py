@@ -1,11 +1,12 @@
-"""Lemma C.2's induction as solver-discharged obligations (z3, nonlinear real arithmetic), and the
-negative controls: dropping the step-size hypothesis must give a counterexample that really is one."""
+"""Lemma C.2's induction as solver-discharged obligations (z3 and cvc5, nonlinear real arithmetic), and the
+negative controls: dropping the step-size hypothesis must give a counterexample that really is one. Every SMT
+obligation records both solvers' results; a disagreement (forced here) leaves it open."""
 from fractions import Fraction
 
 import pytest
-import z3
 
-from verify.derive.obligations import z3_decide, z3_obligation
+from verify.derive import obligations
+from verify.derive.obligations import smt_obligation, solver_decide
 from verify.derive.stability import (delta_increment_identity, k_equals_d_obligations, large_step_obligations,
                                      positivity_obligations, step_hypotheses)
 from verify.evidence import Scope, decide
@@ -16,7 +17,8 @@ def test_lemma_c2_obligations_are_proved_and_the_controls_disproved():
     tests = [o for o in rep.obligations if o.role == "test"]
     controls = [o for o in rep.obligations if o.role == "outside"]
     assert rep.proved and len(tests) >= 5 and all(o.status == "proved" for o in tests)
-    assert {o.method for o in tests} >= {"z3", "matrix calculus"}
+    assert {o.method for o in tests} >= {"smt", "matrix calculus"}
+    assert all(set(o.solvers) == {"z3", "cvc5"} for o in rep.obligations if o.method == "smt")
     assert len(controls) == 2 and all(o.status == "disproved" and o.counterexample for o in controls)
     # every step names what it assumes: the proof as a whole assumes the small-step range and zero initialisation
     assumed = set().union(*(o.scope.assumes for o in tests))
@@ -57,13 +59,15 @@ def test_the_column_bound_by_hand():
             assert abs(_column({"K": K, "n": n, "E": Fraction(1, 10**9)})[0] - Fraction(1, n)) < Fraction(1, 10**6)
 
 
-def test_the_step_with_its_hypothesis_has_no_counterexample_and_each_hypothesis_matters():
-    hyp, a_next, _ = step_hypotheses(True)
-    assert z3_decide(hyp, a_next > 0)[0] is True
-    # dropping alpha >= 0 also breaks it (alpha very negative): the solver says so
-    alpha = z3.Real("alpha")
-    weaker = [h for h in hyp if not z3.eq(h, alpha >= 0)]
-    holds, model = z3_decide(weaker, a_next > 0)
+@pytest.mark.parametrize("solver", ["z3", "cvc5"])
+def test_the_step_with_its_hypothesis_has_no_counterexample_and_each_hypothesis_matters(solver):
+    lib = obligations.solver_library(solver)
+    hyp, a_next, _ = step_hypotheses(True, lib)
+    assert solver_decide(solver, hyp, a_next > 0)[0] is True
+    # dropping alpha >= 0 also breaks it (alpha very negative): each solver says so
+    at = [str(h) for h in hyp].index("alpha >= 0")
+    weaker = hyp[:at] + hyp[at + 1:]
+    holds, model = solver_decide(solver, weaker, a_next > 0)
     assert holds is False and Fraction(model["alpha"]) < 0
 
 
@@ -83,9 +87,23 @@ def test_k_equals_d_is_proved_over_the_whole_range_and_the_large_step_stays_open
     assert delta_increment_identity()[0] is True
 
 
-def test_z3_obligation_reports_unknown_and_false_honestly():
-    x = z3.Real("x")
-    ob = z3_obligation("x > 0 for every real x", [], x > 0, Scope())
+def test_smt_obligation_reports_false_honestly_from_both_solvers():
+    ob = smt_obligation("x > 0 for every real x", lambda s: ([], s.Real("x") > 0), Scope())
     assert ob.status == "disproved" and Fraction(ob.counterexample["x"]) <= 0
+    assert {k: v["status"] for k, v in ob.solvers.items()} == {"z3": "disproved", "cvc5": "disproved"}
     with pytest.raises(ValueError):
         ob.evidence(replay="")      # a disproved test obligation needs its replay command
+
+
+def test_both_results_recorded_and_a_disagreement_leaves_the_obligation_open(monkeypatch):
+    """x^2 >= 0 is proved by both; if one solver (forced) said "sat", the obligation is open, naming both results,
+    and its evidence does not prove anything."""
+    build = lambda s: ([], s.Real("x") * s.Real("x") >= 0)  # noqa: E731
+    ok = smt_obligation("x^2 >= 0", build, Scope())
+    assert ok.status == "proved" and {v["status"] for v in ok.solvers.values()} == {"proved"}
+    assert ok.as_dict()["solvers"]["cvc5"]["status"] == "proved" and ok.evidence()["solvers"] == ok.solvers
+    monkeypatch.setitem(obligations.DECIDERS, "cvc5", lambda hyp, concl, t=0: (False, {"x": "0"}))
+    torn = smt_obligation("x^2 >= 0", build, Scope())
+    assert torn.holds is None and torn.status == "unknown"
+    assert "z3 proved" in torn.detail and "cvc5 disproved" in torn.detail and "open" in torn.detail
+    assert decide([torn.evidence()], Scope()).verdict == "inconclusive"

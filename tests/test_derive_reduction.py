@@ -82,7 +82,7 @@ def test_obligations_need_a_scope_and_a_known_method():
         Obligation("x", True, "", "sympy identity", None)
     with pytest.raises(ValueError):
         Obligation("x", True, "", "hand waving", Scope())
-    ob = Obligation("x", False, "", "z3", Scope(), {"a": "1"})
+    ob = Obligation("x", False, "", "smt", Scope(), {"a": "1"})
     assert ob.status == "disproved" and ob.evidence()["replay"] and ob.evidence()["kind"] == "smt"
     assert not ProofReport("s", {}, []).proved
 

@@ -102,7 +102,7 @@ def help_texts() -> dict[str, str]:
     from verify.cli import main
     runner = CliRunner()
     out = {}
-    for args in [[]] + [[name] for name in sorted(main.commands)]:
+    for args in [[]] + [[name] for name in sorted(main.list_commands(None))]:
         res = runner.invoke(main, args + ["--help"], terminal_width=10_000, max_content_width=10_000)
         assert res.exit_code == 0, res.output
         out[" ".join(["verify"] + args + ["--help"])] = res.output

@@ -100,13 +100,13 @@ def test_run_reduced_and_full_engines_agree_on_the_toy(toy):
         assert abs(a - b) <= Decimal("1e-30") * abs(a), key
 
 
-def test_the_fuzzer_draws_the_toy_inside_its_conditions(toy):
-    regime = find(valid_regimes(max_d=6, long_horizon=False, conditions=("odd", "wp-zero")),
+def test_the_fuzzer_draws_the_toy_inside_its_hypotheses(toy):
+    regime = find(valid_regimes(max_d=6, long_horizon=False, hypotheses=("odd", "wp-zero")),
                   lambda r: dict(r.kwargs)["sigma"] == toy, settings=settings(database=None, max_examples=2000))
     assert regime.setting().sigma == parse_sigma(toy)
     # "sigma = identity" excludes it: the draw reads the family's properties, not a list of names
     with pytest.raises(NoSuchExample):
-        find(valid_regimes(max_d=6, long_horizon=False, conditions=("identity",)),
+        find(valid_regimes(max_d=6, long_horizon=False, hypotheses=("identity",)),
              lambda r: dict(r.kwargs)["sigma"] == toy, settings=settings(database=None, max_examples=300))
 
 

@@ -18,12 +18,20 @@ Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md 
 >>> r.step
 100
 """
-from .api import check_claim, claim_ids, leading_term_values, leading_terms, plot_trajectory
-from .engines import Trajectory, iterate, iterate_certified
-from .errors import InvalidParameter, PrecisionError, UnsupportedRegime, VerificationError
-from .evidence import Scope, decide, record
-from .model import Setting, make_setting
+from .lazy import lazy_exports
+
+# Each public name and the module that defines it. The package imports nothing at import time (PEP 562): a name
+# is imported on first use, so that a submodule run alone (e.g. ``python -m verify.certify.recheck``, which must
+# depend on nothing of the toolkit) does not load the toolkit.
+_EXPORTS = {"check_claim": ".api", "claim_ids": ".api", "leading_term_values": ".api", "leading_terms": ".api",
+            "plot_trajectory": ".api", "Trajectory": ".engines", "iterate": ".engines", "iterate_certified": ".engines",
+            "InvalidParameter": ".errors", "PrecisionError": ".errors", "UnsupportedRegime": ".errors",
+            "VerificationError": ".errors", "Scope": ".evidence", "decide": ".evidence", "record": ".evidence",
+            "Setting": ".model", "make_setting": ".model"}
 
 __all__ = ["make_setting", "Setting", "iterate", "iterate_certified", "Trajectory", "leading_terms",
            "leading_term_values", "claim_ids", "check_claim", "record", "Scope", "decide", "plot_trajectory",
            "VerificationError", "InvalidParameter", "PrecisionError", "UnsupportedRegime"]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

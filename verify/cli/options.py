@@ -24,8 +24,12 @@ from ..model.sigmas import family_syntax
 
 SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
 
+D_OPTION = click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)")
+# verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
+D_RANGE_OPTION = click.option("--D", "D", default=None, help="sequence length (number of tokens), or a range LO..HI: "
+                              "every integer length in it (a family)")
 SETTING_OPTIONS = [
-    click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)"),
+    D_OPTION,
     click.option("--K", "K", type=int, default=None, help="support size of each column of S*"),
     click.option("--N", "N", type=int, default=None, help="number of output columns (query positions)"),
     click.option("--M", "M", type=int, default=1, show_default=True, help="output dimension (rows of V*)"),
@@ -72,6 +76,13 @@ def setting_options(f):
     return f
 
 
+def family_setting_options(f):
+    """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
+    for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
+        f = opt(f)
+    return f
+
+
 def setting_from_options(kw: dict):
     """Pop the regime options out of ``kw`` and build the validated Setting.
 
@@ -79,11 +90,16 @@ def setting_from_options(kw: dict):
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
+    return make_setting(**setting_kwargs(kw))
+
+
+def setting_kwargs(kw: dict) -> dict:
+    """Pop the regime options out of ``kw``: the make_setting keywords they spell (see setting_from_options)."""
     args = {k: kw.pop(k) for k in SETTING_KEYS if k in kw}
     args["wp_trainable"] = not args.pop("freeze_wp", False)
     if args.get("p_structure") is None:
         args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
-    return make_setting(**args)
+    return args
 
 
 # ----- errors: from API names to the flags the user typed ---------------------------------------
@@ -91,7 +107,7 @@ def setting_from_options(kw: dict):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "regime": "regime_file",
+            "regime": "regime_file", "member": "query",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 

@@ -94,11 +94,13 @@ def _as_products(expr: sp.Expr) -> sp.Expr:
         lambda e: ipow(e.base, e.exp) if e.exp.is_Integer else ipow(sp.sqrt(e.base), 2 * e.exp))
 
 
-def lambdify(args, expr, backend: str, products: bool = False):
+def lambdify(args, expr, backend: str, products: bool = False, cse: bool = True):
     """Compile ``expr`` (or a tuple of them) in ``args`` for one backend.
 
     ``products`` (arb only): integer powers are evaluated as products of balls (see :func:`_int_power`),
     which the full-matrix certified engine needs where a quantity such as mu_u - mu_z is a ball around 0.
+    ``cse``: share common subexpressions (faster; for Arb balls it can also change an enclosure's width, since
+    the shared form is another formula).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}")
@@ -110,14 +112,14 @@ def lambdify(args, expr, backend: str, products: bool = False):
         pi_call = sp.Function("arb_pi")()
         prep = lambda e: (_as_products if products else (lambda x: x))(_ball_guards(sp.sympify(e)).subs(sp.pi, pi_call))  # noqa: E731
         expr = tuple(prep(e) for e in expr) if isinstance(expr, (tuple, list)) else prep(expr)
-        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=True)
+        f = sp.lambdify(args, expr, modules=[_arb_namespace(), "mpmath"], cse=cse)
         f.__globals__.update(_arb_namespace())
         return f
     if backend == "jax":
         # SymPy's jax printer has no erf: jax.scipy.special's is traceable and differentiable.
         from jax.scipy.special import erf
-        return sp.lambdify(args, expr, modules=[{"erf": erf}, "jax"], cse=True)
-    return sp.lambdify(args, expr, modules=backend, cse=True)
+        return sp.lambdify(args, expr, modules=[{"erf": erf}, "jax"], cse=cse)
+    return sp.lambdify(args, expr, modules=backend, cse=cse)
 
 
 def python_source(name: str, args, expr) -> str:

@@ -30,7 +30,7 @@ import sympy as sp
 
 from ..evidence import Scope
 from ..model.sigmas.identity import Identity
-from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
+from .obligations import Obligation, ProofReport, smt_obligation, solver_library, stopwatch
 from .reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
@@ -105,31 +105,27 @@ IDENTITY = Scope("all", ("identity",), "all", "all")
 ANY_SIGMA = Scope("all", "all", "all", "all")
 
 
-def _reals(names: str):
-    import z3
-    return z3.Reals(names)
-
-
-def _counts(*ns):
+# Every SMT statement below is written once, as a function of a solver's z3-style API ``lib`` (z3 itself or
+# cvc5.pythonic), and decided by both solvers (verify.derive.obligations.smt_obligation).
+def _counts(lib, *ns):
     """What 'n is a number of entries' gives over the reals: 0 or at least 1."""
-    import z3
-    return [z3.Or(n == 0, n >= 1) for n in ns]
+    return [lib.Or(n == 0, n >= 1) for n in ns]
 
 
-def block_column():
+def block_column(lib=None):
     """A two-valued column in block form with symbolic counts K (on the support, >= 1) and n = D - K (off it):
-    z3 reals and the column's quantities times Z^2 (Z = K E + n > 0, E = e^delta > 0), so that every statement
-    about it is polynomial: {"K", "n", "E", "Z", "sq_Z2": ||s||^2 Z^2, "p_on_Z": p_on Z, "base": hypotheses}."""
-    K_, n, E_ = _reals("K n E")
+    reals of ``lib`` (default z3) and the column's quantities times Z^2 (Z = K E + n > 0, E = e^delta > 0), so that
+    every statement about it is polynomial: {"K", "n", "E", "Z", "sq_Z2": ||s||^2 Z^2, "p_on_Z": p_on Z, "base"}."""
+    lib = lib or solver_library("z3")
+    K_, n, E_ = lib.Reals("K n E")
     Z = K_ * E_ + n
     return {"K": K_, "n": n, "E": E_, "Z": Z, "sq_Z2": K_ * E_ * E_ + n, "p_on_Z": E_,
-            "base": [K_ >= 1, E_ > 0] + _counts(n)}
+            "base": [K_ >= 1, E_ > 0] + _counts(lib, n), "lib": lib}
 
 
 def small_step(col, x):
     """The step-size hypothesis of the small-step part in block form: x <= K, and x <= n unless n = 0 (K = D)."""
-    import z3
-    return [x > 0, x <= col["K"], z3.Or(col["n"] == 0, x <= col["n"])]
+    return [x > 0, x <= col["K"], col["lib"].Or(col["n"] == 0, x <= col["n"])]
 
 
 def next_alpha_Z2(col, x, a):
@@ -153,26 +149,25 @@ def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
 def column_obligations() -> list[Obligation]:
     """The column facts of the small-step induction, for two-valued softmax columns in block form (symbolic K,
     D, N, delta): <S, S*> > 0 when K >= 1, and 1 - x ||s||^2 >= 0 under the small-step hypothesis."""
-    import z3
-    c = block_column()
-    x = z3.Real("x")
-    cor = [z3_obligation("<S, S*> = N p_on > 0 when K >= 1 (softmax entries are positive)", c["base"],
-                         c["p_on_Z"] * c["Z"] > 0, ANY_SIGMA, "<S, S*> = N K p_on (1/K), p_on = e^delta / Z",
-                         assumes=("uniform-S*", "K>0"))]
-    cor.append(z3_obligation(
-        "1 - x ||s||^2 >= 0 for every two-valued column when x <= K and x <= D - K (x <= K if K = D)",
-        c["base"] + small_step(c, x), c["Z"] * c["Z"] - x * c["sq_Z2"] >= 0, ANY_SIGMA,
-        "x = eta_V c_L v N; ||s||^2 = (K E^2 + n)/Z^2 <= max(1/K, 1/n), n = D - K", assumes=("uniform-S*",
-                                                                                           "eta-small-step")))
-    return cor
+    def positive(lib):
+        c = block_column(lib)
+        return c["base"], c["p_on_Z"] * c["Z"] > 0
+
+    def factor(lib):
+        c, x = block_column(lib), lib.Real("x")
+        return c["base"] + small_step(c, x), c["Z"] * c["Z"] - x * c["sq_Z2"] >= 0
+    return [smt_obligation("<S, S*> = N p_on > 0 when K >= 1 (softmax entries are positive)", positive, ANY_SIGMA,
+                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0")),
+            smt_obligation("1 - x ||s||^2 >= 0 for every two-valued column when x <= K and x <= D - K (x <= K if "
+                           "K = D)", factor, ANY_SIGMA, "x = eta_V c_L v N; ||s||^2 = (K E^2 + n)/Z^2 <= max(1/K, 1/n), "
+                           "n = D - K", assumes=("uniform-S*", "eta-small-step"))]
 
 
-def step_hypotheses(small: bool = True):
-    """The small-step induction step in block form: (hypotheses, alpha(t+1) Z^2, variables). ``small=False``
-    keeps only the statement's x < 2K (the negative control)."""
-    import z3
-    c = block_column()
-    x, a = z3.Reals("x alpha")
+def step_hypotheses(small: bool = True, lib=None):
+    """The small-step induction step in block form: (hypotheses, alpha(t+1) Z^2, variables), in ``lib``'s reals
+    (default z3). ``small=False`` keeps only the statement's x < 2K (the negative control)."""
+    c = block_column(lib)
+    x, a = c["lib"].Reals("x alpha")
     hyp = c["base"] + [a >= 0] + (small_step(c, x) if small else [x > 0, x < 2 * c["K"]])
     return hyp, next_alpha_Z2(c, x, a), dict(c, x=x, alpha=a)
 
@@ -187,27 +182,35 @@ def positivity_obligations() -> ProofReport:
       base       alpha(0) = 0 (zero initialisation), so by induction alpha(t) > 0 for all t >= 1.
     Negative controls (outside the hypotheses, expected disproved with a counterexample): the step under the
     statement's x < 2K only, and K = 0 (<S, S*> = 0)."""
-    import z3
     rep = ProofReport("identity", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
     rep.obligations.append(recursion_obligation())
     rep.obligations.extend(column_obligations())
-    hyp, a_next, v = step_hypotheses(True)
-    rep.obligations.append(z3_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when x <= min(K, D - K) "
-                                         "(x <= K if K = D)", hyp, a_next > 0, IDENTITY,
-                                         "alpha(t+1) Z^2 = alpha (Z^2 - x (K E^2 + n)) + x E Z; alpha(t+1) > 0 gives "
-                                         "the next step's alpha >= 0", assumes=("uniform-S*", "K>0", "eta-small-step")))
-    a0 = z3.Real("alpha_0")
-    rep.obligations.append(z3_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
-                                         [a0 == 0], a0 >= 0, IDENTITY, "zero initialisation", assumes=("zero-init",)))
-    # negative controls: each drops one hypothesis; the solver must find a counterexample
-    hyp, a_next, _ = step_hypotheses(False)
-    rep.obligations.append(z3_obligation("negative control: the step under x < 2K only", hyp, a_next > 0, IDENTITY,
-                                         "without x <= min(K, D - K) the factor 1 - x ||s||^2 can be negative",
-                                         role="outside"))
-    hyp, _, v = step_hypotheses(True)
-    no_teacher = v["alpha"] * (v["Z"] * v["Z"] - v["x"] * v["sq_Z2"])      # (*) with <S, S*> = 0
-    rep.obligations.append(z3_obligation("negative control: K = 0 (<S,S*> = 0)", hyp, no_teacher > 0, IDENTITY,
-                                         "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
+
+    def step(small):
+        def build(lib):
+            hyp, a_next, _ = step_hypotheses(small, lib)
+            return hyp, a_next > 0
+        return build
+
+    def no_teacher(lib):
+        hyp, _, v = step_hypotheses(True, lib)
+        return hyp, v["alpha"] * (v["Z"] * v["Z"] - v["x"] * v["sq_Z2"]) > 0      # (*) with <S, S*> = 0
+
+    def base(lib):
+        a0 = lib.Real("alpha_0")
+        return [a0 == 0], a0 >= 0
+    rep.obligations.append(smt_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when x <= min(K, D - K) "
+                                          "(x <= K if K = D)", step(True), IDENTITY,
+                                          "alpha(t+1) Z^2 = alpha (Z^2 - x (K E^2 + n)) + x E Z; alpha(t+1) > 0 gives "
+                                          "the next step's alpha >= 0", assumes=("uniform-S*", "K>0", "eta-small-step")))
+    rep.obligations.append(smt_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
+                                          base, IDENTITY, "zero initialisation", assumes=("zero-init",)))
+    # negative controls: each drops one hypothesis; the solvers must find a counterexample
+    rep.obligations.append(smt_obligation("negative control: the step under x < 2K only", step(False), IDENTITY,
+                                          "without x <= min(K, D - K) the factor 1 - x ||s||^2 can be negative",
+                                          role="outside"))
+    rep.obligations.append(smt_obligation("negative control: K = 0 (<S,S*> = 0)", no_teacher, IDENTITY,
+                                          "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
     return rep
 
 
@@ -216,18 +219,22 @@ def k_equals_d_obligations() -> ProofReport:
     """Lemma C.2 at K = D for the whole statement's range 0 < x < 2K: S = S* stays uniform (||s||^2 = 1/K,
     p_on = 1/K), so alpha' = (1 - x/K) alpha + x/K with |1 - x/K| < 1, and [0, 2] is an invariant interval on
     which alpha' > 0 (z3)."""
-    import z3
     rep = ProofReport("identity, K = D", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "D"})
     rep.obligations.append(recursion_obligation(("k-equals-d",)))
-    Kd, x, a = z3.Reals("K x alpha")
-    nxt = (1 - x / Kd) * a + x / Kd
-    rep.obligations.append(z3_obligation("[K = D] induction step: 0 <= alpha <= 2 => 0 < alpha(t+1) <= 2 when "
-                                         "0 < x < 2K", [Kd >= 1, x > 0, x < 2 * Kd, a >= 0, a <= 2],
-                                         z3.And(nxt > 0, nxt <= 2), IDENTITY, "alpha(t+1) = (1 - x/K) alpha + x/K",
-                                         assumes=("K=D", "eta-stable")))
-    a0 = z3.Real("alpha_0")
-    rep.obligations.append(z3_obligation("base: alpha(0) = 0 lies in [0, 2]", [a0 == 0], z3.And(a0 >= 0, a0 <= 2),
-                                         IDENTITY, "zero initialisation", assumes=("zero-init",)))
+
+    def step(lib):
+        Kd, x, a = lib.Reals("K x alpha")
+        nxt = (1 - x / Kd) * a + x / Kd
+        return [Kd >= 1, x > 0, x < 2 * Kd, a >= 0, a <= 2], lib.And(nxt > 0, nxt <= 2)
+
+    def base(lib):
+        a0 = lib.Real("alpha_0")
+        return [a0 == 0], lib.And(a0 >= 0, a0 <= 2)
+    rep.obligations.append(smt_obligation("[K = D] induction step: 0 <= alpha <= 2 => 0 < alpha(t+1) <= 2 when "
+                                          "0 < x < 2K", step, IDENTITY, "alpha(t+1) = (1 - x/K) alpha + x/K",
+                                          assumes=("K=D", "eta-stable")))
+    rep.obligations.append(smt_obligation("base: alpha(0) = 0 lies in [0, 2]", base, IDENTITY, "zero initialisation",
+                                          assumes=("zero-init",)))
     return rep
 
 
@@ -256,12 +263,12 @@ def delta_increment_identity() -> tuple[bool, str]:
 
 def open_step(name: str, attempt: Obligation, why: str, assumes) -> Obligation:
     """A proof step the solver did not close, shown as open (holds None, never proved, never a counterexample
-    to the statement): ``attempt`` is the one-step implication z3 decided, whose counterexample (a state the
-    recursion need not reach) is kept in the detail."""
-    return Obligation(name, None, f"open: {why}; z3 {attempt.status} the one-step implication"
+    to the statement): ``attempt`` is the one-step implication the solvers decided, whose counterexample (a state
+    the recursion need not reach) is kept in the detail."""
+    return Obligation(name, None, f"open: {why}; the solvers {attempt.status} the one-step implication"
                       + (f" (counterexample {attempt.counterexample})" if attempt.counterexample else "")
-                      + "; " + attempt.detail, "z3", IDENTITY, attempt.counterexample, seconds=attempt.seconds,
-                      assumes=tuple(assumes))
+                      + "; " + attempt.detail, "smt", IDENTITY, attempt.counterexample, seconds=attempt.seconds,
+                      assumes=tuple(assumes), solvers=attempt.solvers)
 
 
 @lru_cache(maxsize=None)
@@ -272,7 +279,6 @@ def large_step_obligations() -> ProofReport:
     eta_KQ lambda^2 beta^2 c_L v D ||V*||^2 / K, which the statement does not give: z3 finds a state where the
     sufficient condition e^Delta >= 1 + Delta fails), and the induction step itself, which without an upper
     bound on alpha is false (z3's counterexample): an invariant region 0 <= alpha <= A(delta) is needed."""
-    import z3
     rep = ProofReport("identity, min(K, D - K) < x < 2K", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
     rep.obligations.append(recursion_obligation(("interior",)))
     with stopwatch() as t:
@@ -280,22 +286,31 @@ def large_step_obligations() -> ProofReport:
     rep.obligations.append(Obligation("delta step of the reduced recursion (sigma = identity): Delta = kappa p_on "
                                       "p_off alpha (1 - alpha K (p_on - p_off))", True if ok else None, txt,
                                       "sympy identity", IDENTITY, seconds=t(), assumes=("centred",)))
-    c = block_column()
-    interior = c["base"] + [c["n"] >= 1]
-    rep.obligations.append(z3_obligation("delta >= 0 (support mass >= K/D) => ||s||^2 <= 1/K", interior + [c["E"] >= 1],
-                                         c["K"] * c["sq_Z2"] <= c["Z"] * c["Z"], ANY_SIGMA,
-                                         "K (K E^2 + n) <= Z^2 for E = e^delta >= 1", assumes=("uniform-S*",)))
-    kappa, a, x = z3.Reals("kappa alpha x")
-    dz3 = delta_increment_Z3(c, kappa, a)
-    suff = z3_obligation("", interior + [c["E"] >= 1, a >= 0, kappa > 0], c["E"] * (c["Z"] ** 3 + dz3) >= c["Z"] ** 3,
-                         IDENTITY)
+    def interior(lib):
+        c = block_column(lib)
+        kappa, a, x = lib.Reals("kappa alpha x")
+        return c, c["base"] + [c["n"] >= 1, c["E"] >= 1], kappa, a, x
+
+    def norm(lib):
+        c, hyp, *_ = interior(lib)
+        return hyp, c["K"] * c["sq_Z2"] <= c["Z"] * c["Z"]
+
+    def sufficient(lib):
+        c, hyp, kappa, a, _ = interior(lib)
+        return hyp + [a >= 0, kappa > 0], c["E"] * (c["Z"] ** 3 + delta_increment_Z3(c, kappa, a)) >= c["Z"] ** 3
+
+    def large(lib):
+        c, hyp, _, a, x = interior(lib)
+        return hyp + [a >= 0, x > c["K"], x < 2 * c["K"]], next_alpha_Z2(c, x, a) > 0
+    rep.obligations.append(smt_obligation("delta >= 0 (support mass >= K/D) => ||s||^2 <= 1/K", norm, ANY_SIGMA,
+                                          "K (K E^2 + n) <= Z^2 for E = e^delta >= 1", assumes=("uniform-S*",)))
+    suff = smt_obligation("", sufficient, IDENTITY)
     rep.obligations.append(open_step(
         "delta(t) >= 0 for all t (support mass >= K/D): delta >= 0, alpha >= 0 => delta + Delta >= 0", suff,
         "the sufficient condition E (1 + Delta) >= 1 (e^Delta >= 1 + Delta) fails: kappa = eta_KQ lambda^2 beta^2 c_L "
         "v D ||V*||^2 / K is not bounded by the statement's hypotheses, and delta decreases where alpha K (p_on - "
         "p_off) > 1", ("uniform-S*",)))
-    hyp = interior + [c["E"] >= 1, a >= 0, x > c["K"], x < 2 * c["K"]]
-    step = z3_obligation("", hyp, next_alpha_Z2(c, x, a) > 0, IDENTITY)
+    step = smt_obligation("", large, IDENTITY)
     rep.obligations.append(open_step(
         "induction step for K < x < 2K: delta >= 0, alpha >= 0 => alpha(t+1) > 0", step,
         "without an upper bound on alpha the step is false (1 - x ||s||^2 < 0 near m = 1): an invariant region "

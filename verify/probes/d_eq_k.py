@@ -16,7 +16,6 @@ import math
 from functools import lru_cache
 
 import sympy as sp
-import z3
 
 from ..evidence import compare, record
 from ..model import make_setting, symbols as sy
@@ -59,7 +58,7 @@ DIVERGENT_THRESHOLD = {"value": "||W_X - V*||_F(t) <= ||V*||_F",
 def closed_form_steps(sigma) -> tuple[dict, dict]:
     """The probe's two proof steps beside the reduction (verify.derive): at K = D the reduced step freezes
     delta and maps alpha -> alpha - x (alpha - 1)/D, solved from alpha(0) = 0 by alpha(t) = 1 - q^t with
-    q = 1 - x/D (SymPy); and 0 < x < 2D makes |q| < 1 (z3). The first uses K = D and the zero start, the
+    q = 1 - x/D (SymPy); and 0 < x < 2D makes |q| < 1 (z3 and cvc5). The first uses K = D and the zero start, the
     second the step-size hypothesis eta-geometric."""
     from ..derive.reduced import reduced_step_exprs
     a_next, inc = reduced_step_exprs(sigma, "k-equals-d")
@@ -69,10 +68,15 @@ def closed_form_steps(sigma) -> tuple[dict, dict]:
     solve = identity_step("[K = D] delta is frozen and alpha(t) = 1 - (1 - eta c_L v N/D)^t solves the reduced step "
                           "from alpha(0) = 0", [inc, a_next.subs(sy.alpha, closed(t)) - closed(t + 1), closed(0)],
                           sigma.spec(), "K=D", "zero-init", detail="alpha' = " + sp.sstr(sp.factor(a_next)))
-    x, D = z3.Reals("x D")
-    contract = implication_step("[K = D] 0 < x < 2D => |1 - x/D| < 1 (x = eta c_L v N)", [D > 0, x > 0, x < 2 * D],
-                                z3.And(1 - x / D < 1, 1 - x / D > -1), sigma.spec(), "eta-geometric")
+    contract = implication_step("[K = D] 0 < x < 2D => |1 - x/D| < 1 (x = eta c_L v N)", contraction,
+                                sigma.spec(), "eta-geometric")
     return solve, contract
+
+
+def contraction(lib):
+    """(hypotheses, conclusion) of the contraction step, written with the solver API ``lib``."""
+    x, D = lib.Reals("x D")
+    return [D > 0, x > 0, x < 2 * D], lib.And(1 - x / D < 1, 1 - x / D > -1)
 
 
 def geometric_proof(sigma, replay: str) -> dict:

@@ -102,6 +102,18 @@ def reconcile_line(rec: dict) -> str:
                   + f" and T* like {dpow(ref['d_exponents']['tstar'])}.")
 
 
+def family_text(cert: dict) -> str:
+    """The family certificate beside the single regime (verify.certify.part), when the result has one."""
+    fam = cert.get("family") or {}
+    if not fam.get("normalised_limits"):
+        return ""
+    dev = max(max(abs(float(Fraction(lo)) - 1), abs(float(Fraction(hi)) - 1))
+              for lo, hi in fam["normalised_limits"].values())
+    return (f" A whole family, {fam['label']} (every integer D, every η in the range), is certified at once "
+            f"({fam['cells']} cells): for every member, lim q(T)/leading_q(T) lies within {sci(dev)} of 1 for all three "
+            "quantities.")
+
+
 class Writer:
     """Writes the findings bullets from one results.json. Each clause that quotes a number is written by
     :meth:`clause`: a number missing from the report is marked in the text ("[not in this report: ...]") and
@@ -232,7 +244,8 @@ class Writer:
                 f"discrete comparison lemma give {g(c('constants', 'excess_loss', 'c_lo'), 4)} ≤ ηT·(L − L_opt) ≤ "
                 f"{g(c('constants', 'excess_loss', 'c_hi'), 4)} for all T ≥ T0, with the limit in "
                 f"[{g(c('asymptotic', 'excess_loss', 'liminf_ge'), 13)}, {g(c('asymptotic', 'excess_loss', 'limsup_le'), 13)}];"
-                " relative width at T = 10¹²: " + ", ".join(sci(c("relative_width_at_1e12", q)) for q in qs) + ".")
+                " relative width at T = 10¹²: " + ", ".join(sci(c("relative_width_at_1e12", q)) for q in qs) + "."
+                + family_text(self.r.get("certify") or {}))
 
     def reconcile(self) -> str:
         rec = self.r.get("reconcile")

@@ -147,7 +147,8 @@ def certify_entry(res: dict, head: dict) -> dict:
         "shells": len(cert.get("shells") or []), "obligations": len(cert.get("obligations") or []),
         "recheck": cert.get("recheck"),
         "exact_cases": {lab: {"note": ((e.get("certificate") or {}).get("rate") or {}).get("note"),
-                              "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()}}
+                              "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()},
+        "family": {k: v for k, v in (res.get("family") or {}).items() if k != "records"}}
 
 
 def reconcile_entry(res: dict, statements: list[dict], head: dict) -> dict:

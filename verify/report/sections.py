@@ -61,7 +61,23 @@ def certify_blocks(cert: dict | None) -> list:
         out += certificate_blocks(cert)
     for lab, e in (cert.get("exact_cases") or {}).items():
         out.append(("p", f"{lab}: {e['note']} (`{e['replay']}`)"))
-    return out
+    return out + family_blocks(cert.get("family") or {})
+
+
+def family_blocks(fam: dict) -> list:
+    """The family certificate beside the single regime: every member's normalised limits, and the limits at the
+    family's largest D."""
+    if not fam.get("normalised_limits"):
+        return []
+    at = fam["limits_at_largest_D"]
+    fr = lambda x: Fraction(str(x))  # noqa: E731
+    return [("p", f"Beside the single regime, a whole family: {fam['label']} (every integer D, every eta in the range, "
+                  f"||V*|| = 1), {fam['cells']} cells each certified for all its members (`verify certify` with "
+                  "ranges). For every member, lim q(T)/leading_q(T):"),
+            ("table", ["quantity", "lim q/leading_q - 1, every member", f"lim (eta T)^p q at D = {at['D']}"],
+             [[q, f"[{float(fr(lo) - 1):.2e}, {float(fr(hi) - 1):.2e}]",
+               f"[{float(fr(at[q][0])):.10g}, {float(fr(at[q][1])):.10g}]"]
+              for q, (lo, hi) in fam["normalised_limits"].items()])]
 
 
 def _fit_cells(entry: dict, q: str) -> list[str]:

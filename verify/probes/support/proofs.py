@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ...derive.obligations import Obligation, sympy_obligation, z3_obligation
+from ...derive.obligations import Obligation, smt_obligation, sympy_obligation
 from ...derive.reduction import (CASE_LABEL, parity_obligation, prove_reduction_symbolic,
                                  reduced_recursion_obligations)
 from ...evidence import proof
@@ -43,9 +43,10 @@ def identity_step(name: str, exprs, sigma, *assumes: str, detail: str = "") -> d
     return step_record(sympy_obligation(name, exprs, symbolic_scope(sigma, *assumes), detail))
 
 
-def implication_step(name: str, hypotheses, conclusion, sigma, *assumes: str, detail: str = "") -> dict:
-    """A step "``hypotheses`` => ``conclusion``" over the reals (z3), using the hypotheses ``assumes``."""
-    return step_record(z3_obligation(name, hypotheses, conclusion, symbolic_scope(sigma, *assumes), detail))
+def implication_step(name: str, build, sigma, *assumes: str, detail: str = "") -> dict:
+    """A step "hypotheses => conclusion" over the reals, decided by z3 and cvc5, using the hypotheses ``assumes``;
+    ``build(lib)`` writes (hypotheses, conclusion) with a solver's z3-style API (verify.derive.smt_obligation)."""
+    return step_record(smt_obligation(name, build, symbolic_scope(sigma, *assumes), detail))
 
 
 def reduction_proof(route: str, sigma, case: str, steps: list[dict], replay: str) -> dict:
