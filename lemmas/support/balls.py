@@ -116,6 +116,26 @@ def decide_margins(margins, strict: bool = True, some: bool = False) -> BallFact
     return BallFact(True if all(ok) else None, None, undecided, n, upto)
 
 
+def both(*facts: BallFact) -> BallFact:
+    """The conjunction of facts decided on one run: fails at the earliest failure, holds when all hold."""
+    bad = [f for f in facts if f.holds is False]
+    if bad:
+        first = min(bad, key=lambda f: f.at)
+        return BallFact(False, first.at, sum(f.undecided for f in facts), sum(f.count for f in facts), first.upto)
+    ups = [f.upto for f in facts if f.upto is not None]
+    return BallFact(True if all(f.holds for f in facts) else None, None, sum(f.undecided for f in facts),
+                    sum(f.count for f in facts), max(ups) if ups else None)
+
+
+def exact(x):
+    """The ball of the exact rational ``x`` (a Fraction, an int, a decimal string, or a float read as the decimal
+    it prints: 1e-60 is 10^-60, not the double nearest it), rounded outward."""
+    from fractions import Fraction
+    from flint import arb, fmpq
+    q = Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+    return arb(fmpq(q.numerator, q.denominator))
+
+
 def falls(run: BallRun, value) -> list:
     """Margins of "value(t) < value(t - 1)" for every observed step t whose predecessor is observed."""
     with run.precision():
@@ -124,17 +144,15 @@ def falls(run: BallRun, value) -> list:
 
 def exceeds(run: BallRun, values, bound, t_min: int = 1) -> list:
     """Margins of "x > bound" for every ball x of ``values(observation)`` at the observed steps t >= ``t_min``."""
-    from flint import arb
     with run.precision():
-        b = arb(bound)
+        b = exact(bound)
         return [(t, x - b) for t in sorted(run.seen) if t >= t_min for x in values(run.seen[t])]
 
 
 def below(run: BallRun, values, bound, t_min: int = 0) -> list:
     """Margins of "|x| <= bound" (``bound - |x|``) for every ball x of ``values(observation)``, t >= ``t_min``."""
-    from flint import arb
     with run.precision():
-        b = arb(bound)
+        b = exact(bound)
         return [(t, b - abs(x)) for t in sorted(run.seen) if t >= t_min for x in values(run.seen[t])]
 
 
@@ -192,6 +210,13 @@ def show(x, digits: int = 8) -> str:
     return f"{arb(x.mid()).str(digits, radius=False)} (radius {arb(x.rad()).str(2, radius=False)})"
 
 
-__all__ = ["WHY", "BallRun", "ball_run", "BallFact", "decide_margins", "falls", "exceeds", "below", "secant_exponent",
-           "fact_record", "replayed", "show",
+def upper_str(x) -> str:
+    """A three-digit decimal at least as large as every point of the ball ``x``: its upper end raised by 1%, then
+    rounded to nearest (a relative change of at most 0.5%)."""
+    from flint import arb
+    return (x.upper() * arb(101) / 100).str(3, radius=False) if x.is_finite() else "inf"
+
+
+__all__ = ["WHY", "BallRun", "ball_run", "BallFact", "decide_margins", "both", "exact", "falls", "exceeds", "below", "secant_exponent",
+           "fact_record", "replayed", "show", "upper_str",
            "records_of"]
