@@ -27,7 +27,7 @@ from ..evidence import compare, record
 from ..model import make_setting
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
-from lemmas.support.balls import ball_run, decide_margins, exceeds, fact_record, show
+from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, show
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, GUIDE, Drawing, figure_legend, finite, keep_data_limits, label_axes,
@@ -155,8 +155,7 @@ def contraction_fact(run):
     """"r_m(t) <= (1 - eta v N/D) r_m(t - 1) for every row m and 1 <= t <= H" decided by the balls."""
     rho = rate_bound(run.setting)
     with run.precision():
-        from flint import arb
-        k = arb(rho.numerator) / rho.denominator
+        k = exact(rho)
         return decide_margins([(t, k * a - b) for t in sorted(run.seen) if t - 1 in run.seen
                                for a, b in zip(offspan_rows(run.seen[t - 1]), offspan_rows(run.seen[t]))], strict=False)
 

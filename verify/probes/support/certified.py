@@ -11,9 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from flint import arb
-
-from lemmas.support.balls import BallFact, decide_margins, fact_record, falls, records_of, secant_exponent, show
+from lemmas.support.balls import BallFact, decide_margins, exact, fact_record, falls, records_of, secant_exponent, show
 
 from ...model.paper import claimed_exponent
 from ...model.quantities import KEYS
@@ -48,9 +46,7 @@ def secant_fact(run) -> BallFact:
     if sec is None:
         return BallFact(None, None, 0, 0)
     with run.precision():
-        tol = arb(SECANT_TOL.numerator) / SECANT_TOL.denominator
-        return decide_margins([(run.horizon, tol - abs(sec[q] - arb(claimed()[q].numerator) / claimed()[q].denominator))
-                               for q in KEYS])
+        return decide_margins([(run.horizon, exact(SECANT_TOL) - abs(sec[q] - exact(claimed()[q]))) for q in KEYS])
 
 
 def describe_falls(run, fact: BallFact) -> str:
