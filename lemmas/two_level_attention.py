@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.evidence import Scope
+from verify.evidence import Scope, dims_of
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
@@ -117,8 +117,8 @@ class TwoLevelAttention(Check):
                           + ", ".join(f"{STEPS[p]} at {p}" for p in STEPS) + "), has every column of S(t) two-valued "
                           f"up to the balls' radius: any two entries both on, or both off, the support g_j differ by "
                           f"at most {SPREAD_BOUND}.", "finding", hypotheses,
-                          Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"),
-                          about="two-level-attention", relation="supports"))
+                          Scope(dims=tuple(sorted({dims_of(s) for s in regimes()})), sigma=SIGMAS,
+                                conventions="all", horizon="all"), about="two-level-attention", relation="supports"))
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         return bounded_series_outcome(spreads(setting, steps), setting, steps, "relative on/off spread of S(t)", "max_spread", TOL, THRESHOLD)

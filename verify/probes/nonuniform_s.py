@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from lemmas.support.balls import ball_run, decide_margins, fact_record, records_of, show
+
 from ..engines import Arith
 from ..engines.full import FullState
-from ..evidence import compare, record
-from lemmas.support.balls import ball_run, decide_margins, fact_record, records_of, show
+from ..evidence import compare, dims_of, record
 from ..model import make_setting
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
@@ -188,7 +189,8 @@ class NonuniformS(Probe):
                 + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES) + "): L - L_opt falls at every step; "
                 "the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, ||S - S*||_F and ||W_X - V*||_F lie within "
                 "1/10 of the claimed -1, -1/2, -1/2; and the within-support shape error at H is below a tenth of its "
-                "initial value.", HYPOTHESES, about="theorem-3.1-lower-T", relation="outside"),
+                "initial value.", HYPOTHESES, about="theorem-3.1-lower-T", relation="outside",
+                dims=tuple(dims_of(make_setting(**kw)) for kw in REGIMES.values())),
     )
 
     def evaluate(self, profile):

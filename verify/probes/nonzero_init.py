@@ -21,13 +21,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, show
+
 from ..engines import Arith
 from ..engines.full import FullState
-from ..evidence import compare, record
+from ..evidence import compare, dims_of, record
 from ..model import make_setting
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
-from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, show
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, GUIDE, Drawing, figure_legend, finite, keep_data_limits, label_axes,
@@ -237,7 +238,7 @@ class NonzeroInit(Probe):
                 + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES) + "), has every row's off-span "
                 "residual contract at every step by at least the factor 1 - eta v N/D: r_m(t) <= (1 - eta v N/D) "
                 "r_m(t - 1), so r_m(H) <= (1 - eta v N/D)^H r_m(0).", HYPOTHESES, about="lemma-C.2",
-                relation="outside"),
+                relation="outside", dims=(dims_of(setting_for(0)),)),
     )
 
     def evaluate(self, profile):

@@ -25,7 +25,7 @@ from functools import lru_cache
 from lemmas.support.balls import ball_run, decide_margins, fact_record, show
 
 from ..derive.reduced import reduced_step_exprs
-from ..evidence import compare, record
+from ..evidence import compare, dims_of, record
 from ..model import make_setting, symbols as sy
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
@@ -222,7 +222,7 @@ class PScale(Probe):
                 + "): L - L_opt falls at every step, and the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, "
                 "||S - S*||_F and "
                 "||W_X - V*||_F lie within 1/10 of the claimed -1, -1/2, -1/2.", SIN_HYPOTHESES,
-                about="theorem-3.1-lower-T", relation="outside"),
+                about="theorem-3.1-lower-T", relation="outside", dims=(dims_of(make_setting(**SMALL)),)),
         finding("p-scale.sinusoidal-lemma-C2", "With a sinusoidal P (outside P^T P = lambda I), Lemma C.2's step-size "
                 "threshold no longer keeps the rows of W_X positive multiples of V*: at eta c_L v N = 99/25 < 2K = 4 "
                 "(sts, D = 4, K = 2, ||V*|| = 2) alpha turns negative within 5 steps.",
