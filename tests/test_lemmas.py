@@ -648,3 +648,30 @@ def test_two_level_attention_full_balls_are_certified_and_lose_it_outside(result
     assert recs[0]["role"] == "outside" and recs[0]["holds"] is False and "--p-kind sinusoidal" in recs[0]["replay"]
     claimed = REGISTRY["two-level-attention"].statement("two-level-attention.full-balls")
     assert decide(recs, claimed.scope).verdict == "inconclusive"
+
+
+def test_ball_margins_decide_by_one_rule():
+    """The rule of lemmas.support.balls on hand-built balls: a fact holds when every margin ball lies above 0, fails
+    at the first ball entirely on the wrong side, and decides nothing while a ball straddles 0 (a NaN ball included);
+    "for some t" holds at a witness and fails only when every ball fails; exact bounds are the decimals written."""
+    from flint import arb, fmpq
+    from lemmas.support.balls import both, decide_margins, exact
+    pos, neg, mid, nan = arb(1, 0.5), arb(-1, 0.5), arb(0, 1), arb("nan")
+    assert decide_margins([(1, pos), (2, pos)]).holds is True
+    f = decide_margins([(1, pos), (2, mid), (3, neg), (4, neg)])
+    assert (f.holds, f.at, f.undecided, f.count, f.upto) == (False, 3, 1, 4, 4)
+    assert decide_margins([(1, pos), (2, mid)]).holds is None and decide_margins([(1, nan)]).holds is None
+    assert decide_margins([]).holds is None
+    assert (decide_margins([(1, neg), (2, pos)], some=True).holds, decide_margins([(1, neg), (2, pos)], some=True).at) \
+        == (True, 2)
+    assert decide_margins([(1, neg), (2, neg)], some=True).holds is False
+    assert decide_margins([(1, neg), (2, mid)], some=True).holds is None
+    zero = arb(0)
+    assert decide_margins([(1, zero)]).holds is False and decide_margins([(1, zero)], strict=False).holds is True
+    ok, bad, open_ = (decide_margins([(t, m)]) for t, m in ((2, pos), (5, neg), (7, mid)))
+    assert both(ok, bad).holds is False and both(ok, bad).at == 5 and both(ok, open_).holds is None
+    assert both(ok, ok).holds is True
+    from verify.engines.arb import arb_precision
+    with arb_precision(256):
+        bound = exact(1e-60)            # 10^-60 to 256 bits; the double nearest 1e-60 is 1e-76 away from it
+        assert bound.contains(arb(fmpq(1, 10**60))) and not bound.contains(arb(1e-60))
