@@ -210,13 +210,21 @@ def show(x, digits: int = 8) -> str:
     return f"{arb(x.mid()).str(digits, radius=False)} (radius {arb(x.rad()).str(2, radius=False)})"
 
 
+def interval(x) -> list[float]:
+    """[lower, upper] of a ball as floats rounded outward (one ulp past the nearest double): JSON-ready bounds."""
+    import math
+    return [math.nextafter(float(x.lower()), -math.inf), math.nextafter(float(x.upper()), math.inf)]
+
+
 def upper_str(x) -> str:
-    """A three-digit decimal at least as large as every point of the ball ``x``: its upper end raised by 1%, then
-    rounded to nearest (a relative change of at most 0.5%)."""
+    """A three-digit decimal at least as large as every point of the ball ``x``: its upper end moved up by 1% of
+    itself, then rounded to nearest (a relative change of at most 0.5%)."""
     from flint import arb
-    return (x.upper() * arb(101) / 100).str(3, radius=False) if x.is_finite() else "inf"
+    if not x.is_finite():
+        return "inf"
+    up = x.upper()
+    return (up * arb(101 if up >= 0 else 99) / 100).str(3, radius=False)
 
 
-__all__ = ["WHY", "BallRun", "ball_run", "BallFact", "decide_margins", "both", "exact", "falls", "exceeds", "below", "secant_exponent",
-           "fact_record", "replayed", "show", "upper_str",
-           "records_of"]
+__all__ = ["WHY", "BallRun", "ball_run", "records_of", "BallFact", "decide_margins", "both", "exact", "falls", "exceeds",
+           "below", "secant_exponent", "fact_record", "replayed", "show", "interval", "upper_str"]

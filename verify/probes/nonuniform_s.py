@@ -123,7 +123,8 @@ def with_shape(st) -> dict:
         on = [S[i, j] for i in g]
         total = sum(on, fx.zero)
         gaps = [x / total - w for x, w in zip(on, fx.sup_w[:, j])]
-        shape.append(st.ar.sqrt(sum((g * g for g in gaps), fx.zero)))      # g * g: a power of a ball around 0 is NaN
+        # d * d, not d ** 2: flint evaluates a power of a ball that contains 0 as NaN
+        shape.append(st.ar.sqrt(sum((d * d for d in gaps), fx.zero)))
     return out | {"shape": shape}
 
 

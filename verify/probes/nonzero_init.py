@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, show
+from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, interval, show
 
 from ..engines import Arith
 from ..engines.full import FullState
@@ -195,7 +195,7 @@ def certified_records(profile: str, settings=None) -> tuple[list, list, dict]:
                                  off_line_fact, describe_off_line, hypotheses=HYPOTHESES,
                                  bound=f"r_m(t) > {OFF_TOL:g} for t = 0, 1"))
         nums[label] = {"rate_bound": str(rho), "horizon": run.last,
-                       "offspan_at_horizon_upper": [float(x.upper()) for x in offspan_rows(run.seen[run.last])]}
+                       "offspan_at_horizon": [interval(x) for x in offspan_rows(run.seen[run.last])]}
     return decay, start, nums
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from lemmas.support.balls import ball_run, decide_margins, fact_record, show
+from lemmas.support.balls import ball_run, decide_margins, fact_record, interval, show
 
 from ..derive.reduced import reduced_step_exprs
 from ..evidence import compare, dims_of, record
@@ -163,13 +163,13 @@ def certified_records(profile: str, c2=None, sin=None) -> tuple[list, list, dict
     s_c2 = c2 or make_setting(**C2_BREAK)
     s_sin = sin or make_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
     run = ball_run(s_c2, C2_STEPS, C2_BITS)
-    neg = fact_record(f"sinusoidal P, eta c_L v N = {step_x(s_c2)} < 2K = {2 * s_c2.K}: Arb balls of alpha(t), t <= "
-                      f"{C2_STEPS} (certified full engine, {C2_BITS} bits)", run, negative_alpha, describe_alpha,
-                      hypotheses=C2_HYPOTHESES, bound="the ball of some alpha_m(t), t <= 5, lies entirely below 0")
+    neg = fact_record(f"P = {s_c2.p_kind}, eta c_L v N = {step_x(s_c2)} < 2K = {2 * s_c2.K}: Arb balls of alpha(t), "
+                      f"t <= {C2_STEPS} (certified full engine, {C2_BITS} bits)", run, negative_alpha, describe_alpha,
+                      hypotheses=C2_HYPOTHESES, bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
+                                                     "below 0")
     tails = ball_run(s_sin, n["ball_steps"], n["bits"])
-    return [neg], tail_records("sinusoidal P", tails, SIN_HYPOTHESES), {
-        "alpha_balls": [[float(a.lower()), float(a.upper())] for t in sorted(run.seen)
-                        for a in run.seen[t]["record"].alpha],
+    return [neg], tail_records(f"P = {s_sin.p_kind}", tails, SIN_HYPOTHESES), {
+        "alpha_balls": [interval(a) for t in sorted(run.seen) for a in run.seen[t]["record"].alpha],
         "sinusoidal_secant_exponents": secant_numbers(tails), "sinusoidal_certified_horizon": tails.last}
 
 
@@ -220,8 +220,7 @@ class PScale(Probe):
                 "K = 2, eta = 1/2), the exact GD trajectory, enclosed over t <= H by Arb balls of the full-matrix "
                 "recursion (no reduction assumed; H = " + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES)
                 + "): L - L_opt falls at every step, and the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, "
-                "||S - S*||_F and "
-                "||W_X - V*||_F lie within 1/10 of the claimed -1, -1/2, -1/2.", SIN_HYPOTHESES,
+                "||S - S*||_F and ||W_X - V*||_F lie within 1/10 of the claimed -1, -1/2, -1/2.", SIN_HYPOTHESES,
                 about="theorem-3.1-lower-T", relation="outside", dims=(dims_of(make_setting(**SMALL)),)),
         finding("p-scale.sinusoidal-lemma-C2", "With a sinusoidal P (outside P^T P = lambda I), Lemma C.2's step-size "
                 "threshold no longer keeps the rows of W_X positive multiples of V*: at eta c_L v N = 99/25 < 2K = 4 "

@@ -11,7 +11,8 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from lemmas.support.balls import BallFact, decide_margins, exact, fact_record, falls, records_of, secant_exponent, show
+from lemmas.support.balls import (BallFact, decide_margins, exact, fact_record, falls, interval, records_of,
+                                  secant_exponent, show)
 
 from ...model.paper import claimed_exponent
 from ...model.quantities import KEYS
@@ -78,13 +79,9 @@ def tail_records(label: str, run, hypotheses, observe=records_of, replay: str | 
 
 
 def secant_numbers(run) -> dict:
-    """{quantity: [lower, upper]} of the secant exponents (floats rounded outward by one ulp), or {}."""
-    import math
+    """{quantity: [lower, upper]} of the secant exponents (floats rounded outward), or {} short of H."""
     sec = secants(run)
-    if sec is None:
-        return {}
-    return {q: [math.nextafter(float(b.lower()), -math.inf), math.nextafter(float(b.upper()), math.inf)]
-            for q, b in sec.items()}
+    return {} if sec is None else {q: interval(b) for q, b in sec.items()}
 
 
 __all__ = ["SECANT_TOL", "claimed", "loss_falls", "secants", "secant_fact", "tail_records", "secant_numbers",
