@@ -24,6 +24,12 @@ eta above 2K/(c_L v N), and K = 0. The envelope of alpha (min, max, overshoot ab
 regime; C_1, C_2, C_3 of the paper's proof are interpreted (our reading; the paper's text is not at hand) as the
 lower envelope inf_{t>=1} alpha, the upper envelope sup_t alpha, and the contraction factor of the alpha
 recursion (a context record, and ``numbers["c_constants"]``).
+
+In every fixed regime the certified full-matrix engine (Arb balls of every entry, no symmetry or reduction assumed;
+lemmas.support.balls) decides, for t <= H, that every alpha_i(t) ball (t >= 1) lies above 0 and that every off-span
+residual ||w_i - alpha_i v*_i|| lies in a ball [0, r] with r <= 1e-60. In exact arithmetic the residual is 0 (the
+reduction); a ball containing 0 cannot show that, so what is certified is the bound by the balls' radius. For
+ReLU with W_P frozen this is the statement's conclusion, up to that radius, with no reduction assumed.
 """
 from __future__ import annotations
 
@@ -41,10 +47,15 @@ from verify.model.profiles import per_profile
 from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
 from lemmas.support.records import obligations_text, outcome_record, prerequisite, regime_scope
+from lemmas.support.balls import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
 FULL_STEPS = per_profile({"ci": 60, "dev": 300, "deep": 1000})
+# Arb precision of the certified full-matrix runs over FULL_STEPS: the balls' radius grows by up to 2^3.4 a step
+# (x = 7/2, the wrapping effect of verify.engines.fullarb), and must stay below OFFSPAN_BOUND = 2^-200 at the horizon
+BALL_BITS = per_profile({"ci": 512, "dev": 2048, "deep": 4096})
+OFFSPAN_BOUND = "1e-60"
 SIGMAS = ("identity", "erf", "relu", "poly:0,1,0,1/10")
 OTHER_SIGMAS = SIGMAS[1:]
 SOURCE = "Lemma C.2 (appendix)"
@@ -165,6 +176,35 @@ def full_engine_check(setting, n: int) -> RegimeOutcome:
                                                                  "max_gap": gap}, threshold=FULL_THRESHOLD)
 
 
+def multiples_fact(run):
+    """"alpha_i(t) > 0 for 1 <= t <= H and |off-span_i(t)| <= OFFSPAN_BOUND for t <= H" decided by the balls."""
+    return both(decide_margins(exceeds(run, lambda o: o["record"].alpha, 0)),
+                decide_margins(below(run, lambda o: o["record"].offspan, OFFSPAN_BOUND), strict=False))
+
+
+def describe_multiples(run, fact) -> str:
+    recs = [run.seen[t]["record"] for t in sorted(run.seen) if t <= (fact.upto or run.last)]
+    t, low = min(((r.step, a) for r in recs[1:] for a in r.alpha), key=lambda ta: float(ta[1].lower()),
+                 default=(None, None))
+    high = max((x for r in recs for x in r.offspan), key=lambda x: float(x.upper()))
+    head = ("no step t >= 1 reached" if low is None else
+            f"every ball of alpha_i(t), t = 1..{recs[-1].step}, lies above 0 (the lowest: {show(low, 6)})"
+            if low.lower() > 0 else f"the ball of alpha({t}) lies entirely at or below 0: {show(low, 6)}"
+            if low.upper() <= 0 else f"the ball of alpha({t}) straddles 0: {show(low, 6)}")
+    return (f"{head}; every off-span ball lies within [0, {upper_str(high)}] (the widest: {show(high, 3)}): the "
+            "residual is 0 in exact arithmetic, and the balls bound it by their radius")
+
+
+def full_ball_record(s_, steps: int, bits: int, hypotheses) -> dict:
+    """alpha_i(t) > 0 and the off-span residual <= 1e-60 over t <= ``steps``, from the certified full-matrix engine
+    at ``bits`` bits (no symmetry or reduction assumed); outside ``hypotheses`` it reports (role "outside")."""
+    run = ball_run(s_, steps, bits)
+    return fact_record(f"certified full-matrix engine ({run.bits} bits, no symmetry assumed): alpha_i(t) > 0 and "
+                       f"|off-span| <= {OFFSPAN_BOUND}, t <= {run.horizon}", run, multiples_fact, describe_multiples,
+                       hypotheses=hypotheses, bound=f"every alpha_i(t) ball (t >= 1) above 0 and every off-span ball "
+                                                  f"within [0, {OFFSPAN_BOUND}]")
+
+
 def proof_records() -> dict:
     """The proofs' evidence per part (verify.derive.stability, with the reduction's symbolic-dimension
     obligations for sigma = identity: the two-valued columns and W_P = 0 every step relies on)."""
@@ -224,7 +264,9 @@ def outside_records(claim) -> dict:
                                 "needed"),
             outcome_record(claim, s_sin, 3, "outside the hypotheses: sinusoidal P (P^T P != lambda I)",
                            note="the step-size threshold 2K/(c_L v N) assumes two-valued columns of S, which need "
-                                "P^T P = lambda I: with sinusoidal P, alpha(3) < 0 below that threshold")],
+                                "P^T P = lambda I: with sinusoidal P, alpha(3) < 0 below that threshold"),
+            # the same counterexample certified: a ball of alpha(3) entirely below 0 (outside: it never decides)
+            full_ball_record(s_sin, 3, 256, claim.statement("lemma-C.2-large-step").hypotheses)],
         "lemma-C.2-other-sigma": [cubic_counterexample()],
     }
 
@@ -340,6 +382,7 @@ class LemmaC2(Check):
             recs.append(rec)
         recs.append(outcome_record(self, s_, T, f"reduced recursion, t = 1..{T}", out=out, envelope=env.get("rows")))
         recs.append(outcome_record(full_engine_check, s_, n, f"full-matrix engine (no symmetry assumed), t = 1..{n}"))
+        recs.append(full_ball_record(s_, n, BALL_BITS[profile], self.statement(self.part_of(s_)).hypotheses))
         return recs, {"regime": regime_label(s_), **{k: v for k, v in env.items() if k != "rows"},
                       "rows": env.get("rows"), **extra}
 

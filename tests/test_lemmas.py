@@ -582,3 +582,96 @@ def test_outside_records_never_decide(results):
     assert REGISTRY["lemma-C.2"].regime_check(s, 3).data["in_hypotheses"] is True   # still a descent run
     # an outside counterexample alone leaves the verdict where the tests inside put it
     assert statement(results, "lemma-C.2-other-sigma")["verdict"] == "certified"
+
+
+# ----- finite-horizon facts certified by the full-matrix engine's Arb balls ------------------------------------------
+def _ball_records(st: dict) -> list:
+    return [e for e in st["evidence"] if e["kind"] == "arb" and e["route"].startswith("certified full-matrix engine")]
+
+
+def test_lemma_c2_full_matrix_balls_bound_the_offspan_residual(results):
+    """In every fixed regime the certified full-matrix engine (no reduction assumed) decides alpha_i(t) > 0 and
+    |off-span| <= 1e-60 over t <= 60; independently, its alpha balls contain the reduced recursion at 80 digits and its
+    off-span balls contain the exact value 0, in the identity and the ReLU (W_P frozen) regimes."""
+    from lemmas import lemma_C_2 as mod
+    from lemmas.support.balls import ball_run
+    from verify.engines import iterate
+    recs = [e for sid in LEMMA_PARTS for e in _ball_records(statement(results, sid)) if e["role"] == "test"]
+    assert len(recs) == len(mod.regimes()) and all(e["holds"] is True and e["scope"]["horizon"] == 60 for e in recs)
+    assert all("t <= 60" in e["scope"]["label"] and "--engine full --arb 512" in e["replay"] for e in recs)
+    for s in (mod.regimes()[0], next(r for r in mod.regimes() if not r.wp_trainable)):
+        run = ball_run(s, 60, 512)
+        red = iterate(s, 60, "reduced", "mpmath", 80, checkpoints=[1, 30, 60])
+        with mpmath.workdps(80):
+            for r in red.records:
+                rec = run.seen[r.step]["record"]
+                for ball, a in zip(rec.alpha, r.alpha):
+                    lo, hi = (mpmath.mpf(str(x.str(100, radius=False))) for x in (ball.lower(), ball.upper()))
+                    assert lo - mpmath.mpf(10) ** -70 <= a <= hi + mpmath.mpf(10) ** -70, (s.sigma.spec(), r.step)
+                assert all(x.contains(0) and x.upper() <= mpmath.mpf(10) ** -60 for x in rec.offspan)
+
+
+def test_lemma_c2_sinusoidal_counterexample_is_certified_outside(results):
+    """The sinusoidal-P regime below 2K/(c_L v N): a ball of alpha(3) entirely below 0, recorded outside the large-step
+    part's hypotheses (P^T P = lambda I), so it never decides; the 60-digit mpmath iteration gives alpha(3) < 0 too."""
+    from verify.engines import iterate
+    large = statement(results, "lemma-C.2-large-step")
+    out = [e for e in _ball_records(large) if e["role"] == "outside"]
+    assert len(out) == 1 and out[0]["holds"] is False and "alpha(3) lies entirely at or below 0" in out[0]["result"]
+    assert "--p-kind sinusoidal" in out[0]["replay"] and "--arb 256" in out[0]["replay"]
+    assert "P^T P = lambda I" in out[0]["outside"] and large["verdict"] == "certified"
+    s = regime("sts", 4, 2, M=1, d=1, eta="99/25", vstar_norm="2", p_kind="sinusoidal", p_structure="general")
+    assert float(iterate(s, 3, "full", "mpmath", dps=60, checkpoints=[3]).final.alpha[0]) < -0.5
+
+
+def test_two_level_attention_full_balls_are_certified_and_lose_it_outside(results):
+    """The finding beside two-level-attention is certified over t <= 40 in every regime; the 60-digit direct
+    iteration in the ReLU (W_P frozen) regime has its on-support entries equal to 50 digits. Fed a sinusoidal P (outside
+    P^T P = lambda I), the balls certify a spread beyond 1e-60, an outside record: the finding is no longer certified."""
+    from lemmas import two_level_attention as mod
+    from verify.engines.arith import Arith
+    from verify.engines.full import FullState
+    st = statement(results, "two-level-attention.full-balls")
+    assert st["verdict"] == "certified" and "t <= 40" in st["scope_label"] and st["relation"] == "supports"
+    assert len(st["evidence"]) == len(mod.regimes()) and all(e["holds"] is True for e in st["evidence"])
+    relu = next(r for r in mod.regimes() if not r.wp_trainable)
+    ar = Arith.make("mpmath", 60, 40)
+    with ar.context():
+        fs = FullState(relu, ar)
+        for _ in range(40):
+            fs.step()
+        S = fs.attention()
+        for j, g in enumerate(relu.supports):
+            assert max(abs(S[i, j] - S[g[0], j]) for i in g) < mpmath.mpf(10) ** -50
+    sin = regime("cnn", 8, 2, M=2, d=3, eta="1/10", p_kind="sinusoidal", p_structure="general")
+    recs = mod.ball_records("ci", [sin], REGISTRY["two-level-attention"].hypotheses)
+    assert recs[0]["role"] == "outside" and recs[0]["holds"] is False and "--p-kind sinusoidal" in recs[0]["replay"]
+    claimed = REGISTRY["two-level-attention"].statement("two-level-attention.full-balls")
+    assert decide(recs, claimed.scope).verdict == "inconclusive"
+
+
+def test_ball_margins_decide_by_one_rule():
+    """The rule of lemmas.support.balls on hand-built balls: a fact holds when every margin ball lies above 0, fails
+    at the first ball entirely on the wrong side, and decides nothing while a ball straddles 0 (a NaN ball included);
+    "for some t" holds at a witness and fails only when every ball fails; exact bounds are the decimals written."""
+    from flint import arb, fmpq
+    from lemmas.support.balls import both, decide_margins, exact
+    pos, neg, mid, nan = arb(1, 0.5), arb(-1, 0.5), arb(0, 1), arb("nan")
+    assert decide_margins([(1, pos), (2, pos)]).holds is True
+    f = decide_margins([(1, pos), (2, mid), (3, neg), (4, neg)])
+    assert (f.holds, f.at, f.undecided, f.count, f.upto) == (False, 3, 1, 4, 4)
+    assert decide_margins([(1, pos), (2, mid)]).holds is None and decide_margins([(1, nan)]).holds is None
+    assert decide_margins([]).holds is None
+    assert (decide_margins([(1, neg), (2, pos)], some=True).holds, decide_margins([(1, neg), (2, pos)], some=True).at) \
+        == (True, 2)
+    assert decide_margins([(1, neg), (2, neg)], some=True).holds is False
+    assert decide_margins([(1, neg), (2, mid)], some=True).holds is None
+    zero = arb(0)
+    assert decide_margins([(1, zero)]).holds is False and decide_margins([(1, zero)], strict=False).holds is True
+    ok, bad, open_ = (decide_margins([(t, m)]) for t, m in ((2, pos), (5, neg), (7, mid)))
+    assert both(ok, bad).holds is False and both(ok, bad).at == 5 and both(ok, open_).holds is None
+    assert both(ok, ok).holds is True
+    from verify.engines.arb import arb_precision
+    with arb_precision(256):
+        bound = exact(1e-60)            # 10^-60 to 256 bits; the double nearest 1e-60 is 1e-76 away from it
+        assert bound.contains(arb(fmpq(1, 10**60))) and not bound.contains(arb(1e-60))

@@ -387,7 +387,8 @@ def test_nonzero_init_offspan_law(results):
     out = results("nonzero-init")
     n = out["numbers"]
     assert n["offspan_initial"] > 0.01
-    assert verdict(out) == "supported" and statement(out, "nonzero-init.finite-t")["verdict"] == "supported"
+    # the off-span start is decided by Arb balls of r(0), r(1) (certified), the geometric tail by float64 (supported)
+    assert verdict(out) == "supported" and statement(out, "nonzero-init.finite-t")["verdict"] == "certified"
     assert all(st["relation"] == "outside" and st["about"] == "lemma-C.2" for st in out["statements"])
     assert n["offspan_fit"]["kind"] == "exponential" and n["one_step_law_max_rel_dev"] < 1e-9
     # independently: r(t+1) = |1 - eta ||S(t)||_F^2| r(t) for the off-span part (identity, centred law)
@@ -407,7 +408,7 @@ def test_p_scale_equivalence_and_the_sinusoidal_findings(results):
     for q in KEYS:
         assert out["numbers"]["sinusoidal_exponents"][q] == pytest.approx(leading_exponent(q), abs=0.03)
     assert statement(out, "p-scale.lambda-equivalence")["verdict"] == "proved"
-    assert statement(out, "p-scale.sinusoidal-lemma-C2")["verdict"] == "supported"
+    assert statement(out, "p-scale.sinusoidal-lemma-C2")["verdict"] == "certified"      # a ball of alpha(3) below 0
     # independently, with the full engine on both sides: lambda = 9 vs eta_KQ x 81
     a = make_setting(D=3, K=1, preset="sts", eta="1/4", vstar_norm="1", p_lambda="9")
     b = make_setting(D=3, K=1, preset="sts", eta="1/4", eta_kq="81/4", vstar_norm="1")
@@ -519,3 +520,134 @@ def test_each_probe_draws_its_figure_beside_its_computation(results, tmp_path):
     assert made == [{"file": "k-zero.png", "caption": fg.draw_probe("k-zero", out).caption}]
     assert (tmp_path / "k-zero.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert PROBES["k-zero"].figures({"id": "k-zero"}, tmp_path / "none") == [] and not (tmp_path / "none").exists()
+
+
+# ----- finite-horizon facts certified by the full-matrix engine's Arb balls ------------------------------------------
+def _ball_horizon(probe: str) -> int:
+    return PROBES[probe].size("ci", "ball_steps")
+
+
+CERTIFIED = {"nonuniform-s.finite-horizon": lambda: _ball_horizon("nonuniform-s"),
+             "nonzero-init.finite-horizon": lambda: _ball_horizon("nonzero-init"),
+             "nonzero-init.finite-t": lambda: 1,
+             "p-scale.sinusoidal-finite-horizon": lambda: _ball_horizon("p-scale"),
+             "p-scale.sinusoidal-lemma-C2": lambda: 5}
+
+
+@pytest.mark.parametrize("sid", sorted(CERTIFIED))
+def test_finite_horizon_facts_are_certified_with_their_horizon(results, sid):
+    """Each upgraded statement is certified by Arb records that reached the horizon they were asked for, and its scope
+    label names that horizon; the float64 evidence beside it is kept where the statement had some."""
+    st = statement(results(sid.split(".")[0]), sid)
+    H = CERTIFIED[sid]()
+    assert st["verdict"] == "certified" and f"t <= {H}" in st["scope_label"], (st["verdict"], st["scope_label"])
+    balls = [e for e in st["evidence"] if e["kind"] == "arb" and e["role"] == "test"]
+    assert balls and all(e["holds"] is True and e["horizon_reached"] >= H and "ball" in e["threshold"]["why"]
+                         for e in balls)
+    assert all("verify run" in e["replay"] and "--arb" in e["replay"] for e in balls)
+    if sid in ("nonzero-init.finite-t", "p-scale.sinusoidal-lemma-C2"):
+        assert any(e["kind"] != "arb" for e in st["evidence"])       # the numeric routes stay beside the balls
+
+
+def _mpmath_states(s, steps: int):
+    """The direct formulation (verify.engines.full.FullState: W_P and W_KQ stepped, logits formed every step) at 60
+    digits: (record, attention) at every t <= steps. It shares no step code with the certified LogitState."""
+    ar = Arith.make("mpmath", 60, steps)
+    out = []
+    with ar.context():
+        st = FullState(s, ar)
+        for t in range(steps + 1):
+            out.append((st.record(), st.attention()))
+            if t < steps:
+                st.step()
+    return out
+
+
+def _in(ball, value) -> bool:
+    """The 60-digit ``value`` inside ``ball`` widened by 1e-55 (the reference's own rounding) relative."""
+    from verify.engines.arb import to_fraction
+    with mpmath.workdps(120):
+        lo, hi = (mpmath.mpf(to_fraction(x).numerator) / to_fraction(x).denominator
+                  for x in (ball.lower(), ball.upper()))
+        w = mpmath.mpf(10) ** -55 * max(1, abs(value))
+        return lo - w <= value <= hi + w
+
+
+def test_the_probes_balls_contain_a_60_digit_mpmath_iteration():
+    """Second route: the balls the probes decide with (L - L_opt, the within-support shape error and the secant
+    exponent of nonuniform-s; alpha of p-scale's sinusoidal regime; the off-span residuals of nonzero-init) contain the
+    same quantities computed from a 60-digit mpmath iteration of the direct formulation, shape errors and secants
+    written out here from S and the weights."""
+    from lemmas.support.balls import ball_run, secant_exponent
+    from verify.probes import nonuniform_s as nu, nonzero_init as nz, p_scale as ps
+    s = make_setting(**nu.REGIMES["sts D=4 K=2 weights 1/4,3/4"])
+    run, ref = ball_run(s, 60, 512, nu.with_shape), _mpmath_states(s, 60)
+    with mpmath.workdps(60):
+        for t in (0, 1, 30, 60):
+            rec, S = ref[t]
+            assert _in(run.seen[t]["record"].excess_loss, rec.excess_loss)
+            for j, g in enumerate(s.supports):
+                on = [S[i, j] for i in g]
+                w = [mpmath.mpf(x.numerator) / x.denominator for x in s.sstar_weights[j]]
+                err = mpmath.sqrt(sum((x / sum(on) - y) ** 2 for x, y in zip(on, w)))
+                assert _in(run.seen[t]["shape"][j], err), (t, j)
+        slope = mpmath.log(ref[60][0].s_err / ref[30][0].s_err) / mpmath.log(2)
+        assert _in(secant_exponent(run, lambda o: o["record"].s_err, 30, 60), slope)
+    s = make_setting(**ps.C2_BREAK)
+    run, ref = ball_run(s, 5, 256), _mpmath_states(s, 5)
+    with mpmath.workdps(60):
+        assert all(_in(run.seen[t]["record"].alpha[0], ref[t][0].alpha[0]) for t in range(6))
+        assert ref[3][0].alpha[0] < -0.5 and run.seen[3]["record"].alpha[0].upper() < 0
+    s = nz.setting_for(3)
+    run, ref = ball_run(s, 60, 512), _mpmath_states(s, 60)
+    with mpmath.workdps(60):
+        for t in range(61):
+            assert all(_in(b, v) for b, v in zip(run.seen[t]["record"].offspan, ref[t][0].offspan)), t
+            if t:   # the rate bound 1 - eta v N/D = 7/8, by hand: eta = 1/2, v = N = 1, D = 4
+                assert all(b <= mpmath.mpf(7) / 8 * a for a, b in zip(ref[t - 1][0].offspan, ref[t][0].offspan))
+
+
+def _breaking_cases():
+    """(probe, statement, records fed a regime that breaks the fact, the flag naming that regime in the replay)."""
+    from verify.probes import nonuniform_s as nu, nonzero_init as nz, p_scale as ps
+    hot = dict(nu.REGIMES["sts D=4 K=2 weights 1/4,3/4"], eta="20")
+    yield ("nonuniform-s.finite-horizon", lambda: nu.certified_runs("ci", {"eta 20": hot})["eta 20"]["records"],
+           "--eta 20")
+    yield ("nonzero-init.finite-horizon", lambda: nz.certified_records(
+        "ci", {"eta 7/2": nz.setting_for(3).with_(eta="7/2")})[0], "--eta 7/2")
+    sin = make_setting(**ps.SMALL, p_kind="sinusoidal", p_structure="general").with_(eta="20")
+    yield "p-scale.sinusoidal-finite-horizon", lambda: ps.certified_records("ci", sin=sin)[1], "--eta 20"
+    orth = make_setting(**dict(ps.C2_BREAK, p_kind="identity", p_structure="orthogonal"))
+    yield "p-scale.sinusoidal-lemma-C2", lambda: ps.certified_records("ci", c2=orth)[0], "--eta 99/25"
+
+
+@pytest.mark.parametrize("case", list(_breaking_cases()), ids=lambda c: c[0])
+def test_a_certified_fact_is_refuted_in_a_regime_that_breaks_it(case):
+    """Fed a regime where the fact fails (a diverging step size; a step size beyond the rate bound; P = I for the
+    sinusoidal-P counterexample), the same records become certified counterexamples that replay at 10x their step, and
+    the one rule refutes the statement; the replay names the regime."""
+    sid, make, flag = case
+    probe = sid.split(".")[0]
+    recs = make()
+    bad = [e for e in recs if e["holds"] is False]
+    assert bad and all(e["role"] == "test" and e["kind"] == "arb" for e in bad)
+    for e in bad:
+        assert flag in e["replay"] and e["replay_check"]["holds"] is False and flag in e["replay_check"]["replay"]
+        assert e["replay_check"]["horizon"] == 10 * e["scope"]["horizon"]
+        if sid == "p-scale.sinusoidal-lemma-C2":
+            assert "sinusoidal" not in e["replay"]
+    assert decide(recs, PROBES[probe].statement(sid).scope).verdict == "refuted"
+
+
+def test_the_probe_verdict_follows_a_monkeypatched_regime(monkeypatch):
+    """The whole nonzero-init probe run on eta = 7/2 (x = 7/2 < 2K: GD in its stable range for alpha, but beyond the
+    off-span rate bound 1 - eta v N/D = 1/8): its certified statement comes out refuted, replaying that regime. By hand,
+    in 60-digit mpmath: the off-span residual there grows by more than 1/8 in one step within the first ten."""
+    from verify.probes import nonzero_init as nz
+    real = nz.setting_for
+    monkeypatch.setattr(nz, "setting_for", lambda seed: real(seed).with_(eta="7/2"))
+    st = PROBES["nonzero-init"].run("ci").statement("nonzero-init.finite-horizon")
+    assert st["verdict"] == "refuted" and "--eta 7/2" in st["reason"]
+    ref = _mpmath_states(nz.setting_for(3), 10)
+    with mpmath.workdps(60):
+        assert any(b > a / 8 for t in range(1, 11) for a, b in zip(ref[t - 1][0].offspan, ref[t][0].offspan))

@@ -8,18 +8,27 @@ var ||S||_F^2 w_m - var sum_j <s_j, s*_j> v*_m (+ terms along v*_m), so the off-
 r_m(t+1) = |1 - eta var ||S(t)||_F^2| r_m(t): geometric decay at a rate set by ||S||_F^2 in [N/D, N/K]. The
 probe checks this per-step factor against the run. W_P leaves 0 only through W_P P S; its part outside the
 span of P S gets no gradient and stays.
+
+Since ||s_j||^2 >= 1/D for every column (Cauchy-Schwarz) and ||s_j||^2 <= 1, the factor lies in
+[1 - eta v N, 1 - eta v N/D]; so for eta v N < 1, r_m(t+1) <= (1 - eta v N/D) r_m(t): a geometric decay at a
+rate the setting fixes. The certified full-matrix engine (Arb balls, no reduction assumed; lemmas.support.balls)
+decides this bound at every step t < H, and that r_m(0), r_m(1) are off the line of v*_m.
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
+from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, interval, show
+
 from ..engines import Arith
 from ..engines.full import FullState
-from ..evidence import compare, record
+from ..evidence import compare, dims_of, record
 from ..model import make_setting
 from ..model.flags import setting_command
+from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, GUIDE, Drawing, figure_legend, finite, keep_data_limits, label_axes,
@@ -33,8 +42,11 @@ from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 
 HYPOTHESES = ("identity", "0<K<D") + reference("zero-init")
-SIZES = per_profile({"ci": {"steps": 6000, "seeds": (3,)}, "dev": {"steps": 20_000, "seeds": (3, 4, 5)},
-                     "deep": {"steps": 60_000, "seeds": (3, 4, 5, 6, 7, 8)}})
+# ball_steps, bits: the certified horizon and the Arb precision that reaches it (2048 bits last about 1100 steps
+# here: the wrapping effect of verify.engines.fullarb)
+SIZES = per_profile({"ci": {"steps": 6000, "seeds": (3,), "ball_steps": 600, "bits": 2048},
+                     "dev": {"steps": 20_000, "seeds": (3, 4, 5), "ball_steps": 1000, "bits": 4096},
+                     "deep": {"steps": 60_000, "seeds": (3, 4, 5, 6, 7, 8), "ball_steps": 2000, "bits": 8192}})
 FACTOR_STEPS = 60
 LAW_TOL = 1e-9
 LAW_THRESHOLD = {"value": LAW_TOL,
@@ -131,6 +143,62 @@ def finite_t_records(res: dict) -> list[dict]:
     return out
 
 
+def rate_bound(s) -> Fraction:
+    """1 - eta_V c_L v N / D: the largest per-step factor of the off-span residual (module docstring)."""
+    return 1 - step_x(s) / s.D
+
+
+def offspan_rows(o) -> list:
+    return o["record"].offspan
+
+
+def contraction_fact(run):
+    """"r_m(t) <= (1 - eta v N/D) r_m(t - 1) for every row m and 1 <= t <= H" decided by the balls."""
+    rho = rate_bound(run.setting)
+    with run.precision():
+        k = exact(rho)
+        return decide_margins([(t, k * a - b) for t in sorted(run.seen) if t - 1 in run.seen
+                               for a, b in zip(offspan_rows(run.seen[t - 1]), offspan_rows(run.seen[t]))], strict=False)
+
+
+def describe_contraction(run, fact) -> str:
+    rho, end = rate_bound(run.setting), run.last if fact.holds is not False else fact.at
+    return (f"r_m(t) <= {rho} r_m(t - 1) " + ("at every step t = 1.." + str(end) if fact.holds else
+                                            f"fails at t = {fact.at}" if fact.holds is False else "undecided")
+            + f": r(0) = {', '.join(show(x, 6) for x in offspan_rows(run.seen[0]))}, r({run.last}) = "
+            + ", ".join(show(x, 6) for x in offspan_rows(run.seen[run.last])))
+
+
+def off_line_fact(run):
+    """"r_m(t) > OFF_TOL for t = 0 and t = 1" decided by the balls."""
+    return decide_margins([(t, m) for t, m in exceeds(run, offspan_rows, OFF_TOL, t_min=0) if t <= 1])
+
+
+def describe_off_line(run, fact) -> str:
+    return "; ".join(f"r(t = {t}) = {', '.join(show(x, 6) for x in offspan_rows(run.seen[t]))}" for t in (0, 1)
+                     if t in run.seen)
+
+
+def certified_records(profile: str, settings=None) -> tuple[list, list, dict]:
+    """(records of the certified decay, records of the off-line start, numbers) over the profile's seeds or
+    ``settings``: one certified full-matrix run each."""
+    n = SIZES[profile]
+    decay, start, nums = [], [], {}
+    for label, s in (settings or {f"seed {seed}": setting_for(seed) for seed in n["seeds"]}).items():
+        run = ball_run(s, n["ball_steps"], n["bits"])
+        rho = rate_bound(s)
+        decay.append(fact_record(f"{label}: r(t) <= {rho} r(t - 1), t <= {run.horizon} (certified full engine, "
+                                 f"{run.bits} bits)", run, contraction_fact, describe_contraction,
+                                 hypotheses=HYPOTHESES, bound=f"r_m(t) <= (1 - eta v N/D) r_m(t - 1) = {rho} "
+                                                               "r_m(t - 1), every row m"))
+        start.append(fact_record(f"{label}: off-span residual of W_X at t = 0 and t = 1 (certified full engine)", run,
+                                 off_line_fact, describe_off_line, hypotheses=HYPOTHESES,
+                                 bound=f"r_m(t) > {OFF_TOL:g} for t = 0, 1"))
+        nums[label] = {"rate_bound": str(rho), "horizon": run.last,
+                       "offspan_at_horizon": [interval(x) for x in offspan_rows(run.seen[run.last])]}
+    return decay, start, nums
+
+
 def findings(r: dict) -> list[str]:
     ser, f_off, f_bias = r["series"], r["f_off"], r["f_bias"]
     pos = next((t for t, a in zip(ser["step"], ser["alpha_min"]) if a > 0), None)
@@ -164,16 +232,25 @@ class NonzeroInit(Probe):
         finding("nonzero-init.finite-t", "From a small random initialisation, the conclusion of Lemma C.2 fails at "
                 "finite t: the rows of W_X(0) and W_X(1) are off the lines of V*'s rows.", HYPOTHESES,
                 about="lemma-C.2", relation="outside"),
+        finding("nonzero-init.finite-horizon", "From a small random initialisation (the regimes run: sts D = 4, "
+                "K = 2, M = 2, d = 3, eta = 1/2, W(0) ~ N(0, 1/100)), the exact GD trajectory, enclosed over t <= H by "
+                "Arb balls of the full-matrix recursion (no reduction assumed; H = "
+                + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES) + "), has every row's off-span "
+                "residual contract at every step by at least the factor 1 - eta v N/D: r_m(t) <= (1 - eta v N/D) "
+                "r_m(t - 1), so r_m(H) <= (1 - eta v N/D)^H r_m(0).", HYPOTHESES, about="lemma-C.2",
+                relation="outside", dims=(dims_of(setting_for(0)),)),
     )
 
     def evaluate(self, profile):
         res = runs(profile)
+        decay, start, balls = certified_records(profile)
         steps = SIZES[profile]["steps"]
         first = next(iter(res.values()))
         ser, f_off, f_bias = first["series"], first["f_off"], first["f_bias"]
         pos = next((t for t, a in zip(ser["step"], ser["alpha_min"]) if a > 0), None)
         return self.evaluation(
-            {"nonzero-init.realign": realign_records(res, steps), "nonzero-init.finite-t": finite_t_records(res)},
+            {"nonzero-init.realign": realign_records(res, steps),
+             "nonzero-init.finite-t": finite_t_records(res) + start, "nonzero-init.finite-horizon": decay},
             replay=f"verify probe nonzero-init --profile {profile} --json  (seeds {', '.join(map(str, res))}; one "
                    f"run: {replay_of(first['setting'], steps)})",
             regimes=[regime_entry(r["setting"], steps, "full", label=f"random init 1/10, seed {seed}")
@@ -186,7 +263,8 @@ class NonzeroInit(Probe):
                      "wp_norm_initial": ser["wp_norm"][0], "wp_norm_final": ser["wp_norm"][-1],
                      "bias_norm_fit": f_bias.as_dict(),
                      "per_seed": {str(seed): {"one_step_law_max_rel_dev": r["law_dev"], "offspan_fit": r["f_off"].label}
-                                  for seed, r in res.items()}},
+                                  for seed, r in res.items()},
+                     "certified": balls},
             data=dict(ser))
 
     def draw(self, res: dict) -> Drawing:

@@ -10,20 +10,30 @@ reported beside the equivalence, not as its consequence: GD still reaches the te
 the regime run (full engine), but the columns of S are no longer two-valued and Lemma C.2's step-size threshold
 2K/(c_L v N) no longer keeps the rows of W_X positive multiples of V* (alpha(3) < 0 at eta c_L v N = 99/25 < 4,
 a regime `verify fuzz --claim lemma-C.2` found).
+
+The sinusoidal findings are also decided over a finite horizon by the certified full-matrix engine (Arb balls, no
+reduction assumed; lemmas.support.balls): a ball of alpha(3) entirely below 0, and, in the tails' regime, L - L_opt
+falling at every step t <= H with the secant exponents over [H/2, H] near the claimed ones. The balls enclose the
+trajectory of the setting's sinusoidal P, whose entries are the float64 values of the encoding taken as exact
+(verify.model.setting.Setting.p_exact).
 """
 from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
 
+from lemmas.support.balls import ball_run, decide_margins, fact_record, interval, show
+
 from ..derive.reduced import reduced_step_exprs
-from ..evidence import compare, record
+from ..evidence import compare, dims_of, record
 from ..model import make_setting, symbols as sy
 from ..model.flags import setting_command
+from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import COLOURS, Drawing, coincide, figure_legend, floats, new_figure, note
 from . import Probe, register
+from .support.certified import secant_numbers, tail_records
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
@@ -37,9 +47,14 @@ SMALL = dict(D=4, K=2, preset="sts", eta="1/2", vstar_norm="1")
 C2_BREAK = dict(D=4, K=2, preset="sts", M=1, d=1, eta="99/25", vstar_norm="2", p_kind="sinusoidal",
                 p_structure="general")
 C2_STEPS = 5
-SIZES = per_profile({"ci": {"steps": 20_000, "full_steps": 300, "sin_steps": 20_000},
-                     "dev": {"steps": 200_000, "full_steps": 1000, "sin_steps": 100_000},
-                     "deep": {"steps": 2_000_000, "full_steps": 3000, "sin_steps": 300_000}})
+C2_BITS = 256           # the balls of this regime stay bounded for about 16 steps at 256 bits
+# ball_steps, bits: the certified horizon of the sinusoidal tails and the Arb precision that reaches it (2048 bits
+# last about 670 steps here: the wrapping effect of verify.engines.fullarb)
+SIZES = per_profile({"ci": {"steps": 20_000, "full_steps": 300, "sin_steps": 20_000, "ball_steps": 600, "bits": 2048},
+                     "dev": {"steps": 200_000, "full_steps": 1000, "sin_steps": 100_000, "ball_steps": 1000,
+                             "bits": 4096},
+                     "deep": {"steps": 2_000_000, "full_steps": 3000, "sin_steps": 300_000, "ball_steps": 2000,
+                              "bits": 8192}})
 DEV_TOL = 1e-9
 DEV_THRESHOLD = {"value": DEV_TOL, "why": "max relative difference of loss, s_err, w_err between two float64 runs of "
                                           "the same exact trajectory: rounding differs by ~1e-15 relative per step, "
@@ -123,6 +138,41 @@ def sinusoidal_records(r: dict, replay: str) -> tuple[list, list]:
     return [tails], [c2]
 
 
+SIN_HYPOTHESES = ("identity", "0<K<D") + reference("orthogonal-P")
+C2_HYPOTHESES = ("identity", "K>0", "eta-stable") + reference("orthogonal-P")
+
+
+def negative_alpha(run):
+    """"alpha_m(t) < 0 for some row m and some t <= H" (H = C2_STEPS, or a replay's longer horizon) by the balls."""
+    with run.precision():
+        return decide_margins([(t, -a) for t in sorted(run.seen) for a in run.seen[t]["record"].alpha], some=True)
+
+
+def describe_alpha(run, fact) -> str:
+    al = ", ".join(show(run.seen[t]["record"].alpha[0], 5) for t in sorted(run.seen))
+    return (f"alpha(t), t = 0..{run.last}: {al}; "
+            + (f"the ball of alpha({fact.at}) lies entirely below 0" if fact.holds else
+               "every ball of alpha lies entirely at or above 0" if fact.holds is False else
+               "no ball decides the sign"))
+
+
+def certified_records(profile: str, c2=None, sin=None) -> tuple[list, list, dict]:
+    """(the certified alpha < 0 record, the certified tail records, numbers): the certified full-matrix engine on the
+    regime breaking Lemma C.2's threshold (``c2``) and on the sinusoidal tails' regime (``sin``)."""
+    n = SIZES[profile]
+    s_c2 = c2 or make_setting(**C2_BREAK)
+    s_sin = sin or make_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
+    run = ball_run(s_c2, C2_STEPS, C2_BITS)
+    neg = fact_record(f"P = {s_c2.p_kind}, eta c_L v N = {step_x(s_c2)} < 2K = {2 * s_c2.K}: Arb balls of alpha(t), "
+                      f"t <= {C2_STEPS} (certified full engine, {C2_BITS} bits)", run, negative_alpha, describe_alpha,
+                      hypotheses=C2_HYPOTHESES, bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
+                                                     "below 0")
+    tails = ball_run(s_sin, n["ball_steps"], n["bits"])
+    return [neg], tail_records(f"P = {s_sin.p_kind}", tails, SIN_HYPOTHESES), {
+        "alpha_balls": [interval(a) for t in sorted(run.seen) for a in run.seen[t]["record"].alpha],
+        "sinusoidal_secant_exponents": secant_numbers(tails), "sinusoidal_certified_horizon": tails.last}
+
+
 def findings(r: dict) -> list[str]:
     n, f = r["sizes"], r["f_sin"]
     ratio = {q: r["sin"][q][-1] / r["ide"][q][-1] for q in KEYS}
@@ -164,12 +214,18 @@ class PScale(Probe):
                 about="theorem-3.1", relation="outside"),
         finding("p-scale.sinusoidal-tails", "With a sinusoidal positional encoding (not orthogonal: outside P^T P = "
                 "lambda I), GD still reaches the teacher with Theorem 3.1's claimed T-exponents in the regime run "
-                "(sts, D = 4, K = 2, full-matrix engine).", ("identity", "0<K<D") + reference("orthogonal-P"),
-                about="theorem-3.1-lower-T", relation="outside"),
+                "(sts, D = 4, K = 2, full-matrix engine).", SIN_HYPOTHESES, about="theorem-3.1-lower-T",
+                relation="outside"),
+        finding("p-scale.sinusoidal-finite-horizon", "With a sinusoidal P (outside P^T P = lambda I; sts, D = 4, "
+                "K = 2, eta = 1/2), the exact GD trajectory, enclosed over t <= H by Arb balls of the full-matrix "
+                "recursion (no reduction assumed; H = " + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES)
+                + "): L - L_opt falls at every step, and the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, "
+                "||S - S*||_F and ||W_X - V*||_F lie within 1/10 of the claimed -1, -1/2, -1/2.", SIN_HYPOTHESES,
+                about="theorem-3.1-lower-T", relation="outside", dims=(dims_of(make_setting(**SMALL)),)),
         finding("p-scale.sinusoidal-lemma-C2", "With a sinusoidal P (outside P^T P = lambda I), Lemma C.2's step-size "
                 "threshold no longer keeps the rows of W_X positive multiples of V*: at eta c_L v N = 99/25 < 2K = 4 "
                 "(sts, D = 4, K = 2, ||V*|| = 2) alpha turns negative within 5 steps.",
-                ("identity", "K>0", "eta-stable") + reference("orthogonal-P"), about="lemma-C.2", relation="outside"),
+                C2_HYPOTHESES, about="lemma-C.2", relation="outside"),
     )
 
     def evaluate(self, profile):
@@ -177,9 +233,11 @@ class PScale(Probe):
         n = r["sizes"]
         replay = f"verify probe p-scale --profile {profile} --json"
         tails, c2 = sinusoidal_records(r, replay)
+        neg, certified_tails, balls = certified_records(profile)
         return self.evaluation(
             {"p-scale.lambda-equivalence": equivalence_records(r, replay), "p-scale.sinusoidal-tails": tails,
-             "p-scale.sinusoidal-lemma-C2": c2}, replay=replay,
+             "p-scale.sinusoidal-finite-horizon": certified_tails, "p-scale.sinusoidal-lemma-C2": c2 + neg},
+            replay=replay,
             regimes=[regime_entry(r["s_lam"], n["steps"], "reduced (compiled float64)", label=f"P^T P = {LAMBDA} I"),
                      regime_entry(r["s_eq"], n["steps"], "reduced (compiled float64)",
                                   label=f"P^T P = I, eta_KQ = eta * {LAMBDA ** 2}"),
@@ -194,7 +252,7 @@ class PScale(Probe):
             numbers={"max_rel_dev_reduced": r["dev_red"], "max_rel_dev_full_vs_reduced": r["dev_full"],
                      "sinusoidal_over_identity_at_T": {q: r["sin"][q][-1] / r["ide"][q][-1] for q in KEYS},
                      "sinusoidal_exponents": {q: r["f_sin"][q].exponent for q in KEYS},
-                     "sinusoidal_lemma_C2_alpha": r["c2_alpha"]["mpmath"]},
+                     "sinusoidal_lemma_C2_alpha": r["c2_alpha"]["mpmath"], "certified": balls},
             data={"lambda": trimmed(r["red_lam"]), "equivalent": trimmed(r["red_eq"]), "sinusoidal": trimmed(r["sin"]),
                   "identity_P": trimmed(r["ide"])})
 

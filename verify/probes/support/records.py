@@ -22,12 +22,12 @@ def reference(*drop: str) -> tuple:
 
 
 def finding(id: str, text: str, hypotheses, *, about: str | None = None, relation: str | None = None,
-            sigma=("identity",)) -> Claimed:
-    """A probe's statement: role "finding", in every dimension, convention and t its hypotheses allow.
-    ``relation``: "outside" (a regime outside the hypotheses of ``about``), "sharper" (a sharper statement
-    than ``about``), "supports" (numbers bearing on ``about`` inside its hypotheses), "answers" (an answer
-    to a reviewer question)."""
-    return Claimed(id, text, "finding", tuple(hypotheses), Scope(dims="all", sigma=sigma, conventions="all",
+            sigma=("identity",), dims="all") -> Claimed:
+    """A probe's statement: role "finding", in every dimension (or the ``dims`` labels of the regimes it names),
+    convention and t its hypotheses allow. ``relation``: "outside" (a regime outside the hypotheses of ``about``),
+    "sharper" (a sharper statement than ``about``), "supports" (numbers bearing on ``about`` inside its
+    hypotheses), "answers" (an answer to a reviewer question)."""
+    return Claimed(id, text, "finding", tuple(hypotheses), Scope(dims=dims, sigma=sigma, conventions="all",
                                                                 horizon="all"), about=about, relation=relation)
 
 
