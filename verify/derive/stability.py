@@ -29,6 +29,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
+from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas.identity import Identity
 from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
 from .reduced import reduced, reduced_step_exprs
@@ -147,7 +148,7 @@ def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
         "alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> (W_X(t) = alpha(t) V*)",
         True if (gx.holds is True and rec_ok) else None,
         f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
-        "matrix calculus", IDENTITY, seconds=gx.seconds + t(), assumes=("centred",))
+        "matrix calculus", IDENTITY, seconds=gx.seconds + t(), assumes=IID_MOMENTS)
 
 
 def column_obligations() -> list[Obligation]:
@@ -279,7 +280,7 @@ def large_step_obligations() -> ProofReport:
         ok, txt = delta_increment_identity()
     rep.obligations.append(Obligation("delta step of the reduced recursion (sigma = identity): Delta = kappa p_on "
                                       "p_off alpha (1 - alpha K (p_on - p_off))", True if ok else None, txt,
-                                      "sympy identity", IDENTITY, seconds=t(), assumes=("centred",)))
+                                      "sympy identity", IDENTITY, seconds=t(), assumes=IID_MOMENTS))
     c = block_column()
     interior = c["base"] + [c["n"] >= 1]
     rep.obligations.append(z3_obligation("delta >= 0 (support mass >= K/D) => ||s||^2 <= 1/K", interior + [c["E"] >= 1],
