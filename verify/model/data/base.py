@@ -107,13 +107,20 @@ class Data:
         """The data and their preprocessing in one sentence (recorded as ``config()["data_note"]``)."""
         raise NotImplementedError
 
-    def route(self, sigma) -> str:
-        """How the loss is computed (ROUTES): "iid" (sigma's kernel of the Gram quantities), "moments" (sigma's
-        kernel of the tensor's quadratic forms: exact for Gaussian X, and for any X when the kernel holds for
-        any law, i.e. sigma linear), or "images" (the finite sum over the images, any sigma)."""
+    def routes(self, sigma) -> tuple[str, ...]:
+        """The ways of computing the loss exactly (ROUTES), the engines' choice first: "iid" (sigma's kernel of the
+        Gram quantities), "moments" (sigma's kernel of the tensor's quadratic forms: exact for Gaussian X, and for
+        any X when the kernel holds for any law, i.e. sigma linear), "images" (the finite sum over the images,
+        any sigma)."""
         if self.iid:
-            return "iid"
-        return "moments" if self.gaussian or sigma.any_law else "images"
+            return ("iid",)
+        if self.empirical:
+            return ("moments", "images") if sigma.any_law else ("images",)
+        return ("moments",)
+
+    def route(self, sigma) -> str:
+        """The route the engines take (the first of :meth:`routes`)."""
+        return self.routes(sigma)[0]
 
     def expectation_terms(self) -> int:
         """How many numbers one entry's expectation sums beyond the Gram sums (precision bookkeeping)."""
