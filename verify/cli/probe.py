@@ -5,16 +5,18 @@ import json
 
 import click
 
-from .options import handle_errors
+from .options import data_option, handle_errors
 
 
 @click.command("probe")
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="list the probes and the questions they answer")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
+@data_option(default=None, help_text="run the probe's regimes on this data model (the run's convention; default: "
+             "each regime's own); see `verify run --help`")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, as_json, quiet):
+def probe_cmd(name, list_, data, as_json, quiet):
     """Run the probe NAME: question, regimes, findings, classification, statements with their derived
     verdicts and scopes, replay."""
     from ..errors import InvalidParameter
@@ -32,7 +34,9 @@ def probe_cmd(name, list_, as_json, quiet):
     from .progress import progress
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES))}")
-    with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
+    from ..model.convention import Convention, using
+    conv = None if data is None else Convention.from_options({"data": data})
+    with progress(f"verify probe {name}", None, quiet), using(conv):      # one computation: elapsed time, no ETA
         out = run_probe(name).as_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))
