@@ -471,8 +471,8 @@ def _data_rules(s: Setting, pr: Problems, ok) -> None:
                    "features)", also=("data",))
     for name, value, default in (("law", s.law.spec(), "gaussian"), ("law_mean", s.law.mean, 0), ("law_var", s.law.var, 1)):
         if ok(name) and str(value) != str(default):
-            pr.add(name, value, f"does not apply with data = {dat.spec()}: the entries are the data's own (leave the "
-                   f"entry-law options at their defaults)", also=("data",))
+            pr.add(name, value, f"must stay at its default {default} with data = {dat.spec()}: the entries are the "
+                   "data's own, not draws of an entry law", also=("data",))
     if ok("sigma") and dat.route(s.sigma) == "images" and s.sigma.kink_at_zero and s.init == "zero":
         pr.add("init", s.init, f"must be random with data = {dat.spec()} and sigma = {s.sigma.spec()}: the radial "
                "convention at W_X = 0 is defined through the Gaussian kernel, and the finite sum over the images has "
