@@ -131,7 +131,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
     from .atomic import write_bytes_atomic
     from .engines import Trajectory
-    from .report.figures_base import LABELS
+    from .plotting import LABELS
     runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory
     if not isinstance(runs, dict) or not runs or not all(isinstance(t, Trajectory) for t in runs.values()):
         raise InvalidParameter("trajectory", type(trajectory).__name__, "must be a verify.Trajectory or a non-empty "

@@ -147,14 +147,13 @@ _define("zero-init", "zero initialisation (W_V = W_KQ = 0)", lambda s: s.init ==
 _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
         restrict=Restriction(choices={"law_mean": ("0",)}),
         violate=lambda s: s.with_(law_mean="1/2"), pins={'law_mean': '0'})
-_define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
+_define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=("gaussian-or-linear",),
         restrict=Restriction(choices={"law": ("gaussian",)}),
         violate=lambda s: s.with_(law="rademacher"), pins={'law': 'gaussian'})
 _define("iid-entries", "i.i.d. entries (data = gaussian: no correlation across pixels or tokens)", lambda s: s.data.iid,
         violate=lambda s: _on_digits(s), pins={'data': 'gaussian'})
-_define("gaussian-or-linear", "i.i.d. entries, Gaussian or with sigma linear (sigma's kernel of the Gram quantities; a "
-        "linear sigma sees only the first two moments of the law)",
-        lambda s: s.data.iid and (s.law.gaussian or s.sigma.any_law), implies=("iid-entries",))
+_define("gaussian-or-linear", "Gaussian entries, or sigma linear (sigma's Gaussian kernel; a linear sigma sees only "
+        "the first two moments of the law)", lambda s: s.law.gaussian or s.sigma.any_law)
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
         restrict=Restriction(choices={"law_var": ("1",)}),
         violate=lambda s: s.with_(law_var="4"), pins={'law_var': '1'})
@@ -175,7 +174,8 @@ _define("K=0", "K = 0 (S* = 0)", lambda s: s.K == 0,
 # ---- sigma ------------------------------------------------------------------------------------------------
 _define("identity", "sigma = identity", lambda s: s.sigma.is_identity, implies=("odd", "linear"),
         restrict=Restriction(sigma=lambda sg: sg.is_identity), violate=lambda s: s.with_(sigma="erf"), pins={'sigma': 'identity'})
-_define("linear", "sigma linear", lambda s: s.sigma.linear, restrict=Restriction(sigma=_linear),
+_define("linear", "sigma linear", lambda s: s.sigma.linear, implies=("gaussian-or-linear",),
+        restrict=Restriction(sigma=_linear),
         violate=lambda s: s.with_(sigma="erf"))
 _define("odd", "sigma odd (sigma(-x) = -sigma(x))", lambda s: s.sigma.odd, restrict=Restriction(sigma=_odd),
         violate=lambda s: s.with_(sigma="poly:0,1,1/2"))

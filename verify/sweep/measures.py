@@ -81,7 +81,7 @@ def strict_floats():
 
 
 # Relative floor of float64 values: ~16 digits, of which 1e-12 leaves four for the cancellation in
-# differences such as L - L_opt or alpha - 1 (as verify.probes.base.FLOAT64_EPS_REL).
+# differences such as L - L_opt or alpha - 1 (as verify.probes.support.runs.FLOAT64_EPS_REL).
 FLOAT64_EPS_REL = 1e-12
 
 

@@ -1,0 +1,6 @@
+"""What the probe modules share: runs of the engines as series (``runs``), the classification of a tail
+(``classify``), the derived leading terms of the interior case (``interior``), statements and records
+(``records``), the seed ensembles of the stochastic probes (``seeds``), the online-SGD learners (``sgd``),
+Monte Carlo losses (``montecarlo``), the figure helpers (``figures``), the :class:`~.probe.Probe` base class
+(``probe``) and the ``probe`` part of ``verify all`` (``part``). Not probes: the catalogue skips subpackages.
+"""
