@@ -182,8 +182,8 @@ def test_report_references_files_that_exist(tiny):
 
 def test_real_parts_report_the_paper_claims_apart(tiny):
     """From real parts: the first table holds the claim statements only (wp-zero's), the controls come out
-    refuted and are counted as controls, and the edge probes' refutations (K = 0, K = D) are the toolkit's
-    findings: the paper's claims show no refutation. Every verdict matches verify.evidence.decide on the
+    refuted and are counted as controls, and what the edge probes find (K = 0, K = D: outside Theorem 3.1's
+    hypotheses) is the toolkit's findings: the paper's claims show no refutation. Every verdict matches verify.evidence.decide on the
     records the part saved."""
     import json
     from verify.evidence import Scope, decide
@@ -192,7 +192,7 @@ def test_real_parts_report_the_paper_claims_apart(tiny):
     assert "refuted" not in roles["claim"] and sum(roles["claim"].values()) >= 1
     assert roles["control"] == {"refuted": 2}
     edge = [s for s in res["statements"] if s["part"] in ("probe:k-zero", "probe:d-eq-k")]
-    assert edge and {s["role"] for s in edge} == {"finding"} and any(s["verdict"] == "refuted" for s in edge)
+    assert edge and {s["role"] for s in edge} == {"finding"} and any(s["relation"] == "outside" for s in edge)
     first = (tiny / "index.md").read_text(encoding="utf-8").split("\n## ", 2)[1]
     rows = [r for r in first.splitlines() if r.startswith("| ") and not r.startswith("| result")]
     want = [s["id"] for s in res["statements"] if s["role"] == "claim"]
