@@ -98,7 +98,7 @@ def test_the_digits_are_sklearns_images_centred_and_scaled_as_stated():
     assert sum(T.fractions().reshape(64, 64).diagonal()) == 64          # exact trace: mean square 1
     s = make_setting(D=8, d=8, K=2, preset="cnn", data="digits")
     note = s.config()["data_note"]
-    assert s.config()["data"] == "digits" and "stand-in for MNIST: sklearn's 8x8 digits" in note
+    assert s.config()["data"] == "digits" and "stand-in for MNIST: sklearn's 8×8 digits" in note
     assert "centred by its mean over the 1,797 images" in note and "mean squared entry is 1" in note
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from . import register
 from .base import GaussianModel, ImageSet
 
-STAND_IN = "a stand-in for MNIST: sklearn's 8x8 digits"
+STAND_IN = "a stand-in for MNIST: sklearn's 8×8 digits"
 
 
 def load() -> np.ndarray:
