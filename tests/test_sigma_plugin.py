@@ -23,7 +23,7 @@ from verify.errors import InvalidParameter
 from verify.fuzz.strategies import valid_regimes
 from verify.model import make_setting
 from verify.model.sigmas import parse_sigma, sigma_examples, sigma_families, unregister
-from verify.probes.montecarlo import mc_loss
+from verify.probes.support.montecarlo import mc_loss
 
 TOY = '''"""sigma(x) = sin(x): a toy family (tests/test_sigma_plugin.py)."""
 import sympy as sp
