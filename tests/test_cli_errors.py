@@ -58,6 +58,7 @@ ROWS = [
     (R + ["--sigma", "poly:0,0"], "--sigma", "poly:0,0"),
     (R + ["--law", "cauchy"], "--law", "cauchy"),
     (R + ["--data", "mnist"], "--data", "mnist"),
+    (["certify", "--D", "8", "--d", "8", "--K", "2", "--preset", "cnn", "--data", "digits"], "--data", "digits"),
     (R + ["--data", "digits"], "--D", "4"),                            # the digits are D = d = 8
     (["run", "--D", "8", "--d", "8", "--K", "2", "--preset", "sts", "--data", "digits", "--sigma", "erf"],
      "--arithmetic", "mpmath"),                                        # the finite sum over images: float64 only
