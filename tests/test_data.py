@@ -315,3 +315,31 @@ def test_a_certified_run_on_the_digits_contains_the_mpmath_run():
             assert mpmath.mpf(lo.numerator) / lo.denominator - 1e-45 <= v <= mpmath.mpf(hi.numerator) / hi.denominator \
                 + 1e-45, q
     assert float(balls.excess_loss.rad()) < 1e-30
+
+
+@pytest.mark.parametrize("spec,extra", [("relu", dict(wp_trainable=False)), ("poly:0,1,1/2", {}), ("erf", {})])
+def test_a_gaussian_with_the_digits_moments_under_nonlinear_sigma_two_chain_rules(spec, extra):
+    """The second-moment route for a nonlinear sigma (the Gaussian kernel at the tensor's quadratic forms): jax.grad
+    against the numpy chain rule of verify.engines.fullgrad at a random state and along 200 steps from zero (ReLU:
+    the radial slope at the zero rows, from the tensor's forms), and the numpy chain rule against 40-digit central
+    differences of the same loss."""
+    kw = dict(D=8, d=8, K=2, preset="cnn", M=2, eta="1/10", data="gaussian:digits", sigma=spec, **extra)
+    f64 = Arith.make("float64", None, 200)
+    cps = [0, 1, 20, 200]
+    records_close(iterate_full(make_setting(**kw), 200, f64, cps, backend="jax"),
+                  iterate_full(make_setting(**kw), 200, f64, cps, backend="numpy"), 1e-12)
+    s = make_setting(**kw, init="random", init_scale="3/10")
+    st = LogitState(s, f64)
+    g = gradients(st.fx, st.WX, st.offsets, st.attention(), offsets=st.trains_y)
+    jx = fulljax.gradients_at(st)
+    assert rel(jx[0], g.full) < 1e-12 and rel(jx[2], g.logits) < 1e-12
+    ar = Arith.make("mpmath", 40, 1)
+    with ar.context():
+        mp = LogitState(s, ar)
+        h = mpmath.mpf("1e-15")
+        for i in [(0, 0), (1, 5)]:
+            up, dn = mp.WX.copy(), mp.WX.copy()
+            up[i], dn[i] = up[i] + h, dn[i] - h
+            S = attention(mp.fx, mp.logits)
+            fd = (excess_loss(mp.fx, up, mp.offsets, S) - excess_loss(mp.fx, dn, mp.offsets, S)) / (2 * h)
+            assert abs(float(fd) - g.full[i]) <= 1e-9 * max(abs(float(fd)), 1e-3), (i, fd, g.full[i])
