@@ -49,7 +49,7 @@ class EarlyAlignment(Check):
     source = ("the paper's experiments (Section 4: early directional alignment), as reconstructed by the toolkit (the "
               "paper's text is not at hand); for sigma = identity a consequence of Lemma C.2")
     questions = (2,)
-    hypotheses = ('zero-init', 'centred', 'gaussian-or-linear', 'linear-or-M1', 'K>0', 'eta-small-step', 'orthogonal-P',
+    hypotheses = ('zero-init', 'centred', 'iid-entries', 'gaussian-or-linear', 'linear-or-M1', 'K>0', 'eta-small-step', 'orthogonal-P',
                   'uniform-S*', 'distinct-queries', 'descent')
     statements = (Claimed("early-alignment", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)

@@ -59,7 +59,7 @@ OFFSPAN_BOUND = "1e-60"
 SIGMAS = ("identity", "erf", "relu", "poly:0,1,0,1/10")
 OTHER_SIGMAS = SIGMAS[1:]
 SOURCE = "Lemma C.2 (appendix)"
-HYPOTHESES = ("zero-init", "centred", "gaussian-or-linear", "wp-zero", "K>0", "eta-stable", "orthogonal-P", "uniform-S*",
+HYPOTHESES = ("zero-init", "centred", "iid-entries", "gaussian-or-linear", "wp-zero", "K>0", "eta-stable", "orthogonal-P", "uniform-S*",
               "distinct-queries", "descent")
 SMALL = HYPOTHESES + ("identity", "eta-small-step")
 LARGE = HYPOTHESES + ("identity", "eta-large-step")

@@ -108,7 +108,7 @@ class TwoLevelAttention(Check):
              "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).")
     source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
     questions = (2, 8)
-    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'gaussian-or-linear')
+    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'iid-entries', 'gaussian-or-linear')
     statements = (Claimed("two-level-attention", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),
                   Claimed("two-level-attention.full-balls", "In the regimes run (sigma in {identity, erf, relu with "

@@ -51,7 +51,7 @@ class WPZero(Check):
              "{identity, erf, x + x^3/10}.")
     source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
     questions = (2,)
-    hypotheses = ('zero-init', 'centred', 'odd', 'gaussian-or-linear')
+    hypotheses = ('zero-init', 'centred', 'odd', 'iid-entries', 'gaussian-or-linear')
     statements = (Claimed("wp-zero", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
 

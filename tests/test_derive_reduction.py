@@ -14,7 +14,8 @@ from verify.evidence import Scope, decide
 from verify.model import make_setting, parse_sigma
 
 # what the reduction's steps assume, written out by hand (each checked to be real in tests/test_scopes.py)
-REDUCTION_HYPOTHESES = ("centred", "gaussian-or-linear", "uniform-S*", "orthogonal-P", "distinct-queries", "zero-init")
+REDUCTION_HYPOTHESES = ("centred", "iid-entries", "gaussian-or-linear", "uniform-S*", "orthogonal-P", "distinct-queries",
+                        "zero-init")
 
 
 def test_symbolic_reduction_is_proved_in_every_case_and_every_dimension():

@@ -48,6 +48,7 @@ SCALES = {
     "rates": [("log", "log")] * 4,
     "finite-sample": [("log", "log")] * 3,
     "full-attention": [("log", "log")] * 4,
+    "real-data": [("log", "log")] * 16,
 }
 
 
@@ -371,3 +372,24 @@ def test_a_note_never_collides_with_the_legend():
         assert "a remark" in leg.get_title().get_text()          # the note heads the legend, in its box
         assert not (fig._supxlabel and fig._supxlabel.get_text())
         assert not any(leg.get_window_extent(r).overlaps(ax.get_window_extent(r)) for ax in axes[0])
+
+
+def test_real_data_draws_the_third_run_on_the_digits_and_drops_rounding_level_residuals():
+    """The Gaussian with the digits' second moments lies on the digits' curve (same loss for sigma = identity); the
+    off-span panels draw no value at rounding level, and the caption says so."""
+    d = draw("real-data")
+    axes = panels(d.figure)
+    for ax in axes[::4]:                                   # each teacher's L - L_opt panel
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        dig = next(v for k, v in lines.items() if k.startswith("the digits"))
+        third = next(v for k, v in lines.items() if "second moments" in k)
+        on = dict(zip(dig.get_xdata(), dig.get_ydata()))
+        common = [(x, y) for x, y in zip(third.get_xdata(), third.get_ydata()) if x in on]
+        assert len(common) >= 5 and max(third.get_xdata()) < max(dig.get_xdata())    # over a prefix
+        assert all(y == pytest.approx(on[x], rel=1e-6) for x, y in common)           # fixtures keep 7 digits
+    for ax in axes[3::4]:                                  # each off-span panel
+        assert all(min(ln.get_ydata(), default=1.0) > 1e-14 for ln in ax.get_lines())
+        assert {ln.get_label() for ln in ax.get_lines() if len(ln.get_xdata())} <= {
+            "the digits (a stand-in for MNIST: sklearn's 8×8 digits)", "Gaussian with the digits' second moments",
+            "Gaussian, Σ_pix ⊗ I (isotropic across tokens)"}
+    assert "not drawn" in d.caption and "stand-in for MNIST: sklearn's 8×8 digits" in d.caption

@@ -147,7 +147,7 @@ def test_a_proof_assuming_more_than_the_hypotheses_is_not_proved():
     from verify.derive.reduction import obligations_for
     from verify.model.sigmas import parse_sigma
     ev = proof_routes("columns two-valued", obligations_for(parse_sigma("identity"), "two-valued", explicit=False))
-    full = ("zero-init", "orthogonal-P", "uniform-S*", "distinct-queries", "centred", "gaussian-or-linear")
+    full = ("zero-init", "orthogonal-P", "uniform-S*", "distinct-queries", "centred", "iid-entries", "gaussian-or-linear")
     scope = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
     ok = Claimed("by-hand", "columns stay two-valued", "claim", full, scope)
     assert decide(ev, ok.scope).verdict == "proved"

@@ -64,13 +64,16 @@ def check_certifiable(s: Setting) -> None:
         raise InvalidParameter("sigma", s.sigma.spec(), "must be identity: the certificate needs the rational slow "
                                "manifold alpha*(u) = <s,s*>/||s||^2 of sigma = identity (for erf, relu and "
                                "polynomials alpha* is implicit, and the alpha_m differ by row)")
-    checks = (("supports", s.sstar_weights is not None, "S* must have uniform weights 1/K (two-valued columns)"),
+    checks = (("data", not s.data.iid, "must be gaussian (i.i.d. entries): the certificate is built on the exact reduced "
+               "recursion, which correlated pixels or tokens leave"),
+              ("supports", s.sstar_weights is not None, "S* must have uniform weights 1/K (two-valued columns)"),
               ("law_mean", s.law.mean != 0, "must be 0: a non-zero mean leaves the exact reduction"),
               ("init", s.init != "zero", "must be zero: the certificate's prefix starts from zero initialisation"),
               ("p_structure", s.p_structure != "orthogonal", "must be orthogonal (P^T P = lambda I)"))
     for name, bad, why in checks:
         if bad:
-            raise InvalidParameter(name, getattr(s, name, None) if name != "law_mean" else frac_str(s.law.mean), why)
+            value = {"law_mean": frac_str(s.law.mean), "data": s.data.spec()}.get(name, getattr(s, name, None))
+            raise InvalidParameter(name, value, why)
     ok, why = s.reducible()
     if not ok:
         raise InvalidParameter("sigma", s.sigma.spec(), f"the exact reduced recursion does not apply: {why}")

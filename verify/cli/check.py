@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .options import handle_errors
+from .options import data_option, handle_errors
 
 SCHEMA = "check.schema.json"
 REGIME_SCHEMA = "check_regime.schema.json"
@@ -200,12 +200,14 @@ def summary_table(results: list[dict]):
 @click.option("--regime", "regime_file", default=None, metavar="FILE",
               help="check one claim in your own regime: a JSON object with the keys of a fuzz counterexample's "
                    "\"setting\" (make_setting's arguments) plus \"steps\"")
+@data_option(default=None, help_text="with --regime: the data model of the regime (the file's \"data\" key; "
+             "default: the file's, else gaussian); see `verify run --help`")
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
+def check_cmd(ids, profile, regime_file, data, as_json, list_only, quiet):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts."""
     from lemmas import CLAIMS
@@ -219,10 +221,16 @@ def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
                 if not only[cid] or st.id in only[cid]:
                     click.echo(f"  {st.id:32s} [{st.role}] {st.text}")
         return
+    if data is not None and regime_file is None:
+        raise InvalidParameter("data", data, "applies to one regime: give it with `regime` FILE (the claims' own "
+                               "regimes are the reference's)", also=("regime",))
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
-        res = regime_result(ids[0], read_regime(regime_file))
+        spec = read_regime(regime_file)
+        if data is not None:
+            spec["data"] = data
+        res = regime_result(ids[0], spec)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:

@@ -20,9 +20,20 @@ import click
 from click.core import ParameterSource
 
 from ..model import make_setting
+from ..model.data import data_models
 from ..model.sigmas import family_syntax
 
 SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
+DATA_HELP = ("what X is drawn from: gaussian (i.i.d. entries of --law), digits (sklearn's 8x8 handwritten digits, a "
+             "stand-in for MNIST: D = d = 8), or a Gaussian with the digits' second moments (gaussian:digits) or one "
+             "of their isotropic parts (gaussian:digits-pixels, gaussian:digits-tokens)")
+
+
+def data_option(default="gaussian", help_text: str = DATA_HELP):
+    """The ``--data`` option (one definition for every command that takes it)."""
+    return click.option("--data", type=click.Choice(data_models()), default=default,
+                        show_default=default is not None, help=help_text)
+
 
 D_OPTION = click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)")
 # verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
@@ -42,6 +53,7 @@ SETTING_OPTIONS = [
     click.option("--vstar-norm", default=None, help="random V* (seeded) with this Frobenius norm"),
     click.option("--seed", type=int, default=0, show_default=True),
     click.option("--sigma", default="identity", show_default=True, help=SIGMA_HELP),
+    data_option(),
     click.option("--law", default="gaussian", show_default=True,
                  help="gaussian | rademacher | student-t:NU | gumbel | exponential | uniform (standardised)"),
     click.option("--law-mean", default="0", show_default=True),
@@ -62,7 +74,7 @@ SETTING_OPTIONS = [
 ]
 
 SETTING_KEYS = ("D", "K", "N", "M", "d", "eta", "eta_kq", "supports", "preset", "vstar", "vstar_norm", "seed",
-                "sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
+                "sigma", "data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
                 "init", "init_scale", "relu_at_zero", "freeze_wp")
 
 # P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.

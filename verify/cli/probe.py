@@ -6,7 +6,7 @@ import json
 import click
 
 from ..model.profiles import PROFILES
-from .options import handle_errors
+from .options import data_option, handle_errors
 
 
 @click.command("probe")
@@ -15,9 +15,11 @@ from .options import handle_errors
 @click.option("--profile", type=click.Choice(list(PROFILES)), default="ci", show_default=True,
               help="budget: ci (minutes), dev, deep (longer horizons, more seeds and regimes)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
+@data_option(default=None, help_text="run the probe's regimes on this data model (the run's convention; default: "
+             "each regime's own); see `verify run --help`")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, profile, as_json, quiet):
+def probe_cmd(name, list_, profile, as_json, data, quiet):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
     with their derived verdicts and scopes, replay."""
     from ..errors import InvalidParameter
@@ -37,8 +39,10 @@ def probe_cmd(name, list_, profile, as_json, quiet):
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}")
     from .progress import progress
+    from ..model.convention import Convention
+    conv = None if data is None else Convention.from_options({"data": data})
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
-        out = PROBES[name].run(profile).as_dict()
+        out = PROBES[name].run(profile, conv).as_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

@@ -35,6 +35,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope, dims_label
+from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas import Sigma, X
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
 from .reduced import column_quantities
@@ -48,9 +49,9 @@ SLOTS = ("A", "C", "B", "mu")
 e_sym = sp.Symbol("e", positive=True)     # e^delta
 ALL_SIGMA = Scope(dims="all", sigma="all", conventions="all", horizon="all")
 # What the steps use (verify.model.hypotheses ids), declared on each obligation:
-# the loss is c_L/2 sum ell(A, C, B, mu) with the offset mu = (W_P P S)_mj only (centred entries) and ell sigma's
-# Gaussian kernel (a linear sigma sees the first two moments only, so any law);
-KERNEL_FORM = ("centred", "gaussian-or-linear")
+# the loss is c_L/2 sum ell(A, C, B, mu) of the Gram quantities (i.i.d. entries) with the offset mu = (W_P P S)_mj
+# only (centred entries) and ell sigma's Gaussian kernel (a linear sigma sees the first two moments only, so any law);
+KERNEL_FORM = IID_MOMENTS + ("gaussian-or-linear",)
 # ... evaluated on the symmetric set, whose two-valued columns are those of S* with weights 1/K;
 ON_THE_SET = KERNEL_FORM + ("uniform-S*",)
 # ... and GD starts in the set (W = 0: alpha = 0, W_P = 0, S uniform).
@@ -588,17 +589,17 @@ def prove_identity_general() -> ProofReport:
         ok = _vanishes(sp.simplify(gx - want))
     rep.obligations.append(Obligation("dL/dW_X = (alpha v ||S||^2 - v <S,S*>) V* at W_X = alpha V* (all M, d, D, N)",
                                       True if ok else None, "", "matrix calculus", sc, seconds=t() + build,
-                                      assumes=("centred",)))
+                                      assumes=IID_MOMENTS))
     with stopwatch() as t:
         ok = _vanishes(at(mf.grad_WP))
     rep.obligations.append(Obligation("dL/dW_P = 0 at W_P = 0, mean 0 (all M, d, D, N)", True if ok else None, "",
-                                      "matrix calculus", sc, seconds=t(), assumes=("centred",)))
+                                      "matrix calculus", sc, seconds=t(), assumes=IID_MOMENTS))
     with stopwatch() as t:
         gs = sp.expand(at(mf.grad_S))
         rest = gs - (a**2 * var * sp.Trace(V * V.T) * S - a * var * sp.Trace(V * V.T) * Ss)
         ok = _vanishes(rest)
     rep.obligations.append(Obligation("dL/dS = alpha^2 v ||V*||^2 S - alpha v ||V*||^2 S* (all M, d, D, N)",
-                                      True if ok else None, "", "matrix calculus", sc, seconds=t(), assumes=("centred",)))
+                                      True if ok else None, "", "matrix calculus", sc, seconds=t(), assumes=IID_MOMENTS))
     return rep
 
 

@@ -29,6 +29,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
+from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas.identity import Identity
 from .obligations import Obligation, ProofReport, smt_obligation, solver_library, stopwatch
 from .reduced import reduced, reduced_step_exprs
@@ -143,7 +144,7 @@ def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
         "alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> (W_X(t) = alpha(t) V*)",
         True if (gx.holds is True and rec_ok) else None,
         f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
-        "matrix calculus", IDENTITY, seconds=gx.seconds + t(), assumes=("centred",))
+        "matrix calculus", IDENTITY, seconds=gx.seconds + t(), assumes=IID_MOMENTS)
 
 
 def column_obligations() -> list[Obligation]:
@@ -285,7 +286,7 @@ def large_step_obligations() -> ProofReport:
         ok, txt = delta_increment_identity()
     rep.obligations.append(Obligation("delta step of the reduced recursion (sigma = identity): Delta = kappa p_on "
                                       "p_off alpha (1 - alpha K (p_on - p_off))", True if ok else None, txt,
-                                      "sympy identity", IDENTITY, seconds=t(), assumes=("centred",)))
+                                      "sympy identity", IDENTITY, seconds=t(), assumes=IID_MOMENTS))
     def interior(lib):
         c = block_column(lib)
         kappa, a, x = lib.Reals("kappa alpha x")

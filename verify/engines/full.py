@@ -15,8 +15,7 @@ import numpy as np
 from ..model.setting import Setting
 from .arith import Arith
 from .fullgrad import (attention as softmax_columns, excess_loss as entry_loss, fixed, gradients as chain_rule,
-                       initial_weights, moments as entry_moments, offset_gradient_vanishes, p_times, record_of,
-                       times_p)
+                       initial_weights, moments as entry_moments, p_times, record_of, times_p, wp_stays_zero)
 from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps, throttled
 
@@ -78,18 +77,18 @@ class LogitState:
     positions: Q^T Q = lambda I_N) the factors are lambda and lambda^2 (verify.derive.gradients.
     logit_step_obligation). W_P and W_KQ are formed on demand: W_P = W_P(0) + (Y - Y(0)) P^T / lambda and
     W_KQ = W_KQ(0) + P (Lambda - Lambda(0)) Q^T / (beta lambda^2), or, for a general P, from the summed
-    gradients. A W_P that provably stays 0 (zero start, centred law, d ell/d mu_u = 0 at zero means) is
+    gradients. A W_P that provably stays 0 (zero start, centred data, verify.engines.fullgrad.wp_stays_zero) is
     not iterated."""
 
-    def __init__(self, s: Setting, ar):
+    def __init__(self, s: Setting, ar, route: str | None = None):
         self.s, self.ar = s, ar
-        fx = self.fx = fixed(s, ar)
+        fx = self.fx = fixed(s, ar, route)
         self.WX, self.WP0, self.WKQ0 = initial_weights(fx)
         zero_wp = all(x == 0 for x in self.WP0.flat)
         self.Y0 = np.full((s.M, s.D), fx.zero, dtype=fx.dtype) if zero_wp else times_p(fx, self.WP0)
         self.L0 = (np.full((s.D, s.N), fx.zero, dtype=fx.dtype) if s.init == "zero"
                    else fx.beta * times_p(fx, p_times(fx, self.WKQ0, transpose=True))[:, fx.q])
-        self.trains_y = s.wp_trainable and not (zero_wp and fx.centred and offset_gradient_vanishes(s.sigma))
+        self.trains_y = s.wp_trainable and not (zero_wp and wp_stays_zero(fx))
         self.Y, self.logits = self.Y0.copy(), self.L0.copy()
         self.y_zero = zero_wp and not self.trains_y
         self.general = fx.gram is not None
@@ -113,8 +112,11 @@ class LogitState:
         # dL/dLambda comes scaled by the logit step (general P: the Gram products are linear, so it is unscaled)
         gr = chain_rule(fx, self.WX, self.offsets, self.attention(), offsets=self.trains_y,
                         scale=None if self.general else self.kq_step)
-        shift = gr.b[:, None] * fx.V if gr.e is None else gr.b[:, None] * fx.V + gr.e[:, None]
-        self.WX = self.WX * (fx.one - fx.eta_v * gr.a)[:, None] - fx.eta_v * shift
+        if gr.full is not None:
+            self.WX = self.WX - fx.eta_v * gr.full
+        else:
+            shift = gr.b[:, None] * fx.V if gr.e is None else gr.b[:, None] * fx.V + gr.e[:, None]
+            self.WX = self.WX * (fx.one - fx.eta_v * gr.a)[:, None] - fx.eta_v * shift
         if self.trains_y:
             self.Y = self.Y - self.y_step * (gr.Y @ fx.gram if self.general else gr.Y)
         self.logits = self.logits - (self.kq_step * (fx.gram @ gr.logits @ fx.gram_q) if self.general else gr.logits)
@@ -151,9 +153,23 @@ class LogitState:
         return record_of(self.fx, self.step_count, self.WX, self.WP, S, entry_loss(self.fx, self.WX, self.offsets, S))
 
 
-def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=None, backend: str | None = None
-                 ) -> Trajectory:
-    """Run ``steps`` full-matrix GD steps (:class:`LogitState`), recording at ``checkpoints``.
+def require_route(s: Setting, arithmetic: str, jax: bool = True, route: str | None = None) -> None:
+    """Refuse an arithmetic that cannot compute this setting's loss: the finite sum over a data set's images
+    (a nonlinear sigma on an empirical data model, or asked for by ``route``) is differentiated by jax.grad, in
+    float64 only."""
+    if (route or s.data.route(s.sigma)) != "images" or (arithmetic == "float64" and jax):
+        return
+    from ..errors import InvalidParameter
+    raise InvalidParameter("arithmetic", arithmetic, f"must be float64 on JAX with data = {s.data.spec()} and sigma = "
+                           f"{s.sigma.spec()}: the finite sum over the images is differentiated by jax.grad (JAX: the "
+                           "extra [fast]); a linear sigma takes the second-moment route in every arithmetic, Arb "
+                           "included, so a certified run is available for sigma linear only", also=("data", "sigma"))
+
+
+def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=None, backend: str | None = None,
+                 route: str | None = None) -> Trajectory:
+    """Run ``steps`` full-matrix GD steps (:class:`LogitState`), recording at ``checkpoints``; ``route``: another
+    exact way of computing the loss than the engines' choice (verify.engines.fullgrad.fixed).
 
     float64 runs on JAX when it is installed (``backend="numpy"`` forces numpy); overflow / NaN raise
     NumericalTrouble naming the step (verify.engines.guard). ``progress(step)`` follows the run.
@@ -161,14 +177,16 @@ def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=N
     from . import fulljax
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     f64 = ar.name == "float64"
-    if f64 and (backend or ("jax" if fulljax.available() else "numpy")) == "jax":
-        return fulljax.iterate_full_jax(LogitState(s, Arith.make("float64", None, max(cps))), cps, progress)
+    on_jax = f64 and (backend or ("jax" if fulljax.available() else "numpy")) == "jax"
+    require_route(s, ar.name, on_jax, route)
+    if on_jax:
+        return fulljax.iterate_full_jax(LogitState(s, Arith.make("float64", None, max(cps)), route), cps, progress)
     traj = Trajectory("full", ar.name, ar.dps if ar.name == "mpmath" else None, backend="numpy" if f64 else None)
     traj.notes.append("full-matrix engine: logits iterated with P^T P")
     st, tick = None, throttled(progress)
     describe = lambda: {"W_X": st.WX, "W_KQ": st.WKQ}  # noqa: E731
     with ar.context(), float64_boundary(s, "full", f64, describe) as b:
-        st = LogitState(s, ar)
+        st = LogitState(s, ar, route)
         for target in cps:
             while st.step_count < target:
                 b.at(st.step_count + 1, "the GD update (3.3)-(3.4) of (W_X, W_P, W_KQ)")

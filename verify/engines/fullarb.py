@@ -31,7 +31,7 @@ from ..errors import NumericalTrouble
 from ..model.setting import Setting
 from ..model.validation import check_int
 from .arb import DIVERGED, DIVERGED_BITS, MAX_BITS, MIN_BITS, ArbArith, _magnitude_bits, _upper_float
-from .full import LogitState
+from .full import LogitState, require_route
 from .trajectory import Record, Trajectory, checkpoint_steps, throttled
 
 MAX_STEPS = 10**7          # longest certified full-matrix horizon accepted
@@ -129,6 +129,7 @@ def iterate_certified_full(s: Setting, steps: int, bits: int = 256, checkpoints=
     """
     steps = check_int("steps", steps, 0, MAX_STEPS)
     bits = check_int("arb bits", bits, MIN_BITS, MAX_BITS)
+    require_route(s, "arb")
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     ar = ArbArith(bits)
     traj = Trajectory("full", f"arb{bits}", None)

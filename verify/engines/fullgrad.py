@@ -9,17 +9,25 @@ and its partials are generated from SymPy (verify.engines.fullkernel). Arrays ar
 arrays of mpmath numbers or Arb balls (numpy dispatches + and * to them): one chain rule for every
 arithmetic. The original weights' gradients follow by the chain rule of the linear maps:
 dL/dW_P = (dL/dY) P^T and dL/dW_KQ = beta P (dL/dLambda) Q^T.
+
+Data that are not i.i.d. entries (verify.model.data) change only the first link: with a second-moment tensor
+the Gram quantities become its quadratic forms (verify.engines.fullcov, the "moments" route), and for an
+empirical data set under a nonlinear sigma the loss is the finite sum over its images (verify.engines.fullimages,
+the "images" route, whose gradients are jax.grad's).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 import sympy as sp
 
+from ..errors import InvalidParameter
 from ..model.symbols import mu_u, mu_z
 from ..model.setting import Setting
+from . import fullcov, fullimages
 from .fullkernel import KernelFunctions, centred, kernel_functions, sigma_terms
 from .trajectory import Record
 
@@ -79,6 +87,11 @@ class Fixed:
     mu_z: np.ndarray
     noise_loss: object
     centred: bool                  # mu = 0 exactly: the mean terms of the moments vanish
+    route: str = "iid"             # how the loss is computed (verify.model.data.ROUTES)
+    cov: fullcov.Tensor | None = None      # the data's second-moment tensor ("moments" route)
+    GV: np.ndarray | None = None           # its token Gram matrices of V* (M, D, D) ("moments" route)
+    images: np.ndarray | None = None       # the data's images (n, d, D) ("images" route)
+    targets: np.ndarray | None = None      # sigma(V* X_i S*) per image (n, M, N) ("images" route)
 
     @property
     def exact_objects(self) -> bool:
@@ -109,6 +122,11 @@ class Fixed:
     def exp(self, x) -> np.ndarray:
         return elementwise(exp_function(self.ar.backend), 1)(x) if self.exact_objects else np.exp(x)
 
+    def apply_sigma(self, U) -> np.ndarray:
+        """sigma entrywise on an array of any shape."""
+        f = fullimages.sigma_function(self.s.sigma, "numpy" if self.ar.backend == "numpy" else "mpmath")
+        return elementwise(f, 1)(U) if self.exact_objects else f(U)
+
 
 @lru_cache(maxsize=64)
 def centred_form(f, slopes):
@@ -116,27 +134,32 @@ def centred_form(f, slopes):
     return lambda *x: centred(f, slopes, *x)
 
 
-def fixed(s: Setting, ar) -> Fixed:
+def fixed(s: Setting, ar, route: str | None = None) -> Fixed:
     """:class:`Fixed` for ``s`` in the arithmetic ``ar`` (verify.engines.arith.Arith or an Arb arithmetic),
     computed at the arithmetic's working precision (whatever the caller's) and kept for repeated runs of
     one setting (building S* and P from exact rationals costs O(D^2) Python operations, seconds at
-    D = 1024); its arrays are read-only."""
+    D = 1024); its arrays are read-only. ``route``: one of the data model's exact routes other than the engines'
+    choice (verify.model.data.Data.routes; the digits under sigma linear: "images", the finite sum)."""
     import mpmath
     from flint import ctx
+    routes = s.data.routes(s.sigma)
+    if route is not None and route not in routes:
+        raise InvalidParameter("route", route, f"must be one of {', '.join(routes)} for data = {s.data.spec()} and "
+                               f"sigma = {s.sigma.spec()} (the routes that compute its loss exactly)")
     with ar.context():
-        return _kept(s, ar, {"mpmath": mpmath.mp.prec, "arb": ctx.prec}.get(ar.backend))
+        return _kept(s, ar, {"mpmath": mpmath.mp.prec, "arb": ctx.prec}.get(ar.backend), route or routes[0])
 
 
 @lru_cache(maxsize=8)
-def _kept(s: Setting, ar, prec) -> Fixed:
-    fx = _fixed(s, ar)
+def _kept(s: Setting, ar, prec, route: str) -> Fixed:
+    fx = _fixed(s, ar, route)
     for v in vars(fx).values():
         if isinstance(v, np.ndarray):
             v.setflags(write=False)
     return fx
 
 
-def _fixed(s: Setting, ar) -> Fixed:
+def _fixed(s: Setting, ar, route: str) -> Fixed:
     dtype = float if ar.backend == "numpy" else object
     n = ar.num
     arr = lambda rows: exact_array(rows, n, dtype)  # noqa: E731
@@ -155,12 +178,36 @@ def _fixed(s: Setting, ar) -> Fixed:
     perm = _permutation(P_exact, n)
     mu = n(s.law.mean)
     teacher_zero = s.K == 0
-    return Fixed(s=s, ar=ar, dtype=dtype, V=V, Sstar=Sstar, P=P, gram=gram, gram_q=gram_q, lam=n(s.p_lambda), q=q,
-                 var=var, mu=mu, c=n(s.loss_scale), eta_v=n(s.eta_v), eta_kq=n(s.eta_kq), beta=n(s.beta),
-                 zero=n(0), one=n(1), kf=kernel_functions(s.sigma, ar.backend, teacher_zero), sq_v=sq_v, sq_ss=sq_ss,
-                 sup_rows=sup_rows, sup_w=sup_w, perm=perm,
-                 B=var * np.outer(sq_v, sq_ss), mu_z=mu * np.outer(V.sum(1), Sstar.sum(0)),
-                 noise_loss=n(s.loss_scale * s.M * s.N * s.noise_sd**2 / 2), centred=s.law.mean == 0)
+    fx = Fixed(s=s, ar=ar, dtype=dtype, V=V, Sstar=Sstar, P=P, gram=gram, gram_q=gram_q, lam=n(s.p_lambda), q=q,
+               var=var, mu=mu, c=n(s.loss_scale), eta_v=n(s.eta_v), eta_kq=n(s.eta_kq), beta=n(s.beta),
+               zero=n(0), one=n(1), kf=kernel_functions(s.sigma, ar.backend, teacher_zero), sq_v=sq_v, sq_ss=sq_ss,
+               sup_rows=sup_rows, sup_w=sup_w, perm=perm,
+               B=var * np.outer(sq_v, sq_ss), mu_z=mu * np.outer(V.sum(1), Sstar.sum(0)),
+               noise_loss=n(s.loss_scale * s.M * s.N * s.noise_sd**2 / 2), centred=s.law.mean == 0, route=route)
+    return _with_data(fx, arr)
+
+
+def _with_data(fx: Fixed, arr) -> Fixed:
+    """``fx`` with the data model's constants: the second-moment tensor (exact rationals rounded once into the
+    arithmetic) and Var z = s*_j^T G*_m s*_j, or the images and the teacher's outputs on them. The data are
+    centred (validated: the entry-law mean stays 0), so the teacher's means mu_z are 0 as for i.i.d. entries."""
+    data = fx.s.data
+    if fx.route == "moments":
+        m = data.moments()
+        d, D = data.dims
+        cov = fullcov.Tensor.of(arr(m.fractions().reshape(d * D, d * D)).reshape(d, D, d, D))
+        fx.cov, fx.GV = cov, fullcov.token_gram(cov, fx.V, fx.V)
+        fx.B = fullcov.forms(fx.GV, fx.Sstar, fx.Sstar)
+    elif fx.route == "images":
+        im = data.images()
+        if fx.exact_objects:
+            root, n = fx.ar.sqrt(fx.ar.num(im.scale2)), fx.ar.num
+            X = np.vectorize(lambda x: n(Fraction(int(x), im.n)) * root, otypes=[object])(im.numerators)
+        else:
+            X = im.floats()
+        fx.images = X
+        fx.targets = fx.apply_sigma(fullimages.outputs(fx.V, X, fx.Sstar))
+    return fx
 
 
 def exact_array(rows, num, dtype) -> np.ndarray:
@@ -231,15 +278,38 @@ def attention(fx: Fixed, logits: np.ndarray) -> np.ndarray:
 
 
 def moments(fx: Fixed, WX, Y, S) -> dict:
-    """The Gram quantities and each output entry's (A, C, B, mu_u, mu_z) (verify.derive.loss);
-    ``Y`` None: the offsets W_P P S are 0."""
+    """The Gram quantities and each output entry's (A, C, B, mu_u, mu_z) (verify.derive.loss); with a
+    second-moment tensor, A and C are its quadratic forms and the token Gram matrices G_m, H_m are kept
+    (verify.engines.fullcov). ``Y`` None: the offsets W_P P S are 0."""
     sq_w, c_wv = (WX * WX).sum(1), (WX * fx.V).sum(1)
     sq_s, c_ss = (S * S).sum(0), on_support(fx, S).sum(0)
     mu_u = np.full((fx.s.M, fx.s.N), fx.zero, dtype=fx.dtype) if Y is None else Y @ S
     if not fx.centred:
         mu_u = mu_u + fx.mu * np.outer(WX.sum(1), S.sum(0))
-    return dict(sq_w=sq_w, c_wv=c_wv, sq_s=sq_s, c_ss=c_ss, A=fx.var * np.outer(sq_w, sq_s),
-                C=fx.var * np.outer(c_wv, c_ss), B=fx.B, mu_u=mu_u, mu_z=fx.mu_z)
+    out = dict(sq_w=sq_w, c_wv=c_wv, sq_s=sq_s, c_ss=c_ss, B=fx.B, mu_u=mu_u, mu_z=fx.mu_z)
+    if fx.cov is None:
+        return out | dict(A=fx.var * np.outer(sq_w, sq_s), C=fx.var * np.outer(c_wv, c_ss))
+    G, H = fullcov.token_gram(fx.cov, WX, WX), fullcov.token_gram(fx.cov, WX, fx.V)
+    return out | dict(A=fullcov.forms(G, S, S), C=fullcov.forms(H, S, fx.Sstar), G=G, H=H)
+
+
+def radial_moments(fx: Fixed, g: dict, S) -> tuple[np.ndarray, np.ndarray]:
+    """(a, c) per entry (M x N): Var u and Cov(u, z) per unit alpha along the ray w_m = alpha v*_m, the arguments
+    of the radial slope (with b = B): v ||v*_m||^2 ||s_j||^2 and v ||v*_m||^2 <s_j, s*_j> for i.i.d. entries,
+    s_j^T G*_m s_j and s_j^T G*_m s*_j with a second-moment tensor."""
+    if fx.cov is None:
+        w = fx.var * fx.sq_v
+        return np.outer(w, g["sq_s"]), np.outer(w, g["c_ss"])
+    return fullcov.forms(fx.GV, S, S), fullcov.forms(fx.GV, S, fx.Sstar)
+
+
+def wp_stays_zero(fx: Fixed) -> bool:
+    """A zero W_P provably stays 0: the data are centred and dL/dY = 0 at Y = 0 for every W_X and S. With a
+    kernel (i.i.d. or Gaussian data) that is d ell/d mu_u = 0 at zero means (sigma odd, by parity); over the
+    images of a data set (not symmetric under X -> -X) only a linear sigma gives it."""
+    if not fx.centred:
+        return False
+    return fx.s.sigma.linear if fx.route == "images" else offset_gradient_vanishes(fx.s.sigma)
 
 
 def on_support(fx: Fixed, S) -> np.ndarray:
@@ -266,7 +336,9 @@ def _safe_A(fx: Fixed, g: dict, rows):
 
 def excess_loss(fx: Fixed, WX, Y, S):
     """L - L_opt = c_L/2 sum_{m,j} ell(A_mj, C_mj, B_mj, mu_u_mj, mu_z_mj); a kinked zero row contributes
-    E[sigma(z)^2] (ell at A = C = 0, sigma(0) = 0)."""
+    E[sigma(z)^2] (ell at A = C = 0, sigma(0) = 0). Over a data set's images: the finite sum."""
+    if fx.route == "images":
+        return fullimages.excess_loss(fx, WX, Y, S)
     g = moments(fx, WX, Y, S)
     rows = kink_rows(fx, g["sq_w"])
     ell = fx.kernel("ell", _safe_A(fx, g, rows), g["C"], g["B"], g["mu_u"], g["mu_z"])
@@ -277,20 +349,53 @@ def excess_loss(fx: Fixed, WX, Y, S):
 
 @dataclass
 class Gradients:
-    """dL/dW_X = a * W_X + b * V* + e * 1 (per row m: coefficients a_m, b_m, e_m), dL/dY and dL/dLambda.
+    """dL/dW_X = a * W_X + b * V* + e * 1 (per row m: coefficients a_m, b_m, e_m), dL/dY and dL/dLambda; with a
+    second-moment tensor the W_X gradient is no such combination and is held whole (``full``).
 
     The W_X gradient is kept in this form so that a step reads W_X (1 - eta a) - eta (b V* + e 1): in
     ball arithmetic the contraction of W_X by its own gradient is then seen, not doubled."""
 
-    a: np.ndarray
-    b: np.ndarray
+    a: np.ndarray | None
+    b: np.ndarray | None
     e: np.ndarray | None
     Y: np.ndarray | None
     logits: np.ndarray
+    full: np.ndarray | None = None
 
     def wx(self, fx: Fixed, WX) -> np.ndarray:
+        if self.full is not None:
+            return self.full
         out = self.a[:, None] * WX + self.b[:, None] * fx.V
         return out if self.e is None else out + self.e[:, None]
+
+
+def _partials(fx: Fixed, g: dict, Y, offsets: bool):
+    """(lA, lC, lmu, kinked rows): the kernel's partials at every entry, zero on kinked zero rows (their ell is
+    E sigma(z)^2, which W_X and S do not move); lmu None where no offset term is wanted."""
+    rows = kink_rows(fx, g["sq_w"])
+    args = (_safe_A(fx, g, rows), g["C"], g["B"], g["mu_u"], g["mu_z"])
+    lA, lC = fx.kernel("dA", *args), fx.kernel("dC", *args)
+    lmu = fx.kernel("dmu", *args) if offsets or Y is not None or not fx.centred else None
+    if rows is not None:
+        lA[rows, :] = fx.zero
+        lC[rows, :] = fx.zero
+    return lA, lC, lmu, rows
+
+
+def radial_slopes(fx: Fixed, g: dict, S, rows) -> dict:
+    """{m: d/dalpha ell summed over j at alpha = 0+} for the kinked zero rows m, along w_m = alpha v*_m (the
+    'radial' convention, Sigma.radial_slope). K = 0: ell = E sigma(u)^2 is smooth, and the gradient at a zero
+    row is 0 as computed, so there are none."""
+    if rows is None or fx.s.K == 0:
+        return {}
+    ra, rc = radial_moments(fx, g, S)
+    return {m: sum(fx.kf.radial(ra[m, j], g["B"][m, j], rc[m, j]) for j in range(fx.s.N)) for m in np.nonzero(rows)[0]}
+
+
+def logit_gradient(fx: Fixed, S, dS) -> np.ndarray:
+    """dL/dLambda_j = s_j (g_j - <s_j, g_j>) from g = dL/dS through the column softmax (a column constant of g
+    drops out)."""
+    return S * (dS - (S * dS).sum(0)[None, :])
 
 
 def gradients(fx: Fixed, WX, Y, S, offsets: bool = True, scale=None) -> Gradients:
@@ -298,27 +403,21 @@ def gradients(fx: Fixed, WX, Y, S, offsets: bool = True, scale=None) -> Gradient
     wanted (W_P frozen, or provably 0); ``scale``: dL/dLambda comes multiplied by it (a step's factor, applied
     to the column coefficients rather than to every entry). The chain rule of the module docstring; kinked
     zero rows take the radial slope along v*_m (Sigma.radial_slope)."""
+    if fx.route == "images":
+        raise InvalidParameter("arithmetic", fx.ar.name, "must be float64 on JAX here: the finite sum over the "
+                               "images is differentiated by jax.grad (verify.engines.fulljax)", also=("data", "sigma"))
+    if fx.cov is not None:
+        return moment_gradients(fx, WX, Y, S, offsets, scale)
     s, c, var, half = fx.s, fx.c, fx.var, fx.c / 2
     g = moments(fx, WX, Y, S)
-    rows = kink_rows(fx, g["sq_w"])
-    A = _safe_A(fx, g, rows)
-    args = (A, g["C"], g["B"], g["mu_u"], g["mu_z"])
-    lA, lC = fx.kernel("dA", *args), fx.kernel("dC", *args)
-    lmu = fx.kernel("dmu", *args) if offsets or Y is not None or not fx.centred else None
-    if rows is not None:
-        lA[rows, :] = fx.zero
-        lC[rows, :] = fx.zero
+    lA, lC, lmu, rows = _partials(fx, g, Y, offsets)
     a = c * var * (lA @ g["sq_s"])
     b = half * var * (lC @ g["c_ss"])
     e = None if fx.centred else half * fx.mu * (lmu @ S.sum(0))
-    if rows is not None and s.K > 0:
-        # (K = 0: ell = E sigma(u)^2 is smooth, and the gradient at a zero row is 0 as computed.)
-        for m in np.nonzero(rows)[0]:
-            w = var * fx.sq_v[m]
-            slope = sum(fx.kf.radial(w * g["sq_s"][j], w * fx.sq_ss[j], w * g["c_ss"][j]) for j in range(s.N))
-            a[m], b[m] = fx.zero, half * slope / fx.sq_v[m]
-            if e is not None:
-                e[m] = fx.zero
+    for m, slope in radial_slopes(fx, g, S, rows).items():
+        a[m], b[m] = fx.zero, half * slope / fx.sq_v[m]
+        if e is not None:
+            e[m] = fx.zero
     # dL/dS = S diag(p) + S* diag(r) + (a column constant) + o, with p_j = c v sum_m ||w_m||^2 lA_mj,
     # r_j = c/2 v sum_m <w_m, v*_m> lC_mj and the offsets' o = c/2 Y^T lmu; the column constant (the mean
     # term) drops out of dL/dLambda_j = s_j (g_j - <s_j, g_j>), and <s_j, g_j> = p_j ||s_j||^2 + r_j <s_j, s*_j>
@@ -338,6 +437,26 @@ def gradients(fx: Fixed, WX, Y, S, offsets: bool = True, scale=None) -> Gradient
     G = S * base
     gY = half * (lmu @ S.T) if offsets else None
     return Gradients(a, b, e, gY, G)
+
+
+def moment_gradients(fx: Fixed, WX, Y, S, offsets: bool = True, scale=None) -> Gradients:
+    """:func:`gradients` with a second-moment tensor (verify.engines.fullcov): with A_mj = w_m^T P_j w_m =
+    s_j^T G_m s_j and C_mj = w_m^T Q_j v*_m = s_j^T H_m s*_j,
+    dL/dw_m = c sum_j lA_mj P_j w_m + c/2 sum_j lC_mj Q_j v*_m and
+    dL/ds_j = c sum_m lA_mj G_m s_j + c/2 sum_m lC_mj H_m s*_j + c/2 sum_m lmu_mj y_m (the data are centred)."""
+    c, half = fx.c, fx.c / 2
+    g = moments(fx, WX, Y, S)
+    lA, lC, lmu, rows = _partials(fx, g, Y, offsets)
+    P, Q = fullcov.feature_gram(fx.cov, S, S), fullcov.feature_gram(fx.cov, S, fx.Sstar)
+    gW = c * fullcov.weighted_rows(lA, P, WX) + half * fullcov.weighted_rows(lC, Q, fx.V)
+    for m, slope in radial_slopes(fx, g, S, rows).items():
+        gW[m] = (half * slope / fx.sq_v[m]) * fx.V[m]
+    dS = c * fullcov.weighted_columns(lA, g["G"], S) + half * fullcov.weighted_columns(lC, g["H"], fx.Sstar)
+    if Y is not None:
+        dS = dS + half * (Y.T @ lmu)
+    k = fx.one if scale is None else scale
+    gY = half * (lmu @ S.T) if offsets else None
+    return Gradients(None, None, None, gY, logit_gradient(fx, S, k * dS), full=gW)
 
 
 def record_of(fx: Fixed, step: int, WX, WP, S, excess) -> Record:

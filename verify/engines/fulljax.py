@@ -3,7 +3,9 @@
 The loss is built from the SymPy kernel (verify.engines.fullkernel, lambdified for JAX) summed over the
 output entries as in verify.derive.loss; the kernel is a ``jax.custom_jvp`` whose derivative rules are
 SymPy's partials (the numerically stable forms, so ReLU at rho = 1 stays finite), and jax.grad does the
-chain rule through the Gram sums and the column softmax. The state and the step are those of
+chain rule through the Gram sums (or a data model's quadratic forms, verify.engines.fullcov) and the column
+softmax. Over a data set's images under a nonlinear sigma the loss is the finite sum of
+verify.engines.fullimages, written in jax.numpy, and jax.grad differentiates it. The state and the step are those of
 verify.engines.full.LogitState (W_X, Y = W_P P, logits, with P^T P); steps run in ``lax.fori_loop``
 between checkpoints, where the state is checked: a non-finite state is bisected to the first step that
 made it so (NumericalTrouble names that step). tests/test_fulljax.py checks the gradients against SymPy's.
@@ -50,13 +52,16 @@ class Program:
     offsets: bool          # Y = W_P P enters the loss
     trains_y: bool         # Y is iterated
     general: bool          # P^T P is a general Gram matrix (else lambda I)
+    route: str = "iid"     # how the loss is computed (verify.model.data.ROUTES)
 
 
 def program_of(st) -> Program:
     """The :class:`Program` of a verify.engines.full.LogitState."""
     s = st.s
-    return Program(s.sigma, s.K == 0, sigma_terms(s.sigma).kink_at_zero and s.K > 0, st.fx.centred,
-                   st.offsets is not None, st.trains_y, st.general)
+    # over the images a zero row cannot occur (validated: a kinked sigma there starts from a random W_X)
+    kinked = sigma_terms(s.sigma).kink_at_zero and s.K > 0 and st.fx.route != "images"
+    return Program(s.sigma, s.K == 0, kinked, st.fx.centred, st.offsets is not None, st.trains_y, st.general,
+                   st.fx.route)
 
 
 def _kernel(pr: Program):
@@ -82,8 +87,11 @@ def _kernel(pr: Program):
 
 
 def loss_function(pr: Program):
-    """(W_X, Y, logits, constants) -> (L - L_opt, (||s_j||^2, <s_j, s*_j>, ||w_m||^2)), traceable by JAX."""
+    """(W_X, Y, logits, constants) -> (L - L_opt, (a, c, ||w_m||^2)), traceable by JAX; (a, c) are the radial
+    slope's arguments per entry (verify.engines.fullgrad.radial_moments)."""
     jax, jnp = _jax()
+    if pr.route == "images":
+        return _images_loss(pr)
     from ..derive import codegen
     from ..model.symbols import A, mu_u
     kernel = _kernel(pr)
@@ -91,9 +99,8 @@ def loss_function(pr: Program):
 
     def loss(WX, Y, logits, k):
         S = jax.nn.softmax(logits, axis=0)
-        sq_w, c_wv = jnp.sum(WX * WX, 1), jnp.sum(WX * k["V"], 1)
-        sq_s, c_ss = jnp.sum(S * S, 0), jnp.sum(S * k["Sstar"], 0)
-        A_, C_ = k["var"] * jnp.outer(sq_w, sq_s), k["var"] * jnp.outer(c_wv, c_ss)
+        sq_w = jnp.sum(WX * WX, 1)
+        A_, C_, ra, rc = _second_moments(pr, WX, S, k)
         m = jnp.zeros_like(A_)
         if not pr.centred:
             m = m + k["mu"] * jnp.outer(jnp.sum(WX, 1), jnp.sum(S, 0))
@@ -104,7 +111,41 @@ def loss_function(pr: Program):
             ell = jnp.where(zero, second(k["B"]), kernel(jnp.where(zero, 1.0, A_), C_, k["B"], m, k["mu_z"]))
         else:
             ell = kernel(A_, C_, k["B"], m, k["mu_z"])
-        return k["c"] / 2 * jnp.sum(ell), (sq_s, c_ss, sq_w)
+        return k["c"] / 2 * jnp.sum(ell), (ra, rc, sq_w)
+    return loss
+
+
+def _second_moments(pr: Program, WX, S, k):
+    """(A, C, a, c) per entry: Var u, Cov(u, z) and the radial slope's (a, c), from the Gram quantities (i.i.d.
+    entries) or the data's second-moment tensor T[a, b, c, e] (verify.engines.fullcov)."""
+    jnp = _jax()[1]
+    if pr.route == "moments":
+        T, ein = k["cov"], jnp.einsum
+        G, H = ein("ma,mc,abce->mbe", WX, WX, T), ein("ma,mc,abce->mbe", WX, k["V"], T)
+        quad = lambda M, R: ein("mbe,bj,ej->mj", M, S, R)  # noqa: E731
+        return quad(G, S), quad(H, k["Sstar"]), quad(k["GV"], S), quad(k["GV"], k["Sstar"])
+    sq_w, c_wv = jnp.sum(WX * WX, 1), jnp.sum(WX * k["V"], 1)
+    sq_s, c_ss = jnp.sum(S * S, 0), jnp.sum(S * k["Sstar"], 0)
+    w = k["var"] * k["sq_v"]
+    return (k["var"] * jnp.outer(sq_w, sq_s), k["var"] * jnp.outer(c_wv, c_ss), jnp.outer(w, sq_s),
+            jnp.outer(w, c_ss))
+
+
+def _images_loss(pr: Program):
+    """The finite sum over the images (verify.engines.fullimages) in jax.numpy: (c_L / 2) (1/n) sum_i
+    ||sigma(W_X X_i S + Y S) - sigma(V* X_i S*)||^2, sigma generated from its SymPy form."""
+    jax, jnp = _jax()
+    from .fullimages import sigma_function
+    sig = sigma_function(pr.sigma, "jax")
+
+    def loss(WX, Y, logits, k):
+        S = jax.nn.softmax(logits, axis=0)
+        U = jnp.einsum("ma,iaj->imj", WX, jnp.einsum("iab,bj->iaj", k["X"], S))
+        if pr.offsets:
+            U = U + (Y @ S)[None, :, :]
+        r = sig(U) - k["Z"]
+        zeros = jnp.zeros((WX.shape[0], S.shape[1]))
+        return k["c"] / 2 * jnp.sum(r * r) / k["X"].shape[0], (zeros, zeros, jnp.sum(WX * WX, 1))
     return loss
 
 
@@ -119,11 +160,10 @@ def compiled(pr: Program):
 
     def step(st, k):
         WX, Y, L, sumG, sumgY = st
-        (gX, gY, gL), (sq_s, c_ss, sq_w) = grad(WX, Y, L, k)
+        (gX, gY, gL), (ra, rc, sq_w) = grad(WX, Y, L, k)
         if pr.kinked:
             # the 'radial' convention at w_m = 0: the one-sided slope along v*_m (Sigma.radial_slope)
-            w = k["var"] * k["sq_v"][:, None]
-            slope = jnp.sum(radial(w * sq_s[None, :], w * k["sq_ss"][None, :], w * c_ss[None, :]), 1)
+            slope = jnp.sum(radial(ra, k["B"], rc), 1)
             gX = jnp.where((sq_w == 0)[:, None], (k["c"] / 2 * slope / k["sq_v"])[:, None] * k["V"], gX)
         WX = WX - k["eta_v"] * gX
         if pr.trains_y:
@@ -148,6 +188,10 @@ def constants(st) -> dict:
          "y_step": f(st.y_step), "kq_step": f(st.kq_step)}
     if st.general:
         k |= {"gram": f(fx.gram), "gram_q": f(fx.gram_q)}
+    if fx.cov is not None:
+        k |= {"cov": f(fx.cov.dense()), "GV": f(fx.GV)}
+    if fx.images is not None:
+        k |= {"X": f(fx.images), "Z": f(fx.targets)}
     return k
 
 

@@ -61,8 +61,9 @@ def work_digits(arithmetic: str, dps: int | None = None, steps: int = 0) -> floa
 
 
 def summed_terms(setting, engine: str) -> int:
-    """The most numbers one step of ``engine`` sums (see the module docstring): D N full-matrix, 1 reduced."""
-    return setting.D * setting.N if engine == "full" else 1
+    """The most numbers one step of ``engine`` sums (see the module docstring): D N full-matrix, 1 reduced; a data
+    model's expectation adds its own sums (a second-moment tensor's quadratic forms, the mean over images)."""
+    return setting.D * setting.N + setting.data.expectation_terms() if engine == "full" else 1
 
 
 def carried_digits(work: float, steps: int, summed: int = 1) -> float:

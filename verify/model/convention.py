@@ -2,7 +2,7 @@
 
 A :class:`Convention` holds values for the convention keywords of :func:`verify.model.make_setting` (the entry
 law and its moments, label noise, the loss averaging, P and its scale, the logit temperature, the
-initialisation, sigma and its conventions, W_P frozen, and eta_KQ as a multiple of eta). Every check builds
+initialisation, sigma and its conventions, W_P frozen, eta_KQ as a multiple of eta, and the data model). Every check builds
 its regimes through :func:`setting` (or ``lemmas.support.runs.regime``), which starts from the active
 convention and lets the regime's own explicit choices win: a probe of the Gumbel law keeps its law under any
 convention, everything it leaves at the default follows the convention.
@@ -34,7 +34,7 @@ from ..errors import InvalidParameter
 from .numbers import exact, frac_str
 
 # The convention keywords (make_setting's names) with the flag each is given by; eta_kq_ratio is eta_KQ / eta.
-KEYWORDS = {"sigma": "--sigma", "law": "--law", "law_mean": "--law-mean", "law_var": "--law-var",
+KEYWORDS = {"sigma": "--sigma", "data": "--data", "law": "--law", "law_mean": "--law-mean", "law_var": "--law-var",
             "noise_sd": "--noise-sd", "loss": "--loss", "p_kind": "--p-kind", "p_structure": "--p-structure",
             "p_lambda": "--p-lambda", "beta": "--beta", "init": "--init", "init_scale": "--init-scale",
             "relu_at_zero": "--relu-at-zero", "wp_trainable": "--freeze-wp", "eta_kq_ratio": "--eta-kq-ratio"}
@@ -95,8 +95,10 @@ class Convention:
     def validate(self) -> None:
         """Raise InvalidParameter when the convention cannot describe any regime (e.g. sinusoidal P with an
         orthogonal structure), naming the flags."""
+        from .data import parse_data
         from .setting import make_setting
-        make_setting(**self.apply({"D": 4, "K": 2, "preset": "cnn"}))
+        dims = parse_data(self.get("data", "gaussian")).dims      # a data model may fix d and D
+        make_setting(**self.apply({"D": 4, "K": 2, "preset": "cnn"} | ({"d": dims[0], "D": dims[1]} if dims else {})))
 
     # ----- reading ------------------------------------------------------------------------------------
     def get(self, key: str, default=None):

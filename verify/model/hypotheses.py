@@ -123,6 +123,16 @@ def _weighted(s):
     return s.with_(sstar_weights=[w] * s.N)
 
 
+def _on_digits(s):
+    """``s`` on sklearn's 8 x 8 digits (D = d = 8; a cnn teacher with K = 2 where the old teacher does not fit)."""
+    kw = {"data": "digits", "D": 8, "d": 8, "law": "gaussian", "law_mean": "0", "law_var": "1"}
+    if s.preset is None or s.K > 8 or (s.preset == "cnn" and s.K and 8 % s.K):
+        kw |= {"preset": "cnn", "K": 2}
+    if s.vstar_source == "explicit":
+        kw["vstar_norm"] = "1"
+    return s.with_(**kw)
+
+
 def _linear(sigma) -> bool:
     return sigma.linear
 
@@ -140,6 +150,8 @@ _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
 _define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=("gaussian-or-linear",),
         restrict=Restriction(choices={"law": ("gaussian",)}),
         violate=lambda s: s.with_(law="rademacher"), pins={'law': 'gaussian'})
+_define("iid-entries", "i.i.d. entries (data = gaussian: no correlation across pixels or tokens)", lambda s: s.data.iid,
+        violate=lambda s: _on_digits(s), pins={'data': 'gaussian'})
 _define("gaussian-or-linear", "Gaussian entries, or sigma linear (sigma's Gaussian kernel; a linear sigma sees only "
         "the first two moments of the law)", lambda s: s.law.gaussian or s.sigma.any_law)
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
@@ -220,12 +232,16 @@ _define("slow-manifold", "the slow-manifold expansion gives the leading terms (a
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
         run_level=True)
 
+# the moment rule E[X_ab X_ce] = v 1{a = c, b = e} of centred i.i.d. entries, on which the matrix form of the loss
+# (verify.derive.loss) and every step derived from it rest
+IID_MOMENTS = ("iid-entries", "centred")
+
 # what makes a long float64 run of the reduced recursion exact and safe: the reduced recursion applies
 # (Setting.reducible) and GD converges in the W_X block (so float64 does not overflow)
 LONG_RUN = ("zero-init", "centred", "orthogonal-P", "wp-zero", "uniform-S*", "eta-stable")
 
 # the reference convention of docs/setting.md, as the hypotheses it consists of
-REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "gaussian",
+REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "iid-entries", "gaussian",
              "centred", "orthogonal-P", "zero-init", "uniform-S*")
 
 
@@ -297,5 +313,5 @@ def within(s, ids) -> tuple[bool, str]:
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "hypothesis", "hypotheses", "closure",
+__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
            "within", "restriction", "step_x", "small_step_bound", "convention_hypothesis"]

@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidParameter
+from .data import Data, IidEntries, parse_data
 from .laws import Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
@@ -48,6 +49,7 @@ class Setting:
     sstar_weights: tuple[tuple[Fraction, ...], ...] | None = None
     sigma: Sigma = field(default_factory=Identity)
     law: Law = field(default_factory=Law)
+    data: Data = field(default_factory=IidEntries)   # what X is drawn from (verify.model.data)
     noise_sd: Fraction = Fraction(0)
     loss: str = "sum"
     p_kind: str = "identity"
@@ -126,6 +128,10 @@ class Setting:
 
     def reducible(self) -> tuple[bool, str]:
         """Whether the exact reduced recursion on (alpha_1..alpha_M, delta) applies, and why not."""
+        if not self.data.iid:
+            return False, (f"the data are not i.i.d. entries (data = {self.data.spec()}): correlated pixels move the "
+                           "rows of W_X off the lines of V*'s rows and correlated tokens make the columns of S "
+                           "more than two-valued, so only the full-matrix engine applies")
         if self.sstar_weights is not None:
             return False, "S* has non-uniform weights, so columns of S are not two-valued"
         if self.law.mean != 0:
@@ -154,6 +160,7 @@ class Setting:
             "vstar": None if self.vstar_source != "explicit" else [[frac_str(x) for x in r] for r in self.vstar_base],
             "sigma": self.sigma.spec(),
             "law": self.law.spec(), "law_mean": frac_str(self.law.mean), "law_var": frac_str(self.law.var),
+            "data": self.data.spec(), "data_note": self.data.note(),
             "noise_sd": frac_str(self.noise_sd),
             "loss": self.loss,
             "p_kind": self.p_kind, "p_structure": self.p_structure, "p_lambda": frac_str(self.p_lambda),
@@ -172,6 +179,8 @@ class Setting:
         kw["eta"] = self.eta_v
         kw["eta_kq"] = None if self.eta_kq == self.eta_v else self.eta_kq
         kw["sigma"], kw["law"], kw["wp_trainable"] = self.sigma.spec(), self.law.spec(), self.wp_trainable
+        # a registered data model by its spec (JSON-ready); a caller's own model as the object
+        kw["data"] = self.data.spec() if _registered(self.data) else self.data
         if self.preset is not None:
             kw.pop("supports")
             kw.pop("N")
@@ -215,6 +224,11 @@ class Setting:
         return make_setting(**(kw | changes))
 
 
+def _registered(data: Data) -> bool:
+    from .data import MODELS
+    return MODELS.get(data.spec()) is data
+
+
 def _sci(q: Fraction) -> str:
     """A rational in 3-digit scientific notation at any magnitude (float() would overflow)."""
     from decimal import Context
@@ -233,12 +247,14 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
                  vstar=None, vstar_norm=None, seed=0, sigma="identity", law="gaussian", law_mean="0",
                  law_var="1", noise_sd="0", loss="sum", p_kind="identity", p_structure="orthogonal",
                  p_lambda="1", p_matrix=None, beta="1", query=None, init="zero", init_scale="0",
-                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None) -> Setting:
+                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None, data="gaussian") -> Setting:
     """Build and validate a :class:`Setting` from user-level inputs (decimals read exactly).
 
     ``supports`` is a list of 0-based index lists (one per column of S*), a path to such a JSON
     file, or None with ``preset``. ``vstar`` is a list of rows, a JSON path, or None with
-    ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm).
+    ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm). ``data`` names the data model
+    (verify.model.data: ``gaussian``, the i.i.d. entries of ``law``; ``digits``; Gaussian models with the
+    digits' second moments), or is a :class:`~verify.model.data.Data` object.
 
     Every invalid input is reported, together, in one :class:`InvalidParameter` (its ``problems``);
     inputs that depend on an invalid one (supports on D, V* on M and d) are checked once it is valid.
@@ -273,7 +289,9 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
             pr.add(name, eta if name == "eta" else eta_kq,
                    f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
             num[name] = None
-    sig = lw = None
+    sig = lw = dat = None
+    with pr.check():
+        dat = parse_data(data)
     with pr.check():
         sig = parse_sigma(sigma)
     with pr.check():
@@ -293,7 +311,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     # Inputs that failed alone get a neutral stand-in so that the cross-field rules still run on the
     # rest (and every conflict is reported in the same message); rules naming a failed input are skipped.
     bad = {p.name for p in pr.items}
-    bad |= {name for name, failed in (("sigma", sig is None), ("law", lw is None),
+    bad |= {name for name, failed in (("sigma", sig is None), ("law", lw is None), ("data", dat is None),
                                       ("p_matrix", p_matrix is not None and P is None)) if failed}
     def got(name, stand_in):
         return stand_in if num.get(name) is None else num[name]
@@ -301,7 +319,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     s = Setting(
         d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
         vstar_source=source, vstar_norm=vnorm, sstar_weights=sw,
-        sigma=sig or Identity(), law=lw or Law(),
+        sigma=sig or Identity(), law=lw or Law(), data=dat or IidEntries(),
         noise_sd=got("noise_sd", Fraction(0)), loss=loss, p_kind=p_kind, p_structure=p_structure,
         p_lambda=got("p_lambda", Fraction(1)), beta=got("beta", Fraction(1)), p_matrix=P,
         eta_v=eta_v, eta_kq=got("eta_kq", eta_v), query=q or tuple(range(N)), init=init,
@@ -317,7 +335,7 @@ MAKE_KEYWORDS = frozenset(inspect.signature(make_setting).parameters)
 DEFAULTS = {k: p.default for k, p in inspect.signature(make_setting).parameters.items()
             if p.default is not inspect.Parameter.empty}
 # The options that make a convention (not a size, teacher or seed), as Setting.config() spells them.
-CONVENTION_KEYS = ("law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
+CONVENTION_KEYS = ("data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
                    "init", "init_scale", "relu_at_zero")
 REFERENCE_LABEL = "reference"
 
@@ -440,6 +458,27 @@ def _sigma_rules(s: Setting, pr: Problems, ok) -> None:
                also=("init", "sigma"))
 
 
+def _data_rules(s: Setting, pr: Problems, ok) -> None:
+    """A data model that fixes the dimensions fixes d and D; the entry-law options apply to i.i.d. entries only;
+    the radial convention at W_X = 0 is the Gaussian kernel's (verify.model.data)."""
+    dat = s.data
+    if not ok("data") or dat.iid:
+        return
+    d, D = dat.dims
+    for name, value, want in (("D", s.D, D), ("d", s.d, d)):
+        if value != want:
+            pr.add(name, value, f"must be {want} with data = {dat.spec()} (each X is D = {D} tokens of d = {d} "
+                   "features)", also=("data",))
+    for name, value, default in (("law", s.law.spec(), "gaussian"), ("law_mean", s.law.mean, 0), ("law_var", s.law.var, 1)):
+        if ok(name) and str(value) != str(default):
+            pr.add(name, value, f"must stay at its default {default} with data = {dat.spec()}: the entries are the "
+                   "data's own, not draws of an entry law", also=("data",))
+    if ok("sigma") and dat.route(s.sigma) == "images" and s.sigma.kink_at_zero and s.init == "zero":
+        pr.add("init", s.init, f"must be random with data = {dat.spec()} and sigma = {s.sigma.spec()}: the radial "
+               "convention at W_X = 0 is defined through the Gaussian kernel, and the finite sum over the images has "
+               "none", also=("data", "sigma"))
+
+
 def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     """Record in ``pr`` every rule ``s`` breaks, skipping rules that involve an input named in ``bad``
     (already reported as invalid on its own)."""
@@ -472,6 +511,7 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     if s.K > s.D or s.K < 0:
         pr.add("K", s.K, f"must satisfy 0 <= K <= D = {s.D}", also=("D",))
     _sigma_rules(s, pr, ok)
+    _data_rules(s, pr, ok)
     # P
     if not ok("p_matrix"):
         pass
