@@ -128,6 +128,7 @@ def cubic_counterexample() -> dict:
                   False if neg else None, role="outside", replay=replay_run(s, T, "full", "mpmath"),
                   alpha=[fmt(a, 10) for a in alpha], loss=[fmt(x, 10) for x in loss], first_loss_increase=up,
                   first_nonpositive=neg, outside=DESCENT.text,
+                  regime_text=f"σ = {s.sigma.spec()}, D = K = {s.D}, η = {s.eta_v}, ‖V*‖ = {s.vstar_norm}",
                   note="the identity-derived condition eta_V c_L v N <= K (here K = D = 1) does not carry over to other sigma; "
                        "the claim is stated under the descent hypothesis instead")
 
@@ -143,7 +144,7 @@ def envelope(series, s) -> dict:
         rows.append({"row": m, "min": fmt(col[i_min]), "min_at": int(steps[i_min]), "max": fmt(col[i_max]),
                      "max_at": int(steps[i_max]), "overshoot": fmt(max(0.0, col[i_max] - 1)),
                      "final": fmt(col[-1])})
-    out = {"rows": rows, "min": float(a.min()), "max": float(a.max())}
+    out = {"rows": rows, "min": float(a.min()), "max": float(a.max()), "interior": 0 < s.K < s.D}
     if s.sigma.is_identity and 0 < s.K < s.D and getattr(series, "delta", None) is not None:
         # C_3 reading: the factor 1 - eta c_L v ||S(t)||^2 of the affine alpha recursion (*), with
         # ||S||^2 = N (K e^{2 delta} + D - K) / (K e^delta + D - K)^2 for two-valued columns
@@ -269,6 +270,12 @@ def outside_records(claim) -> dict:
             full_ball_record(s_sin, 3, 256, claim.statement("lemma-C.2-large-step").hypotheses)],
         "lemma-C.2-other-sigma": [cubic_counterexample()],
     }
+
+
+def outside_numbers(rec: dict) -> dict:
+    """The cubic counterexample's regime, first step with alpha <= 0 and alpha there (README's numbers)."""
+    t = rec["first_nonpositive"]
+    return {"regime": rec["regime_text"], "t": t, "alpha": float(rec["alpha"][t]) if t is not None else None}
 
 
 def large_step_why() -> dict:
@@ -405,14 +412,21 @@ class LemmaC2(Check):
             recs, env = self.regime_records(s_, profile)
             ev[self.part_of(s_)] += recs
             envs.append(env)
-        for sid, recs in outside_records(self).items():
+        outside = outside_records(self)
+        for sid, recs in outside.items():
             ev[sid] += recs
         T = HORIZON[profile]
         ev["lemma-C.2-small-step"].append(record(
             "interpretation of C_1, C_2, C_3", "float64", Scope(dims=tuple(sorted({dims_of(s_) for s_ in regs})),
                                                                 sigma=SIGMAS, conventions="all", horizon=T),
             C_CONSTANTS, None, role="context", envelopes=envs))
-        return Evaluation(ev, numbers={"c_constants": C_CONSTANTS, "alpha_envelopes": envs}, why=large_step_why(),
+        numbers = {"c_constants": C_CONSTANTS, "alpha_envelopes": envs,
+                   # the peaks of alpha over the regimes with 0 < K < D (above 1: the multiples are not bounded
+                   # by 1; at K = D alpha(t) = 1 - q^t approaches 1 from below)
+                   "alpha_overshoot": [min(e["max"] for e in envs if e["interior"]),
+                                       max(e["max"] for e in envs if e["interior"])],
+                   "outside_step_size": outside_numbers(outside["lemma-C.2-other-sigma"][0])}
+        return Evaluation(ev, numbers=numbers, why=large_step_why(),
                           replay=f"verify check lemma-C.2 --profile {profile} --json",
                           convention=convention(regs[0]) | {"horizon_float64": T, "horizon_arb": ARB_HORIZON[profile],
                                                             "arb_bits": 128})

@@ -106,14 +106,15 @@ def claims() -> list:
 def probes() -> list:
     edge = lambda p: [claimed(f"{p}.edge", "finding", [proof(False, FEW)], about="theorem-3.1-lower-T",  # noqa: E731
                               relation="outside")]
-    nums = {"rates": {"cnn": {"loss": {"fitted_exponent": -1.0031, "predicted_exponent": -1.0}},
-                      "gcn": {"s_err": {"fitted_exponent": -0.4931, "predicted_exponent": -0.5}}, "D_scan": [1, 2]},
+    nums = {"rates": {"cnn": {"excess_loss": {"fitted_exponent": -1.0031, "claimed_exponent": -1.0}},
+                      "gcn": {"s_err": {"fitted_exponent": -0.4931, "claimed_exponent": -0.5}}, "D_scan": [1, 2],
+                      "worst_tail_deviation": 0.0069},
             "tstar": {"A: K = 2": {"fit": {"exponent_t_cross": 1.0297}},
                       "B: K = D/2": {"fit": {"local_exponent_t_cross_last_pair": 1.9324}}},
-            "large-eta": {"derived_eta_max_near_optimum (2K/N)": 4.0,
-                          "bisection_convergence_boundary": {"1000": [4.4282, 4.4302], "10000": [4.1089, 4.1109]}},
-            "full-attention": {"sts": {"kq_x_block_max (b)": 0.4997, "kq_x_block_at_T (b)": 0.0037,
-                                       "kq_blocks_at_T (b)": {"kq_p_block": 1.0}}}}
+            "large-eta": {"boundaries": {"derived_near_optimum_2K_over_N": 4.0,
+                                         "convergence": {"1000": [4.4282, 4.4302], "10000": [4.1089, 4.1109]}}},
+            "full-attention": {"x_block_peak": {"sts": {"n": 2, "mean": 0.4997}},
+                               "x_block": {"sts": {"n": 2, "mean": 0.0037}}}}
     out = [check(p, "probe", edge(p)) for p in ("d-eq-k", "k-zero")]
     return out + [check(p, "probe", [claimed(f"{p}.finding", "finding", [numeric()])], nums.get(p))
                   for p in ("rates", "tstar", "large-eta", "full-attention", "non-gaussian", "nonuniform-s",
@@ -200,7 +201,7 @@ def test_findings_quote_the_report_by_key(results):
     assert "T*/D² = 8.35…61.9 over D = 8…64" in text
     assert "statement theorem-3.1.onset-linear (*supported*; onset exponent 1.03 ± 0.03)." in text
     assert "-1.017 ± 0.030 for L − L_opt (claimed -1)" in text and "-0.490 ± 0.006 for ‖S − S*‖_F (claimed -1/2)" in text
-    assert "within 0.0069 of the claimed exponents" in text                  # max(|-1.0031+1|, |-0.4931+0.5|)
+    assert "within 0.0069 of the claimed exponents" in text                  # the probe's worst_tail_deviation, = max(|-1.0031+1|, |-0.4931+0.5|)
     assert "1.002, 0.990, 0.997 at T = 396200" in text
     assert "α rises to 1.35–1.5" in text and "sigma = x + x^3/10, eta = 1/20: α(5) = -1.77" in text
     assert "55.58 ≤ ηT·(L − L_opt) ≤ 80.36" in text and "T0 = 39728" in text and "2.9·10⁻⁵" in text

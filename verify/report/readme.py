@@ -170,7 +170,7 @@ class Writer:
 
     def lemma_c2(self) -> str:
         n = lambda *k: number(self.r, "claim", "lemma-C.2", *k)  # noqa: E731
-        env = self.clause(lambda: "α rises to {}–{} and returns to 1 from above".format(*map(g, n("alpha_overshoot"))))
+        env = self.clause(lambda: "with 0 < K < D, α rises to {}–{} and returns to 1 from above".format(*map(g, n("alpha_overshoot"))))
         out = self.clause(lambda: f"{n('outside_step_size', 'regime')}: α({n('outside_step_size', 't')}) = "
                                   f"{g(n('outside_step_size', 'alpha'))}")
         return (f"- **Lemma C.2**: {self.clause(lambda: self.parts_of('lemma-C.2', LEMMA_C2))}. The multiples are not "
@@ -228,13 +228,8 @@ class Writer:
                 f"constants fitted along local sweeps in D: {self.clause(sweeps)}.")
 
     def teachers(self) -> str:
-        """The largest |fitted - predicted| tail exponent over the rates probe's teachers."""
-        nums = check(self.r, "probe", "rates").get("numbers") or {}
-        errs = [abs(v["fitted_exponent"] - v["predicted_exponent"]) for per in nums.values() if isinstance(per, dict)
-                for v in per.values() if isinstance(v, dict) and {"fitted_exponent", "predicted_exponent"} <= set(v)]
-        if not errs:
-            raise MissingNumber("probe rates: numbers[<teacher>][<quantity>]['fitted_exponent', 'predicted_exponent']")
-        return g(max(errs), 2)
+        """The largest |fitted - claimed| tail exponent over the rates probe's teachers (the probe's own number)."""
+        return g(number(self.r, "probe", "rates", "worst_tail_deviation"), 2)
 
     def certificate(self) -> str:
         c = lambda *k: field(self.r, "certify", *k)  # noqa: E731
@@ -274,8 +269,9 @@ class Writer:
     def beyond(self) -> str:
         def eta():
             n = lambda *k: number(self.r, "probe", "large-eta", *k)  # noqa: E731
-            top = max(float(x[1]) for x in n("bisection_convergence_boundary").values())
-            return f"GD converges for η < 2K/N = {g(n('derived_eta_max_near_optimum (2K/N)'))} (bisected boundary ≤ {g(top, 4)})"
+            top = max(float(x[1]) for x in n("boundaries", "convergence").values())
+            return (f"GD converges for η < 2K/N = {g(n('boundaries', 'derived_near_optimum_2K_over_N'))} (bisected "
+                    f"boundary ≤ {g(top, 4)})")
         v = lambda p: self.clause(lambda: self.part_verdict("probe", p))  # noqa: E731
         return (f"- **OOD** (Q5, {self.clause(lambda: self.verdict('theorem-3.2-ood'))}): the ‖V*‖² of the OOD loss "
                 "multiplies ‖S − S*‖² ∝ 1/‖V*‖², so the excess does not grow with ‖V*‖. **Non-Gaussian data** (Q7, "
@@ -285,13 +281,12 @@ class Writer:
 
     def attention(self) -> str:
         def x_block():
-            nums = check(self.r, "probe", "full-attention")["numbers"]
-            rows = [v for v in nums.values() if isinstance(v, dict) and "kq_x_block_max (b)" in v]
-            if not rows:
-                raise MissingNumber("probe full-attention: numbers[<regime>]['kq_x_block_max (b)']")
-            return ("the X part of W_KQ peaks at " + ", ".join(g(v["kq_x_block_max (b)"], 2) for v in rows)
-                    + " and ends at " + ", ".join(g(v["kq_x_block_at_T (b)"] / v["kq_blocks_at_T (b)"]["kq_p_block"], 2)
-                                                  for v in rows) + " of the positional block")
+            n = lambda *k: number(self.r, "probe", "full-attention", *k)  # noqa: E731
+            peak, end = n("x_block_peak"), n("x_block")
+            seeds = {v["n"] for v in peak.values()}
+            return ("the X part of W_KQ peaks at " + ", ".join(g(v["mean"], 2) for v in peak.values())
+                    + " and ends at " + ", ".join(g(end[k]["mean"], 2) for k in peak)
+                    + f" of the positional block (means over {', '.join(map(str, sorted(seeds)))} seeds)")
         v = lambda p: self.clause(lambda: self.part_verdict("probe", p))  # noqa: E731
         return (f"- **Input-dependent attention** (Q11, {v('full-attention')}, exploratory): online SGD reaches the "
                 f"teacher at the same 1/T rate; {self.clause(x_block)}. **Finite samples** (Q10, {v('finite-sample')}): "
@@ -365,12 +360,45 @@ def speed(bench: dict) -> str:
         w = cert["relative_width"]
         out.append(f"All-time certificate of that regime: {g(cert['seconds'])} s; relative width at T = 10¹² "
                    + ", ".join(sci(w["1e+12"][q]) for q in ("excess_loss", "s_err", "w_err")) + ".")
+    out += target_sentences(bench)
     dk = bench.get("dask")
     if dk:
         sc, ov = dk["sweep_scaling"], dk["overhead"]
         out.append(f"Dask: a certified sweep runs {g(sc['ratio'])}× faster on 2 workers than on 1; per-task overhead "
                    f"{g(100 * ov['overhead_fraction'], 2)}% of the mean task time of the default sweep.")
     return " ".join(out)
+
+
+def met_word(met) -> str:
+    return {True: "target met", False: "target not met", None: "not measured"}[met]
+
+
+def target_sentences(bench: dict) -> list[str]:
+    """The bench's targets, each as a ratio to the baseline measured in the same run, and whether it is met."""
+    out = []
+    fm = bench.get("full_matrix")
+    if fm:
+        parts = [f"{k}: {v if isinstance(v, str) else g(v)}× ({met_word(fm['met'][k])})"
+                 for k, v in bench["ratios"].items() if k in fm["met"]]
+        out.append("Full-matrix engines against the baselines a user would write (same run): " + "; ".join(parts) + ".")
+    cfr = bench.get("certified_full_radius")
+    if cfr:
+        out.append(f"Certified full-matrix balls after {cfr['steps']:,} steps at D = N = {cfr['D']}: relative radius "
+                   f"{sci(cfr['max_relative_radius'])} ({met_word(cfr['met'])}).")
+    cr = bench.get("certificate_ratios")
+    if cr:
+        out.append("All-time certificates against a plain 10⁵-step Arb iteration of the same map: " + "; ".join(
+            f"{k}: {g(v['ratio'])}× (target ≤ {g(v['target_ratio'])}×, {met_word(v['met'])})" for k, v in cr.items()) + ".")
+    fam = bench.get("family")
+    if fam:
+        tf = fam["target_family"]
+        done = (f"certified in {g(tf['seconds'])} s ({tf['cells']} cells)" if tf.get("completed") else
+                "not run (quick bench)" if not tf.get("run") else
+                f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done)")
+        out.append(f"Family certificate of sts, K = 4, D = 8…512, η ∈ [1/16, 1/8]: {done}; a member query takes "
+                   f"{g(fam['query_seconds'])} s ({g(fam['query_command_seconds'])} s as a command), relative width at "
+                   f"T = 10¹² at most {sci(fam['relative_width_at_1e12'])}.")
+    return out
 
 
 def blocks(results: dict, bench: dict) -> dict:

@@ -4,13 +4,13 @@ verify.report.render, read from results.json by key."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 from .results import short
 
 
 def _frac(x) -> str:
     """An exact rational string as a short decimal (the exact value is in the part's evidence file)."""
-    from fractions import Fraction
     try:
         return f"{float(Fraction(str(x))):.6g}"
     except (TypeError, ValueError, ZeroDivisionError):
