@@ -31,6 +31,9 @@ from ..model.numbers import frac_str
 
 RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
 MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
+# C = m c/(1 - |rho(0)|) for the first m in C_MULTIPLES whose region is invariant (a neighbour's m first: the
+# region check is most of a cell's time, and neighbouring cells close with the same m)
+C_MULTIPLES = (2, 4, 8, 16, 32)
 SEED_LENGTHS = 2        # lengths D certified side by side, each seeded with the partition closed at the length before
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
               "max_prefix": 400_000, "check_every": 64}
@@ -115,6 +118,7 @@ class Cell:
 
     box: tuple              # sorted (name, (lo, hi)) pairs
     path: str = ""          # its place in the bisection tree ("" = the whole family, then "0"/"1" per split)
+    hint: int = 0           # the multiple of C that closed (or was tried last) in a neighbouring cell: tried first
 
     @property
     def bounds(self) -> dict:
@@ -153,15 +157,28 @@ class Cell:
 
     def at_length(self, D: int, k: int) -> "Cell":
         """This cell's box of the other parameters at the one length D: the k-th seed of that length."""
-        return Cell(tuple(sorted((self.bounds | {"D": (D, D)}).items())), f"D{D}.{k}:")
+        return Cell(tuple(sorted((self.bounds | {"D": (D, D)}).items())), f"D{D}.{k}:", self.hint)
+
+    def merged(self, other: "Cell") -> "Cell | None":
+        """The union of two cells that differ in one parameter other than D, as adjacent intervals of one width
+        (None otherwise)."""
+        a, b = self.bounds, other.bounds
+        diff = [n for n in a if a[n] != b[n]]
+        if len(diff) != 1 or diff[0] == "D":
+            return None
+        (lo1, hi1), (lo2, hi2) = a[diff[0]], b[diff[0]]
+        if hi1 != lo2 or hi1 - lo1 != hi2 - lo2:
+            return None
+        return Cell(tuple(sorted((a | {diff[0]: (lo1, hi2)}).items())), self.path, max(self.hint, other.hint))
 
     @classmethod
     def of_result(cls, res: dict) -> "Cell":
         """The cell of a certify_cell result (its JSON box and path)."""
-        return cls(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"])
+        return cls(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"],
+                   res.get("C_multiple", 0))
 
     def _with(self, name, pair, bit) -> "Cell":
-        return Cell(tuple(sorted((self.bounds | {name: pair}).items())), self.path + bit)
+        return Cell(tuple(sorted((self.bounds | {name: pair}).items())), self.path + bit, self.hint)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "box": {n: [frac_str(Fraction(lo)), frac_str(Fraction(hi))] for n, (lo, hi) in
@@ -225,12 +242,12 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     u_init = 1 / (1 + P[0][1])                  # the smallest u(0) = K/D over the cell
     u0 = _dyadic(min(u_init * Fraction(7, 8), U0_CAP))
     rc = None
-    for m in (2, 4, 8, 16, 32):
+    for m in sorted(C_MULTIPLES, key=lambda k: (k != cell.hint, k < cell.hint, k)):
         rc = check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
                           max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
         if rc.ok:
             break
-    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P]}
+    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P], "C_multiple": m}
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
@@ -388,6 +405,7 @@ class FamilyIncomplete(Exception):
 
     def __init__(self, done: int, pending: int, seconds: float):
         self.done, self.pending, self.seconds = done, pending, seconds
+        self.complete_through = None        # the largest D up to which every length had closed (None: not known)
         super().__init__(f"{done} cells certified and {pending} still to do after {seconds:.0f} s")
 
 
@@ -397,8 +415,9 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
     """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
     this process, e.g. inside a part that already runs on a Dask worker). The whole box is tried first; if it
     fails and holds several lengths D, the lengths are taken in increasing order, SEED_LENGTHS at a time, each
-    starting from the partition of the other parameters that closed at the previous length (the cells a length
-    needs change slowly with D, so the failures of a bisection from the whole box are paid once, not per length);
+    starting from the partition of the other parameters that closed at the previous length, coarsened once when
+    all its seeds closed (the cells a length needs change slowly with D, so the failures of a bisection from the
+    whole box are paid once, not per length);
     a cell that fails is bisected (Cell.split), up to MAX_SPLITS times, after which the certificate fails
     (CertificateFailed naming the cell). ``progress(done, pending)`` is called as cells finish; past ``deadline``
     seconds FamilyIncomplete is raised."""
@@ -416,15 +435,33 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
         root = Cell(spec.ranges)
         lo, hi = spec.range_of.get("D", (None, None))
         if settle([root], bisect=lo == hi):
-            template = [root]
-            for first in range(lo, hi + 1, SEED_LENGTHS):
-                lengths = range(first, min(first + SEED_LENGTHS, hi + 1))
-                settle([c.at_length(d, k) for d in lengths for k, c in enumerate(template)])
-                last = max(lengths)
-                template = sorted((c for c in map(Cell.of_result, done) if c.bounds["D"] == (last, last)),
-                                  key=lambda c: c.box)
+            template, last = [root], None
+            try:
+                for first in range(lo, hi + 1, SEED_LENGTHS):
+                    lengths = range(first, min(first + SEED_LENGTHS, hi + 1))
+                    seeds = [c.at_length(d, k) for d in lengths for k, c in enumerate(template)]
+                    settle(seeds)
+                    last = max(lengths)
+                    closed = [c for c in map(Cell.of_result, done) if c.bounds["D"] == (last, last)]
+                    # every seed closed: try cells twice as wide at the next lengths (the cells a length needs
+                    # need not grow in number with D); else keep the partition that closed
+                    template = coarsened(closed) if len(closed) == len(seeds) // len(lengths) else sorted(
+                        closed, key=lambda c: c.box)
+            except FamilyIncomplete as exc:
+                exc.complete_through = last         # every length up to it has closed
+                raise
     done.sort(key=lambda c: c["path"])
     return FamilyCertificate(spec, done, knobs, time.perf_counter() - t)
+
+
+def coarsened(cells: list) -> list:
+    """The cells with neighbouring pairs merged (Cell.merged), in order of their boxes."""
+    cells, out, i = sorted(cells, key=lambda c: c.box), [], 0
+    while i < len(cells):
+        both = cells[i].merged(cells[i + 1]) if i + 1 < len(cells) else None
+        out.append(both or cells[i])
+        i += 2 if both else 1
+    return out
 
 
 def _settle(ex, cells: list, spec, knobs: dict, done: list, bisect: bool, watch: tuple) -> list:
