@@ -22,10 +22,14 @@ bound), and that the onset grows like K D/(2 eta ||V*||^2), linearly in D at fix
 
 Routes: the compiled float64 reduced recursion (fits over two or more decades from the entry time, sweeps in D
 with N fixed and N = D/K, in K and ||V*||), an mpmath cross-check, the exact leading terms and their exponents
-(SymPy, formal), and the all-time certificate of the base regime (Arb + SymPy + z3 and cvc5).
+(SymPy, formal), the all-time certificate of the base regime (Arb + SymPy + z3 and cvc5), and the family
+certificate of the profile's family (verify.certify.family_evidence: bounds for every member of a range of D and
+eta, for the upper and lower-T parts; a certified bound on any D-uniform c_lo at its largest D, for the lower
+part; the normalised limit constants over the family, for the leading terms).
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -282,6 +286,22 @@ def lower_constant_bounds(base, consts: dict) -> tuple[dict, dict]:
     return rec, out
 
 
+# ---- the family certificate of the profile ------------------------------------------------------------------
+def family_records(profile: str) -> dict:
+    """{use: record} from verify.certify.family_evidence (its uses: "upper", "lower", "uniform-lower-constant",
+    "limits"): bounds for every member of the profile's family, a certified bound on any D-uniform c_lo at its
+    largest D, and the normalised limit constants over it."""
+    from verify.certify import family_evidence
+    return {r["use"]: r for r in family_evidence(profile)}
+
+
+def family_numbers(fam: dict) -> dict:
+    """The family's figures the report quotes: its scope, cells, normalised limits and the c_lo bounds."""
+    rec = fam["limits"]
+    return {"family": rec["scope"]["dims"][0], "cells": rec.get("cells"), "normalised_limits": rec.get(
+        "normalised_limits"), "uniform_lower_constant": fam["uniform-lower-constant"].get("bounds")}
+
+
 # ---- the sufficient time T* ------------------------------------------------------------------------------------
 def entry_times(Ds, factor: int = 1) -> dict:
     """T*(D) (entry into the 10% band around the leading terms; None when the band is left at the horizon) for
@@ -388,11 +408,13 @@ class Theorem31(Check):
         checks, nums = derivation_records(base, series, horizon, profile)
         sym, sym_numbers = symbolic_records()
         up, lo, consts = certificate_records(base)
-        ev = {"theorem-3.1-upper": up + [fit, sym["upper"]] + checks,
-              "theorem-3.1-lower-T": lo + [fit] + checks,
-              "theorem-3.1.leading-terms": [sym["derived"]] + checks}
+        fam = family_records(profile)
+        ev = {"theorem-3.1-upper": up + [fam["upper"], fit, sym["upper"]] + checks,
+              "theorem-3.1-lower-T": lo + [fam["lower"], fit] + checks,
+              "theorem-3.1.leading-terms": [sym["derived"], fam["limits"]] + checks}
         bound_rec, bounds = (lower_constant_bounds(base, consts) if consts else (None, {}))
-        ev["theorem-3.1-lower"] = [sym["lower"]] + ([bound_rec] if bound_rec else []) + checks
+        ev["theorem-3.1-lower"] = ([sym["lower"]] + ([bound_rec] if bound_rec else []) + [fam["uniform-lower-constant"]]
+                                   + checks)
         suff, lin, tnums = tstar_records(profile)
         ev["theorem-3.1-tstar"] = suff
         ev["theorem-3.1.onset-linear"] = lin
@@ -400,12 +422,16 @@ class Theorem31(Check):
                      "leading terms (a formal expansion, checked against GD) fall below the claimed orders by powers "
                      "of D, so no D-uniform c_lo exists if they hold for every D"
                      + (f"; certified at D = {base.D}: any such c_lo is at most "
-                        + ", ".join(f"{v['bound']:.3g}" for v in bounds.values()) if bounds else ""))
+                        + ", ".join(f"{v['bound']:.3g}" for v in bounds.values()) if bounds else "")
+                     + (f"; certified over the family {fam['uniform-lower-constant']['scope']['dims'][0]}: at D = "
+                        f"{fam['uniform-lower-constant']['D']} any such c_lo is at most " + ", ".join(
+                            f"{float(Fraction(v)):.3g}" for v in fam["uniform-lower-constant"]["bounds"].values())
+                        if "bounds" in fam["uniform-lower-constant"] else ""))
         return Evaluation(
             evidence=ev, replay=f"verify derive --asymptotics --json && verify check theorem-3.1 --profile {profile} "
                                 "--json",
             numbers={"t_exponents": {q: [f["exponent"], f["uncertainty"], f["last_decade"]] for q, f in fits.items()},
-                     "lower_constant_bounds": bounds} | nums | sym_numbers | tnums,
+                     "lower_constant_bounds": bounds, "family": family_numbers(fam)} | nums | sym_numbers | tnums,
             why={"theorem-3.1-lower": lower_why},
             corrected={"theorem-3.1-lower": "; ".join(f"{QUANTITIES[q].text} ~ {sp.sstr(terms()[q])}" for q in KEYS)
                        + " (the derived leading terms: the lower bound holds with these orders, with a D-uniform "

@@ -306,6 +306,32 @@ def test_theorem_3_1_d_dependence_from_the_leading_terms(results):
                                                                   abs=0.02)
 
 
+def test_theorem_3_1_family_records(results):
+    """The ci family (sts, K = 4, D = 8..9, eta in [1/16, 51/800], ||V*|| = 1) adds, against hand values: bounds for
+    every member to the upper and lower-T parts; to the lower part a context bound on any D-uniform c_lo at D = 9,
+    lim eta T (L - L_opt) / (K D^4) with the limit the hand-derived K N (D - K)/(4 D) = 5/9, so 5/9 / 26244; and
+    to the leading terms the certified normalised limits (enclosures of 1), which make that finding certified
+    over the family. The lower part stays inconclusive: a bound on a constant refutes nothing."""
+    fam = "sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1"
+
+    def family_record(sid, use):
+        return next(e for e in statement(results, sid)["evidence"] if e.get("use") == use)
+    for sid, use in (("theorem-3.1-upper", "upper"), ("theorem-3.1-lower-T", "lower")):
+        r = family_record(sid, use)
+        assert r["kind"] == "arb" and r["role"] == "test" and r["holds"] is True and r["scope"]["dims"] == [fam]
+    c = family_record("theorem-3.1-lower", "uniform-lower-constant")
+    assert c["role"] == "context" and c["holds"] is None
+    assert float(Fraction(c["bounds"]["excess_loss"])) == pytest.approx(5 / 9 / (4 * 9**4), rel=1e-12)
+    lower = statement(results, "theorem-3.1-lower")
+    assert lower["verdict"] == "inconclusive" and "D = 9 any such c_lo is at most 2.12e-05" in lower["why"]
+    lead = statement(results, "theorem-3.1.leading-terms")
+    lim = family_record("theorem-3.1.leading-terms", "limits")
+    assert lead["verdict"] == "certified" and fam in lead["scope_label"]
+    for q, (lo, hi) in lim["normalised_limits"].items():
+        assert Fraction(lo) <= 1 <= Fraction(hi) and Fraction(hi) - Fraction(lo) < Fraction(1, 10**12), q
+    assert results["theorem-3.1"].numbers["family"]["family"] == fam
+
+
 def test_tstar_is_a_sufficient_time_and_the_onset_linear(results):
     """Hand value: the slow-manifold law gives T* ~ K D / (2 eta ||V*||^2), exponent 1 in D at fixed K: the
     sufficient time O(D^2) holds (supported), and the linear growth is the toolkit's sharper finding."""

@@ -337,7 +337,7 @@ def family_targets(quick: bool) -> dict:
             target = {"completed": True, "seconds": time.perf_counter() - t, "cells": len(fc.cells), "run": True}
         except FamilyIncomplete as exc:
             target = {"completed": False, "seconds": exc.seconds, "cells_done": exc.done,
-                      "cells_pending": exc.pending, "run": True}
+                      "cells_pending": exc.pending, "run": True, "complete_through_D": exc.complete_through}
         except CertificateFailed as exc:
             target = {"completed": False, "seconds": time.perf_counter() - t, "cells_done": None,
                       "cells_pending": None, "run": True, "failed": str(exc)}
@@ -609,7 +609,8 @@ def to_markdown(res: dict) -> str:
         done = (f"certified in {tf['seconds']:.0f} s ({tf['cells']} cells)" if tf["completed"] else
                 "not run (quick)" if not tf.get("run") else f"failed: {tf['failed']}" if tf.get("failed") else
                 f"not finished within {tf['seconds']:.0f} s: {tf['cells_done']} cells certified, {tf['cells_pending']} "
-                "pending")
+                "pending" + (f"; every length D <= {tf['complete_through_D']} closed" if tf.get("complete_through_D")
+                             else ""))
         lines += [f"Family certificate (target {tf['spec']['ranges']}, sts K = 4, ||V*|| = 1, 2 workers): {done} "
                   f"(target <= {fa['targets']['seconds_max']} s: {'met' if fa['met']['seconds'] else 'NOT met'}). "
                   f"On {fa['query_family']['ranges']}: a member query {fa['query_seconds'] * 1e3:.0f} ms in process, "

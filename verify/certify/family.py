@@ -15,8 +15,9 @@ with interval invariants):
               run with its own exact cubic coefficient c over the cell's slab hulls (verify.certify.comparison:
               a few milliseconds), in the same ``bounds`` format as one regime's certificate
 
-A cell that does not close is split (D first while it holds several lengths, then eta), up to a depth; cells
-run on the Dask executor (verify.executor). The uniform consequence: lim q(T)/leading_q(T) over the whole
+If the whole family does not close as one cell, its lengths D are certified in increasing order, each seeded
+with the partition of the other parameters that closed at the length before; a cell that does not close is
+bisected (in the widest relative interval), up to a depth; cells run on the Dask executor (verify.executor). The uniform consequence: lim q(T)/leading_q(T) over the whole
 family, from each cell's deepest shell (verify.certify.bounds.normalised_limits), as a table.
 """
 from __future__ import annotations
@@ -30,6 +31,10 @@ from ..model.numbers import frac_str
 
 RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
 MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
+# C = m c/(1 - |rho(0)|) for the first m in C_MULTIPLES whose region is invariant (a neighbour's m first: the
+# region check is most of a cell's time, and neighbouring cells close with the same m)
+C_MULTIPLES = (2, 4, 8, 16, 32)
+SEED_LENGTHS = 2        # lengths D certified side by side, each seeded with the partition closed at the length before
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
               "max_prefix": 400_000, "check_every": 64}
 
@@ -113,6 +118,7 @@ class Cell:
 
     box: tuple              # sorted (name, (lo, hi)) pairs
     path: str = ""          # its place in the bisection tree ("" = the whole family, then "0"/"1" per split)
+    hint: int = 0           # the multiple of C that closed (or was tried last) in a neighbouring cell: tried first
 
     @property
     def bounds(self) -> dict:
@@ -144,8 +150,35 @@ class Cell:
         mid = (lo + hi) / 2
         return (self._with(n, (lo, mid), "0"), self._with(n, (mid, hi), "1"))
 
+    @property
+    def depth(self) -> int:
+        """Bisections since the cell's seed (the bits after a length's seed label "D<len>.<k>:")."""
+        return len(self.path.rsplit(":", 1)[-1])
+
+    def at_length(self, D: int, k: int) -> "Cell":
+        """This cell's box of the other parameters at the one length D: the k-th seed of that length."""
+        return Cell(tuple(sorted((self.bounds | {"D": (D, D)}).items())), f"D{D}.{k}:", self.hint)
+
+    def merged(self, other: "Cell") -> "Cell | None":
+        """The union of two cells that differ in one parameter other than D, as adjacent intervals of one width
+        (None otherwise)."""
+        a, b = self.bounds, other.bounds
+        diff = [n for n in a if a[n] != b[n]]
+        if len(diff) != 1 or diff[0] == "D":
+            return None
+        (lo1, hi1), (lo2, hi2) = a[diff[0]], b[diff[0]]
+        if hi1 != lo2 or hi1 - lo1 != hi2 - lo2:
+            return None
+        return Cell(tuple(sorted((a | {diff[0]: (lo1, hi2)}).items())), self.path, max(self.hint, other.hint))
+
+    @classmethod
+    def of_result(cls, res: dict) -> "Cell":
+        """The cell of a certify_cell result (its JSON box and path)."""
+        return cls(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"],
+                   res.get("C_multiple", 0))
+
     def _with(self, name, pair, bit) -> "Cell":
-        return Cell(tuple(sorted((self.bounds | {name: pair}).items())), self.path + bit)
+        return Cell(tuple(sorted((self.bounds | {name: pair}).items())), self.path + bit, self.hint)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "box": {n: [frac_str(Fraction(lo)), frac_str(Fraction(hi))] for n, (lo, hi) in
@@ -209,12 +242,12 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     u_init = 1 / (1 + P[0][1])                  # the smallest u(0) = K/D over the cell
     u0 = _dyadic(min(u_init * Fraction(7, 8), U0_CAP))
     rc = None
-    for m in (2, 4, 8, 16, 32):
+    for m in sorted(C_MULTIPLES, key=lambda k: (k != cell.hint, k < cell.hint, k)):
         rc = check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
                           max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
         if rc.ok:
             break
-    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P]}
+    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P], "C_multiple": m}
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
@@ -372,6 +405,7 @@ class FamilyIncomplete(Exception):
 
     def __init__(self, done: int, pending: int, seconds: float):
         self.done, self.pending, self.seconds = done, pending, seconds
+        self.complete_through = None        # the largest D up to which every length had closed (None: not known)
         super().__init__(f"{done} cells certified and {pending} still to do after {seconds:.0f} s")
 
 
@@ -379,48 +413,102 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
                    progress=None, processes: bool = True, dask: bool = True,
                    deadline: float | None = None) -> FamilyCertificate:
     """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
-    this process, e.g. inside a part that already runs on a Dask worker), a failed cell is split and run again,
-    up to MAX_SPLITS splits; a cell that still fails fails the certificate (CertificateFailed naming it).
-    ``progress(done, pending)`` is called as cells finish; past ``deadline`` seconds FamilyIncomplete is raised."""
+    this process, e.g. inside a part that already runs on a Dask worker). The whole box is tried first; if it
+    fails and holds several lengths D, the lengths are taken in increasing order, SEED_LENGTHS at a time, each
+    starting from the partition of the other parameters that closed at the previous length, coarsened once when
+    all its seeds closed (the cells a length needs change slowly with D, so the failures of a bisection from the
+    whole box are paid once, not per length);
+    a cell that fails is bisected (Cell.split), up to MAX_SPLITS times, after which the certificate fails
+    (CertificateFailed naming the cell). ``progress(done, pending)`` is called as cells finish; past ``deadline``
+    seconds FamilyIncomplete is raised."""
     import contextlib
 
     from ..executor import Executor
     check_family(spec)
     knobs = CELL_KNOBS | (knobs or {})
     t = time.perf_counter()
-    pending, done = [Cell(spec.ranges)], []
+    done: list = []
     with (Executor(scheduler=scheduler, workers=workers, processes=processes) if dask
           else contextlib.nullcontext()) as ex:
-        while pending:
-            batch, pending = pending, []
-            tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
-            runs = ex.stream(certify_cell, tasks) if dask else ((n, certify_cell(*a)) for n, a in tasks)
-            with contextlib.closing(runs):          # closed (its tasks cancelled) before the cluster goes
-                _collect(runs, spec, done, pending, deadline, t, len(batch), progress)
+        def settle(cells: list, bisect: bool = True) -> list:
+            return _settle(ex if dask else None, cells, spec, knobs, done, bisect, (deadline, t, progress))
+        root = Cell(spec.ranges)
+        lo, hi = spec.range_of.get("D", (None, None))
+        if settle([root], bisect=lo == hi):
+            template, last = [root], None
+            try:
+                for first in range(lo, hi + 1, SEED_LENGTHS):
+                    lengths = range(first, min(first + SEED_LENGTHS, hi + 1))
+                    seeds = [c.at_length(d, k) for d in lengths for k, c in enumerate(template)]
+                    settle(seeds)
+                    last = max(lengths)
+                    closed = [c for c in map(Cell.of_result, done) if c.bounds["D"] == (last, last)]
+                    # every seed closed: try cells twice as wide at the next lengths (the cells a length needs
+                    # need not grow in number with D); else keep the partition that closed
+                    template = coarsened(closed) if len(closed) == len(seeds) // len(lengths) else sorted(
+                        closed, key=lambda c: c.box)
+            except FamilyIncomplete as exc:
+                exc.complete_through = last         # every length up to it has closed
+                raise
     done.sort(key=lambda c: c["path"])
     return FamilyCertificate(spec, done, knobs, time.perf_counter() - t)
 
 
-def _collect(runs, spec, done: list, pending: list, deadline, t0: float, batch: int, progress) -> None:
-    """Sort one batch's cell results: certified ones into ``done``, the halves of failed ones into ``pending``."""
-    from .obligations import CertificateFailed, Obligation
+def coarsened(cells: list) -> list:
+    """The cells with neighbouring pairs merged (Cell.merged), in order of their boxes."""
+    cells, out, i = sorted(cells, key=lambda c: c.box), [], 0
+    while i < len(cells):
+        both = cells[i].merged(cells[i + 1]) if i + 1 < len(cells) else None
+        out.append(both or cells[i])
+        i += 2 if both else 1
+    return out
+
+
+def _settle(ex, cells: list, spec, knobs: dict, done: list, bisect: bool, watch: tuple) -> list:
+    """Run ``cells`` (and, with ``bisect``, the halves of those that fail, until every one closes): certified
+    results go to ``done``; returns the cells that failed unsplit (empty with ``bisect``)."""
+    import contextlib
+    pending, failed = list(cells), []
+    while pending:
+        batch, pending = pending, []
+        tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
+        runs = ex.stream(certify_cell, tasks) if ex is not None else ((n, certify_cell(*a)) for n, a in tasks)
+        with contextlib.closing(runs):          # closed (its tasks cancelled) before the cluster goes
+            for res in _collect(runs, done, watch, len(batch) + len(pending)):
+                if bisect:
+                    pending += list(_halves(res))
+                else:
+                    failed.append(res)
+    return failed
+
+
+def _collect(runs, done: list, watch: tuple, outstanding: int):
+    """Certified results of one batch into ``done``; yields the failed ones."""
+    deadline, t0, progress = watch
     for _, res in runs:
         if deadline is not None and time.perf_counter() - t0 > deadline:
-            raise FamilyIncomplete(len(done), len(pending) + batch, time.perf_counter() - t0)
+            raise FamilyIncomplete(len(done), outstanding, time.perf_counter() - t0)
         if isinstance(res, Exception):
             raise res
+        outstanding -= 1
         if res["status"] == "certified":
             done.append(res)
-            continue
-        cell = Cell(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"])
-        halves = cell.split() if len(cell.path) < MAX_SPLITS else None
-        if halves is None:
-            raise CertificateFailed(Obligation(
-                "family-cell", f"the cell {res['box']} closes", "arb", False,
-                f"after {len(cell.path)} splits: {res['failed_obligation']['detail']}"))
-        pending += list(halves)
+        else:
+            yield res
         if progress is not None:
-            progress(len(done), len(pending))
+            progress(len(done), outstanding)
+
+
+def _halves(res: dict) -> tuple:
+    """The two halves of a failed cell (CertificateFailed past MAX_SPLITS bisections, or when it cannot split)."""
+    from .obligations import CertificateFailed, Obligation
+    cell = Cell.of_result(res)
+    halves = cell.split() if cell.depth < MAX_SPLITS else None
+    if halves is None:
+        raise CertificateFailed(Obligation(
+            "family-cell", f"the cell {res['box']} closes", "arb", False,
+            f"after {cell.depth} splits: {res['failed_obligation']['detail']}"))
+    return halves
 
 
 def _num(name: str, text: str):
