@@ -4,7 +4,7 @@
     python docs/generate.py --check  # exit 1 and name the files that differ from what the code says
 
 - docs/claims.md: every claim (lemmas.CLAIMS), every probe (verify.probes.PROBES) and every kind of
-  part of ``verify all`` (verify.parts.REGISTRY), with what each registers about itself.
+  part of ``verify all`` (verify.run.parts.REGISTRY), with what each registers about itself.
 - docs/api.md: every name of ``verify.__all__`` with its signature and docstring.
 - docs/paper.md, between the GENERATED markers: which part answers each reviewer question, as
   verify/report/questions.py maps them for the report.
@@ -57,7 +57,7 @@ def _rel(module: str) -> str:
 def claims_md() -> str:
     """docs/claims.md."""
     from lemmas import CLAIMS
-    from verify.parts import REGISTRY as PARTS, discover
+    from verify.run.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
     discover()
     out = [NOTE, "", "# Claims, probes and parts", "",
@@ -106,7 +106,7 @@ def claims_md() -> str:
 def questions_block() -> str:
     """The block of docs/paper.md: each reviewer question and the parts that answer it."""
     from lemmas import CLAIMS
-    from verify.parts import REGISTRY as PARTS, discover
+    from verify.run.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
     from verify.probes.base import QUESTIONS as FULL_TEXT
     from verify.report.questions import PRIMARY, QUESTIONS, answers
@@ -240,7 +240,7 @@ def main(argv: list[str]) -> int:
             print(f"{p} is out of date: run python docs/generate.py")
         return 1 if bad else 0
     sys.path.insert(0, str(ROOT))
-    from verify.atomic import write_bytes_atomic
+    from verify.run.atomic import write_bytes_atomic
     for p, text in outputs().items():
         write_bytes_atomic(p, text.encode())
         print(f"wrote {p.relative_to(ROOT).as_posix()}")

@@ -1,7 +1,7 @@
 """``verify all``: every file, resumable parts keyed by options and code version, no half-written report, a
 failing part does not stop the run, one run per output folder, outputs in gitignored places.
 
-Most tests register fast fake parts (verify.parts registry) and run them on an in-process Dask cluster
+Most tests register fast fake parts (verify.run.parts registry) and run them on an in-process Dask cluster
 (worker threads, parts run in the worker); two run the real pipeline on a small subset of parts on a
 LocalCluster of worker processes, each part in a child process, one of them killed midway.
 """
@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify import codeversion, parts, pipeline
+from verify.run import parts, pipeline, version as codeversion
 from verify.cli import main
 from verify.evidence import Scope, Statement, headline, record
-from verify.folderlock import folder_lock
+from verify.run.lock import folder_lock
 from verify.report import validate
-from verify.report.atomic import WORK
+from verify.run.atomic import WORK
 
 from test_report import check_html, question_rows
 
-ROOT = Path(pipeline.__file__).resolve().parents[1]
+ROOT = Path(pipeline.__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -321,8 +321,9 @@ def test_builtin_parts_register_where_they_compute():
     where = {k: s.module for k, s in parts.REGISTRY.items()}
     assert where["derive"] == "verify.derive.part"
     assert where["convergence"] == where["attention"] == "verify.engines.part"
-    assert where["claim"] == "lemmas._part" and where["probe"] == "verify.probes.part"
-    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile" and where["bench"] == "verify.bench"
+    assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.part"
+    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"].startswith("verify.reconcile")
+    assert where["bench"] == "verify.bench"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text
 
@@ -398,7 +399,7 @@ def test_default_outputs_are_gitignored_and_the_example_is_tracked():
     """`verify all`, `verify sweep` and `verify bench` write by default to gitignored folders (with their
     lock files beside them); the committed example report lives where only a deliberate --out writes."""
     from verify.bench import run_bench
-    from verify.folderlock import lock_path
+    from verify.run.lock import lock_path
     from verify.sweep.run import DEFAULT_OUT as SWEEP_OUT
     import inspect
     bench_out = inspect.signature(run_bench).parameters["out_dir"].default
@@ -418,7 +419,51 @@ def test_saved_results_keep_one_type_per_value():
     """What a part returns is saved as strict JSON with numpy booleans as booleans (never the string "True"),
     arrays as lists and non-finite floats as strings: checked against hand-written values."""
     import numpy as np
-    from verify.partrun import json_ready
+    from verify.run.child import json_ready
     saved = json_ready({"holds": np.bool_(True), "a": np.array([1.0, np.nan]), "x": np.float64(np.inf), "n": np.int64(3)})
     assert saved == {"holds": True, "a": [1.0, "nan"], "x": "inf", "n": 3}
     assert saved["holds"] is True
+
+
+OLD_RUNNER_MODULES = ("pipeline", "executor", "partrun", "parts", "codeversion", "folderlock", "atomic")
+
+
+def test_the_runner_is_one_subpackage_with_no_shims_left():
+    """The runner's modules live in verify/run/ only: nothing remains at the old top-level paths (nor
+    verify/report/atomic.py, merged into verify/run/atomic.py), and no source imports them."""
+    import ast
+    for name in OLD_RUNNER_MODULES:
+        assert not (ROOT / "verify" / f"{name}.py").exists(), name
+    assert not (ROOT / "verify" / "report" / "atomic.py").exists()
+    old = {f"verify.{n}" for n in OLD_RUNNER_MODULES} | {"verify.report.atomic"}
+    for f in list((ROOT / "verify").rglob("*.py")) + list((ROOT / "lemmas").rglob("*.py")):
+        pkg = ".".join(f.relative_to(ROOT).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = pkg.rsplit(".", node.level - 1)[0] if node.level else ""
+                target = ".".join(p for p in (base, node.module or "") if p) if node.level else node.module
+                assert target not in old, f"{f}: imports {target}"
+                assert not (target == "verify" and {a.name for a in node.names} & set(OLD_RUNNER_MODULES)), f
+
+
+def test_no_private_name_is_imported_from_another_package():
+    """``from X import _y`` only inside X's own package (a private name is the business of its package)."""
+    import ast
+    for f in list((ROOT / "verify").rglob("*.py")) + list((ROOT / "lemmas").rglob("*.py")):
+        parts_ = f.relative_to(ROOT).with_suffix("").parts
+        pkg = ".".join(parts_[:-1]) if parts_[-1] != "__init__" else ".".join(parts_[:-1])
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if not private:
+                continue
+            if node.level:
+                base = pkg.rsplit(".", node.level - 1)[0] if node.level > 1 else pkg
+                target = ".".join(p for p in (base, node.module or "") if p)
+            else:
+                target = node.module
+            if not (target.startswith("verify") or target.startswith("lemmas")):
+                continue                                     # a library's own convention (importlib.metadata ...)
+            home = target if (ROOT / Path(*target.split("."))).is_dir() else target.rsplit(".", 1)[0]
+            assert pkg == home or pkg.startswith(home + "."), f"{f}: from {target} import {', '.join(private)}"

@@ -1,7 +1,7 @@
 """The report folder: files, schema, self-contained HTML, the reviewer table, atomic folder swaps, and
 verdicts derived again from the saved evidence records (never copied from a saved "verdict").
 
-Part records here are small fakes with the shapes the real parts save (verify.pipeline); their evidence
+Part records here are small fakes with the shapes the real parts save (verify.run.pipeline); their evidence
 is made with verify.evidence.record. The real parts are exercised in tests/test_all.py.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from verify.evidence import Scope, record
 from verify.report import QUESTIONS, schema, validate, write_report
-from verify.report.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
+from verify.run.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
 from verify.report.questions import answers, question_of, strongest
 from conftest import holds_values
 

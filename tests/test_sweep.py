@@ -13,11 +13,11 @@ import warnings
 import pytest
 from click.testing import CliRunner
 
-from verify import executor
+from verify.run import execute as executor
 from verify.cli import main
-from verify.codeversion import code_version
+from verify.run.version import code_version
 from verify.errors import InvalidParameter
-from verify.folderlock import folder_lock
+from verify.run.lock import folder_lock
 from verify.sweep import (MEASURES, compute_row, measure, parse_grid, plan_rows, points, read_meta, read_table,
                           run_sweep, setting_kwargs)
 from verify.sweep import run as sweep_run

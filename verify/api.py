@@ -129,7 +129,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
     from matplotlib.figure import Figure
 
-    from .atomic import write_bytes_atomic
+    from .run.atomic import write_bytes_atomic
     from .engines import Trajectory
     from .report.figures_base import LABELS
     runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory

@@ -36,7 +36,7 @@ from .derive import exponents as ex
 from .errors import InvalidParameter
 from .evidence import Scope, Statement, compare, finite, proof, record
 from .fits import loglog_slope
-from .parts import part
+from .run import part
 
 # Budgets: the D grid, T as a multiple of the slowest transient, and the largest T we iterate.
 PROFILES = {

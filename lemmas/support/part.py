@@ -1,7 +1,7 @@
 """The ``claim`` parts of ``verify all``: one per claim of the catalogue (lemmas.CLAIMS), run at the profile."""
 from __future__ import annotations
 
-from verify.parts import part
+from verify.run import part
 
 
 def claim_ids() -> list[str]:

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from ..evidence import Statement, headline
 from ..model import make_setting
-from ..parts import part
+from ..run import part
 from ..model.flags import setting_command
 from .certificate import CertificateFailed, certify
 from .evidence import certificate_evidence, regime_scope

@@ -33,7 +33,7 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
-    from ..pipeline import plan, verify_all
+    from ..run.pipeline import plan, verify_all
     console = Console(stderr=True, quiet=quiet)
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs

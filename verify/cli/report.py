@@ -14,7 +14,7 @@ from .progress import counts_text
 @handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
-    from ..folderlock import folder_lock
+    from ..run.lock import folder_lock
     from ..report import saved_parts_dir, write_report
     check_writable_dir("--out", out)
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it

@@ -50,8 +50,8 @@ def certified_str(x, digits: int) -> tuple[str, str]:
     """(midpoint, radius) decimals of the Arb ball ``x``: every digit the ball certifies and no more
     (correct up to +-1 in the last digit, python-flint's arb.str), at most ``digits`` digits; the
     printed midpoint +- radius contains the ball. An exact ball prints its value and radius 0."""
-    from ..engines.arb import _huge
-    if not x.is_finite() or _huge(x):
+    from ..engines.arb import huge
+    if not x.is_finite() or huge(x):
         return "nan", "inf"
     text = x.str(digits, radius=True)
     if not text.startswith("["):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..evidence import Scope, Statement, headline
-from ..parts import part
+from ..run import part
 from ..model.profiles import per_profile
 
 CONVENTIONS = ("law mean 0",)     # the reduction needs centred entries (otherwise W_X moves along 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..evidence import Scope, Statement, compare, dims_of, headline, record
 from ..fits import loglog_slope
 from ..model.flags import setting_command
-from ..parts import part
+from ..run import part
 from ..model.paper import claimed_exponent, theorem_3_1_orders
 from ..model.profiles import per_profile
 from ..model.quantities import THEOREM_3_1

@@ -8,7 +8,7 @@ reported as replayed, apart from new ones.
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from ..parts import part
+from ..run import part
 from .runner import claim_ids, fuzz
 from .store import DEFAULT_DB
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..parts import part
+from ..run import part
 
 
 def probe_names() -> list[str]:

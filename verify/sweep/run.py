@@ -1,10 +1,10 @@
 """Running a sweep: one Dask task per regime of the grid, rows saved as they arrive, then the table.
 
 Each row is keyed by a hash of its regime, the steps, the measurements, their options and the code
-version (verify.codeversion). Rows are saved by the client, atomically, as OUT/_work/rows/<key>.json
+version (verify.run.version). Rows are saved by the client, atomically, as OUT/_work/rows/<key>.json
 the moment they arrive, so an interrupted sweep resumes: a row saved "ok" under the same key is reused,
 and editing the code changes every key. Then OUT/sweep.parquet, OUT/sweep.csv, OUT/sweep.json and
-OUT/figures/exponents-vs-<axis>.png are written (each atomically). A lock on OUT (verify.folderlock)
+OUT/figures/exponents-vs-<axis>.png are written (each atomically). A lock on OUT (verify.run.lock)
 turns a second concurrent sweep into the same OUT into a clear error.
 """
 from __future__ import annotations
@@ -15,12 +15,12 @@ import os
 import time
 from pathlib import Path
 
-from ..atomic import write_bytes_atomic, write_json_atomic
-from ..codeversion import code_version
+from ..run.atomic import write_bytes_atomic, write_json_atomic
+from ..run.version import code_version
 from ..errors import InvalidParameter
-from ..executor import RETRIES, Executor, check_cluster, worker_address
-from ..folderlock import folder_lock
-from ..report.atomic import WORK
+from ..run.execute import RETRIES, Executor, check_cluster, worker_address
+from ..run.lock import folder_lock
+from ..run.atomic import WORK
 from .grid import BASE, Point, points, setting_kwargs
 from .measures import ARB_BITS, CLAIM_STEPS, MEASURES, check_measures
 from .table import write_table

@@ -1,14 +1,14 @@
 """``verify all``: plan the parts, run them on the Dask executor, save each record, then build the report.
 
-The parts themselves live with what they compute and register with :func:`verify.parts.part`; this
+The parts themselves live with what they compute and register with :func:`verify.run.parts.part`; this
 module only plans and executes. Each finished part is saved by the client, atomically, as
 OUT/_work/parts/<part>.json, together with the options it ran with and the code version (a hash of
-the sources, :mod:`verify.codeversion`). An interrupted or repeated run resumes: a part whose record
+the sources, :mod:`verify.run.version`). An interrupted or repeated run resumes: a part whose record
 finished "ok" with the same options and the same code version is not run again; editing a source file
 makes every part run again. A part that raises, times out, or is cut by the profile's time budget is
 recorded with that status and its error; it never stops the run. The report folder is then built
-beside OUT and swapped into place (verify.report.atomic), so a report is complete or absent. A lock
-on OUT (verify.folderlock) turns a second concurrent run on the same OUT into a clear error.
+beside OUT and swapped into place (verify.run.atomic), so a report is complete or absent. A lock
+on OUT (verify.run.lock) turns a second concurrent run on the same OUT into a clear error.
 """
 from __future__ import annotations
 
@@ -18,15 +18,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomic import write_json_atomic
-from .codeversion import code_version
-from .errors import InvalidParameter
-from .executor import RETRIES, Executor, check_cluster
-from .folderlock import folder_lock
-from .partrun import part_record, run_task
+from ..errors import InvalidParameter
+from ..model.profiles import PROFILES, check_profile
+from .atomic import WORK, write_json_atomic
+from .child import part_record, run_task
+from .execute import RETRIES, Executor, check_cluster
+from .lock import folder_lock
 from .parts import REGISTRY, discover
-from .model.profiles import PROFILES, check_profile
-from .report.atomic import WORK
+from .version import code_version
 
 DEFAULT_OUT = "reports/latest"     # gitignored; the committed example lives in reports/example
 
@@ -107,7 +106,7 @@ def _version_of(path) -> str | None:
 class RunState:
     done: list = field(default_factory=list)        # records, in plan order at the end
     reused: list = field(default_factory=list)      # names of parts reused from an earlier run
-    executor: dict = field(default_factory=dict)    # what ran the parts (verify.executor.Executor.describe)
+    executor: dict = field(default_factory=dict)    # what ran the parts (verify.run.execute.Executor.describe)
     code_version: str = ""
 
 
@@ -117,7 +116,7 @@ def run_parts(out, profile: str = "ci", *, fresh: bool = False, scheduler: str |
     """Run (or reuse) every planned part on the executor; ``progress(name, status, seconds, worker)`` is
     called as each finishes (status "reused" for a saved one).
 
-    ``scheduler``/``workers``/``processes``: see verify.executor.Executor. ``isolate``: each part in a child
+    ``scheduler``/``workers``/``processes``: see verify.run.execute.Executor. ``isolate``: each part in a child
     process with a time limit (``part_timeout``, default the profile's), else in the worker itself.
     """
     check_profile(profile)
@@ -182,7 +181,7 @@ def verify_all(out=DEFAULT_OUT, profile: str = "ci", *, progress=None, on_report
 
     Keyword arguments go to :func:`run_parts`; ``on_report(state)`` is called before the report is
     written. Returns the results dict (also OUT/results.json)."""
-    from .report import write_report
+    from ..report import write_report
     check_profile(profile)
     t0 = time.perf_counter()
     with folder_lock(out, "out"):

@@ -17,7 +17,7 @@ import os
 import uuid
 from typing import Callable, Iterable, Iterator
 
-from .errors import InvalidParameter
+from ..errors import InvalidParameter
 
 ENV_SCHEDULER = "VERIFY_SCHEDULER"
 RETRIES = 2          # re-runs of a task that raised (a lost worker's tasks are re-run by the scheduler)

@@ -3,7 +3,7 @@
 A *part* is one unit of work of ``verify all`` whose result is a JSON-ready dict (a claim, a probe, the
 derivation, ...). A part registers where it is computed, with one decorator::
 
-    from verify.parts import part
+    from verify.run import part
 
     @part("certify", options=lambda profile: {"bits": 256})
     def certify_part(profile: str) -> dict:          # one part, named "certify"
@@ -99,7 +99,7 @@ def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable
 
 def source_root() -> Path:
     """The folder holding the ``verify`` and ``lemmas`` packages."""
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def part_modules(root: Path | None = None) -> list[str]:

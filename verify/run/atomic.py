@@ -1,17 +1,47 @@
 """Atomic writes: a file or a whole folder is either complete or absent, never half-written.
 
-Files: verify.atomic (re-exported here). Folders: build the new folder as a hidden sibling, then swap it in
-with two renames; :func:`recover_folder` finishes or undoes a swap that a crash interrupted.
+Files: a temporary sibling is written, flushed and fsynced, then ``os.replace``d onto the target (atomic on
+POSIX within one file system). Folders (a report): the new folder is built as a hidden sibling and swapped in
+with two renames; :func:`recover_folder` finishes or undoes a swap that a crash interrupted. Every part of the
+toolkit that writes to disk (engines, bench, fuzz database, sweep, report) writes through here.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
-from ..atomic import write_bytes_atomic, write_json_atomic  # noqa: F401  (re-exported for the report's callers)
+WORK = "_work"   # scratch sub-folder of an output folder (saved parts, sweep rows); carried over on every swap
 
-WORK = "_work"   # scratch sub-folder of a report folder (saved parts); carried over on every swap
+
+def write_bytes_atomic(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary sibling and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)   # mkstemp creates 0600; a report is for reading
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def json_bytes(obj) -> bytes:
+    """``obj`` as the toolkit saves JSON: indented, keys in insertion order, non-JSON values as strings."""
+    return (json.dumps(obj, indent=1, default=str) + "\n").encode()
+
+
+def write_json_atomic(path, obj) -> Path:
+    """JSON (:func:`json_bytes`) written atomically."""
+    return write_bytes_atomic(path, json_bytes(obj))
 
 
 def _siblings(out: Path) -> tuple[Path, Path]:
@@ -23,7 +53,7 @@ def recover_folder(out) -> None:
 
     - ``new`` complete but ``out`` missing (crash between the two renames): finish the swap.
     - the saved parts moved into ``new`` but ``out`` still old: move them back.
-    - a leftover ``old`` or unfinished ``new``: remove it (the report in ``out`` is the valid one).
+    - a leftover ``old`` or unfinished ``new``: remove it (the folder in ``out`` is the valid one).
     """
     out = Path(out)
     new, old = _siblings(out)
@@ -50,7 +80,7 @@ def swap_folder(new, out) -> Path:
 
     Order: mark ``new`` complete; move ``out/_work`` into ``new`` (one rename); rename ``out`` aside;
     rename ``new`` to ``out``; delete the old folder. At every instant either ``out`` is a complete
-    report folder, or ``out`` is absent and :func:`recover_folder` completes the swap.
+    folder, or ``out`` is absent and :func:`recover_folder` completes the swap.
     """
     new, out = Path(new), Path(out)
     (new / ".complete").write_text("")
@@ -65,3 +95,7 @@ def swap_folder(new, out) -> Path:
     if old.exists():
         shutil.rmtree(old)
     return out
+
+
+__all__ = ["WORK", "write_bytes_atomic", "write_json_atomic", "json_bytes", "recover_folder", "new_folder",
+           "swap_folder"]

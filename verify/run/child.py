@@ -1,7 +1,7 @@
 """Running one part on a worker: in a child process with a time limit (default), or in the worker itself.
 
 Dask cannot stop a running task, so :func:`run_task` starts the part as a child process
-(``python -m verify.partrun TASK OUT``) in its own process group, waits at most the part's time limit,
+(``python -m verify.run.child TASK OUT``) in its own process group, waits at most the part's time limit,
 and on expiry kills the group by its pid: the part is recorded as a timeout and the worker is free for
 the next task at once. The child also exits when its worker dies (it watches its parent's pid), so a
 lost worker leaves no orphan running. ``task["isolate"] = False`` runs the part in the worker process
@@ -24,10 +24,10 @@ import time
 import traceback
 from pathlib import Path
 
-from .codeversion import code_version
-from .executor import worker_address
-from .jsonable import jsonable
+from ..jsonable import jsonable
+from .execute import worker_address
 from .parts import source_root, spec
+from .version import code_version
 
 STATUS = ("ok", "failed", "timeout", "skipped")
 
@@ -83,7 +83,7 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
         tfile, ofile = Path(tmp) / "task.json", Path(tmp) / "record.json"
         tfile.write_text(json.dumps(task))
         with open(Path(tmp) / "stderr.txt", "w+b") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "verify.partrun", str(tfile), str(ofile)], env=env,
+            proc = subprocess.Popen([sys.executable, "-m", "verify.run.child", str(tfile), str(ofile)], env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                     start_new_session=True)
             try:
@@ -144,7 +144,7 @@ def _watch_parent() -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Child entry point: ``python -m verify.partrun TASK.json RECORD.json``."""
+    """Child entry point: ``python -m verify.run.child TASK.json RECORD.json``."""
     _watch_parent()
     task = json.loads(Path(argv[0]).read_text())
     rec = run_here(task)
