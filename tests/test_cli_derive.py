@@ -78,7 +78,7 @@ def test_json_with_another_format_is_a_usage_error(fmt):
 def test_json_lists_every_obligation_with_status_method_and_scope():
     res = _run("--json", "--format", "json", "--sigma", "erf")
     assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
+    d = json.loads(res.stdout)
     obs = [o for group in d["obligations"].values() for o in group]
     assert len(obs) > 25 and {o["status"] for o in obs} == {"proved", "disproved"}
     assert all(o["method"] in ("sympy identity", "matrix calculus", "z3") and "label" in o["scope"] for o in obs)

@@ -114,7 +114,7 @@ def test_invalid_input():
 def test_probe_json():
     res = CliRunner().invoke(main, ["probe", "full-attention", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert {"probe", "question", "regimes", "classification", "verdict", "replay", "data"} <= set(out)
     assert out["question"].startswith("Q11: Position-only attention") and set(out["classification"]) == set(QUANTITIES)
     assert out["verdict"] == "inconclusive"

@@ -103,10 +103,10 @@ def test_unknown_probe_is_invalid_parameter():
 
 def test_cli_list_and_json():
     res = CliRunner().invoke(main, ["probe", "--list", "--json"])
-    assert res.exit_code == 0 and {r["probe"] for r in json.loads(res.output)} == set(PROBES)
+    assert res.exit_code == 0 and {r["probe"] for r in json.loads(res.stdout)} == set(PROBES)
     res = CliRunner().invoke(main, ["probe", "d-eq-k", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert REQUIRED <= set(out) and set(out["classification"]) == set(QUANTITIES)
     assert out["question"].startswith("Q3: The proofs seem to break when D = K")
 

@@ -96,7 +96,7 @@ def test_replay_command_carries_beta():
     args = cmd.split()[1:]
     res = CliRunner().invoke(main, args + ["--no-cross-check"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["config"]["beta"] == "3/2"
     # the replay runs in float64 and prints the digits it carries (11 here)
     assert _close(out["final"]["excess_loss"], iterate(s, 30, "reduced", "mpmath", 30).final.excess_loss, 9)
@@ -253,7 +253,7 @@ def _cli(args):
 def test_cli_default_json_shape_without_numerics():
     res = _cli(["--json", "--no-numerics"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["unique"] is True and out["status"] == "unique"
     (s,) = out["solutions"]
     assert s["exponents"] == {"N": "1", "g": "-3", "h": "0"} and s["tstar_exponent"] == "4"
@@ -270,7 +270,7 @@ def test_cli_claims_file_reference_and_inconsistent(tmp_path):
     ref.write_text(json.dumps({"loss": {"D": 0, "K": "1"}, "s_err": {"D": "1/2"}, "w_err": {"D": "0.5"}}))
     res = _cli(["--json", "--claims", str(ref)])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["unique"] and out["solutions"][0]["exponents"] == {"N": "0", "g": "0", "h": "0"}
     fits, errs = out["solutions"][0]["fits"], out["solutions"][0]["fit_errors"]
     assert set(fits) == {"loss", "s_err", "w_err"}
@@ -278,7 +278,7 @@ def test_cli_claims_file_reference_and_inconsistent(tmp_path):
         assert abs(fits[q] - e) <= errs[q], (q, fits[q], errs[q])
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"loss": {"D": 4, "K": 2}, "s_err": {"D": "5/2"}, "w_err": {"D": 2}}))
-    out = json.loads(_cli(["--json", "--no-numerics", "--claims", str(bad)]).output)
+    out = json.loads(_cli(["--json", "--no-numerics", "--claims", str(bad)]).stdout)
     assert out["solutions"] == [] and out["unique"] is False and out["status"] == "empty"
     assert out["derivation"]["failed_identities"] and out["verdicts"]["claims_reconcilable"]["verdict"] == "refuted"
 

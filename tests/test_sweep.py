@@ -230,3 +230,20 @@ def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
         "certificate_status"] == "exact"
     bad = MEASURES["certificate"].func(make_setting(D=4, K=2, preset="sts", eta="5"), 100, {})
     assert bad["certificate_status"] == "refused" and "2K/(c_L v N)" in bad["certificate_note"]
+
+
+def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_path):
+    """cnn needs K | D: of D in {4, 6} x K in {3, 4, 5} the valid regimes are (6, 3) and (4, 4) (by hand), so
+    four are invalid, all for K. With --quiet the summary is still one line per kind, not one per row. The
+    sts-like row D = 6, K = 3 at 50 steps ends long before the onset 200 K D/(2 eta ||V*||^2) = 18000."""
+    out = tmp_path / "sw"
+    r = CliRunner().invoke(main, ["sweep", "--grid", "D=4,6", "--grid", "K=3,4,5", "--steps", "50", "--measure",
+                                  "trajectory", "--out", str(out), "--quiet", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert "4 not valid regimes" in lines[0]
+    assert "not valid regimes: 4, by the parameter at fault:" in lines and sum("x K: e.g." in x for x in lines) == 1
+    assert any("1 rows end before the onset T*" in x for x in lines) and len(lines) <= 5, lines
+    rows = {(row["D"], row["K"]): row for row in read_table(out).to_dict("records")}
+    assert rows[(6, 3)]["tstar"] == 200 * 3 * 6 / (2 * 0.1 * 1) and rows[(6, 3)]["before_tstar"] is True
+    assert rows[(4, 4)]["tstar"] is None or rows[(4, 4)]["tstar"] != rows[(4, 4)]["tstar"]   # K = D: no 1/T phase

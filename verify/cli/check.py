@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from .options import handle_errors
+from .sizes import check_build
 
 SCHEMA = "check.schema.json"
 REGIME_SCHEMA = "check_regime.schema.json"
@@ -96,7 +99,39 @@ def read_regime(path) -> dict:
     return spec
 
 
-def regime_result(claim_id: str, spec: dict) -> dict:
+def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = False):
+    """``check(setting, steps)``, estimated first when it may be long: one step is timed; when ``steps`` of that
+    could exceed ANNOUNCE_SECONDS, a run of up to 16 steps too, and the time is extrapolated from the two
+    (a fixed cost plus a cost per step), said on stderr, and above an hour needs ``--yes``."""
+    from .options import CliError
+    from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
+    if steps == 1:
+        return check(setting, 1)
+
+    def seconds_of(n: int) -> float | None:
+        t0 = time.perf_counter()
+        try:
+            check(setting, n)
+        except Exception:  # noqa: BLE001 - a check that cannot run this short is timed no further; the run says why
+            return None
+        return time.perf_counter() - t0
+    t1 = seconds_of(1)
+    if t1 is not None and t1 * steps > ANNOUNCE_SECONDS:
+        k = min(steps, 16)
+        tk = seconds_of(k)
+        per_step = max((tk if tk is not None else t1) - t1, 0.0) / (k - 1)
+        seconds = t1 + per_step * (steps - 1)
+        text = (f"estimated time: {duration(seconds)} for {steps:,} steps (one step {duration(t1)}, then "
+                f"{duration(per_step)} a step; a failure is replayed at a 10x longer horizon)")
+        if seconds > CONFIRM_SECONDS and not yes:
+            raise CliError(f"steps = {steps} in the regime file: {text}; pass --yes to run it anyway, or give fewer "
+                           "steps")
+        if seconds > ANNOUNCE_SECONDS:
+            note(f"verify check: {text}", quiet)
+    return check(setting, steps)
+
+
+def regime_result(claim_id: str, spec: dict, *, yes: bool = False, quiet: bool = False) -> dict:
     """Whether claim ``claim_id``'s property holds in the regime ``spec`` (see :func:`read_regime`):
     {"id", "holds", "status", "detail", "kind", "threshold", "in_hypotheses", "outside", "replay",
     "replay_check", "regime", "steps", "data"}. A failure inside the hypotheses is re-run at a 10x longer
@@ -114,8 +149,9 @@ def regime_result(claim_id: str, spec: dict) -> dict:
                                + ", ".join(k for k, v in CLAIMS.items() if v.per_regime))
     spec = dict(spec)
     steps = check_int("steps", spec.pop("steps"), 1, 10**7)
+    check_build(spec, yes=yes, quiet=quiet, command="verify check")
     setting = make_setting(**spec)
-    out = c.regime_check(setting, steps)
+    out = timed_check(c.regime_check, setting, steps, yes=yes, quiet=quiet)
     inside = out.data.get("in_hypotheses", True) is not False
     replay_check = replay_longer(c.regime_check, setting, steps) if out.holds is False and inside else None
     res = {"id": claim_id, "holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
@@ -203,9 +239,10 @@ def summary_table(results: list[dict]):
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
+@click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
+def check_cmd(ids, profile, regime_file, as_json, list_only, yes, quiet):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts."""
     from lemmas import CLAIMS
@@ -222,7 +259,11 @@ def check_cmd(ids, profile, regime_file, as_json, list_only, quiet):
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
-        res = regime_result(ids[0], read_regime(regime_file))
+        if click.get_current_context().get_parameter_source("profile") == ParameterSource.COMMANDLINE:
+            raise InvalidParameter("profile", profile, "has no effect with --regime (the regime file gives the "
+                                   "regime and its steps): drop --profile, or drop --regime to run the claim's "
+                                   "own regimes at this profile")
+        res = regime_result(ids[0], read_regime(regime_file), yes=yes, quiet=quiet)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:

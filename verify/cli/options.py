@@ -69,8 +69,8 @@ def setting_options(f):
     return f
 
 
-def setting_from_options(kw: dict):
-    """Pop the regime options out of ``kw`` and build the validated Setting.
+def setting_args(kw: dict) -> dict:
+    """Pop the regime options out of ``kw`` as make_setting's keywords.
 
     ``--p-structure`` left out means what ``--p-kind`` implies: general for sinusoidal encodings (they
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
@@ -80,6 +80,21 @@ def setting_from_options(kw: dict):
     args["wp_trainable"] = not args.pop("freeze_wp", False)
     if args.get("p_structure") is None:
         args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
+    return args
+
+
+def command_name() -> str:
+    """The running command as the user typed it (``verify run``)."""
+    ctx = click.get_current_context(silent=True)
+    return f"verify {ctx.command.name}" if ctx is not None else "verify"
+
+
+def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
+    """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
+    is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
+    from .sizes import check_build
+    args = setting_args(kw)
+    check_build(args, yes=yes, quiet=quiet, command=command_name())
     return make_setting(**args)
 
 
@@ -181,9 +196,15 @@ class CliError(click.ClickException):
         self.exit_code = exit_code
 
 
+# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input).
+EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 130
+
+
 def handle_errors(f):
-    """Turn the toolkit's own errors into one line naming the flags, exit status 2 (3: numerical trouble)."""
-    from ..errors import InvalidParameter, NumericalTrouble, VerificationError
+    """Turn the toolkit's own errors into one line naming the flags: exit status 2 for invalid input, 3 for
+    numerical trouble, 4 when an output could not be written (the line says where the work was kept), 130
+    after Ctrl-C (the line says what was saved)."""
+    from ..errors import Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError
 
     @functools.wraps(f)
     def wrapper(*a, **k):
@@ -194,12 +215,63 @@ def handle_errors(f):
         except VerificationError as exc:
             from ..errors import refer
             text = refer(getattr(exc, "template", str(exc)), _reference(click.get_current_context(silent=True)))
-            raise CliError(text, exit_code=3 if isinstance(exc, NumericalTrouble) else 2) from None
+            code = EXIT_NUMERICAL if isinstance(exc, NumericalTrouble) else EXIT_OUTPUT if isinstance(
+                exc, OutputError) else 2
+            raise CliError(text, exit_code=code) from None
+        except KeyboardInterrupt as exc:
+            text = exc.message if isinstance(exc, Interrupted) else "interrupted"
+            raise CliError(text, exit_code=EXIT_INTERRUPTED) from None
     return wrapper
 
 
+# Characters a word processor or a web page puts where two hyphens were typed ("—D 8").
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+NUMERIC_TYPES = (click.types.IntParamType, click.types.FloatParamType)
+
+
+def check_tokens(cmd: click.Command, args: list[str]) -> None:
+    """Refuse, before click parses ``args``, what it would read silently or wrongly: an option typed with a
+    dash-like character (click would look for the option it then misses), a value option given twice (click
+    keeps the last) and a number with '_' separators (Python's int() reads 1_0 as 10)."""
+    import unicodedata
+    opts = {o: p for p in cmd.params if isinstance(p, click.Option) for o in p.opts + p.secondary_opts}
+    seen: dict = {}
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            return
+        dash = next((c for c in tok[:2] if c in DASHES), None)
+        if dash is not None:
+            fixed = "--" + tok.lstrip("-" + DASHES)
+            raise CliError(f"{tok} starts with {unicodedata.name(dash).lower()} (U+{ord(dash):04X}), not two hyphens: "
+                           f"type {fixed} (see 'verify {cmd.name} --help')")
+        name, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        p = opts.get(name)
+        if p is None or p.is_flag or p.count:
+            i += 1
+            continue
+        value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+        i += 1 if eq else 2
+        if value is not None and "_" in value and isinstance(p.type, NUMERIC_TYPES):
+            raise CliError(f"invalid {name} {value}: must be written without '_' separators (Python would read it "
+                           f"as {value.replace('_', '')})")
+        if not p.multiple and p.name in seen and value is not None:
+            first, flag = seen[p.name]
+            raise CliError(f"{flag} is given twice ({flag} {first} and {name} {value}); give it once"
+                           + (" (a comma-separated list holds several values)" if "," in (p.help or "") else ""))
+        seen[p.name] = (value, name)
+
+
 class OneLineGroup(click.Group):
-    """A click group whose usage errors (bad type, unknown option, missing value) print one line too."""
+    """A click group whose usage errors (bad type, unknown option, missing value) print one line too, and
+    whose sub-commands' arguments are checked by :func:`check_tokens` first."""
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and not ctx.resilient_parsing:
+            check_tokens(cmd, rest)
+        return name, cmd, rest
 
     @staticmethod
     def _one_line(exc: click.UsageError) -> CliError:

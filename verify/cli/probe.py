@@ -17,6 +17,7 @@ from .options import handle_errors
 def probe_cmd(name, list_, as_json, quiet):
     """Run the probe NAME: question, regimes, findings, classification, statements with their derived
     verdicts and scopes, replay."""
+    from ..checks import suggest
     from ..errors import InvalidParameter
     from ..probes import PROBES, run_probe
     if list_:
@@ -31,7 +32,7 @@ def probe_cmd(name, list_, as_json, quiet):
         raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES)}) or --list")
     from .progress import progress
     if name not in PROBES:
-        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES))}")
+        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES))}" + suggest(name, list(PROBES)))
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
         out = run_probe(name).as_dict()
     if as_json:

@@ -40,17 +40,29 @@ def validate(results: dict) -> None:
     jsonschema.validate(results, schema())
 
 
+def unreadable_record(f: Path, why: str) -> dict:
+    """The record standing for a saved part file that cannot be read (corrupted, truncated, foreign): a part
+    that did not finish, named from its file name, so the report counts it and says which it is."""
+    name = f.stem.replace("--", ":", 1)
+    return {"part": name, "kind": name.partition(":")[0], "arg": name.partition(":")[2], "options": {},
+            "code_version": None, "status": "failed", "seconds": 0.0, "finished": None, "worker": None,
+            "error": f"the saved record {f.name} cannot be read ({why}): run the part again", "result": None,
+            "unreadable": True}
+
+
 def load_parts(pdir) -> list[dict]:
-    """Every saved part record in ``pdir``, in report order (kind, then name)."""
+    """Every saved part record in ``pdir``, in report order (kind, then name); a file that cannot be read as a
+    part record counts as a part that did not finish (:func:`unreadable_record`)."""
     recs = []
     for f in sorted(Path(pdir).glob("*.json")):
         try:
             rec = json.loads(f.read_text())
-        except ValueError:
-            continue   # written atomically, so only a foreign file can be unreadable
-        if isinstance(rec, dict) and "part" in rec and "status" in rec:
-            rec["file"] = f.name
-            recs.append(rec)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            rec = unreadable_record(f, f"{type(exc).__name__}: {exc}")
+        if not (isinstance(rec, dict) and "part" in rec and "status" in rec):
+            rec = unreadable_record(f, "not a part record")
+        rec["file"] = f.name
+        recs.append(rec)
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
     recs.sort(key=lambda r: (rank.get(r.get("kind"), len(rank)), r["part"]))
     return recs

@@ -16,10 +16,12 @@ from pathlib import Path
 WORK = "_work"   # scratch sub-folder of an output folder (saved parts, sweep rows); carried over on every swap
 
 
-def write_bytes_atomic(path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary sibling and ``os.replace``."""
+def write_bytes_atomic(path, data: bytes, make_parents: bool = True) -> Path:
+    """Write ``data`` to ``path`` through a temporary sibling and ``os.replace`` (creating the folder unless
+    ``make_parents`` is False: then a missing folder is an error)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -39,9 +41,24 @@ def json_bytes(obj) -> bytes:
     return (json.dumps(obj, indent=1, default=str) + "\n").encode()
 
 
-def write_json_atomic(path, obj) -> Path:
+def write_json_atomic(path, obj, make_parents: bool = True) -> Path:
     """JSON (:func:`json_bytes`) written atomically."""
-    return write_bytes_atomic(path, json_bytes(obj))
+    return write_bytes_atomic(path, json_bytes(obj), make_parents)
+
+
+def keep_elsewhere(files: dict, label: str) -> Path | None:
+    """Write ``files`` (relative name -> bytes) into a new folder ``verify-unsaved-<label>-*`` under the system's
+    temporary folder, else under the home folder: what could not be written where it was asked for is kept
+    there. Returns the folder, or None when neither place can be written."""
+    for base in (tempfile.gettempdir(), Path.home()):
+        try:
+            folder = Path(tempfile.mkdtemp(prefix=f"verify-unsaved-{label}-", dir=base))
+            for name, data in files.items():
+                write_bytes_atomic(folder / name, data)
+            return folder
+        except OSError:
+            continue
+    return None
 
 
 def _siblings(out: Path) -> tuple[Path, Path]:
@@ -97,5 +114,5 @@ def swap_folder(new, out) -> Path:
     return out
 
 
-__all__ = ["WORK", "write_bytes_atomic", "write_json_atomic", "json_bytes", "recover_folder", "new_folder",
+__all__ = ["WORK", "write_bytes_atomic", "write_json_atomic", "json_bytes", "keep_elsewhere", "recover_folder", "new_folder",
            "swap_folder"]

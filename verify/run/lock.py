@@ -61,6 +61,9 @@ def folder_lock(out, flag: str = "out"):
     except Timeout:
         raise InvalidParameter(flag, str(out), f"is in use by another run ({holder(out)}); wait for it to "
                                f"finish or choose another --{flag}") from None
+    except OSError as exc:           # a read-only or full place: the lock file beside OUT cannot be written
+        raise InvalidParameter(flag, str(out), f"must be a folder that can be written ({path} cannot: "
+                               f"{exc.strerror or exc})") from None
     try:
         yield path
     finally:

@@ -17,6 +17,11 @@ derivation, ...). A part registers where it is computed, with one decorator::
 saved result is reused only when they, the profile and the code version are unchanged. The result may
 be a dict or an object with ``as_dict()``.
 
+A part that honours a convention (``verify all`` run under another convention than the reference one)
+takes it as a keyword, next to the profile: ``def claim_part(claim_id, profile, convention=None)``, where
+``convention`` is a dict of make_setting keywords (``{"loss": "mean"}``) or None for the reference; the
+runner records it in the part's options, so it keys the saved result.
+
 Discovery: every module under ``verify/`` and ``lemmas/`` with a line starting with ``@part(`` is
 imported by :func:`discover` (a text search, so no module is imported just to find out), which is how
 ``verify all`` finds the parts; nothing else needs to be listed anywhere.
@@ -46,6 +51,12 @@ class PartSpec:
     options: Callable | None = None
     order: int = 50
     summary: str = ""
+    takes_convention: bool = False
+
+    def applies(self, convention: dict | None) -> bool:
+        """Whether a run under ``convention`` changes this part's result (it takes the convention), or there is
+        none to apply."""
+        return self.takes_convention or not convention
 
     def arguments(self) -> list[str]:
         """The arguments this kind runs for ([""] for a single part)."""
@@ -57,9 +68,10 @@ class PartSpec:
             return {}
         return dict(self.options(arg, profile) if self.args is not None else self.options(profile))
 
-    def run(self, arg: str, profile: str) -> dict:
-        """The part's result as a dict."""
-        res = self.func(arg, profile) if self.args is not None else self.func(profile)
+    def run(self, arg: str, profile: str, convention: dict | None = None) -> dict:
+        """The part's result as a dict (under ``convention`` when the part takes one)."""
+        kw = {"convention": convention} if (convention and self.takes_convention) else {}
+        res = self.func(arg, profile, **kw) if self.args is not None else self.func(profile, **kw)
         if hasattr(res, "as_dict"):
             res = res.as_dict()
         if not isinstance(res, dict):
@@ -92,7 +104,8 @@ def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable
         if old is not None and (old.module, old.func.__qualname__) != (f.__module__, f.__qualname__):
             raise AssertionError(f"part {kind!r} registered twice: {old.module} and {f.__module__}")
         REGISTRY[kind] = PartSpec(kind, f, f.__module__, args, options, order,
-                                  summary or (inspect.getdoc(f) or "").split("\n")[0])
+                                  summary or (inspect.getdoc(f) or "").split("\n")[0],
+                                  "convention" in inspect.signature(f).parameters)
         return f
     return deco
 

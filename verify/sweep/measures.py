@@ -136,16 +136,29 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
     return {q: fn(*vals) for q, fn in f.items()}, ""
 
 
-@measure("trajectory", summary="final values at --steps, fitted tail exponents, ratios to the derived leading terms")
+def onset_columns(s, steps: int, lead) -> dict:
+    """``tstar``: the step from which Theorem 3.1's claim takes GD to be in its 1/T phase (the derived onset
+    K D/(2 eta ||V*||^2) times the claim's own factor: lemmas.theorem_3_1.onset_horizon), and ``before_tstar``:
+    whether the horizon ends before it (then the fitted exponents and ratios are not yet the asymptotic ones).
+    Both None where the leading terms do not apply (``lead`` None)."""
+    if lead is None:
+        return {"tstar": None, "before_tstar": None}
+    from lemmas.theorem_3_1 import onset_horizon
+    t = onset_horizon(s)
+    return {"tstar": t, "before_tstar": steps < t}
+
+
+@measure("trajectory", summary="final values at --steps, fitted tail exponents, ratios to the derived leading terms, "
+         "and whether the horizon ends before the onset T*")
 def trajectory(s, steps: int, options: dict) -> dict:
     """GD for ``steps`` steps: the reduced recursion in float64 (numba) when the regime reduces, else the
-    full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents and their ratios to
-    the derived leading terms."""
+    full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents, their ratios to
+    the derived leading terms and the onset columns (:func:`onset_columns`)."""
     from ..engines import checkpoint_steps, iterate
     from ..engines.fast import iterate_fast
     ok, why = s.reducible()
-    cols: dict = {}
     lead, lead_why = leading_terms_at(s, steps)
+    cols: dict = onset_columns(s, steps, lead)
     try:
         with strict_floats():
             if ok:
