@@ -312,3 +312,27 @@ def test_output_folders_are_checked_before_any_work(tmp_path):
     for bad in (f, f / "sub"):
         with pytest.raises(InvalidParameter, match="--out"):
             check_writable_dir("--out", bad)
+
+
+def test_a_computation_in_phases_reports_each_phase():
+    """verify certify hands its progress(phase, done, total) calls to the display, one task per phase, when
+    the computation takes a progress keyword; one that does not gets nothing (the display shows time only)."""
+    import io
+    from rich.console import Console
+    from verify.cli.progress import progress, progress_hook
+
+    def work(setting, progress=None):
+        for i in range(1, 4):
+            progress("certified prefix (steps)", i * 100, 300)
+        progress("trapping region (boxes)", 5, None)
+
+    def silent(setting):
+        return None
+    buf = io.StringIO()
+    with progress("verify certify", None, console=Console(file=buf, force_terminal=True, width=120)) as bar:
+        hook = progress_hook(work, bar)
+        work(None, **hook)
+        tasks = {t.description: t for t in bar.progress.tasks}
+        assert tasks["certified prefix (steps)"].completed == 300 and tasks["certified prefix (steps)"].total == 300
+        assert tasks["trapping region (boxes)"].completed == 5
+        assert progress_hook(silent, bar) == {}

@@ -247,3 +247,23 @@ def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_p
     rows = {(row["D"], row["K"]): row for row in read_table(out).to_dict("records")}
     assert rows[(6, 3)]["tstar"] == 200 * 3 * 6 / (2 * 0.1 * 1) and rows[(6, 3)]["before_tstar"] is True
     assert rows[(4, 4)]["tstar"] is None or rows[(4, 4)]["tstar"] != rows[(4, 4)]["tstar"]   # K = D: no 1/T phase
+
+
+def test_rate_constants_and_their_figure_against_each_axis(tmp_path):
+    """constant_q = q(T) T^-p with Theorem 3.1's T-exponents (T (L - L_opt), sqrt(T) ||S - S*||_F, ...), from
+    the row's own final values; the derived constant of L - L_opt is K N (D - K)/(4 D eta) in the reference
+    convention (the hand-derived leading term times T); the figure of each swept axis is written."""
+    res = run_sweep(parse_grid(["D=8,16", "K=2"]), 4_000, tmp_path / "sw", measures=["trajectory"],
+                    processes=False, workers=1)
+    for r in res["rows"]:
+        T = r["steps"]
+        assert r["constant_excess_loss"] == pytest.approx(r["excess_loss"] * T, rel=1e-12)
+        assert r["constant_s_err"] == pytest.approx(r["s_err"] * math.sqrt(T), rel=1e-12)
+        assert r["constant_w_err"] == pytest.approx(r["w_err"] * math.sqrt(T), rel=1e-12)
+        D, K, N = r["D"], r["K"], r["N"]
+        assert r["derived_constant_excess_loss"] == pytest.approx(K * N * (D - K) / (4 * D * 0.1), rel=1e-12)
+        assert r["constant_excess_loss"] == pytest.approx(r["derived_constant_excess_loss"], rel=0.2)
+    figs = {f["file"]: f["caption"] for f in res["meta"]["figures"]}
+    assert set(figs) == {"figures/exponents-vs-D.png", "figures/constants-vs-D.png"}
+    assert "D^4, D^5/2, D^2" in figs["figures/constants-vs-D.png"]          # from verify.model.paper
+    assert (tmp_path / "sw" / "figures" / "constants-vs-D.png").read_bytes()[:4] == b"\x89PNG"

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 import click
 
 from .options import handle_errors, setting_from_options, setting_options
+from .progress import progress, progress_hook
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -55,9 +56,10 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @click.option("--max-prefix", type=int, default=None, help="longest certified prefix before giving up [2000000]")
 @click.option("--check-every", type=int, default=None, help="prefix steps between region-membership checks [16]")
 @click.option("--T0", "T0", type=int, default=None, help="end the prefix exactly at step T0 (no search)")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
 def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max_depth, max_prefix, check_every, T0,
-                **kw):
+                quiet, **kw):
     """Prove lower and upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F for every T >= 0.
 
     A certified Arb prefix from zero initialisation, a trapping region around the slow manifold
@@ -65,12 +67,14 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     from ..certify import CertificateFailed, certify
-    s = setting_from_options(kw)
+    s = setting_from_options(kw, quiet=quiet)
     Ts = parse_at(at)
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
-        cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
-                       max_depth=max_depth, max_prefix=max_prefix, check_every=check_every, T0=T0)
+        with progress("verify certify", None, quiet) as bar:
+            cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
+                           max_depth=max_depth, max_prefix=max_prefix, check_every=check_every, T0=T0,
+                           **progress_hook(certify, bar))
         bounds = [cert.bounds_json(T, None if as_json else 8) for T in Ts]
     except CertificateFailed as exc:
         if as_json:

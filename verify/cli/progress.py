@@ -172,6 +172,17 @@ def phases(bar: Bar):
     return callback
 
 
+def progress_hook(func, bar: Bar) -> dict:
+    """``{"progress": phases(bar)}`` when ``func`` takes a ``progress`` keyword (the computation reports its
+    phases: ``progress(phase, done, total)``), else ``{}`` (the display then shows the elapsed time only)."""
+    import inspect
+    try:
+        takes = "progress" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {"progress": phases(bar)} if takes and bar.shown else {}
+
+
 def duration(seconds: float) -> str:
     """A human duration: '45 s', '12 min', '3.2 h', '5.1 days', '3.2 years'."""
     if not math.isfinite(seconds):

@@ -69,13 +69,17 @@ def _text(res: dict) -> list[str]:
               help="numerical budget (T in units of the slowest transient)")
 @click.option("--numerics/--no-numerics", default=True, show_default=True,
               help="iterate GD under each solution and fit the D-exponents")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def reconcile_cmd(as_json, claims, profile, numerics):
+def reconcile_cmd(as_json, claims, profile, numerics, quiet):
     """Which convention (N ~ D^a, eta_KQ lambda^2 beta^2 ~ D^b, c_L v ~ D^c) makes Theorem 3.1's D-exponents true,
     and can the rates and T* ~ D^2 then hold together?"""
     from ..reconcile import load_claims, reconcile
     from ..jsonable import jsonable
-    res = reconcile(None if claims is None else load_claims(claims), profile, numerics)
+    from .progress import progress, progress_hook
+    with progress("verify reconcile", None, quiet) as bar:
+        res = reconcile(None if claims is None else load_claims(claims), profile, numerics,
+                        **progress_hook(reconcile, bar))
     if as_json:
         click.echo(json.dumps(jsonable(res), indent=1))
         return
