@@ -91,8 +91,9 @@ def regime_file(tmp_path, **kw):
     return str(p)
 
 
-# the keys of a fuzz counterexample's "setting" (verify.fuzz.Regime.as_dict) plus "steps"
-GSLP = dict(D=2, K=1, preset="gslp", M=1, d=1, eta="5/20", vstar_norm="1", seed=0, sigma="identity", law="gaussian")
+# a regime file: the regime flags' names without their dashes, plus "steps"
+GSLP = {"D": 2, "K": 1, "preset": "gslp", "M": 1, "d": 1, "eta": "5/20", "vstar-norm": "1", "seed": 0,
+        "sigma": "identity", "law": "gaussian"}
 
 
 def run_regime(args):
@@ -138,11 +139,11 @@ def test_regime_undecided(tmp_path):
 
 @pytest.mark.parametrize("content, args, name", [
     ({**GSLP, "steps": 3, "bogus": 1}, ["lemma-C.2"], "regime"),
-    ({**GSLP}, ["lemma-C.2"], "steps"),
-    ({**GSLP, "steps": 0}, ["lemma-C.2"], "steps"),
+    ({**GSLP}, ["lemma-C.2"], "regime"),                          # "steps" missing
+    ({**GSLP, "steps": 0}, ["lemma-C.2"], "regime"),
     ({**GSLP, "steps": 3, "eta": "-1"}, ["lemma-C.2"], "eta"),
     ([1, 2], ["lemma-C.2"], "regime"),
-    ({**GSLP, "steps": 3}, ["theorem-3.1"], "ID"),
+    ({**GSLP, "steps": 3, "vstar_norm": "1"}, ["lemma-C.2"], "regime"),   # the flag's spelling is vstar-norm
     ({**GSLP, "steps": 3}, ["lemma-C.2", "wp-zero"], "ID"),
     ({**GSLP, "steps": 3}, [], "ID"),
     ({**GSLP, "steps": 3}, ["no-such-claim"], "ID"),

@@ -225,8 +225,9 @@ class Check:
                            ev.data, ev.replay or f"verify {'check' if self.kind == 'claim' else 'probe'} {self.id} "
                            f"--profile {profile} --json", convention, ev.extra, time.perf_counter() - t0)
 
-    def regime_check(self, setting, steps: int) -> RegimeOutcome:
-        """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps, with
+    def regime_check(self, setting, steps: int, **options) -> RegimeOutcome:
+        """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps (``options`` go to
+        :meth:`check`, e.g. ``bits`` for a check that can run certified in Arb), with
         ``data["in_hypotheses"]``: whether ``setting`` meets :attr:`hypotheses` and the run meets the run-level
         ones :meth:`check` evaluated (``check`` sets ``in_hypotheses = False`` and ``outside``, why). Outside the
         hypotheses a failure is information, not a counterexample; a float64 overflow decides nothing."""
@@ -236,7 +237,7 @@ class Check:
             raise InvalidParameter("claim", self.id, "has no per-regime check")
         steps = check_int("steps", steps, 1, 10**7)
         try:
-            out = self.check(setting, steps)
+            out = self.check(setting, steps, **options)
         except NumericalTrouble as exc:
             from .model.flags import setting_command
             eng = "reduced" if setting.reducible()[0] else "full"

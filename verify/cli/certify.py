@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 import click
 
-from .options import handle_errors, setting_from_options, setting_options
+from .options import handle_errors, regime_option, setting_from_options, setting_options
 from .progress import progress, progress_hook
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
@@ -43,6 +43,7 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 
 @click.command("certify")
 @setting_options
+@regime_option
 @click.option("--at", "at", default=None, help="comma-separated steps T at which to print the bounds "
               "(default 1e3,1e6,1e9,1e12; any size: the cost does not grow with T)")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object: "bounds" and "certificate"')

@@ -1,18 +1,19 @@
 """``verify check``: run the paper's claims (the lemmas/ registry) and print their verdicts, each
 derived from recorded evidence by verify.evidence.decide and read with its scope; or, with
-``--regime FILE``, whether one claim's property holds in the user's own regime."""
+``--regime FILE`` (verify.cli.regime), what one claim says about the user's own regime: its per-regime
+property there, and which of its statements speak of the regime and whether their proofs cover it
+(verify.cli.coverage)."""
 from __future__ import annotations
 
 import inspect
 import json
 import time
-from decimal import Decimal
 from importlib import resources
-from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
+from ..engines.arb import MAX_BITS, MIN_BITS
 from .options import handle_errors
 from .sizes import check_build
 
@@ -71,34 +72,6 @@ def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
     return out
 
 
-def read_regime(path) -> dict:
-    """The JSON object of ``--regime FILE``: the keys of a fuzz counterexample's "setting" (the keyword
-    arguments of verify.model.make_setting) plus "steps". Decimals are read exactly."""
-    from ..errors import InvalidParameter
-    from ..model import make_setting
-
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidParameter("regime", str(path), "must be an existing JSON file")
-
-    def no_constant(c):
-        raise InvalidParameter("regime", str(path), f"must hold finite numbers only (found {c})")
-    try:
-        spec = json.loads(p.read_text(), parse_float=Decimal, parse_constant=no_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidParameter("regime", str(path), f"must be valid JSON ({exc})") from None
-    allowed = sorted(inspect.signature(make_setting).parameters) + ["steps"]
-    if not isinstance(spec, dict):
-        raise InvalidParameter("regime", str(path), "must be a JSON object with the keys of a fuzz counterexample's "
-                                                    "\"setting\" plus \"steps\"")
-    unknown = sorted(set(spec) - set(allowed))
-    if unknown:
-        raise InvalidParameter("regime", unknown[0], f"unknown key in {path}: the keys are {', '.join(allowed)}")
-    if "steps" not in spec:
-        raise InvalidParameter("steps", None, f"must be given in {path} (an integer >= 1)")
-    return spec
-
-
 def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = False):
     """``check(setting, steps)``, estimated first when it may be long: one step is timed; when ``steps`` of that
     could exceed ANNOUNCE_SECONDS, a run of up to 16 steps too, and the time is extrapolated from the two
@@ -131,34 +104,78 @@ def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = 
     return check(setting, steps)
 
 
-def regime_result(claim_id: str, spec: dict, *, yes: bool = False, quiet: bool = False) -> dict:
-    """Whether claim ``claim_id``'s property holds in the regime ``spec`` (see :func:`read_regime`):
-    {"id", "holds", "status", "detail", "kind", "threshold", "in_hypotheses", "outside", "replay",
-    "replay_check", "regime", "steps", "data"}. A failure inside the hypotheses is re-run at a 10x longer
-    horizon (``replay_check``), as every reported counterexample is."""
+def certified_claims() -> list[str]:
+    """The claims whose per-regime check can run certified: their ``check`` takes ``bits`` (Arb precision)."""
     from lemmas import CLAIMS
+    return [cid for cid, c in CLAIMS.items() if c.per_regime and "bits" in inspect.signature(c.check).parameters]
+
+
+def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False):
+    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime); a
+    large V* is estimated before it is built."""
+    from ..model import make_setting
+    from .options import make_args
+    from .regime import defaults, read_regime
+    given, steps = read_regime(regime_file, "required")
+    args = make_args(defaults() | given)
+    if args.get("D") is None:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("regime", str(regime_file), 'must give "D" (the sequence length)')
+    check_build(args, yes=yes, quiet=quiet, command="verify check")
+    return make_setting(**args), steps
+
+
+def property_result(c, setting, steps: int, bits: int | None, *, yes: bool, quiet: bool) -> dict:
+    """The claim's per-regime property in the regime (certified with ``bits``), a failure inside the hypotheses
+    re-run at a 10x longer horizon (``replay_check``), as every reported counterexample is."""
     from lemmas.support.records import replay_check as replay_longer
+    options = {} if bits is None else {"bits": bits}
+
+    def run(s, n):
+        return c.regime_check(s, n, **options)
+    out = timed_check(run, setting, steps, yes=yes, quiet=quiet)
+    inside = out.data.get("in_hypotheses", True) is not False
+    return {"holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
+            "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
+            "replay": out.replay, "replay_check": replay_longer(run, setting, steps) if out.holds is False and inside
+            else None, "data": {k: v for k, v in out.data.items() if k not in ("in_hypotheses", "outside")}}
+
+
+def no_property(c, setting, steps: int) -> dict:
+    """The fields of a claim without a per-regime check: nothing is run in the regime; its statements' scopes and
+    proofs (verify.cli.coverage) say what the claim and its evidence say about it."""
+    from ..model.flags import setting_command
+    from ..model.hypotheses import within
+    inside, why = within(setting, c.hypotheses)
+    return {"holds": None, "status": "no per-regime check", "kind": None, "threshold": None, "in_hypotheses": inside,
+            "detail": f"{c.id} has no per-regime property: its statements are judged on the claim's own regimes and "
+                      "derivations; below, which of them speak of this regime and which proofs cover it",
+            "outside": why or None, "replay": setting_command("run", setting, "--steps", str(steps), "--json"),
+            "replay_check": None, "data": {}}
+
+
+def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: bool = False,
+                  quiet: bool = False) -> dict:
+    """What claim ``claim_id`` says about the regime of ``regime_file`` (verify.cli.regime): its per-regime
+    property there when it has one (certified with ``bits`` where its check takes Arb), and for every statement
+    whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
+    from lemmas import CLAIMS
     from ..errors import InvalidParameter
     from ..jsonable import jsonable
-    from ..model import make_setting
-    from ..model.validation import check_int
+    from .coverage import coverage
     claim_id = resolve_ids([claim_id])[0][0]
     c = CLAIMS[claim_id]
-    if not c.per_regime:
-        raise InvalidParameter("ID", claim_id, "has no per-regime check; --regime works with "
-                               + ", ".join(k for k, v in CLAIMS.items() if v.per_regime))
-    spec = dict(spec)
-    steps = check_int("steps", spec.pop("steps"), 1, 10**7)
-    check_build(spec, yes=yes, quiet=quiet, command="verify check")
-    setting = make_setting(**spec)
-    out = timed_check(c.regime_check, setting, steps, yes=yes, quiet=quiet)
-    inside = out.data.get("in_hypotheses", True) is not False
-    replay_check = replay_longer(c.regime_check, setting, steps) if out.holds is False and inside else None
-    res = {"id": claim_id, "holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
-           "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
-           "replay": out.replay, "replay_check": replay_check, "regime": setting.config(), "steps": steps,
-           "statement": c.title, "hypotheses": [h.text for h in c.hypotheses],
-           "data": {k: v for k, v in out.data.items() if k not in ("in_hypotheses", "outside")}}
+    if bits is not None and claim_id not in certified_claims():
+        raise InvalidParameter("arb_bits", bits, f"has no certified per-regime check for {claim_id} (its check runs "
+                               "in float64); the claims whose check takes Arb: "
+                               + (", ".join(certified_claims()) or "none yet"))
+    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet)
+    prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
+        c, setting, steps)
+    cov = coverage(claim_id, setting, quiet)
+    res = {"id": claim_id, **prop, "regime": setting.config(), "steps": steps, "statement": c.title,
+           "hypotheses": [h.text for h in c.hypotheses], "arb_bits": bits, "proofs_from": cov["from"],
+           "statements": cov["statements"]}
     return jsonable(res)
 
 
@@ -193,14 +210,20 @@ def _print_statement(r: dict) -> None:
 def _print_regime(r: dict) -> None:
     click.echo(f"{r['id']} in this regime ({r['steps']} steps): {r['status'].upper()}")
     click.echo(f"  why: {r['detail']}")
-    th = r.get("threshold")
-    click.echo(f"  evidence: {r['kind']}" + (f", threshold {th['value']} ({th['why']})" if isinstance(th, dict) else ""))
-    click.echo("  hypotheses: " + ("met" if r["in_hypotheses"] else f"NOT met ({r['outside']}): a failure here is "
-                                   "information, not a counterexample"))
+    if r["kind"] is not None:
+        th = r.get("threshold")
+        click.echo(f"  evidence: {r['kind']}" + (f" at {r['arb_bits']} bits" if r.get("arb_bits") else "")
+                   + (f", threshold {th['value']} ({th['why']})" if isinstance(th, dict) else ""))
+    click.echo("  hypotheses of the check: " + ("met" if r["in_hypotheses"] else f"NOT met ({r['outside']}): a failure "
+                                                "here is information, not a counterexample"))
     if r["replay_check"]:
         rc = r["replay_check"]
         click.echo(f"  replayed at {rc['horizon']} steps: {rc['status']}"
                    + (" (same conclusion)" if rc["same_conclusion"] else " (not the same conclusion)"))
+    click.echo(f"  statements (proofs read from {r['proofs_from']}):")
+    for st in r["statements"]:
+        click.echo(f"    {st['id']} [{st['role']}, {st['verdict']}]: "
+                   + ("the regime is inside its scope; " if st["admits"] else "") + st["coverage"])
     click.echo(f"  replay: {r['replay']}")
 
 
@@ -234,15 +257,19 @@ def summary_table(results: list[dict]):
 @click.option("--profile", type=click.Choice(["ci", "dev", "deep"]), default="ci", show_default=True,
               help="budget: ci (minutes for all claims), dev, deep (long horizons, more samples)")
 @click.option("--regime", "regime_file", default=None, metavar="FILE",
-              help="check one claim in your own regime: a JSON object with the keys of a fuzz counterexample's "
-                   "\"setting\" (make_setting's arguments) plus \"steps\"")
+              help="check one claim in your own regime: a JSON file whose keys are the regime flags' names without "
+                   "their dashes (as verify run takes them), plus \"steps\"; says whether the claim's property holds "
+                   "there, which statements speak of the regime and whether their proofs cover it")
+@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
+              help="with --regime: the per-regime check certified with Arb balls at BITS bits (claims whose check "
+                   "takes Arb)")
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
 @click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, as_json, list_only, yes, quiet):
+def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts."""
     from lemmas import CLAIMS
@@ -256,6 +283,8 @@ def check_cmd(ids, profile, regime_file, as_json, list_only, yes, quiet):
                 if not only[cid] or st.id in only[cid]:
                     click.echo(f"  {st.id:32s} [{st.role}] {st.text}")
         return
+    if arb_bits is not None and regime_file is None:
+        raise InvalidParameter("arb_bits", arb_bits, "certifies a per-regime check: give it with --regime FILE")
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
@@ -263,7 +292,7 @@ def check_cmd(ids, profile, regime_file, as_json, list_only, yes, quiet):
             raise InvalidParameter("profile", profile, "has no effect with --regime (the regime file gives the "
                                    "regime and its steps): drop --profile, or drop --regime to run the claim's "
                                    "own regimes at this profile")
-        res = regime_result(ids[0], read_regime(regime_file), yes=yes, quiet=quiet)
+        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:

@@ -20,43 +20,50 @@ import click
 from click.core import ParameterSource
 
 from ..model import make_setting
+from ..model.setting import DEFAULTS
 
-SETTING_OPTIONS = [
-    click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)"),
-    click.option("--K", "K", type=int, default=None, help="support size of each column of S*"),
-    click.option("--N", "N", type=int, default=None, help="number of output columns (query positions)"),
-    click.option("--M", "M", type=int, default=1, show_default=True, help="output dimension (rows of V*)"),
-    click.option("--d", "d", type=int, default=1, show_default=True, help="feature dimension"),
-    click.option("--eta", default="1/10", show_default=True, help="step size (read exactly: 0.07 is 7/100)"),
-    click.option("--eta-kq", default=None, help="separate step size for W_KQ (default: --eta)"),
-    click.option("--supports", default=None, help="JSON file: list of 0-based index lists, one per column of S*"),
-    click.option("--preset", type=click.Choice(["cnn", "gcn", "sts", "gslp"]), default=None),
-    click.option("--vstar", default=None, help="JSON file: V* as a list of M rows of d numbers"),
-    click.option("--vstar-norm", default=None, help="random V* (seeded) with this Frobenius norm"),
-    click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--sigma", default="identity", show_default=True, help="identity | relu | erf | poly:c0,c1,..."),
-    click.option("--law", default="gaussian", show_default=True,
-                 help="gaussian | rademacher | student-t:NU | gumbel | exponential | uniform (standardised)"),
-    click.option("--law-mean", default="0", show_default=True),
-    click.option("--law-var", default="1", show_default=True),
-    click.option("--noise-sd", default="0", show_default=True),
-    click.option("--loss", "loss", type=click.Choice(["sum", "mean"]), default="sum", show_default=True),
-    click.option("--p-kind", type=click.Choice(["identity", "permutation", "sinusoidal"]), default="identity",
-                 show_default=True),
-    click.option("--p-structure", type=click.Choice(["orthogonal", "general"]), default=None,
-                 help="default: what --p-kind implies (general for sinusoidal, orthogonal otherwise)"),
-    click.option("--p-lambda", default="1", show_default=True, help="P^T P = lambda I"),
-    click.option("--beta", default="1", show_default=True,
-                 help="logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)"),
-    click.option("--init", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-    click.option("--init-scale", default="0", show_default=True),
-    click.option("--relu-at-zero", type=click.Choice(["radial", "error"]), default="radial", show_default=True),
-    click.option("--freeze-wp", is_flag=True, help="keep W_P at 0 (wp_trainable = False)"),
+def _default(key: str) -> dict:
+    """click keywords giving an option make_setting's default (verify.model.setting.DEFAULTS, their one home)."""
+    return {"default": DEFAULTS[key], "show_default": True}
+
+
+# (flag, keyword of the command, click keywords) of every option that defines a regime. The flag without its
+# dashes is also the key of a regime file (verify.cli.regime).
+SETTING_SPECS = [
+    ("--D", "D", {"type": int, "default": None, "help": "sequence length (number of tokens); required unless "
+                  "--regime FILE gives it"}),
+    ("--K", "K", {"type": int, "default": None, "help": "support size of each column of S*"}),
+    ("--N", "N", {"type": int, "default": None, "help": "number of output columns (query positions)"}),
+    ("--M", "M", {"type": int, **_default("M"), "help": "output dimension (rows of V*)"}),
+    ("--d", "d", {"type": int, **_default("d"), "help": "feature dimension"}),
+    ("--eta", "eta", {**_default("eta"), "help": "step size (read exactly: 0.07 is 7/100)"}),
+    ("--eta-kq", "eta_kq", {"default": None, "help": "separate step size for W_KQ (default: --eta)"}),
+    ("--supports", "supports", {"default": None, "help": "JSON file: list of 0-based index lists, one per column of S*"}),
+    ("--preset", "preset", {"type": click.Choice(["cnn", "gcn", "sts", "gslp"]), "default": None}),
+    ("--vstar", "vstar", {"default": None, "help": "JSON file: V* as a list of M rows of d numbers"}),
+    ("--vstar-norm", "vstar_norm", {"default": None, "help": "random V* (seeded) with this Frobenius norm"}),
+    ("--seed", "seed", {"type": int, **_default("seed")}),
+    ("--sigma", "sigma", {**_default("sigma"), "help": "identity | relu | erf | poly:c0,c1,..."}),
+    ("--law", "law", {**_default("law"), "help": "gaussian | rademacher | student-t:NU | gumbel | exponential | "
+                                                 "uniform (standardised)"}),
+    ("--law-mean", "law_mean", _default("law_mean")),
+    ("--law-var", "law_var", _default("law_var")),
+    ("--noise-sd", "noise_sd", _default("noise_sd")),
+    ("--loss", "loss", {"type": click.Choice(["sum", "mean"]), **_default("loss")}),
+    ("--p-kind", "p_kind", {"type": click.Choice(["identity", "permutation", "sinusoidal"]), **_default("p_kind")}),
+    ("--p-structure", "p_structure", {"type": click.Choice(["orthogonal", "general"]), "default": None,
+                                      "help": "default: what --p-kind implies (general for sinusoidal, orthogonal "
+                                              "otherwise)"}),
+    ("--p-lambda", "p_lambda", {**_default("p_lambda"), "help": "P^T P = lambda I"}),
+    ("--beta", "beta", {**_default("beta"), "help": "logit temperature: the logits are beta P^T W_KQ p_q(j) (read "
+                                                    "exactly)"}),
+    ("--init", "init", {"type": click.Choice(["zero", "random"]), **_default("init")}),
+    ("--init-scale", "init_scale", _default("init_scale")),
+    ("--relu-at-zero", "relu_at_zero", {"type": click.Choice(["radial", "error"]), **_default("relu_at_zero")}),
+    ("--freeze-wp", "freeze_wp", {"is_flag": True, "help": "keep W_P at 0 (wp_trainable = False)"}),
 ]
-
-SETTING_KEYS = ("D", "K", "N", "M", "d", "eta", "eta_kq", "supports", "preset", "vstar", "vstar_norm", "seed",
-                "sigma", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
-                "init", "init_scale", "relu_at_zero", "freeze_wp")
+SETTING_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in SETTING_SPECS]
+SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
 
 # P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
 GENERAL_P_KINDS = ("sinusoidal",)
@@ -69,18 +76,37 @@ def setting_options(f):
     return f
 
 
-def setting_args(kw: dict) -> dict:
-    """Pop the regime options out of ``kw`` as make_setting's keywords.
+REGIME_META = "verify.regime"     # click context meta: the regime file in use and the options it gave
+
+regime_option = click.option(
+    "--regime", "regime_file", default=None, metavar="FILE",
+    help="the regime as a JSON file whose keys are these flags' names without their dashes, e.g. "
+         '{"D": 8, "K": 2, "preset": "cnn", "eta": "1/4", "vstar-norm": "1"} (docs/commands.md)')
+
+
+def make_args(options: dict) -> dict:
+    """make_setting's keywords from the regime options (flag names with '_').
 
     ``--p-structure`` left out means what ``--p-kind`` implies: general for sinusoidal encodings (they
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
-    args = {k: kw.pop(k) for k in SETTING_KEYS if k in kw}
+    args = dict(options)
     args["wp_trainable"] = not args.pop("freeze_wp", False)
     if args.get("p_structure") is None:
         args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
     return args
+
+
+def setting_args(kw: dict, steps: str = "refused") -> tuple[dict, int | None]:
+    """Pop the regime options (and ``--regime FILE``, verify.cli.regime) out of ``kw``: (make_setting's keywords,
+    the regime file's steps or None). ``steps``: whether the file may give steps ("optional", "refused")."""
+    from .regime import merge
+    regime_file = kw.pop("regime_file", None)
+    n = merge(kw, regime_file, steps) if regime_file is not None else None
+    if kw.get("D") is None:
+        raise CliError("Missing option '--D' (or \"D\" in a --regime file)")
+    return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw}), n
 
 
 def command_name() -> str:
@@ -93,7 +119,7 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
     """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
     is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
     from .sizes import check_build
-    args = setting_args(kw)
+    args, _ = setting_args(kw)
     check_build(args, yes=yes, quiet=quiet, command=command_name())
     return make_setting(**args)
 
@@ -166,9 +192,14 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
     """One line for an :class:`InvalidParameter` (every problem it carries), in terms of the flags."""
     from ..errors import refer, show
     parts = []
+    regime = ctx.meta.get(REGIME_META, {}) if ctx is not None else {}
     for prob in exc.problems:
         p, sub = _param(ctx, prob.name)
-        if p is None:
+        root = re.match(r"[A-Za-z_][A-Za-z0-9_]*", prob.name or "")
+        key = regime.get("keys", {}).get(PARAM_OF.get(root.group(0), root.group(0)) if root else None)
+        if key is not None:               # the value came from the regime file: name its key there
+            head = f"{key} = {show(prob.value)} (in --regime {regime['path']})"
+        elif p is None:
             head = f"{prob.name} = {show(prob.value)}"
         elif ctx.params.get(p.name) is None and prob.value is not None:     # not given: the value used
             head = f"{_flag(p)} (not given: {show(prob.value)})"
@@ -177,7 +208,9 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
         others = []
         for name in prob.also:
             q, _ = _param(ctx, name)
-            if q is not None and q is not p and ctx.params.get(q.name) is not None and \
+            if regime.get("keys", {}).get(PARAM_OF.get(name, name)) is not None:
+                others.append(f"{regime['keys'][PARAM_OF.get(name, name)]} in the regime file")
+            elif q is not None and q is not p and ctx.params.get(q.name) is not None and \
                     (_given(ctx, q) or not getattr(q, "is_flag", False)):
                 others.append(_typed(ctx, q))
         msg = f"invalid {head}" + (f" with {', '.join(others)}" if others else "") + \

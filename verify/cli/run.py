@@ -21,7 +21,7 @@ from ..engines import iterate
 from ..engines.arb import MAX_BITS, MIN_BITS
 from ..engines.trajectory import Record
 from ..model import make_setting
-from .options import CliError, handle_errors, setting_args, setting_options
+from .options import CliError, handle_errors, regime_option, setting_args, setting_options
 from .sizes import check_build, entries
 from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note, progress
 
@@ -312,8 +312,20 @@ def estimate_text(est: dict, steps: int) -> str:
     return f"estimated time: {duration(est['seconds'])} for {steps:,} steps ({parts})"
 
 
+def steps_of(steps: int, file_steps: int | None) -> int:
+    """The horizon: --steps, or the regime file's "steps" when --steps is not on the command line (both: an error)."""
+    from click.core import ParameterSource
+    if file_steps is None:
+        return steps
+    if click.get_current_context().get_parameter_source("steps") == ParameterSource.COMMANDLINE:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("steps", steps, f"is given again by the regime file (steps = {file_steps}): give it once")
+    return file_steps
+
+
 @click.command("run")
 @setting_options
+@regime_option
 @click.option("--steps", type=click.IntRange(0, MAX_STEPS), default=1000, show_default=True)
 @click.option("--engine", type=click.Choice(["auto", "reduced", "full"]), default="auto", show_default=True,
               help="auto: the reduced recursion when it is exact for the regime, else the full-matrix engine")
@@ -336,7 +348,8 @@ def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, esti
     Long runs: the time is estimated first (a short timed calibration) and said on stderr; above an
     hour the run needs --yes. Progress with an ETA is shown on stderr when it is a terminal.
     """
-    args = setting_args(kw)
+    args, file_steps = setting_args(kw, steps="optional")
+    steps = steps_of(steps, file_steps)
     build = check_build(args, yes=yes or estimate_only, quiet=quiet or estimate_only, command="verify run")
     if estimate_only and build is not None and build > ANNOUNCE_SECONDS:
         text = (f"estimated time: at least {duration(build)} to build the regime (V* has {entries(args):,} exact "
