@@ -168,8 +168,8 @@ def test_diverging_regime_gives_no_numbers_and_strict_json():
 
 
 def test_new_measurements_plug_in_and_a_failing_one_costs_its_columns(monkeypatch):
-    monkeypatch.setattr("verify.sweep.measures.MEASURES", dict(MEASURES))
     from verify.sweep import measures as ms
+    monkeypatch.setattr(ms, "MEASURES", dict(MEASURES))
 
     @measure("tokens", default=False)
     def tokens(s, steps, options):

@@ -8,6 +8,9 @@ Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md 
   :func:`iterate_certified` (Arb balls that contain the exact values) -> :class:`Trajectory`
 - the derivation: :func:`leading_terms` (SymPy), :func:`leading_term_values` (at a setting)
 - the claims: :func:`claim_ids`, :func:`check_claim` (one claim in one regime)
+- the commands: :func:`certify` (an all-time certificate), :func:`sweep` (a grid of regimes on Dask),
+  :func:`reconcile` (which convention makes Theorem 3.1's D-exponents true), :func:`run_probe` (a reviewer
+  question's probe)
 - verdicts: :func:`record`, :class:`Scope`, :func:`decide` (the one rule, docs/verdicts.md)
 - figures: :func:`plot_trajectory`
 - errors: :class:`VerificationError` and its subclasses
@@ -18,12 +21,18 @@ Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md 
 >>> r.step
 100
 """
-from .api import check_claim, claim_ids, leading_term_values, leading_terms, plot_trajectory
+# verify.certify, verify.sweep and verify.reconcile are imported before the entry points of the same names
+# replace them here: a module imported later would rebind its name on this package (so ``from verify import
+# sweep`` is the function; the modules are ``verify.sweep.run``, ``from verify.sweep import ...``).
+from . import certify as _certify_module, reconcile as _reconcile_module, sweep as _sweep_module  # noqa: F401
+from .api import (certify, check_claim, claim_ids, leading_term_values, leading_terms, plot_trajectory, reconcile,
+                  run_probe, sweep)
 from .engines import Trajectory, iterate, iterate_certified
 from .errors import InvalidParameter, PrecisionError, UnsupportedRegime, VerificationError
 from .evidence import Scope, decide, record
 from .model import Setting, make_setting
 
 __all__ = ["make_setting", "Setting", "iterate", "iterate_certified", "Trajectory", "leading_terms",
-           "leading_term_values", "claim_ids", "check_claim", "record", "Scope", "decide", "plot_trajectory",
-           "VerificationError", "InvalidParameter", "PrecisionError", "UnsupportedRegime"]
+           "leading_term_values", "claim_ids", "check_claim", "certify", "sweep", "reconcile", "run_probe", "record",
+           "Scope", "decide", "plot_trajectory", "VerificationError", "InvalidParameter", "PrecisionError",
+           "UnsupportedRegime"]
