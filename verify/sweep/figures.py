@@ -88,11 +88,26 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _discard(fig) -> None:
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
 def _panels():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt.subplots(1, 3, figsize=(13, 4.4), sharex=True)
+
+
+def _start(rows: list[dict], axis: str):
+    """(the rows that are power laws in T, the layout of their ``axis`` values, a figure and its three panels), or
+    None when no row is a power law."""
+    ok = _power_law_rows(rows, axis)
+    if not ok:
+        return None
+    fig, axes = _panels()
+    return ok, AxisLayout(list(dict.fromkeys(r[axis] for r in ok))), fig, axes
 
 
 def _legend(fig, axes) -> None:
@@ -107,11 +122,10 @@ def _legend(fig, axes) -> None:
 def exponent_figure(rows: list[dict], axis: str, others: list[str], steps: int) -> tuple[bytes, str] | None:
     """(png, caption): the three fitted exponents against ``axis``, one line per combination of the other
     swept axes, with Theorem 3.1's claimed exponents as dashed lines; None when nothing was fitted."""
-    ok = _power_law_rows(rows, axis)
-    if not ok:
+    start = _start(rows, axis)
+    if start is None:
         return None
-    layout = AxisLayout(list(dict.fromkeys(r[axis] for r in ok)))
-    fig, axes = _panels()
+    ok, layout, fig, axes = start
     claimed = claimed_t_exponents()
     plotted = False
     for ax, q in zip(axes, QUANTITIES):
@@ -128,8 +142,7 @@ def exponent_figure(rows: list[dict], axis: str, others: list[str], steps: int) 
         ax.set_ylabel("log-log slope over the last decade of T")
         layout.apply(ax, axis)
     if not plotted:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+        _discard(fig)
         return None
     fig.suptitle(f"Fitted T-exponents against {axis} (GD for T = {steps} steps; slopes over [T/10, T]; "
                  "error bars: fit standard error)", fontsize=10)
@@ -155,11 +168,10 @@ def constants_figure(rows: list[dict], axis: str, others: list[str], steps: int)
     GD's (solid, markers), the derived leading terms' (dashed) and, when ``axis`` is a variable of the claimed
     orders, the claimed growth in it (dotted, through GD's first point); None when no constant was measured."""
     from ..model.paper import claimed_exponent
-    ok = _power_law_rows(rows, axis)
-    if not ok:
+    start = _start(rows, axis)
+    if start is None:
         return None
-    layout = AxisLayout(list(dict.fromkeys(r[axis] for r in ok)))
-    fig, axes = _panels()
+    ok, layout, fig, axes = start
     p = claimed_t_exponents()
     var = CLAIMED_VARIABLES.get(axis) if layout.numeric else None
     plotted = False
@@ -185,8 +197,7 @@ def constants_figure(rows: list[dict], axis: str, others: list[str], steps: int)
         ax.set_ylabel(f"T{scale} · {name}" + (" (log scale)" if log else ""))
         layout.apply(ax, axis)
     if not plotted:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+        _discard(fig)
         return None
     fig.suptitle(f"Rate constants against {axis}: GD, the derived leading terms and Theorem 3.1's claimed growth",
                  fontsize=10)
