@@ -1,7 +1,7 @@
 """Running one part on a worker: in a child process with a time limit (default), or in the worker itself.
 
 Dask cannot stop a running task, so :func:`run_task` starts the part as a child process
-(``python -m verify.run.child TASK OUT``) in its own process group, waits at most the part's time limit,
+(:data:`CHILD_ENTRY` with TASK OUT) in its own process group, waits at most the part's time limit,
 and on expiry kills the group by its pid: the part is recorded as a timeout and the worker is free for
 the next task at once. The child also exits when its worker dies (it watches its parent's pid), so a
 lost worker leaves no orphan running, and removes its scratch folder (``verify-part-*``) on the way. An
@@ -32,6 +32,9 @@ from .parts import source_root, spec
 from .version import code_version
 
 STATUS = ("ok", "failed", "timeout", "skipped")
+# How a part process starts: an import of this module and a call, not ``-m verify.run.child`` (runpy would run
+# this module a second time as __main__, beside the copy the package's own imports load).
+CHILD_ENTRY = "import sys; from verify.run.child import main; main(sys.argv[1:])"
 # The part processes this worker process runs now: process group -> scratch folder (see stop_children).
 RUNNING: dict[int, str] = {}
 
@@ -87,12 +90,14 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
+    remove_stale_scratch()
     tmp = Path(tempfile.mkdtemp(prefix="verify-part-"))
     try:
+        (tmp / "worker.pid").write_text(str(os.getpid()))
         tfile, ofile = tmp / "task.json", tmp / "record.json"
         tfile.write_text(json.dumps(task))
         with open(tmp / "stderr.txt", "w+b") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "verify.run.child", str(tfile), str(ofile)], env=env,
+            proc = subprocess.Popen([sys.executable, "-c", CHILD_ENTRY, str(tfile), str(ofile)], env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                     start_new_session=True)
             RUNNING[proc.pid] = str(tmp)
@@ -120,6 +125,29 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
         shutil.rmtree(tmp, ignore_errors=True)
     rec["worker"] = worker
     return rec
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:        # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_scratch() -> None:
+    """Remove the ``verify-part-*`` folders whose worker is gone: a worker killed outright (SIGKILL) after its part
+    process wrote the record but before the worker could remove the folder. Folders without a ``worker.pid``
+    are not judged."""
+    for folder in Path(tempfile.gettempdir()).glob("verify-part-*"):
+        try:
+            pid = int((folder / "worker.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def stop_children() -> int:
@@ -159,9 +187,9 @@ def run_task(task: dict) -> dict:
     return run_in_child(task, task["timeout"], worker, f"the part's time limit of {task['timeout']:g} s")
 
 
-def _watch_parent(scratch: Path) -> None:
+def _watch_parent(scratch: Path) -> int:
     """Exit when the parent (the worker) is gone, removing the scratch folder it can no longer remove, so a
-    lost worker leaves neither a part running nor a ``verify-part-*`` folder behind."""
+    lost worker leaves neither a part running nor a ``verify-part-*`` folder behind. Returns the parent's pid."""
     parent = os.getppid()
 
     def watch():
@@ -171,20 +199,21 @@ def _watch_parent(scratch: Path) -> None:
                 os._exit(3)
             time.sleep(0.25)
     threading.Thread(target=watch, daemon=True).start()
+    return parent
 
 
 def main(argv: list[str]) -> None:
-    """Child entry point: ``python -m verify.run.child TASK.json RECORD.json``."""
+    """Child entry point (:data:`CHILD_ENTRY`): run the part of TASK.json, write its record to RECORD.json."""
     from .atomic import write_json_atomic
-    _watch_parent(Path(argv[1]).parent)
+    scratch = Path(argv[1]).parent
+    parent = _watch_parent(scratch)
     task = json.loads(Path(argv[0]).read_text())
     rec = run_here(task)
+    if os.getppid() != parent:        # the worker died while the part ran: nobody will read the record
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
     # never recreate a scratch folder that an interrupted run has already removed
     write_json_atomic(argv[1], rec, make_parents=False)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
 
 
 __all__ = ["run_task", "run_here", "run_in_child", "stop_children", "part_record", "json_ready", "STATUS", "RUNNING"]
