@@ -3,14 +3,14 @@
 Route 1 (symbolic, sigma = identity, every dimension): dL/dW_X = (alpha v ||S||^2 - v <S,S*>) V* at
 W_X = alpha V* (verify.derive.reduction.prove_identity_general), so W_X(t) = alpha(t) V* with the
 affine recursion of verify.derive.stability.alpha_recursion_identity, and alpha(t) > 0 for t >= 1 when
-eta_V c_L v N <= 1 (induction, see lemma-C.2); hence cos = alpha/|alpha| = 1.
+eta_V c_L v N <= min(K, D - K) (<= K at K = D; the induction of lemma-C.2-small-step); hence cos = alpha/|alpha| = 1.
 Route 2 (arb, M = 1, sigma != identity): with one row, W_X(t) = alpha(t) v* (the reduction, for any
 per-entry kernel at the sizes verify.derive.reduction states), so cos = sign(alpha); Arb balls of
 alpha(t) > 0 certify cos = 1 for t <= H in the regime run.
 Route 3 (float64): full-matrix engine cos(W_X(t), V*) for t = 1..T.
 Outside the hypotheses (informative): for a nonlinear sigma the row multiples alpha_m differ between
 rows of different norms, so the Frobenius cosine is < 1 although every row is aligned; and for a
-nonlinear sigma with M = 1, eta_V c_L v N <= 1 (derived for the identity) does not keep GD stable
+nonlinear sigma with M = 1, the step-size condition derived for the identity does not keep GD stable
 (sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/10: cos = -1 at t = 3), so for sigma != identity
 the claim assumes the run is a descent run (checked on the run, lemmas.support.runs.descent_precondition).
 """
@@ -46,8 +46,11 @@ def cos_track(setting, steps: int):
 class EarlyAlignment(Check):
     title = ("cos angle(W_X(t), V*) = 1 for every t >= 1 (alignment from the first step), for sigma = identity "
              "and, with M = 1, for sigma in {erf, x + x^3/10}.")
-    source = "Section 4 experiments (early directional alignment); Lemma C.2"
-    hypotheses = ('zero-init', 'centred', 'linear-or-M1', 'K>0', 'eta-small', 'descent')
+    source = ("the paper's experiments (Section 4: early directional alignment), as reconstructed by the toolkit (the "
+              "paper's text is not at hand); for sigma = identity a consequence of Lemma C.2")
+    questions = (2,)
+    hypotheses = ('zero-init', 'centred', 'iid-entries', 'gaussian-or-linear', 'linear-or-M1', 'K>0', 'eta-small-step', 'orthogonal-P',
+                  'uniform-S*', 'distinct-queries', 'descent')
     statements = (Claimed("early-alignment", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
 
@@ -70,13 +73,17 @@ class EarlyAlignment(Check):
 
     def evaluate(self, profile):
         from verify.derive.obligations import proof_routes
+        from verify.derive.reduction import obligations_for
         from verify.derive.stability import positivity_obligations
+        from verify.model.sigmas import parse_sigma
         from verify.engines.arb import iterate_certified
         ev = []
-        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (z3 induction under
-        # eta_V c_L v N <= 1, a hypothesis of this statement), so cos(W_X(t), V*) = alpha/|alpha| = 1
+        # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (SMT induction, z3 and cvc5, under
+        # eta_V c_L v N <= min(K, D - K), a hypothesis of this statement, on the reduction's two-valued columns), so
+        # cos(W_X(t), V*) = alpha/|alpha| = 1
         ev += proof_routes("W_X(t) = alpha(t) V* with alpha(t) > 0, so cos = 1 (sigma = identity)",
-                           positivity_obligations().obligations)
+                           positivity_obligations().obligations
+                           + obligations_for(parse_sigma("identity"), "all", explicit=False))
         # sigma != identity, M = 1: cos = sign(alpha); Arb balls of alpha > 0 certify it over t <= H
         H = ARB_HORIZON[profile]
         for s in (regime("cnn", 8, 2, M=1, d=3, eta="1/10", sigma="erf"),

@@ -19,7 +19,7 @@ from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run
 from verify.model.hypotheses import within
-from lemmas.support.records import REFERENCE, outcome_record, prerequisite, proof_scope, regime_scope
+from lemmas.support.records import outcome_record, prerequisite, proof_scope, regime_scope
 
 HORIZON = per_profile({"ci": 3000, "dev": 20000, "deep": 200000})
 THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
@@ -64,11 +64,13 @@ class LossMonotone(Check):
              "(D c_L lambda^2 v ||V*||^2)); for eta > 2K/(c_L v N) the loss eventually increases "
              "(a run is checked against this half only once it shows an increase: a finite run "
              "without one decides nothing).")
-    source = "reviewer question 1 (regularity behind the rate); step-size condition of Theorem 3.1"
+    source = ("the toolkit's own finding (not a statement of the paper): the step-size condition under which the loss "
+              "decreases, beside Theorem 3.1; reviewer question 1 (regularity behind the rate)")
+    questions = (1,)
     hypotheses = ('identity', 'zero-init', 'centred', 'one-eta', '0<K<D', 'orthogonal-P', 'uniform-S*')
     long_horizon = True
-    statements = (Claimed("loss-monotone", title, "claim", hypotheses,
-                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
+    statements = (Claimed("loss-monotone", title, "finding", hypotheses,
+                          Scope(dims="all", sigma=("identity",), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         """In this regime: the loss is monotone if eta < eta_c, and increases somewhere if eta > eta_alpha."""

@@ -12,7 +12,7 @@ from verify.evidence import Scope, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from lemmas.support.runs import convention, fmt, observe, regime, replay_run
-from lemmas.support.records import REFERENCE, outcome_record, proof_scope
+from lemmas.support.records import outcome_record, proof_scope
 
 MARGIN = 1e-12
 THRESHOLD = {"value": 1 + MARGIN,
@@ -24,10 +24,11 @@ THRESHOLD = {"value": 1 + MARGIN,
 class NegAlphaLe1(Check):
     title = "alpha_i(t) <= 1 for every row i and every t (negative control)."
     source = "negative control for Lemma C.2's envelope"
+    questions = ()
     hypotheses = ('zero-init', 'centred', '0<K<D')
     long_horizon = True
     statements = (Claimed("neg-alpha-le-1", title, "control", hypotheses,
-                          Scope(dims="all", sigma=("identity", "erf"), conventions=(REFERENCE,), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=("identity", "erf"), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         r = observe(setting, steps)

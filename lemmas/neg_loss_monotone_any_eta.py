@@ -13,7 +13,7 @@ from verify.evidence import Scope, finite
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from lemmas.support.runs import convention, regime, replay_run
-from lemmas.support.records import REFERENCE, outcome_record
+from lemmas.support.records import outcome_record
 from lemmas.loss_monotone import THRESHOLD, first_increase
 
 
@@ -21,10 +21,11 @@ from lemmas.loss_monotone import THRESHOLD, first_increase
 class NegLossMonotoneAnyEta(Check):
     title = "L(t+1) <= L(t) for all t and every eta > 0 (negative control)."
     source = "negative control for loss-monotone"
+    questions = ()
     hypotheses = ('identity', 'zero-init', 'centred')
     long_horizon = True
     statements = (Claimed("neg-loss-monotone-any-eta", title, "control", hypotheses,
-                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=("identity",), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         bad, L = first_increase(setting, steps)

@@ -23,9 +23,8 @@ import numpy as np
 from verify.evidence import Scope
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import within
 from lemmas.support.runs import convention, observe, regime, replay_run
-from lemmas.support.records import REFERENCE, outcome_record
+from lemmas.support.records import outcome_record
 
 OCTAVES = 4
 MIN_STEPS = 2 ** OCTAVES          # the earliest octave [T/16, T/8] starts at step 1 or later
@@ -70,10 +69,11 @@ def octave_slopes(setting, steps: int) -> tuple[list[float], list[float]]:
 class NegRateExponential(Check):
     title = "L(T) - L_opt decays exponentially in T when 0 < K < D (negative control)."
     source = "negative control for Theorem 3.1 (reviewer question 1: Theta(1/T) without PL)"
+    questions = ()
     hypotheses = ('identity', 'zero-init', '0<K<D', 'asymptotic-phase')
     long_horizon = True
     statements = (Claimed("neg-rate-exponential", title, "control", hypotheses,
-                          Scope(dims="all", sigma=("identity",), conventions=(REFERENCE,), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=("identity",), conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         eng = "reduced" if setting.reducible()[0] else "full"
@@ -84,7 +84,7 @@ class NegRateExponential(Check):
                                  {"in_hypotheses": False, "outside": f"horizon T >= {MIN_STEPS} ({OCTAVES} octaves)"},
                                  threshold=THRESHOLD)
         data = {}
-        if within(setting, ("0<K<D", "identity"))[0]:
+        if 0 < setting.K < setting.D and setting.sigma.is_identity:
             ts = tstar(setting)
             data["tstar_derived"] = ts
             if steps / MIN_STEPS < ts:

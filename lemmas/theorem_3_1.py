@@ -22,7 +22,7 @@ bound), and that the onset grows like K D/(2 eta ||V*||^2), linearly in D at fix
 
 Routes: the compiled float64 reduced recursion (fits over two or more decades from the entry time, sweeps in D
 with N fixed and N = D/K, in K and ||V*||), an mpmath cross-check, the exact leading terms and their exponents
-(SymPy, formal), and the all-time certificate of the base regime (Arb + SymPy + z3).
+(SymPy, formal), and the all-time certificate of the base regime (Arb + SymPy + z3 and cvc5).
 """
 from __future__ import annotations
 

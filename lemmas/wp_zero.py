@@ -19,7 +19,7 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, regime
-from lemmas.support.records import REFERENCE, bounded_series_outcome, obligations_text, outcome_record, proof_scope
+from lemmas.support.records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 TOL = 1e-12
@@ -49,10 +49,11 @@ def wp_track(setting, steps: int):
 class WPZero(Check):
     title = ("The positional block W_P of W_V stays exactly 0 for all t (zero initialisation), for sigma in "
              "{identity, erf, x + x^3/10}.")
-    source = "Lemma C.2 proof / reduction used by Theorem 3.1"
-    hypotheses = ('zero-init', 'centred', 'odd')
+    source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
+    questions = (2,)
+    hypotheses = ('zero-init', 'centred', 'odd', 'iid-entries', 'gaussian-or-linear')
     statements = (Claimed("wp-zero", title, "claim", hypotheses,
-                          Scope(dims="all", sigma=SIGMAS, conventions=(REFERENCE,), horizon="all"), source=source),)
+                          Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),)
 
     def check(self, setting, steps: int) -> RegimeOutcome:
         return bounded_series_outcome(wp_track(setting, steps), setting, steps, "||W_P||_F / max(1, ||W_X||)", "max_wp", TOL, THRESHOLD)
@@ -60,14 +61,15 @@ class WPZero(Check):
     def evaluate(self, profile):
         from verify.derive.obligations import proof_routes
         from verify.derive.reduction import obligations_for
-        from verify.model.sigma import parse_sigma
+        from verify.model.sigmas import parse_sigma
         ev = []
         ident = prove_identity_general()
         wp = [o for o in ident.obligations if "W_P" in o.name]
         ok = bool(wp) and all(o.holds is True for o in wp)
+        # the induction: W_P(0) = 0 (zero initialisation) and dL/dW_P = 0 at W_P = 0 (centred entries)
         ev.append(record("dL/dW_P = 0 at W_P = 0 by matrix calculus, so W_P(t) = 0 by induction", "symbolic",
-                         proof_scope(ident.dims, "identity"), obligations_text(wp), True if ok else None,
-                         dims=ident.dims))
+                         proof_scope(ident.dims, "identity", ("zero-init", "centred")), obligations_text(wp),
+                         True if ok else None, dims=ident.dims))
         # every sigma of the statement: dL/dW_P at W_P = 0 is a combination of d ell/d mu at zero offset (any
         # kernel, symbolic dimensions), which vanishes by sigma's parity lemma; explicit sizes as a second route
         for spec in SIGMAS:

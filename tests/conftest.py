@@ -5,6 +5,7 @@ so a run is reproducible; ``dev`` explores more, randomly.
 """
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
@@ -24,3 +25,11 @@ def holds_values(obj, path="$"):
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             yield from holds_values(v, f"{path}[{i}]")
+
+
+@pytest.fixture(scope="session")
+def ci_claims():
+    """Every claim of lemmas.CLAIMS run once at the ci profile, shared by the tests that read their results (a run
+    takes minutes; the tests that change a claim's evidence run it again themselves)."""
+    from lemmas import CLAIMS
+    return {cid: c.run("ci") for cid, c in CLAIMS.items()}

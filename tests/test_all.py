@@ -69,7 +69,7 @@ FAKE = {
     | {"id": a, "convention": {}, "replay": f"verify claim {a}"},
     "probe": lambda a: headline([Statement(f"{a} statement", ALL, [record("proof", "symbolic", ALL, "fails", False,
                                                                           replay=f"verify probe {a}")])])
-    | {"probe": a, "question": {"d_eq_k": 3, "k_zero": 4}[a], "regimes": [], "classification": {},
+    | {"probe": a, "questions": [{"d_eq_k": 3, "k_zero": 4}[a]], "regimes": [], "classification": {},
        "findings": [f"{a} finding"], "replay": f"verify probe {a}", "data": {"run": {"step": T, "loss": [1.0, 0.5, 0.4, 0.3]}}},
     "fuzz": _fake_fuzz,
     "bench": lambda a: {"quick": True, "timings": {}, "ratio": float("nan")},
@@ -146,6 +146,10 @@ def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     fk.calls.clear()
     res2 = run(out)
     assert fk.calls == [] and res2["summary"]["reused_parts"] == len(names)
+    # ... and its header quotes the run that computed them, not its own fraction of a second.
+    first = res["summary"]["wall_seconds"]
+    assert res2["summary"]["computed_wall_seconds"] == first == res["summary"]["computed_wall_seconds"]
+    assert f"All {len(names)} parts reused from an earlier run of {first:.1f} s" in (out / "index.md").read_text()
     # --fresh runs everything again.
     pipeline.run_parts(out, "ci", fresh=True, processes=False, isolate=False)
     assert sorted(fk.calls) == sorted(names)
@@ -321,9 +325,8 @@ def test_builtin_parts_register_where_they_compute():
     where = {k: s.module for k, s in parts.REGISTRY.items()}
     assert where["derive"] == "verify.derive.part"
     assert where["convergence"] == where["attention"] == "verify.engines.part"
-    assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.part"
-    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"].startswith("verify.reconcile")
-    assert where["bench"] == "verify.bench"
+    assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.support.part"
+    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text
 

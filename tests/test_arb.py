@@ -10,6 +10,7 @@ from verify.engines import iterate
 from verify.engines.arb import arb_precision, ball_str, cover_radius, iterate_certified, round_up, to_fraction
 from verify.errors import InvalidParameter
 from verify.model import make_setting
+from verify.model.sigmas.poly import PolynomialSigma
 
 # mpmath's 100-digit reference is itself rounded: it is within ~1e-90 (relative) of the exact value,
 # so containment is checked for the ball widened by that much (radii are ~1e-70 at 256 bits).
@@ -71,7 +72,7 @@ def test_enclosures_contain_100_digit_trajectory(s, bits):
     # The stated bound assumes a non-expanding map (identity, erf, ReLU below the W_X stability
     # threshold). The cubic's transient can expand (|J| > 1 for a while): radii then grow with the
     # true sensitivity of the exact recursion, and only containment and finiteness are claimed.
-    bound = rad_bound(bits, steps) if s.sigma.name != "poly" else None
+    bound = rad_bound(bits, steps) if not isinstance(s.sigma, PolynomialSigma) else None
     for rb, rm in zip(cert.records, ref.records):
         assert rb.step == rm.step
         for (name, ball), (_, val) in zip(flat(rb), flat(rm)):
@@ -120,9 +121,9 @@ def test_run_json_radii_cover_exact_value():
         assert Fraction(rad) < Fraction(1, 10**17) * max(1, abs(exact_mpf(val)))
 
 
-def test_run_json_arb_needs_reduced_engine():
-    s = make_setting(D=4, K=2, preset="gcn")
-    with pytest.raises(InvalidParameter, match="arb"):
-        run_json(s, 5, "full", "mpmath", 20, arb_bits=256)
+def test_run_json_arb_reduced_engine_needs_a_reducible_regime():
+    s = make_setting(D=4, K=2, preset="gcn", init="random", init_scale="1/10")
+    with pytest.raises(InvalidParameter, match="engine"):
+        run_json(s, 5, "reduced", "mpmath", 20, arb_bits=256)
     with pytest.raises(InvalidParameter, match="arb bits"):
         iterate_certified(s, 5, 10)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from verify.certify import CertificateFailed, ExactCertificate, certificate_evidence, certified_band_figure, certify
 from verify.certify.coordinates import param_values, slow_coordinates
 from verify.certify.comparison import lemma_obligations
-from verify.certify.evidence import regime_scope
+from verify.certify.records import regime_scope
 from verify.certify.obligations import identity, smt
-from verify.certify.region import check_region, exprel_obligation, initial_boxes
+from verify.certify.region import Profile, check_region, exprel_obligation, initial_boxes
 from verify.cli import main
 from verify.engines import iterate
 from verify.errors import InvalidParameter
@@ -70,19 +70,23 @@ def test_symbolic_obligations_discharged():
     names = {o.name for o in obs}
     assert {"rows-share-alpha", "increment-over-u2", "eps-update", "cubic-coefficient", "one-step-lower",
             "one-step-upper", "loss-over-u2"} <= names
-    assert {o.method for o in obs} == {"sympy", "z3"}
+    assert {o.method for o in obs} == {"sympy", "smt"}
+    smt_steps = [o for o in obs if o.method == "smt"]
+    assert smt_steps and all(set(o.solvers) == {"z3", "cvc5"} and all(r["status"] == "proved" for r in o.solvers.values())
+                             for o in smt_steps)
 
 
 def test_obligations_can_fail():
     """The checkers are not rubber stamps: a false identity and a false inequality are not discharged."""
     import sympy as sp
-    import z3
     x = sp.Symbol("x")
     assert not identity("false", "x = x + 1", x, x + 1).ok
-    a, x2, q = z3.Reals("a x2 q")
-    # one-step lower bound with 3a instead of 2a is false
-    hyp = [x2 > 0, a > 0, a <= q, q <= a, q * x2 < 1]
-    assert not smt("false", "z' >= z + 3a", hyp, 1 >= (1 + 3 * a * x2) * (1 - q * x2) ** 2).ok
+
+    def false_step(lib):         # the one-step lower bound with 3a instead of 2a is false
+        a, x2, q = lib.Reals("a x2 q")
+        return [x2 > 0, a > 0, a <= q, q <= a, q * x2 < 1], 1 >= (1 + 3 * a * x2) * (1 - q * x2) ** 2
+    ob = smt("false", "z' >= z + 3a", false_step)
+    assert not ob.ok and {r["status"] for r in ob.solvers.values()} == {"disproved"}
 
 
 def test_bounds_contain_mpmath_inside_and_beyond_prefix(small):
@@ -141,7 +145,7 @@ def test_dropping_a_shell_breaks_the_cover(small):
     s, cert = small
     u0, C = Fraction(cert.knobs["u0"]), Fraction(cert.knobs["C"])
     half = Fraction(1, 2)                                                        # the dyadic shells u0 2^-j
-    boxes = initial_boxes(u0, C, 12, 8, 2, half)
+    boxes = initial_boxes(Profile.constant(u0, half, 12, C), 8, 2)
     assert check_region(param_values(s), u0, C, shells=12, boxes=boxes, ratio=half).ok  # control: the cover closes
     hole = [b for b in boxes if not (u0 / 2**4 <= b.u_lo and b.u_hi <= u0 / 2**3)]   # drop shell 3's annulus
     with pytest.raises(CertificateFailed) as e:
@@ -276,7 +280,7 @@ def test_cli_json_contract(small):
             assert isinstance(b[q][0], str) and Fraction(b[q][0]) <= Fraction(b[q][1])
     c = out["certificate"]
     assert c["T0"] == cert.T0 and {"u0", "C", "k"} <= set(c["region"]) and Fraction(c["a"]) <= Fraction(c["b"])
-    assert c["constants"]["excess_loss"]["c_lo"] and c["shells"] and "z3" in {o["method"] for o in c["obligations"]}
+    assert c["constants"]["excess_loss"]["c_lo"] and c["shells"] and "smt" in {o["method"] for o in c["obligations"]}
     # the re-check command (verify.model.flags' spelling of the regime, with the certificate's knobs) rebuilds
     # the same certificate
     assert c["recheck"].startswith("verify certify --D 4 --preset cnn --K 2")
@@ -298,3 +302,128 @@ def test_band_figure_is_a_png(small):
     traj = {"T": tr.steps(), **{q: [float(x) for x in tr.series(q)] for q in QUANTITIES}}
     png, caption = certified_band_figure(cert, traj)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and "10^12" in caption
+
+
+# ----- the region's hulls, the shells' entry steps and lower ends, refusals before long work ---------------------
+
+def decay_ratio(s, u, digits: int = 60):
+    """Q = (u - u')/u^3 of one exact GD step from the slow manifold (alpha = alpha*(u), eps = 0) at off-support
+    mass u, by the generated reduced recursion at ``digits`` digits: alpha*(u) = <s, s*>/||s||^2 written by hand."""
+    import sympy as sp
+    from verify.derive.reduced import reduced_step_exprs
+    from verify.model import symbols as sy
+    _, inc = reduced_step_exprs(s.sigma, "interior")
+    D, K = s.D, s.K
+    u = sp.Rational(u)
+    a_star = ((1 - u) / K) / ((1 - u) ** 2 / K + u**2 / (D - K))
+    E = (D - K) * (1 - u) / (K * u)                       # e^delta at off-support mass u
+    vals = sy.values_at(s) | {sy.alpha: a_star, sy.delta: sp.log(E), sy.vn: sp.Rational(s.vstar_norm2())}
+    Delta = inc.subs(vals)
+    u_next = (D - K) / (K * E * sp.exp(Delta) + D - K)
+    return Fraction(str(sp.N((u - u_next) / u**3, digits)))
+
+
+def straddling_cover(u0: Fraction, C: Fraction, shells: int, ratio: Fraction, width=Fraction(1, 32), n_u=16, n_eps=4):
+    """A cover of [0, u0] x [-C, C] in which every shell edge u_j = u0 r^j (j >= 1) lies inside one box
+    [u_j (1 - width), u_j (1 + width)]; between those boxes, n_u thin slabs (so that boxes wholly below u_j
+    have tight enclosures), each cut into n_eps eps-pieces."""
+    from verify.certify.region import Box
+    edges = [u0 * ratio**j for j in range(1, shells + 1)]
+    cuts = sorted({Fraction(0), u0} | {e * (1 + k * width) for e in edges for k in (-1, 1)})
+    fine = []
+    for a, b in zip(cuts, cuts[1:]):
+        k = 1 if any(a < e < b for e in edges) else n_u
+        fine += [a + (b - a) * i / k for i in range(k)]
+    fine.append(u0)
+    ec = [-C + 2 * C * i / n_eps for i in range(n_eps + 1)]
+    return [Box(a, b, e0, e1) for a, b in zip(fine, fine[1:]) for e0, e1 in zip(ec, ec[1:])]
+
+
+def test_hull_takes_boxes_straddling_a_shell_edge():
+    """The shells' [a_j, b_j] on a cover whose boxes straddle the shell edges contain the true decay ratio at
+    the edge itself (an exact GD step at 60 digits), and the hull equals a brute-force hull over overlapping
+    boxes. The old selection by upper edge (lo <= u_hi <= hi) drops the straddling box, and there, where Q
+    grows with u, its b_j lies below Q(u_j): the unsound bound of the audit."""
+    s = make_setting(D=16, K=4, preset="gcn", eta="1/16")
+    u0, C, ratio, J = Fraction(1, 4), Fraction(1, 36), Fraction(3, 4), 4     # an invariant region of this regime
+    rc = check_region(param_values(s), u0, C, shells=J, boxes=straddling_cover(u0, C, J, ratio), ratio=ratio,
+                      max_depth=0)
+    assert rc.ok
+    c = Fraction(16, 16 * 4 * 12**2)      # the cubic coefficient D eta ||V*||^2/(K (D - K)^2): hulls are of (u - u')/(c u^3)
+    for j in range(1, J):
+        uj = u0 * ratio**j
+        q = decay_ratio(s, uj) / c
+        h = rc.shell_bounds(j)
+        assert h["a"] <= q <= h["b"], (j, float(h["a"]), float(q), float(h["b"]))
+        meets = [r for r in rc.results if r.box.u_lo <= uj]
+        assert h["b"] == max(r.Q[1] for r in meets) and h["a"] == min(r.Q[0] for r in meets)
+        lo = uj * Fraction(9, 10)                          # a lower end inside a box: that box counts too
+        both = [r for r in rc.results if r.box.u_lo <= uj and r.box.u_hi >= lo]
+        assert rc.hull(lo, uj)["b"] == max(r.Q[1] for r in both)
+        below = [r for r in rc.results if r.box.u_hi <= uj]   # the old selection
+        assert max(r.Q[1] for r in below) < q
+
+
+def test_hull_of_an_empty_or_lowest_selection():
+    """A range no box meets gives None (not a crash, not the whole region); the lowest range gives the lowest
+    box only."""
+    from verify.certify.region import Box, BoxResult, RegionCheck
+    z = (Fraction(0), Fraction(0))
+    boxes = [Box(Fraction(1, 8), Fraction(1, 4), Fraction(-1), Fraction(1)), Box(Fraction(1, 4), Fraction(1, 2),
+                                                                                 Fraction(-1), Fraction(1))]
+    rc = RegionCheck(Fraction(1, 2), Fraction(1), 1)
+    rc.results = [BoxResult(b, (Fraction(k + 1), Fraction(k + 2)), z, Fraction(1), z, z, True) for k, b in enumerate(boxes)]
+    assert rc.hull(Fraction(0), Fraction(1, 16)) is None
+    assert rc.hull(Fraction(3, 4), Fraction(1)) is None
+    assert (rc.hull(Fraction(0), Fraction(1, 8))["a"], rc.hull(Fraction(0), Fraction(1, 8))["b"]) == (1, 2)
+    assert (rc.hull(Fraction(1, 5), Fraction(3, 10))["a"], rc.hull(Fraction(1, 5), Fraction(3, 10))["b"]) == (1, 3)
+    assert rc.hull(Fraction(3, 8), Fraction(1))["a"] == 2
+
+
+def test_entry_steps_equal_the_linear_search(small, monkeypatch):
+    """Galloping + bisection gives exactly the shells of the step-by-step search (the first n with the rounded
+    z_lo(n) >= 1/u_(j+1)^2), on a case small enough for the linear search."""
+    from verify.certify import comparison
+    from verify.certify.arbfun import dyadic_down
+
+    def linear(Zl, a, need):
+        n = max(0, comparison.ceil_div(need - Zl, 2 * a))
+        while dyadic_down(Zl + 2 * a * n) < need:
+            n += 1
+        return n
+    s, cert = small
+    knobs = dict(u0=cert.knobs["u0"], C=cert.knobs["C"], shells=40)
+    fast = certify(s, **knobs)
+    monkeypatch.setattr(comparison, "entry_steps", linear)
+    slow = certify(s, **knobs)
+    assert fast.shells == slow.shells and len(fast.shells) == 41
+
+
+def test_lower_ends_are_checked(small):
+    """The lower-end obligation is computed from the shells: a lower end set above what z_hi allows fails it."""
+    from dataclasses import replace
+    from verify.certify.comparison import shell_obligations
+    _, cert = small
+    ok = {o.name: o.ok for o in shell_obligations(cert.shells)}
+    assert all(ok.values()) and "shell-lower-ends" in ok
+    bad = list(cert.shells)
+    bad[3] = replace(bad[3], lo=bad[3].u_j)               # u >= u_j on the whole shell: not what z_hi gives
+    out = {o.name: o for o in shell_obligations(bad)}
+    assert not out["shell-lower-ends"].ok and "shell 3" in out["shell-lower-ends"].detail
+
+
+def test_unreachable_region_is_refused_before_the_prefix(monkeypatch):
+    """||V*|| = 1e-3 makes the cubic coefficient 1e6 times smaller: the prefix would need ~1e10 steps. It is
+    refused, naming --max-prefix, before any region check or prefix step runs."""
+    from verify.certify import certificate
+
+    def forbidden(*a, **k):
+        raise AssertionError("long work started before the refusal")
+    monkeypatch.setattr(certificate, "check_region", forbidden)
+    monkeypatch.setattr(certificate, "run_prefix", forbidden)
+    with pytest.raises(InvalidParameter) as e:
+        certify(make_setting(D=64, K=4, preset="gcn", eta="1/32", vstar_norm="1/1000"))
+    assert e.value.name == "max_prefix" and "steps" in str(e.value)
+    # the estimate is below the prefix actually needed (it never refuses what closes): the benchmark regime
+    s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
+    assert certificate.prefix_steps_needed(param_values(s), Fraction(60, 64), Fraction(1, 4)) < 39728

@@ -35,7 +35,7 @@ def _balanced(doc: str):
 def latex():
     res = _run("--format", "latex")
     assert res.exit_code == 0, res.output
-    return res.output
+    return res.stdout
 
 
 def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
@@ -52,7 +52,7 @@ def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
 def test_asymptotics_latex_is_standalone_and_simplified():
     res = _run("--asymptotics", "--format", "latex")
     assert res.exit_code == 0, res.output
-    _balanced(res.output)
+    _balanced(res.stdout)
     assert "\\sqrt{\\frac{1}{D - K}}" not in res.output and "sqrt(1/(D - K))" not in res.output
     assert "\\sqrt{D - K}" in res.output
     res = _run("--asymptotics", "--json")
@@ -81,7 +81,7 @@ def test_json_lists_every_obligation_with_status_method_and_scope():
     d = json.loads(res.stdout)
     obs = [o for group in d["obligations"].values() for o in group]
     assert len(obs) > 25 and {o["status"] for o in obs} == {"proved", "disproved"}
-    assert all(o["method"] in ("sympy identity", "matrix calculus", "z3") and "label" in o["scope"] for o in obs)
+    assert all(o["method"] in ("sympy identity", "matrix calculus", "smt") and "label" in o["scope"] for o in obs)
     assert d["conventions"]["sigma"] == "erf" and "dL/dW_KQ[a,b]" in d["gradients"]
     assert any(o["scope"]["dims"] == "all" for o in obs) and any(o["scope"]["dims"] != "all" for o in obs)
 
@@ -91,7 +91,7 @@ def test_text_prints_obligations_with_status():
     assert res.exit_code == 0, res.output
     assert "[proved] [0 < K < D] g_on - g_off = D/(N K (D-K))" in res.output
     assert "[disproved] W_P gradient vanishes" in res.output      # ReLU is not odd
-    assert "[disproved] negative control: the step without eta c_L v N <= 1" in res.output
+    assert "[disproved] negative control: the step under x < 2K only" in res.output
 
 
 def test_bad_sigma_is_one_line_error():

@@ -62,6 +62,12 @@ ROWS = [
     (R + ["--sigma", "poly:0,1e400"], "--sigma", "poly:0,1e400"),
     (R + ["--sigma", "poly:0,0"], "--sigma", "poly:0,0"),
     (R + ["--law", "cauchy"], "--law", "cauchy"),
+    (R + ["--data", "mnist"], "--data", "mnist"),
+    (["certify", "--D", "8", "--d", "8", "--K", "2", "--preset", "cnn", "--data", "digits"], "--data", "digits"),
+    (R + ["--data", "digits"], "--D", "4"),                            # the digits are D = d = 8
+    (["run", "--D", "8", "--d", "8", "--K", "2", "--preset", "sts", "--data", "digits", "--sigma", "erf"],
+     "--arithmetic", "mpmath"),                                        # the finite sum over images: float64 only
+    (["check", "lemma-C.2", "--data", "digits"], "--data", "digits"),  # --data needs --regime
     (R + ["--law", "student-t:2"], "--law", "student-t:2"),
     (R + ["--loss", "median"], "--loss", "median"),
     (R + ["--engine", "exact"], "--engine", "exact"),
@@ -76,7 +82,7 @@ ROWS = [
     (R + ["--init", "random"], "--init", "random"),                     # needs --init-scale > 0
     (R + ["--p-kind", "sinusoidal", "--p-structure", "orthogonal"], "--p-structure", "orthogonal"),
     (R + ["--engine", "reduced", "--init", "random", "--init-scale", "0.1"], "--engine", "reduced"),
-    (R + ["--arb", "256", "--engine", "full"], "--engine", "full"),
+    (R + ["--arb", "256", "--engine", "reduced", "--init", "random", "--init-scale", "0.1"], "--engine", "reduced"),
     (R + ["--arb", "256", "--arithmetic", "float64"], "--arithmetic", "float64"),
     (R + ["--arb", "256", "--steps", "2000000000"], "--steps", "2000000000"),
     (R + ["--arithmetic", "float64", "--dps", "30"], "--dps", "30"),
@@ -103,6 +109,7 @@ ROWS = [
     (["check", "--profile", "fast"], "--profile", "fast"),
     (["probe", "no-such-probe"], "NAME", "no-such-probe"),
     (["probe"], "NAME", ""),
+    (["probe", "k-zero", "--data", "mnist"], "--data", "mnist"),
     # --- fuzz -----------------------------------------------------------------------------------
     (["fuzz", "--claim", "no-such-claim"], "--claim", "no-such-claim"),
     (["fuzz", "--claim", "wp-zero", "--claim", "bogus"], "--claim", "bogus"),
@@ -136,6 +143,8 @@ ROWS = [
     (["sweep", "--grid", "bogus=1"], "--grid", "bogus=1"),
     (["sweep", "--grid", "D=8", "--steps", "-1"], "--steps", "-1"),
     (["sweep", "--grid", "D=8", "--out", "{FILE}"], "--out", "{FILE}"),
+    (["sweep", "--data", "digits", "--grid", "data=gaussian"], "--data", "digits"),   # twice
+    (["sweep", "--grid", "data=mnist"], "--grid", "data=mnist"),
     # --- check --regime and derive's conflicting formats ------------------------------------------
     (["check", "wp-zero", "--regime", "{MISSING}"], "--regime", "{MISSING}"),
     (["check", "wp-zero", "--regime", "{BAD_JSON}"], "--regime", "{BAD_JSON}"),

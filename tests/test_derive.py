@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from verify.derive.kernels import kernel
 from verify.derive.loss import kernel_sum_equals_matrix_form, matrix_form, prove_identity_closed_form
 from verify.derive.reduction import parity_obligation, prove_reduction, prove_reduction_generic
 from verify.model.symbols import A, B, C, mu_u, mu_z
@@ -61,7 +60,7 @@ def _quadrature(sig, Av, Cv, Bv, mu=(0.0, 0.0), n=120):
 @pytest.mark.parametrize("spec", list(SIGMAS))
 @pytest.mark.parametrize("point", [(0.7, 0.3, 1.1), (2.0, -0.9, 0.8), (0.2, 0.05, 0.3)])
 def test_kernel_matches_quadrature(spec, point):
-    k = kernel(parse_sigma(spec))
+    k = parse_sigma(spec).kernel
     Av, Cv, Bv = point
     closed = float(k.ell.subs({A: Av, C: Cv, B: Bv, mu_u: 0, mu_z: 0}))
     quad = _quadrature(SIGMAS[spec], Av, Cv, Bv)
@@ -71,7 +70,7 @@ def test_kernel_matches_quadrature(spec, point):
 
 @pytest.mark.parametrize("spec", ["identity", "poly:0,1,0,1/10", "poly:1/2,0,1"])
 def test_kernel_with_means_matches_quadrature(spec):
-    k = kernel(parse_sigma(spec))
+    k = parse_sigma(spec).kernel
     closed = float(k.ell.subs({A: 0.6, C: 0.2, B: 0.9, mu_u: 0.3, mu_z: -0.4}))
     assert abs(closed - _quadrature(SIGMAS[spec], 0.6, 0.2, 0.9, (0.3, -0.4))) < 1e-9
 
@@ -79,7 +78,7 @@ def test_kernel_with_means_matches_quadrature(spec):
 def test_relu_offset_derivative_matches_quadrature():
     # d ell / d mu_u at 0 for ReLU is 2 E[(relu(u) - relu(z)) 1{u > 0}] (differentiating under the
     # integral); its closed form is not 0, which is why W_P leaves 0 under sigma = relu.
-    k = kernel(parse_sigma("relu"))
+    k = parse_sigma("relu").kernel
     Av, Cv, Bv = 0.8, 0.3, 0.5
     closed = float(k.dmu_at_zero.subs({A: Av, C: Cv, B: Bv}))
     x, w = np.polynomial.hermite_e.hermegauss(150)
@@ -122,7 +121,7 @@ def test_gradients_match_central_differences_to_25_digits(spec, extra):
     ar = Arith("mpmath", 50, 90)
     with ar.context():
         st = FullState(s, ar)
-        if s.wp_trainable and kernel(s.sigma).with_means:
+        if s.wp_trainable and s.sigma.kernel.with_means:
             st.WP = st.WP + mpmath.mpf("0.1")        # exercise the W_P / offset terms
         gX, gP, gK = st.gradients()
         h = mpmath.mpf(10) ** -30
@@ -199,10 +198,9 @@ def test_relu_at_zero_error_convention():
 
 @pytest.mark.parametrize("spec", ["relu", "erf", "identity"])
 def test_stable_partials_equal_raw_derivatives(spec):
-    from verify.derive.kernels import stable_partial
-    k = kernel(parse_sigma(spec))
+    k = parse_sigma(spec).kernel
     for x in (A, C):
-        raw, stable = sp.diff(k.ell, x), stable_partial(k.sigma, x)
+        raw, stable = sp.diff(k.ell, x), k.sigma.stable_partial(x)
         for pt in ({A: 0.7, C: 0.3, B: 1.1}, {A: 2.0, C: -0.9, B: 0.8}, {A: 0.5, C: 0.49, B: 0.5}):
             pt = {**pt, mu_u: 0, mu_z: 0}
             assert abs(float(raw.subs(pt)) - float(stable.subs(pt))) < 1e-12

@@ -14,7 +14,6 @@ import sympy as sp
 from verify.derive import codegen
 from verify.derive.gradients import (a, b, explicit_model, evaluate, gradient_formulas, i, j, k, logit_step_factor, m,
                                      q, softmax_chain)
-from verify.derive.kernels import kernel
 from verify.model.symbols import A, B, C, eta_kq, lam, mu_u, mu_z
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
@@ -35,7 +34,7 @@ def _state(spec, extra):
     s = make_setting(D=4, K=2, M=2, d=2, preset="cnn", vstar_norm="1.3", sigma=spec, init="random",
                      init_scale="0.4", seed=11, query=(3, 1), **extra)
     st = FullState(s, Arith("mpmath", 50, 90))
-    if s.wp_trainable and kernel(s.sigma).with_means:
+    if s.wp_trainable and s.sigma.kernel.with_means:
         st.WP = st.WP + mpmath.mpf("0.1")           # exercise the offset terms
     return s, st
 
@@ -53,7 +52,7 @@ def _env(s, st):
     """The numbers the indexed formulas name (LEGEND): matrices, Gram quantities, kernel partials."""
     S = st.attention()
     WX, V, WP, P, T = st.WX, st.V, st.WP, st.P, st.Sstar
-    k_ = kernel(s.sigma)
+    k_ = s.sigma.kernel
     args = (A, C, B, mu_u, mu_z)
     f = lambda e: codegen.lambdify(args, e, "mpmath")  # noqa: E731
     dA, dC = f(k_.partial(A)), f(k_.partial(C))
@@ -121,7 +120,7 @@ def test_derived_gradients_match_central_differences(spec, extra):
         assert _worst(gS, lambda: st.excess_loss(S), S) < TOL
         lg = _logits(st)
         assert _worst(gL, lambda: st.excess_loss(_softmax(lg)), lg) < TOL
-        if s.wp_trainable and kernel(s.sigma).with_means:
+        if s.wp_trainable and s.sigma.kernel.with_means:
             gP = _formula_array("dL/dW_P[m,k]", st.WP.shape, (m, k), env, dims)
             assert _worst(gP, st.excess_loss, st.WP) < TOL
 
@@ -141,7 +140,7 @@ def test_sympy_derivative_of_the_composed_model_matches_central_differences(spec
         vals.update({var: st.var, mu: st.mu, c_loss: st.c})
         syms = list(vals)
         for name in ("W_X", "W_P", "W_KQ"):
-            if name == "W_P" and not kernel(s.sigma).with_means:
+            if name == "W_P" and not s.sigma.kernel.with_means:
                 continue
             fn = sp.lambdify(syms, em["grad_" + name], "mpmath", cse=True)
             G = np.array(fn(*[vals[x] for x in syms]).tolist(), dtype=object)

@@ -102,7 +102,7 @@ def help_texts() -> dict[str, str]:
     from verify.cli import main
     runner = CliRunner()
     out = {}
-    for args in [[]] + [[name] for name in sorted(main.commands)]:
+    for args in [[]] + [[name] for name in sorted(main.list_commands(None))]:
         res = runner.invoke(main, args + ["--help"], terminal_width=10_000, max_content_width=10_000)
         assert res.exit_code == 0, res.output
         out[" ".join(["verify"] + args + ["--help"])] = res.output
@@ -142,8 +142,13 @@ def test_help_texts_reference_files_that_exist():
 
 
 # Cheap parts of `verify all` (about a second each): enough for every section of the report.
-TINY_REPORT_PARTS = ("attention", "claim:neg-alpha-le-1", "claim:neg-loss-monotone-any-eta", "probe:k-zero",
-                     "probe:d-eq-k")
+TINY_REPORT_PARTS = ("attention", "claim:wp-zero", "claim:neg-alpha-le-1", "claim:neg-loss-monotone-any-eta",
+                     "probe:k-zero", "probe:d-eq-k")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    return tiny_report(tmp_path_factory.mktemp("tiny") / "report")
 
 
 def tiny_report(out: Path) -> Path:
@@ -166,13 +171,36 @@ def tiny_report(out: Path) -> Path:
     return out
 
 
-def test_report_references_files_that_exist(tmp_path):
-    out = tiny_report(tmp_path / "report")
+def test_report_references_files_that_exist(tiny):
+    out = tiny
     md = (out / "index.md").read_text(encoding="utf-8")
     assert "docs/paper.md" in md and "docs/setting.md" in md
     bad = problems(md, base=ROOT, link_base=out)
     assert not bad, "\n".join(bad)
     assert any(t.startswith("parts/") for t in LINK.findall(md)), "the report links no part: the link check is empty"
+
+
+def test_real_parts_report_the_paper_claims_apart(tiny):
+    """From real parts: the first table holds the claim statements only (wp-zero's), the controls come out
+    refuted and are counted as controls, and what the edge probes find (K = 0, K = D: outside Theorem 3.1's
+    hypotheses) is the toolkit's findings: the paper's claims show no refutation. Every verdict matches verify.evidence.decide on the
+    records the part saved."""
+    import json
+    from verify.evidence import Scope, decide
+    res = json.loads((tiny / "results.json").read_text(encoding="utf-8"))
+    roles = res["summary"]["roles"]
+    assert "refuted" not in roles["claim"] and sum(roles["claim"].values()) >= 1
+    assert roles["control"] == {"refuted": 2}
+    edge = [s for s in res["statements"] if s["part"] in ("probe:k-zero", "probe:d-eq-k")]
+    assert edge and {s["role"] for s in edge} == {"finding"} and any(s["relation"] == "outside" for s in edge)
+    first = (tiny / "index.md").read_text(encoding="utf-8").split("\n## ", 2)[1]
+    rows = [r for r in first.splitlines() if r.startswith("| ") and not r.startswith("| result")]
+    want = [s["id"] for s in res["statements"] if s["role"] == "claim"]
+    assert [re.search(r"`([^`]+)`", r).group(1) for r in rows] == want == ["wp-zero"]
+    for part in res["parts"]:
+        saved = json.loads((tiny / part["evidence"]).read_text(encoding="utf-8"))["result"]
+        for st, mine in zip(saved.get("statements") or [], part["statements"]):
+            assert mine["verdict"] == decide(st["evidence"], Scope.from_dict(st["scope"])).verdict
 
 
 def _markdown_pages():
@@ -239,12 +267,39 @@ def test_claims_page_lists_every_claim_and_probe():
     from lemmas import CLAIMS as REGISTRY
     from verify.probes import PROBES
     text = (DOCS / "claims.md").read_text(encoding="utf-8")
-    claims = re.findall(r"^### `([^`]+)`$", text, re.M)
-    probes = re.findall(r"^- `([^`]+)` \(Q", text, re.M)
+    claims_part = text.split("\n## Claims\n", 1)[1].split("\n## Probes\n", 1)[0]
+    probes_part = text.split("\n## Probes\n", 1)[1].split("\n## Parts", 1)[0]
+    claims = re.findall(r"^### `([^`]+)`$", claims_part, re.M)
+    probes = re.findall(r"^### `([^`]+)`$", probes_part, re.M) + re.findall(r"^- `([^`]+)` \(Q", probes_part, re.M)
     assert sorted(claims) == sorted(REGISTRY), "docs/claims.md: claims differ from lemmas.REGISTRY"
     assert sorted(probes) == sorted(PROBES), "docs/claims.md: probes differ from verify.probes.PROBES"
     for cid, c in REGISTRY.items():
         assert generator().md(c.title) in text, f"docs/claims.md: title of {cid} is not the registered one"
+
+
+def test_claims_page_gives_each_statement_its_role_and_scope():
+    from lemmas import CLAIMS
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    roles = generator().ROLE_TEXT
+    for c in CLAIMS.values():
+        for st in c.statements:
+            line = next(ln for ln in text.splitlines() if ln.startswith(f"  - `{st.id}` ("))
+            assert line.startswith(f"  - `{st.id}` ({roles[st.role]}"), line
+            assert f"    - scope: {generator().md(st.scope.label())}" in text
+
+
+def test_paper_page_questions_and_results_come_from_verify_model_paper():
+    from verify.model.paper import QUESTIONS, RESULTS
+    text = (DOCS / "paper.md").read_text(encoding="utf-8")
+    block = text.split("BEGIN GENERATED by docs/generate.py: questions", 1)[1]
+    for q in QUESTIONS:
+        line = next(ln for ln in block.splitlines() if ln.startswith(f"{q.number}. "))
+        assert line == f"{q.number}. {generator().md(q.text)}  "
+        assert q.primary in block.split(line, 1)[1].splitlines()[1]
+    results = text.split("BEGIN GENERATED by docs/generate.py: results", 1)[1].split("END GENERATED", 1)[0]
+    for r in RESULTS:
+        row = next(ln for ln in results.splitlines() if ln.startswith(f"| {r.name} |"))
+        assert all(f"`{c}`" in row for c in r.claims)
 
 
 def test_setting_page_documents_every_option():

@@ -3,7 +3,8 @@ axis, legends outside the data, the declared scales, slope guides where a claim 
 notes where curves overlap by design or a quantity is 0 throughout.
 
 Fixtures (tests/data/figures/*.json) are real part results, trimmed by tests/data/make_figure_fixtures.py.
-Malformed data must raise FigureDataError, never yield a silently missing figure.
+Malformed data must raise FigureDataError, never yield a silently missing figure. Each probe draws its own figure
+(verify.probes: Probe.draw, beside its computation); the report asks it (verify.report.figures.draw_probe).
 """
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from verify.model.paper import claimed_exponent
+from verify.plotting import LABELS, FigureDataError, coincide, floats, new_figure, slope_guide, words
+from verify.probes import PROBES as REGISTERED, Probe
+from verify.probes.support.interior import claimed_t_exponents
 from verify.report import figures as fg
-from verify.report.figures_base import (LABELS, FigureDataError, coincide, floats, new_figure, slope_guide, words)
-from verify.report.figures_probes import claimed_exponents
 
 DATA = Path(__file__).parent / "data" / "figures"
 BUILTIN = {"convergence": ("convergence", fg.draw_convergence), "alpha": ("convergence", fg.draw_alpha),
@@ -45,6 +48,7 @@ SCALES = {
     "rates": [("log", "log")] * 4,
     "finite-sample": [("log", "log")] * 3,
     "full-attention": [("log", "log")] * 4,
+    "real-data": [("log", "log")] * 16,
 }
 
 
@@ -118,13 +122,16 @@ ALL = list(BUILTIN) + PROBES
 
 
 def test_fixtures_cover_every_probe():
-    from verify.probes import PROBES as registered
-    assert set(PROBES) == set(registered)
+    assert set(PROBES) == set(REGISTERED)
 
 
 def test_every_probe_has_its_own_figure():
-    from verify.probes import PROBES as registered
-    assert set(fg.PROBE_FIGURES) == set(registered)
+    """Every probe draws its own figure (its module overrides Probe.draw), and the report draws exactly that."""
+    for name, p in REGISTERED.items():
+        assert type(p).draw is not Probe.draw, name
+        assert p.has_figures
+    res = load("k-one")
+    assert fg.draw_probe("k-one", res).caption == REGISTERED["k-one"].draw(res).caption
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -202,10 +209,11 @@ def test_rates_guides_have_the_claimed_slopes():
     assert loglog_slope(g) == pytest.approx(4.0, abs=1e-9)          # the claimed K D^4 / (eta T)
 
 
-def test_claimed_exponents_are_theorem_3_1s():
+def test_the_guides_slopes_are_theorem_3_1s():
     # Hand values from docs/paper.md: D^{5/2}/(‖V*‖ √(ηT)), D² √(K/(ηT)), K D⁴/(ηT).
-    assert claimed_exponents() == {"s_err": {"T": -0.5, "D": 2.5}, "w_err": {"T": -0.5, "D": 2.0},
-                                   "loss": {"T": -1.0, "D": 4.0}}
+    assert claimed_t_exponents() == {"s_err": -0.5, "w_err": -0.5, "excess_loss": -1.0}
+    assert {q: float(claimed_exponent(q, "D")) for q in ("s_err", "w_err", "excess_loss")} == {
+        "s_err": 2.5, "w_err": 2.0, "excess_loss": 4.0}
 
 
 @pytest.mark.parametrize("name", ["convergence", "k-one", "k-near-d", "nonuniform-s", "p-scale", "finite-sample"])
@@ -247,7 +255,7 @@ def test_k_zero_loss_panel_only_when_not_zero():
     assert "L − L_opt = 0 at every step" in d.caption
     bad = copy.deepcopy(res)
     reg = next(k for k, v in bad["data"].items() if isinstance(v, dict))
-    bad["data"][reg]["loss"][-1] = 0.5
+    bad["data"][reg]["excess_loss"][-1] = 0.5
     assert len(panels(draw("k-zero", bad).figure)) == 3
 
 
@@ -263,7 +271,7 @@ def test_non_gaussian_notes_the_overlap_only_when_there_is_one():
     assert "Trajectories identical for σ = identity" in note_text(d.figure)
     assert "only the first two moments enter (proved symbolically)" in d.caption
     bad = copy.deepcopy(res)
-    law = next(k for k in bad["data"]["identity"] if k.startswith("loss["))
+    law = next(k for k in bad["data"]["identity"] if k.startswith("excess_loss["))
     bad["data"]["identity"][law] = [v * 1.01 for v in bad["data"]["identity"][law]]
     d2 = draw("non-gaussian", bad)
     assert "identical" not in note_text(d2.figure) and "identical" not in d2.caption
@@ -286,7 +294,7 @@ def test_p_scale_notes_the_equivalent_runs():
     ("tstar", ("data", "A: K = 2"), "t_cross"),
     ("d-eq-k", ("data", "sts D=K=6"), "w_err"),
     ("large-eta", ("data",), "horizons"),
-    ("rates", ("data", "cnn D=8 K=2"), "loss"),
+    ("rates", ("data", "cnn D=8 K=2"), "excess_loss"),
     ("convergence", (), "quantities"),
 ])
 def test_malformed_data_raise_naming_the_key(name, path, missing):
@@ -312,8 +320,8 @@ def test_bad_numbers_raise():
 
 def test_generic_figure_for_an_unknown_probe():
     T = [1, 10, 100, 1000, 10000]
-    res = {"data": {"K=0": {"step": T, "loss": [1.0 / t for t in T], "w_err_closed_form": [2.0] * 5},
-                    "K=1": {"step": T, "loss": [1.0 / t for t in T], "w_err_closed_form": [3.0] * 5}}}
+    res = {"data": {"K=0": {"step": T, "excess_loss": [1.0 / t for t in T], "w_err_closed_form": [2.0] * 5},
+                    "K=1": {"step": T, "excess_loss": [1.0 / t for t in T], "w_err_closed_form": [3.0] * 5}}}
     d = fg.draw_probe("not-a-probe", res)
     fig, r = rendered(d)
     axes = panels(fig)
@@ -334,7 +342,8 @@ def test_labels_name_every_saved_array():
     missing = {k.partition("[")[0] for k in keys} - set(LABELS)
     assert not missing, f"LABELS lacks {sorted(missing)}"
     assert words("w_err_closed_form") == "value error, closed form ‖W_X − V*‖_F"
-    assert words("loss[gumbel]") == "excess loss L − L_opt (gumbel)"
+    assert words("excess_loss[gumbel]") == "excess loss L − L_opt (gumbel)"
+    assert words("loss") == "loss L"            # L itself; L − L_opt is spelled excess_loss
 
 
 def test_coincide_is_exact_up_to_round_off():
@@ -344,7 +353,7 @@ def test_coincide_is_exact_up_to_round_off():
 
 
 def test_a_note_never_collides_with_the_legend():
-    from verify.report.figures_base import figure_legend, note
+    from verify.plotting import figure_legend, note
     for order in ("note first", "legend first"):
         fig, axes = new_figure(2)
         for ax in axes[0]:
@@ -363,3 +372,24 @@ def test_a_note_never_collides_with_the_legend():
         assert "a remark" in leg.get_title().get_text()          # the note heads the legend, in its box
         assert not (fig._supxlabel and fig._supxlabel.get_text())
         assert not any(leg.get_window_extent(r).overlaps(ax.get_window_extent(r)) for ax in axes[0])
+
+
+def test_real_data_draws_the_third_run_on_the_digits_and_drops_rounding_level_residuals():
+    """The Gaussian with the digits' second moments lies on the digits' curve (same loss for sigma = identity); the
+    off-span panels draw no value at rounding level, and the caption says so."""
+    d = draw("real-data")
+    axes = panels(d.figure)
+    for ax in axes[::4]:                                   # each teacher's L - L_opt panel
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        dig = next(v for k, v in lines.items() if k.startswith("the digits"))
+        third = next(v for k, v in lines.items() if "second moments" in k)
+        on = dict(zip(dig.get_xdata(), dig.get_ydata()))
+        common = [(x, y) for x, y in zip(third.get_xdata(), third.get_ydata()) if x in on]
+        assert len(common) >= 5 and max(third.get_xdata()) < max(dig.get_xdata())    # over a prefix
+        assert all(y == pytest.approx(on[x], rel=1e-6) for x, y in common)           # fixtures keep 7 digits
+    for ax in axes[3::4]:                                  # each off-span panel
+        assert all(min(ln.get_ydata(), default=1.0) > 1e-14 for ln in ax.get_lines())
+        assert {ln.get_label() for ln in ax.get_lines() if len(ln.get_xdata())} <= {
+            "the digits (a stand-in for MNIST: sklearn's 8×8 digits)", "Gaussian with the digits' second moments",
+            "Gaussian, Σ_pix ⊗ I (isotropic across tokens)"}
+    assert "not drawn" in d.caption and "stand-in for MNIST: sklearn's 8×8 digits" in d.caption

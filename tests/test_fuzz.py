@@ -1,4 +1,4 @@
-"""Fuzzing: strategies (valid regimes build, stay inside each claim's conditions and reach the edges of the
+"""Fuzzing: strategies (valid regimes build, stay inside each claim's hypotheses and reach the edges of the
 setting; invalid ones raise InvalidParameter), the runner (seeds, replayed vs new counterexamples, discards by
 reason, verdicts decided from evidence), the database's location outside git, the negative controls refuted
 within the ci budget, the true invariants surviving it, and every genuine counterexample pinned as an @example."""
@@ -21,15 +21,15 @@ from hypothesis import HealthCheck, Phase, example, find, given, settings
 from hypothesis import strategies as st
 
 import lemmas
-from lemmas.support.runs import CONDITIONS, within
 from verify.cli import main
 from verify.engines import iterate
 from verify.errors import InvalidParameter
-from verify.fuzz import (BREAKS, DEFAULT_DB, HONOURED, MAX_DISCARDED, PROFILE_BUDGET, REPLAY_FACTOR,
+from verify.fuzz import (BREAKS, DEFAULT_DB, MAX_DISCARDED, PROFILE_BUDGET, REPLAY_FACTOR,
                          CounterexampleStore, Regime, fuzz, fuzz_part, invalid_regimes, strategy_for, valid_regimes)
-from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS, SIGMAS
+from verify.fuzz.strategies import FULL_MAX_STEPS, LAWS, MAX_STEPS
 from verify.model import make_setting
-from verify.model.sigma import parse_sigma
+from verify.model.hypotheses import hypothesis, within
+from verify.model.sigmas import parse_sigma, sigma_examples
 
 REGISTRY = lemmas.CLAIMS
 KEYS = {"claim", "verdict", "evidence", "examples", "falsified", "replayed", "counterexample", "replay", "seed",
@@ -91,9 +91,11 @@ NEG_RATE_LONG = R(20000, D=8, K=2, preset="sts", M=1, d=1, eta="1/10", vstar_nor
 @given(valid_regimes())
 def test_valid_regimes_build(regime):
     s = regime.setting()
+    json.dumps(regime.as_dict())                                      # saved as is in the counterexample database
+    assert all(isinstance(dict(regime.kwargs)[k], int) for k in ("D", "K", "M", "d"))
     assert 1 <= s.D <= 48 and 0 <= s.K <= s.D and 1 <= regime.steps <= MAX_STEPS
     if regime.steps > FULL_MAX_STEPS:   # long horizons only where the reduced recursion applies, below 2K/(c_L v N)
-        assert s.reducible()[0] and x_of(s) < 2 * max(s.K, 1)
+        assert s.reducible()[0] and 0 < x_of(s) < 2 * s.K
 
 
 @settings(max_examples=80)
@@ -121,23 +123,72 @@ def test_every_break_raises_invalid_parameter(name, bad, rule):
     assert "invalid" in str(exc.value)
 
 
-def test_every_condition_is_honoured_by_the_strategy():
-    # a condition added to lemmas.support.runs.CONDITIONS must be taught to valid_regimes (or the runner would
-    # discard most draws of a claim that states it)
-    assert set(CONDITIONS) <= HONOURED
-
-
 @pytest.mark.parametrize("cid", sorted(c.id for c in REGISTRY.values() if c.per_regime))
-def test_strategy_stays_inside_the_claims_conditions(cid):
+def test_strategy_stays_inside_the_claims_hypotheses(cid):
     claim = REGISTRY[cid]
 
     @settings(max_examples=40, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(strategy_for(claim))
     def inside(regime):
-        ok, why = within(regime.setting(), claim.conditions)
+        ok, why = within(regime.setting(), claim.hypotheses)
         assert ok, why
 
     inside()
+
+
+PER_REGIME_HYPOTHESES = sorted({h.id for c in REGISTRY.values() if c.per_regime for h in c.hypotheses
+                                if h.holds is not None})
+
+
+@pytest.mark.parametrize("hid", PER_REGIME_HYPOTHESES)
+def test_regimes_drawn_inside_a_hypothesis_satisfy_it(hid):
+    """Every setting-level hypothesis of every per-regime claim is a strategy: what valid_regimes draws inside it
+    satisfies its predicate (the strategy reads its Restriction, never its id)."""
+    h = hypothesis(hid)
+
+    @settings(max_examples=30, phases=[Phase.generate], suppress_health_check=list(HealthCheck), database=None)
+    @given(valid_regimes(hypotheses=(h,)))
+    def inside(regime):
+        assert h.holds(regime.setting()), (hid, regime.as_dict())
+
+    inside()
+
+
+def test_eta_stable_is_one_definition_for_the_fuzzer_and_the_claims():
+    """eta-stable is x = eta_V c_L v N < 2K, with no exception at K = 0 (once 2 max(K, 1) in the fuzzer): drawn
+    inside it, K >= 1 and x < 2K, by hand; and the strategy reaches just below 2K."""
+    @settings(max_examples=60, phases=[Phase.generate], suppress_health_check=list(HealthCheck), database=None)
+    @given(valid_regimes(hypotheses=("eta-stable",), long_horizon=False))
+    def inside(regime):
+        s = regime.setting()
+        assert s.K >= 1 and x_of(s) < 2 * s.K
+
+    inside()
+    k0 = make_setting(D=4, K=0, preset="sts", eta="1/2")            # x = 1/2 < 2 max(K, 1), but K = 0
+    assert not hypothesis("eta-stable").holds(k0)
+    r = reach(lambda r, s: x_of(s) == Fraction(999, 1000) * 2 * s.K, valid_regimes(hypotheses=("eta-stable",)))
+    assert x_of(r.setting()) < 2 * r.setting().K
+
+
+def test_the_step_size_parts_of_lemma_c2_are_drawn_up_to_their_edges():
+    """Both ranges of Lemma C.2's step size are strategies whose edges are reached: x = min(K, D - K) exactly in the
+    small-step range, and just above it in the large-step range (x = 1001/1000 of it)."""
+    edge = lambda s: Fraction(s.K if s.K == s.D else min(s.K, s.D - s.K))  # noqa: E731   (by hand)
+    r = reach(lambda r, s: x_of(s) == edge(s) and s.D > s.K, valid_regimes(hypotheses=("eta-small-step",)))
+    assert hypothesis("eta-small-step").holds(r.setting())
+    r = reach(lambda r, s: x_of(s) == Fraction(1001, 1000) * edge(s), valid_regimes(hypotheses=("eta-large-step",)))
+    assert hypothesis("eta-large-step").holds(r.setting())
+
+
+def test_the_fuzzer_names_no_hypothesis():
+    """verify/fuzz reads Restrictions; no hypothesis id is written there (one fact, one place). Ids that are also
+    option values the strategy draws ("identity" is a sigma and a kind of P, "gaussian" a law) do not count."""
+    from verify.fuzz.strategies import P_KINDS
+    from verify.model.hypotheses import HYPOTHESES
+    src = "\n".join(p.read_text() for p in (ROOT / "verify" / "fuzz").glob("*.py"))
+    values = set(sigma_examples()) | set(LAWS) | set(P_KINDS)
+    named = [h for h in HYPOTHESES if h not in values and (f'"{h}"' in src or f"'{h}'" in src)]
+    assert named == [] and "HONOURED" not in src and "conditions=" not in src
 
 
 FIND = settings(max_examples=5000, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
@@ -171,7 +222,7 @@ REACH = [
     ("||V*|| = 10", lambda r, s: s.vstar_norm2() == 100),
     ("M = 3, d = 4", lambda r, s: s.M == 3 and s.d == 4),
 ]
-REACH += [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in SIGMAS]
+REACH += [(f"sigma {sig}", lambda r, s, spec=parse_sigma(sig).spec(): s.sigma.spec() == spec) for sig in sigma_examples()]
 REACH += [(f"law {law}", lambda r, s, law=law: s.law.spec() == law) for law in LAWS]
 
 
@@ -183,14 +234,14 @@ def test_widened_strategy_reaches(what, pred):
 
 def test_boundaries_of_the_step_size_hypotheses_are_hit():
     # eta c_L v N = 1 exactly (allowed by "eta_V c_L v N <= 1") and just below 2K (strict "eta-stable")
-    r = reach(lambda r, s: x_of(s) == 1, valid_regimes(conditions=("eta-positive",)))
+    r = reach(lambda r, s: x_of(s) == 1, valid_regimes(hypotheses=("eta-small",)))
     assert x_of(r.setting()) == 1
     r = reach(lambda r, s: x_of(s) == Fraction(999, 1000) * 2 * s.K,
-              valid_regimes(conditions=("eta-stable", "K>0")))
+              valid_regimes(hypotheses=("eta-stable", "K>0")))
     assert x_of(r.setting()) < 2 * r.setting().K
     # and a long horizon just below the W_X-block threshold
     r = reach(lambda r, s: r.steps >= 10**4 and x_of(s) == Fraction(99, 100) * 2 * s.K,
-              valid_regimes(conditions=("eta-stable", "K>0")))
+              valid_regimes(hypotheses=("eta-stable", "K>0")))
     assert r.setting().reducible()[0]
 
 
@@ -223,7 +274,7 @@ class AlphaAtMostOne:
     """alpha(t) <= 1 on the reduced float64 run: false (alpha overshoots 1, then relaxes)."""
 
     id = "local-alpha-le-1"
-    hypotheses = ("zero initialisation", "centred entries", "0 < K < D", "sigma = identity")
+    hypotheses = ("zero-init", "centred", "0<K<D", "identity")
 
     def regime_check(self, setting, steps):
         tr = iterate(setting, steps, "reduced", "float64", checkpoints=range(steps + 1))
@@ -232,7 +283,7 @@ class AlphaAtMostOne:
 
 
 SMALL = valid_regimes(max_d=6, max_steps=200, sigmas=("identity",),
-                      conditions=("zero-init", "centred", "0<K<D", "orthogonal-P"))
+                      hypotheses=("zero-init", "centred", "0<K<D", "orthogonal-P"))
 
 
 def test_new_counterexample_is_saved_and_replayed_apart(tmp_path):
@@ -240,7 +291,7 @@ def test_new_counterexample_is_saved_and_replayed_apart(tmp_path):
     assert KEYS <= set(first) and first["falsified"] and first["replayed"] is False
     assert first["verdict"] == "refuted" and first["database"]["saved"]
     cx = Regime.from_dict(first["counterexample"])
-    assert cx.setting().sigma.name == "identity" and 0 < cx.setting().K < cx.setting().D
+    assert hypothesis("identity").holds(cx.setting()) and 0 < cx.setting().K < cx.setting().D
     # the shrunk regime is a counterexample when checked independently, at T and at 10 T (the replay check)
     assert not AlphaAtMostOne().regime_check(cx.setting(), cx.steps).holds
     assert first["replay_check"]["horizon"] == REPLAY_FACTOR * cx.steps and first["replay_check"]["holds"] is False
@@ -251,7 +302,7 @@ def test_new_counterexample_is_saved_and_replayed_apart(tmp_path):
     # a search that cannot find it (one step with eta c_L v N <= 1: alpha(1) = eta c_L v N / D <= 1) reports it
     # replayed from the database
     one_step = valid_regimes(max_d=6, max_steps=1, sigmas=("identity",), long_horizon=False,
-                             conditions=("zero-init", "centred", "0<K<D", "orthogonal-P", "eta-positive"))
+                             hypotheses=("zero-init", "centred", "0<K<D", "orthogonal-P", "eta-small"))
     again = fuzz(AlphaAtMostOne(), examples=20, seed=4, database=tmp_path, strategy=one_step)
     assert again["falsified"] and again["replayed"] is True and again["verdict"] == "refuted"
     assert again["counterexample"] == first["counterexample"]
@@ -309,7 +360,7 @@ class Picky:
     its declared hypothesis (sigma = identity) discards the other sigmas before the check."""
 
     id = "local-picky"
-    hypotheses = ("sigma = identity",)
+    hypotheses = ("identity",)
 
     def __init__(self, keep=(3, 4)):
         self.keep = keep
@@ -448,16 +499,18 @@ def test_negative_controls_refuted_within_the_ci_budget(cid, tmp_path):
 
 @pytest.mark.parametrize("cid,strategy", [
     ("wp-zero", None), ("two-level-attention", None), ("early-alignment", None), ("loss-monotone", None),
-    # lemma-C.2 inside P^T P = lambda I (outside it the fuzzer refutes it: pinned below)
-    ("lemma-C.2", valid_regimes(conditions=REGISTRY["lemma-C.2"].conditions + ("orthogonal-P",))),
+    # lemma-C.2 inside its hypotheses, P^T P = lambda I among them (outside it the fuzzer refutes it: pinned below)
+    ("lemma-C.2", None),
     # the cubic only, with eta c_L v N <= 1: the descent runs that remain must all keep alpha > 0. (Over the
     # whole of eta < 2K/(c_L v N) about half of the cubic's runs leave the descent regime, so the discarded
     # fraction sat on the 50% line and its side depended on Hypothesis' path; here it is about 30%.)
     ("lemma-C.2", valid_regimes(sigmas=("poly:0,1,0,1/10",),
-                                conditions=REGISTRY["lemma-C.2"].conditions + ("eta-positive",))),
+                                hypotheses=REGISTRY["lemma-C.2"].hypotheses + ("eta-small",))),
     ("invalid-parameters", None),
 ])
 def test_true_invariants_survive(cid, strategy):
+    """At the ci budget every per-regime claim that is not a control survives, and its search drew inside its
+    hypotheses: at most MAX_DISCARDED of the generated regimes were discarded."""
     out = fuzz(cid, examples=PROFILE_BUDGET["ci"]["examples"], seed=0, database=None, strategy=strategy)
     assert not out["falsified"] and out["crash"] is None, out["detail"]
     assert out["verdict"] == "supported" and out["discarded_fraction"] <= MAX_DISCARDED
@@ -502,12 +555,12 @@ def test_pinned_lemma_c2_poly_counterexample(regime):
 @given(valid_regimes())
 def test_pinned_lemma_c2_sinusoidal_p_counterexample(regime):
     s = regime.setting()
-    assert x_of(s) < 2 * s.K and s.sigma.name == "identity"       # inside the declared step-size hypothesis
+    assert x_of(s) < 2 * s.K and hypothesis("identity").holds(s)  # inside the declared step-size hypothesis
     # independently of the claim: the full engine in mpmath (no symmetry assumed) has alpha(3) < 0
     tr = iterate(s, regime.steps, "full", "mpmath", checkpoints=range(regime.steps + 1))
     assert float(tr.final.alpha[0]) < 0 < min(float(r.alpha[0]) for r in tr.records[1:-1])
-    # the claim must never report it as holding inside its hypotheses: it fails there, or (once its
-    # conditions require P^T P = lambda I) calls it outside
+    # the claim must never report it as holding inside its hypotheses: it fails there, or (its hypotheses
+    # require P^T P = lambda I) calls it outside
     out = REGISTRY["lemma-C.2"].regime_check(s, regime.steps)
     assert not (out.holds and out.data["in_hypotheses"])
 
@@ -557,7 +610,7 @@ def test_pinned_neg_rate_exponential():
 # ----- command line -------------------------------------------------------------------------------
 def test_cli_fuzz_json_and_text(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--seed", "0", "--no-db",
-                                    "--examples", "20", "--json"])
+                                    "--examples", str(PROFILE_BUDGET["ci"]["examples"]), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert KEYS <= set(out) and out["falsified"] and out["verdict"] == "refuted" and out["seed"] == 0

@@ -57,6 +57,12 @@ INVALID = [
     ("query", with_(preset="sts", query=[0, 0])),
     ("M", with_(M=0)),
     ("seed", with_(seed=-3)),
+    ("data", with_(data="mnist")),
+    ("D", with_(data="digits", d=8)),                           # the digits are 8 tokens ...
+    ("d", with_(data="digits", D=8, K=2)),                      # ... of 8 pixels
+    ("law", with_(data="digits", D=8, d=8, law="rademacher")),  # the entry law does not apply to the digits
+    ("law_var", with_(data="gaussian:digits", D=8, d=8, law_var="2")),
+    ("init", with_(data="digits", D=8, d=8, sigma="relu", wp_trainable=False)),  # no radial convention over images
 ]
 
 
@@ -74,6 +80,10 @@ def test_invalid_parameter_is_named(name, kwargs):
     (lambda s: iterate(s, 10, arithmetic="float64", dps=30), "dps"),
     (lambda s: iterate(s, 10, dps=2), "dps"),
     (lambda s: iterate(s.with_(sstar_weights=((Fraction(1, 3), Fraction(2, 3)),) * 3), 10, engine="reduced"), "engine"),
+    (lambda s: iterate(s.with_(data="digits", D=8, d=8), 10, engine="reduced"), "engine"),
+    # the finite sum over the images under a nonlinear sigma: jax.grad in float64 only
+    (lambda s: iterate(s.with_(data="digits", D=8, d=8, sigma="erf"), 10, engine="full"), "arithmetic"),
+    (lambda s: iterate(s.with_(data="digits", D=8, d=8, sigma="erf"), 10, engine="full", arithmetic="arb"), "arithmetic"),
 ])
 def test_invalid_run_parameters(call, name):
     s = make_setting(**BASE)

@@ -4,7 +4,7 @@ Class of Teacher Models' (Zhang, Zhao, Gu, Cao; arXiv:2603.22801) under the sett
 Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md uses it):
 
 - a regime: :func:`make_setting` -> :class:`Setting`
-- the engines: :func:`iterate` (reduced or full-matrix recursion, float64 or mpmath) and
+- the engines: :func:`iterate` (reduced or full-matrix recursion, float64, mpmath or Arb balls) and
   :func:`iterate_certified` (Arb balls that contain the exact values) -> :class:`Trajectory`
 - the derivation: :func:`leading_terms` (SymPy), :func:`leading_term_values` (at a setting)
 - the claims: :func:`claim_ids`, :func:`check_claim` (one claim in one regime)
@@ -21,18 +21,39 @@ Public API (everything else is internal; docs/api.md lists it, docs/tutorial.md 
 >>> r.step
 100
 """
-# verify.certify, verify.sweep and verify.reconcile are imported before the entry points of the same names
-# replace them here: a module imported later would rebind its name on this package (so ``from verify import
-# sweep`` is the function; the modules are ``verify.sweep.run``, ``from verify.sweep import ...``).
-from . import certify as _certify_module, reconcile as _reconcile_module, sweep as _sweep_module  # noqa: F401
-from .api import (certify, check_claim, claim_ids, leading_term_values, leading_terms, plot_trajectory, reconcile,
-                  run_probe, sweep)
-from .engines import Trajectory, iterate, iterate_certified
-from .errors import InvalidParameter, PrecisionError, UnsupportedRegime, VerificationError
-from .evidence import Scope, decide, record
-from .model import Setting, make_setting
+import sys
+import types
+
+from .lazy import lazy_exports
+
+# Each public name and the module that defines it. The package imports nothing at import time (PEP 562): a name
+# is imported on first use, so that a submodule run alone (e.g. ``python -m verify.certify.recheck``, which must
+# depend on nothing of the toolkit) does not load the toolkit.
+_EXPORTS = {"check_claim": ".api", "claim_ids": ".api", "leading_term_values": ".api", "leading_terms": ".api",
+            "plot_trajectory": ".api", "certify": ".api", "sweep": ".api", "reconcile": ".api", "run_probe": ".api",
+            "Trajectory": ".engines", "iterate": ".engines", "iterate_certified": ".engines",
+            "InvalidParameter": ".errors", "PrecisionError": ".errors", "UnsupportedRegime": ".errors",
+            "VerificationError": ".errors", "Scope": ".evidence", "decide": ".evidence", "record": ".evidence",
+            "Setting": ".model", "make_setting": ".model"}
+# Entry points named like subpackages (verify.certify, verify.sweep, verify.reconcile): importing the subpackage
+# would bind its name on this package; the name stays the function (the subpackages are reached by
+# ``from verify.sweep import ...``).
+_ENTRY_POINTS = frozenset({"certify", "sweep", "reconcile"})
 
 __all__ = ["make_setting", "Setting", "iterate", "iterate_certified", "Trajectory", "leading_terms",
            "leading_term_values", "claim_ids", "check_claim", "certify", "sweep", "reconcile", "run_probe", "record",
            "Scope", "decide", "plot_trajectory", "VerificationError", "InvalidParameter", "PrecisionError",
            "UnsupportedRegime"]
+
+
+class _Package(types.ModuleType):
+    """This package, refusing to let an imported subpackage take the name of an entry point."""
+
+    def __setattr__(self, name, value):
+        if name in _ENTRY_POINTS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+sys.modules[__name__].__class__ = _Package

@@ -75,7 +75,7 @@ def _substitutions(setting) -> dict:
     from .model import Setting
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
-    if setting.sigma.name != "identity":
+    if not setting.sigma.is_identity:
         raise UnsupportedRegime(f"leading terms are derived for sigma = identity, not {setting.sigma.spec()}")
     if not 0 < setting.K < setting.D:
         raise UnsupportedRegime(f"leading terms are derived for 0 < K < D (here K = {setting.K}, D = {setting.D}); "
@@ -131,7 +131,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
     from .run.atomic import write_bytes_atomic
     from .engines import Trajectory
-    from .report.figures_base import LABELS
+    from .plotting import LABELS
     runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory
     if not isinstance(runs, dict) or not runs or not all(isinstance(t, Trajectory) for t in runs.values()):
         raise InvalidParameter("trajectory", type(trajectory).__name__, "must be a verify.Trajectory or a non-empty "

@@ -210,20 +210,37 @@ class Check:
                 return st
         raise KeyError(f"{self.id} has no statement {sid!r}")
 
-    def run(self, profile: str = "ci") -> CheckResult:
-        """Run the routes at ``profile`` and decide every statement from its records."""
+    def run(self, profile: str = "ci", convention=None) -> CheckResult:
+        """Run the routes at ``profile`` under ``convention`` (verify.model.convention; default: the active one)
+        and decide every statement from its records. Under a convention other than the reference, each
+        statement's hypotheses that pin the reference's choices are replaced by the convention's."""
+        from .model.convention import active, using
         check_profile(profile)
+        conv = convention if convention is not None else active()
         t0 = time.perf_counter()
-        ev = self.evaluate(profile)
+        with using(conv):
+            ev = self.evaluate(profile)
         ids = [st.id for st in self.statements]
         if set(ev.evidence) != set(ids):
             raise AssertionError(f"{self.id}: evidence for {sorted(ev.evidence)}, statements {sorted(ids)}")
-        sts = [decided(st, ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id)) for st in self.statements]
-        convention = {"profile": profile, "hypotheses": [h.text for h in self.hypotheses], "source": self.source,
-                      **ev.convention}
+        sts = [decided(self.under(st, conv), ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id))
+               for st in self.statements]
+        convention = {"profile": profile, "hypotheses": [h.text for h in conv.adjust(self.hypotheses)],
+                      "source": self.source, "run_convention": conv.as_dict(), **ev.convention}
         return CheckResult(self.id, self.kind, self.title, self.source, self.questions, profile, sts, ev.numbers,
                            ev.data, ev.replay or f"verify {'check' if self.kind == 'claim' else 'probe'} {self.id} "
                            f"--profile {profile} --json", convention, ev.extra, time.perf_counter() - t0)
+
+    @staticmethod
+    def under(st: Claimed, conv) -> Claimed:
+        """``st`` restated in the convention ``conv``: its reference-pinning hypotheses replaced, and a scope
+        that spoke of the reference convention speaking of ``conv``."""
+        if conv.is_reference:
+            return st
+        scope = st.scope
+        if scope.conventions != "all" and "reference" in scope.conventions:
+            scope = replace(scope, conventions=tuple(conv.label() if c == "reference" else c for c in scope.conventions))
+        return replace(st, hypotheses=conv.adjust(st.hypotheses), scope=scope)
 
     def regime_check(self, setting, steps: int, **options) -> RegimeOutcome:
         """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps (``options`` go to
@@ -244,7 +261,8 @@ class Check:
             out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
                 "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),
                 {"numerical_trouble": str(exc)})
-        ok, why = within(setting, self.hypotheses)
+        from .model.convention import active
+        ok, why = within(setting, active().adjust(self.hypotheses))
         run_ok = out.data.get("in_hypotheses", True) is not False
         whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]
         out.data["in_hypotheses"] = ok and run_ok

@@ -5,8 +5,9 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
 :func:`decide` derives the verdict, the scope it covers and the reason from them:
 
   refuted       a record inside the statement's hypotheses found a counterexample, with a replay
-                command; a numeric counterexample must also have replayed to the same conclusion at
-                a longer horizon (``replay_check``)
+                command; an exact one must assume nothing the statement's hypotheses do not imply, a
+                numeric one must also have replayed to the same conclusion at a longer horizon
+                (``replay_check``)
   inconclusive  a counterexample that did not replay, a measurement that failed or could not
                 decide (NaN, not reached, ...), or no record that bears on the statement
   proved        exact records (SymPy identities, SMT decisions) whose scopes together cover the
@@ -284,9 +285,11 @@ def _union_label(recs: list[dict]) -> str:
     return "; ".join(seen)
 
 
-def _refutes(r: dict) -> bool:
+def _refutes(r: dict, statement: Scope) -> bool:
+    """Whether a counterexample record refutes the statement: an exact one only when it assumed nothing the
+    statement's hypotheses do not imply; a numeric one only when it replayed; a formal one never alone."""
     if r["kind"] in PROOF_KINDS:
-        return True
+        return set(r["scope"].get("assumes", ())) <= closure(statement.assumes)
     if r["kind"] == "formal":
         return False
     rc = r.get("replay_check")
@@ -301,7 +304,7 @@ def decide(records: list[dict], statement: Scope) -> Decision:
         _as_holds(r.get("holds"))
     tests = [r for r in records if r["role"] == "test"]
     counter = [r for r in tests if r["holds"] is False]
-    refuting = [r for r in counter if _refutes(r)]
+    refuting = [r for r in counter if _refutes(r, statement)]
     if refuting:
         first = refuting[0]
         return Decision("refuted", _union_label(refuting), f"{first['route']}: {first['result']} "
@@ -309,7 +312,9 @@ def decide(records: list[dict], statement: Scope) -> Decision:
     if counter:
         first = counter[0]
         why = ("a formal asymptotic expansion contradicts it, and a formal expansion cannot refute on its own"
-               if first["kind"] == "formal" else "a counterexample did not replay at a longer horizon")
+               if first["kind"] == "formal" else
+               "an exact counterexample assumes more than the statement's hypotheses"
+               if first["kind"] in PROOF_KINDS else "a counterexample did not replay at a longer horizon")
         return Decision("inconclusive", _union_label(counter), f"{why}: {first['route']}: {first['result']}")
     undecided = [r for r in records if r["role"] == "failed" or (r["role"] == "test" and r["holds"] is None)]
     if undecided:

@@ -11,11 +11,9 @@ import numpy as np
 
 from verify.checks import RegimeOutcome
 from verify.evidence import ALL, REPLAY_FACTOR, Scope, compare, dims_of, record
-from verify.model.setting import REFERENCE_LABEL, conventions_of
+from verify.model.setting import conventions_of
 
 from .runs import replay_run
-
-REFERENCE = REFERENCE_LABEL
 
 
 def regime_scope(setting, steps: int) -> Scope:
@@ -33,10 +31,11 @@ def proof_dims(dims: dict):
     return (" ".join(f"{k}={dims[k]}" for k in keys),)
 
 
-def proof_scope(dims: dict, sigma, conventions=(REFERENCE,)) -> Scope:
-    """Scope of a symbolic proof: its dimensions (see :func:`proof_dims`), sigma, conventions, all t."""
+def proof_scope(dims: dict, sigma, assumes=()) -> Scope:
+    """Scope of a symbolic derivation: its dimensions (see :func:`proof_dims`), sigma, every convention and t, and
+    the hypotheses it assumes (ids of verify.model.hypotheses: what restricts it, rather than a convention label)."""
     sig = sigma if isinstance(sigma, tuple) else (sigma,)
-    return Scope(dims=proof_dims(dims), sigma=sig, conventions=conventions, horizon=ALL)
+    return Scope(dims=proof_dims(dims), sigma=sig, conventions=ALL, horizon=ALL, assumes=tuple(assumes))
 
 
 def bounded_series_outcome(x, setting, steps: int, quantity: str, key: str, tol: float, threshold: dict):

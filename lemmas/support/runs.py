@@ -11,7 +11,7 @@ from verify.derive.reduced import case_of
 from verify.engines.guard import advice
 from verify.engines.reduced import reduced_functions, require_reducible
 from verify.errors import NumericalTrouble
-from verify.model import make_setting
+from verify.model.convention import setting
 from verify.model.flags import setting_command
 from verify.model.hypotheses import hypothesis
 
@@ -23,8 +23,9 @@ def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "
 
 
 def regime(preset: str, D: int, K: int, **kw):
-    """A validated Setting from a preset (the claims' fixed regimes)."""
-    return make_setting(D=D, K=K, preset=preset, **kw)
+    """A validated Setting from a preset (the claims' fixed regimes), in the active convention
+    (verify.model.convention: the regime's explicit keywords win)."""
+    return setting(D=D, K=K, preset=preset, **kw)
 
 
 def regime_label(s) -> str:
@@ -148,7 +149,7 @@ def descent_precondition(setting, L) -> tuple[bool, str, int | None]:
     curvature grows with alpha^2 ||v*||^2 (cubic sigma), so eta_V c_L v N <= 1 does not keep GD stable
     (fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 diverging with alpha(5) < 0).
     The hypothesis is then that the run itself is a descent run; (ok, why-not, first increase)."""
-    if hypothesis("identity").holds(setting):
+    if setting.sigma.is_identity:
         return True, "", None
     bad = first_increase_in(L)
     if bad is None:

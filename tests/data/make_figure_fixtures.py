@@ -2,8 +2,9 @@
 
     PYTHONPATH=. python tests/data/make_figure_fixtures.py            # runs the parts (ci profile)
     PYTHONPATH=. python tests/data/make_figure_fixtures.py /tmp/figures   # or reads saved results NAME.json
+    PYTHONPATH=. python tests/data/make_figure_fixtures.py - d-eq-k rates # only these (runs them)
 
-Each result is what ``verify probe NAME --json`` prints (or what the convergence /
+Each result is what ``verify probe NAME --profile ci --json`` prints (or what the convergence /
 attention parts of verify.engines.part return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
 first steps and the last one kept) and numbers rounded to 7 significant digits, so the fixtures stay
 small while keeping the features the figures show (exactly coinciding curves stay coinciding, zeros stay
@@ -56,6 +57,17 @@ def trim(obj):
     return obj
 
 
+def without_proof_steps(obj):
+    """The result without the steps inside proof records (the figures never read evidence; a proof's steps are
+    its longest part)."""
+    if isinstance(obj, dict):
+        return {k: without_proof_steps(v) for k, v in obj.items() if k != "steps" or not isinstance(v, list)
+                or not v or not isinstance(v[0], dict) or "route" not in v[0]}
+    if isinstance(obj, list):
+        return [without_proof_steps(v) for v in obj]
+    return obj
+
+
 def rounded(obj):
     if isinstance(obj, float) and math.isfinite(obj):
         return float(f"{obj:.7g}")
@@ -66,12 +78,12 @@ def rounded(obj):
     return obj
 
 
-def results(src: str | None) -> dict:
+def results(src: str | None, only=()) -> dict:
     from verify.run.parts import discover, spec
     from verify.run.child import json_ready
     from verify.probes import PROBES
     discover()
-    names = list(BUILTIN) + sorted(PROBES)
+    names = list(only) or list(BUILTIN) + sorted(PROBES)
     out = {}
     for name in names:
         if src:
@@ -85,8 +97,9 @@ def results(src: str | None) -> dict:
 
 def main(argv: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, res in results(argv[1] if len(argv) > 1 else None).items():
-        (OUT / f"{name}.json").write_text(json.dumps(rounded(trim(res)), ensure_ascii=False, separators=(",", ":")))
+    src = argv[1] if len(argv) > 1 and argv[1] != "-" else None
+    for name, res in results(src, argv[2:]).items():
+        (OUT / f"{name}.json").write_text(json.dumps(rounded(trim(without_proof_steps(res))), ensure_ascii=False, separators=(",", ":")))
         print(name, (OUT / f"{name}.json").stat().st_size, "bytes")
 
 

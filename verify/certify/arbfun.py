@@ -15,6 +15,7 @@ from ..derive import codegen
 from ..engines.arb import to_fraction
 
 IPOW = sp.Function("ipow")
+_ARB = __import__("flint").arb          # the ball type, looked up once (ipow runs in every generated step)
 
 
 def exact(q):
@@ -53,38 +54,24 @@ def dyadic_up(q: Fraction, bits: int = 96) -> Fraction:
     return -dyadic_down(-Fraction(q), bits)
 
 
-def _point_pow(p, n: int):
-    """p^n for an Arb point p by binary powering (products of balls: rigorous, tight)."""
-    from flint import arb
-    out, base = arb(1), p
-    while n:
-        if n & 1:
-            out = out * base
-        n >>= 1
-        if n:
-            base = base * base
-    return out
+STATED_MARGIN = Fraction(1, 2**64)   # relative slack of every number a certificate states (see :func:`widened`)
+WIDTH_MARGIN = Fraction(1, 2**20)    # ... and slack relative to an interval's width (Arb radii carry 30 bits)
+
+
+def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
+    """[lo, hi] widened by STATED_MARGIN of its size, WIDTH_MARGIN of its width (and 2^-200 absolute), to short
+    96-bit dyadics: the number a certificate states and uses. An independent re-check of the same formulas at the
+    same precision differs from ours only by rounding (~2^-bits of the size, 2^-30 of a ball's radius), inside
+    this margin, so its values lie in ours."""
+    m = STATED_MARGIN * max(abs(lo), abs(hi)) + WIDTH_MARGIN * (hi - lo) + Fraction(1, 2**200)
+    return dyadic_down(lo - m), dyadic_up(hi + m)
 
 
 def ipow(x, n):
-    """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal)."""
-    from flint import arb
-    n = int(n)
-    if not isinstance(x, arb):
-        return x**n
-    if n < 0:
-        return 1 / ipow(x, -n)
-    if not x.contains(0):
-        return x**n                          # arb_pow of a ball of one sign: rigorous, and fast
-    if n == 0:
-        return arb(1)
-    if n == 1:
-        return x
-    lo, hi = x.lower(), x.upper()
-    a, b = _point_pow(lo, n), _point_pow(hi, n)
-    if n % 2 == 0:
-        return arb(0).union(a).union(b)     # [0, max(lo^n, hi^n)]
-    return a.union(b)                        # odd n: monotone
+    """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal): the re-checker's
+    verify.certify.recheck.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
+    from .recheck import tight_power
+    return tight_power(x, int(n)) if isinstance(x, _ARB) else x**int(n)
 
 
 def exprel_ball(x):
@@ -108,8 +95,10 @@ def with_ipow(expr):
 
 
 def lambdify_arb(args, expr):
-    """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`."""
+    """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`, each
+    expression as written (no common subexpressions: a shared form is another formula, whose ball can differ,
+    and the re-checker evaluates the formulas as written)."""
     e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
-    f = codegen.lambdify(args, e, "arb")
+    f = codegen.lambdify(args, e, "arb", cse=False)
     f.__globals__["ipow"] = ipow
     return f

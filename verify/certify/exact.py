@@ -20,27 +20,35 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
+from ..derive.invariants import PARAMETERS, V2, parameter_values
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas.identity import Identity
 from ..model.validation import check_int
 from . import fmt
-from .coordinates import PARAMS, V2, param_values
-from .obligations import identity
 from .arbfun import exact, lambdify_arb
+from .bounds import QUANTITIES
+from .obligations import identity, raise_first_failure
 
 p = sp.Symbol("p", real=True)      # rho^t
-QUANTITIES = ("excess_loss", "s_err", "w_err")
 
 
 @lru_cache(maxsize=None)
 def closed_forms(case: str) -> dict:
-    """The closed forms in p = rho^t (K = D) or constants (K = 0), and their obligations."""
-    a_next, inc = reduced_step_exprs(Sigma("identity"), case)
-    red = reduced(Sigma("identity"), case)
+    """The closed forms in p = rho^t (K = D) or constants (K = 0), their obligations, and their Arb code."""
+    d = derived_closed_forms(case)
+    return d | {"arb": {q: lambdify_arb((p,) + PARAMETERS, e) for q, e in d["forms"].items()}}
+
+
+@by_code_version("closed-forms")
+def derived_closed_forms(case: str) -> dict:
+    """The closed forms and their SymPy obligations (cached on disk by code version, verify.cache)."""
+    a_next, inc = reduced_step_exprs(Identity(), case)
+    red = reduced(Identity(), case)
     cols = red.cols
     ob = [identity("rows-share-alpha", "d alpha_m'/d vn_m = 0: all rows share alpha(t)", sp.diff(a_next, vn)),
           identity("delta-frozen", "the logit gap does not move (delta increment = 0)", inc)]
@@ -62,8 +70,7 @@ def closed_forms(case: str) -> dict:
                            c_loss * var * N * V2 * p**2 / (2 * D)))
     else:
         ob.append(identity("loss-zero", "L - L_opt = 0 at alpha = 0 with S* = 0", loss))
-    return {"forms": forms, "rho": rho, "obligations": tuple(ob),
-            "arb": {q: lambdify_arb((p,) + PARAMS, e) for q, e in forms.items()}}
+    return {"forms": forms, "rho": rho, "obligations": tuple(ob)}
 
 
 @dataclass
@@ -91,7 +98,7 @@ class ExactCertificate:
         T = check_int("at", T, 0)
         cf = closed_forms(self.case)
         with arb_precision(self.bits):
-            Pb = tuple(exact(Fraction(x)) for x in param_values(self.setting))
+            Pb = tuple(exact(Fraction(x)) for x in parameter_values(self.setting))
             pT = exact(self.rho()) ** T if self.case == "k-equals-d" else exact(Fraction(0))
             out = {}
             for q in QUANTITIES:
@@ -130,8 +137,7 @@ def _interval(lo, hi, digits):
 
 def exact_certificate(s: Setting, bits: int) -> ExactCertificate:
     """The closed-form certificate for K = 0 or K = D (raises CertificateFailed if an obligation fails)."""
-    from .certificate import _raise_first
     case = "k-zero" if s.K == 0 else "k-equals-d"
     obs = list(closed_forms(case)["obligations"])
-    _raise_first(obs)
+    raise_first_failure(obs)
     return ExactCertificate(s, bits, case, obs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import math
 
-QUANTITIES = ("excess_loss", "s_err", "w_err")
+from .bounds import QUANTITIES
 LABELS = {"excess_loss": "L − L_opt", "s_err": "‖S − S*‖_F", "w_err": "‖W_X − V*‖_F"}
 T_MAX = 10**12
 POWER = {"excess_loss": 1.0, "s_err": 0.5, "w_err": 0.5}

@@ -2,7 +2,8 @@
 
 Every step of an all-time certificate is one :class:`Obligation` (CAPD / mathlib style: nothing is
 asserted in prose). ``method`` says what discharged it: ``sympy`` (an exact identity simplified to 0,
-or an exact sign), ``z3`` (a nonlinear real-arithmetic formula whose negation is unsatisfiable), or
+or an exact sign), ``smt`` (a nonlinear real-arithmetic formula whose negation both z3 and cvc5 find
+unsatisfiable: verify.derive.obligations.smt_obligation, the one place of that decision), or
 ``arb`` (a rigorous ball enclosure over a stated finite set). A failed obligation keeps its detail,
 and the certificate that needed it fails with that name.
 """
@@ -12,8 +13,10 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-METHODS = ("sympy", "z3", "arb")
-EVIDENCE_KIND = {"sympy": "symbolic", "z3": "smt", "arb": "arb"}
+from ..errors import VerificationError
+
+METHODS = ("sympy", "smt", "arb")
+EVIDENCE_KIND = {"sympy": "symbolic", "smt": "smt", "arb": "arb"}
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class Obligation:
     method: str
     ok: bool
     detail: str = ""
+    solvers: dict | None = None     # smt: each solver's result (verify.derive.obligations.smt_obligation)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -36,7 +40,7 @@ class Obligation:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "statement": self.statement, "method": self.method, "status": self.status,
-                "detail": self.detail}
+                "detail": self.detail, **({"solvers": self.solvers} if self.solvers is not None else {})}
 
 
 def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
@@ -65,15 +69,37 @@ def sign(name: str, statement: str, expr, want: str) -> Obligation:
     return Obligation(name, statement, "sympy", got is True, f"SymPy decides {prop} = {got} for {sp.sstr(expr)[:200]}")
 
 
-def smt(name: str, statement: str, hypotheses, conclusion) -> Obligation:
-    """``hypotheses => conclusion`` over the reals: z3 finds the negation unsatisfiable."""
-    import z3
-    s = z3.Solver()
-    s.set("timeout", 20_000)
-    s.add(z3.And(*hypotheses), z3.Not(conclusion))
-    res = s.check()
-    return Obligation(name, statement, "z3", res == z3.unsat, f"z3: negation is {res}")
+def smt(name: str, statement: str, build) -> Obligation:
+    """``hypotheses => conclusion`` over the reals, decided by z3 and cvc5 (``build(lib)`` returns them written
+    in a solver's z3-style API; verify.derive.obligations.smt_obligation): discharged only when both prove it."""
+    from ..derive.obligations import smt_obligation
+    from ..evidence import Scope
+    o = smt_obligation(statement, build, Scope(), key=name)
+    return Obligation(name, statement, "smt", o.holds is True, o.detail, o.solvers)
+
+
+def cited(o) -> Obligation:
+    """A step proved in verify.derive (a verify.derive.obligations.Obligation with a ``key``), as a step of a
+    certificate."""
+    method = {"symbolic": "sympy", "smt": "smt"}[o.kind]
+    return Obligation(o.key, o.name, method, o.holds is True, o.detail, o.solvers)
 
 
 def first_failure(obligations) -> Obligation | None:
     return next((o for o in obligations if not o.ok), None)
+
+
+class CertificateFailed(VerificationError):
+    """The certificate did not close: ``obligation`` failed (no weaker bound is returned)."""
+
+    def __init__(self, obligation: Obligation):
+        self.obligation = obligation
+        super().__init__(f"certificate failed: obligation '{obligation.name}' ({obligation.statement}): "
+                         f"{obligation.detail}")
+
+
+def raise_first_failure(obligations) -> None:
+    """Raise :class:`CertificateFailed` for the first obligation that was not discharged, if any."""
+    bad = first_failure(obligations)
+    if bad is not None:
+        raise CertificateFailed(bad)

@@ -1,9 +1,11 @@
-"""``certify_part(profile)``: the all-time certificates as one part of ``verify all`` (registered by the lead).
+"""``certify_part(profile)``: the all-time certificates as one part of ``verify all``.
 
 Regimes: the benchmark regime (gcn, D = N = 64, K = 4, eta = 1/32: Theorem 3.1's rates certified for every
 T), and the two regimes where the rate is not 1/T, certified exactly: K = D (geometric) and K = 0 (zero
-loss, no parameter convergence). The verdict is :func:`verify.evidence.decide` on the benchmark regime's
-records; the band data let verify.certify.figure redraw the figure from the saved result.
+loss, no parameter convergence); beside them, a whole family of regimes certified at once (the profile's
+family, verify.certify.records.FAMILIES) with its uniform normalised limits. The verdict is
+:func:`verify.evidence.decide` on the benchmark regime's records; the family's statement has its own verdict;
+the band data let verify.certify.figure redraw the figure from the saved result.
 """
 from __future__ import annotations
 
@@ -15,10 +17,10 @@ from ..model import make_setting
 from ..run import part
 from ..model.flags import setting_command
 from .certificate import CertificateFailed, certify
-from .evidence import certificate_evidence, regime_scope
+from .records import FAMILIES, certificate_evidence, family_evidence, regime_scope
 from .figure import band, trajectory_of
 
-MAIN = dict(D=64, K=4, preset="gcn", eta="1/32")                    # the issue's benchmark regime
+MAIN = dict(D=64, K=4, preset="gcn", eta="1/32")                    # the benchmark regime (verify.bench.REGIME)
 EXACT = {"K = D": dict(D=8, K=8, preset="cnn", eta="1/10"),
          "K = 0": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2")}
 AT = (10**3, 10**6, 10**9, 10**12)
@@ -26,7 +28,9 @@ TRAJECTORY_STEPS = {"ci": 10**6, "dev": 10**7, "deep": 10**8}
 
 
 @part("certify", order=5, options=lambda profile: {"regime": MAIN, "at": list(AT),
-                                                  "trajectory_steps": TRAJECTORY_STEPS[profile]})
+                                                  "trajectory_steps": TRAJECTORY_STEPS[profile],
+                                                  "family": {k: [str(v) for v in r] for k, r in
+                                                             FAMILIES[profile].items()}})
 def certify_part(profile: str) -> dict:
     """The part's JSON-ready result (verdict from the evidence records; see the module docstring)."""
     t0 = time.perf_counter()
@@ -56,8 +60,10 @@ def certify_part(profile: str) -> dict:
                f"[{a['liminf_ge']}, {a['limsup_le']}] (the derived leading constant eta b2/(2c)); relative width at "
                f"T = 1e12: " + ", ".join(f"{q} {w:.1e}" for q, w in width.items())
                + ". K = D: geometric decay rho^T (exact, no 1/T); K = 0: zero loss and no parameter convergence (exact)")
-    return headline([Statement(STATEMENT, scope, ev)]) | {
-        "finding": finding, "regime": s.config(), "certificate": cert.as_dict(), "bounds": bounds, "relative_width_at_1e12": width,
+    fam = family_summary(profile)
+    return headline([Statement(STATEMENT, scope, ev), fam["statement"]]) | {
+        "finding": finding + ". " + fam["finding"], "family": fam["data"],
+        "regime": s.config(), "certificate": cert.as_dict(), "bounds": bounds, "relative_width_at_1e12": width,
         "band": band(cert, extra=traj["T"]), "trajectory": traj,
         "exact_cases": exact, "questions": [1, 3, 4],
         "convention": {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1", "eta_kq": "eta"},
@@ -66,6 +72,28 @@ def certify_part(profile: str) -> dict:
     }
 
 
+def family_summary(profile: str) -> dict:
+    """The profile's family certificate as a statement (its own scope, verify.certify.records.family_evidence),
+    a one-sentence finding and the data the report prints."""
+    from ..evidence import Scope
+    ev = family_evidence(profile)
+    scope = Scope.from_dict(ev[0]["scope"])
+    st = Statement(FAMILY_STATEMENT, scope, ev)
+    lim = next((r for r in ev if r.get("normalised_limits")), None)
+    if lim is None:
+        return {"statement": st, "finding": f"the family {scope.dims[0]} did not close", "data": {"records": ev}}
+    table = {q: [float(Fraction(lo)), float(Fraction(hi))] for q, (lo, hi) in lim["normalised_limits"].items()}
+    dev = max(max(abs(lo - 1), abs(hi - 1)) for lo, hi in table.values())
+    finding = (f"the family {scope.dims[0]} (every integer D, eta in the range, ||V*|| = 1) is certified at once "
+               f"({ev[0]['cells']} cells): every member's lim q(T)/leading_q(T) lies within {dev:.1e} of 1 for all "
+               "three quantities")
+    return {"statement": st, "finding": finding,
+            "data": {"label": scope.dims[0], "cells": ev[0]["cells"], "normalised_limits": lim["normalised_limits"],
+                     "limits_at_largest_D": lim["limits_at_largest_D"], "records": ev}}
+
+
+FAMILY_STATEMENT = ("for every member of the family and every T >= T0 of its cell, certified lower and upper bounds "
+                    "on the three quantities, and lim q(T)/leading_q(T) in the certified table")
 STATEMENT = ("for every T >= 0, certified lower and upper bounds on L(T) - L_opt, ||S(T) - S*||_F and "
              "||W_X(T) - V*||_F, with c_lo <= eta T (L - L_opt) <= c_hi and c_lo <= (eta T)^(1/2) q <= c_hi "
              "for the parameter errors beyond T0 (Theorem 3.1's T-rate, upper and lower)")
@@ -88,7 +116,7 @@ def report_section(res: dict) -> str:
                   f"with u0 = {r['u0']}, C = {r['C']} ({r['check']['boxes']} boxes); (u - u')/u^3 in [a, b] = "
                   f"[{float(Fraction(c['a'])):.6g}, {float(Fraction(c['b'])):.6g}] on R, tightened on {len(c['shells'])} "
                   f"shells towards c = {c['cubic_coefficient_c']}; {len(c['obligations'])} obligations discharged "
-                  "(SymPy, z3, Arb). Re-check: `" + c["recheck"] + "`.", "",
+                  "(SymPy, z3 and cvc5, Arb). Re-check: `" + c["recheck"] + "`.", "",
                   "| T | L - L_opt | ‖S - S*‖_F | ‖W_X - V*‖_F |", "|---:|---|---|---|"]
         for b in res.get("bounds", []):
             lines.append(f"| {b['T']:.0e} | " + " | ".join(f"[{b[q][0]}, {b[q][1]}]" for q in
@@ -100,4 +128,14 @@ def report_section(res: dict) -> str:
                          f"[{a['liminf_ge']}, {a['limsup_le']}]")
     for label, e in (res.get("exact_cases") or {}).items():
         lines.append(f"- {label}: {e['certificate']['rate'].get('note', '')} (`{e['replay']}`)")
+    fam = res.get("family") or {}
+    if fam.get("normalised_limits"):
+        lines += ["", f"Family {fam['label']} ({fam['cells']} cells, each certified for all its members): "
+                  "lim q(T)/leading_q(T) for every member, and the limits of (eta T)^p q at the largest D:", "",
+                  "| quantity | lim q/leading_q (every member) | lim (eta T)^p q at D = "
+                  f"{fam['limits_at_largest_D']['D']} |", "|---|---|---|"]
+        for q, (lo, hi) in fam["normalised_limits"].items():
+            a, b = fam["limits_at_largest_D"][q]
+            lines.append(f"| {q} | 1 + [{float(Fraction(lo) - 1):.2e}, {float(Fraction(hi) - 1):.2e}] | "
+                         f"[{float(Fraction(a)):.10g}, {float(Fraction(b)):.10g}] |")
     return "\n".join(lines) + "\n"

@@ -1,30 +1,41 @@
-"""The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C u^3} and its Arb invariance check.
+"""The trapping region R = {0 < u <= u0, |alpha - alpha*(u)| <= C(u) u^3} and its Arb invariance check.
 
-In the coordinates of :mod:`verify.certify.coordinates` R is the box (0, u0] x [-C, C] in (u, eps).
-We cover [0, u0] x [-C, C] by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
-r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u`` slabs and ``n_eps`` eps-pieces. On each box B, Arb
-encloses, by the generated code, G (mean-value form: :func:`mean_value`), X = exprel(u^2 G) (monotone),
-R = u/u', Q = (u - u')/u^3, u' = u/R and eps'. The box passes when
+In the coordinates of :mod:`verify.certify.coordinates` R is {0 < u <= u0, |eps| <= C(u)}: C(u) is constant
+on each annulus (one value C_i per shell, non-increasing inwards; one value for all by default). A wide C near
+u0 admits the large lag of alpha behind alpha*(u) where alpha relaxes slowly (u near 1, D large), a tight one
+near the manifold keeps the decay's enclosure thin.
+We cover R by boxes: the annuli [u0 r^(i+1), u0 r^i] (i < J, one per shell;
+r = 1/2 by default, the dyadic shells u <= u0 2^-j) and the core [0, u0 r^J], each cut into ``n_u``
+slabs and ``n_eps`` eps-pieces. On each box B, with the invariants (s, x, y) given as balls (points for
+one regime, intervals for a cell of a family), Arb encloses, by the generated code, G (mean-value form:
+:func:`mean_value`), X = exprel(c u^2 G) (monotone), R = u/u', the normalised decay Q = (u - u')/(c u^3),
+u' = u/R and eps'. The box passes when
 
-    R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C,
+    R > 0 (so u' > 0),   Q > 0 (so u' < u <= u0),   |eps'| <= C(u') for every u' in the image's u-range
 
-and a box that does not pass is bisected (u and eps) up to ``max_depth`` times. If every box passes
-and the boxes cover [0, u0] x [-C, C] (checked by a sweep, not assumed), the exact map sends R into R.
-The same boxes give the shells' enclosures: on {u <= u0 r^j} the decay ratio Q lies in [a_j, b_j]
-(the hull over the boxes inside), and so do the observables' ratios L2 = (L - L_opt)/u^2 and
-|h + eps u^2| = ||W_X - V*||_F/(u ||V*||_F).
+(C non-increasing inwards: the least C_i over the annuli that range meets), and a box that does not pass is
+bisected (u and eps) up to ``max_depth`` times. If every box passes and the boxes cover R (checked by a
+sweep, not assumed), the exact map sends R into R.
+The same boxes give the shells' enclosures: on {u <= u0 r^j} the normalised decay Q lies in [a_j, b_j]
+(the hull over the boxes that meet the shell), and so do the observables' normalised ratios
+Lt = (L - L_opt)/(pre_L L2(0) u^2) and W = h + eps u^2 = ||W_X - V*||_F/(u ||V*||_F).
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
+from ..cache import by_code_version
 from ..engines.arb import arb_precision
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
-from .coordinates import arb_functions
+from .formulas import arb_functions
 from .obligations import Obligation
 
 
+@lru_cache(maxsize=None)
+@by_code_version("exprel")
 def exprel_obligation() -> Obligation:
     """exprel(y) = int_0^1 e^{y s} ds for y != 0 (SymPy): the monotonicity behind arbfun.exprel_ball."""
     import sympy as sp
@@ -61,16 +72,19 @@ class BoxResult:
     """Enclosures on one box (exact rational endpoints, rounded outward)."""
 
     box: Box
-    Q: tuple          # (lo, hi) of (u - u')/u^3
+    Q: tuple          # (lo, hi) of (u - u')/(c u^3)
     eps_next: tuple   # (lo, hi) of eps'
     R_lo: Fraction    # lower bound of u/u'
-    L2: tuple         # (lo, hi) of (L - L_opt)/u^2
+    Lt: tuple         # (lo, hi) of (L - L_opt)/(pre_L L2(0) u^2)
     W: tuple          # (lo, hi) of h + eps u^2
     finite: bool
+    u_next: tuple = (Fraction(0), Fraction(0))   # (lo, hi) of u'
 
-    def passes(self, C: Fraction) -> bool:
-        return (self.finite and self.R_lo > 0 and self.Q[0] > 0
-                and -C <= self.eps_next[0] and self.eps_next[1] <= C)
+    def passes(self, profile: "Profile") -> bool:
+        if not (self.finite and self.R_lo > 0 and self.Q[0] > 0):
+            return False
+        C = profile.least(*self.u_next)
+        return -C <= self.eps_next[0] and self.eps_next[1] <= C
 
 
 def mean_value(f3, f, U, E, Uc, Ec, P):
@@ -78,7 +92,7 @@ def mean_value(f3, f, U, E, Uc, Ec, P):
     mean-value form f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with the direct evaluation
     f(B) (both contain the range; the first loses only second-order width to the dependency effect)."""
     fB, fu, fe = f3(U, E, *P)
-    mv = f(Uc, Ec, *P) + fu * (U - Uc) + fe * (E - Ec)
+    mv = f(Uc, Ec, *P)[0] + fu * (U - Uc) + fe * (E - Ec)
     if not mv.is_finite():
         return fB
     if not fB.is_finite():
@@ -86,51 +100,104 @@ def mean_value(f3, f, U, E, Uc, Ec, P):
     return mv.intersection(fB)
 
 
-def evaluate_box(box: Box, P: tuple, observables: bool = True) -> BoxResult:
-    """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box`` (call
-    inside a precision)."""
+def evaluate_box(box: Box, P: tuple, c, observables: bool = True) -> BoxResult:
+    """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box``, for every
+    invariant in the balls ``P`` = (r, x, y) with cubic coefficient in the ball ``c`` (call inside a precision)."""
     fn = arb_functions()
     U, E = ball(box.u_lo, box.u_hi), ball(box.e_lo, box.e_hi)
     Uc, Ec = exact((box.u_lo + box.u_hi) / 2), exact((box.e_lo + box.e_hi) / 2)
     G = mean_value(fn.G, fn.G0, U, E, Uc, Ec, P)
-    Xb = exprel_ball(U * U * G)
-    R, Q = fn.RQ(U, G, Xb, *P)
+    Xb = exprel_ball(c * U * U * G)
+    R, Q = fn.RQ(U, G, Xb, c, *P)
     W = U / R                                   # u' = u / R; R > 0 is checked below
-    en = fn.eps_next(U, E, W, Q, R, *P)
+    en = fn.eps_next(U, E, W, Q, R, c, *P)[0]
     if observables:
-        L2 = mean_value(fn.loss_over_u2, fn.loss_over_u2_0, U, E, Uc, Ec, P)
-        wq = mean_value(fn.w_over_u, fn.w_over_u_0, U, E, Uc, Ec, P)
+        Lt = mean_value(fn.loss_ratio, fn.loss_ratio0, U, E, Uc, Ec, P)
+        wq = mean_value(fn.w_over_u, fn.w_over_u0, U, E, Uc, Ec, P)
     else:
-        L2 = wq = G * 0                        # not needed (coarse checks): a finite placeholder
-    balls = (G, Xb, R, Q, W, en, L2, wq)
-    finite = all(b.is_finite() for b in balls)
-    if not finite:
+        Lt = wq = G * 0                        # not needed (coarse checks): a finite placeholder
+    balls = (G, Xb, R, Q, W, en, Lt, wq)
+    if not all(b.is_finite() for b in balls):
         z = (Fraction(0), Fraction(0))
         return BoxResult(box, z, z, Fraction(0), z, z, False)
     rng = lambda b: (lo_frac(b), hi_frac(b))  # noqa: E731
-    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(L2), rng(wq), True)
+    return BoxResult(box, rng(Q), rng(en), lo_frac(R), rng(Lt), rng(wq), True, rng(W))
 
 
-def initial_boxes(u0: Fraction, C: Fraction, shells: int, n_u: int, n_eps: int,
-                  ratio: Fraction = Fraction(1, 2)) -> list[Box]:
-    """The annuli [u0 r^(i+1), u0 r^i] of the ``shells`` shells (r = ``ratio``) and the core [0, u0 r^shells],
-    each cut into n_u slabs x n_eps eps-pieces."""
-    cuts = [u0 * ratio**i for i in range(shells + 1)] + [Fraction(0)]
-    eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
+def parameter_balls(P: tuple) -> tuple:
+    """Arb balls of invariants given as exact Fractions or intervals (lo, hi) (call inside a precision)."""
+    return tuple(ball(*p) if isinstance(p, tuple) else exact(Fraction(p)) for p in P)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """C(u) on the region's annuli: ``values[i]`` on [u0 r^(i+1), u0 r^i] (i < shells) and ``values[shells]`` on
+    the core [0, u0 r^shells]; non-increasing inwards."""
+
+    u0: Fraction
+    ratio: Fraction
+    values: tuple
+
+    @classmethod
+    def constant(cls, u0, ratio, shells, C) -> "Profile":
+        return cls(u0, ratio, (Fraction(C),) * (shells + 1))
+
+    def __post_init__(self):
+        if any(b > a for a, b in zip(self.values, self.values[1:])):
+            raise ValueError("C(u) must be non-increasing inwards")
+        # the annuli's edges u0 r^J < ... < u0 r < u0, ascending (looked up by bisection)
+        J = len(self.values) - 1
+        object.__setattr__(self, "_edges", tuple(self.u0 * self.ratio ** (J - k) for k in range(J + 1)))
+
+    def annulus(self, u: Fraction) -> int:
+        """The deepest annulus index whose closed interval holds u (the core for u <= u0 r^shells)."""
+        J = len(self.values) - 1
+        # edges[k] = u0 r^(J - k); annulus i = [u0 r^(i+1), u0 r^i] is deepest-holding u when u <= u0 r^i and
+        # u > u0 r^(i+1) (or i = J for u <= u0 r^J)
+        k = bisect.bisect_left(self._edges, u)        # first edge >= u
+        return max(0, min(J, J - k))
+
+    def _shallowest(self, u: Fraction) -> int:
+        """The shallowest annulus whose closed interval holds u."""
+        i = self.annulus(u)
+        return i - 1 if i > 0 and u >= self.u0 * self.ratio**i else i
+
+    def least(self, lo: Fraction, hi: Fraction) -> Fraction:
+        """min C over the annuli meeting [lo, hi] (the deepest one's)."""
+        return self.values[self.annulus(max(lo, Fraction(0)))]
+
+    def most(self, lo: Fraction, hi: Fraction) -> Fraction:
+        """max C over the annuli meeting [lo, hi] (the shallowest one's)."""
+        return self.values[self._shallowest(min(hi, self.u0))]
+
+    @property
+    def C(self) -> Fraction:
+        """The innermost (smallest) value: C near the manifold."""
+        return self.values[-1]
+
+
+def initial_boxes(profile: Profile, n_u: int, n_eps: int) -> list[Box]:
+    """The annuli [u0 r^(i+1), u0 r^i] of the shells (r = the profile's ratio) and the core [0, u0 r^shells],
+    each cut into n_u slabs x n_eps eps-pieces of [-C_i, C_i]."""
+    J = len(profile.values) - 1
+    cuts = [profile.u0 * profile.ratio**i for i in range(J + 1)] + [Fraction(0)]
     boxes = []
-    for hi, lo in zip(cuts, cuts[1:]):
+    for i, (hi, lo) in enumerate(zip(cuts, cuts[1:])):
+        C = profile.values[i]
+        eps_cuts = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
         for k in range(n_u):
             a, b = lo + (hi - lo) * k / n_u, lo + (hi - lo) * (k + 1) / n_u
             boxes += [Box(a, b, e0, e1) for e0, e1 in zip(eps_cuts, eps_cuts[1:])]
     return boxes
 
 
-def coverage_gap(boxes, u0: Fraction, C: Fraction):
-    """None if the boxes cover [0, u0] x [-C, C]; else a point (u-slab, eps) left uncovered.
+def coverage_gap(boxes, profile: Profile):
+    """None if the boxes cover R = {0 <= u <= u0, |eps| <= C(u)}; else a point (u-slab, eps) left uncovered.
 
     Sweep over u: between consecutive box edges the set of boxes spanning the slab is fixed, and
-    their eps-intervals must chain from -C to C.
+    their eps-intervals must chain from -C to C, C the largest value on the annuli the slab meets.
     """
+    u0 = profile.u0
     edges = sorted({b.u_lo for b in boxes} | {b.u_hi for b in boxes} | {Fraction(0), u0})
     if edges[0] < 0 or edges[-1] > u0:
         edges = [e for e in edges if 0 <= e <= u0]
@@ -142,6 +209,7 @@ def coverage_gap(boxes, u0: Fraction, C: Fraction):
             i += 1
         active = [b for b in active if b.u_hi > lo]
         spanning = sorted(((b.e_lo, b.e_hi) for b in active if b.u_lo <= lo and b.u_hi >= hi))
+        C = profile.values[profile.annulus(hi)]    # the open slab lies in the annulus just below hi
         reach = -C
         for e0, e1 in spanning:
             if e0 > reach:
@@ -153,15 +221,59 @@ def coverage_gap(boxes, u0: Fraction, C: Fraction):
 
 
 def _hull_of(r: BoxResult) -> dict:
-    return {"a": r.Q[0], "b": r.Q[1], "L2": r.L2, "W": r.W}
+    return {"a": r.Q[0], "b": r.Q[1], "Lt": r.Lt, "W": r.W}
 
 
 def _merge(h: dict | None, g: dict) -> dict:
     if h is None:
         return g
     return {"a": min(h["a"], g["a"]), "b": max(h["b"], g["b"]),
-            "L2": (min(h["L2"][0], g["L2"][0]), max(h["L2"][1], g["L2"][1])),
+            "Lt": (min(h["Lt"][0], g["Lt"][0]), max(h["Lt"][1], g["Lt"][1])),
             "W": (min(h["W"][0], g["W"][0]), max(h["W"][1], g["W"][1]))}
+
+
+class OverlapIndex:
+    """The hull of the enclosures over the boxes whose u-interval meets a query interval [lo, hi].
+
+    Boxes sorted by u_lo: those with u_lo <= hi are a prefix; of these, the ones with u_hi >= lo are
+    found in a segment tree whose nodes keep their hull and the least and largest u_hi below them
+    (a node whose least u_hi is >= lo is taken whole). Cost: O((1 + k) log n) for k boxes that end
+    below lo.
+    """
+
+    def __init__(self, rows: list):
+        """``rows``: (u_lo, u_hi, hull) triples (a box's or a slab's u-interval and its enclosures)."""
+        self.rows = sorted(rows, key=lambda r: (r[0], r[1]))
+        self.keys = [r[0] for r in self.rows]
+        n = len(self.rows)
+        self.size = 1
+        while self.size < max(n, 1):
+            self.size *= 2
+        self.tree = [None] * (2 * self.size)          # (hull, min u_hi, max u_hi) per node
+        for i, (_, u_hi, h) in enumerate(self.rows):
+            self.tree[self.size + i] = (h, u_hi, u_hi)
+        for k in range(self.size - 1, 0, -1):
+            a, b = self.tree[2 * k], self.tree[2 * k + 1]
+            self.tree[k] = a if b is None else b if a is None else (_merge(a[0], b[0]), min(a[1], b[1]),
+                                                                     max(a[2], b[2]))
+
+    def hull(self, lo: Fraction, hi: Fraction) -> dict | None:
+        end = bisect.bisect_right(self.keys, hi)      # rows [0, end) have u_lo <= hi
+        out = None
+
+        def visit(k: int, k_lo: int, k_hi: int) -> None:
+            nonlocal out
+            node = self.tree[k]
+            if node is None or k_lo >= end or node[2] < lo:
+                return
+            if k_hi <= end and node[1] >= lo:
+                out = _merge(out, node[0])
+                return
+            mid = (k_lo + k_hi) // 2
+            visit(2 * k, k_lo, mid)
+            visit(2 * k + 1, mid, k_hi)
+        visit(1, 0, self.size)
+        return out
 
 
 @dataclass
@@ -169,73 +281,71 @@ class RegionCheck:
     """The outcome of the invariance check: boxes, their enclosures, obligations, shells."""
 
     u0: Fraction
-    C: Fraction
+    profile: Profile
     shells: int
     ratio: Fraction = Fraction(1, 2)
     results: list = field(default_factory=list)
     obligations: list = field(default_factory=list)
 
     @property
+    def C(self) -> Fraction:
+        """C near the manifold (the innermost value of the profile)."""
+        return self.profile.C
+
+    @property
     def ok(self) -> bool:
         return all(o.ok for o in self.obligations)
 
-    def hull(self, lo: Fraction, hi: Fraction) -> dict:
-        """Hulls over the boxes meeting {lo <= u <= hi} (hi a shell edge u0 r^j): Q in [a, b], and the
-        observables' ratios L2 = (L - L_opt)/u^2 and W = h + eps u^2."""
-        import bisect
-        if getattr(self, "_sorted_n", None) != len(self.results):
-            # Boxes sorted by their upper u-edge, with running hulls: hull(0, hi) is one look-up.
-            self._sorted = sorted(self.results, key=lambda r: r.box.u_hi)
-            self._keys = [r.box.u_hi for r in self._sorted]
-            run, self._prefix = None, []
-            for r in self._sorted:
-                run = _merge(run, _hull_of(r))
-                self._prefix.append(run)
-            self._sorted_n = len(self.results)
-        i0, i1 = bisect.bisect_left(self._keys, lo), bisect.bisect_right(self._keys, hi)
-        if i0 == 0:
-            return self._prefix[i1 - 1]
-        out = None
-        for r in self._sorted[i0:i1]:
-            out = _merge(out, _hull_of(r))
-        return out
+    def hull(self, lo: Fraction, hi: Fraction) -> dict | None:
+        """Hulls over every box that meets {lo <= u <= hi} (u_lo <= hi and u_hi >= lo, so a box straddling
+        either end counts): the normalised decay Q in [a, b], and the observables' ratios Lt and W = h + eps u^2.
+        None when no box meets the range (a range outside the cover)."""
+        if getattr(self, "_index_n", None) != len(self.results):
+            rows = [(r.box.u_lo, r.box.u_hi, _hull_of(r)) for r in self.results]
+            self._index, self._index_n = OverlapIndex(rows), len(self.results)
+        return self._index.hull(lo, hi)
 
     def shell_bounds(self, j: int) -> dict:
-        """The hulls on the whole shell {u <= u0 2^-j}."""
+        """The hulls on the whole shell {u <= u0 r^j}."""
         uj = self.u0 * self.ratio**j
         return {"j": j, "u_j": uj} | self.hull(Fraction(0), uj)
 
     def summary(self) -> dict:
-        worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) for r in self.results), default=Fraction(0))
+        worst = max((max(abs(r.eps_next[0]), abs(r.eps_next[1])) / self.profile.least(*r.u_next)
+                     for r in self.results), default=Fraction(0))
         return {"boxes": len(self.results), "max_depth": max((r.box.depth for r in self.results), default=0),
-                "max_abs_eps_next_over_C": float(worst / self.C) if self.C else None,
+                "max_abs_eps_next_over_C": float(worst),
                 "min_Q": str(min((r.Q[0] for r in self.results), default=Fraction(0))),
                 "min_R": str(min((r.R_lo for r in self.results), default=Fraction(0)))}
 
 
-def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int = 8, n_eps: int = 2,
+def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps: int = 2,
                  max_depth: int = 6, bits: int = 128, boxes: list | None = None,
                  ratio: Fraction = Fraction(1, 2), observables: bool = True) -> RegionCheck:
-    """Check that the exact map sends R(u0, C) into itself (module docstring).
+    """Check that the exact map sends R(u0, C) into itself (module docstring). ``C``: one value, or a
+    :class:`Profile` (one per annulus).
 
-    ``P``: exact parameters (verify.certify.coordinates.param_values). ``boxes``: a cover to check
-    instead of :func:`initial_boxes` (a cover with a hole fails the coverage obligation).
-    ``observables=False`` skips the enclosures of L2 and W (a coarse check of invariance only).
+    ``P``: the invariants (r, x, y), each an exact Fraction (one regime) or an interval (lo, hi) (a cell of a
+    family: the check then holds for every invariant in the box). ``boxes``: a cover to check instead of
+    :func:`initial_boxes` (a cover with a hole fails the coverage obligation). ``observables=False`` skips
+    the enclosures of Lt and W (a coarse check of invariance only).
     """
     from ..errors import InvalidParameter
     if not (0 < u0 < 1):
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
-    if C <= 0:
-        raise InvalidParameter("C", str(C), "must be > 0")
-    rc = RegionCheck(u0, C, shells, ratio)
-    todo = list(boxes) if boxes is not None else initial_boxes(u0, C, shells, n_u, n_eps, ratio)
+    profile = C if isinstance(C, Profile) else Profile.constant(u0, ratio, shells, C)
+    if profile.C <= 0:
+        raise InvalidParameter("C", str(profile.C), "must be > 0")
+    rc = RegionCheck(u0, profile, shells, ratio)
+    todo = list(boxes) if boxes is not None else initial_boxes(profile, n_u, n_eps)
     failed = None
     with arb_precision(bits):
-        Pb = tuple(exact(Fraction(p)) for p in P)
+        Pb = parameter_balls(P)
+        c = arb_functions().c(*Pb)[0]
         while todo:
             box = todo.pop()
-            res = evaluate_box(box, Pb, observables)
-            if res.passes(C):
+            res = evaluate_box(box, Pb, c, observables)
+            if res.passes(profile):
                 rc.results.append(res)
             elif box.depth < max_depth:
                 todo += box.split()
@@ -244,14 +354,14 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
                 break
     if failed is None:
         # Only a completed check has a cover to inspect (a failing box stops the check).
-        gap = coverage_gap([r.box for r in rc.results], u0, C)
+        gap = coverage_gap([r.box for r in rc.results], profile)
         rc.obligations.append(Obligation(
-            "region-cover", f"the boxes cover [0, u0] x [-C, C] = [0, {u0}] x [-{C}, {C}]", "arb", gap is None,
-            "sweep over u: every slab's eps-intervals chain from -C to C" if gap is None else
+            "region-cover", f"the boxes cover R = {{0 <= u <= {u0}, |eps| <= C(u)}}, C = {profile.C} near u = 0",
+            "arb", gap is None, "sweep over u: every slab's eps-intervals chain from -C(u) to C(u)" if gap is None else
             f"no box covers u in [{gap[0][0]}, {gap[0][1]}], eps just above {gap[1]}"))
         rc.obligations.append(Obligation(
-            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/u^3 > 0 and |eps'| <= C, so the exact map "
-            "sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
+            "region-invariant", "on every box: R = u/u' > 0, Q = (u - u')/(c u^3) > 0 and |eps'| <= C(u'), so the exact "
+            "map sends R into R", "arb", True, f"{len(rc.results)} boxes at {bits} bits, bisected up to depth "
             f"{rc.summary()['max_depth']}"))
     else:
         b, why = failed.box, []
@@ -262,6 +372,7 @@ def check_region(P: tuple, u0: Fraction, C: Fraction, *, shells: int, n_u: int =
                 why.append(f"u/u' not certainly > 0 (lower bound {float(failed.R_lo):.3g})")
             if failed.Q[0] <= 0:
                 why.append(f"Q not certainly > 0 (lower bound {float(failed.Q[0]):.3g})")
+            C = profile.least(*failed.u_next)
             if failed.eps_next[0] < -C or failed.eps_next[1] > C:
                 why.append(f"eps' in [{float(failed.eps_next[0]):.4g}, {float(failed.eps_next[1]):.4g}] leaves "
                            f"[-C, C] = [{float(-C):.4g}, {float(C):.4g}]")

@@ -23,7 +23,21 @@ COMMANDS = [
 ]
 
 
-@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]},
+class LazyGroup(OneLineGroup):
+    """The sub-commands of COMMANDS, each imported when it is first asked for: ``verify certify ...`` loads the
+    certify module and what it needs, not every sub-command's (``verify --help`` loads them all to list them)."""
+
+    def list_commands(self, ctx):
+        return [name for name, _ in COMMANDS]
+
+    def get_command(self, ctx, name):
+        attr = dict(COMMANDS).get(name)
+        if attr is None:
+            return None
+        return getattr(importlib.import_module(f"{__name__}.{name}"), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="Invalid input: one line naming the flag, exit status 2. Numerical trouble (a float64 run "
                     "overflowed or became NaN): one line with the step, the quantity and what to try, exit status 3. "
                     "An output that could not be written although its place was checked first (a full disk): one "
@@ -34,6 +48,3 @@ def main():
     """Check, regime by regime, the proofs of 'Transformers trained via GD can provably learn a
     class of teacher models' (Zhang, Zhao, Gu, Cao 2026) under the setting of docs/setting.md."""
 
-
-for _mod, _attr in COMMANDS:
-    main.add_command(getattr(importlib.import_module(f"{__name__}.{_mod}"), _attr))

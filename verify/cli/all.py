@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .options import check_writable_dir, handle_errors
-from .progress import counts_text, note, progress
+from .progress import note, progress
 
 
 @click.command("all")
@@ -32,6 +32,7 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
     run cleanly: the finished parts stay saved and the same command resumes.
     """
     from ..run.execute import check_cluster, local_workers
+    from ..report.render import roles_line
     from ..run.pipeline import plan, verify_all
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs
@@ -54,4 +55,4 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
                          part_timeout=timeout, progress=tick, on_report=reporting)
     s = res["summary"]
     click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
-               f"{s['wall_seconds']:.1f} s; verdicts: {counts_text(s['verdicts'])})")
+               f"{s['wall_seconds']:.1f} s; {roles_line(s)})")

@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import sys
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 import click
 
-from .options import handle_errors, regime_option, setting_from_options, setting_options
+from .options import family_setting_options, handle_errors, regime_option, setting_from_options, setting_kwargs
 from .progress import progress, progress_hook
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
@@ -42,8 +43,19 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 
 
 @click.command("certify")
-@setting_options
+@family_setting_options
 @regime_option
+@click.option("--save", "save", default=None, help="write the certificate to this JSON file (atomically): everything "
+              "`verify certify --recheck` / `python -m verify.certify.recheck` needs to re-verify it")
+@click.option("--recheck", "recheck", default=None, help="re-verify a saved certificate file with the independent "
+              "checker (python -m verify.certify.recheck FILE); exit status 1 names the failed step")
+@click.option("--family", "family", default=None, help="a family certificate file (saved by verify certify with "
+              "ranges): with --query, print one member's bounds")
+@click.option("--query", "query", default=None, help="the member of --family to bound, as NAME=VALUE,... for the "
+              "family's ranged parameters (D=100,eta=0.1)")
+@click.option("--scheduler", default=None, help="Dask scheduler address for a family's cells (default: a "
+              "LocalCluster; also $VERIFY_SCHEDULER)")
+@click.option("--workers", type=int, default=None, help="worker processes of the LocalCluster for a family's cells")
 @click.option("--at", "at", default=None, help="comma-separated steps T at which to print the bounds "
               "(default 1e3,1e6,1e9,1e12; any size: the cost does not grow with T)")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object: "bounds" and "certificate"')
@@ -59,8 +71,8 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @click.option("--T0", "T0", type=int, default=None, help="end the prefix exactly at step T0 (no search)")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max_depth, max_prefix, check_every, T0,
-                quiet, **kw):
+def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, bits, u0, C, shells, shell_ratio,
+                subdivisions, max_depth, max_prefix, check_every, T0, quiet, **kw):
     """Prove lower and upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F for every T >= 0.
 
     A certified Arb prefix from zero initialisation, a trapping region around the slow manifold
@@ -68,8 +80,26 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     from ..certify import CertificateFailed, certify
+    from ..certify.family import RANGED, is_range
+    if recheck is not None:
+        sys.exit(run_recheck(recheck))
+    if family is not None or query is not None:
+        return family_query(family, query, parse_at(at), as_json)
+    regime_file = kw.pop("regime_file", None)
+    if regime_file is not None:
+        from .regime import merge
+        merge(kw, regime_file, "refused")
+    if any(is_range(kw.get(n)) for n in RANGED):
+        return family_certify(kw, parse_at(at), save, as_json, scheduler, workers)
+    if kw.get("D") is None:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
+                               "FILE or --family FILE is given")
+    kw["D"] = parse_length(kw["D"])
     s = setting_from_options(kw, quiet=quiet)
     Ts = parse_at(at)
+    if save is not None:
+        check_save_path(save)
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
         with progress("verify certify", None, quiet) as bar:
@@ -83,6 +113,9 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
                                    "regime": s.config()}, indent=1))
         click.echo(str(exc), err=True)
         sys.exit(1)
+    if save is not None:
+        from ..certify.files import certificate_file, save as save_file
+        save_file(certificate_file(cert, Ts), save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
         return
@@ -108,6 +141,109 @@ def certify_cmd(at, as_json, bits, u0, C, shells, shell_ratio, subdivisions, max
     for b in bounds:
         cells = [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
         click.echo(f"  {b['T']:>14d}  " + "  ".join(f"{c:>29s}" for c in cells))
+
+
+def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
+    """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor."""
+    from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range
+    from ..certify.files import family_file, save as save_file
+    from ..certify.obligations import CertificateFailed
+    if save is not None:
+        check_save_path(save)
+    opts = setting_kwargs(kw)
+    ranges = {n: parse_range(n, opts.pop(n)) for n in RANGED if is_range(opts.get(n))}
+    if "D" in opts and "D" not in ranges:
+        opts["D"] = parse_length(opts["D"])
+    spec = FamilySpec.of({k: v for k, v in opts.items() if k != "D"} | ({"D": opts["D"]} if "D" in opts else {}),
+                         ranges)
+    try:
+        fc = certify_family(spec, scheduler=scheduler, workers=workers)
+    except CertificateFailed as exc:
+        click.echo(json.dumps({"status": "failed", "failed_obligation": exc.obligation.as_dict()}, indent=1)
+                   if as_json else str(exc), err=not as_json)
+        sys.exit(1)
+    corners = [dict(zip(ranges, vals)) for vals in _corner_values(ranges)]
+    data = family_file(fc, Ts, corners)
+    if save is not None:
+        save_file(data, save)
+    if as_json:
+        click.echo(json.dumps({"status": "certified", "cells": len(fc.cells), "seconds": round(fc.seconds, 2),
+                               "normalised_limits": data["normalised_limits"], "members": data["members"]}, indent=1))
+        return
+    click.echo(f"family certified: {len(fc.cells)} cells in {fc.seconds:.1f} s; every member's bounds for T >= T0 "
+               f"of its cell (verify certify --family FILE --query ...)")
+    for q, (lo, hi) in data["normalised_limits"].items():
+        click.echo(f"  lim {q}/leading_{q} in 1 + [{float(Fraction(lo) - 1):.3g}, {float(Fraction(hi) - 1):.3g}] for "
+                   "every member")
+
+
+def _corner_values(ranges: dict):
+    import itertools
+    return sorted(set(itertools.product(*[sorted({lo, hi}) for lo, hi in ranges.values()])))
+
+
+def family_query(path, query, Ts, as_json) -> None:
+    """One member's bounds from a family certificate file, in the one-regime ``bounds`` format."""
+    from ..certify.files import load_family
+    from ..errors import InvalidParameter
+    if path is None or query is None:
+        raise InvalidParameter("member" if path is not None else "family", None, "must come together: --family FILE "
+                               "--query NAME=VALUE,... (the member to bound)")
+    fc = load_family(path)
+    values = parse_query(query, fc.spec)
+    bounds = fc.bounds(values, Ts, None if as_json else 8)
+    if as_json:
+        click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
+                               "bounds": bounds}, indent=1))
+        return
+    for b in bounds:
+        click.echo(f"  {b['T']:>14d}  " + "  ".join(f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err",
+                                                                                          "w_err")))
+
+
+def parse_query(text: str, spec) -> dict:
+    """``"D=100,eta=0.1"`` -> {"D": 100, "eta": Fraction(1, 10)}, checked against the family's ranges."""
+    from ..errors import InvalidParameter
+    from ..model.numbers import exact
+    out = {}
+    for item in text.split(","):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InvalidParameter("member", text, "must be NAME=VALUE,... such as D=100,eta=0.1")
+        out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+    spec.check_member(out)
+    return {k: v for k, v in out.items() if k in spec.range_of}
+
+
+def parse_length(text):
+    """--D as an integer >= 1 (a range LO..HI is a family: verify certify with ranges)."""
+    from ..errors import InvalidParameter
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise InvalidParameter("D", text, "must be an integer >= 1 (or a range LO..HI of integers)") from None
+
+
+def check_save_path(path: str) -> None:
+    """Refuse, before any work, a --save path whose folder does not exist or is a folder itself."""
+    import os
+
+    from ..errors import InvalidParameter
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder):
+        raise InvalidParameter("save", path, "must be a file path in an existing folder")
+
+
+def run_recheck(path: str) -> int:
+    """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
+    returned (0 verified, 1 a step failed, 2 bad usage)."""
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
+    click.echo(proc.stdout, nl=False)
+    if proc.stderr:
+        click.echo(proc.stderr, err=True, nl=False)
+    return proc.returncode
 
 
 def eval_frac(text: str):

@@ -14,7 +14,7 @@ import click
 from click.core import ParameterSource
 
 from ..engines.arb import MAX_BITS, MIN_BITS
-from .options import handle_errors
+from .options import data_option, handle_errors
 from .sizes import check_build
 
 SCHEMA = "check.schema.json"
@@ -110,13 +110,15 @@ def certified_claims() -> list[str]:
     return [cid for cid, c in CLAIMS.items() if c.per_regime and "bits" in inspect.signature(c.check).parameters]
 
 
-def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False):
-    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime); a
-    large V* is estimated before it is built."""
+def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, data: str | None = None):
+    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime),
+    ``data`` (--data) replaces the file's data model; a large V* is estimated before it is built."""
     from ..model import make_setting
     from .options import make_args
     from .regime import defaults, read_regime
     given, steps = read_regime(regime_file, "required")
+    if data is not None:
+        given["data"] = data
     args = make_args(defaults() | given)
     if args.get("D") is None:
         from ..errors import InvalidParameter
@@ -155,7 +157,7 @@ def no_property(c, setting, steps: int) -> dict:
 
 
 def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: bool = False,
-                  quiet: bool = False) -> dict:
+                  quiet: bool = False, data: str | None = None) -> dict:
     """What claim ``claim_id`` says about the regime of ``regime_file`` (verify.cli.regime): its per-regime
     property there when it has one (certified with ``bits`` where its check takes Arb), and for every statement
     whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
@@ -169,7 +171,7 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
         raise InvalidParameter("arb_bits", bits, f"has no certified per-regime check for {claim_id} (its check runs "
                                "in float64); the claims whose check takes Arb: "
                                + (", ".join(certified_claims()) or "none yet"))
-    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet)
+    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, data=data)
     prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
         c, setting, steps)
     cov = coverage(claim_id, setting, quiet)
@@ -263,13 +265,15 @@ def summary_table(results: list[dict]):
 @click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
               help="with --regime: the per-regime check certified with Arb balls at BITS bits (claims whose check "
                    "takes Arb)")
+@data_option(default=None, help_text="with --regime: the data model of the regime (the file's \"data\" key; "
+             "default: the file's, else gaussian); see `verify run --help`")
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
 @click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet):
+def check_cmd(ids, profile, regime_file, arb_bits, data, as_json, list_only, yes, quiet):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts."""
     from lemmas import CLAIMS
@@ -285,6 +289,9 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
         return
     if arb_bits is not None and regime_file is None:
         raise InvalidParameter("arb_bits", arb_bits, "certifies a per-regime check: give it with --regime FILE")
+    if data is not None and regime_file is None:
+        raise InvalidParameter("data", data, "applies to one regime: give it with `regime` FILE (the claims' own "
+                               "regimes are the reference's)", also=("regime",))
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
@@ -292,7 +299,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
             raise InvalidParameter("profile", profile, "has no effect with --regime (the regime file gives the "
                                    "regime and its steps): drop --profile, or drop --regime to run the claim's "
                                    "own regimes at this profile")
-        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet)
+        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet, data=data)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:

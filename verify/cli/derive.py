@@ -8,8 +8,8 @@ import click
 import sympy as sp
 
 from ..errors import InvalidParameter
-from ..model.sigma import parse_sigma
-from .options import handle_errors
+from ..model.sigmas import parse_sigma
+from .options import SIGMA_HELP, handle_errors
 
 FORMATS = ("text", "latex", "json")
 
@@ -37,7 +37,7 @@ def _obligation_groups(sig) -> dict:
         "(3.4): softmax, W_KQ, logit step": gradient_obligations(),
         "reduction, explicit dimensions (second route)": [o for r in explicit_routes() for o in r.obligations],
     }
-    if sig.name == "identity":
+    if sig.is_identity:
         groups["reduction for sigma = identity, matrix calculus"] = prove_identity_general().obligations
     groups["Lemma C.2 (sigma = identity): induction"] = positivity_obligations().obligations
     seen, out = set(), {}
@@ -49,13 +49,12 @@ def _obligation_groups(sig) -> dict:
 def derivation(sigma_spec: str) -> dict:
     """Everything ``verify derive`` prints, as SymPy expressions, text and obligation dicts."""
     from ..derive.gradients import LEGEND, gradient_formulas, loss_formula, update_formulas
-    from ..derive.kernels import kernel
     from ..derive.loss import matrix_form
     from ..derive.reduced import reduced, reduced_step_exprs
     from ..derive.reduction import delta_step_factor, prove_reduction
     from ..derive.tidy import tidy
     sig = parse_sigma(sigma_spec)
-    k = kernel(sig)
+    k = sig.kernel
     out = {"sigma": sig.spec(), "conventions": dict(CONVENTIONS, sigma=sig.spec()),
            "kernel": {"ell": tidy(k.ell, interior=False), "dell_dmu_at_zero": tidy(k.dmu_at_zero, interior=False),
                       "exact_at_nonzero_means": k.with_means},
@@ -64,7 +63,7 @@ def derivation(sigma_spec: str) -> dict:
     par = next(o for o in proof.obligations if o.name.startswith("W_P gradient vanishes"))
     out["wp_invariance"] = {"holds": par.holds, "detail": par.detail}
     out["gradients"] = {**gradient_formulas(), **update_formulas()}
-    if sig.name == "identity":
+    if sig.is_identity:
         mf = matrix_form()
         out["matrix_form"] = {"loss": mf.loss, "dL/dW_X": mf.grad_WX, "dL/dW_P": mf.grad_WP, "dL/dS": mf.grad_S}
     red = reduced(sig, "interior")
@@ -82,7 +81,7 @@ def derivation(sigma_spec: str) -> dict:
 def asymptotics(sigma_spec: str) -> dict:
     """Leading terms of Theorem 3.1's quantities; derived for sigma = identity only (else an error)."""
     sig = parse_sigma(sigma_spec)
-    if sig.name != "identity":
+    if not sig.is_identity:
         raise InvalidParameter("sigma", sigma_spec, "must be identity with --asymptotics (the leading terms are "
                                                     "derived for sigma = identity only)")
     from ..derive.asymptotics import leading_terms, leading_terms_general, slow_manifold
@@ -129,7 +128,7 @@ def _emit_text(obj, indent=0):
 
 
 @click.command("derive")
-@click.option("--sigma", default="identity", show_default=True, help="identity | relu | erf | poly:c0,c1,...")
+@click.option("--sigma", default="identity", show_default=True, help=SIGMA_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text (default), json, or latex (a standalone LaTeX document)")
 @click.option("--asymptotics", "asymptotics_", is_flag=True,
@@ -162,7 +161,7 @@ def derive_cmd(sigma, fmt, asymptotics_, as_json, quiet):
 
 def _latex_sections(data: dict, asym: bool) -> dict:
     if asym:
-        return {"Leading terms": {k: data[k] for k in ("loss", "s_err", "w_err", "off_support_mass",
+        return {"Leading terms": {k: data[k] for k in ("excess_loss", "s_err", "w_err", "off_support_mass",
                                                         "cubic_coefficient_c")},
                 "Convention": data["convention"], "Claimed orders": data["claimed"],
                 "Every named convention symbolic": data["general_convention"]}

@@ -20,7 +20,26 @@ import click
 from click.core import ParameterSource
 
 from ..model import make_setting
+from ..model.data import data_models
 from ..model.setting import DEFAULTS
+from ..model.sigmas import family_syntax
+
+SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
+DATA_HELP = ("what X is drawn from: gaussian (i.i.d. entries of --law), digits (sklearn's 8x8 handwritten digits, a "
+             "stand-in for MNIST: D = d = 8), or a Gaussian with the digits' second moments (gaussian:digits) or one "
+             "of their isotropic parts (gaussian:digits-pixels, gaussian:digits-tokens)")
+
+
+def _data_kwargs(default, help_text: str) -> dict:
+    """click keywords of the ``--data`` option (the registered data models)."""
+    return {"type": click.Choice(data_models()), "default": default, "show_default": default is not None,
+            "help": help_text}
+
+
+def data_option(default=DEFAULTS["data"], help_text: str = DATA_HELP):
+    """The ``--data`` option (one definition for every command that takes it)."""
+    return click.option("--data", "data", **_data_kwargs(default, help_text))
+
 
 def _default(key: str) -> dict:
     """click keywords giving an option make_setting's default (verify.model.setting.DEFAULTS, their one home)."""
@@ -43,7 +62,8 @@ SETTING_SPECS = [
     ("--vstar", "vstar", {"default": None, "help": "JSON file: V* as a list of M rows of d numbers"}),
     ("--vstar-norm", "vstar_norm", {"default": None, "help": "random V* (seeded) with this Frobenius norm"}),
     ("--seed", "seed", {"type": int, **_default("seed")}),
-    ("--sigma", "sigma", {**_default("sigma"), "help": "identity | relu | erf | poly:c0,c1,..."}),
+    ("--sigma", "sigma", {**_default("sigma"), "help": SIGMA_HELP}),
+    ("--data", "data", _data_kwargs(DEFAULTS["data"], DATA_HELP)),
     ("--law", "law", {**_default("law"), "help": "gaussian | rademacher | student-t:NU | gumbel | exponential | "
                                                  "uniform (standardised)"}),
     ("--law-mean", "law_mean", _default("law_mean")),
@@ -64,6 +84,9 @@ SETTING_SPECS = [
 ]
 SETTING_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in SETTING_SPECS]
 SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
+# verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
+D_RANGE_OPTION = click.option("--D", "D", default=None, help="sequence length (number of tokens), or a range LO..HI: "
+                              "every integer length in it (a family)")
 
 # P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
 GENERAL_P_KINDS = ("sinusoidal",)
@@ -72,6 +95,13 @@ GENERAL_P_KINDS = ("sinusoidal",)
 def setting_options(f):
     """Decorate a click command with every option that defines a regime."""
     for opt in reversed(SETTING_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def family_setting_options(f):
+    """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
+    for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
         f = opt(f)
     return f
 
@@ -109,6 +139,12 @@ def setting_args(kw: dict, steps: str = "refused") -> tuple[dict, int | None]:
     return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw}), n
 
 
+def setting_kwargs(kw: dict) -> dict:
+    """Pop the regime options out of ``kw``: the make_setting keywords they spell, D possibly absent (``verify
+    certify --family``); no regime file is read here."""
+    return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw})
+
+
 def command_name() -> str:
     """The running command as the user typed it (``verify run``)."""
     ctx = click.get_current_context(silent=True)
@@ -129,7 +165,7 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "regime": "regime_file",
+            "regime": "regime_file", "member": "query",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 

@@ -1,27 +1,34 @@
-"""``verify probe NAME [--json]`` and ``verify probe --list``: run one reviewer-question probe."""
+"""``verify probe NAME [--profile P] [--json]`` and ``verify probe --list``: run one reviewer-question probe."""
 from __future__ import annotations
 
 import json
 
 import click
 
-from .options import handle_errors
+from ..model.profiles import PROFILES
+from .options import data_option, handle_errors
 
 
 @click.command("probe")
 @click.argument("name", required=False)
-@click.option("--list", "list_", is_flag=True, help="list the probes and the questions they answer")
+@click.option("--list", "list_", is_flag=True, help="list the probes, the questions they answer and their findings")
+@click.option("--profile", type=click.Choice(list(PROFILES)), default="ci", show_default=True,
+              help="budget: ci (minutes), dev, deep (longer horizons, more seeds and regimes)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
+@data_option(default=None, help_text="run the probe's regimes on this data model (the run's convention; default: "
+             "each regime's own); see `verify run --help`")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, as_json, quiet):
-    """Run the probe NAME: question, regimes, findings, classification, statements with their derived
-    verdicts and scopes, replay."""
+def probe_cmd(name, list_, profile, as_json, data, quiet):
+    """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
+    with their derived verdicts and scopes, replay."""
     from ..checks import suggest
     from ..errors import InvalidParameter
-    from ..probes import PROBES, run_probe
+    from ..probes import PROBES
+    from .check import _print_statement
     if list_:
-        rows = [{"probe": p.name, "questions": list(p.questions), "summary": p.summary} for p in PROBES.values()]
+        rows = [{"probe": cid, "questions": list(p.questions), "summary": p.summary,
+                 "statements": [st.id for st in p.statements]} for cid, p in PROBES.items()]
         if as_json:
             click.echo(json.dumps(rows, indent=1))
         else:
@@ -29,16 +36,18 @@ def probe_cmd(name, list_, as_json, quiet):
                 click.echo(f"{r['probe']:14s} Q{','.join(map(str, r['questions'])):5s} {r['summary']}")
         return
     if not name:
-        raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES)}) or --list")
-    from .progress import progress
+        raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES.ids())}) or --list")
     if name not in PROBES:
-        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES))}" + suggest(name, list(PROBES)))
+        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
+    from .progress import progress
+    from ..model.convention import Convention
+    conv = None if data is None else Convention.from_options({"data": data})
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
-        out = run_probe(name).as_dict()
+        out = PROBES[name].run(profile, conv).as_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
-    click.echo(f"probe: {out['probe']}")
+    click.echo(f"probe: {out['id']} ({out['title']}), profile {out['profile']}")
     click.echo(f"question: {out['question']}")
     click.echo("regimes:")
     for r in out["regimes"]:
@@ -51,11 +60,5 @@ def probe_cmd(name, list_, as_json, quiet):
         click.echo(f"  - {f}")
     click.echo("classification: " + ", ".join(f"{k} {v}" for k, v in out["classification"].items()))
     for st in out["statements"]:
-        click.echo(f"{'verdict' if st['role'] == 'primary' else 'further'}: {st['verdict'].upper()} "
-                   f"({st['scope_label']}) -- {st['statement']}")
-        click.echo(f"  why: {st['reason']}")
-        for e in st["evidence"]:
-            mark = {True: "+", False: "x", None: "."}[e["holds"]]
-            role = "" if e["role"] == "test" else f" ({e['role']})"
-            click.echo(f"  [{mark}] {e['kind']:11s} {e['route']}{role}: {e['result']}")
+        _print_statement(st)
     click.echo(f"replay: {out['replay']}")

@@ -3,8 +3,9 @@
 Two kinds of result:
 - a run in mpmath (any ``--dps``) or float64, cross-checked at checkpoints against a reference that
   is strictly more precise (verify.engines.precision);
-- with ``--arb BITS``, certified Arb balls of the reduced recursion: the balls are the result, every
-  digit they certify is printed with its radius, and an mpmath run cross-checks the first checkpoints.
+- with ``--arb BITS``, certified Arb balls of the reduced or the full-matrix recursion: the balls are the
+  result, every digit they certify is printed with its radius, and an mpmath run cross-checks the first
+  checkpoints.
 
 Before a long run the time is estimated from a short timed calibration and said on stderr; a run
 estimated above an hour needs ``--yes`` (``--estimate-only`` prints the estimate and stops).
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import click
 
@@ -26,13 +26,15 @@ from .sizes import check_build, entries
 from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note, progress
 
 MAX_STEPS = 10**12
-# Full-matrix mpmath steps cost O(D^3) big-number operations (0.75 steps/s at D = N = 64): when no
-# exact reference is cheaper, a full-engine result is cross-checked on its first steps only.
+# A full-matrix mpmath step costs O(D N) big-number operations (about 20 steps/s at D = N = 64): when no
+# exact reference is cheaper, a full-engine result is cross-checked on its first steps only, at most
+# FULL_CHECK_STEPS of them and at most FULL_CHECK_WORK entry-steps (D N per step): 200 steps at D = N = 64,
+# 12 at D = N = 256, 1 at D = N = 1024.
 FULL_CHECK_STEPS = 200
+FULL_CHECK_WORK = 200 * 64 * 64
 # With --arb the balls are the result; the independent mpmath run checks them up to this step only
 # (it would otherwise cost as much as the certified run itself, or more).
 ARB_CHECK_STEPS = 1000
-CALIBRATION_SECONDS = 0.05    # timed calibration per engine (after a warm-up step)
 
 QUANTITIES = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
 LIST_QUANTITIES = ("alpha", "offspan", "support_mass")
@@ -83,6 +85,11 @@ def resolve_engine(setting, engine: str) -> tuple[str, str | None]:
     return ("reduced", "auto: the reduced recursion is exact here") if ok else ("full", f"auto: full, since {why}")
 
 
+def full_check_steps(setting, steps: int) -> int:
+    """How many first steps of a full-matrix run the mpmath reference repeats (see FULL_CHECK_WORK)."""
+    return min(steps, FULL_CHECK_STEPS, max(1, FULL_CHECK_WORK // (setting.D * setting.N)))
+
+
 def max_cross_checked_dps(steps: int) -> int:
     """The largest --dps whose cross-check fits in Arb's precision: the reference carries more digits than the
     run (verify.engines.precision.reference_bits), and Arb takes at most MAX_BITS bits."""
@@ -101,28 +108,38 @@ def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: in
                  cross_check: bool = False) -> None:
     """Every conflict between the run options, reported together (InvalidParameter), before any work."""
     from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS
+    from ..engines.fullarb import MAX_STEPS as FULL_ARB_MAX_STEPS
     from ..model.validation import Problems, check_int
+    from ..engines import fulljax
+    from ..engines.full import require_route
     pr = Problems()
     if (dps is not None and cross_check and arb_bits is None and arithmetic == "mpmath" and setting.reducible()[0]
             and dps > max_cross_checked_dps(steps)):
         pr.add("dps", dps, f"must be at most {max_cross_checked_dps(steps)} for {steps} steps with the cross-check: "
                f"its Arb reference carries more digits than the run, and Arb takes at most {MAX_BITS} bits",
                hint="or pass `cross_check=False`")
-    if engine == "reduced" and arb_bits is None and not setting.reducible()[0]:
+    if engine == "full":
+        with pr.check():
+            require_route(setting, "arb" if arb_bits is not None else arithmetic, fulljax.available())
+    if engine == "reduced" and not setting.reducible()[0]:
         pr.add("engine", engine, f"must be full (or auto) here: the reduced recursion is not exact, since "
                f"{setting.reducible()[1]}; use `engine=full`")
     if arb_bits is not None:
         with pr.check():
-            check_int("steps", steps, 0, ARB_MAX_STEPS)
+            check_int("steps", steps, 0, FULL_ARB_MAX_STEPS if engine == "full" else ARB_MAX_STEPS)
         if arithmetic != "mpmath":
             pr.add("arb", arb_bits, f"computes in Arb balls: it cannot be combined with `arithmetic={arithmetic}`",
                    also=("arithmetic",))
-        if engine == "full":
-            pr.add("arb", arb_bits, "certifies the reduced recursion only: drop `engine=full`", also=("engine",))
-        elif not setting.reducible()[0]:
-            pr.add("arb", arb_bits, f"certifies the reduced recursion, which is not exact here: "
-                   f"{setting.reducible()[1]}")
     pr.raise_all()
+
+
+def exact_reference(setting) -> bool:
+    """A run of this setting can be repeated in mpmath (not for the finite sum over images: JAX float64 only)."""
+    return setting.data.route(setting.sigma) != "images"
+
+
+NO_REFERENCE = ("not available: the finite sum over the images (data = {data}, sigma = {sigma}) is differentiated by "
+                "jax.grad in float64 only, so there is no more precise run to compare with")
 
 
 def precision_check(setting, tr, engine: str, progress=None) -> dict:
@@ -137,10 +154,12 @@ def precision_check(setting, tr, engine: str, progress=None) -> dict:
     from ..engines import precision
     if setting.reducible()[0]:
         cc = precision.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
-                                   on_disagreement="raise", checkpoints=4, progress=progress)
+                                   on_disagreement="raise", checkpoints=4, progress=progress,
+                                   summed=precision.summed_terms(setting, engine))
         scope = "all checkpoints" + ("" if engine == "reduced" else " (full-matrix run vs the exact reduced enclosure)")
     else:
-        part = replace(tr, records=[r for r in tr.records if r.step <= FULL_CHECK_STEPS], notes=tr.notes)
+        part = replace(tr, records=[r for r in tr.records if r.step <= full_check_steps(setting, max(tr.steps()))],
+                       notes=tr.notes)
         cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
                                    progress=progress)
         scope = f"checkpoints up to step {max(part.steps())}"
@@ -148,12 +167,19 @@ def precision_check(setting, tr, engine: str, progress=None) -> dict:
             "max_tolerance": precision.g3(max(cc.tolerance.values()))}
 
 
+def arb_check_steps(setting, engine: str, steps: int) -> int:
+    """The horizon of the mpmath check of a certified run: ARB_CHECK_STEPS (reduced), as a full-matrix
+    mpmath reference allows (full)."""
+    return min(steps, ARB_CHECK_STEPS) if engine == "reduced" else full_check_steps(setting, steps)
+
+
 def arb_check(setting, tr, progress=None) -> dict:
-    """Cross-check certified balls ``tr`` against an independent mpmath run (more digits than the balls
-    carry) at up to 4 checkpoints with step <= ARB_CHECK_STEPS: each mpmath value must lie in its ball."""
+    """Cross-check certified balls ``tr`` against an independent mpmath run of the same engine (more digits
+    than the balls carry) at up to 4 checkpoints up to arb_check_steps: each mpmath value must lie in its ball."""
     from dataclasses import replace
     from ..engines import precision
-    part = replace(tr, records=[r for r in tr.records if r.step <= ARB_CHECK_STEPS], notes=tr.notes)
+    last = arb_check_steps(setting, tr.engine, max(tr.steps()))
+    part = replace(tr, records=[r for r in tr.records if r.step <= last], notes=tr.notes)
     cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
                                progress=progress)
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows),
@@ -168,15 +194,15 @@ def _digits_of(arith_dps: int | None, bits: int) -> int:
     return most if arith_dps is None else min(most, arith_dps)
 
 
-def run_arith(arithmetic: str, dps: int | None, steps: int):
-    """The run's Arith; float64 prints only the digits it carries over ``steps`` (PrecisionError when
-    fewer than ``dps``, or than 3 when ``dps`` is not given)."""
+def run_arith(arithmetic: str, dps: int | None, steps: int, summed: int = 1):
+    """The run's Arith; float64 prints only the digits it carries over ``steps`` steps that each sum up to
+    ``summed`` numbers (PrecisionError when fewer than ``dps``, or than 3 when ``dps`` is not given)."""
     from dataclasses import replace
     from ..engines import precision
     from ..engines.arith import Arith
     ar = Arith.make(arithmetic, dps, steps)
     if arithmetic == "float64":
-        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3)
+        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3, summed=summed)
         ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
     return ar
 
@@ -202,25 +228,31 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     if why:
         cfg["engine_choice"] = why
     if arb_bits is not None:
-        from ..engines.arb import iterate_certified
-        tr = iterate_certified(setting, steps, arb_bits, cps,
-                               progress=track(f"certified run (Arb {arb_bits} bits)", steps))
+        tr = iterate(setting, steps, engine, "arb", checkpoints=cps, bits=arb_bits,
+                     progress=track(f"certified run ({engine}, Arb {arb_bits} bits)", steps))
         digits = _digits_of(dps, arb_bits)
+        what = "reduced recursion" if engine == "reduced" else "full-matrix recursion (every entry of W_X, W_P, W_KQ)"
         cfg |= {"arithmetic": f"arb{arb_bits}", "arb_bits": arb_bits, "dps": digits, "steps": steps,
-                "result": "certified Arb balls of the exact reduced recursion (exact rational parameters)",
+                "result": f"certified Arb balls of the exact {what} (exact rational parameters)",
                 "certified": ("each <name>_rad bounds |exact - printed <name>| for the exact recursion; every digit "
                               "the ball certifies is printed (correct up to +-1 in the last digit)")}
         if cross_check:
-            cfg["precision_check"] = arb_check(setting, tr, track("cross-check (mpmath)", min(steps, ARB_CHECK_STEPS)))
+            cfg["precision_check"] = arb_check(setting, tr, track("cross-check (mpmath)",
+                                                                  arb_check_steps(setting, engine, steps)))
         else:
             cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
         return {"config": cfg, "final": certified_json(tr.final, digits)}
-    ar = run_arith(arithmetic, dps, steps)
+    from ..engines.precision import summed_terms
+    ar = run_arith(arithmetic, dps, steps, summed_terms(setting, engine))
     tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
                  progress=track(f"GD ({engine}, {arithmetic})", steps))
     cfg |= {"arithmetic": arithmetic, "dps": ar.dps, "work_dps": ar.work_dps, "steps": steps}
-    if cross_check:
-        ref_steps = steps if setting.reducible()[0] else min(steps, FULL_CHECK_STEPS)
+    if tr.backend is not None:
+        cfg["backend"] = tr.backend
+    if cross_check and not exact_reference(setting):
+        cfg["precision_check"] = NO_REFERENCE.format(data=setting.data.spec(), sigma=setting.sigma.spec())
+    elif cross_check:
+        ref_steps = steps if setting.reducible()[0] else full_check_steps(setting, steps)
         cfg["precision_check"] = precision_check(setting, tr, engine, track("cross-check (reference)", ref_steps))
     else:
         cfg["precision_check"] = "skipped (--no-cross-check): these digits are not cross-checked"
@@ -245,53 +277,40 @@ def _tracker(bar):
 
 # ----- time estimate -----------------------------------------------------------------------------
 
-def _rate(run, steps: int) -> float:
-    """Steps per second of ``run(n)``: a warm-up step (code generation, excluded), then n = 1, 2, 4, ...
-    until one run takes CALIBRATION_SECONDS or n reaches ``steps``."""
-    run(1)
-    n = 1
-    while True:
-        t = time.perf_counter()
-        run(n)
-        dt = time.perf_counter() - t
-        if dt >= CALIBRATION_SECONDS or n >= steps:
-            return n / max(dt, 1e-9)
-        n = min(steps, 2 * n)
-
-
 def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None, arb_bits: int | None,
              cross_check: bool) -> dict:
     """Estimated seconds of ``run_json`` with these options, from a short timed calibration of each
-    engine it will run: {"seconds", "phases": [(what, steps, steps_per_s)]}."""
+    engine it will run (verify.engines.estimate): {"seconds", "phases": [(what, steps, steps_per_s)]}."""
     from ..engines import precision
-    from ..engines.arb import iterate_certified
+    from ..engines.estimate import calibrate, run_phases
     engine, _ = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
-    phases = []
+    phases = []         # (what, steps, (steps/s, fixed seconds))
     if arb_bits is not None:
-        phases.append((f"certified Arb {arb_bits} bits", steps,
-                       _rate(lambda n: iterate_certified(setting, n, arb_bits, [n]), steps)))
+        phases.append((f"certified {engine} Arb {arb_bits} bits", steps,
+                       run_phases(setting, steps, engine, "arb", bits=arb_bits)))
         if cross_check:
-            n_ref = min(steps, ARB_CHECK_STEPS)
+            n_ref = arb_check_steps(setting, engine, steps)
             ref_dps = math.ceil(arb_bits * math.log10(2)) + 20
             phases.append((f"mpmath cross-check dps={ref_dps}", n_ref,
-                           _rate(lambda n: iterate(setting, n, "reduced", "mpmath", ref_dps, [n]), n_ref)))
+                           run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
     else:
-        run_arith(arithmetic, dps, steps)           # refuses a horizon the arithmetic cannot carry, first
+        run_arith(arithmetic, dps, steps, precision.summed_terms(setting, engine))   # refuses what it cannot carry
         run_dps = dps if arithmetic == "mpmath" else None
-        phases.append((f"{engine} {arithmetic}", steps,
-                       _rate(lambda n: iterate(setting, n, engine, arithmetic, run_dps, [n]), steps)))
+        phases.append((f"{engine} {arithmetic}", steps, run_phases(setting, steps, engine, arithmetic, run_dps)))
         if cross_check and setting.reducible()[0]:
+            from ..engines.arb import iterate_certified
             w = precision.work_digits(arithmetic, dps, steps)
             bits = precision.reference_bits(w, steps)
             phases.append((f"cross-check Arb {bits} bits", steps,
-                           _rate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
-        elif cross_check:
-            n_ref = min(steps, FULL_CHECK_STEPS)
+                           calibrate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
+        elif cross_check and exact_reference(setting):
+            n_ref = full_check_steps(setting, steps)
             ref_dps = math.ceil(precision.work_digits(arithmetic, dps, steps)) + 20
             phases.append((f"cross-check {engine} mpmath dps={ref_dps}", n_ref,
-                           _rate(lambda n: iterate(setting, n, engine, "mpmath", ref_dps, [n]), n_ref)))
-    return {"seconds": sum(n / r for _, n, r in phases), "phases": phases}
+                           run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
+    return {"seconds": sum(fixed + n / rate for _, n, (rate, fixed) in phases),
+            "phases": [(what, n, rate) for what, n, (rate, _) in phases]}
 
 
 def stability_warning(setting) -> str | None:
@@ -334,8 +353,8 @@ def steps_of(steps: int, file_steps: int | None) -> int:
               help="decimal digits for mpmath (default 30); with --arb: at most this many printed digits")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
-              help="certified run: Arb balls at BITS bits are the result (reduced engine), printed to every digit "
-                   "they certify with <name>_rad radii; mpmath cross-checks the first checkpoints")
+              help="certified run: Arb balls at BITS bits are the result (reduced or full engine), printed to every "
+                   "digit they certify with <name>_rad radii; mpmath cross-checks the first checkpoints")
 @click.option("--cross-check/--no-cross-check", default=True, show_default=True,
               help="re-run at higher precision at checkpoints and fail on disagreement")
 @click.option("--estimate-only", is_flag=True, help="print the estimated run time and stop")

@@ -6,7 +6,7 @@ from collections import Counter
 
 import click
 
-from .options import CliError, check_writable_dir, handle_errors
+from .options import CliError, check_writable_dir, data_option, handle_errors
 from .progress import note, progress
 
 CONFIRM_ROWS = 1000          # a larger grid needs --yes
@@ -38,10 +38,12 @@ def summary_lines(rows: list[dict]) -> list[str]:
 @click.command("sweep")
 @click.option("--grid", "grid", multiple=True, metavar="NAME=v1,v2,...",
               help="one axis of the grid (repeatable; values are split at ';' instead when one holds a comma): "
-                   "D, K, N or preset, eta, eta_kq, vstar_norm, M, d, sigma, law, law_mean, law_var, loss, p_lambda, "
+                   "D, K, N or preset, eta, eta_kq, vstar_norm, M, d, sigma, data, law, law_mean, law_var, loss, p_lambda, "
                    "p_kind, p_structure, noise_sd, init, init_scale, relu_at_zero, freeze_wp, seed [default grid: "
                    "D=8,16,32 K=2,4 eta=1/10,1/20; an axis not on the grid takes D=16 K=4 preset=cnn M=1 d=1 "
                    "eta=1/10 and the reference convention]")
+@data_option(default=None, help_text="the data model of every regime (as --grid data=...; a data model fixing the "
+             "dimensions sets D and d unless they are on the grid); see `verify run --help`")
 @click.option("--steps", type=click.IntRange(10, 10**9), default=100_000, show_default=True, help="GD steps per regime")
 @click.option("--measure", "measures", multiple=True,
               help="measurements (repeatable): trajectory, claims, certified, certificate [default: trajectory and "
@@ -63,7 +65,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object {"rows": [...]} on stdout')
 @click.option("--quiet", is_flag=True, help="no progress display (the summary is printed all the same)")
 @handle_errors
-def sweep_cmd(grid, steps, measures, claim_steps, arb_bits, out, scheduler, workers, fresh, yes, as_json, quiet):
+def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler, workers, fresh, yes, as_json, quiet):
     """Run every regime of the grid and write a table: the regime, final values at --steps, fitted tail
     exponents, ratios to the derived leading terms, each claim's verdict there, and the Dask worker that
     computed the row. Rows already computed by this code version are reused; Ctrl-C stops cleanly and the
@@ -71,6 +73,15 @@ def sweep_cmd(grid, steps, measures, claim_steps, arb_bits, out, scheduler, work
     from ..run.execute import check_cluster, local_workers
     from ..sweep import grid_size, parse_grid, run_sweep
     axes = parse_grid(list(grid))
+    if data is not None:
+        from ..errors import InvalidParameter
+        if "data" in axes:
+            raise InvalidParameter("data", data, "must not be given with a data axis on the grid (--grid data=...)",
+                                   also=("grid",))
+        from ..model.data import parse_data
+        if not grid and parse_data(data).dims is not None:      # the default grid's D axis: the data fix D
+            axes.pop("D", None)
+        axes = {"data": [data]} | axes
     n = grid_size(axes)
     if n > CONFIRM_ROWS and not yes:
         shape = " x ".join(f"{len(v)} {k}" for k, v in axes.items())

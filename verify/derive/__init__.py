@@ -1,10 +1,9 @@
-"""Symbolic derivation (SymPy): kernels, closed-form loss, gradients (3.3)-(3.4), reduction, proof obligations."""
-from .kernels import Kernel, kernel, radial_slope
+"""Symbolic derivation (SymPy): closed-form loss, gradients (3.3)-(3.4), reduction, proof obligations."""
 from .obligations import Obligation, ProofReport
 from .reduced import Reduced, case_of, column_quantities, reduced, reduced_step_exprs
 from .reduction import obligations_for, prove_reduction, prove_reduction_symbolic
 from .stability import positivity_obligations
 
-__all__ = ["Kernel", "kernel", "radial_slope", "Reduced", "reduced", "reduced_step_exprs", "case_of",
+__all__ = ["Reduced", "reduced", "reduced_step_exprs", "case_of",
            "column_quantities", "Obligation", "ProofReport", "prove_reduction", "prove_reduction_symbolic",
            "obligations_for", "positivity_obligations"]

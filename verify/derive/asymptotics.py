@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..model.sigma import Sigma
+from ..model.sigmas.identity import Identity
 from .reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
 
@@ -23,14 +23,14 @@ u = sp.Symbol("u", positive=True)
 @lru_cache(maxsize=None)
 def slow_manifold() -> dict:
     """alpha*(u), the cubic coefficient c of Delta u, and the leading coefficients in u."""
-    red = reduced(Sigma("identity"), "interior")
+    red = reduced(Identity(), "interior")
     ref = {var: 1, c_loss: 1, lam: 1, beta: 1, eta_kq: eta, eta_v: eta}
     # identity: r_m is proportional to vn_m, so summing rows replaces vn by ||V*||_F^2.
     r_tot = red.r.subs(ref).subs(vn, vnorm**2)
     E_u = (D - K) * (1 - u) / (K * u)             # e^delta as a function of u
     a_star = sp.solve(sp.diff(r_tot, alpha), alpha)[0]
     a_star_u = sp.simplify(a_star.subs(delta, sp.log(E_u)))
-    _, inc = reduced_step_exprs(Sigma("identity"), "interior")
+    _, inc = reduced_step_exprs(Identity(), "interior")
     inc_tot = inc.subs(ref).subs(vn, vnorm**2)
     du = sp.simplify((-u * (1 - u) * inc_tot).subs(alpha, a_star).subs(delta, sp.log(E_u)))
     du_series = sp.series(du, u, 0, 4).removeO()
@@ -65,11 +65,11 @@ def leading_terms_general() -> dict:
     1/(M N) for the mean), v (entry variance), lambda (P^T P = lambda I) and eta_KQ (the W_KQ step;
     eta_V does not enter the leading order because alpha relaxes geometrically for any stable eta_V).
     """
-    red = reduced(Sigma("identity"), "interior")
+    red = reduced(Identity(), "interior")
     r_tot = red.r.subs(vn, vnorm**2)
     E_u = (D - K) * (1 - u) / (K * u)
     a_star = sp.solve(sp.diff(r_tot, alpha), alpha)[0]
-    _, inc = reduced_step_exprs(Sigma("identity"), "interior")
+    _, inc = reduced_step_exprs(Identity(), "interior")
     du = sp.simplify((-u * (1 - u) * inc.subs(vn, vnorm**2)).subs(alpha, a_star).subs(delta, sp.log(E_u)))
     ser = sp.series(du, u, 0, 4).removeO()
     if any(sp.simplify(ser.coeff(u, k)) != 0 for k in range(3)):

@@ -226,7 +226,7 @@ def logit_step_obligation() -> Obligation:
                       "(logits beta P^T W_KQ Q, P^T P = lambda I, distinct query positions)", holds,
                       "matrix calculus in symbolic D, N: d/dW tr(G^T beta P^T W Q) = beta P G Q^T; "
                       "beta^2 P^T P G Q^T Q = lambda^2 beta^2 G", "matrix calculus", Scope("all", "all", "all", "all"),
-                      seconds=t())
+                      seconds=t(), assumes=("orthogonal-P", "distinct-queries"))
 
 
 @lru_cache(maxsize=None)
@@ -262,7 +262,6 @@ def explicit_model(sigma, P, Sstar, query, M: int, d: int, scale=sp.Integer(1)) 
     logits c P^T W_KQ p_q(j) (P, S* exact matrices given), column softmax, Gram quantities, sigma's
     kernel. Returns {"L", "W_X", "V", "W_P", "W_KQ"} (symbol matrices) and {"grad_<name>"}: SymPy's
     derivatives of L, nothing assembled by hand (test them against central differences)."""
-    from .kernels import kernel
     from ..model.symbols import A as A_, B as B_, C as C_, mu_u, mu_z
     D_, N_ = len(P), len(query)
     sym = lambda name, r, c: sp.Matrix(r, c, lambda x, y: sp.Symbol(f"{name}_{x}_{y}", real=True))  # noqa: E731
@@ -274,7 +273,7 @@ def explicit_model(sigma, P, Sstar, query, M: int, d: int, scale=sp.Integer(1)) 
         ex = [sp.exp(logits[r, c_]) for r in range(D_)]
         for r in range(D_):
             Sm[r, c_] = ex[r] / sum(ex)
-    ell = kernel(sigma).ell
+    ell = sigma.kernel.ell
     b_ = Wp * Pm * Sm
     L = 0
     for r, c_ in ((r, c_) for r in range(M) for c_ in range(N_)):

@@ -28,7 +28,7 @@ LHS = {"ell": r"\ell(A, C, B, \mu_u, \mu_z)", "dell_dmu_at_zero": r"\partial_{\m
        "delta_increment_per_row": r"\Delta\delta_m", "support_mass": r"p = \sum_{i \in g_j} S_{i,j}",
        "delta_factor": r"c_\delta", "dL/dW_X": r"\frac{\partial L}{\partial W_X}",
        "dL/dW_P": r"\frac{\partial L}{\partial W_P}",
-       "dL/dS": r"\frac{\partial L}{\partial S}", "loss": r"L - L_{\mathrm{opt}}", "s_err": r"\|S - S^*\|_F",
+       "dL/dS": r"\frac{\partial L}{\partial S}", "excess_loss": r"L - L_{\mathrm{opt}}", "s_err": r"\|S - S^*\|_F",
        "w_err": r"\|W_X - V^*\|_F", "u": "u", "c": "c", "off_support_mass": "u",
        "cubic_coefficient_c": "c"}
 

@@ -86,12 +86,11 @@ def prove_identity_closed_form(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
 
 def kernel_sum_equals_matrix_form(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
     """The per-entry kernel sum (identity kernel) equals the matrix closed form, exactly."""
-    from .kernels import kernel
-    from ..model.sigma import Sigma
+    from ..model.sigmas.identity import Identity
     from ..model.symbols import A, B, C, mu_u, mu_z
     sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
     WX, V, WP, P, S, Ss = sym("w", M, d), sym("v", M, d), sym("p", M, D), sym("P", D, D), sym("s", D, N), sym("t", D, N)
-    ell = kernel(Sigma("identity")).ell
+    ell = Identity().kernel.ell
     b = WP * P * S
     total = 0
     for m, j in itertools.product(range(M), range(N)):

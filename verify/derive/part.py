@@ -1,9 +1,11 @@
 """The ``derive`` part of ``verify all``: the reduction proofs per sigma and the leading asymptotics.
 
-Each proof obligation becomes an evidence record (verify.evidence) whose scope says what it covers:
-the identity obligations are proved by matrix calculus in symbolic dimensions (every M, d, D, N), the
-generic-kernel obligations by exact identities at one explicit size, and each sigma's parity lemma
-for every dimension. The verdict of each statement is decided from those records by the one rule.
+Each proof obligation becomes an evidence record (verify.evidence) whose scope says what it covers: the
+generic-kernel obligations in symbolic dimensions (block method) and at explicit sizes (a second route), each
+sigma's parity lemma and reduced recursion, and for identity the matrix-calculus proof. Every obligation names the
+hypotheses it uses; the statement "the reduction is exact" is made under exactly the hypotheses its
+symbolic-dimension proof used (their union), so its scope says what it assumes. The verdict of each statement is
+decided from those records by the one rule.
 """
 from __future__ import annotations
 
@@ -13,7 +15,14 @@ from ..evidence import Scope, Statement, headline
 from ..run import part
 from ..model.profiles import per_profile
 
-CONVENTIONS = ("law mean 0",)     # the reduction needs centred entries (otherwise W_X moves along 1)
+
+def assumed(obligations) -> tuple:
+    """The hypotheses the symbolic-dimension steps of a proof use, together (the union of their ``assumes``)."""
+    out = []
+    for o in obligations:
+        if o.role == "test" and o.scope.dims == "all":
+            out += [a for a in o.scope.assumes if a not in out]
+    return tuple(out)
 
 
 def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
@@ -25,20 +34,23 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
     from ..derive.obligations import proof_routes
     from ..derive.reduction import obligations_for, prove_reduction
-    from ..model.sigma import parse_sigma
+    from ..model.hypotheses import hypotheses
+    from ..model.sigmas import parse_sigma
     statements, proofs = [], {}
     for spec in sigmas:
         sig = parse_sigma(spec)
         rep = prove_reduction(sig)
-        stmt = Scope(dims="all", sigma=(sig.spec(),), conventions=CONVENTIONS, horizon="all")
+        uses = assumed(rep.obligations)
+        stmt = Scope(dims="all", sigma=(sig.spec(),), conventions="all", horizon="all", assumes=uses)
         replay = f"verify derive --sigma {spec} --json"
         ev = proof_routes("the reduction", rep.obligations, replay)
         # W_P = 0 is part of the statement itself: a disproved W_P obligation (sigma's parity lemma: W_P leaves 0)
         # refutes it
         ev += [o.evidence(replay) for o in obligations_for(sig, "wp") if o.holds is False and o.role == "test"]
         statements.append(Statement(f"sigma = {sig.spec()}: GD keeps {{W_X = diag(alpha) V*, W_P = 0, two-valued S}} "
-                                    "invariant and the reduced recursion is exact", stmt, ev,
-                                    "primary" if sig.name == "identity" else "further"))
+                                    "invariant and the reduced recursion is exact, assuming "
+                                    + "; ".join(h.text for h in hypotheses(stmt.assumes)), stmt, ev,
+                                    "primary" if sig.is_identity else "further"))
         proofs[spec] = rep.as_dict()
     statements.sort(key=lambda st: st.role != "primary")
     return statements, proofs
@@ -54,9 +66,11 @@ def derive_part(profile: str) -> dict:
     """The reduction proof per sigma of the profile, and the leading terms of Theorem 3.1's quantities."""
     from ..derive.asymptotics import leading_terms, slow_manifold
     from ..model.paper import theorem_3_1_orders
+    from ..model.sigmas import parse_sigma
+    from ..model.sigmas.identity import Identity
     sigmas = list(SIGMAS[profile])
-    if "identity" not in sigmas:
-        sigmas.insert(0, "identity")
+    if not any(parse_sigma(spec).is_identity for spec in sigmas):      # the primary statement
+        sigmas.insert(0, Identity().spec())
     statements, proofs = reduction_statements(sigmas)
     lt = leading_terms()
     return headline(statements) | {

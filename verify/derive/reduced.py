@@ -20,8 +20,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..model.sigma import Sigma
-from .kernels import kernel
+from ..model.sigmas import Sigma
 from ..model.symbols import A, B, C, D, K, N, alpha, c_loss, delta, mu_u, mu_z, var, vn
 
 CASES = ("interior", "k-zero", "k-equals-d")
@@ -62,7 +61,7 @@ def reduced(sigma: Sigma, case: str) -> Reduced:
     """The reduced per-row loss and its partial derivatives (cached)."""
     cols = column_quantities(case)
     # K = 0: the teacher output is sigma(0) = 0 (reducible sigma vanish at 0), so ell = E[sigma(u)^2].
-    ell = kernel(sigma).second_moment if case == "k-zero" else kernel(sigma).ell
+    ell = sigma.kernel.second_moment if case == "k-zero" else sigma.kernel.ell
     a_, b_, c_ = sp.symbols("a_ b_ c_", positive=True)
     e = ell.subs({A: alpha**2 * a_, C: alpha * c_, B: b_, mu_u: 0, mu_z: 0}, simultaneous=True)
     # Factor alpha out of square roots: sqrt(alpha^2 (...)) = alpha sqrt(...) since alpha > 0. For

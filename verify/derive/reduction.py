@@ -35,8 +35,8 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope, dims_label
-from ..model.sigma import Sigma
-from .kernels import kernel
+from ..model.hypotheses import IID_MOMENTS
+from ..model.sigmas import Sigma, X
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
 from .reduced import column_quantities
 from ..model.symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
@@ -48,6 +48,14 @@ ELL = sp.Function("ell")    # the undefined per-entry kernel ell(A, C, B, mu)
 SLOTS = ("A", "C", "B", "mu")
 e_sym = sp.Symbol("e", positive=True)     # e^delta
 ALL_SIGMA = Scope(dims="all", sigma="all", conventions="all", horizon="all")
+# What the steps use (verify.model.hypotheses ids), declared on each obligation:
+# the loss is c_L/2 sum ell(A, C, B, mu) of the Gram quantities (i.i.d. entries) with the offset mu = (W_P P S)_mj
+# only (centred entries) and ell sigma's Gaussian kernel (a linear sigma sees the first two moments only, so any law);
+KERNEL_FORM = IID_MOMENTS + ("gaussian-or-linear",)
+# ... evaluated on the symmetric set, whose two-valued columns are those of S* with weights 1/K;
+ON_THE_SET = KERNEL_FORM + ("uniform-S*",)
+# ... and GD starts in the set (W = 0: alpha = 0, W_P = 0, S uniform).
+FROM_ZERO = ("zero-init",)
 
 
 class _Partials:
@@ -150,7 +158,8 @@ def _row_obligation(case: str, scope: Scope) -> Obligation:
         holds = is_zero(g - want)
     return Obligation(f"[{CASE_LABEL[case]}] dL/dW_X[m,q] = (dr_m/dalpha_m)/||v*_m||^2 v*_mq (any kernel)", holds,
                       "block method: one coordinate w_mq plus the rest of the row (symbolic d), N identical "
-                      "columns summed by SymPy; rows stay on the line of v*_m", "sympy identity", scope, seconds=t())
+                      "columns summed by SymPy; rows stay on the line of v*_m", "sympy identity", scope, seconds=t(),
+                      assumes=ON_THE_SET)
 
 
 def _wp_obligation(scope: Scope) -> Obligation:
@@ -172,7 +181,7 @@ def _wp_obligation(scope: Scope) -> Obligation:
     return Obligation("dL/dW_P[m,k] = c_L/2 sum_j (P S)_kj d ell/d mu (A_mj, C_mj, B_mj, 0) at W_P = 0 (any kernel)",
                       True if (only_mu and vanishes) else None,
                       "only the offset partial at zero offset appears, so W_P stays 0 exactly when it vanishes "
-                      "(parity lemma)", "sympy identity", scope, seconds=t())
+                      "(parity lemma)", "sympy identity", scope, seconds=t(), assumes=KERNEL_FORM)
 
 
 def _logit_gradient(case: str, own: str, m):
@@ -217,7 +226,7 @@ def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
                           "one off it; any kernel)", True if two else None,
                           "block method: the gradient of a free logit at the point depends only on (alpha_m, "
                           "||v*_m||^2, delta, D, K, N), not on which entry it is", "sympy identity", scope,
-                          seconds=t()))
+                          seconds=t(), assumes=ON_THE_SET))
     with stopwatch() as t:
         if case == "interior":
             gon, goff, dr = lg["on"], lg["off"], lg["dr"]
@@ -233,7 +242,8 @@ def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
             name = f"[{CASE_LABEL[case]}] the logit gradient vanishes: delta is frozen, S stays uniform (any kernel)"
     out.append(Obligation(name, holds, "summed over rows m = 1..M by SymPy (the identity holds term by term); "
                           "d r_m/d delta from the reduced row loss r_m = c_L N/2 ell(v alpha^2 vn ||s||^2, "
-                          "v alpha vn <s,s*>, v vn ||s*||^2, 0)", "sympy identity", scope, seconds=t()))
+                          "v alpha vn <s,s*>, v vn ||s*||^2, 0)", "sympy identity", scope, seconds=t(),
+                          assumes=ON_THE_SET))
     return out
 
 
@@ -252,7 +262,21 @@ def _column_obligation(case: str, scope: Scope) -> Obligation:
                 _at_point(off, off["corr"]) - pq["corr"]) or None
     return Obligation(f"[{CASE_LABEL[case]}] ||s||^2, <s,s*>, ||s*||^2, support mass and ||s-s*||^2 of a two-valued "
                       "column equal verify.derive.reduced.column_quantities", holds, "", "sympy identity", scope,
-                      seconds=t())
+                      seconds=t(), assumes=("uniform-S*",))
+
+
+def initial_point_obligation(scope: Scope) -> Obligation:
+    """GD from zero initialisation starts in the set: W_X(0) = 0 = 0 V*, W_P(0) = 0, and W_KQ(0) = 0 gives zero
+    logits, so every column of S(0) is uniform (two-valued with delta = 0): the block column at a = 0, e = 1 has
+    every entry 1/D (SymPy)."""
+    with stopwatch() as t:
+        col = _block_column("interior", "on")
+        Z = sp.exp(col["a"]) + (Ks - 1) * e_sym + (Ds - Ks)
+        entries = [sp.exp(col["a"]) / Z, e_sym / Z, 1 / Z]
+        holds = True if all(is_zero(x.subs({col["a"]: 0, e_sym: 1}) - 1 / Ds) for x in entries) else None
+    return Obligation("initial point: W_X(0) = 0 = 0 V*, W_P(0) = 0 and S(0) uniform (two-valued, delta = 0) at zero "
+                      "initialisation", holds, "W_KQ(0) = 0 gives zero logits; the softmax of D zeros is 1/D",
+                      "sympy identity", scope, seconds=t(), assumes=FROM_ZERO)
 
 
 @lru_cache(maxsize=None)
@@ -268,6 +292,7 @@ def prove_reduction_symbolic(cases=("interior", "k-zero", "k-equals-d")) -> Proo
     """
     rep = ProofReport("generic kernel ell(A, C, B, mu), symbolic dimensions",
                       {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
+    rep.obligations.append(initial_point_obligation(ALL_SIGMA))
     rep.obligations.append(_wp_obligation(ALL_SIGMA))
     for case in cases:
         rep.obligations.append(_row_obligation(case, ALL_SIGMA))
@@ -305,17 +330,18 @@ def kernel_at_zero_teacher(sigma: Sigma) -> Obligation:
     """K = 0 (S* = 0, B = C = 0): ell(A, 0, 0, 0) = E[sigma(u)^2], the kernel verify.derive.reduced uses
     there. ell is taken as its limit B -> 0+ (the ReLU kernel has C/sqrt(AB) = 0/0 at B = 0)."""
     with stopwatch() as t:
-        k = kernel(sigma)
+        k = sigma.kernel
         Bp = sp.Symbol("B_p", positive=True)
         Ap = sp.Symbol("A_p", positive=True)
         e = k.ell.subs({mu_u: 0, mu_z: 0, C: 0}).subs({B: Bp, A: Ap})
         lim = sp.limit(e, Bp, 0, "+")
-        holds = is_zero(lim - k.second_moment.subs(mu_u, 0).subs(A, Ap)) if sigma.vanishes_at_zero else False
+        vanishes = sigma.at_zero == 0
+        holds = is_zero(lim - k.second_moment.subs(mu_u, 0).subs(A, Ap)) if vanishes else False
     return Obligation("[K = 0] ell(A, 0, 0, 0) = E[sigma(u)^2] (the teacher output is sigma(0) = 0)", holds,
-                      "" if sigma.vanishes_at_zero else f"sigma(0) != 0 for {sigma.spec()}: the K = 0 reduction "
+                      "" if vanishes else f"sigma(0) != 0 for {sigma.spec()}: the K = 0 reduction "
                       "does not apply", "sympy identity", Scope("all", (sigma.spec(),), "all", "all"),
-                      None if holds is not False else {"sigma(0)": str(sigma.coeffs[0]) if sigma.coeffs else "0"},
-                      seconds=t())
+                      None if holds is not False else {"sigma(0)": str(sigma.at_zero)},
+                      seconds=t(), assumes=("gaussian-or-linear",))
 
 
 @lru_cache(maxsize=None)
@@ -341,9 +367,9 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
             want = (var * alpha**2 * vn * cq["sq_s"], var * alpha * vn * cq["c_ss"], var * vn * cq["sq_ss"], 0)
             same_args = is_zero(r / call - c_loss * Ns / 2) and all(is_zero(x - y) for x, y in zip(call.args, want))
             if case == "k-zero":
-                ker = kernel(sigma).second_moment.subs(mu_u, 0).subs(A, want[0])
+                ker = sigma.kernel.second_moment.subs(mu_u, 0).subs(A, want[0])
             else:
-                ker = kernel(sigma).ell.subs({A: want[0], C: want[1], B: want[2], mu_u: 0, mu_z: 0}, simultaneous=True)
+                ker = sigma.kernel.ell.subs({A: want[0], C: want[1], B: want[2], mu_u: 0, mu_z: 0}, simultaneous=True)
             r = c_loss * Ns / 2 * ker
             dr = canonical_roots(r) - canonical_roots(red.r)
             same_r = True if dr == 0 else is_zero(dr)
@@ -358,7 +384,7 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
             detail += f"; but {kz.name}: {kz.status}"
         out.append(Obligation(f"[{CASE_LABEL[case]}] verify.derive.reduced's step (alpha_m, delta) is the GD step "
                               f"(3.3)-(3.4) on the set, sigma = {sigma.spec()}", holds, detail, "sympy identity", sc,
-                              cex, seconds=t()))
+                              cex, seconds=t(), assumes=ON_THE_SET))
     if "k-zero" in cases:
         out.append(kz)
     return out
@@ -370,20 +396,17 @@ def parity_obligation(sigma: Sigma) -> Obligation:
     for a centred Gaussian (u, z) this vanishes when the integrand is odd under (u, z) -> (-u, -z)."""
     sc = Scope("all", (sigma.spec(),), "all", "all")
     with stopwatch() as t:
-        x, y = sp.symbols("x y", real=True)
-        sig = {"identity": lambda z: z, "erf": sp.erf, "relu": lambda z: sp.Max(z, 0),
-               "poly": lambda z: sum(sp.Rational(c.numerator, c.denominator) * z**k for k, c in enumerate(sigma.coeffs))
-               }[sigma.name]
-        f = (sig(x) - sig(y)) * sp.diff(sig(x), x)
+        x, y = X, sp.Symbol("y", real=True)
+        f = (sigma.expr(x) - sigma.expr(y)) * sp.diff(sigma.expr(x), x)
         odd = sp.simplify(f + f.subs({x: -x, y: -y}, simultaneous=True))
     name = "W_P gradient vanishes at W_P = 0 (parity: d ell/d mu (A, C, B, 0) = 0)"
     if odd == 0:
         return Obligation(name, True, "(sigma(u)-sigma(z)) sigma'(u) is odd under (u,z)->(-u,-z); the centred "
-                          "Gaussian law is even", "sympy identity", sc, seconds=t())
-    dmu = sp.simplify(kernel(sigma).dmu_at_zero)
+                          "Gaussian law is even", "sympy identity", sc, seconds=t(), assumes=KERNEL_FORM)
+    dmu = sp.simplify(sigma.kernel.dmu_at_zero)
     return Obligation(name, False, f"sigma = {sigma.spec()} is not odd: d ell/d mu_u at 0 = {sp.sstr(dmu)}, "
                       "so W_P leaves 0 unless frozen (wp_trainable = False)", "sympy identity", sc,
-                      {"d ell/d mu_u at 0": sp.sstr(dmu)}, seconds=t())
+                      {"d ell/d mu_u at 0": sp.sstr(dmu)}, seconds=t(), assumes=KERNEL_FORM)
 
 
 def _model_loss(ell_of, M, d, D, supports):
@@ -452,14 +475,15 @@ def prove_reduction_generic(M: int = 2, d: int = 2, D: int = 3, supports=((0, 1)
         ok = all(is_zero(partial(W[m, q]) - norm(sp.diff(rows[m], al[m]).doit()) / vns[m] * V[m, q])
                  for m in range(M) for q in range(d))
     rep.obligations.append(Obligation(f"[{label}] dL/dW_X rows = (dr_m/dalpha_m)/||v*_m||^2 v*_m (any kernel)",
-                                      True if ok else None, "", "sympy identity", sc, seconds=t() + build))
+                                      True if ok else None, "", "sympy identity", sc, seconds=t() + build,
+                                      assumes=ON_THE_SET))
     with stopwatch() as t:
         gp = [partial(WP[m, i]) for m in range(M) for i in range(D)]
         only_mu = all(all(norm.table_key_slot(s_) == 3 for s_ in g.free_symbols if s_.name.startswith("ell")) for g in gp)
     rep.obligations.append(Obligation(f"[{label}] dL/dW_P is a combination of d ell/d mu at zero offset only",
                                       True if only_mu else None,
                                       "so W_P stays 0 exactly when d ell/d mu (A, C, B, 0) = 0 (parity lemma)",
-                                      "sympy identity", sc, seconds=t()))
+                                      "sympy identity", sc, seconds=t(), assumes=ON_THE_SET))
     with stopwatch() as t:
         # the delta derivative of the reduced loss, through e = e^delta
         tot = sum(norm((sp.diff(r.subs(e, sp.exp(delta)), delta)).subs(delta, sp.log(e)).doit()) for r in rows)
@@ -473,12 +497,13 @@ def prove_reduction_generic(M: int = 2, d: int = 2, D: int = 3, supports=((0, 1)
             else:
                 gap = gap and all(is_zero(x) for x in on + off)
     rep.obligations.append(Obligation(f"[{label}] each column's logit gradient is two-valued (any kernel)",
-                                      True if two else None, "", "sympy identity", sc, seconds=t() / 2))
+                                      True if two else None, "", "sympy identity", sc, seconds=t() / 2,
+                                      assumes=ON_THE_SET))
     rep.obligations.append(Obligation(f"[{label}] g_on - g_off = D/(N K (D-K)) sum_m dr_m/ddelta; 0 if K in {{0, D}} "
                                       "(any kernel)", True if gap else None,
                                       f"D/(N K (D-K)) = {sp.Rational(D, N * K * (D - K)) if 0 < K < D else '-'}, "
                                       f"D/(N K) = {sp.Rational(D, N * K) if K else '-'}", "sympy identity", sc,
-                                      seconds=t() / 2))
+                                      seconds=t() / 2, assumes=ON_THE_SET))
     return rep
 
 
@@ -507,7 +532,7 @@ def prove_reduction(sigma: Sigma, M: int | None = None, d: int | None = None, D:
     rep.obligations.extend(reduced_recursion_obligations(sigma))
     for r in routes:
         rep.obligations.extend(r.obligations)
-    if sigma.name == "identity":
+    if sigma.is_identity:
         rep.obligations.extend(prove_identity_general().obligations)
     return rep
 
@@ -563,20 +588,22 @@ def prove_identity_general() -> ProofReport:
         want = (a * var * sp.Trace(S * S.T) - var * sp.Trace(S * Ss.T)) * V
         ok = _vanishes(sp.simplify(gx - want))
     rep.obligations.append(Obligation("dL/dW_X = (alpha v ||S||^2 - v <S,S*>) V* at W_X = alpha V* (all M, d, D, N)",
-                                      True if ok else None, "", "matrix calculus", sc, seconds=t() + build))
+                                      True if ok else None, "", "matrix calculus", sc, seconds=t() + build,
+                                      assumes=IID_MOMENTS))
     with stopwatch() as t:
         ok = _vanishes(at(mf.grad_WP))
     rep.obligations.append(Obligation("dL/dW_P = 0 at W_P = 0, mean 0 (all M, d, D, N)", True if ok else None, "",
-                                      "matrix calculus", sc, seconds=t()))
+                                      "matrix calculus", sc, seconds=t(), assumes=IID_MOMENTS))
     with stopwatch() as t:
         gs = sp.expand(at(mf.grad_S))
         rest = gs - (a**2 * var * sp.Trace(V * V.T) * S - a * var * sp.Trace(V * V.T) * Ss)
         ok = _vanishes(rest)
     rep.obligations.append(Obligation("dL/dS = alpha^2 v ||V*||^2 S - alpha v ||V*||^2 S* (all M, d, D, N)",
-                                      True if ok else None, "", "matrix calculus", sc, seconds=t()))
+                                      True if ok else None, "", "matrix calculus", sc, seconds=t(), assumes=IID_MOMENTS))
     return rep
 
 
 __all__ = ["Obligation", "ProofReport", "prove_reduction", "prove_reduction_symbolic", "prove_reduction_generic",
            "explicit_routes", "parity_obligation", "reduced_recursion_obligations", "prove_identity_general",
+           "initial_point_obligation", "KERNEL_FORM", "ON_THE_SET", "FROM_ZERO",
            "delta_step_factor", "canonical_roots", "logit_gradients", "obligations_for", "TOPICS", "EXPLICIT_SIZES"]

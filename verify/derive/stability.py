@@ -6,9 +6,11 @@ stays on the line through V* (every row a multiple alpha of the same row of V*) 
 
     alpha(t+1) = (1 - eta_V c_L v ||S(t)||_F^2) alpha(t) + eta_V c_L v <S(t), S*>.          (*)
 
-Each column of S is a probability vector, so ||S||_F^2 <= N, and <S, S*> > 0 when K >= 1 (softmax
-entries are positive). Hence, by induction on t, eta_V c_L v N <= 1 gives alpha(t) >= eta_V c_L v
-<S(t-1), S*> > 0 for every t >= 1: the toolkit's sufficient condition for Lemma C.2 (identity).
+On the two-valued columns GD keeps (verify.derive.reduction), ||S||_F^2 <= N max(1/K, 1/(D - K)) and
+<S, S*> > 0 when K >= 1 (softmax entries are positive). Hence, by induction on t, eta_V c_L v N <= min(K, D - K)
+(<= K at K = D) gives alpha(t) >= eta_V c_L v <S(t-1), S*> > 0 for every t >= 1: Lemma C.2 for sigma = identity
+over that part of its step-size range (positivity_obligations); the rest of the range, up to 2K, is
+large_step_obligations (open) and, at K = D, k_equals_d_obligations (proved).
 
 Loss monotonicity: two curvatures bound the admissible step along the trajectory.
 - W_X block: d^2 L / d alpha^2 / ||V*||^2 = c_L v ||S||^2 -> c_L v N / K as S -> S*; GD on this
@@ -27,8 +29,9 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
-from ..model.sigma import Sigma
-from .obligations import Obligation, ProofReport, stopwatch, z3_obligation
+from ..model.hypotheses import IID_MOMENTS
+from ..model.sigmas.identity import Identity
+from .obligations import Obligation, ProofReport, smt_obligation, solver_library, stopwatch
 from .reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
 
@@ -37,46 +40,23 @@ x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
 
 
 @lru_cache(maxsize=None)
-def alpha_recursion_identity() -> tuple[bool, str]:
-    """(*) in the reduced coordinates: alpha' - [(1 - eta c_L v N ||s||^2) alpha + eta c_L v N <s,s*>] == 0."""
-    a_next, _ = reduced_step_exprs(Sigma("identity"), "interior")
-    cols = reduced(Sigma("identity"), "interior").cols
-    rhs = (1 - eta_v * c_loss * var * N * cols["sq_s"]) * alpha + eta_v * c_loss * var * N * cols["c_ss"]
-    ok = sp.simplify(a_next - rhs) == 0
-    return ok, "alpha' = (1 - eta_V c_L v ||S||^2) alpha + eta_V c_L v <S,S*>  (||S||^2 = N ||s||^2, <S,S*> = N <s,s*>)"
-
-
-@lru_cache(maxsize=None)
-def wx_gradient_identity(M: int = 2, d: int = 3, Dn: int = 4, Nn: int = 2) -> tuple[bool, str]:
-    """dL/dW_X = v (||S||^2 W_X - <S,S*> V*) at mu = 0 for an arbitrary S, from the closed form of
-    verify.derive.loss (entry by entry at explicit dimensions: an exact polynomial identity)."""
-    from .loss import matrix_form, mu
-    sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
-    WX, V, WP, P, S, Ss = sym("w", M, d), sym("v", M, d), sym("p", M, Dn), sym("P", Dn, Dn), sym("s", Dn, Nn), \
-        sym("t", Dn, Nn)
-    mf = matrix_form(M, d, Dn, Nn)
-    sy = mf.symbols
-    subs = {sy["W_X"]: WX, sy["V"]: V, sy["W_P"]: WP, sy["P"]: P, sy["S"]: S, sy["S_star"]: Ss,
-            sy["J"]: sp.ones(d, Dn)}
-    L = mf.loss.subs(subs).doit().subs(mu, 0)
-    grad = sp.Matrix(M, d, lambda i, j: sp.diff(L, WX[i, j]))
-    sq_s = sum(z**2 for z in S)
-    c_ss = sum(a * b for a, b in zip(S, Ss))
-    target = var * (sq_s * WX - c_ss * V)
-    ok = all(sp.expand(g) == 0 for g in grad - target)
-    return ok, (f"dL/dW_X - v(||S||^2 W_X - <S,S*> V*) expands to 0 entry by entry (M={M}, d={d}, D={Dn}, N={Nn}, "
-                "mu = 0, any W_P, P, S)")
-
-
-def positivity_condition() -> sp.Expr:
-    """eta_V c_L v N <= 1: the sufficient condition for alpha(t) > 0 for all t >= 1 (identity)."""
-    return sp.Le(eta_v * c_loss * var * N, 1)
+def alpha_recursion_identity(cases=("interior", "k-equals-d")) -> tuple[bool, str]:
+    """(*) in the reduced coordinates, for each case of K: alpha' - [(1 - x ||s||^2) alpha + x <s,s*>] == 0 with
+    x = eta_V c_L v N (verify.derive.reduced's step for sigma = identity)."""
+    ok = True
+    for case in cases:
+        a_next, _ = reduced_step_exprs(Identity(), case)
+        cols = reduced(Identity(), case).cols
+        rhs = (1 - eta_v * c_loss * var * N * cols["sq_s"]) * alpha + eta_v * c_loss * var * N * cols["c_ss"]
+        ok = ok and sp.simplify(a_next - rhs) == 0
+    return ok, ("alpha' = (1 - eta_V c_L v ||S||^2) alpha + eta_V c_L v <S,S*>  (||S||^2 = N ||s||^2, "
+                f"<S,S*> = N <s,s*>; cases {', '.join(cases)})")
 
 
 @lru_cache(maxsize=None)
 def delta_curvature() -> dict:
     """The slow-manifold curvature of the delta block, its closed form in x and its maximum."""
-    red = reduced(Sigma("identity"), "interior")
+    red = reduced(Identity(), "interior")
     r = red.r.subs(vn, vnorm**2)
     raa, rad, rdd = sp.diff(r, alpha, 2), sp.diff(r, alpha, delta), sp.diff(r, delta, 2)
     a_star = red.cols["c_ss"] / red.cols["sq_s"]
@@ -115,98 +95,231 @@ def thresholds_at(setting) -> dict:
 
 
 # ---- Lemma C.2 (sigma = identity) as solver-discharged obligations ---------------------------------
+# Lemma C.2 for sigma = identity rests on (*) with x = eta_V c_L v N: alpha(t+1) = (1 - x ||s||^2) alpha + x p_on
+# for the two-valued columns GD keeps (p_on = e^delta / Z, Z = K e^delta + D - K). The factor 1 - x ||s||^2 is
+# >= 0 when x <= min(K, D - K) (or x <= K at K = D): ||s||^2 is convex in the support mass m = K p_on, so it is at
+# most max(1/K, 1/(D - K)), its values at m = 1 and m = 0. Then alpha >= 0 gives alpha' >= x p_on > 0, whatever
+# delta does. For larger x (up to the statement's 2K) the factor can be negative; the induction then needs
+# delta(t) >= 0 for all t (m >= K/D gives ||s||^2 <= 1/K) and an upper bound on alpha, and neither closes in one
+# step (large_step_obligations shows where). Every step names the hypotheses it uses (Obligation.assumes).
 IDENTITY = Scope("all", ("identity",), "all", "all")
 ANY_SIGMA = Scope("all", "all", "all", "all")
-# The induction closes only under the step-size condition: its scope assumes it, so it covers a statement
-# only when that statement assumes eta_V c_L v N <= 1 too (Lemma C.2's own hypothesis is wider).
-IDENTITY_SMALL_ETA = Scope("all", ("identity",), "all", "all", assumes=("eta-small",))
 
 
-def _reals(names: str):
-    import z3
-    return z3.Reals(names)
+# Every SMT statement below is written once, as a function of a solver's z3-style API ``lib`` (z3 itself or
+# cvc5.pythonic), and decided by both solvers (verify.derive.obligations.smt_obligation).
+def _counts(lib, *ns):
+    """What 'n is a number of entries' gives over the reals: 0 or at least 1."""
+    return [lib.Or(n == 0, n >= 1) for n in ns]
 
 
-def _counts(n_on, n_off):
-    """What 'n_on and n_off are numbers of entries' gives over the reals: each is 0 or at least 1."""
-    import z3
-    return [z3.Or(n_on == 0, n_on >= 1), z3.Or(n_off == 0, n_off >= 1), n_on + n_off >= 1]
+def block_column(lib=None):
+    """A two-valued column in block form with symbolic counts K (on the support, >= 1) and n = D - K (off it):
+    reals of ``lib`` (default z3) and the column's quantities times Z^2 (Z = K E + n > 0, E = e^delta > 0), so that
+    every statement about it is polynomial: {"K", "n", "E", "Z", "sq_Z2": ||s||^2 Z^2, "p_on_Z": p_on Z, "base"}."""
+    lib = lib or solver_library("z3")
+    K_, n, E_ = lib.Reals("K n E")
+    Z = K_ * E_ + n
+    return {"K": K_, "n": n, "E": E_, "Z": Z, "sq_Z2": K_ * E_ * E_ + n, "p_on_Z": E_,
+            "base": [K_ >= 1, E_ > 0] + _counts(lib, n), "lib": lib}
 
 
-def column_norm_obligations() -> list[Obligation]:
-    """||S||_F^2 in [0, N] and <S, S*> > 0 (K >= 1), for the columns GD produces: softmax columns,
-    two-valued on/off the support (block representation: n_on = K entries p_on, n_off = D - K entries
-    p_off, symbolic K, D, N). Plus the entrywise fact behind ||s||^2 <= 1 for any probability column."""
-    import z3
-    Nn, n_on, n_off, p_on, p_off, e = _reals("N n_on n_off p_on p_off e")
-    col = [p_on >= 0, p_off >= 0, n_on * p_on + n_off * p_off == 1, Nn >= 1] + _counts(n_on, n_off)
-    sq = Nn * (n_on * p_on * p_on + n_off * p_off * p_off)
-    out = [z3_obligation("0 <= ||S||_F^2 <= N for N two-valued probability columns (K on, D-K off the support)",
-                         col, z3.And(sq >= 0, sq <= Nn), ANY_SIGMA,
-                         "||S||_F^2 = N (K p_on^2 + (D-K) p_off^2); K, D-K are counts (0 or >= 1)")]
-    s_ = z3.Real("s")
-    out.append(z3_obligation("any probability column: 0 <= s_i <= 1 => s_i^2 <= s_i, so ||s||^2 <= sum_i s_i = 1",
-                             [s_ >= 0, s_ <= 1], s_ * s_ <= s_, ANY_SIGMA,
-                             "entrywise; summing the D inequalities is linear"))
-    # softmax: p_on = e^delta / Z, Z = K e^delta + D - K (K >= 1): <S, S*> = N K p_on (1/K) > 0
-    Z = n_on * e + n_off
-    cor = Nn * n_on * (e / Z) / n_on
-    out.append(z3_obligation("<S, S*> > 0 when K >= 1 (softmax entries are positive)",
-                             [e > 0, n_on >= 1, Nn >= 1] + _counts(n_on, n_off), cor > 0, ANY_SIGMA,
-                             "<S, S*> = N K p_on (1/K), p_on = e^delta / (K e^delta + D - K)"))
-    return out
+def small_step(col, x):
+    """The step-size hypothesis of the small-step part in block form: x <= K, and x <= n unless n = 0 (K = D)."""
+    return [x > 0, x <= col["K"], col["lib"].Or(col["n"] == 0, x <= col["n"])]
 
 
-def step_hypotheses(with_step_size: bool = True):
-    """The induction step's variables and hypotheses: x = ||S||^2 in [0, N], y = <S,S*> > 0, c_L, v, eta > 0,
-    alpha >= 0, and (with_step_size) eta c_L v N <= 1. Returns (hypotheses, alpha_next)."""
-    x, y, cL, v, eta, a, Nn = _reals("x y c_L v eta alpha N")
-    h = cL * v
-    hyp = [x >= 0, x <= Nn, y > 0, cL > 0, v > 0, eta > 0, a >= 0, Nn >= 1]
-    if with_step_size:
-        hyp.append(eta * h * Nn <= 1)
-    return hyp, (1 - eta * h * x) * a + eta * h * y, dict(x=x, y=y, alpha=a)
+def next_alpha_Z2(col, x, a):
+    """alpha(t+1) Z^2 by (*): alpha (Z^2 - x ||s||^2 Z^2) + x p_on Z Z."""
+    return a * (col["Z"] * col["Z"] - x * col["sq_Z2"]) + x * col["p_on_Z"] * col["Z"]
+
+
+def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
+    """(*) from the matrix-calculus gradient of W_X (any S) and verify.derive.reduced's step (SymPy)."""
+    from .reduction import prove_identity_general
+    with stopwatch() as t:
+        gx = prove_identity_general().obligations[0]
+        rec_ok, rec_txt = alpha_recursion_identity(cases)
+    return Obligation(
+        "alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> (W_X(t) = alpha(t) V*)",
+        True if (gx.holds is True and rec_ok) else None,
+        f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
+        "matrix calculus", IDENTITY, seconds=gx.seconds + t(), assumes=IID_MOMENTS)
+
+
+def column_obligations() -> list[Obligation]:
+    """The column facts of the small-step induction, for two-valued softmax columns in block form (symbolic K,
+    D, N, delta): <S, S*> > 0 when K >= 1, and 1 - x ||s||^2 >= 0 under the small-step hypothesis."""
+    def positive(lib):
+        c = block_column(lib)
+        return c["base"], c["p_on_Z"] * c["Z"] > 0
+
+    def factor(lib):
+        c, x = block_column(lib), lib.Real("x")
+        return c["base"] + small_step(c, x), c["Z"] * c["Z"] - x * c["sq_Z2"] >= 0
+    return [smt_obligation("<S, S*> = N p_on > 0 when K >= 1 (softmax entries are positive)", positive, ANY_SIGMA,
+                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0")),
+            smt_obligation("1 - x ||s||^2 >= 0 for every two-valued column when x <= K and x <= D - K (x <= K if "
+                           "K = D)", factor, ANY_SIGMA, "x = eta_V c_L v N; ||s||^2 = (K E^2 + n)/Z^2 <= max(1/K, 1/n), "
+                           "n = D - K", assumes=("uniform-S*", "eta-small-step"))]
+
+
+def step_hypotheses(small: bool = True, lib=None):
+    """The small-step induction step in block form: (hypotheses, alpha(t+1) Z^2, variables), in ``lib``'s reals
+    (default z3). ``small=False`` keeps only the statement's x < 2K (the negative control)."""
+    c = block_column(lib)
+    x, a = c["lib"].Reals("x alpha")
+    hyp = c["base"] + [a >= 0] + (small_step(c, x) if small else [x > 0, x < 2 * c["K"]])
+    return hyp, next_alpha_Z2(c, x, a), dict(c, x=x, alpha=a)
 
 
 @lru_cache(maxsize=None)
 def positivity_obligations() -> ProofReport:
-    """Lemma C.2 for sigma = identity, as obligations (every dimension, every t >= 1):
-      recursion  alpha(t+1) = (1 - eta c_L v ||S||^2) alpha(t) + eta c_L v <S,S*> (matrix calculus, SymPy);
-      facts      0 <= ||S||^2 <= N and <S,S*> > 0 for K >= 1 (z3, block representation);
-      step       x in [0, N], y > 0, eta c_L v N <= 1, alpha >= 0 => alpha' > 0 (z3, nonlinear reals);
+    """Lemma C.2 for sigma = identity and x = eta_V c_L v N <= min(K, D - K) (x <= K at K = D), as obligations
+    (every dimension, every t >= 1):
+      recursion  (*) (matrix calculus, SymPy; the two-valued columns are the reduction's, cited by the claim);
+      columns    <S,S*> > 0 and 1 - x ||s||^2 >= 0 (z3, block form);
+      step       alpha >= 0 => alpha(t+1) > 0 (z3, nonlinear reals);
       base       alpha(0) = 0 (zero initialisation), so by induction alpha(t) > 0 for all t >= 1.
-    Negative controls (outside the hypotheses, expected disproved with a counterexample): the step
-    without eta c_L v N <= 1, and K = 0 (<S, S*> = 0)."""
-    import z3
-    from .reduction import prove_identity_general
+    Negative controls (outside the hypotheses, expected disproved with a counterexample): the step under the
+    statement's x < 2K only, and K = 0 (<S, S*> = 0)."""
     rep = ProofReport("identity", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
-    with stopwatch() as t:
-        gx = prove_identity_general().obligations[0]
-        rec_ok, rec_txt = alpha_recursion_identity()
-    rep.obligations.append(Obligation(
-        "alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> (W_X(t) = alpha(t) V*)",
-        True if (gx.holds is True and rec_ok) else None,
-        f"{gx.name}: {gx.status} (the loss convention c_L scales it); reduced coordinates: {rec_txt}",
-        "matrix calculus", IDENTITY, seconds=gx.seconds + t()))
-    rep.obligations.extend(column_norm_obligations())
-    hyp, a_next, _ = step_hypotheses(True)
-    rep.obligations.append(z3_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when eta c_L v N <= 1",
-                                         hyp, a_next > 0, IDENTITY_SMALL_ETA,
-                                         "x = ||S||^2, y = <S,S*>; alpha(t+1) > 0 gives the next step's alpha >= 0"))
-    a0 = z3.Real("alpha_0")
-    rep.obligations.append(z3_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
-                                         [a0 == 0], a0 >= 0, IDENTITY_SMALL_ETA, "zero initialisation"))
-    # negative controls: each drops one hypothesis; the solver must find a counterexample
-    hyp, a_next, _ = step_hypotheses(False)
-    rep.obligations.append(z3_obligation("negative control: the step without eta c_L v N <= 1", hyp, a_next > 0,
-                                         IDENTITY, "the step-size hypothesis is needed", role="outside"))
-    hyp, a_next, v_ = step_hypotheses(True)
-    hyp = [h_ for h_ in hyp if not z3.eq(h_, v_["y"] > 0)] + [v_["y"] == 0]
-    rep.obligations.append(z3_obligation("negative control: K = 0 (<S,S*> = 0)", hyp, a_next > 0, IDENTITY,
-                                         "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
+    rep.obligations.append(recursion_obligation())
+    rep.obligations.extend(column_obligations())
+
+    def step(small):
+        def build(lib):
+            hyp, a_next, _ = step_hypotheses(small, lib)
+            return hyp, a_next > 0
+        return build
+
+    def no_teacher(lib):
+        hyp, _, v = step_hypotheses(True, lib)
+        return hyp, v["alpha"] * (v["Z"] * v["Z"] - v["x"] * v["sq_Z2"]) > 0      # (*) with <S, S*> = 0
+
+    def base(lib):
+        a0 = lib.Real("alpha_0")
+        return [a0 == 0], a0 >= 0
+    rep.obligations.append(smt_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when x <= min(K, D - K) "
+                                          "(x <= K if K = D)", step(True), IDENTITY,
+                                          "alpha(t+1) Z^2 = alpha (Z^2 - x (K E^2 + n)) + x E Z; alpha(t+1) > 0 gives "
+                                          "the next step's alpha >= 0", assumes=("uniform-S*", "K>0", "eta-small-step")))
+    rep.obligations.append(smt_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
+                                          base, IDENTITY, "zero initialisation", assumes=("zero-init",)))
+    # negative controls: each drops one hypothesis; the solvers must find a counterexample
+    rep.obligations.append(smt_obligation("negative control: the step under x < 2K only", step(False), IDENTITY,
+                                          "without x <= min(K, D - K) the factor 1 - x ||s||^2 can be negative",
+                                          role="outside"))
+    rep.obligations.append(smt_obligation("negative control: K = 0 (<S,S*> = 0)", no_teacher, IDENTITY,
+                                          "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
     return rep
 
 
-__all__ = ["alpha_recursion_identity", "wx_gradient_identity", "positivity_condition", "delta_curvature",
-           "loss_thresholds", "thresholds_at", "positivity_obligations", "column_norm_obligations",
-           "step_hypotheses"]
+@lru_cache(maxsize=None)
+def k_equals_d_obligations() -> ProofReport:
+    """Lemma C.2 at K = D for the whole statement's range 0 < x < 2K: S = S* stays uniform (||s||^2 = 1/K,
+    p_on = 1/K), so alpha' = (1 - x/K) alpha + x/K with |1 - x/K| < 1, and [0, 2] is an invariant interval on
+    which alpha' > 0 (z3)."""
+    rep = ProofReport("identity, K = D", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "D"})
+    rep.obligations.append(recursion_obligation(("k-equals-d",)))
+
+    def step(lib):
+        Kd, x, a = lib.Reals("K x alpha")
+        nxt = (1 - x / Kd) * a + x / Kd
+        return [Kd >= 1, x > 0, x < 2 * Kd, a >= 0, a <= 2], lib.And(nxt > 0, nxt <= 2)
+
+    def base(lib):
+        a0 = lib.Real("alpha_0")
+        return [a0 == 0], lib.And(a0 >= 0, a0 <= 2)
+    rep.obligations.append(smt_obligation("[K = D] induction step: 0 <= alpha <= 2 => 0 < alpha(t+1) <= 2 when "
+                                          "0 < x < 2K", step, IDENTITY, "alpha(t+1) = (1 - x/K) alpha + x/K",
+                                          assumes=("K=D", "eta-stable")))
+    rep.obligations.append(smt_obligation("base: alpha(0) = 0 lies in [0, 2]", base, IDENTITY, "zero initialisation",
+                                          assumes=("zero-init",)))
+    return rep
+
+
+def delta_increment_Z3(col, kappa, a):
+    """The delta step times Z^3 in block form: Delta Z^3 = kappa E alpha (Z - alpha K (E - 1)), with
+    kappa = eta_KQ lambda^2 beta^2 c_L v D ||V*||^2 / K (verify.derive.reduced's increment for sigma = identity;
+    checked by :func:`delta_increment_identity`)."""
+    return kappa * col["E"] * a * (col["Z"] - a * col["K"] * (col["E"] - 1))
+
+
+@lru_cache(maxsize=None)
+def delta_increment_identity() -> tuple[bool, str]:
+    """verify.derive.reduced's delta increment for sigma = identity (summed over the M rows, all alpha_m = alpha)
+    equals kappa p_on p_off alpha (1 - alpha K (p_on - p_off)) with kappa = eta_KQ lambda^2 beta^2 c_L v D
+    ||V*||^2 / K: the form :func:`delta_increment_Z3` states in block form (SymPy)."""
+    from ..model.symbols import eta_kq
+    _, inc = reduced_step_exprs(Identity(), "interior")
+    Ee = sp.exp(delta)
+    Z = K * Ee + D - K
+    p_on, p_off = Ee / Z, 1 / Z
+    kappa = eta_kq * lam**2 * beta**2 * c_loss * var * D * vn / K
+    want = kappa * p_on * p_off * alpha * (1 - alpha * K * (p_on - p_off))
+    ok = sp.simplify(inc - want) == 0
+    return ok, "delta(t+1) - delta(t) = kappa p_on p_off alpha (1 - alpha K (p_on - p_off)) per row (||v*_m||^2 = vn)"
+
+
+def open_step(name: str, attempt: Obligation, why: str, assumes) -> Obligation:
+    """A proof step the solver did not close, shown as open (holds None, never proved, never a counterexample
+    to the statement): ``attempt`` is the one-step implication the solvers decided, whose counterexample (a state
+    the recursion need not reach) is kept in the detail."""
+    return Obligation(name, None, f"open: {why}; the solvers {attempt.status} the one-step implication"
+                      + (f" (counterexample {attempt.counterexample})" if attempt.counterexample else "")
+                      + "; " + attempt.detail, "smt", IDENTITY, attempt.counterexample, seconds=attempt.seconds,
+                      assumes=tuple(assumes), solvers=attempt.solvers)
+
+
+@lru_cache(maxsize=None)
+def large_step_obligations() -> ProofReport:
+    """The attempt at Lemma C.2 for sigma = identity over the rest of the statement's range,
+    min(K, D - K) < x < 2K with K < D. Proved: (*), that delta >= 0 (support mass >= K/D) bounds ||s||^2 by 1/K,
+    and the form of the delta step. Open: that delta(t) >= 0 for all t (one step needs a bound on kappa =
+    eta_KQ lambda^2 beta^2 c_L v D ||V*||^2 / K, which the statement does not give: z3 finds a state where the
+    sufficient condition e^Delta >= 1 + Delta fails), and the induction step itself, which without an upper
+    bound on alpha is false (z3's counterexample): an invariant region 0 <= alpha <= A(delta) is needed."""
+    rep = ProofReport("identity, min(K, D - K) < x < 2K", {"M": "M", "d": "d", "D": "D", "N": "N", "K": "K"})
+    rep.obligations.append(recursion_obligation(("interior",)))
+    with stopwatch() as t:
+        ok, txt = delta_increment_identity()
+    rep.obligations.append(Obligation("delta step of the reduced recursion (sigma = identity): Delta = kappa p_on "
+                                      "p_off alpha (1 - alpha K (p_on - p_off))", True if ok else None, txt,
+                                      "sympy identity", IDENTITY, seconds=t(), assumes=IID_MOMENTS))
+    def interior(lib):
+        c = block_column(lib)
+        kappa, a, x = lib.Reals("kappa alpha x")
+        return c, c["base"] + [c["n"] >= 1, c["E"] >= 1], kappa, a, x
+
+    def norm(lib):
+        c, hyp, *_ = interior(lib)
+        return hyp, c["K"] * c["sq_Z2"] <= c["Z"] * c["Z"]
+
+    def sufficient(lib):
+        c, hyp, kappa, a, _ = interior(lib)
+        return hyp + [a >= 0, kappa > 0], c["E"] * (c["Z"] ** 3 + delta_increment_Z3(c, kappa, a)) >= c["Z"] ** 3
+
+    def large(lib):
+        c, hyp, _, a, x = interior(lib)
+        return hyp + [a >= 0, x > c["K"], x < 2 * c["K"]], next_alpha_Z2(c, x, a) > 0
+    rep.obligations.append(smt_obligation("delta >= 0 (support mass >= K/D) => ||s||^2 <= 1/K", norm, ANY_SIGMA,
+                                          "K (K E^2 + n) <= Z^2 for E = e^delta >= 1", assumes=("uniform-S*",)))
+    suff = smt_obligation("", sufficient, IDENTITY)
+    rep.obligations.append(open_step(
+        "delta(t) >= 0 for all t (support mass >= K/D): delta >= 0, alpha >= 0 => delta + Delta >= 0", suff,
+        "the sufficient condition E (1 + Delta) >= 1 (e^Delta >= 1 + Delta) fails: kappa = eta_KQ lambda^2 beta^2 c_L "
+        "v D ||V*||^2 / K is not bounded by the statement's hypotheses, and delta decreases where alpha K (p_on - "
+        "p_off) > 1", ("uniform-S*",)))
+    step = smt_obligation("", large, IDENTITY)
+    rep.obligations.append(open_step(
+        "induction step for K < x < 2K: delta >= 0, alpha >= 0 => alpha(t+1) > 0", step,
+        "without an upper bound on alpha the step is false (1 - x ||s||^2 < 0 near m = 1): an invariant region "
+        "0 <= alpha <= A(delta) is needed", ("uniform-S*", "eta-large-step")))
+    return rep
+
+
+__all__ = ["alpha_recursion_identity", "delta_curvature",
+           "loss_thresholds", "thresholds_at", "positivity_obligations", "column_obligations", "step_hypotheses",
+           "k_equals_d_obligations", "large_step_obligations", "delta_increment_identity", "block_column",
+           "recursion_obligation"]

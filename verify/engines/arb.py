@@ -38,7 +38,7 @@ from ..derive.reduced import case_of, reduced_step_exprs
 from ..model.symbols import alpha, delta
 from ..errors import InvalidParameter
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas import Sigma
 from ..model.validation import check_int
 from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps

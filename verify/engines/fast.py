@@ -27,7 +27,7 @@ from ..derive.reduced import case_of, reduced, reduced_step_exprs
 from ..model.symbols import lam
 from ..errors import InvalidParameter
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas import Sigma
 from ..model.validation import check_int
 from .reduced import ARGS, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps

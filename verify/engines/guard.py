@@ -28,7 +28,7 @@ def advice(setting, arithmetic: str = "float64") -> str:
     if setting.K > 0:
         from ..derive.stability import thresholds_at
         th = thresholds_at(setting)["eta_alpha"]
-        ident = setting.sigma.name == "identity"
+        ident = setting.sigma.is_identity
         eta += (f"; GD on the W_X block is stable only for eta < 2K/(c_L v N) = {th}"
                 + ("" if ident else " when sigma = identity, lower for this sigma as alpha grows"))
     tips = [eta + ")"]

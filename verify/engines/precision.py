@@ -9,6 +9,10 @@ With w working digits (float64: w = 53 log10(2) = 15.95) a result after T steps 
     carried_digits(w, T) = w - 2 log10(T + 1) - 1      significant digits,
 
 and two runs at w and at w' > w must agree to the relative tolerance 10^-carried_digits(w, T).
+A full-matrix step also sums up to n = D N numbers (the softmax normaliser, <s_j, g_j>, ||S - S*||^2),
+and a sum of n numbers in any order is within (n - 1) u sum |x_i| of the exact sum (u the unit roundoff):
+up to log10(n) more digits, so there ``summed_terms`` = D N (:func:`summed_terms`) and the digits are
+carried_digits(w, T, n) = w - 2 log10(T + 1) - 1 - log10(n).
 Measured (float64 vs 256-bit Arb, T = 10^5, identity/erf, three regimes): the worst relative
 difference was 1e-11 (excess loss), the model's tolerance 1e-5; the model is deliberately safe.
 
@@ -56,20 +60,27 @@ def work_digits(arithmetic: str, dps: int | None = None, steps: int = 0) -> floa
     return float(Arith.make("mpmath", dps, steps).work_dps)
 
 
-def carried_digits(work: float, steps: int) -> float:
-    """Significant digits a result after ``steps`` steps carries when iterated with ``work`` digits."""
-    return work - 2 * math.log10(steps + 1) - 1
+def summed_terms(setting, engine: str) -> int:
+    """The most numbers one step of ``engine`` sums (see the module docstring): D N full-matrix, 1 reduced; a data
+    model's expectation adds its own sums (a second-moment tensor's quadratic forms, the mean over images)."""
+    return setting.D * setting.N + setting.data.expectation_terms() if engine == "full" else 1
 
 
-def tolerance(work: float, steps: int) -> float:
+def carried_digits(work: float, steps: int, summed: int = 1) -> float:
+    """Significant digits a result after ``steps`` steps carries when iterated with ``work`` digits, each step
+    summing up to ``summed`` numbers."""
+    return work - 2 * math.log10(steps + 1) - 1 - math.log10(summed)
+
+
+def tolerance(work: float, steps: int, summed: int = 1) -> float:
     """Relative tolerance of a result after ``steps`` steps at ``work`` digits (see module docstring).
     A float: 0.0 beyond 300 digits (cross_check compares with :func:`tolerance_mp`)."""
-    return 10.0 ** (-carried_digits(work, steps))
+    return 10.0 ** (-carried_digits(work, steps, summed))
 
 
-def tolerance_mp(work: float, steps: int) -> mpmath.mpf:
+def tolerance_mp(work: float, steps: int, summed: int = 1) -> mpmath.mpf:
     """:func:`tolerance` as an mpmath number, representable at any number of digits (10^-1000 too)."""
-    return mpmath.power(10, -mpmath.mpf(carried_digits(work, steps)))
+    return mpmath.power(10, -mpmath.mpf(carried_digits(work, steps, summed)))
 
 
 def g3(x) -> str:
@@ -77,15 +88,16 @@ def g3(x) -> str:
     return mpmath.nstr(mpmath.mpf(x), 3)
 
 
-def max_steps(work: float, digits: float) -> int:
+def max_steps(work: float, digits: float, summed: int = 1) -> int:
     """The longest horizon at which ``work`` working digits still carry ``digits`` digits."""
-    x = (work - 1 - digits) / 2
+    x = (work - 1 - digits - math.log10(summed)) / 2
     return int(10.0 ** x) - 1 if x > 0 else 0
 
 
 def require_horizon(arithmetic: str, steps: int, digits: float, dps: int | None = None,
-                    work: float | None = None) -> float:
-    """Raise PrecisionError unless the arithmetic carries ``digits`` digits over ``steps`` steps.
+                    work: float | None = None, summed: int = 1) -> float:
+    """Raise PrecisionError unless the arithmetic carries ``digits`` digits over ``steps`` steps (each summing
+    up to ``summed`` numbers, :func:`summed_terms`).
 
     Returns the digits carried. ``work`` overrides the working digits (e.g. an mpmath run at a fixed
     working precision without guard digits).
@@ -93,15 +105,15 @@ def require_horizon(arithmetic: str, steps: int, digits: float, dps: int | None 
     if digits <= 0:
         raise InvalidParameter("digits", digits, "must be > 0")
     w = work_digits(arithmetic, dps, steps) if work is None else work
-    c = carried_digits(w, steps)
+    c = carried_digits(w, steps, summed)
     if c < digits:
         if arithmetic.startswith("float64"):
             raise PrecisionError(f"`steps={steps}`: float64 carries about {max(c, 0):.1f} of the {digits} requested "
-                                 f"digits at this horizon (at most {max_steps(w, digits)} steps for {digits} digits); "
-                                 f"use `arithmetic=mpmath` with `dps` or fewer `steps`")
+                                 f"digits at this horizon (at most {max_steps(w, digits, summed)} steps for {digits} "
+                                 f"digits); use `arithmetic=mpmath` with `dps` or fewer `steps`")
         raise PrecisionError(f"`dps={dps}` (working digits {w:g}) is too low for `steps={steps}`: it carries about "
                              f"{max(c, 0):.1f} of the {digits} requested digits; raise `dps` to at least "
-                             f"{math.ceil(digits + 2 * math.log10(steps + 1) + 1)}")
+                             f"{math.ceil(digits + 2 * math.log10(steps + 1) + 1 + math.log10(summed))}")
     return c
 
 
@@ -185,14 +197,16 @@ def _pick(steps: list[int], count: int) -> list[int]:
 
 
 def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagreement: str = "raise",
-                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256, progress=None) -> CrossCheck:
+                checkpoints: int = 6, extra_digits: int = 20, arb_bits: int = 256, progress=None,
+                summed: int | None = None) -> CrossCheck:
     """Re-run ``traj``'s regime at higher precision at (up to ``checkpoints`` of) its checkpoints and compare.
 
     ``traj`` comes from verify.engines.iterate (float64 or mpmath) or verify.engines.fast.
     reference: "mpmath" (the same engine with ``extra_digits`` more digits) or "arb" (the certified
     engine at reference_bits(w, steps) >= ``arb_bits`` bits; reduced only). A quantity x with
     reference y agrees when rel_diff(x, y, y0, rad=radius of y) <= tol, y0 the reference at step 0,
-    tol = tolerance(w, step), w the working digits of ``traj``. ``progress(step)`` follows the reference run.
+    tol = tolerance(w, step, summed), w the working digits of ``traj`` and ``summed`` the numbers a step sums
+    (default: summed_terms of ``traj``'s engine). ``progress(step)`` follows the reference run.
     """
     from . import iterate
     if on_disagreement not in ("raise", "warn"):
@@ -201,6 +215,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         raise InvalidParameter("reference", reference, "must be mpmath or arb")
     arith = traj.arithmetic
     w = work_digits(arith, traj.dps, max(traj.steps()))
+    summed = summed_terms(setting, traj.engine) if summed is None else summed
     cps = sorted(set(_pick(traj.steps(), checkpoints)) | {0})
     by_step = {r.step: r for r in traj.records}
     if reference == "arb":
@@ -220,7 +235,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         for rr in ref.records:
             if rr.step not in by_step:
                 continue
-            tol = tolerance_mp(w, rr.step)
+            tol = tolerance_mp(w, rr.step, summed)
             out.tolerance[rr.step] = tol
             for (name, x), (_, y) in zip(_pairs(by_step[rr.step]), _pairs(rr)):
                 x_, y_ = _as_mpf(x), _as_mpf(y)

@@ -12,7 +12,7 @@ from ..derive.reduced import case_of, reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
 from ..errors import InvalidParameter
 from ..model.setting import Setting
-from ..model.sigma import Sigma
+from ..model.sigmas import Sigma
 from .arith import Arith
 from .guard import float64_boundary
 from .trajectory import Record, Trajectory, checkpoint_steps

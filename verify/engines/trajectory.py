@@ -1,8 +1,10 @@
 """What every engine records: the quantities of docs/setting.md at chosen steps."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
+PROGRESS_SECONDS = 0.2      # least time between two progress callbacks of a run
 RECORDED = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv", "alpha", "offspan", "support_mass")
 
 
@@ -31,6 +33,7 @@ class Trajectory:
     dps: int | None
     records: list[Record] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    backend: str | None = None       # what carried the arithmetic where there is a choice ("jax", "numpy")
 
     @property
     def final(self) -> Record:
@@ -56,3 +59,17 @@ def checkpoint_steps(steps: int, every: int | None = None, log_points: int = 0) 
         for i in range(log_points + 1):
             out.add(int(round(math.exp(i / log_points * math.log(steps)))))
     return sorted(s for s in out if 0 <= s <= steps)
+
+
+def throttled(progress):
+    """``progress(step)`` called at most every PROGRESS_SECONDS (and always with ``force=True``); None stays None."""
+    if progress is None:
+        return None
+    last = [0.0]
+
+    def call(step, force=False):
+        now = time.perf_counter()
+        if force or now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            progress(step)
+    return call

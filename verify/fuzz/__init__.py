@@ -7,8 +7,8 @@ from .budget import PROFILE_BUDGET, fuzz_part
 from .runner import (DEFAULT_EXAMPLES, DISCARD_REASONS, INVALID_CLAIM, MAX_DISCARDED, REPLAY_FACTOR, Crashed,
                      Falsified, claim_ids, fuzz, judge, strategy_for)
 from .store import DEFAULT_DB, CounterexampleStore, default_db
-from .strategies import BREAKS, HONOURED, Regime, invalid_regimes, valid_regimes
+from .strategies import BREAKS, Regime, invalid_regimes, valid_regimes
 
 __all__ = ["fuzz", "fuzz_part", "PROFILE_BUDGET", "claim_ids", "judge", "strategy_for", "Falsified", "Crashed",
            "DEFAULT_DB", "default_db", "CounterexampleStore", "DEFAULT_EXAMPLES", "DISCARD_REASONS", "INVALID_CLAIM",
-           "MAX_DISCARDED", "REPLAY_FACTOR", "Regime", "valid_regimes", "invalid_regimes", "BREAKS", "HONOURED"]
+           "MAX_DISCARDED", "REPLAY_FACTOR", "Regime", "valid_regimes", "invalid_regimes", "BREAKS"]

@@ -6,10 +6,10 @@
    judged again; one that still fails is a *replayed* counterexample ("replayed": true), one that no
    longer fails is deleted;
 2. *search*: Hypothesis draws regimes from the claim's strategy (verify.fuzz.strategies, inside the
-   claim's ``conditions``) under a seed, drawn and recorded when not given, so every run replays with
+   claim's hypotheses) under a seed, drawn and recorded when not given, so every run replays with
    ``--seed``; a failure is shrunk to a minimal regime, saved to the database, and reported as *new*;
 3. every generated example is judged by :func:`judge`: checked (the property holds), failing, or
-   discarded for a counted reason: outside the claim's hypotheses (its conditions, or a run-level
+   discarded for a counted reason: outside the claim's hypotheses (``within(setting, hypotheses)``, or a run-level
    hypothesis the check reports), float errors (overflow, invalid operation), undecided (the check's
    ``holds`` is None, e.g. NaN), not replayed (it failed at T but not again at 10 T), or rejected by
    Hypothesis itself (strategy filters);
@@ -38,7 +38,7 @@ from ..errors import InvalidParameter, PrecisionError
 from ..evidence import REPLAY_FACTOR, Scope, decide, record
 from ..model.validation import check_int
 from .store import DEFAULT_DB, CounterexampleStore
-from ..model.hypotheses import within
+from ..model.hypotheses import hypothesis, within
 from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, Regime, invalid_regimes, valid_regimes
 
 DEFAULT_EXAMPLES = 100
@@ -90,7 +90,7 @@ def strategy_for(obj):
     iterates the reduced recursion (the claim's ``long_horizon``); invalid regimes for the pseudo-claim."""
     if obj is None:
         return invalid_regimes()
-    return valid_regimes(conditions=tuple(h.id for h in getattr(obj, "hypotheses", ())),
+    return valid_regimes(hypotheses=tuple(getattr(obj, "hypotheses", ())),
                          long_horizon=bool(getattr(obj, "long_horizon", False)))
 
 
@@ -135,7 +135,7 @@ def judge(obj, regime: Regime, preds) -> Judgement:
         return _judge_invalid(regime)
     setting = regime.setting()
     if not all(p(setting) for p in preds):
-        return Judgement("outside_hypotheses", "outside the claim's conditions")
+        return Judgement("outside_hypotheses", "outside the claim's hypotheses")
     try:
         out, ferr = _guarded_check(obj, setting, regime.steps)
     except Exception as exc:  # a crash of the check is a bug to report, never a verdict on the claim
@@ -401,8 +401,8 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
                         "saved": found is not None and store is not None and save_error is None,
                         "save_error": save_error},
            "strategy": _describe(strategy, obj),
-           "hypotheses": list(getattr(obj, "hypotheses", ()) or ()) if obj is not None else [],
-           "conditions": [h.id for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
+           "hypotheses": [hypothesis(h).text for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
+           "hypothesis_ids": [hypothesis(h).id for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
            "seconds": round(time.perf_counter() - t0, 3), "slowest_example_seconds": round(state["slowest"], 4)}
     return out
 
@@ -413,7 +413,7 @@ def _describe(strategy, obj) -> dict | str:
     if obj is None:
         return {"kind": "invalid regimes", "breaks": "verify.fuzz.strategies.BREAKS"}
     long = bool(getattr(obj, "long_horizon", False))
-    return {"kind": "valid regimes inside the claim's conditions", "D": [1, MAX_D],
+    return {"kind": "valid regimes inside the claim's hypotheses", "D": [1, MAX_D],
             "steps": [1, MAX_STEPS if long else FULL_MAX_STEPS],
             "long_horizon": "half the regimes: reducible, eta c_L v N < 2K" if long else "no (the check runs the full engine)"}
 

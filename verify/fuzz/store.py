@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
-from ..run.atomic import write_json_atomic
+from ..cache import cache_dir
 from ..errors import InvalidParameter
-
-_ROOT = Path(__file__).resolve().parents[2]
+from ..run.atomic import write_json_atomic
 
 
 def default_db() -> Path:
     """Where the counterexample database lives unless ``--db`` says otherwise (module docstring)."""
-    if (_ROOT / "pyproject.toml").is_file() and (_ROOT / "verify").is_dir():
-        return _ROOT / ".cache" / "verify" / "fuzz-db"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "verify" / "fuzz-db"
+    return cache_dir("fuzz-db")
 
 
 DEFAULT_DB = default_db()

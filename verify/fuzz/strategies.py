@@ -7,19 +7,24 @@ regime prints and replays exactly) plus a number of GD steps.
 edges (0, 1, D - 1, D), M <= 3, d <= 4, ||V*|| from 1/10 to 10, every sigma (an even polynomial too,
 with W_P trainable or frozen), every entry law with mean != 0 and variance != 1, the summed and the
 mean loss, P^T P = lambda I (identity, permutation) and sinusoidal P, eta_KQ != eta_V, zero and random
-initialisation, label noise. The step size is drawn through x = eta c_L v N, the quantity every
+initialisation, label noise. The sigmas are every registered family's fuzz representatives
+(verify.model.sigmas.sigma_examples), read at each draw, so a new family is fuzzed with no other edit. The step size is drawn through x = eta c_L v N, the quantity every
 step-size condition is stated in: as a multiple of the anchors x = 2K (the W_X-block stability
 threshold 2K/(c_L v N)) and x = 1 (the condition eta c_L v N <= 1 of the identity proofs), with the
 multiples 99/100, 1, 101/100 drawn often, so both thresholds are hit from below and from above.
 
-Given a claim's ``conditions`` (names in lemmas.support.runs.CONDITIONS) the draw stays inside them
-(``HONOURED`` lists the names it knows; the runner still filters every regime by the claim itself), so
-a claim is fuzzed inside its hypotheses and up to their boundaries, not mostly outside them.
+Given a claim's hypotheses (verify.model.hypotheses objects or ids) the draw stays inside them by reading
+each one's ``restrict`` (verify.model.hypotheses.restriction combines them with what they imply): the allowed
+choices, the sigma predicate, the K range, the bounds on x, one step size, W_P frozen unless sigma is odd, M = 1
+unless sigma is linear. Nothing here names a hypothesis; what validation requires of a sigma (a Gaussian law,
+centred entries, W_P frozen) is asked of make_setting itself. The runner still filters every regime with
+``within(setting, hypotheses)``, so a claim is fuzzed inside its hypotheses and up to their boundaries, not
+mostly outside them.
 
 Horizons, about log-uniform: when the claim's check iterates the reduced recursion (``long_horizon``,
-about 3 microseconds a step and row), half of the regimes are "long": reducible by construction (zero
-initialisation, centred entries, P^T P = lambda I, W_P = 0) with x < 2K (below the W_X-block threshold: GD
-converges, float64 does not overflow and no check falls back to mpmath at ~1 ms a step), and up to
+about 3 microseconds a step and row), half of the regimes are "long": drawn inside
+verify.model.hypotheses.LONG_RUN as well (the reduced recursion exact, and x < 2K, below the W_X-block
+threshold: GD converges, float64 does not overflow and no check falls back to mpmath at ~1 ms a step), and up to
 ``max_steps`` = 2*10^4 steps; every other regime gets up to ``full_max_steps`` = 300 (the full-matrix
 engine costs 0.15-0.35 ms a step for D <= 48).
 """
@@ -32,16 +37,17 @@ from functools import lru_cache
 
 from hypothesis import strategies as st
 
+from ..errors import InvalidParameter
 from ..model import make_setting
+from ..model.hypotheses import LONG_RUN, REFERENCE, hypotheses as as_hypotheses, restriction, step_x
 from ..model.numbers import frac_str
+from ..model.sigmas import parse_sigma, sigma_examples
 
 MAX_D = 48
 MAX_M = 3
 MAX_SMALL_D = 4          # the feature dimension d
 MAX_STEPS = 20_000       # reduced-recursion checks
 FULL_MAX_STEPS = 300     # full-matrix-engine checks, and regimes the reduced recursion does not cover
-SIGMAS = ("identity", "erf", "poly:0,1,0,1/10", "relu", "poly:0,1,1/2")
-ODD_SIGMAS = ("identity", "erf", "poly:0,1,0,1/10")
 LAWS = ("gaussian", "rademacher", "student-t:5", "gumbel", "exponential", "uniform")
 LAW_MEANS = ("0", "1/2", "-1")
 LAW_VARS = ("1", "1/4", "4")
@@ -56,10 +62,6 @@ ETA_KQ_RATIOS = ("1", "1/4", "1/2", "2", "4")
 # Multiples of a step-size anchor: a grid n/20 (n = 1..60) and the edges of each threshold.
 EDGE_MULTS = (Fraction(99, 100), Fraction(1), Fraction(101, 100), Fraction(999, 1000), Fraction(1001, 1000))
 GRID_MULTS = tuple(Fraction(n, 20) for n in range(1, 61))
-
-# The conditions (lemmas.support.runs.CONDITIONS) that valid_regimes draws inside when asked.
-HONOURED = frozenset({"zero-init", "centred", "wp-zero", "odd", "identity", "K>0", "0<K<D", "orthogonal-P",
-                      "uniform-S*", "one-eta", "linear-or-M1", "eta-stable", "eta-small"})
 
 
 @dataclass(frozen=True)
@@ -123,112 +125,141 @@ def _edge_biased(draw, values: list, edges: list, label: str):
     return draw(_choice(tuple(values)), label=label)
 
 
-@lru_cache(maxsize=4096)
 def _choice(values: tuple):
-    """st.sampled_from(values), built once per tuple of values (strategy construction is not free)."""
+    """st.sampled_from(values), built once per tuple of values and their types (strategy construction is not free;
+    the types are part of the key because 1 == Fraction(1): an integer K must not come back as a Fraction)."""
+    return _sampled(tuple(values), tuple(type(v) for v in values))
+
+
+@lru_cache(maxsize=4096)
+def _sampled(values: tuple, types: tuple):
     return st.sampled_from(values)
 
 
 _MULTS = tuple(sorted(set(GRID_MULTS + EDGE_MULTS)))
 
 
+def _inside(x, lo, hi) -> bool:
+    """x within the (value, strict) bounds lo and hi (either may be None)."""
+    return ((lo is None or x > lo[0] or (x == lo[0] and not lo[1]))
+            and (hi is None or x < hi[0] or (x == hi[0] and not hi[1])))
+
+
 @lru_cache(maxsize=None)
-def _allowed_mults(anchor: int, bound) -> tuple:
-    """Multiples m (grid and edges, ascending) with anchor * m inside ``bound`` = (x_max, strict) or None."""
-    if bound is None:
-        return _MULTS
-    x_max, strict = bound
-    return tuple(m for m in _MULTS if anchor * m < x_max or (anchor * m == x_max and not strict))
+def _allowed_mults(anchor, lo, hi) -> tuple:
+    """Multiples m (grid and edges, ascending) with anchor * m inside the bounds (value, strict) lo and hi."""
+    return tuple(m for m in _MULTS if _inside(anchor * m, lo, hi))
 
 
-def eta_bound(conds, K: int):
-    """The largest x = eta c_L v N the conditions allow, as (x_max, strict), or None."""
-    bound = None
-    if "eta-stable" in conds:            # eta c_L v N < 2K
-        bound = (Fraction(2 * max(K, 1)), True)
-    if "eta-small" in conds:             # eta c_L v N <= 1
-        if bound is None or 1 < bound[0] or (1 == bound[0] and not bound[1]):
-            bound = (Fraction(1), False)
-    return bound
+@lru_cache(maxsize=None)
+def _sigma(spec: str):
+    return parse_sigma(spec)
 
 
-@st.composite
-def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=SIGMAS, laws=LAWS,
-                  min_k: int = 0, conditions=(), long_horizon: bool = True,
-                  full_max_steps: int = FULL_MAX_STEPS) -> Regime:
-    """A valid regime (module docstring): every option, inside ``conditions``, steps about log-uniform.
+@lru_cache(maxsize=None)
+def _valid(sigma: str, **kw) -> bool:
+    """Whether make_setting accepts ``sigma`` with these options (validation is the one statement of what a sigma
+    requires: a Gaussian law, centred entries, W_P frozen)."""
+    try:
+        make_setting(D=2, K=1, preset="sts", sigma=sigma, **kw)
+    except InvalidParameter:
+        return False
+    return True
 
-    The horizon is drawn first, so shrinking shortens it early: a "long" regime (half of the draws when
-    ``long_horizon``) is reducible with eta c_L v N < 2K by construction and gets up to ``max_steps``; any
-    other gets up to ``full_max_steps``. Within each branch the cap is fixed, so simplifying another option
-    never lengthens a regime's horizon (a failing regime's replay costs 10x its horizon)."""
-    c = set(conditions)
-    long = long_horizon and max_steps > full_max_steps and draw(st.booleans(), label="long horizon")
-    steps = _log_int(draw, 1, max_steps if long else min(max_steps, full_max_steps), "steps")
-    if long:   # what makes the reduced recursion exact (Setting.reducible), and float64 safe at uniform S
-        c |= {"orthogonal-P", "zero-init", "centred", "wp-zero"}
-    sig_choices = [s for s in sigmas
-                   if ("odd" not in c or s in ODD_SIGMAS) and ("identity" not in c or s == "identity")]
-    sigma = draw(_choice(tuple(sig_choices) or ("identity",)), label="sigma")
-    odd = sigma in ODD_SIGMAS
-    M = 1 if ("linear-or-M1" in c and sigma != "identity") else draw(st.integers(1, MAX_M), label="M")
-    d = draw(st.integers(1, MAX_SMALL_D), label="d")
-    strict = "0<K<D" in c
-    kmin = max(min_k, 1 if (strict or "K>0" in c) else 0)
-    d_lo = max(kmin + 1, 2) if strict else max(kmin, 1)
+
+def _accepts(sigma: str, **kw) -> bool:
+    return _valid(sigma, **kw) or _valid(sigma, wp_trainable=False, **kw)
+
+
+def _pick(draw, r, key: str, candidates, label: str | None = None, ok=lambda v: True):
+    """One of ``candidates`` allowed by the restriction's choices for ``key`` and by ``ok``."""
+    allowed = r.choices.get(key)
+    vals = tuple(v for v in candidates if (allowed is None or v in allowed) and ok(v))
+    if not vals:
+        vals = tuple(v for v in (allowed or candidates) if ok(v)) or tuple(allowed or candidates)
+    return draw(_choice(vals), label=label or key)
+
+
+def _teacher(draw, r, max_d: int) -> tuple:
+    """(D, K, preset, N) inside the restriction's K conditions, K at its edges half of the time."""
+    kmin = max(r.k_min, 1 if r.k_interior else 0)
+    d_lo = max(kmin + 1, 2) if r.k_interior else max(kmin, 1)
     D = _log_int(draw, d_lo, max(max_d, d_lo), "D")
-    kmax = D - 1 if strict else D
-    preset = draw(_choice(("sts", "cnn", "gcn", "gslp")), label="preset")
+    if r.k_zero:
+        return D, 0, "sts", 1
+    kmax = D - 1 if r.k_interior else D
+    presets = ("sts", "cnn", "gcn") + (("gslp",) if kmin <= 1 <= kmax else ())
+    preset = draw(_choice(presets), label="preset")
+    if r.k_equals_d:
+        return D, D, preset if preset != "gslp" else "sts", {"sts": 1, "cnn": 1, "gcn": D}.get(preset, 1)
     if preset == "sts":
         K = _edge_biased(draw, list(range(kmin, kmax + 1)), [kmin, kmax, 1, D - 1], "K")
     elif preset == "cnn":
-        divs = [k for k in _divisors(D) if kmin <= k <= kmax]
-        K = _edge_biased(draw, divs, [1, kmax], "K")
+        K = _edge_biased(draw, [k for k in _divisors(D) if kmin <= k <= kmax] or [D], [1, kmax], "K")
     elif preset == "gcn":
-        ks = list(range(max(kmin, 1), kmax + 1))
-        K = _edge_biased(draw, ks, [1, kmax], "K")
+        K = _edge_biased(draw, list(range(max(kmin, 1), kmax + 1)), [1, kmax], "K")
     else:
         K = 1
-    N = {"sts": 1, "gslp": 1, "cnn": D // max(K, 1), "gcn": D}[preset]
-    law = draw(_choice(tuple(laws)), label="law") if sigma == "identity" else "gaussian"
-    mean_ok = "centred" not in c and sigma not in ("erf", "relu")
-    law_mean = draw(_choice(LAW_MEANS if mean_ok else ("0",)), label="law_mean")
-    law_var = draw(_choice(LAW_VARS), label="law_var")
-    loss = draw(_choice(LOSSES), label="loss")
-    p_kind = draw(_choice(P_KINDS if "orthogonal-P" not in c else P_KINDS[:2]), label="p_kind")
-    p_lambda = draw(_choice(P_LAMBDAS), label="p_lambda")
-    init = draw(_choice(INITS if "zero-init" not in c else ("zero",)), label="init")
-    kw = {"D": D, "K": K, "preset": preset, "M": M, "d": d, "sigma": sigma, "law": law, "law_mean": law_mean,
-          "law_var": law_var, "loss": loss, "p_kind": p_kind,
-          "p_structure": "general" if p_kind == "sinusoidal" else "orthogonal", "p_lambda": p_lambda,
-          "init": init, "init_scale": draw(_choice(INIT_SCALES), label="init_scale") if init == "random" else "0",
-          "noise_sd": draw(_choice(NOISE_SDS), label="noise_sd"),
-          "vstar_norm": draw(_choice(VSTAR_NORMS), label="vstar_norm"),
-          "seed": draw(st.integers(0, 3), label="seed")}
-    # W_P: relu must freeze it (validated); an even sigma keeps W_P = 0 only when frozen
-    if sigma == "relu" or (not odd and "wp-zero" in c):
-        kw["wp_trainable"] = False
-    elif draw(st.booleans(), label="freeze W_P"):
-        kw["wp_trainable"] = False
-    # step size through x = eta c_L v N (module docstring)
-    c_l = Fraction(1) if loss == "sum" else Fraction(1, M * N)
-    scale = c_l * Fraction(law_var) * N
-    bound = eta_bound(c, K)
-    if long:
-        # below the W_X-block threshold x = 2K (<= 2D): GD converges, float64 does not overflow, and no check
-        # falls back to mpmath (~1 ms a step). Above it the 2-cycle grows until float64 overflows within
-        # ~10^3 steps (e.g. x = 1.01 * 2K, D = 2: at t = 1332), so those regimes get the short horizons.
-        if bound is None or 2 * max(K, 1) <= bound[0]:
-            bound = (Fraction(2 * max(K, 1)), True)
-    anchors = [a for a in (2 * max(K, 1), 1) if _allowed_mults(a, bound)]
+    return D, K, preset, {"sts": 1, "gslp": 1, "cnn": D // max(K, 1), "gcn": D}[preset]
+
+
+def _step_size(draw, r, kw: dict) -> str:
+    """eta through x = eta_V c_L v N (module docstring), inside the restriction's bounds on x; the scale x/eta is the
+    setting's own (verify.model.hypotheses.step_x at eta = 1)."""
+    K, D = kw["K"], kw["D"]
+    lo = r.x_min(K, D) if r.x_min else None
+    hi = r.x_max(K, D) if r.x_max else None
+    anchors = sorted({Fraction(1)} | ({Fraction(2 * K)} if K else set())
+                     | {b[0] for b in (lo, hi) if b is not None and b[0] > 0})
+    anchors = [a for a in anchors if _allowed_mults(a, lo, hi)]
     anchor = draw(_choice(tuple(anchors)), label="eta anchor (x = eta c_L v N)")
-    x = anchor * _edge_biased(draw, list(_allowed_mults(anchor, bound)), list(EDGE_MULTS), "eta multiple")
-    eta = x / scale
-    kw["eta"] = frac_str(eta)
-    if "one-eta" not in c:
+    x = anchor * _edge_biased(draw, list(_allowed_mults(anchor, lo, hi)), list(EDGE_MULTS), "eta multiple")
+    scale = step_x(make_setting(**kw, eta="1"))
+    return frac_str(x / scale)
+
+
+@st.composite
+def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=None, laws=LAWS,
+                  hypotheses=(), long_horizon: bool = True, full_max_steps: int = FULL_MAX_STEPS) -> Regime:
+    """A valid regime (module docstring): every option, inside ``hypotheses``, steps about log-uniform.
+
+    The horizon is drawn first, so shrinking shortens it early: a "long" regime (half of the draws when
+    ``long_horizon``) is drawn inside LONG_RUN too and gets up to ``max_steps``; any other gets up to
+    ``full_max_steps``. Within each branch the cap is fixed, so simplifying another option never lengthens a
+    regime's horizon (a failing regime's replay costs 10x its horizon). ``sigmas``: specs to draw from (default:
+    every registered family's representatives, read at draw time)."""
+    sigmas = tuple(sigma_examples() if sigmas is None else sigmas)
+    hyps = as_hypotheses(hypotheses)
+    long = long_horizon and max_steps > full_max_steps and draw(st.booleans(), label="long horizon")
+    steps = _log_int(draw, 1, max_steps if long else min(max_steps, full_max_steps), "steps")
+    r = restriction([h.id for h in hyps] + (list(LONG_RUN) if long else []))
+    sig_choices = tuple(x for x in sigmas if r.sigma is None or r.sigma(_sigma(x))) or tuple(sigmas[:1])
+    sigma = draw(_choice(sig_choices), label="sigma")
+    sg = _sigma(sigma)
+    M = 1 if (r.m_one_unless_linear and not sg.linear) else draw(st.integers(1, MAX_M), label="M")
+    d = draw(st.integers(1, MAX_SMALL_D), label="d")
+    D, K, preset, N = _teacher(draw, r, max_d)
+    kw = {"D": D, "K": K, "preset": preset, "M": M, "d": d, "sigma": sigma,
+          "law": _pick(draw, r, "law", laws, ok=lambda v: _accepts(sigma, law=v))}
+    kw["law_mean"] = _pick(draw, r, "law_mean", LAW_MEANS, ok=lambda v: _accepts(sigma, law=kw["law"], law_mean=v))
+    kw["law_var"] = _pick(draw, r, "law_var", LAW_VARS)
+    kw["loss"] = _pick(draw, r, "loss", LOSSES)
+    kw["p_kind"] = _pick(draw, r, "p_kind", P_KINDS)
+    kw["p_structure"] = "general" if kw["p_kind"] == "sinusoidal" else "orthogonal"
+    kw["p_lambda"] = _pick(draw, r, "p_lambda", P_LAMBDAS)
+    kw["init"] = _pick(draw, r, "init", INITS)
+    kw["init_scale"] = _pick(draw, r, "init_scale", INIT_SCALES) if kw["init"] == "random" else "0"
+    kw["noise_sd"] = _pick(draw, r, "noise_sd", NOISE_SDS)
+    kw["vstar_norm"] = _pick(draw, r, "vstar_norm", VSTAR_NORMS)
+    kw["seed"] = draw(st.integers(0, 3), label="seed")
+    # W_P: frozen where validation requires it (relu), or where the hypotheses keep W_P = 0 and sigma is not odd
+    if not _valid(sigma) or (r.wp_zero and not sg.odd) or draw(st.booleans(), label="freeze W_P"):
+        kw["wp_trainable"] = False
+    kw["eta"] = _step_size(draw, r, kw)
+    if not r.one_eta:
         ratio = Fraction(draw(_choice(ETA_KQ_RATIOS), label="eta_kq / eta"))
         if ratio != 1:
-            kw["eta_kq"] = frac_str(eta * ratio)
+            kw["eta_kq"] = frac_str(Fraction(kw["eta"]) * ratio)
     return Regime(tuple(kw.items()), steps)
 
 
@@ -269,7 +300,7 @@ def invalid_regimes(draw) -> Regime:
     """A valid regime (reference P, zero initialisation, centred identity) with exactly one rule of ``BREAKS``
     broken."""
     base = dict(draw(valid_regimes(max_d=6, sigmas=("identity",), laws=("gaussian",), long_horizon=False,
-                                   conditions=("zero-init", "orthogonal-P", "centred"))).kwargs)
+                                   hypotheses=REFERENCE)).kwargs)
     base["preset"], base["K"] = "sts", min(base["K"], base["D"])
     name, bad, rule = draw(_choice(BREAKS), label="break")
     if name == "K":
@@ -288,5 +319,5 @@ def invalid_regimes(draw) -> Regime:
     return Regime(tuple(base.items()), 1, broken=rule)
 
 
-__all__ = ["Regime", "valid_regimes", "invalid_regimes", "BREAKS", "HONOURED", "MAX_D", "MAX_STEPS",
-           "FULL_MAX_STEPS", "SIGMAS", "LAWS", "eta_bound"]
+__all__ = ["Regime", "valid_regimes", "invalid_regimes", "BREAKS", "MAX_D", "MAX_STEPS", "FULL_MAX_STEPS",
+           "LAWS"]

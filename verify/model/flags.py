@@ -14,11 +14,11 @@ from fractions import Fraction
 
 # The order in which the options are written, and the defaults left out.
 FLAGS = [("M", "--M"), ("d", "--d"), ("eta_v", "--eta"), ("eta_kq", "--eta-kq"), ("seed", "--seed"),
-         ("sigma", "--sigma"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
+         ("sigma", "--sigma"), ("data", "--data"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
          ("noise_sd", "--noise-sd"), ("loss", "--loss"), ("p_kind", "--p-kind"),
          ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("beta", "--beta"), ("init", "--init"),
          ("init_scale", "--init-scale"), ("relu_at_zero", "--relu-at-zero")]
-DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "law": "gaussian", "law_mean": "0", "law_var": "1",
+DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "data": "gaussian", "law": "gaussian", "law_mean": "0", "law_var": "1",
             "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1",
             "beta": "1", "init": "zero", "init_scale": "0", "relu_at_zero": "radial"}
 

@@ -37,7 +37,7 @@ class Restriction:
     ``choices``: make_setting keyword -> the values allowed (e.g. ``{"init": ("zero",)}``);
     ``sigma``: a predicate on a Sigma (which families are allowed);
     ``k_min``: smallest K; ``k_interior``: K < D; ``k_equals_d`` / ``k_zero``: the edge regimes;
-    ``x_max``: K -> (largest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
+    ``x_max`` / ``x_min``: (K, D) -> (largest / smallest x = eta c_L v N, strict?); ``one_eta``: eta_KQ = eta_V;
     ``wp_zero``: W_P frozen unless sigma is odd; ``m_one_unless_linear``: M = 1 unless sigma is linear.
     """
 
@@ -48,6 +48,7 @@ class Restriction:
     k_equals_d: bool = False
     k_zero: bool = False
     x_max: Callable | None = None
+    x_min: Callable | None = None
     one_eta: bool = False
     wp_zero: bool = False
     m_one_unless_linear: bool = False
@@ -65,6 +66,7 @@ class Hypothesis:
     restrict: Restriction = Restriction()
     violate: Callable | None = None
     run_level: bool = False
+    pins: tuple = ()        # (convention keyword, value) this hypothesis fixes: the reference convention's choice
 
     def __repr__(self) -> str:
         return f"Hypothesis({self.id!r})"
@@ -73,15 +75,28 @@ class Hypothesis:
 HYPOTHESES: dict[str, Hypothesis] = {}
 
 
-def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), violate=None, run_level=False):
+def _define(id: str, text: str, holds, *, implies=(), restrict=Restriction(), violate=None, run_level=False,
+            pins=None):
     if id in HYPOTHESES:
         raise AssertionError(f"hypothesis {id!r} defined twice")
-    HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level)
+    HYPOTHESES[id] = Hypothesis(id, text, holds, tuple(implies), restrict, violate, run_level,
+                                tuple((pins or {}).items()))
 
 
-def _identity():
-    from .sigma import parse_sigma
-    return parse_sigma("identity")
+def convention_hypothesis(key: str, value) -> Hypothesis:
+    """The hypothesis "the convention keyword ``key`` is ``value``" (the run's convention replacing a reference
+    one), defined once per (key, value) on first use."""
+    hid = f"convention:{key}={value}"
+    if hid not in HYPOTHESES:
+        if key == "wp_trainable":
+            holds, text = (lambda s: s.wp_trainable is bool(value)), ("W_P trainable" if value else "W_P frozen")
+        elif key == "eta_kq_ratio":
+            holds, text = (lambda s: s.eta_kq == Fraction(value) * s.eta_v), f"eta_KQ = {value} eta_V"
+        else:
+            holds, text = (lambda s: str(s.kwargs().get(key, getattr(s, key, None))) == str(value)
+                           or (key == "sigma" and s.sigma.spec() == str(value))), f"{key} = {value}"
+        HYPOTHESES[hid] = Hypothesis(hid, text + " (the run's convention)", holds)
+    return HYPOTHESES[hid]
 
 
 def _at_x(s, x: Fraction):
@@ -90,12 +105,32 @@ def _at_x(s, x: Fraction):
     return s.with_(eta=eta, eta_kq=eta if s.eta_kq == s.eta_v else s.eta_kq)
 
 
+def small_step_bound(K: int, D: int) -> Fraction:
+    """The largest x = eta_V c_L v N for which 1 - x ||s||^2 >= 0 for every two-valued column of S: min(K, D - K),
+    or K when K = D (||s||^2 <= max(1/K, 1/(D - K)); verify.derive.stability)."""
+    return Fraction(K if K == D else min(K, D - K))
+
+
+def _small_step(s) -> bool:
+    return s.K > 0 and step_x(s) <= small_step_bound(s.K, s.D)
+
+
 def _weighted(s):
     """``s`` with S* weighted 2/(K+1), 1/(K+1), ... on each support (K >= 2; a K = 1 support is widened to 2)."""
     if s.K < 2:
         s = s.with_(preset="sts", K=2)
     w = [Fraction(2, s.K + 1)] + [Fraction(1, s.K + 1)] * (s.K - 1)
     return s.with_(sstar_weights=[w] * s.N)
+
+
+def _on_digits(s):
+    """``s`` on sklearn's 8 x 8 digits (D = d = 8; a cnn teacher with K = 2 where the old teacher does not fit)."""
+    kw = {"data": "digits", "D": 8, "d": 8, "law": "gaussian", "law_mean": "0", "law_var": "1"}
+    if s.preset is None or s.K > 8 or (s.preset == "cnn" and s.K and 8 % s.K):
+        kw |= {"preset": "cnn", "K": 2}
+    if s.vstar_source == "explicit":
+        kw["vstar_norm"] = "1"
+    return s.with_(**kw)
 
 
 def _linear(sigma) -> bool:
@@ -108,19 +143,23 @@ def _odd(sigma) -> bool:
 
 # ---- initialisation, data, teacher ---------------------------------------------------------------------
 _define("zero-init", "zero initialisation (W_V = W_KQ = 0)", lambda s: s.init == "zero",
-        restrict=Restriction(choices={"init": ("zero",)}), violate=lambda s: s.with_(init="random", init_scale="1/10"))
+        restrict=Restriction(choices={"init": ("zero",)}), violate=lambda s: s.with_(init="random", init_scale="1/10"), pins={'init': 'zero'})
 _define("centred", "centred entries (law mean 0)", lambda s: s.law.mean == 0,
         restrict=Restriction(choices={"law_mean": ("0",)}),
-        violate=lambda s: s.with_(law_mean="1/2"))
-_define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=(),
+        violate=lambda s: s.with_(law_mean="1/2"), pins={'law_mean': '0'})
+_define("gaussian", "Gaussian entries", lambda s: s.law.gaussian, implies=("gaussian-or-linear",),
         restrict=Restriction(choices={"law": ("gaussian",)}),
-        violate=lambda s: s.with_(law="rademacher"))
+        violate=lambda s: s.with_(law="rademacher"), pins={'law': 'gaussian'})
+_define("iid-entries", "i.i.d. entries (data = gaussian: no correlation across pixels or tokens)", lambda s: s.data.iid,
+        violate=lambda s: _on_digits(s), pins={'data': 'gaussian'})
+_define("gaussian-or-linear", "Gaussian entries, or sigma linear (sigma's Gaussian kernel; a linear sigma sees only "
+        "the first two moments of the law)", lambda s: s.law.gaussian or s.sigma.any_law)
 _define("unit-variance", "entry variance v = 1", lambda s: s.law.var == 1,
         restrict=Restriction(choices={"law_var": ("1",)}),
-        violate=lambda s: s.with_(law_var="4"))
+        violate=lambda s: s.with_(law_var="4"), pins={'law_var': '1'})
 _define("noise-free", "no label noise", lambda s: s.noise_sd == 0,
         restrict=Restriction(choices={"noise_sd": ("0",)}),
-        violate=lambda s: s.with_(noise_sd="1/10"))
+        violate=lambda s: s.with_(noise_sd="1/10"), pins={'noise_sd': '0'})
 _define("uniform-S*", "S* with uniform weights 1/K on its support", lambda s: s.sstar_weights is None,
         violate=_weighted)
 _define("K>0", "K >= 1 (S* != 0: a member of the teacher class)", lambda s: s.K > 0,
@@ -133,9 +172,10 @@ _define("K=0", "K = 0 (S* = 0)", lambda s: s.K == 0,
         restrict=Restriction(k_zero=True), violate=lambda s: s.with_(preset="sts", K=1))
 
 # ---- sigma ------------------------------------------------------------------------------------------------
-_define("identity", "sigma = identity", lambda s: s.sigma == _identity(), implies=("odd", "linear"),
-        restrict=Restriction(sigma=lambda sg: sg == _identity()), violate=lambda s: s.with_(sigma="erf"))
-_define("linear", "sigma linear", lambda s: s.sigma.linear, restrict=Restriction(sigma=_linear),
+_define("identity", "sigma = identity", lambda s: s.sigma.is_identity, implies=("odd", "linear"),
+        restrict=Restriction(sigma=lambda sg: sg.is_identity), violate=lambda s: s.with_(sigma="erf"), pins={'sigma': 'identity'})
+_define("linear", "sigma linear", lambda s: s.sigma.linear, implies=("gaussian-or-linear",),
+        restrict=Restriction(sigma=_linear),
         violate=lambda s: s.with_(sigma="erf"))
 _define("odd", "sigma odd (sigma(-x) = -sigma(x))", lambda s: s.sigma.odd, restrict=Restriction(sigma=_odd),
         violate=lambda s: s.with_(sigma="poly:0,1,1/2"))
@@ -148,41 +188,60 @@ _define("linear-or-M1", "sigma linear, or M = 1", lambda s: s.sigma.linear or s.
 # ---- positions and attention ------------------------------------------------------------------------------
 _define("orthogonal-P", "P^T P = lambda I", lambda s: s.p_structure == "orthogonal",
         restrict=Restriction(choices={"p_kind": ("identity", "permutation")}),
-        violate=lambda s: s.with_(p_kind="sinusoidal", p_structure="general"))
+        violate=lambda s: s.with_(p_kind="sinusoidal", p_structure="general"), pins={'p_structure': 'orthogonal'})
 _define("unit-lambda", "lambda = 1 (P^T P = I)", lambda s: s.p_lambda == 1, implies=(),
-        restrict=Restriction(choices={"p_lambda": ("1",)}), violate=lambda s: s.with_(p_lambda="4"))
+        restrict=Restriction(choices={"p_lambda": ("1",)}), violate=lambda s: s.with_(p_lambda="4"), pins={'p_lambda': '1'})
 _define("unit-beta", "logit temperature beta = 1", lambda s: s.beta == 1,
-        restrict=Restriction(choices={"beta": ("1",)}), violate=lambda s: s.with_(beta="2"))
+        restrict=Restriction(choices={"beta": ("1",)}), violate=lambda s: s.with_(beta="2"), pins={'beta': '1'})
 _define("distinct-queries", "distinct query positions q(j)", lambda s: len(set(s.query)) == len(s.query))
 
 # ---- loss and step sizes ------------------------------------------------------------------------------------
 _define("sum-loss", "summed loss (c_L = 1)", lambda s: s.loss == "sum",
-        restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"))
+        restrict=Restriction(choices={"loss": ("sum",)}), violate=lambda s: s.with_(loss="mean"), pins={'loss': 'sum'})
 _define("one-eta", "eta_V = eta_KQ = eta", lambda s: s.eta_v == s.eta_kq, restrict=Restriction(one_eta=True),
-        violate=lambda s: s.with_(eta_kq=2 * s.eta_v))
-_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        violate=lambda s: s.with_(eta_kq=2 * s.eta_v), pins={'eta_kq_ratio': '1'})
+_define("eta-stable", "eta_V < 2K/(c_L v N) (W_X-block stability)", lambda s: step_x(s) < 2 * s.K, implies=("K>0",),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (Fraction(2 * K), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.K)))
 _define("eta-le-K", "eta_V c_L v N <= K", lambda s: step_x(s) <= s.K, implies=("eta-stable",),
-        restrict=Restriction(x_max=lambda K: (Fraction(K), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(K), False)),
         violate=lambda s: _at_x(s, Fraction(3 * s.K, 2)))
+_define("eta-small-step", "eta_V c_L v N <= min(K, D - K), or <= K when K = D (1 - eta_V c_L v ||S||_F^2 >= 0 for "
+        "two-valued columns)", _small_step, implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_max=lambda K, D: (small_step_bound(K, D), False)),
+        violate=lambda s: _at_x(s, Fraction(3, 2) * small_step_bound(s.K, s.D)))
+_define("eta-large-step", "min(K, D - K) < eta_V c_L v N < 2K (K < eta_V c_L v N < 2K when K = D)",
+        lambda s: step_x(s) < 2 * s.K and not _small_step(s), implies=("eta-stable", "K>0"),
+        restrict=Restriction(k_min=1, x_min=lambda K, D: (small_step_bound(K, D), True),
+                             x_max=lambda K, D: (Fraction(2 * K), True)),
+        violate=lambda s: _at_x(s, small_step_bound(s.K, s.D) / 2))
 _define("eta-small", "eta_V c_L v N <= 1", lambda s: step_x(s) <= 1,
-        restrict=Restriction(x_max=lambda K: (Fraction(1), False)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(1), False)),
         violate=lambda s: _at_x(s, Fraction(3, 2)))
 _define("eta-geometric", "0 < eta_V c_L v N < 2D (the K = D recursion contracts)", lambda s: step_x(s) < 2 * s.D,
-        restrict=Restriction(x_max=lambda K: (Fraction(2 * K), True)),
+        restrict=Restriction(x_max=lambda K, D: (Fraction(2 * D), True)),
         violate=lambda s: _at_x(s, Fraction(2 * s.D)))
 
 # ---- run-level (checked on the run, or on what the run is compared with) ------------------------------------
-_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; the step-size "
-        "condition eta_V c_L v N <= 1 is derived for sigma = identity only)", None, run_level=True)
+_define("descent", "sigma = identity, or GD is a descent run: L(t+1) <= L(t) along it (checked on the run; Lemma C.2's "
+        "step-size conditions are derived for sigma = identity only)", None, run_level=True)
 _define("asymptotic-phase", "the run reaches the asymptotic phase: T >= 16 and T/16 >= T* (checked per run)", None,
         run_level=True)
+_define("slow-manifold", "the slow-manifold expansion gives the leading terms (a formal expansion: alpha tracks "
+        "alpha*(u), Delta u = -c u^3 + O(u^4); checked against GD, not proved)", None, run_level=True)
 _define("test-law-finite-variance", "test entries i.i.d. with finite mean and variance (the OOD law)", None,
         run_level=True)
 
+# the moment rule E[X_ab X_ce] = v 1{a = c, b = e} of centred i.i.d. entries, on which the matrix form of the loss
+# (verify.derive.loss) and every step derived from it rest
+IID_MOMENTS = ("iid-entries", "centred")
+
+# what makes a long float64 run of the reduced recursion exact and safe: the reduced recursion applies
+# (Setting.reducible) and GD converges in the W_X block (so float64 does not overflow)
+LONG_RUN = ("zero-init", "centred", "orthogonal-P", "wp-zero", "uniform-S*", "eta-stable")
+
 # the reference convention of docs/setting.md, as the hypotheses it consists of
-REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "gaussian",
+REFERENCE = ("sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta", "noise-free", "iid-entries", "gaussian",
              "centred", "orthogonal-P", "zero-init", "uniform-S*")
 
 
@@ -216,11 +275,43 @@ def closure(ids) -> frozenset[str]:
     return frozenset(seen)
 
 
+def _tightest(bounds, upper: bool):
+    """The tightest of (value, strict) bounds: the least (upper) or greatest (lower) value; strict wins a tie."""
+    if not bounds:
+        return None
+    best = min if upper else max
+    v = best(b[0] for b in bounds)
+    return v, any(b[1] for b in bounds if b[0] == v)
+
+
+def _all(preds):
+    return None if not preds else (lambda sg: all(p(sg) for p in preds))
+
+
+def restriction(ids) -> Restriction:
+    """The one :class:`Restriction` that draws inside every hypothesis of ``ids`` and every hypothesis they imply:
+    the allowed choices intersected, the sigma predicates and step-size bounds combined (the tightest wins), the
+    K and eta conditions joined."""
+    rs = [HYPOTHESES[h].restrict for h in sorted(closure(ids))]
+    choices: dict = {}
+    for r in rs:
+        for k, vals in r.choices.items():
+            choices[k] = tuple(v for v in choices[k] if v in vals) if k in choices else tuple(vals)
+    ups = [r.x_max for r in rs if r.x_max is not None]
+    los = [r.x_min for r in rs if r.x_min is not None]
+    flags = {f: any(getattr(r, f) for r in rs) for f in ("k_interior", "k_equals_d", "k_zero", "one_eta", "wp_zero",
+                                                           "m_one_unless_linear")}
+    return Restriction(choices=choices, sigma=_all([r.sigma for r in rs if r.sigma is not None]),
+                       k_min=max([r.k_min for r in rs], default=0),
+                       x_max=(lambda K, D: _tightest([f(K, D) for f in ups], True)) if ups else None,
+                       x_min=(lambda K, D: _tightest([f(K, D) for f in los], False)) if los else None, **flags)
+
+
 def within(s, ids) -> tuple[bool, str]:
     """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
     unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "hypothesis", "hypotheses", "closure", "within",
-           "step_x"]
+__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
+           "within", "restriction", "step_x", "small_step_bound", "convention_hypothesis"]

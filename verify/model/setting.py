@@ -14,10 +14,12 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidParameter
+from .data import Data, IidEntries, parse_data
 from .laws import Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
-from .sigma import Sigma, parse_sigma
+from .sigmas import FAMILIES, Sigma, parse_sigma, sigma_families
+from .sigmas.identity import Identity
 from .validation import FLOAT64_MAX, FLOAT64_MIN, Problems, check_choice, check_int
 
 LOSS_CONVENTIONS = ("sum", "mean")
@@ -45,8 +47,9 @@ class Setting:
     vstar_source: str = "explicit"
     vstar_norm: Fraction | None = None      # the norm a random V* was rescaled to (None for an explicit V*)
     sstar_weights: tuple[tuple[Fraction, ...], ...] | None = None
-    sigma: Sigma = field(default_factory=Sigma)
+    sigma: Sigma = field(default_factory=Identity)
     law: Law = field(default_factory=Law)
+    data: Data = field(default_factory=IidEntries)   # what X is drawn from (verify.model.data)
     noise_sd: Fraction = Fraction(0)
     loss: str = "sum"
     p_kind: str = "identity"
@@ -117,13 +120,18 @@ class Setting:
             raise InvalidParameter("p_lambda", lam, "must be the square of a rational for the identity and permutation "
                                    "P kinds (P = sqrt(lambda) I exactly); `p_kind=sinusoidal` takes any lambda > 0",
                                    also=("p_kind",))
+        zero = Fraction(0)      # one object for the D^2 - D zeros (D = 1024: a million of them)
         if self.p_kind == "identity":
-            return [[root if i == j else Fraction(0) for j in range(D)] for i in range(D)]
-        perm = np.random.default_rng(self.seed).permutation(D)
-        return [[root if perm[j] == i else Fraction(0) for j in range(D)] for i in range(D)]
+            return [[root if i == j else zero for j in range(D)] for i in range(D)]
+        perm = [int(x) for x in np.random.default_rng(self.seed).permutation(D)]
+        return [[root if perm[j] == i else zero for j in range(D)] for i in range(D)]
 
     def reducible(self) -> tuple[bool, str]:
         """Whether the exact reduced recursion on (alpha_1..alpha_M, delta) applies, and why not."""
+        if not self.data.iid:
+            return False, (f"the data are not i.i.d. entries (data = {self.data.spec()}): correlated pixels move the "
+                           "rows of W_X off the lines of V*'s rows and correlated tokens make the columns of S "
+                           "more than two-valued, so only the full-matrix engine applies")
         if self.sstar_weights is not None:
             return False, "S* has non-uniform weights, so columns of S are not two-valued"
         if self.law.mean != 0:
@@ -135,7 +143,7 @@ class Setting:
         if self.wp_trainable and not self.sigma.odd:
             return False, (f"sigma = {self.sigma.spec()} is not odd, so W_P leaves 0 "
                            "(freeze W_P with wp_trainable=False to study the W_X/S dynamics)")
-        if self.sigma.name == "poly" and self.sigma.coeffs and self.sigma.coeffs[0] != 0:
+        if self.sigma.at_zero != 0:
             return False, "sigma(0) != 0"
         return True, "exact (verify.derive.reduction proves the invariance)"
 
@@ -152,6 +160,7 @@ class Setting:
             "vstar": None if self.vstar_source != "explicit" else [[frac_str(x) for x in r] for r in self.vstar_base],
             "sigma": self.sigma.spec(),
             "law": self.law.spec(), "law_mean": frac_str(self.law.mean), "law_var": frac_str(self.law.var),
+            "data": self.data.spec(), "data_note": self.data.note(),
             "noise_sd": frac_str(self.noise_sd),
             "loss": self.loss,
             "p_kind": self.p_kind, "p_structure": self.p_structure, "p_lambda": frac_str(self.p_lambda),
@@ -170,6 +179,8 @@ class Setting:
         kw["eta"] = self.eta_v
         kw["eta_kq"] = None if self.eta_kq == self.eta_v else self.eta_kq
         kw["sigma"], kw["law"], kw["wp_trainable"] = self.sigma.spec(), self.law.spec(), self.wp_trainable
+        # a registered data model by its spec (JSON-ready); a caller's own model as the object
+        kw["data"] = self.data.spec() if _registered(self.data) else self.data
         if self.preset is not None:
             kw.pop("supports")
             kw.pop("N")
@@ -213,6 +224,11 @@ class Setting:
         return make_setting(**(kw | changes))
 
 
+def _registered(data: Data) -> bool:
+    from .data import MODELS
+    return MODELS.get(data.spec()) is data
+
+
 def _sci(q: Fraction) -> str:
     """A rational in 3-digit scientific notation at any magnitude (float() would overflow)."""
     from decimal import Context
@@ -231,12 +247,14 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
                  vstar=None, vstar_norm=None, seed=0, sigma="identity", law="gaussian", law_mean="0",
                  law_var="1", noise_sd="0", loss="sum", p_kind="identity", p_structure="orthogonal",
                  p_lambda="1", p_matrix=None, beta="1", query=None, init="zero", init_scale="0",
-                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None) -> Setting:
+                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None, data="gaussian") -> Setting:
     """Build and validate a :class:`Setting` from user-level inputs (decimals read exactly).
 
     ``supports`` is a list of 0-based index lists (one per column of S*), a path to such a JSON
     file, or None with ``preset``. ``vstar`` is a list of rows, a JSON path, or None with
-    ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm).
+    ``vstar_norm`` (seeded Gaussian rescaled to that Frobenius norm). ``data`` names the data model
+    (verify.model.data: ``gaussian``, the i.i.d. entries of ``law``; ``digits``; Gaussian models with the
+    digits' second moments), or is a :class:`~verify.model.data.Data` object.
 
     Every invalid input is reported, together, in one :class:`InvalidParameter` (its ``problems``);
     inputs that depend on an invalid one (supports on D, V* on M and d) are checked once it is valid.
@@ -271,7 +289,9 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
             pr.add(name, eta if name == "eta" else eta_kq,
                    f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
             num[name] = None
-    sig = lw = None
+    sig = lw = dat = None
+    with pr.check():
+        dat = parse_data(data)
     with pr.check():
         sig = parse_sigma(sigma)
     with pr.check():
@@ -291,7 +311,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     # Inputs that failed alone get a neutral stand-in so that the cross-field rules still run on the
     # rest (and every conflict is reported in the same message); rules naming a failed input are skipped.
     bad = {p.name for p in pr.items}
-    bad |= {name for name, failed in (("sigma", sig is None), ("law", lw is None),
+    bad |= {name for name, failed in (("sigma", sig is None), ("law", lw is None), ("data", dat is None),
                                       ("p_matrix", p_matrix is not None and P is None)) if failed}
     def got(name, stand_in):
         return stand_in if num.get(name) is None else num[name]
@@ -299,7 +319,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     s = Setting(
         d=d, D=D, M=M, N=N, K=K, supports=tuple(sup), vstar_base=base, vstar_scale2=scale2,
         vstar_source=source, vstar_norm=vnorm, sstar_weights=sw,
-        sigma=sig or Sigma(), law=lw or Law(),
+        sigma=sig or Identity(), law=lw or Law(), data=dat or IidEntries(),
         noise_sd=got("noise_sd", Fraction(0)), loss=loss, p_kind=p_kind, p_structure=p_structure,
         p_lambda=got("p_lambda", Fraction(1)), beta=got("beta", Fraction(1)), p_matrix=P,
         eta_v=eta_v, eta_kq=got("eta_kq", eta_v), query=q or tuple(range(N)), init=init,
@@ -315,7 +335,7 @@ MAKE_KEYWORDS = frozenset(inspect.signature(make_setting).parameters)
 DEFAULTS = {k: p.default for k, p in inspect.signature(make_setting).parameters.items()
             if p.default is not inspect.Parameter.empty}
 # The options that make a convention (not a size, teacher or seed), as Setting.config() spells them.
-CONVENTION_KEYS = ("law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
+CONVENTION_KEYS = ("data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
                    "init", "init_scale", "relu_at_zero")
 REFERENCE_LABEL = "reference"
 
@@ -419,6 +439,46 @@ def validate(s: Setting) -> Setting:
     return s
 
 
+def _sigma_rules(s: Setting, pr: Problems, ok) -> None:
+    """The requirements sigma's family declares (verify.model.sigmas.base.Sigma), each with its message."""
+    sig, law = s.sigma, s.law
+    if ok("sigma", "law") and not sig.any_law and not law.gaussian:
+        any_law = " or ".join(f"`sigma={name}`" for name in sigma_families() if FAMILIES[name].any_law)
+        pr.add("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian "
+               f"entries; {any_law or 'no registered sigma'} accepts any law)", also=("sigma",))
+    if ok("sigma", "law") and sig.needs_centred and law.mean != 0:
+        pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.spec()}", also=("sigma",))
+    if ok("sigma") and not sig.wp_gradient_closed_form and s.wp_trainable:
+        pr.add("sigma", sig.spec(), f"must come with `wp_trainable=False`: the W_P gradient of sigma = {sig.spec()} "
+               "needs its kernel at non-zero offset, which has no closed form (see verify derive)",
+               also=("wp_trainable",))
+    if ok("sigma") and sig.kink_at_zero and s.relu_at_zero == "error" and s.init == "zero":
+        pr.add("relu_at_zero", s.relu_at_zero, f"the loss of sigma = {sig.spec()} is not differentiable at W_X = 0: "
+               "with `init=zero` use `relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`",
+               also=("init", "sigma"))
+
+
+def _data_rules(s: Setting, pr: Problems, ok) -> None:
+    """A data model that fixes the dimensions fixes d and D; the entry-law options apply to i.i.d. entries only;
+    the radial convention at W_X = 0 is the Gaussian kernel's (verify.model.data)."""
+    dat = s.data
+    if not ok("data") or dat.iid:
+        return
+    d, D = dat.dims
+    for name, value, want in (("D", s.D, D), ("d", s.d, d)):
+        if value != want:
+            pr.add(name, value, f"must be {want} with data = {dat.spec()} (each X is D = {D} tokens of d = {d} "
+                   "features)", also=("data",))
+    for name, value, default in (("law", s.law.spec(), "gaussian"), ("law_mean", s.law.mean, 0), ("law_var", s.law.var, 1)):
+        if ok(name) and str(value) != str(default):
+            pr.add(name, value, f"must stay at its default {default} with data = {dat.spec()}: the entries are the "
+                   "data's own, not draws of an entry law", also=("data",))
+    if ok("sigma") and dat.route(s.sigma) == "images" and s.sigma.kink_at_zero and s.init == "zero":
+        pr.add("init", s.init, f"must be random with data = {dat.spec()} and sigma = {s.sigma.spec()}: the radial "
+               "convention at W_X = 0 is defined through the Gaussian kernel, and the finite sum over the images has "
+               "none", also=("data", "sigma"))
+
+
 def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     """Record in ``pr`` every rule ``s`` breaks, skipping rules that involve an input named in ``bad``
     (already reported as invalid on its own)."""
@@ -450,19 +510,8 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
                also=("init",))
     if s.K > s.D or s.K < 0:
         pr.add("K", s.K, f"must satisfy 0 <= K <= D = {s.D}", also=("D",))
-    sig, law = s.sigma, s.law
-    if ok("sigma", "law") and sig.name != "identity" and not law.gaussian:
-        pr.add("law", law.spec(), f"must be gaussian for sigma = {sig.spec()} (its kernel is derived for Gaussian "
-               "entries; `sigma=identity` accepts any law)", also=("sigma",))
-    if ok("sigma", "law") and sig.name in ("relu", "erf") and law.mean != 0:
-        pr.add("law_mean", law.mean, f"must be 0 for sigma = {sig.name}", also=("sigma",))
-    if ok("sigma") and sig.name == "relu" and s.wp_trainable:
-        pr.add("sigma", sig.spec(), "must come with `wp_trainable=False`: the W_P gradient of sigma = relu needs "
-               "the ReLU kernel at non-zero offset, which has no closed form (see verify derive)",
-               also=("wp_trainable",))
-    if ok("sigma") and sig.name == "relu" and s.relu_at_zero == "error" and s.init == "zero":
-        pr.add("relu_at_zero", s.relu_at_zero, "the ReLU loss is not differentiable at W_X = 0: with `init=zero` use "
-               "`relu_at_zero=radial` (the one-sided derivative along V*), or `init=random`", also=("init", "sigma"))
+    _sigma_rules(s, pr, ok)
+    _data_rules(s, pr, ok)
     # P
     if not ok("p_matrix"):
         pass

@@ -1,26 +1,43 @@
-"""Probes: one reviewer question of docs/paper.md each, answered in chosen regimes (``verify probe NAME``).
+"""Probes: the reviewer questions of verify.model.paper, answered in chosen regimes (``verify probe NAME``).
 
-Every probe reports one or more statements, each with evidence records and the verdict the one rule
-(verify.evidence.decide) derives from them; the first statement is the probe's headline.
+Each module ``verify/probes/<name with '-' replaced by '_'>.py`` defines one :class:`~.support.probe.Probe`
+(a :class:`verify.checks.Check`) decorated with ``@register(name)``. Its statements are the toolkit's own
+findings (role "finding"): an edge regime outside a claim's hypotheses says ``relation="outside"`` and names
+the claim part it leaves (``about``), so it is reported beside the paper's claims and never counted against
+them; a sharper statement says ``relation="sharper"``. Every verdict is derived from the evidence records by
+:func:`verify.evidence.decide`; a probe's figure is drawn by its own :meth:`~.support.probe.Probe.draw`.
+Importing this package imports every probe module and checks that the registry and the files agree. Shared
+machinery is in ``verify.probes.support``.
 
-Each module registers one probe with :func:`verify.probes.base.probe`; importing this package imports
-them all and checks that the registry and the modules agree.
+Example::
+
+    >>> r = PROBES["d-eq-k"].run("ci")                                          # doctest: +SKIP
+    >>> r.verdict, r.headline["relation"], r.headline["about"]                  # doctest: +SKIP
+    ('proved', 'outside', 'theorem-3.1-lower-T')
 """
-from importlib import import_module
+from __future__ import annotations
 
-from .base import PROBES, QUESTIONS, ProbeResult, Statement, get, run_probe
-from .classify import Classification, classify
+from ..checks import Catalogue
+from .support.probe import Probe
 
-MODULES = {"d-eq-k": "d_eq_k", "k-zero": "k_zero", "k-one": "k_one", "k-near-d": "k_near_d",
-           "nonuniform-s": "nonuniform_s", "non-gaussian": "non_gaussian", "large-eta": "large_eta",
-           "nonzero-init": "nonzero_init", "p-scale": "p_scale", "tstar": "tstar", "rates": "rates",
-           "finite-sample": "finite_sample", "full-attention": "full_attention"}
+PROBES = Catalogue("probe", "verify.probes")
 
-for _name, _mod in MODULES.items():
-    _m = import_module(f"{__name__}.{_mod}")
-    if getattr(_m.run, "probe_name", None) != _name:
-        raise AssertionError(f"module {_mod} must register probe {_name}")
-if set(PROBES) != set(MODULES):
-    raise AssertionError(f"registry {sorted(PROBES)} and modules {sorted(MODULES)} disagree")
 
-__all__ = ["PROBES", "QUESTIONS", "ProbeResult", "Statement", "Classification", "classify", "get", "run_probe", "MODULES"]
+def register(id: str):
+    """Class decorator: register the decorated :class:`Probe` as the probe ``id`` (every statement a finding)."""
+    def deco(cls):
+        if not (isinstance(cls, type) and issubclass(cls, Probe)):
+            raise TypeError(f"probe {id!r}: {cls!r} must subclass verify.probes.Probe")
+        bad = [st.id for st in cls.statements if st.role != "finding"]
+        if bad:
+            raise AssertionError(f"probe {id!r}: statements {bad} must have role 'finding' (a probe states the "
+                                 "toolkit's findings, never a claim of the paper)")
+        if not cls.questions:
+            raise AssertionError(f"probe {id!r} names no reviewer question")
+        return PROBES.register(id)(cls)
+    return deco
+
+
+PROBES.load()
+
+__all__ = ["PROBES", "Probe", "register"]

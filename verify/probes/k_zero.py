@@ -1,105 +1,167 @@
-"""Probe ``k-zero`` (reviewer Q4): K = 0, S* = 0, so the teacher output is identically sigma(0) = 0.
+"""Probe ``k-zero`` (reviewer Q4): K = 0, S* = 0, so the teacher output is identically sigma(0) = 0. S* = 0 is
+not a member of the teacher class and lies outside Theorem 3.1's 0 < K < D: what happens there is reported as
+the toolkit's finding, never as a verdict on the theorem.
 
-With W_X(0) = 0 the student output is 0 too: the loss is L_opt from step 0, every gradient vanishes,
-W_X stays 0 and S stays uniform. So ||W_X - V*||_F = ||V*||_F and ||S - S*||_F = ||S(0)||_F = sqrt(N/D)
-for all t: V* is not identifiable (any V* gives the same data), and neither limit is approached.
+With W_X(0) = 0 the student output is 0 too: the loss is L_opt from step 0, every gradient vanishes, W_X
+stays 0 and S stays uniform (the reduced recursion's case k-zero has (alpha, delta) = (0, 0) as a fixed
+point). So ||W_X - V*||_F = ||V*||_F and ||S - S*||_F = ||S(0)||_F = sqrt(N/D) for all t: V* is not
+identifiable (any V* gives the same data), and neither limit is approached.
 """
 from __future__ import annotations
 
 import math
 from functools import lru_cache
 
-import sympy as sp
-
-from ..evidence import Scope, compare, record
-from ..model import make_setting
+from ..derive.reduced import reduced, reduced_step_exprs
+from ..evidence import compare, record
+from ..model import make_setting, symbols as sy
 from ..model.flags import setting_command
-from .base import (ProbeResult, Statement, classify_series, fits_json, labels, probe, question_text, regime, run_series,
-                   scope_of)
+from ..model.profiles import per_profile
+from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, label_axes, need, new_figure,
+                        note, series, shown, symbol, title_words)
+from . import Probe, register
+from .support.figures import legend_entry, runs_of, suptitle
+from .support.proofs import REDUCTION_HYPOTHESES, fixed_point, identity_step, reduction_proof
+from .support.records import finding, reference, scope_of
+from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
-STEPS = 300
 SIGMAS = ("identity", "erf")
-K_ZERO = Scope(dims=("K=0",), sigma=SIGMAS, conventions=("reference",), horizon="all")
-FULL_THRESHOLD = {"value": 1e-12, "why": "absolute difference of loss, s_err, w_err between the full-matrix and the "
-                                         "reduced engine: both are exact 0-gradient runs in float64, so any difference "
-                                         "above rounding (1e-16) would be a real departure"}
+HYPOTHESES = ("K=0",) + reference() + REDUCTION_HYPOTHESES
+REGIMES = {"sts K=0 D=5": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2"),
+           "sts K=0 D=3 erf": dict(D=3, K=0, preset="sts", eta="1/2", vstar_norm="1", sigma="erf"),
+           "sts K=0 D=16": dict(D=16, K=0, preset="sts", M=3, d=2, eta="1", vstar_norm="2")}
+SIZES = per_profile({"ci": {"steps": 300, "regimes": ("sts K=0 D=5", "sts K=0 D=3 erf")},
+                     "dev": {"steps": 1000, "regimes": tuple(REGIMES)},
+                     "deep": {"steps": 3000, "regimes": tuple(REGIMES)}})
+TOL = 1e-12
+THRESHOLD = {"value": TOL, "why": "absolute: L - L_opt, and |full - reduced| and |parameter error - closed form| of "
+                                  "loss, s_err, w_err: both engines run an exact 0-gradient start in float64, so "
+                                  "any value above rounding (1e-16 of O(1) values) would be a real departure"}
 
 
 @lru_cache(maxsize=None)
-def frozen_proof(spec: str) -> tuple[bool, str]:
-    """At K = 0 (S* = 0, teacher output sigma(0) = 0) and zero initialisation, the reduced step
-    (verify.derive.reduced, case k-zero) leaves (alpha, delta) = (0, 0) fixed and the loss r(0) = 0:
-    W_X stays 0, S stays uniform, the loss is optimal from step 0 (SymPy, for the given sigma)."""
-    from ..model import symbols as sy
-    from ..derive.reduced import reduced, reduced_step_exprs
-    from ..model.sigma import parse_sigma
-    sig = parse_sigma(spec)
-    a_next, inc = reduced_step_exprs(sig, "k-zero")
-    r = reduced(sig, "k-zero").r
-    fixed = sp.simplify(sp.limit(a_next, sy.alpha, 0, "+")) == 0 and sp.simplify(inc) == 0
-    zero_loss = sp.simplify(sp.limit(r, sy.alpha, 0, "+")) == 0
-    return bool(fixed and zero_loss), (f"sigma = {spec}: alpha' -> {sp.sstr(sp.limit(a_next, sy.alpha, 0, '+'))} as "
-                                       f"alpha -> 0, delta increment {sp.sstr(sp.simplify(inc))}, r(alpha = 0) = "
-                                       f"{sp.sstr(sp.limit(r, sy.alpha, 0, '+'))}")
+def fixed_point_step(sigma) -> dict:
+    """At K = 0 and zero initialisation, (alpha, delta) = (0, 0) is a fixed point of the reduced step with
+    loss r = 0 (SymPy, for ``sigma``); it uses K = 0 and the zero start."""
+    a_next, inc = reduced_step_exprs(sigma, "k-zero")
+    r = reduced(sigma, "k-zero").r
+    return identity_step(f"[K = 0] (alpha, delta) = (0, 0) is a fixed point and r(0) = 0, sigma = {sigma.spec()}",
+                         [fixed_point(a_next, sy.alpha), inc, fixed_point(r, sy.alpha)], sigma.spec(), "K=0",
+                         "zero-init")
 
 
-@probe("k-zero", (4,), "K = 0: loss optimal from step 0; W_X and S never move (V* unidentifiable)")
-def run() -> ProbeResult:
-    settings = {
-        "sts K=0 D=5": make_setting(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2"),
-        "sts K=0 D=3 erf": make_setting(D=3, K=0, preset="sts", eta="1/2", vstar_norm="1", sigma="erf"),
-    }
-    regimes, data, fits, numbers = [], {}, {}, {}
-    for label, s in settings.items():
-        red = run_series(s, STEPS)
-        full = run_series(s, STEPS, engine="full", checkpoints=red["step"])
-        regimes += [regime(s, STEPS, "reduced", label=label), regime(s, STEPS, "full", label=label + " (check)")]
-        data[label] = {k: red[k] for k in ("step", "loss", "s_err", "w_err")}
-        fits[label] = fits_json(classify_series(red))
-        numbers[label] = {
-            "s_err_closed_form": math.sqrt(s.N / s.D), "s_err_range": [min(red["s_err"]), max(red["s_err"])],
-            "w_err_closed_form": math.sqrt(float(s.vstar_norm2())), "w_err_range": [min(red["w_err"]), max(red["w_err"])],
-            "max_loss": max(red["loss"]),
-            "max_abs_dev_full_vs_reduced": max(abs(a - b) for k in ("loss", "s_err", "w_err")
+def runs(profile: str) -> dict:
+    """Per regime: the reduced run, the full-matrix run on the same steps, the closed forms and the deviations."""
+    steps = SIZES[profile]["steps"]
+    out = {}
+    for label in SIZES[profile]["regimes"]:
+        s = make_setting(**REGIMES[label])
+        red = run_series(s, steps)
+        full = run_series(s, steps, engine="full", checkpoints=red["step"])
+        cf = {"s_err": math.sqrt(s.N / s.D), "w_err": math.sqrt(float(s.vstar_norm2()))}
+        out[label] = {"setting": s, "series": red, "fits": classify_series(red), "numbers": {
+            "s_err_closed_form": cf["s_err"], "s_err_range": [min(red["s_err"]), max(red["s_err"])],
+            "w_err_closed_form": cf["w_err"], "w_err_range": [min(red["w_err"]), max(red["w_err"])],
+            "max_excess_loss": max(red["excess_loss"]),
+            "max_abs_dev_full_vs_reduced": max(abs(a - b) for k in ("excess_loss", "s_err", "w_err")
                                                for a, b in zip(full[k], red[k])),
-        }
-    main_label = "sts K=0 D=5"
-    main = classify_series(run_series(settings[main_label], STEPS))
-    n = numbers[main_label]
-    proofs = {spec: frozen_proof(spec) for spec in SIGMAS}
-    ok = all(p[0] for p in proofs.values())
-    replay = setting_command("run", settings[main_label], "--steps", str(STEPS), "--arithmetic", "float64", "--json")
-    runs = [(s, STEPS) for s in settings.values()]
-    params = Statement(
-        "Theorem 3.1 at K = 0: ||S - S*||_F and ||W_V - V*||_F -> 0", K_ZERO,
-        [record("K = 0: zero initialisation is a fixed point of GD (exact reduced recursion)", "symbolic", K_ZERO,
-                "; ".join(p[1] for p in proofs.values()) + ": W_X(t) = 0 and S(t) uniform for every t, so "
-                "||W_X - V*||_F = ||V*||_F and ||S - S*||_F = sqrt(N/D) never decrease (V* is not identifiable: "
-                "y = sigma(0) = 0 whatever V* is)", False if ok else None, replay=replay),
-         record("the runs: parameter errors against the closed forms", "float64", scope_of(*runs),
-                "; ".join(f"{lab}: s_err in [{v['s_err_range'][0]:.6g}, {v['s_err_range'][1]:.6g}] (sqrt(N/D) = "
-                          f"{v['s_err_closed_form']:.6g}), w_err in [{v['w_err_range'][0]:.6g}, {v['w_err_range'][1]:.6g}] "
-                          f"(||V*||_F = {v['w_err_closed_form']:.6g})" for lab, v in numbers.items()), None,
-                role="context")])
-    loss = Statement(
-        "At K = 0 the loss is optimal from step 0 (L - L_opt = 0 for every t)", K_ZERO,
-        [record("K = 0: r(alpha = 0) = 0 at the fixed point (exact reduced recursion)", "symbolic", K_ZERO,
-                "; ".join(p[1] for p in proofs.values()), True if ok else None)]
-        + [record(f"{lab}: full-matrix engine vs reduced, t = 0..{STEPS}", "float64", scope_of((settings[lab], STEPS)),
-                  f"max loss {v['max_loss']:.1g}; max |full - reduced| {v['max_abs_dev_full_vs_reduced']:.1e}",
-                  compare(v["max_abs_dev_full_vs_reduced"], "<=", 1e-12) and compare(v["max_loss"], "<=", 1e-12),
-                  threshold=FULL_THRESHOLD, replay=replay) for lab, v in numbers.items()],
-        role="further")
-    return ProbeResult(
-        probe="k-zero", question=question_text(4), regimes=regimes,
-        findings=[
-            f"L - L_opt = {n['max_loss']:.1g} at every step: the zero student is already optimal.",
-            f"||W_X - V*||_F stays {n['w_err_range'][0]:.6g} = ||V*||_F and ||S - S*||_F stays "
-            f"{n['s_err_range'][0]:.6g} = sqrt(N/D): neither parameter approaches the teacher's.",
-            "The data do not determine V* or S* at all (y = sigma(0) = 0 whatever V* is), so parameter "
-            "convergence cannot hold; the loss statement holds trivially. Same with sigma = erf; the "
-            "full-matrix engine agrees.",
-        ],
-        classification=labels(main), statements=[params, loss],
-        data=data, fits=fits, numbers=numbers,
-        replay=f"verify probe k-zero --json  (one regime: {replay})")
+            "max_abs_dev_from_closed_forms": max(abs(v - cf[k]) for k in cf for v in red[k] + full[k])}}
+    return out
+
+
+def run_record(label: str, r: dict, replay: str) -> dict:
+    s, v = r["setting"], r["numbers"]
+    T = r["series"]["step"][-1]
+    devs = [v["max_excess_loss"], v["max_abs_dev_full_vs_reduced"], v["max_abs_dev_from_closed_forms"]]
+    return record(f"{label}: reduced and full-matrix engines, t = 0..{T}", "float64", scope_of((s, T)),
+                  f"max L - L_opt {v['max_excess_loss']:.1g}; s_err in [{v['s_err_range'][0]:.6g}, "
+                  f"{v['s_err_range'][1]:.6g}] (sqrt(N/D) = {v['s_err_closed_form']:.6g}), w_err in "
+                  f"[{v['w_err_range'][0]:.6g}, {v['w_err_range'][1]:.6g}] (||V*||_F = {v['w_err_closed_form']:.6g}); "
+                  f"max |full - reduced| {v['max_abs_dev_full_vs_reduced']:.1e}", compare(devs, "<=", TOL),
+                  threshold=THRESHOLD, replay=replay)
+
+
+def findings(res: dict) -> list[str]:
+    n = next(iter(res.values()))["numbers"]
+    return [
+        f"L - L_opt = {max(r['numbers']['max_excess_loss'] for r in res.values()):.1g} at every step: the zero "
+        "student is already optimal.",
+        f"||W_X - V*||_F stays {n['w_err_range'][0]:.6g} = ||V*||_F and ||S - S*||_F stays {n['s_err_range'][0]:.6g} "
+        "= sqrt(N/D): neither parameter approaches the teacher's.",
+        "The data do not determine V* or S* at all (y = sigma(0) = 0 whatever V* is), so parameter convergence cannot "
+        "hold; the loss statement holds trivially. Same with sigma = erf; the full-matrix engine agrees. K = 0 is not "
+        "a member of the teacher class (Theorem 3.1 assumes 0 < K < D).",
+    ]
+
+
+@register("k-zero")
+class KZero(Probe):
+    title = "K = 0: loss optimal from step 0; W_X and S never move (V* unidentifiable)"
+    summary = title
+    source = "reviewer question 4; Theorem 3.1 (0 < K < D)"
+    questions = (4,)
+    sizes = SIZES
+    statements = (finding(
+        "k-zero.frozen", "At K = 0 (S* = 0: not a member of the teacher class, outside Theorem 3.1's 0 < K < D), "
+        "zero initialisation is a fixed point of GD: L - L_opt = 0 for every t, W_X(t) = 0 and S(t) stays uniform, so "
+        "||W_X - V*||_F = ||V*||_F and ||S - S*||_F = sqrt(N/D) for every t (V* is not identifiable).", HYPOTHESES,
+        about="theorem-3.1", relation="outside", sigma=SIGMAS),)
+
+    def evaluate(self, profile):
+        res = runs(profile)
+        first = next(iter(res.values()))
+        one = setting_command("run", first["setting"], "--steps", str(SIZES[profile]["steps"]), "--arithmetic",
+                              "float64", "--json")
+        sigmas = {r["setting"].sigma.spec(): r["setting"].sigma for r in res.values()}
+        proofs = [reduction_proof(f"K = 0, sigma = {spec}: zero initialisation is a fixed point of GD", sig, "k-zero",
+                                  [fixed_point_step(sig)], one) for spec, sig in sigmas.items()]
+        ev = proofs + [run_record(lab, r, one) for lab, r in res.items()]
+        return self.evaluation(
+            {"k-zero.frozen": ev}, replay=f"verify probe k-zero --profile {profile} --json  (one regime: {one})",
+            regimes=[e for lab, r in res.items() for e in (
+                regime_entry(r["setting"], SIZES[profile]["steps"], "reduced", label=lab),
+                regime_entry(r["setting"], SIZES[profile]["steps"], "full", label=lab + " (check)"))],
+            findings=findings(res), classification=labels(first["fits"]),
+            fits={lab: fits_json(r["fits"]) for lab, r in res.items()},
+            numbers={lab: r["numbers"] for lab, r in res.items()},
+            data={lab: trimmed(r["series"]) for lab, r in res.items()})
+
+    def draw(self, res: dict) -> Drawing:
+        """Linear axes from 0: ||W_X - V*||_F and ||S - S*||_F stay at their starting values; L - L_opt only
+        when it is not 0 throughout."""
+        name = self.id
+        regs = runs_of(res, name)
+        numbers = res.get("numbers") or {}
+        loss_max = max(max((abs(v) for v in floats(need(d, "excess_loss", f"probe {name}: data[{k!r}]"), name)),
+                           default=0.0) for k, d in regs.items())
+        qs = ["w_err", "s_err"] + (["excess_loss"] if loss_max != 0.0 else [])
+        fig, axes = new_figure(len(qs), width=4.6)
+        for ax, q in zip(axes[0], qs):
+            _panel(ax, regs, numbers, q, name)
+        figure_legend(fig, axes[0], ncols=2)
+        msg = "L − L_opt = 0 at every step in every run (the zero student is already optimal), so it has no panel"
+        if loss_max == 0.0:
+            note(fig, msg + ".")
+        suptitle(fig, "K = 0: the loss is optimal from step 0, and neither W_X nor S moves towards the teacher")
+        return Drawing(fig, "K = 0 (linear axes): the distances ‖W_X − V*‖_F and ‖S − S*‖_F stay at their starting "
+                            "values (closed forms dotted) and never approach 0."
+                       + (f" {msg[:1].upper()}{msg[1:]}." if loss_max == 0.0 else ""))
+
+
+def _panel(ax, regs: dict, numbers: dict, q: str, name: str) -> None:
+    """One linear panel of ``q``: each run, its closed form (dotted) and the teacher's distance 0."""
+    top = 0.0
+    for i, (label, d) in enumerate(regs.items()):
+        x, y = finite(*series(d, "step", q, f"probe {name}: data[{label!r}]"))
+        ax.plot(x, y, color=COLOURS[i % 10], label=shown(label), **COMPUTED)
+        top = max([top] + y)
+        cf = (numbers.get(label) or {}).get(f"{q}_closed_form")
+        if isinstance(cf, (int, float)):
+            ax.axhline(cf, color=COLOURS[i % 10], lw=2.6, ls=(0, (2, 3)), alpha=0.8, label="_cf")
+            top = max(top, cf)
+    if any(isinstance((numbers.get(k) or {}).get(f"{q}_closed_form"), (int, float)) for k in regs):
+        legend_entry(ax, "closed form: ‖V*‖_F and √(N/D) (dotted, colour of its run)", color="0.35", lw=2.6,
+                     ls=(0, (2, 3)))
+    ax.axhline(0.0, color="black", lw=1.0, ls=":", label="0 (distance at the teacher)")
+    ax.set_ylim(-0.05 * (top or 1), 1.2 * (top or 1))
+    label_axes(ax, "GD step t", symbol(q), f"{title_words(q)} {symbol(q)}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..run.atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
-from .questions import QUESTIONS
 from .results import assemble, load_parts, schema, validate
 
 REPORT_FILES = ("index.md", "index.html", "results.json")
@@ -31,7 +30,7 @@ def _band(res: dict):
 
 
 def _convention(res: dict):
-    from .convention import convention_figure
+    from ..reconcile.figure import convention_figure
     return convention_figure(res)
 
 
@@ -68,9 +67,9 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
     return out, errors
 
 
-def earlier_wall_seconds(out: Path, records: list[dict]) -> float | None:
-    """The wall time of the run that made ``records``, kept from OUT's results.json when a report is rebuilt
-    from the same parts (same names and finishing times); None when unknown (a rebuild does not time a run)."""
+def earlier_summary(out: Path, records: list[dict]) -> dict | None:
+    """The summary of OUT's results.json when it was built from the same parts as ``records`` (same names and
+    finishing times), else None."""
     import json
     try:
         old = json.loads((Path(out) / "results.json").read_text())
@@ -78,7 +77,22 @@ def earlier_wall_seconds(out: Path, records: list[dict]) -> float | None:
         return None
     same = sorted((p["name"], p.get("seconds")) for p in old.get("parts", [])) == sorted(
         (r["part"], r.get("seconds") or 0.0) for r in records)
-    return (old.get("summary") or {}).get("wall_seconds") if same else None
+    return (old.get("summary") or None) if same else None
+
+
+def run_timing(out: Path, records: list[dict], wall_seconds: float | None, reused: list[str]) -> dict:
+    """How long the work behind the report took, said as it was: ``wall_seconds`` is this invocation's (None for
+    a rebuild by ``verify report``, which times no run), ``computed_wall_seconds`` the wall time of the run that
+    computed the parts: this one when it reused none; the earlier run's when every part was reused (or the
+    report is rebuilt) from the same parts; None when that is not known (a mix of new and reused parts)."""
+    earlier = earlier_summary(out, records) or {}
+    before = earlier.get("computed_wall_seconds", earlier.get("wall_seconds"))
+    if wall_seconds is None:
+        return {"wall_seconds": earlier.get("wall_seconds"), "computed_wall_seconds": before, "rebuilt": True,
+                "reused_parts": int(earlier.get("reused_parts") or 0)}
+    n, k = len(records), len(set(reused) & {r["part"] for r in records})
+    computed = wall_seconds if k == 0 else (before if k == n else None)
+    return {"wall_seconds": wall_seconds, "computed_wall_seconds": computed, "rebuilt": False, "reused_parts": k}
 
 
 def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | None = None,
@@ -95,10 +109,9 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     profiles = {(r.get("options") or {}).get("profile") for r in records} - {None}
     if len(profiles) == 1:
         profile = profiles.pop()
-    if wall_seconds is None:
-        wall_seconds = earlier_wall_seconds(out, records)
+    timing = run_timing(out, records, wall_seconds, reused or [])
     figs, fig_errors = make_figures(records)
-    results = assemble(records, profile=profile, wall_seconds=wall_seconds, reused=reused or [],
+    results = assemble(records, profile=profile, timing=timing, reused=reused or [],
                        figures=[{"file": f, "caption": c, "source": s} for f, c, _, s in figs],
                        provenance=provenance(records, profile), figure_errors=fig_errors)
     validate(results)
@@ -115,5 +128,5 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     return results
 
 
-__all__ = ["write_report", "saved_parts_dir", "make_figures", "validate", "schema", "load_parts", "QUESTIONS",
+__all__ = ["write_report", "saved_parts_dir", "make_figures", "validate", "schema", "load_parts", "run_timing",
            "REPORT_FILES"]

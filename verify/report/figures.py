@@ -2,9 +2,9 @@
 
 Built-in figures: :func:`convergence` (Theorem 3.1's three quantities), :func:`alpha_trajectories`
 (Lemma C.2's row multiples and the off-support attention mass) and :func:`attention` (S(t) beside S*).
-Every probe has a figure designed for its question (verify/report/figures_probes.py, registered by
-probe name in ``PROBE_FIGURES``); :func:`probe_figure` falls back to a generic figure with readable
-labels for a probe that has none. Each ``draw_*`` function returns a :class:`Drawing` (figure and
+Every probe draws its own figure beside its computation (``verify.probes.PROBES[name].draw``);
+:func:`probe_figure` asks the probe for it and falls back to a generic figure with readable labels for a
+result whose probe is not registered. Each ``draw_*`` function returns a :class:`Drawing` (figure and
 caption) or None when the result holds no data for it; the report-facing wrappers return
 ``(png_bytes, caption)`` or None. Malformed data raise :class:`FigureDataError`.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
-from . import figures_probes  # noqa: F401  (registers the per-probe figures)
-from .figures_base import (COLOURS, COMPUTED, DERIVED, LABELS, PROBE_FIGURES, Drawing, FigureDataError, coincide,
-                           figure_legend, finite, floats, keep_data_limits, label_axes, need, new_figure, note,
-                           positive, positive_y, readable_ticks, regime_text, slope_guide, symbol, title_words, words)
+from ..probes import PROBES
+from ..plotting import (COLOURS, COMPUTED, DERIVED, LABELS, Drawing, FigureDataError, coincide, figure_legend, finite,
+                        floats, keep_data_limits, label_axes, need, new_figure, note, positive, positive_y,
+                        readable_ticks, regime_text, slope_guide, symbol, title_words, words)
 
 QUANTITY_ORDER = ("excess_loss", "s_err", "w_err")
 
@@ -252,11 +252,11 @@ def draw_generic(name: str, res: dict) -> Drawing | None:
 
 
 def draw_probe(name: str, res: dict) -> Drawing | None:
-    """The figure of probe ``name``: its own (``PROBE_FIGURES``) or the generic one."""
+    """The figure of probe ``name``: the probe's own (its ``draw``), or the generic one when no probe of that
+    name is registered."""
     if not res or not (res.get("data")):
         return None
-    f = PROBE_FIGURES.get(name)
-    return f(res) if f is not None else draw_generic(name, res)
+    return PROBES[name].draw(res) if name in PROBES else draw_generic(name, res)
 
 
 def probe_figure(name: str, res: dict):
@@ -265,5 +265,5 @@ def probe_figure(name: str, res: dict):
 
 
 __all__ = ["convergence", "alpha_trajectories", "attention", "probe_figure", "draw_convergence", "draw_alpha",
-           "draw_attention", "draw_probe", "draw_generic", "BUILTIN_FIGURES", "PROBE_FIGURES", "LABELS", "Drawing",
+           "draw_attention", "draw_probe", "draw_generic", "BUILTIN_FIGURES", "LABELS", "Drawing",
            "FigureDataError", "words"]

@@ -1,74 +1,237 @@
 """index.md and index.html from one list of blocks, so both say the same thing.
 
-Blocks: ("h", level, text, anchor), ("p", text), ("pre", text), ("table", headers, rows) where a cell
-is text or (text, href), and ("img", file, caption, png_bytes). The HTML is self-contained: images
-are base64 data URIs and every link is an in-page anchor or a file of the report folder.
+Blocks: ("h", level, text, anchor), ("p", text), ("pre", text), ("table", headers, rows) where a cell is
+text, (text, href), a list of cells, or a :class:`Folded` scope (its short form, the full text one click
+away: ``<details>`` in HTML, a link to the part's section in Markdown), and ("img", file, caption, alt,
+png_bytes). The HTML is self-contained: images are base64 data URIs and every link is an in-page anchor or a
+file of the report folder.
+
+The report opens with the paper's claims, part by part (statements of role "claim", grouped by the result
+of the paper they belong to, verify.model.paper.RESULTS); then the negative controls and the toolkit's own
+findings (the edge regimes outside the claims' hypotheses in their own table), each with its counts; then
+the reviewer questions, the numbers, the figures and one section per part.
 """
 from __future__ import annotations
 
 import base64
 import html
 import json
+import re
+from dataclasses import dataclass
 
+from ..evidence import VERDICTS
+from ..model.paper import RESULTS, result_of
 from .results import anchor, short
+from .sections import builtin_sections
 
 VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4a7fb5", "refuted": "#b22222",
                    "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
+COUNT_ORDER = VERDICTS + ("not checked",)
+WHY_CHARS = 500      # the full reason is in the part's section
 
 
-def _frac(x) -> str:
-    """An exact rational string as a short decimal (the exact value is in the part's evidence file)."""
-    from fractions import Fraction
-    try:
-        return f"{float(Fraction(str(x))):.6g}"
-    except (TypeError, ValueError, ZeroDivisionError):
-        return str(x)
+@dataclass(frozen=True)
+class Folded:
+    """A long text shown short, with the full text one click away (``href``: the part's section)."""
+
+    short: str
+    full: str
+    href: str
 
 
 def _num(x, fmt="{:.1f}"):
     return fmt.format(x) if isinstance(x, (int, float)) else "—"
 
 
-def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
-    """The report's content, in order."""
-    s, prov = results["summary"], results["provenance"]
-    out = [("h", 1, "verify: report", "top"),
-           ("p", f"Checks of *{results['paper']}*. Profile `{results['profile']}`, built {results['generated']}, "
-                 f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not "
-                 f"({s['reused_parts']} reused from an earlier run); wall time "
-                 f"{_num(s['wall_seconds'])} s, parts' own time {_num(s['part_seconds'])} s."),
-           ("p", "Verdicts: proved = exact symbolic / SMT records covering the statement's whole scope; certified = "
-                 "exact or rigorous-enclosure (Arb) records over the finite scope they state; supported = numerics "
-                 "agree, no counterexample; refuted = a counterexample inside the hypotheses with a replay command "
-                 "(a numeric one replayed to the same conclusion at a 10x longer horizon); inconclusive; not checked "
-                 "= no finished part answers it. Every verdict here is derived again from the parts' evidence "
-                 "records by one rule (verify.evidence.decide), and each is shown with the scope it covers: "
-                 "\"all dimensions\" and \"checked at dimensions {...}\" read differently. Conventions: "
-                 + prov["reference_convention"] + "."),
-           ("table", ["verdict", "parts"], [[k, str(v)] for k, v in sorted(s["verdicts"].items())]),
-           ("h", 2, "Reviewer questions", "questions"),
-           ("p", "One row per question of docs/paper.md. The verdict judges the statement named in the row, in the "
-                 "scope shown: it is the headline statement of the part that answers the question most directly "
-                 "(its further statements, with their own verdicts, follow in the finding; parts whose verdicts "
-                 "differ are named after 'Also:'), or, when no such part ran, the strongest verdict among the parts "
-                 "that answer it, a refutation first. Every part is linked.")]
+def count_text(c: dict) -> str:
+    """"3 certified, 1 inconclusive, 0 refuted": every verdict present, and always the refutations."""
+    shown = [v for v in COUNT_ORDER if c.get(v) or v == "refuted"]
+    return ", ".join(f"{c.get(v, 0)} {v}" for v in shown)
+
+
+def roles_line(summary: dict) -> str:
+    """The verdict counts per role in one line (what ``verify all`` and ``verify report`` print)."""
+    r = summary["roles"]
+    return (f"the paper's claims: {count_text(r['claim'])}; negative controls: {count_text(r['control'])}; "
+            f"the toolkit's findings: {count_text(r['finding'])}")
+
+
+def scope_cell(st: dict):
+    return st["short_scope"] if st["short_scope"] == st["scope_label"] else Folded(
+        st["short_scope"], st["scope_label"], "#" + st["anchor"])
+
+
+def statement_cell(st: dict) -> str:
+    return (f"`{st['id']}`: " if st.get("id") else "") + st["text"]
+
+
+def timing_text(s: dict) -> str:
+    """What the run took, honestly: a fully reused run or a rebuild says whose time it quotes."""
+    n, k, own = s["parts"], s["reused_parts"], _num(s["part_seconds"])
+    before = s.get("computed_wall_seconds")
+    if s.get("rebuilt"):
+        return ("Rebuilt from saved parts by `verify report`; " + (f"the run that computed them took {_num(before)} s"
+                if before is not None else "the run that computed them is not timed here") + f"; parts' own time {own} s.")
+    if k and k == n:
+        return (f"All {n} parts reused from an earlier run" + (f" of {_num(before)} s" if before is not None else
+                " (its wall time is not known)") + f"; this run took {_num(s['wall_seconds'])} s.")
+    if k:
+        return (f"{k} of {n} parts reused from an earlier run; this run took {_num(s['wall_seconds'])} s for the "
+                f"other {n - k}; parts' own time {own} s.")
+    return f"Wall time {_num(s['wall_seconds'])} s; parts' own time {own} s."
+
+
+def header(results: dict) -> list:
+    s, prov, roles = results["summary"], results["provenance"], results["summary"]["roles"]
+    return [("h", 1, "verify: report", "top"),
+            ("p", f"Checks of *{results['paper']}*. Profile `{results['profile']}`, built {results['generated']}, "
+                  f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not. {timing_text(s)}"),
+            ("p", f"**The paper's claims**: {sum(roles['claim'].values())} statements, {count_text(roles['claim'])}. "
+                  f"**Negative controls**: {sum(roles['control'].values())}, {count_text(roles['control'])}. "
+                  f"**The toolkit's own findings**: {sum(roles['finding'].values())}, {count_text(roles['finding'])}. "
+                  "Each is counted apart: a finding (an edge regime outside a claim's hypotheses, a sharper statement, "
+                  "an answer to a reviewer) is never a verdict on the paper."),
+            ("p", "Verdicts: proved = exact symbolic / SMT records covering the statement's whole scope; certified = "
+                  "exact or rigorous-enclosure (Arb) records over the finite scope they state; supported = numerics or "
+                  "a formal expansion agree, no counterexample; refuted = a counterexample inside the hypotheses with a "
+                  "replay command (a numeric one replayed to the same conclusion at a 10x longer horizon); "
+                  "inconclusive; not checked = no finished part judged it. Every verdict here is derived again from "
+                  "the parts' evidence records by one rule (verify.evidence.decide), with the scope it covers (folded: "
+                  "the full scope is one click away). How to read them: docs/verdicts.md. Conventions: "
+                  + prov["reference_convention"] + ".")]
+
+
+def _fuzz_notes(statements: list[dict]) -> dict:
+    """check id -> the fuzz statements about it (verify fuzz inside its hypotheses)."""
+    out = {}
+    for st in statements:
+        if st["part"].startswith("fuzz:") and st.get("about"):
+            out.setdefault(st["about"], []).append(st)
+    return out
+
+
+def claim_row(st: dict, group: str, fuzz: dict) -> list:
+    why = short(st["why"], WHY_CHARS)
+    bad = [f for f in fuzz.get(st["check"], []) if f["verdict"] == "refuted"]
+    if bad:
+        why += " Fuzzing found a counterexample inside its hypotheses: " + ", ".join(f["part"] for f in bad) + "."
+    return [group, statement_cell(st), st["verdict"], why, scope_cell(st), st.get("corrected") or "—"]
+
+
+def claims_blocks(results: dict) -> list:
+    """The first table: every statement of role "claim", grouped by the result of the paper it belongs to."""
+    sts = [st for st in results["statements"] if st["role"] == "claim"]
+    fuzz = _fuzz_notes(results["statements"])
+    order = {r.name: i for i, r in enumerate(RESULTS)}
+    group = {st["check"]: (result_of(st["check"]).name if result_of(st["check"]) else "Other claims") for st in sts}
+    sts.sort(key=lambda st: order.get(group[st["check"]], len(order)))   # stable: the parts' own order within
+    rows, last = [], None
+    for st in sts:
+        g = group[st["check"]]
+        rows.append(claim_row(st, g if g != last else "", fuzz))
+        last = g
+    c = results["summary"]["roles"]["claim"]
+    out = [("h", 2, "The paper's claims, part by part", "claims"),
+           ("p", f"{sum(c.values())} statements, each a part of one of the paper's claims as quantified, judged on "
+                 f"its own: {count_text(c)}. Nothing outside a claim's hypotheses is judged here (those regimes are "
+                 "the toolkit's findings, below). Where a statement fails, the corrected statement follows.")]
+    if rows:
+        out.append(("table", ["result", "statement", "verdict", "why", "scope", "corrected statement"], rows))
+    else:
+        out.append(("p", "No claim part ran."))
+    fz = [f for fs in fuzz.values() for f in fs]
+    if fz:
+        out.append(("p", "Fuzzing inside the claims' hypotheses (`verify fuzz`, counted with the toolkit's findings): "
+                         + ", ".join(f"{f['about']} {f['verdict']}" for f in fz) + "."))
+    return out
+
+
+def controls_blocks(results: dict) -> list:
+    sts = [st for st in results["statements"] if st["role"] == "control"]
+    fuzz = _fuzz_notes(results["statements"])
+    c = results["summary"]["roles"]["control"]
+    out = [("h", 2, "Negative controls", "controls"),
+           ("p", f"{sum(c.values())} statements false by design, run through the same machinery to show that it can "
+                 f"say so: {count_text(c)}.")]
+    unrefuted = [st["id"] for st in sts if st["verdict"] != "refuted"]
+    if unrefuted:
+        out.append(("p", "**Not refuted: " + ", ".join(map(str, unrefuted)) + "** — a negative control that is not "
+                         "refuted means the checks did not find its counterexample."))
+    if sts:
+        out.append(("table", ["control", "verdict", "why", "fuzzing"],
+                    [[statement_cell(st), st["verdict"], short(st["why"], WHY_CHARS),
+                      ", ".join(f"{f['part']} {f['verdict']}" for f in fuzz.get(st["check"], [])) or "—"]
+                     for st in sts]))
+    return out
+
+
+def relation_text(st: dict) -> str:
+    rel, about = st.get("relation"), st.get("about")
+    if rel == "outside":
+        return f"outside the hypotheses of {about}" if about else "outside the hypotheses"
+    if rel and about:
+        return f"{rel}: {about}"
+    return rel or "—"
+
+
+def findings_blocks(results: dict) -> list:
+    """The toolkit's own findings: the edge regimes outside the claims' hypotheses first, in their own table."""
+    sts = [st for st in results["statements"] if st["role"] == "finding"]
+    edges = [st for st in sts if st.get("relation") == "outside"]
+    rest = [st for st in sts if st.get("relation") != "outside"]
+    c = results["summary"]["roles"]["finding"]
+    out = [("h", 2, "The toolkit's own findings", "findings"),
+           ("p", f"{len(sts)} statements of the toolkit's own — sharper statements beside a claim, answers to the "
+                 f"reviewers, edge regimes outside the claims' hypotheses, and what the built-in parts find: "
+                 f"{count_text(c)}. None is a verdict on the paper.")]
+
+    def table(rows):
+        return ("table", ["part", "statement", "relation", "verdict", "why", "scope"],
+                [[(st["part"], "#" + st["anchor"]), statement_cell(st), relation_text(st), st["verdict"],
+                  short(st["why"], WHY_CHARS), scope_cell(st)] for st in rows])
+    out.append(("h", 3, "Outside the claims' hypotheses", "findings-outside"))
+    cnt = {}
+    for st in edges:
+        cnt[st["verdict"]] = cnt.get(st["verdict"], 0) + 1
+    out.append(("p", f"{len(edges)} statements about regimes the claims do not speak of (e.g. K = 0, where S* = 0 is "
+                     f"not a member of the teacher class, or K = D): {count_text(cnt)}."))
+    if edges:
+        out.append(table(edges))
+    out.append(("h", 3, "Beside the claims, and from the toolkit's parts", "findings-other"))
+    if rest:
+        out.append(table(rest))
+    return out
+
+
+def questions_blocks(results: dict) -> list:
     rows = []
     for q in results["questions"]:
-        ev = [(e["part"], "#" + e["anchor"]) for e in q["evidence"]] or ["—"]
-        rows.append([str(q["number"]), q["question"], q["verdict"], q.get("statement") or "—", q.get("scope") or "—",
-                     q["finding"], ev])
-    out.append(("table", ["#", "question", "verdict", "statement judged", "scope", "finding", "evidence"], rows))
-    nums = [n for n in results.get("headline_numbers") or [] if n["value"] is not None or n["missing"]]
-    if nums:
-        out.append(("h", 2, "Numbers behind the findings", "numbers"))
-        out.append(("p", "Each number is read from one saved part (linked); the README quotes these."))
-        ran = {p["name"] for p in results["parts"]}
-        out.append(("table", ["number", "value", "part"],
-                    [[n["name"], short(json.dumps(n["value"]), 400) if n["value"] is not None else f"— ({n['missing']})",
-                      (n["part"], "#" + anchor(n["part"])) if n["part"] in ran else n["part"]] for n in nums]))
-    out.append(("h", 2, "Figures", "figures"))
+        ev = [(f"{e['part']} ({e['verdict']})", "#" + e["anchor"]) for e in q["evidence"]] or ["—"]
+        judged = (f"[{q['role']}] " if q.get("role") else "") + (q.get("statement") or "—")
+        rows.append([str(q["number"]), q["question"], q["verdict"], judged, q["scope"], short(q["finding"], 480), ev])
+    return [("h", 2, "Reviewer questions", "questions"),
+            ("p", "One row per question of docs/paper.md. The verdict is the statement that answers it most directly "
+                  "(named in the row with how it stands to the paper); every part that answers it is linked with its "
+                  "verdict. A question no finished part answers reads 'not checked'."),
+            ("table", ["#", "question", "verdict", "statement judged", "scope", "finding", "evidence"], rows)]
+
+
+def numbers_blocks(results: dict) -> list:
+    """Every number a claim or probe reports, by key: what the README quotes (verify.report.readme)."""
+    rows = [[(f"{c['kind']} {c['id']}", "#" + anchor(c["part"])), f"`{key}`", short(json.dumps(value), 300)]
+            for c in results["claims"] + results["probes"] for key, value in (c.get("numbers") or {}).items()]
+    if not rows:
+        return []
+    return [("h", 2, "Numbers", "numbers"),
+            ("p", "Each claim's and probe's numbers, by key (`numbers[key]` of its entry in results.json; the full "
+                  "values are there and in its evidence file). The README quotes them by these keys."),
+            ("table", ["check", "key", "value"], rows)]
+
+
+def figures_blocks(results: dict, figures: list) -> list:
+    out = [("h", 2, "Figures", "figures")]
     for fname, caption, png in figures:
-        out.append(("img", fname, caption, png))
+        out.append(("img", fname, caption, f"figure {fname.removeprefix('figures/').removesuffix('.png')}", png))
     errors = results.get("figure_errors") or []
     if not figures and not errors:
         out.append(("p", "No figure: the parts that provide their data did not finish."))
@@ -76,99 +239,61 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
         out.append(("p", f"**{len(errors)} figure(s) failed to draw** (the data are in the parts' evidence files):"))
         out.append(("table", ["figure", "source part", "error"],
                     [[e["file"], (e["source"], "#" + anchor(e["source"])), short(e["error"], 300)] for e in errors]))
-    conv = results.get("convergence")
-    if conv:
-        out.append(("h", 2, "Theorem 3.1: fitted slopes", "slopes"))
-        out.append(("table", ["quantity", "fitted slope in T", "claimed slope", "fit range", "GD / derived leading term at T",
-                              "derived leading term", "claimed order"],
-                    [[q, f"{d['fitted_slope']:.4f}", f"{d['claimed_slope']:g}", f"{d['fit_range'][0]}–{d['fit_range'][1]}",
-                      _num(d.get("ratio_to_leading_term_at_T"), "{:.4f}"), d.get("leading_term", ""),
-                      d.get("claimed_order", "")] for q, d in conv["quantities"].items()]))
-    cert = results.get("certify")
-    if cert:
-        out.append(("h", 2, "All-time certificates (verify certify)", "certify"))
-        out.append(("p", f"**{cert['verdict']}** ({cert['scope_label']}): {cert['finding']}"))
-        if cert.get("T0") is not None:
-            reg = cert.get("region") or {}
-            out.append(("p", f"Certificate: a certified Arb prefix from zero initialisation to T0 = {cert['T0']}; "
-                             f"the trapping region {reg.get('definition')} with u0 = {reg.get('u0')}, C = {reg.get('C')}, "
-                             f"mapped into itself by the exact reduced map (Arb over boxes); (u - u')/u^3 in "
-                             f"[{_frac(cert.get('a'))}, {_frac(cert.get('b'))}] on the region, tightened on "
-                             f"{cert.get('shells')} nested shells towards the derived cubic coefficient "
-                             f"c = {cert.get('cubic_coefficient_c')}; {cert.get('obligations')} obligations discharged "
-                             "(SymPy, z3, Arb). Figure: figures/certify.png."))
-            out.append(("table", ["T", "L - L_opt", "‖S − S*‖_F", "‖W_X − V*‖_F"],
-                        [[f"{b['T']:.0e}"] + [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
-                         for b in cert.get("bounds") or []]))
-            out.append(("table", ["for every T >= T0", "c_lo", "c_hi", "limit as T -> infinity in"],
-                        [[k["statement"], k["c_lo"], k["c_hi"],
-                          f"[{cert['asymptotic'][q]['liminf_ge']}, {cert['asymptotic'][q]['limsup_le']}]"]
-                         for q, k in (cert.get("constants") or {}).items()]))
-            if cert.get("recheck"):
-                out.append(("pre", cert["recheck"]))
-        for lab, e in (cert.get("exact_cases") or {}).items():
-            out.append(("p", f"{lab}: {e['note']} (`{e['replay']}`)"))
-    rec = results.get("reconcile")
-    if rec:
-        out.append(("h", 2, "Which convention? (verify reconcile)", "reconcile"))
-        out.append(("p", "Each convention is a constant times a symbolic power of D: N = n D^a, g = eta_KQ lambda^2 "
-                         "beta^2 = eta g0 D^b (the effective step of the attention logits; beta is the logit "
-                         "temperature), h = c_L v = h0 D^c. The leading terms are derived with SymPy; the exponent "
-                         f"vectors reproducing every claimed dependence of Theorem 3.1 are solved for exactly "
-                         f"(status: {rec.get('status')}). T*: {rec.get('tstar_definition')}. Figure: "
-                         "figures/convention.png."))
-        lt = rec.get("leading_terms") or {}
-        dx = rec.get("d_exponents") or {}
-        out.append(("table", ["quantity", "leading term (N, g, h)", "D-exponent (a, b, c)"],
-                    [[q, str(lt.get(q, "")), str(dx.get(q, ""))] for q in dx]))
-        out.append(("table", ["solution (a, b, c)", "T* exponent", "fitted D-exponents (GD)", "fit errors"],
-                    [[", ".join(f"{k} = {v}" for k, v in sol["exponents"].items()), str(sol.get("tstar_exponent")),
-                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fits") or {}).items()),
-                      ", ".join(f"{q} {v:.3f}" for q, v in (sol.get("fit_errors") or {}).items())]
-                     for sol in rec.get("solutions") or []]))
-        out.append(("table", ["statement", "verdict", "scope", "why"],
-                    [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
-                     for st in rec.get("statements") or []]))
-    der = results.get("derivation")
-    if der:
-        out.append(("h", 2, "Derivation", "derivation"))
-        out.append(("pre", json.dumps(der.get("asymptotics", {}), indent=1)))
-        red = der.get("reduction", {})
-        out.append(("table", ["sigma", "reduction proved", "obligations"],
-                    [[sg, str(r.get("proved")), "; ".join(f"{o['name']}: {o['holds']}" for o in r.get("obligations", []))]
-                     for sg, r in red.items()]))
-    out.append(("h", 2, "Parts", "parts"))
-    out.append(("table", ["part", "status", "verdict", "scope", "seconds", "finding", "evidence"],
-                [[(p["name"], "#" + p["anchor"]), p["status"], p["verdict"], short(p["scope_label"], 160),
-                  f"{p['seconds']:.1f}", short(p["finding"], 160), [("json", p["evidence"])]] for p in results["parts"]]))
-    for p in results["parts"]:
-        out.append(("h", 3, p["name"], p["anchor"]))
-        out.append(("p", f"Status **{p['status']}**, verdict **{p['verdict']}** ({p['scope_label']}), "
-                         f"{p['seconds']:.2f} s" + (" (reused)" if p["reused"] else "") + f". {p['finding']}"))
-        out.append(("p", f"Why: {p['reason']}"))
-        if len(p["statements"]) > 1:
-            out.append(("table", ["statement", "verdict", "scope", "why"],
-                        [[st["statement"], st["verdict"], st["scope_label"], short(st["reason"], 300)]
-                         for st in p["statements"]]))
-        if p["replay"]:
-            out.append(("pre", p["replay"]))
-        if p["error"]:
-            out.append(("pre", short(p["error"], 3000)))
-        out.append(("table", ["evidence"], [[(p["evidence"], p["evidence"])]]))
-    out.append(("h", 2, "Provenance", "provenance"))
-    out.append(("table", ["package", "version"], [[k, v] for k, v in prov["packages"].items()]))
-    out.append(("pre", json.dumps({k: prov[k] for k in ("git_commit", "python", "platform", "profile", "seeds",
-                                                         "precisions", "conventions", "run_times")}, indent=1)))
     return out
+
+
+def part_blocks(p: dict) -> list:
+    out = [("h", 3, p["name"], p["anchor"]),
+           ("p", f"Status **{p['status']}**, verdict **{p['verdict']}** ({p['scope_label']}), {p['seconds']:.2f} s"
+                 + (" (reused)" if p["reused"] else "") + f". {p['finding']}"),
+           ("p", f"Why: {p['reason']}")]
+    if p["statements"]:
+        out.append(("table", ["statement", "role", "verdict", "scope", "why", "corrected statement"],
+                    [[statement_cell(st), st["role"] + (f" ({relation_text(st)})" if st.get("relation") else ""),
+                      st["verdict"], st["scope_label"], st["why"], st.get("corrected") or "—"] for st in p["statements"]]))
+    if p["replay"]:
+        out.append(("pre", p["replay"]))
+    if p["error"]:
+        out.append(("pre", short(p["error"], 3000)))
+    out.append(("table", ["evidence"], [[(p["evidence"], p["evidence"])]]))
+    return out
+
+
+def parts_blocks(results: dict) -> list:
+    out = [("h", 2, "Parts", "parts"),
+           ("table", ["part", "status", "verdict", "scope", "seconds", "finding", "evidence"],
+            [[(p["name"], "#" + p["anchor"]), p["status"], p["verdict"], short(p["scope_label"], 160),
+              f"{p['seconds']:.1f}", short(p["finding"], 160), [("json", p["evidence"])]] for p in results["parts"]])]
+    for p in results["parts"]:
+        out += part_blocks(p)
+    return out
+
+
+def provenance_blocks(results: dict) -> list:
+    prov = results["provenance"]
+    return [("h", 2, "Provenance", "provenance"),
+            ("table", ["package", "version"], [[k, v] for k, v in prov["packages"].items()]),
+            ("pre", json.dumps({k: prov[k] for k in ("git_commit", "python", "platform", "profile", "seeds",
+                                                      "precisions", "conventions", "run_times")}, indent=1))]
+
+
+def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
+    """The report's content, in order (module docstring)."""
+    return (header(results) + claims_blocks(results) + controls_blocks(results) + findings_blocks(results)
+            + questions_blocks(results) + numbers_blocks(results) + figures_blocks(results, figures)
+            + builtin_sections(results) + parts_blocks(results) + provenance_blocks(results))
 
 
 # --- Markdown ------------------------------------------------------------------------------------
 def _md_cell(c) -> str:
+    if isinstance(c, Folded):
+        return f"[{_md_cell(c.short)}]({c.href})"
     if isinstance(c, tuple):
         return f"[{c[0]}]({c[1]})"
     if isinstance(c, list):
         return ", ".join(_md_cell(x) for x in c)
-    return str(c).replace("|", "\\|").replace("\n", " ")
+    # a table cell is plain text: '*' (S*, V*) must not start emphasis, '|' must not end the cell
+    return str(c).replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("\n", " ")
 
 
 def markdown(bl: list) -> str:
@@ -185,8 +310,8 @@ def markdown(bl: list) -> str:
             lines.append("|" + "---|" * len(b[1]))
             lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b[2]]
             lines.append("")
-        elif b[0] == "img":
-            lines += [f"![{b[2]}]({b[1]})", "", f"*{b[2]}*", ""]
+        elif b[0] == "img":      # the caption once, below the image; the alt text names the figure
+            lines += [f"![{b[3]}]({b[1]})", "", f"*{b[2]}*", ""]
     return "\n".join(lines)
 
 
@@ -194,19 +319,24 @@ def markdown(bl: list) -> str:
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .5em;
 vertical-align:top;text-align:left}th{background:#f2f2f2}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
-font-size:.8em;white-space:pre-wrap}img{max-width:100%}figure{margin:1em 0}.v{font-weight:600}"""
+font-size:.8em;white-space:pre-wrap}img{max-width:100%}figure{margin:1em 0}.v{font-weight:600}
+details summary{cursor:pointer}"""
+
+
+def _code(text: str) -> str:
+    """Escape, then render `code` spans."""
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", html.escape(text))
 
 
 def _inline(text: str) -> str:
-    """Escape, then render **bold**, *italic* and `code` (the only inline markup the blocks use)."""
-    import re
-    t = html.escape(text)
-    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
-    t = re.sub(r"(?<![*\w])\*(?!\s)(.+?)\*(?![*\w])", r"<i>\1</i>", t)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+    """Escape, then render **bold**, *italic* and `code` (the only inline markup the paragraphs use)."""
+    t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _code(text))
+    return re.sub(r"(?<![*\w])\*(?!\s)(.+?)\*(?![*\w])", r"<i>\1</i>", t)
 
 
 def _html_cell(c) -> str:
+    if isinstance(c, Folded):
+        return f"<details><summary>{html.escape(c.short)}</summary>{html.escape(c.full)}</details>"
     if isinstance(c, tuple):
         return f'<a href="{html.escape(c[1], quote=True)}">{html.escape(c[0])}</a>'
     if isinstance(c, list):
@@ -214,7 +344,7 @@ def _html_cell(c) -> str:
     txt = str(c)
     if txt in VERDICT_COLOURS:
         return f'<span class="v" style="color:{VERDICT_COLOURS[txt]}">{html.escape(txt)}</span>'
-    return _inline(txt)
+    return _code(txt)         # a cell is plain text: the '**' of D**4 is a power, not bold
 
 
 def html_page(bl: list, title: str = "verify report") -> str:
@@ -231,8 +361,8 @@ def html_page(bl: list, title: str = "verify report") -> str:
             rows = "".join("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>" for row in b[2])
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         elif b[0] == "img":
-            data = base64.b64encode(b[3]).decode()
-            body.append(f'<figure id="{anchor(b[1])}"><img alt="{html.escape(b[2], quote=True)}" '
+            data = base64.b64encode(b[4]).decode()
+            body.append(f'<figure id="{anchor(b[1])}"><img alt="{html.escape(b[3], quote=True)}" '
                         f'src="data:image/png;base64,{data}"><figcaption>{_inline(b[2])}</figcaption></figure>')
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -12,10 +12,15 @@ results reach the disk.
 
 A part registers with ``from verify.run import part``.
 """
-from .atomic import WORK, write_bytes_atomic, write_json_atomic
-from .parts import REGISTRY, PartSpec, discover, part
-from .pipeline import DEFAULT_OUT, Part, RunState, run_parts, verify_all
-from .version import code_version
+from ..lazy import lazy_exports
 
-__all__ = ["part", "PartSpec", "REGISTRY", "discover", "Part", "RunState", "run_parts", "verify_all", "DEFAULT_OUT",
-           "code_version", "WORK", "write_bytes_atomic", "write_json_atomic"]
+# Each public name and the module that defines it, imported on first use (verify.lazy): low layers (the cache,
+# certificate files) write atomically through verify.run.atomic without loading the pipeline and its imports.
+_EXPORTS = {
+    **dict.fromkeys(("WORK", "write_bytes_atomic", "write_json_atomic"), ".atomic"),
+    **dict.fromkeys(("REGISTRY", "PartSpec", "discover", "part"), ".parts"),
+    **dict.fromkeys(("DEFAULT_OUT", "Part", "RunState", "run_parts", "verify_all"), ".pipeline"),
+    "code_version": ".version",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -1,9 +1,9 @@
 """The grid of a sweep: its axes, how ``--grid NAME=v1,v2,...`` is read, and the regimes it spans.
 
 Axes are the regime options of ``verify run`` (same names, '-' written '_'): D, K, N or preset, eta,
-eta_kq, vstar_norm, M, d, sigma, law and the conventions (law_mean, law_var, loss, p_lambda, p_kind,
+eta_kq, vstar_norm, M, d, sigma, data, law and the conventions (law_mean, law_var, loss, p_lambda, p_kind,
 p_structure, noise_sd, init, init_scale, relu_at_zero, freeze_wp, seed). An axis not on the grid keeps
-its value in :data:`BASE`. Numbers are kept as written ("1/10", "0.07") and read exactly. Values are
+its value in :data:`BASE`, except that a data model fixing the dimensions (the digits: D = d = 8) sets them. Numbers are kept as written ("1/10", "0.07") and read exactly. Values are
 separated by commas, or by semicolons when a value holds commas (``sigma=identity;poly:0,1,0,1``).
 
 S*: with ``preset`` (the default, cnn) the preset's supports; with ``N`` on the grid and no preset,
@@ -17,12 +17,14 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InvalidParameter
+from ..model.data import data_models, parse_data
 
 INT_AXES = ("D", "K", "N", "M", "d", "seed")
 NUMBER_AXES = ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "beta", "init_scale")
 CHOICE_AXES = {"preset": ("cnn", "gcn", "sts", "gslp"), "loss": ("sum", "mean"),
                "p_kind": ("identity", "permutation", "sinusoidal"), "p_structure": ("orthogonal", "general"),
-               "init": ("zero", "random"), "relu_at_zero": ("radial", "error"), "freeze_wp": ("true", "false")}
+               "init": ("zero", "random"), "relu_at_zero": ("radial", "error"), "freeze_wp": ("true", "false"),
+               "data": tuple(data_models())}
 TEXT_AXES = ("sigma", "law")
 AXES = INT_AXES + NUMBER_AXES + tuple(CHOICE_AXES) + TEXT_AXES
 
@@ -98,6 +100,9 @@ def setting_kwargs(point: dict) -> dict:
     """The keyword arguments of verify.model.make_setting for one grid point."""
     kw = dict(BASE)
     pt = dict(point)
+    dims = parse_data(pt["data"]).dims if "data" in pt else None
+    if dims is not None:
+        kw |= {"d": dims[0], "D": dims[1]}
     if "N" in pt and "preset" not in pt:
         kw.pop("preset")
     if "freeze_wp" in pt:

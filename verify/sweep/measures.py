@@ -81,7 +81,7 @@ def strict_floats():
 
 
 # Relative floor of float64 values: ~16 digits, of which 1e-12 leaves four for the cancellation in
-# differences such as L - L_opt or alpha - 1 (as verify.probes.base.FLOAT64_EPS_REL).
+# differences such as L - L_opt or alpha - 1 (as verify.probes.support.runs.FLOAT64_EPS_REL).
 FLOAT64_EPS_REL = 1e-12
 
 
@@ -139,7 +139,7 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
     ok, why = s.reducible()
     if not ok:
         return None, why
-    if s.sigma.name != "identity":
+    if not s.sigma.is_identity:
         return None, "derived for sigma = identity only"
     if not 0 < s.K < s.D:
         return None, "derived for 0 < K < D (K = 0 and K = D are not power laws)"

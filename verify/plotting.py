@@ -1,9 +1,11 @@
-"""What every report figure shares: readable labels, reading saved data, layout, legends, slope guides.
+"""What every figure shares (the report's, and each probe's beside its computation): readable labels,
+reading saved data, layout, legends, slope guides.
 
 The figures are drawn on a bare ``matplotlib.figure.Figure`` (Agg, no pyplot state), so drawing one
 figure never touches another. A figure function returns a :class:`Drawing` (the figure and its
 caption) or None when the saved result holds no data for it; data that are there but malformed raise
-:class:`FigureDataError`, so a broken figure is never dropped silently.
+:class:`FigureDataError`, so a broken figure is never dropped silently. This module imports nothing of
+the report or the probes, so both can draw with it.
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..errors import VerificationError
+from .errors import VerificationError
+from .model.quantities import QUANTITIES as _Q
 
 # Every data key a probe or built-in part saves, in words and symbols (axis labels, titles, legends).
 # The generic figure uses it too, so no raw variable name reaches a reader.
@@ -27,17 +30,17 @@ LABELS: dict[str, tuple[str, str]] = {
     "eta": ("step size", "η"),
     "lambda": ("position scale", "λ"),
     "horizons": ("horizon (GD steps)", "T"),
-    # Theorem 3.1's quantities
-    "loss": ("excess loss", "L − L_opt"),
-    "excess_loss": ("excess loss", "L − L_opt"),
-    "population_loss": ("population excess loss", "L − L_opt"),
-    "s_err": ("attention error", "‖S − S*‖_F"),
-    "w_err": ("value error", "‖W_X − V*‖_F"),
-    "loss_closed_form": ("excess loss, closed form", "L − L_opt"),
-    "w_err_closed_form": ("value error, closed form", "‖W_X − V*‖_F"),
-    "loss_leading": ("excess loss, derived leading term", "L − L_opt"),
-    "s_err_leading": ("attention error, derived leading term", "‖S − S*‖_F"),
-    "w_err_leading": ("value error, derived leading term", "‖W_X − V*‖_F"),
+    # Theorem 3.1's quantities (their symbols as verify.model.quantities writes them)
+    "loss": ("loss", _Q["loss"].label),
+    "excess_loss": ("excess loss", _Q["excess_loss"].label),
+    "population_excess_loss": ("population excess loss", _Q["excess_loss"].label),
+    "s_err": ("attention error", _Q["s_err"].label),
+    "w_err": ("value error", _Q["w_err"].label),
+    "excess_loss_closed_form": ("excess loss, closed form", _Q["excess_loss"].label),
+    "w_err_closed_form": ("value error, closed form", _Q["w_err"].label),
+    "excess_loss_leading": ("excess loss, derived leading term", _Q["excess_loss"].label),
+    "s_err_leading": ("attention error, derived leading term", _Q["s_err"].label),
+    "w_err_leading": ("value error, derived leading term", _Q["w_err"].label),
     # Lemma C.2 and the reduction
     "alpha": ("row multiple of V*", "α(t)"),
     "alpha_min": ("smallest row multiple of V*", "min_i α_i(t)"),
@@ -332,18 +335,3 @@ def keep_data_limits(ax, ys: list[float], *, log: bool, pad: float = 1.6) -> Non
     else:
         span = (hi - lo) or max(abs(hi), 1.0)
         ax.set_ylim(lo - 0.08 * span, hi + 0.08 * span)
-
-
-# --- the per-probe registry ------------------------------------------------------------------------------
-PROBE_FIGURES: dict = {}
-
-
-def figure_for(*names: str):
-    """Register a figure function for the probes ``names`` (it receives the probe's saved result)."""
-    def deco(f):
-        for n in names:
-            if n in PROBE_FIGURES:
-                raise AssertionError(f"a figure for probe {n} is registered twice")
-            PROBE_FIGURES[n] = f
-        return f
-    return deco

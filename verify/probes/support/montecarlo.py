@@ -3,25 +3,13 @@
 L = (1/2) E || sigma(W_X X S + W_P P S) - sigma(V* X S*) ||_F^2  (noise-free, summed convention),
 estimated from ``samples`` independent draws of X (d x D, i.i.d. entries of the setting's law or
 another). Returns (estimate, standard error). An independent route to the closed forms of
-verify.derive.loss / kernels, and the only route for sigma != identity under non-Gaussian laws.
+verify.derive.loss and of each sigma's kernel (verify.model.sigmas), and the only route for sigma != identity under non-Gaussian laws.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
-_erf = np.vectorize(math.erf, otypes=[float])
-
-
-def apply_sigma(sigma, z: np.ndarray) -> np.ndarray:
-    if sigma.name == "identity":
-        return z
-    if sigma.name == "relu":
-        return np.maximum(z, 0.0)
-    if sigma.name == "erf":
-        return _erf(z)
-    return sum(float(c) * z**k for k, c in enumerate(sigma.coeffs))
 
 
 def mc_loss(setting, WX, WP, S, law=None, samples: int = 20000, seed: int = 1, batch: int = 5000):
@@ -37,8 +25,8 @@ def mc_loss(setting, WX, WP, S, law=None, samples: int = 20000, seed: int = 1, b
     while done < samples:
         n = min(batch, samples - done)
         X = law.sample(rng, (n, setting.d, setting.D))
-        f = apply_sigma(setting.sigma, WX @ X @ S + bias)
-        y = apply_sigma(setting.sigma, V @ X @ Ss)
+        f = setting.sigma.numpy(WX @ X @ S + bias)
+        y = setting.sigma.numpy(V @ X @ Ss)
         vals.append(0.5 * ((f - y) ** 2).sum(axis=(1, 2)) * float(setting.loss_scale))
         done += n
     v = np.concatenate(vals)

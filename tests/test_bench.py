@@ -1,0 +1,53 @@
+"""The baselines `verify bench` measures the full-matrix engines against run the same recursion (their values,
+never their speed), a missing JAX is said, not hidden, and time estimates count a call's fixed cost once."""
+import mpmath
+import pytest
+
+from verify import bench
+from verify.engines import estimate, fulljax, iterate
+from verify.model import make_setting
+
+
+def test_the_jax_baseline_reaches_the_issue_value():
+    """The shipped minimal JAX script: excess loss 6.670622037613683 after 3000 steps at D = 64 (the issue's
+    independent run of the same script), to 1e-12."""
+    pytest.importorskip("jax")
+    assert bench.jax_baseline(64)(3000) == pytest.approx(6.670622037613683, rel=1e-12)
+
+
+def test_the_plain_mpmath_loop_is_the_full_recursion():
+    """The hand-written mpmath loop and the engine's mpmath full recursion agree to 25 digits after 6 steps
+    (gcn, D = N = 16, the bench's regime; its V* = 1 and the engine's V* = +-1 give the same loss)."""
+    s = make_setting(**(bench.REGIME | {"D": 16}))
+    with mpmath.workdps(40):
+        mine = iterate(s, 6, "full", "mpmath", 40, checkpoints=[6]).final.excess_loss
+        loop = bench.mpmath_loop(16, steps=6, dps=40)
+        assert abs(mine - loop) < mpmath.mpf(10) ** -25 * abs(loop) and loop > 1
+
+
+def test_without_jax_the_bench_says_the_ratio_was_not_measured(monkeypatch):
+    monkeypatch.setattr(fulljax, "available", lambda: False)
+    monkeypatch.setattr(bench, "full_sizes", lambda quick: {"float64": [16], "arb": [8]})
+    out = bench.full_targets(quick=True)
+    key = "full float64 / JAX baseline (D=N=16)"
+    assert out["ratios"][key].startswith("not measured") and out["met"][key] is None
+    assert "jax-baseline-D16" not in out["engines"] and "full-float64-D16" in out["engines"]
+    ratio = out["ratios"]["certified full arb256 / mpmath loop dps30 (D=N=8)"]
+    assert isinstance(ratio, float) and ratio > 0
+    # both routes reach the same value: the ball's midpoint and the loop's 25 printed digits
+    v = out["same_value"]["D=8, 3 steps"]
+    with mpmath.workdps(40):
+        mid = mpmath.mpf(v["certified"].strip("[]").split("+/-")[0])
+        assert abs(mid - mpmath.mpf(v["mpmath_loop"])) < mpmath.mpf(10) ** -22
+
+
+def test_calibration_counts_the_fixed_cost_of_a_call_once(monkeypatch):
+    """A run costing 0.3 s per call plus 0.01 s per step (on a fake clock): 100 steps/s and 0.3 s fixed,
+    where timing one call of one step would have said 3.2 steps/s."""
+    clock = [0.0]
+    monkeypatch.setattr(estimate.time, "perf_counter", lambda: clock[0])
+
+    def run(n):
+        clock[0] += 0.3 + 0.01 * n
+    rate, fixed = estimate.calibrate(run, 10**6, seconds=0.5)
+    assert rate == pytest.approx(100) and fixed == pytest.approx(0.3)

@@ -1,0 +1,70 @@
+"""The on-disk cache: where cached files live, and results that depend only on the code, kept between runs.
+
+Location: ``.cache/verify/`` at the project root in a source checkout (gitignored), else the user cache
+(``$XDG_CACHE_HOME/verify``, by default ``~/.cache/verify``). A result cached by :func:`by_code_version`
+is a pickle named by the function, its arguments and the code version (verify.run.version): any edit of
+the sources makes a new file, so a cached derivation is never reused across edits. Files are written
+atomically (verify.run.atomic); an unreadable file is recomputed. The cache is ours: nothing else writes there.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+from pathlib import Path
+
+from .run.atomic import write_bytes_atomic
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def cache_dir(name: str = "") -> Path:
+    """The cache folder ``name`` (module docstring); not created here."""
+    if (_ROOT / "pyproject.toml").is_file() and (_ROOT / "verify").is_dir():
+        base = _ROOT / ".cache" / "verify"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "verify"
+    return base / name if name else base
+
+
+# The libraries whose answers a derivation depends on besides our code (an upgrade must not reuse them).
+LIBRARIES = ("sympy", "z3-solver", "cvc5", "python-flint")
+
+
+@functools.lru_cache(maxsize=1)
+def library_versions() -> str:
+    from importlib import metadata
+    out = []
+    for lib in LIBRARIES:
+        try:
+            out.append(f"{lib}={metadata.version(lib)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{lib}=absent")
+    return " ".join(out)
+
+
+def by_code_version(name: str):
+    """Decorator: ``f(*args)`` (arguments with a stable ``repr``) is computed once per code version (and per
+    version of the LIBRARIES) and kept as ``cache_dir("derivations")/<name>-<key>-<code version>.pickle``."""
+    def wrap(f):
+        @functools.wraps(f)
+        def cached(*args):
+            from .run.version import code_version
+            key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
+            path = cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
+            try:
+                return pickle.loads(path.read_bytes())
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
+                pass
+            value = f(*args)
+            for old in path.parent.glob(f"{name}-{key}-*.pickle"):
+                old.unlink(missing_ok=True)             # earlier code versions: never read again
+            write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            return value
+        cached.uncached = f
+        return cached
+    return wrap
+
+
+__all__ = ["by_code_version", "cache_dir"]

@@ -1,0 +1,431 @@
+"""Certificates for families of regimes: ``verify certify --D 8..512 --eta 1/16..1/8 ...``.
+
+The reduced map sees a regime only through its invariants (s, x, y) (verify.derive.invariants: r = 1/s =
+(D - K)/K, x = eta_V c_L v N/K, y = eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2); the observables carry exact
+prefactors. A family is a box of parameters (D over integers, eta, eta_KQ and ||V*|| over intervals, the
+rest fixed); its image is covered by cells, each a box of invariants, and each cell is certified once for all
+its members (verify.certify.prefix: a first-order Taylor model of the prefix over the box; verify.certify.region
+with interval invariants):
+
+  cell        a parameter box; its invariant box (exact: each invariant is a monomial in the parameters, so its
+              extremes over the box are at the corners); a region R(u0, C) invariant for every member; the
+              prefix's T0 and the range of z = 1/u^2 there, valid for every member; the normalised decay and
+              observables' hulls on every slab of the region (uniform over the cell)
+  member      any point of the family: its bounds at any T >= T0 of its cell come from the comparison lemma
+              run with its own exact cubic coefficient c over the cell's slab hulls (verify.certify.comparison:
+              a few milliseconds), in the same ``bounds`` format as one regime's certificate
+
+A cell that does not close is split (D first while it holds several lengths, then eta), up to a depth; cells
+run on the Dask executor (verify.run.execute). The uniform consequence: lim q(T)/leading_q(T) over the whole
+family, from each cell's deepest shell (verify.certify.bounds.normalised_limits), as a table.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..errors import InvalidParameter
+from ..model.numbers import frac_str
+
+RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
+MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
+CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
+              "max_prefix": 400_000, "check_every": 64}
+
+
+def parse_range(name: str, text) -> tuple:
+    """``"8..512"`` -> (8, 512); one value -> (v, v). D is an integer range; the others exact rationals."""
+    from ..model.numbers import exact
+    parts = str(text).split("..")
+    if len(parts) > 2 or not all(p.strip() for p in parts):
+        raise InvalidParameter(name, text, "must be a value or a range LO..HI (such as 8..512 or 1/16..1/8)")
+    if name == "D":
+        try:
+            lo, hi = (int(p) for p in (parts * 2)[:2])
+        except ValueError:
+            raise InvalidParameter(name, text, "must be an integer or a range LO..HI of integers") from None
+    else:
+        lo, hi = (exact(p.strip(), name) for p in (parts * 2)[:2])
+    if not lo <= hi:
+        raise InvalidParameter(name, text, "must have LO <= HI")
+    return lo, hi
+
+
+def is_range(text) -> bool:
+    return text is not None and ".." in str(text)
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """The fixed options (make_setting keywords) and the ranges {name: (lo, hi)} of a family."""
+
+    options: tuple          # sorted (key, value) pairs of the fixed options
+    ranges: tuple           # sorted (name, (lo, hi)) pairs
+
+    @classmethod
+    def of(cls, options: dict, ranges: dict) -> "FamilySpec":
+        return cls(tuple(sorted(options.items())), tuple(sorted(ranges.items())))
+
+    @property
+    def range_of(self) -> dict:
+        return dict(self.ranges)
+
+    def setting(self, values: dict):
+        """The member at ``values`` (a value for every ranged name) as a validated Setting."""
+        from ..model import make_setting
+        kw = dict(self.options)
+        for name, v in values.items():
+            kw[name] = v if name == "D" else frac_str(Fraction(v))
+        if "eta_kq" not in self.range_of and kw.get("eta_kq") is None:
+            kw["eta_kq"] = None
+        return make_setting(**kw)
+
+    def check_member(self, values: dict) -> None:
+        """Refuse a member outside the family, naming the parameter and its range (InvalidParameter "member": the member of a query)."""
+        for name, (lo, hi) in self.ranges:
+            if name not in values:
+                raise InvalidParameter("member", f"no {name}", f"must give {name}: the family ranges over {name} in "
+                                       f"{_range_text(name, lo, hi)}")
+            v = values[name]
+            if not lo <= v <= hi or (name == "D" and Fraction(v).denominator != 1):
+                raise InvalidParameter("member", f"{name}={frac_str(Fraction(v))}", f"{name} must lie in the "
+                                       f"family's range {_range_text(name, lo, hi)}" + (" (an integer)" if name == "D"
+                                                                                       else ""))
+        fixed = dict(self.options)
+        extra = {n for n in set(values) - set(self.range_of) if str(fixed.get(n)) != str(values[n])}
+        if extra:
+            raise InvalidParameter("member", sorted(extra)[0], f"{sorted(extra)[0]} is fixed in this family (it ranges "
+                                   f"over {', '.join(self.range_of)})")
+
+    def as_dict(self) -> dict:
+        return {"options": {k: v for k, v in self.options}, "ranges": {k: [frac_str(Fraction(lo)), frac_str(
+            Fraction(hi))] for k, (lo, hi) in self.ranges}}
+
+
+def _range_text(name, lo, hi) -> str:
+    return f"{frac_str(Fraction(lo))}..{frac_str(Fraction(hi))}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A box of parameters: {name: (lo, hi)} for the ranged names (D as integers)."""
+
+    box: tuple              # sorted (name, (lo, hi)) pairs
+    path: str = ""          # its place in the bisection tree ("" = the whole family, then "0"/"1" per split)
+
+    @property
+    def bounds(self) -> dict:
+        return dict(self.box)
+
+    def corners(self) -> list[dict]:
+        names = [n for n, _ in self.box]
+        out = [{}]
+        for n in names:
+            lo, hi = self.bounds[n]
+            out = [c | {n: v} for c in out for v in ({lo, hi})]
+        return out
+
+    def contains(self, values: dict) -> bool:
+        return all(lo <= values[n] <= hi for n, (lo, hi) in self.box)
+
+    def split(self) -> tuple["Cell", "Cell"] | None:
+        """Two halves: D first while the cell holds several lengths, then the widest relative interval."""
+        b = self.bounds
+        if "D" in b and b["D"][0] < b["D"][1]:
+            lo, hi = b["D"]
+            mid = (lo + hi) // 2
+            return (self._with("D", (lo, mid), "0"), self._with("D", (mid + 1, hi), "1"))
+        wide = [(Fraction(hi - lo) / hi, n) for n, (lo, hi) in self.box if n != "D" and hi > lo]
+        if not wide:
+            return None
+        n = max(wide)[1]
+        lo, hi = b[n]
+        mid = (lo + hi) / 2
+        return (self._with(n, (lo, mid), "0"), self._with(n, (mid, hi), "1"))
+
+    def _with(self, name, pair, bit) -> "Cell":
+        return Cell(tuple(sorted((self.bounds | {name: pair}).items())), self.path + bit)
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "box": {n: [frac_str(Fraction(lo)), frac_str(Fraction(hi))] for n, (lo, hi) in
+                                           self.box}}
+
+
+def invariant_box(spec: FamilySpec, cell: Cell) -> tuple:
+    """The exact box of (s, x, y) over the cell: each invariant is a monomial in positive parameters (so
+    monotone in each), and its extremes are at the cell's corners."""
+    from .coordinates import param_values
+    pts = [param_values(spec.setting(c)) for c in cell.corners()]
+    return tuple((min(p[k] for p in pts), max(p[k] for p in pts)) for k in range(3))
+
+
+def _base_C(P: tuple) -> Fraction:
+    """c/(1 - |rho(0)|) at its largest over the box: the fixed point of eps at u = 0 for the fastest decay and
+    the weakest contraction (rho(0) = 1 - x)."""
+    from .coordinates import c_exact
+    (s_lo, s_hi), (x_lo, x_hi), (y_lo, y_hi) = P
+    return c_exact((s_hi, x_lo, y_hi)) / min(abs(x_lo), abs(2 - x_hi))
+
+
+def _slabs(rc, knobs: dict) -> list:
+    """The hull of the normalised decay Q and the observables' ratios Lt, W over the boxes of each slab of the
+    region's initial grid (each box lies in one slab: bisection stays inside its grid box), widened as stated."""
+    import bisect
+
+    from .arbfun import widened
+    from .region import _hull_of, _merge
+    J, n_u, u0, r = knobs["shells"], knobs["n_u"], rc.u0, knobs["ratio"]
+    cuts = [u0 * r**i for i in range(J + 1)] + [Fraction(0)]
+    edges = sorted({lo + (hi - lo) * k / n_u for hi, lo in zip(cuts, cuts[1:]) for k in range(n_u + 1)})
+    hulls = [None] * (len(edges) - 1)
+    for res in rc.results:
+        k = bisect.bisect_right(edges, res.box.u_lo) - 1
+        hulls[k] = _merge(hulls[k], _hull_of(res))
+    out = []
+    for (lo, hi), h in zip(zip(edges, edges[1:]), hulls):
+        a, b = widened(h["a"], h["b"])
+        out.append((lo, hi, a, b, *widened(*h["Lt"]), *widened(*h["W"])))
+    return out
+
+
+def slab_hull(slabs: list):
+    """``hull(lo, hi)`` (as verify.certify.comparison.schedule takes it) over the slabs meeting [lo, hi]."""
+    from .region import OverlapIndex
+    index = OverlapIndex([(sl[0], sl[1], {"a": sl[2], "b": sl[3], "Lt": (sl[4], sl[5]), "W": (sl[6], sl[7])})
+                          for sl in slabs])
+    return index.hull
+
+
+def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
+    """One cell: its invariant box, region, Taylor-model prefix and slab hulls (module docstring); a JSON-ready
+    dict with "status" "certified" or "failed" (and the failed obligation). A Dask task: pure, small in and out."""
+    from .certificate import U0_CAP, _dyadic, run_prefix
+    from .region import check_region
+    from .arbfun import widened
+    t = time.perf_counter()
+    # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
+    P = tuple(widened(lo, hi) for lo, hi in invariant_box(spec, cell))
+    u_init = 1 / (1 + P[0][1])                  # the smallest u(0) = K/D over the cell
+    u0 = _dyadic(min(u_init * Fraction(7, 8), U0_CAP))
+    rc = None
+    for m in (2, 4, 8, 16, 32):
+        rc = check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
+                          max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+        if rc.ok:
+            break
+    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P]}
+    if not rc.ok:
+        bad = next(o for o in rc.obligations if not o.ok)
+        return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
+    T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
+                                    check_every=knobs["check_every"], snapshots=False)
+    if not ob.ok:
+        return out | {"status": "failed", "failed_obligation": ob.as_dict(), "seconds": time.perf_counter() - t}
+    slabs = _slabs(rc, knobs)
+    from .bounds import normalised_limits
+    deep = slab_hull(slabs)(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
+    limits = normalised_limits(_Last(deep), Fraction(1))
+    return out | {"status": "certified", "T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])],
+                  "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")},
+                  "region": {"u0": frac_str(u0), "C_annuli": [frac_str(v) for v in rc.profile.values],
+                             "shells": knobs["shells"], "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"],
+                             "n_eps": knobs["n_eps"], "box_count": len(rc.results), "splits": _splits(rc, knobs)},
+                  "slabs": [[frac_str(v) for v in sl] for sl in slabs],
+                  "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()},
+                  "seconds": time.perf_counter() - t}
+
+
+@dataclass(frozen=True)
+class _Last:
+    """A shell-like view of a normalised hull (a, b, Lt, W), for bounds.normalised_limits with c = 1."""
+
+    h: dict
+
+    def __getattr__(self, name):
+        if name in ("a", "b", "Lt", "W"):
+            return self.h[name]
+        raise AttributeError(name)
+
+
+def _splits(rc, knobs: dict) -> list[str]:
+    """The region's boxes as bisection trees of the initial grid boxes ("1": split in four, "0": a leaf), in the
+    grid's order (verify.certify.region.initial_boxes; the re-checker expands them)."""
+    from .region import initial_boxes
+    leaves = {(r.box.u_lo, r.box.u_hi, r.box.e_lo, r.box.e_hi) for r in rc.results}
+
+    def tree(b) -> str:
+        if (b.u_lo, b.u_hi, b.e_lo, b.e_hi) in leaves:
+            return "0"
+        if b.depth > knobs["max_depth"]:
+            raise ValueError("a grid box is not covered by the region's leaves")
+        parts = b.split()
+        return "1" + "".join(tree(q) for q in (parts[0], parts[1], parts[2], parts[3]))
+    return [tree(b) for b in initial_boxes(rc.profile, knobs["n_u"], knobs["n_eps"])]
+
+
+@dataclass
+class FamilyCertificate:
+    """The cells of a family, each closed (module docstring), and the uniform table of normalised limits."""
+
+    spec: FamilySpec
+    cells: list                         # certify_cell results (JSON-ready dicts), every one "certified"
+    knobs: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    kind: str = "family"
+
+    def __repr__(self) -> str:
+        return f"FamilyCertificate({dict(self.spec.ranges)}, {len(self.cells)} cells)"
+
+    def cell_of(self, values: dict) -> dict:
+        """The certified cell holding the member ``values`` (refused, naming the parameter, outside the family)."""
+        self.spec.check_member(values)
+        for c in self.cells:
+            box = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in c["box"].items()}
+            if all(lo <= Fraction(values[n]) <= hi for n, (lo, hi) in box.items()):
+                return c
+        raise InvalidParameter("member", str(values), "lies in no cell of the family (an incomplete file)")
+
+    def table(self) -> dict:
+        """lim q(T)/leading_q(T) over every member of the family: the hull of the cells' intervals (exact)."""
+        return {q: (min(Fraction(c["normalised_limits"][q][0]) for c in self.cells),
+                    max(Fraction(c["normalised_limits"][q][1]) for c in self.cells))
+                for q in ("excess_loss", "s_err", "w_err")}
+
+    def member_shells(self, values: dict):
+        """(setting, cell, shells): the comparison lemma for one member, with its own exact cubic coefficient over
+        its cell's slab hulls and z(T0) range (raises CertificateFailed if the lemma's inequalities fail)."""
+        from .comparison import schedule
+        from .coordinates import c_exact, param_values
+        from .obligations import raise_first_failure
+        cell = self.cell_of(values)
+        s = self.spec.setting(values)
+        reg = cell["region"]
+        u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
+        slabs = [tuple(Fraction(v) for v in sl) for sl in cell["slabs"]]
+        z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
+        shells, obs = schedule(slab_hull(slabs), u0, J, z0, self.knobs.get("bits", 128), ratio,
+                               c_exact(param_values(s)))
+        raise_first_failure(obs)
+        return s, cell, shells
+
+    def bounds(self, values: dict, Ts, digits: int | None = None) -> list[dict]:
+        """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
+        family certificate; for T < T0 from the member's own Arb prefix (computed now: T steps)."""
+        from ..derive.invariants import prefactors_of
+        from .bounds import bounds_json, tail_bounds
+        from .coordinates import param_values
+        from .region import Profile
+        s, cell, shells = self.member_shells(values)
+        bits, T0, P, pre = self.knobs.get("bits", 128), int(cell["T0"]), param_values(s), prefactors_of(s)
+        reg = cell["region"]
+        prof = Profile(Fraction(reg["u0"]), Fraction(reg["ratio"]), tuple(Fraction(v) for v in reg["C_annuli"]))
+        out = []
+        for T in Ts:
+            if T >= T0:
+                b = tail_bounds(shells, T - T0, P, pre, prof, bits)
+                out.append(bounds_json(b, T, "family certificate: comparison lemma on the cell's region", bits, digits))
+            else:
+                out.append(bounds_json(_own_prefix(P, pre, T, bits), T, "prefix of this member (Arb balls)", bits,
+                                       digits))
+        return out
+
+    def as_dict(self) -> dict:
+        from .bounds import QUANTITIES
+        table = self.table()
+        return {"kind": "family", "spec": self.spec.as_dict(), "cells": self.cells, "knobs": {
+            k: frac_str(v) if isinstance(v, Fraction) else v for k, v in self.knobs.items()},
+            "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in table.items()},
+            "normalised_limits_meaning": "lim_{T -> inf} q(T)/leading_q(T) for every member, leading_q the derived "
+                                         "leading term of verify.derive.asymptotics (e.g. K N (D - K)/(4 D eta T) "
+                                         "for L - L_opt with eta_KQ = eta, lambda = beta = 1)",
+            "quantities": list(QUANTITIES), "seconds": round(self.seconds, 2)}
+
+
+def _own_prefix(P: tuple, pre: dict, T: int, bits: int) -> dict:
+    from ..engines.arb import arb_precision
+    from .prefix import PrefixState
+    with arb_precision(bits):
+        st = PrefixState(P)
+        pc, pb, dp = st.balls()
+        while st.step_count < T:
+            st.step(pc, pb, dp)
+        return {q: (v, v) for q, v in st.observables(pre).items()}
+
+
+def check_family(spec: FamilySpec) -> None:
+    """Refuse, before any work, a family with a member the certificate does not cover: every corner of the box
+    must pass verify.certify.certificate.check_certifiable (the stability bound is monotone in each
+    parameter) and have 0 < K < D."""
+    from .certificate import check_certifiable
+    whole = Cell(spec.ranges)
+    for corner in whole.corners():
+        s = spec.setting(corner)
+        if not 0 < s.K < s.D:
+            raise InvalidParameter("D", frac_str(Fraction(corner.get("D", s.D))), f"must exceed K = {s.K} for a "
+                                   "family certificate (K = D and K = 0 are exact closed forms: one regime each)")
+        check_certifiable(s)
+
+
+class FamilyIncomplete(Exception):
+    """The family's cells did not all close within the time given (``done`` cells certified, ``pending`` left)."""
+
+    def __init__(self, done: int, pending: int, seconds: float):
+        self.done, self.pending, self.seconds = done, pending, seconds
+        super().__init__(f"{done} cells certified and {pending} still to do after {seconds:.0f} s")
+
+
+def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dict | None = None,
+                   progress=None, processes: bool = True, dask: bool = True,
+                   deadline: float | None = None) -> FamilyCertificate:
+    """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
+    this process, e.g. inside a part that already runs on a Dask worker), a failed cell is split and run again,
+    up to MAX_SPLITS splits; a cell that still fails fails the certificate (CertificateFailed naming it).
+    ``progress(done, pending)`` is called as cells finish; past ``deadline`` seconds FamilyIncomplete is raised."""
+    import contextlib
+
+    from ..run.execute import Executor
+    check_family(spec)
+    knobs = CELL_KNOBS | (knobs or {})
+    t = time.perf_counter()
+    pending, done = [Cell(spec.ranges)], []
+    with (Executor(scheduler=scheduler, workers=workers, processes=processes) if dask
+          else contextlib.nullcontext()) as ex:
+        while pending:
+            batch, pending = pending, []
+            tasks = [(c.path or "root", (spec, c, knobs)) for c in batch]
+            runs = ex.stream(certify_cell, tasks) if dask else ((n, certify_cell(*a)) for n, a in tasks)
+            with contextlib.closing(runs):          # closed (its tasks cancelled) before the cluster goes
+                _collect(runs, spec, done, pending, deadline, t, len(batch), progress)
+    done.sort(key=lambda c: c["path"])
+    return FamilyCertificate(spec, done, knobs, time.perf_counter() - t)
+
+
+def _collect(runs, spec, done: list, pending: list, deadline, t0: float, batch: int, progress) -> None:
+    """Sort one batch's cell results: certified ones into ``done``, the halves of failed ones into ``pending``."""
+    from .obligations import CertificateFailed, Obligation
+    for _, res in runs:
+        if deadline is not None and time.perf_counter() - t0 > deadline:
+            raise FamilyIncomplete(len(done), len(pending) + batch, time.perf_counter() - t0)
+        if isinstance(res, Exception):
+            raise res
+        if res["status"] == "certified":
+            done.append(res)
+            continue
+        cell = Cell(tuple(sorted((n, (_num(n, lo), _num(n, hi))) for n, (lo, hi) in res["box"].items())), res["path"])
+        halves = cell.split() if len(cell.path) < MAX_SPLITS else None
+        if halves is None:
+            raise CertificateFailed(Obligation(
+                "family-cell", f"the cell {res['box']} closes", "arb", False,
+                f"after {len(cell.path)} splits: {res['failed_obligation']['detail']}"))
+        pending += list(halves)
+        if progress is not None:
+            progress(len(done), len(pending))
+
+
+def _num(name: str, text: str):
+    return int(Fraction(text)) if name == "D" else Fraction(text)
+
+
+__all__ = ["Cell", "FamilyCertificate", "FamilySpec", "RANGED", "certify_cell", "certify_family", "check_family",
+           "invariant_box", "is_range", "parse_range", "slab_hull"]

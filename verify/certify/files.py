@@ -1,0 +1,200 @@
+"""Certificate files: everything an independent checker needs to re-verify a certificate, as JSON.
+
+``verify certify ... --save FILE`` writes (atomically) one object with "format": "verify-certificate",
+"version": 1 and, for one regime (kind "slow-manifold"):
+
+  map            every formula (verify.certify.formulas), as text: the reduced map in the parameters and in
+                 the invariants, its Jacobians, the slow-manifold coordinates and their derivatives
+  parameters     the regime's exact parameters; invariants, prefactors: what they give
+  prefix         T0 and the end ball (alpha, delta, and the region's u, eps) of the Arb prefix from (0, 0)
+  region         u0, C (near the manifold) and C_annuli (C(u) per annulus, innermost last), the shells' ratio and
+                 count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
+  shells         each shell's u_j, lower end, [a_j, b_j], Lt, W, entry step t_j and [Zl, Zh] at t_j
+  lemma          the comparison lemma, the obligations that proved it, and the inequalities checked per shell
+  bounds         [{"T", "excess_loss": [lo, hi], "s_err": [...], "w_err": [...]}] at the requested T
+  constants, asymptotic, normalised_limits, obligations, trusts (what the certificate takes as proved)
+
+Every number is an exact rational or a decimal rounded outward; the stated enclosures carry the small
+margin of verify.certify.arbfun.widened, and the bounds one printed digit, so that a re-check of the same
+formulas at the same precision (``python -m verify.certify.recheck FILE``) lands inside them.
+"""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from ..run.atomic import write_bytes_atomic
+from ..derive.invariants import PARAMETERS, parameter_values
+from ..engines.arb import arb_precision
+from ..model.numbers import frac_str
+from . import fmt
+from .bounds import QUANTITIES
+from .comparison import LEMMA
+from .formulas import VARIABLES, file_map
+
+FORMAT, VERSION = "verify-certificate", 1
+PREFIX_DIGITS = 25      # bounds inside the prefix: 25 digits (its balls are ~1e-35 wide; a re-check lands inside)
+LEMMA_OBLIGATIONS = ("one-step-lower", "one-step-upper", "step-error-monotone", "one-step-remainder",
+                     "sum-le-integral", "integral-closed-form", "log-concave", "moebius-monotone")
+PER_SHELL = ("z_lo(t_j) = Zl_j >= 1/u_j^2 (u <= u_j from t_j on)", "a_j > 0 and b_j u_j^2 < 1 (the lemma's hypotheses)",
+             "Zl_(j+1) <= Zl_j + 2 a_j n_j and Zh_(j+1) >= z_hi_j(n_j), n_j = t_(j+1) - t_j (the lemma summed)",
+             "lo_j > 0 => Zh_(j+1) lo_j^2 <= 1 (u_t >= lo_j on the shell, by induction)",
+             "[a_j, b_j] contains c times the normalised decay on every box meeting [lo_j, u_j]; Lt, W likewise")
+
+
+def trusts(cert_trusts: dict) -> list[dict]:
+    """What a certificate takes as proved elsewhere (and a re-checker cannot re-derive)."""
+    return [cert_trusts,
+            {"statement": "the discrete comparison lemma (see 'lemma'): its one-step inequalities and the summation",
+             "proof": "SMT (z3 and cvc5) and SymPy obligations " + ", ".join(LEMMA_OBLIGATIONS) +
+                      " (verify.certify.comparison.lemma_obligations)", "scope": "every a, b, x_0 satisfying its "
+                      "hypotheses"},
+            {"statement": "exprel(y) = (e^y - 1)/y is increasing, so its range on [lo, hi] is [exprel(lo), exprel(hi)]",
+             "proof": "SymPy obligation exprel-integral (verify.certify.region.exprel_obligation)", "scope": "all y"}]
+
+
+def stated_bounds(cert, Ts) -> list[dict]:
+    """The bounds at each T as the file states them: prefix bounds to PREFIX_DIGITS digits, lemma bounds with
+    one digit fewer than resolve them (both rounded outward)."""
+    out = []
+    for T in Ts:
+        b = cert.bounds(T)
+        with arb_precision(cert.bits):
+            row = {"T": int(T)}
+            for q in QUANTITIES:
+                lo, hi = b[q]
+                digits = PREFIX_DIGITS if T <= cert.T0 else max(3, fmt.digits_for(lo.lower(), hi.upper()) - 2)
+                row[q] = fmt.interval(lo, hi, min(digits, fmt.digits_for(lo.lower(), hi.upper())))
+            out.append(row | {"route": b["route"]})
+    return out
+
+
+def _pair(p) -> list[str]:
+    return [frac_str(Fraction(p[0])), frac_str(Fraction(p[1]))]
+
+
+def certificate_file(cert, Ts) -> dict:
+    """The file of a certificate (module docstring): a slow-manifold certificate; exact closed forms (K = 0,
+    K = D) have no re-checkable file."""
+    from ..errors import InvalidParameter
+    if getattr(cert, "kind", None) != "slow-manifold":
+        raise InvalidParameter("save", cert.kind, "applies to slow-manifold certificates (0 < K < D): K = 0 and "
+                               "K = D are exact closed forms, printed by --json")
+    return regime_file(cert, Ts)
+
+
+def regime_file(cert, Ts) -> dict:
+    """The file of a one-regime certificate (module docstring)."""
+    from ..derive.invariants import prefactors_of
+    s, rc = cert.setting, cert.region
+    pre = prefactors_of(s)
+    d = cert.as_dict()
+    end = cert.prefix_end
+    return {
+        "format": FORMAT, "version": VERSION, "kind": "slow-manifold", "statement": d["statement"],
+        "regime": s.config(), "trusts": trusts(d["trusts"]), "bits": cert.bits,
+        "map": {"variables": VARIABLES, **file_map()},
+        "parameters": {str(p): frac_str(v) for p, v in zip(PARAMETERS, parameter_values(s))},
+        "invariants": d["invariants"],
+        "prefactors": {q: frac_str(v) for q, v in pre.items()},
+        "prefix": {"T0": cert.T0, "start": {"alpha": "0", "delta": "0"},
+                   "end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}},
+        "region": {"definition": d["region"]["definition"], "u0": frac_str(rc.u0), "C": frac_str(rc.C), "k": 3,
+                   "C_annuli": [frac_str(v) for v in rc.profile.values], "shells": rc.shells,
+                   "ratio": frac_str(rc.ratio),
+                   "boxes": [_pair((r.box.u_lo, r.box.u_hi)) + _pair((r.box.e_lo, r.box.e_hi)) for r in rc.results]},
+        "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),
+                    "b": frac_str(sh.b), "Lt": _pair(sh.Lt), "W": _pair(sh.W), "t": sh.t, "Zl": frac_str(sh.Zl),
+                    "Zh": frac_str(sh.Zh)} for sh in cert.shells],
+        "lemma": {"statement": LEMMA, "proved_by": [o.as_dict() for o in cert.obligations
+                                                    if o.name in LEMMA_OBLIGATIONS], "per_shell": list(PER_SHELL)},
+        "bounds": stated_bounds(cert, Ts),
+        "constants": cert.constants, "asymptotic": cert.asymptotic, "normalised_limits": d["normalised_limits"],
+        "obligations": d["obligations"],
+    }
+
+
+def save(data: dict, path) -> None:
+    """Write a certificate file atomically (complete or absent, never half-written)."""
+    write_bytes_atomic(path, (json.dumps(data, indent=1) + "\n").encode())
+
+
+
+
+def family_parameters(spec, cell) -> dict:
+    """{parameter: [lo, hi]} over a cell (from its corners: each parameter is monotone in the ranged options)."""
+    from .family import Cell
+    box = Cell(tuple(sorted((n, (int(lo) if n == "D" else Fraction(lo), int(hi) if n == "D" else Fraction(hi)))
+                            for n, (lo, hi) in cell["box"].items())))
+    vals = [parameter_values(spec.setting(c)) for c in box.corners()]
+    return {str(p): [frac_str(min(v[k] for v in vals)), frac_str(max(v[k] for v in vals))]
+            for k, p in enumerate(PARAMETERS)}
+
+
+def member_entry(fc, values: dict, Ts) -> dict:
+    """A member of a family as the file states it (the re-checker checks it): its parameters, the cell it lies
+    in, its shells (the comparison lemma with its own c over the cell's slab hulls) and its bounds."""
+    from ..derive.invariants import prefactors_of
+    s, cell, shells = fc.member_shells(values)
+    return {"values": {k: frac_str(Fraction(v)) for k, v in values.items()}, "cell": cell["path"],
+            "parameters": {str(p): frac_str(v) for p, v in zip(PARAMETERS, parameter_values(s))},
+            "prefactors": {q: frac_str(v) for q, v in prefactors_of(s).items()},
+            "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),
+                        "b": frac_str(sh.b), "Lt": _pair(sh.Lt), "W": _pair(sh.W), "t": sh.t, "Zl": frac_str(sh.Zl),
+                        "Zh": frac_str(sh.Zh)} for sh in shells],
+            "bounds": [_loosened(b) for b in fc.bounds(values, [T for T in Ts if T >= int(cell["T0"])])]}
+
+
+def _loosened(b: dict) -> dict:
+    """A lemma bound as stated in a file: rounded outward to one digit fewer than resolves it (a re-check of the
+    same formulas lands inside)."""
+    from flint import arb
+    out = {"T": b["T"], "route": b["route"]}
+    with arb_precision(128):
+        for q in QUANTITIES:
+            lo, hi = (arb(Fraction(v).numerator) / Fraction(v).denominator for v in b[q])
+            out[q] = fmt.interval(lo, hi, max(3, fmt.digits_for(lo, hi) - 2))
+    return out
+
+
+def family_file(fc, Ts, members: list[dict]) -> dict:
+    """The file of a family certificate: the formulas, the family, every cell (with its parameter box, region as
+    the grid and bisection trees, prefix end, slab hulls and normalised limits), the uniform table, and a few
+    members with their shells and bounds."""
+    from .certificate import TRUSTS
+    d = fc.as_dict()
+    cells = []
+    for c in d["cells"]:
+        cells.append({k: v for k, v in c.items() if k != "seconds"} | {"parameters": family_parameters(fc.spec, c)})
+    return {"format": FORMAT, "version": VERSION, "kind": "family", "bits": fc.knobs.get("bits", 128),
+            "statement": "for every member of the family (every integer D in its range and every value of the other "
+                         "ranged parameters) and every T >= T0 of the member's cell, the exact GD iterate satisfies "
+                         "the bounds the comparison lemma gives with the member's own cubic coefficient over the "
+                         "cell's slab hulls; and lim q/leading_q lies in normalised_limits",
+            "trusts": trusts(TRUSTS), "map": {"variables": VARIABLES, **file_map()}, "spec": d["spec"],
+            "cells": cells, "normalised_limits": d["normalised_limits"],
+            "normalised_limits_meaning": d["normalised_limits_meaning"],
+            "members": [member_entry(fc, m, Ts) for m in members], "seconds": d["seconds"]}
+
+
+def load_family(path):
+    """A FamilyCertificate from its file (for queries: no re-computation)."""
+    from ..errors import InvalidParameter
+    from .family import FamilyCertificate, FamilySpec
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InvalidParameter("family", str(path), f"must be a family certificate file ({exc})") from None
+    if data.get("format") != FORMAT or data.get("kind") != "family":
+        raise InvalidParameter("family", str(path), "must be a family certificate file (verify certify with ranges "
+                               "--save FILE)")
+    sp_ = data["spec"]
+    ranges = {n: ((int(lo), int(hi)) if n == "D" else (Fraction(lo), Fraction(hi))) for n, (lo, hi) in
+              sp_["ranges"].items()}
+    spec = FamilySpec.of(sp_["options"], ranges)
+    return FamilyCertificate(spec, data["cells"], {"bits": data["bits"]}, data.get("seconds", 0.0))
+
+
+__all__ = ["FORMAT", "VERSION", "certificate_file", "family_file", "load_family", "regime_file", "save",
+           "stated_bounds", "trusts"]

@@ -1,0 +1,1069 @@
+"""An independent re-checker of saved certificates: ``python -m verify.certify.recheck FILE``.
+
+It imports nothing from ``verify``: only python-flint (Arb balls, exact rational polynomials) and the
+standard library, so that a certificate does not rest on the program that found it. It reads the JSON
+written by ``verify certify ... --save FILE`` (one regime) or ``--family ... --save FILE`` (a family of
+regimes) and re-verifies, step by step:
+
+  parameters      the invariants (r, x, y) and the prefactors from the regime's parameters, by the formulas given
+  map-identities  the slow-manifold coordinates are the reduced map in other variables: exact identities of
+                  rational functions (flint's fmpq_mpoly), including that the map in (r, x, y) is the map in
+                  the original parameters, and that every stated derivative is the derivative
+  prefix          the reduced map iterated from (0, 0) for T0 steps in Arb (mean-value form; for a family cell a
+                  first-order Taylor model in the invariants), and its end ball inside the stated one
+  prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
+  region-cover    the boxes cover [0, u0] x [-C, C]
+  region-invariant on every box R = u/u' > 0, Q > 0 and |eps'| <= C (the exact map sends R into itself)
+  shells          each shell's enclosures contain the hull over the boxes meeting it; the comparison lemma's
+                  inequalities: entry z_lo(t_j) >= 1/u_j^2, a_j > 0, b_j u_j^2 < 1, the lower ends, the chaining
+  bounds          every stated bound contains what this checker computes at its T (prefix or lemma)
+  limits          the stated limit constants contain the last shell's
+
+It exits 0 when every step passes, and 1 naming the first step whose stated numbers are tighter than it can
+verify. What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
+proved symbolically in verify.derive.reduction; the comparison lemma's generic inequalities, decided by two SMT
+solvers; exprel increasing); it prints them.
+
+Formulas are parsed by a small recursive-descent parser (numbers, names, + - * /, ^ with an integer exponent,
+exp, log, sqrt; no ``eval``) and evaluated over Arb balls or over exact rational functions. The partial
+derivatives the mean-value forms use are formulas of the file too; each is first checked to be the exact
+derivative of its formula (flint differentiates the rational functions), so the numbers here are computed the
+way ``verify`` computed them and the stated ones can be compared up to rounding.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from fractions import Fraction
+
+from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
+
+# ---------------------------------------------------------------------------------------------------------------
+# formulas
+# ---------------------------------------------------------------------------------------------------------------
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(\^|\*\*|[-+*/()]))")
+FUNCTIONS = ("exp", "log", "sqrt")
+
+
+class CheckFailed(Exception):
+    """A step of the re-check failed: ``step`` names it."""
+
+    def __init__(self, step: str, detail: str):
+        self.step, self.detail = step, detail
+        super().__init__(f"{step}: {detail}")
+
+
+def tokens(text: str) -> list:
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise CheckFailed("format", f"cannot read formula {text[:60]!r} at {text[pos:pos + 20]!r}")
+        num, name, op = m.groups()
+        out.append(("num", int(num)) if num else ("name", name) if name else ("op", "^" if op == "**" else op))
+        pos = m.end()
+    return out
+
+
+def parse(text: str):
+    """The syntax tree of a formula: ("num", n), ("var", name), ("neg", a), (op, a, b), ("pow", a, n), (f, a)."""
+    toks, i = tokens(text), 0
+
+    def peek():
+        return toks[i] if i < len(toks) else ("end", None)
+
+    def take(kind=None, value=None):
+        nonlocal i
+        t = peek()
+        if (kind and t[0] != kind) or (value and t[1] != value):
+            raise CheckFailed("format", f"formula {text[:60]!r}: expected {value or kind}, found {t[1]!r}")
+        i += 1
+        return t
+
+    def expr():
+        node = term()
+        while peek() in (("op", "+"), ("op", "-")):
+            node = (take()[1], node, term())
+        return node
+
+    def term():
+        node = unary()
+        while peek() in (("op", "*"), ("op", "/")):
+            node = (take()[1], node, unary())
+        return node
+
+    def unary():
+        if peek() == ("op", "-"):
+            take()
+            return ("neg", unary())
+        if peek() == ("op", "+"):
+            take()
+            return unary()
+        return power()
+
+    def power():
+        base = atom()
+        if peek() == ("op", "^"):
+            take()
+            n = constant(unary())
+            if n.denominator != 1:
+                raise CheckFailed("format", f"formula {text[:60]!r}: the exponent {n} is not an integer")
+            return ("pow", base, int(n))
+        return base
+
+    def atom():
+        t = take()
+        if t[0] == "num":
+            return ("num", t[1])
+        if t[0] == "name":
+            if peek() == ("op", "("):
+                if t[1] not in FUNCTIONS:
+                    raise CheckFailed("format", f"unknown function {t[1]!r} (only {', '.join(FUNCTIONS)})")
+                take("op", "(")
+                node = (t[1], expr())
+                take("op", ")")
+                return node
+            return ("var", t[1])
+        if t == ("op", "("):
+            node = expr()
+            take("op", ")")
+            return node
+        raise CheckFailed("format", f"formula {text[:60]!r}: unexpected {t[1]!r}")
+
+    node = expr()
+    if peek()[0] != "end":
+        raise CheckFailed("format", f"formula {text[:60]!r}: unexpected {peek()[1]!r}")
+    return node
+
+
+def constant(node) -> Fraction:
+    """The value of a tree made of numbers only (an exponent)."""
+    kind = node[0]
+    if kind == "num":
+        return Fraction(node[1])
+    if kind == "neg":
+        return -constant(node[1])
+    if kind in "+-*/":
+        a, b = constant(node[1]), constant(node[2])
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[kind]
+    raise CheckFailed("format", "an exponent must be a constant integer")
+
+
+def evaluate(node, env: dict, alg):
+    """The value of a tree over an algebra ``alg`` (its ``num``, ``power`` and functions); env: name -> value."""
+    kind = node[0]
+    if kind == "num":
+        return alg.num(node[1])
+    if kind == "var":
+        if node[1] not in env:
+            raise CheckFailed("format", f"formula uses {node[1]!r}, which is not given here")
+        return env[node[1]]
+    if kind == "neg":
+        return -evaluate(node[1], env, alg)
+    if kind == "pow":
+        return alg.power(evaluate(node[1], env, alg), node[2])
+    if kind in FUNCTIONS:
+        return getattr(alg, kind)(evaluate(node[1], env, alg))
+    a, b = evaluate(node[1], env, alg), evaluate(node[2], env, alg)
+    return a + b if kind == "+" else a - b if kind == "-" else a * b if kind == "*" else a / b
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# algebras: Arb balls, dual numbers of Arb balls, exact rational functions
+# ---------------------------------------------------------------------------------------------------------------
+def ball(q) -> arb:
+    q = Fraction(q)
+    return arb(fmpq(q.numerator, q.denominator))
+
+
+def interval(lo, hi) -> arb:
+    lo, hi = Fraction(lo), Fraction(hi)
+    return ball(lo) if lo == hi else ball(lo).union(ball(hi))
+
+
+def lower(x: arb) -> Fraction:
+    """An exact rational <= every point of x."""
+    m, e = x.lower().mid().man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def upper(x: arb) -> Fraction:
+    m, e = x.upper().mid().man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def _point_power(p: arb, n: int) -> arb:
+    out, base = arb(1), p
+    while n:
+        if n & 1:
+            out = out * base
+        n >>= 1
+        if n:
+            base = base * base
+    return out
+
+
+def tight_power(x: arb, n: int) -> arb:
+    """{t^n : t in x}: Arb's power of a ball around 0 is not finite, so even and odd powers are taken from the
+    end points."""
+    if n < 0:
+        return 1 / tight_power(x, -n)
+    if n == 0:
+        return arb(1)
+    if n == 1:
+        return x
+    if not x.contains(0):
+        return x * x if n == 2 else x * x * x if n == 3 else x ** n
+    a, b = _point_power(x.lower(), n), _point_power(x.upper(), n)
+    return arb(0).union(a).union(b) if n % 2 == 0 else a.union(b)
+
+
+class Arb:
+    """Arb balls."""
+
+    num = staticmethod(lambda n: arb(n))
+    power = staticmethod(tight_power)
+    exp = staticmethod(lambda x: x.exp())
+    log = staticmethod(lambda x: x.log())
+    sqrt = staticmethod(lambda x: x.sqrt())
+
+
+class RF:
+    """An exact rational function num/den (flint fmpq_mpoly)."""
+
+    __slots__ = ("n", "m")
+
+    def __init__(self, n, m):
+        self.n, self.m = n, m
+
+    def _o(self, o):
+        return o if isinstance(o, RF) else RF(self.n.context().constant(o), self.n.context().constant(1))
+
+    def __add__(self, o):
+        o = self._o(o)
+        return RF(self.n * o.m + o.n * self.m, self.m * o.m)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        o = self._o(o)
+        return RF(self.n * o.m - o.n * self.m, self.m * o.m)
+
+    def __rsub__(self, o):
+        return self._o(o) - self
+
+    def __neg__(self):
+        return RF(-self.n, self.m)
+
+    def __mul__(self, o):
+        o = self._o(o)
+        return RF(self.n * o.n, self.m * o.m)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        o = self._o(o)
+        if o.n == 0:
+            raise CheckFailed("map-identities", "a formula divides by zero")
+        return RF(self.n * o.m, self.m * o.n)
+
+    def __rtruediv__(self, o):
+        return self._o(o) / self
+
+    def equals(self, o) -> bool:
+        o = self._o(o)
+        return self.n * o.m == o.n * self.m
+
+    def derivative(self, var: str) -> "RF":
+        """d/d var of num/den = (num' den - num den')/den^2, exactly."""
+        return RF(self.n.derivative(var) * self.m - self.n * self.m.derivative(var), self.m * self.m)
+
+
+class RFAlg:
+    """Rational functions in a fixed set of variable names; exp, log and sqrt are not rational (an error)."""
+
+    def __init__(self, names):
+        self.ctx = fmpq_mpoly_ctx.get(tuple(names), "lex")
+        self.gens = dict(zip(names, self.ctx.gens()))
+
+    def var(self, name):
+        return RF(self.gens[name], self.ctx.constant(1))
+
+    def num(self, k):
+        return RF(self.ctx.constant(k), self.ctx.constant(1))
+
+    def power(self, x, n):
+        if n < 0:
+            return self.num(1) / self.power(x, -n)
+        return RF(x.n ** n, x.m ** n)
+
+    def _no(self, *_):
+        raise CheckFailed("map-identities", "exp, log and sqrt cannot appear in a rational identity")
+
+    exp = log = sqrt = _no
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the checker
+# ---------------------------------------------------------------------------------------------------------------
+class Formulas:
+    """The file's formulas, parsed once, evaluated over any algebra."""
+
+    def __init__(self, spec: dict):
+        self.trees = {}
+        for group, items in spec.items():
+            if isinstance(items, dict) and group != "variables":
+                for name, text in items.items():
+                    if isinstance(text, str):
+                        self.trees[(group, name)] = parse(text)
+
+    def __call__(self, group, name, env, alg):
+        if (group, name) not in self.trees:
+            raise CheckFailed("format", f"the file gives no formula {group}.{name}")
+        return evaluate(self.trees[(group, name)], env, alg)
+
+
+def frac(text) -> Fraction:
+    try:
+        return Fraction(str(text))
+    except (ValueError, ZeroDivisionError):
+        raise CheckFailed("format", f"{text!r} is not an exact rational") from None
+
+
+def check_parameters(cert: dict, F: Formulas) -> tuple:
+    """(r, x, y) and the squared prefactors, recomputed from the regime's parameters; the stated ones must agree."""
+    params = {k: frac(v) for k, v in cert["parameters"].items()}
+    alg = RFAlg(sorted(params))
+    got = {}
+    for name in PARAM_NAMES:
+        v = F("invariants", name, {k: alg.var(k) for k in params}, alg)
+        got[name] = _rf_value(v, params)
+    stated = {k: frac(v) for k, v in cert["invariants"].items()}
+    if any(got[k] != stated[k] for k in got):
+        raise CheckFailed("parameters", f"invariants stated {stated}, recomputed {got}")
+    pre = {q: _rf_value(F("prefactors", q, {k: alg.var(k) for k in params}, alg), params)
+           for q in ("excess_loss", "s_err2", "w_err2")}
+    if any(pre[q] != frac(cert["prefactors"][q]) for q in pre):
+        raise CheckFailed("parameters", f"prefactors stated {cert['prefactors']}, recomputed {pre}")
+    return tuple(got[n] for n in PARAM_NAMES), pre
+
+
+def _rf_value(v: RF, values: dict) -> Fraction:
+    """A rational function at exact rational values of its variables."""
+    names = v.n.context().names()
+    pt = [fmpq(values[n].numerator, values[n].denominator) for n in names]
+    num, den = v.n(*pt), v.m(*pt)
+    return Fraction(int(num.p), int(num.q)) / Fraction(int(den.p), int(den.q))
+
+
+IDENTITY_VARS = ("alpha", "E", "u", "epsilon", "w", "G", "X", "c", "s", "x", "y", "D", "K", "N", "v", "c_L",
+                 "eta_V", "eta_KQ", "lambda", "beta", "V2")
+
+
+def check_map_identities(F: Formulas) -> None:
+    """The identities that make the slow-manifold coordinates the reduced map in other variables (module
+    docstring), decided exactly over the rational functions."""
+    alg = RFAlg(IDENTITY_VARS)
+    v = {n: alg.var(n) for n in IDENTITY_VARS}
+    co = lambda name, **env: F("coordinates", name, v | env, alg)  # noqa: E731
+    mp = lambda name, **env: F("reduced_map", name, v | env, alg)  # noqa: E731
+    u, eps = v["u"], v["epsilon"]
+    E_u = co("E_of_u")
+    a_star, rho, c = co("alpha_star"), co("rho"), co("c")
+    al = a_star + eps * alg.power(u, 3)
+    checks = {
+        "u(E(u)) = u": (co("u_of_E", E=E_u), u),
+        "alpha' = alpha* + rho (alpha - alpha*)": (v["alpha"] + mp("alpha_increment", E=E_u),
+                                                   a_star + rho * (v["alpha"] - a_star)),
+        "Delta(alpha* + eps u^3) = c u^2 G": (mp("delta_increment", E=E_u, alpha=al), c * u * u * co("G")),
+        "u(E e^Delta) = u/R, e^Delta = 1 + c u^2 G X": (co("u_of_E", E=E_u * (1 + v["c"] * u * u * v["G"] * v["X"])),
+                                                       u / co("R")),
+        "(u - u/R)/u^3 = c Q": ((u - u / co("R")) / alg.power(u, 3), v["c"] * co("Q")),
+        "eps' = (alpha' - alpha*(u'))/u'^3": (
+            (a_star + rho * eps * alg.power(u, 3) - co("alpha_star", u=v["w"])) / alg.power(v["w"], 3),
+            co("eps_next", Q=(u - v["w"]) / (v["c"] * alg.power(u, 3)), R=u / v["w"])),
+        "L - L_opt = pre_L u^2 L2(0) Lt": (mp("loss", E=E_u, alpha=al), u * u * co("loss0") * co("loss_ratio")),
+        "||S - S*||^2 = pre_S^2 (1 + r)/r u^2": (mp("s_err2", E=E_u), co("s_over_u2") * u * u),
+        "alpha - 1 = u W": (al - 1, u * co("W")),
+    }
+    inv = {n: F("invariants", n, v, alg) for n in PARAM_NAMES}
+    checks["alpha + alpha_increment in (s, x, y) is alpha_next in the parameters"] = (
+        v["alpha"] + mp("alpha_increment", **inv), F("reduced_map_parameters", "alpha_next", v, alg))
+    checks["delta_increment in (s, x, y) is delta_increment in the parameters"] = (
+        mp("delta_increment", **inv), F("reduced_map_parameters", "delta_increment", v, alg))
+    pre = {q: F("prefactors", q, v, alg) for q in ("excess_loss", "s_err2")}
+    checks["pre_L times the loss in (r, x, y) is the loss in the parameters"] = (
+        mp("loss", **inv) * pre["excess_loss"], F("reduced_map_parameters", "loss", v, alg))
+    checks["pre_S^2 times s_err2 in (r, x, y) is s_err2 in the parameters"] = (
+        mp("s_err2", **inv) * pre["s_err2"], F("reduced_map_parameters", "s_err2", v, alg))
+    for what, (lhs, rhs) in checks.items():
+        if not lhs.equals(rhs):
+            raise CheckFailed("map-identities", f"{what} does not hold as an identity of rational functions")
+
+
+class Frac:
+    """Exact rationals (Python Fractions)."""
+
+    num = staticmethod(Fraction)
+    power = staticmethod(lambda x, n: x ** n)
+
+    def _no(self, *_):
+        raise CheckFailed("format", "exp, log and sqrt have no exact rational value")
+
+    exp = log = sqrt = _no
+
+
+def stated_ball(pair) -> arb:
+    return interval(frac(pair[0]), frac(pair[1]))
+
+
+def inside(x: arb, pair) -> bool:
+    """Whether every point of ball x lies in the stated interval [lo, hi]."""
+    return x.is_finite() and frac(pair[0]) <= lower(x) and upper(x) <= frac(pair[1])
+
+
+# ----- the prefix ---------------------------------------------------------------------------------------------------
+PARAM_NAMES = ("s", "x", "y")
+
+
+class Prefix:
+    """The reduced map from (0, 0): the centre in the mean-value form and, for a box of invariants, the
+    sensitivities S (a first-order Taylor model), as verify.certify.prefix describes (re-implemented here):
+    x(t, p) in m_t + S_t (p - p_c), S_{t+1} = J_x(B_t, P) S_t + J_p(B_t, P), B_t = m_t + S_t [-h, h]."""
+
+    def __init__(self, F: Formulas, P: list):
+        self.F = F
+        self.pc = [(lo + hi) / 2 for lo, hi in P]
+        self.h = [(hi - lo) / 2 for lo, hi in P]
+        self.box = any(self.h)
+        self.a = self.d = self.ra = self.rd = arb(0)
+        self.S = [[arb(0)] * 3 for _ in range(2)]
+        self.t = 0
+
+    def balls(self):
+        pc = [ball(p) for p in self.pc]
+        dp = [arb(0, ball(h)) if h else arb(0) for h in self.h]
+        return pc, [c + e for c, e in zip(pc, dp)], dp
+
+    def centre_box(self):
+        return (self.a + arb(0, self.ra) if self.ra != 0 else self.a,
+                self.d + arb(0, self.rd) if self.rd != 0 else self.d)
+
+    def member_box(self, dp):
+        A, Dl = self.centre_box()
+        if self.box:
+            A = A + sum((s * e for s, e in zip(self.S[0], dp)), 0 * A)
+            Dl = Dl + sum((s * e for s, e in zip(self.S[1], dp)), 0 * Dl)
+        return A, Dl
+
+    def _env(self, A, Ee, P):
+        return {"alpha": A, "E": Ee, "s": P[0], "x": P[1], "y": P[2]}
+
+    def _jac(self, names, env):
+        return [self.F("jacobian", n, env, Arb) for n in names]
+
+    def _state_jac(self, env):
+        """The map's Jacobian in (alpha, delta): the identity plus the increments' derivatives."""
+        da_a, da_d, dd_a, dd_d = self._jac(("da_alpha", "da_delta", "dd_alpha", "dd_delta"), env)
+        return 1 + da_a, da_d, dd_a, 1 + dd_d
+
+    def step(self, pc, pb, dp):
+        env = self._env(self.a, self.d.exp(), pc)
+        a_inc = self.F("reduced_map", "alpha_increment", env, Arb)
+        inc = self.F("reduced_map", "delta_increment", env, Arb)
+        a1, d1 = self.a + a_inc, self.d + inc
+        ea, ed = arb(0, self.ra), arb(0, self.rd)
+        if self.ra != 0 or self.rd != 0:
+            A, Dl = self.centre_box()
+            jaa, jad, jda, jdd = self._state_jac(self._env(A, Dl.exp(), pc))
+            a1, d1 = self.a + a_inc + jaa * ea + jad * ed, self.d + inc + jda * ea + jdd * ed
+        if self.box:
+            Ba, Bd = self.member_box(dp)
+            benv = self._env(Ba, Bd.exp(), pb)
+            jaa, jad, jda, jdd = self._state_jac(benv)
+            jp = self._jac([f"d{b}_{q}" for b in "ad" for q in PARAM_NAMES], benv)
+            self.S = [[jaa * self.S[0][k] + jad * self.S[1][k] + jp[k] for k in range(3)],
+                      [jda * self.S[0][k] + jdd * self.S[1][k] + jp[3 + k] for k in range(3)]]
+        if not (a1.is_finite() and d1.is_finite() and all(v.is_finite() for row in self.S for v in row)):
+            raise CheckFailed("prefix", f"the enclosure became unbounded at step {self.t + 1}")
+        self.a, self.ra, self.d, self.rd = arb(a1.mid()), arb(a1.rad()), arb(d1.mid()), arb(d1.rad())
+        self.t += 1
+
+    def enclose(self, name: str):
+        """g(x(t, p), p) over every member: g(m_c, p_c) + grad_x g (m_t - m_c) + sum_k (grad_x g . S_k + dg/dp_k)
+        (p_k - p_c,k), gradients over B_t x P, intersected with g on B_t x P (g = "u" or "eps")."""
+        pc, pb, dp = self.balls()
+        Ba, Bd = self.member_box(dp)
+        benv = self._env(Ba, Bd.exp(), pb)
+        g = [self.F("state", f"{name}_{v}", benv, Arb) for v in ("alpha", "delta") + PARAM_NAMES]
+        out = (self.F("state", name, self._env(self.a, self.d.exp(), pc), Arb) + g[0] * arb(0, self.ra)
+               + g[1] * arb(0, self.rd))
+        if self.box:
+            for k in range(3):
+                out = out + (g[0] * self.S[0][k] + g[1] * self.S[1][k] + g[2 + k]) * dp[k]
+        direct = self.F("state", name, benv, Arb)
+        if out.is_finite() and direct.is_finite():
+            return out.intersection(direct)
+        return out if out.is_finite() else direct
+
+    def observables(self, pre: dict):
+        """Balls of L - L_opt, ||S - S*||_F, ||W_X - V*||_F (a point prefix)."""
+        pc, _, _ = self.balls()
+        A, Dl = self.centre_box()
+        env = self._env(A, Dl.exp(), pc)
+        return {"excess_loss": ball(pre["excess_loss"]) * self.F("reduced_map", "loss", env, Arb),
+                "s_err": (ball(pre["s_err2"]) * self.F("reduced_map", "s_err2", env, Arb)).sqrt(),
+                "w_err": ball(pre["w_err2"]).sqrt() * abs(A - 1)}
+
+
+class Profile:
+    """C(u) on the annuli [u0 r^(i+1), u0 r^i] (the last value on the core), non-increasing inwards."""
+
+    def __init__(self, region: dict):
+        self.u0, self.ratio = frac(region["u0"]), frac(region["ratio"])
+        J = int(region["shells"])
+        self.values = [frac(v) for v in (region["C_annuli"] if "C_annuli" in region else [region["C"]] * (J + 1))]
+        if len(self.values) != J + 1 or any(b > a for a, b in zip(self.values, self.values[1:])):
+            raise CheckFailed("format", "C_annuli must give one non-increasing value per annulus and the core")
+
+    def annulus(self, u: Fraction) -> int:
+        """The deepest annulus whose closed interval holds u."""
+        i, J = 0, len(self.values) - 1
+        while i < J and u <= self.u0 * self.ratio ** (i + 1):
+            i += 1
+        return i
+
+    def least(self, lo: Fraction) -> Fraction:
+        """C at its least on [lo, ...] (the deepest annulus meeting it)."""
+        return self.values[self.annulus(max(lo, Fraction(0)))]
+
+    def most(self, hi: Fraction) -> Fraction:
+        """C at its largest on [..., hi] (the shallowest annulus holding hi)."""
+        i = self.annulus(min(hi, self.u0))
+        while i > 0 and hi >= self.u0 * self.ratio**i:
+            i -= 1
+        return self.values[i]
+
+
+def check_prefix(F: Formulas, P: list, spec: dict, region: dict, pre: dict | None, wanted) -> tuple:
+    """Re-run the prefix; its end must lie in the stated end ball (or box of coordinates) and in R. Returns
+    (z0 = (z_lo, z_hi) at T0, {T: observables} for the wanted T <= T0)."""
+    T0 = int(spec["T0"])
+    pr = Prefix(F, P)
+    seen = {}
+    pc, pb, dp = pr.balls()
+    for T in sorted(t for t in wanted if t <= T0):
+        while pr.t < T:
+            pr.step(pc, pb, dp)
+        seen[T] = pr.observables(pre)
+    while pr.t < T0:
+        pr.step(pc, pb, dp)
+    U, Eps = pr.enclose("u"), pr.enclose("eps")
+    end = spec["end"]
+    if "alpha" in end:
+        A, Dl = pr.member_box(dp)
+        if not (inside(A, end["alpha"]) and inside(Dl, end["delta"])):
+            raise CheckFailed("prefix", f"at T0 = {T0} the state ball alpha {A}, delta {Dl} is not inside the stated "
+                              f"{end['alpha']}, {end['delta']}")
+    if not (inside(U, end["u"]) and inside(Eps, end["eps"])):
+        raise CheckFailed("prefix", f"at T0 = {T0} u in {U}, eps in {Eps}: not inside the stated {end['u']}, "
+                          f"{end['eps']}")
+    u_lo, u_hi, e_lo, e_hi = (frac(x) for x in (*end["u"], *end["eps"]))
+    prof = Profile(region)
+    C = prof.least(u_lo)
+    if not (0 < u_lo and u_hi <= prof.u0 and -C <= e_lo and e_hi <= C):
+        raise CheckFailed("prefix-in-region", f"the end ball u in [{u_lo}, {u_hi}], eps in [{e_lo}, {e_hi}] is not "
+                          f"in R: u in (0, {prof.u0}], |eps| <= {C} there")
+    return (1 / u_hi**2, 1 / u_lo**2), seen
+
+
+# ----- the region ---------------------------------------------------------------------------------------------------
+def expand_boxes(region: dict) -> list:
+    """The boxes [u_lo, u_hi, e_lo, e_hi] (Fractions): given one by one, or as the initial grid (annuli of the
+    shells, n_u slabs, n_eps eps-pieces) with a bisection tree per grid box ("1" = split into 4, "0" = leaf)."""
+    if "boxes" in region:
+        return [tuple(frac(v) for v in b) for b in region["boxes"]]
+    prof = Profile(region)
+    J = len(prof.values) - 1
+    n_u, n_eps = int(region["n_u"]), int(region["n_eps"])
+    cuts = [prof.u0 * prof.ratio**i for i in range(J + 1)] + [Fraction(0)]
+    grid = []
+    for i, (hi, lo) in enumerate(zip(cuts, cuts[1:])):
+        C = prof.values[i]
+        ec = [-C + 2 * C * k / n_eps for k in range(n_eps + 1)]
+        grid += [(lo + (hi - lo) * k / n_u, lo + (hi - lo) * (k + 1) / n_u, e0, e1)
+                 for k in range(n_u) for e0, e1 in zip(ec, ec[1:])]
+    splits = region["splits"]
+    if len(splits) != len(grid):
+        raise CheckFailed("region-cover", f"{len(splits)} bisection trees for {len(grid)} grid boxes")
+    out = []
+    for g, tree in zip(grid, splits):
+        pos = 0
+
+        def leaf(b):
+            nonlocal pos
+            if pos >= len(tree):
+                raise CheckFailed("format", "a bisection tree ends early")
+            bit = tree[pos]
+            pos += 1
+            if bit == "0":
+                out.append(b)
+                return
+            um, em = (b[0] + b[1]) / 2, (b[2] + b[3]) / 2
+            for q in ((b[0], um, b[2], em), (b[0], um, em, b[3]), (um, b[1], b[2], em), (um, b[1], em, b[3])):
+                leaf(q)
+        leaf(g)
+    return out
+
+
+def check_cover(boxes: list, prof: Profile) -> None:
+    """A sweep over u: between consecutive box edges the eps-intervals of the boxes spanning the slab must chain
+    from -C to C, C the value on the annulus just below the slab's upper edge."""
+    u0 = prof.u0
+    edges = sorted({b[0] for b in boxes} | {b[1] for b in boxes} | {Fraction(0), u0})
+    edges = [e for e in edges if 0 <= e <= u0]
+    for lo, hi in zip(edges, edges[1:]):
+        spans = sorted((b[2], b[3]) for b in boxes if b[0] <= lo and b[1] >= hi)
+        C = prof.values[prof.annulus(hi)]
+        reach = -C
+        for e0, e1 in spans:
+            if e0 > reach:
+                break
+            reach = max(reach, e1)
+        if reach < C:
+            raise CheckFailed("region-cover", f"no box covers u in [{lo}, {hi}], eps just above {reach}")
+
+
+def _exprel(x: arb) -> arb:
+    """exprel(y) = (e^y - 1)/y is increasing (its integral form): its range on x is at the end points."""
+    at = lambda p: arb(1) if p.is_zero() else p.expm1() / p  # noqa: E731
+    return at(x.lower()).union(at(x.upper()))
+
+
+def _mean_value(F, name, U, E, Uc, Ec, P):
+    """f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with f(B) (as verify.certify.region.mean_value)."""
+    env = {"u": U, "epsilon": E, "s": P[0], "x": P[1], "y": P[2]}
+    fB, fu, fe = (F("coordinates", n, env, Arb) for n in (name, f"{name}_u", f"{name}_epsilon"))
+    mv = F("coordinates", name, env | {"u": Uc, "epsilon": Ec}, Arb) + fu * (U - Uc) + fe * (E - Ec)
+    if not mv.is_finite():
+        return fB
+    if not fB.is_finite():
+        return mv
+    return mv.intersection(fB)
+
+
+def check_box(F, b, P, c, prof: Profile):
+    """(Q, Lt, W) enclosures (Fraction pairs) on one box, or CheckFailed if the map may leave R from it."""
+    U, E = interval(b[0], b[1]), interval(b[2], b[3])
+    Uc, Ec = ball((b[0] + b[1]) / 2), ball((b[2] + b[3]) / 2)
+    G = _mean_value(F, "G", U, E, Uc, Ec, P)
+    X = _exprel(c * U * U * G)
+    env = {"u": U, "epsilon": E, "G": G, "X": X, "c": c, "s": P[0], "x": P[1], "y": P[2]}
+    R, Q = F("coordinates", "R", env, Arb), F("coordinates", "Q", env, Arb)
+    en = F("coordinates", "eps_next", env | {"w": U / R, "Q": Q, "R": R}, Arb)
+    Lt = _mean_value(F, "loss_ratio", U, E, Uc, Ec, P)
+    W = _mean_value(F, "W", U, E, Uc, Ec, P)
+    ok = all(v.is_finite() for v in (G, X, R, Q, en, Lt, W)) and R.lower() > 0 and Q.lower() > 0
+    C = prof.least(lower(U / R)) if ok else Fraction(0)
+    if not (ok and lower(en) >= -C and upper(en) <= C):
+        raise CheckFailed("region-invariant", f"on u in [{float(b[0]):.6g}, {float(b[1]):.6g}], eps in "
+                          f"[{float(b[2]):.4g}, {float(b[3]):.4g}]: R = {R}, Q = {Q}, eps' = {en} (C = {float(C):.4g})")
+    return (lower(Q), upper(Q)), (lower(Lt), upper(Lt)), (lower(W), upper(W))
+
+
+def check_region(F, region: dict, P: list) -> list:
+    """Every box of the cover passes (returns [(box, Q, Lt, W)])."""
+    prof = Profile(region)
+    boxes = expand_boxes(region)
+    check_cover(boxes, prof)
+    Pb = [interval(lo, hi) for lo, hi in P]
+    c = F("coordinates", "c", {"s": Pb[0], "x": Pb[1], "y": Pb[2]}, Arb)
+    return [(b, *check_box(F, b, Pb, c, prof)) for b in boxes]
+
+
+def hull(results: list, lo: Fraction, hi: Fraction):
+    """(Q, Lt, W) hulls over the boxes meeting [lo, hi]."""
+    sel = [r for r in results if r[0][0] <= hi and r[0][1] >= lo]
+    if not sel:
+        raise CheckFailed("shells", f"no box meets u in [{lo}, {hi}]")
+    pick = lambda k: (min(r[k][0] for r in sel), max(r[k][1] for r in sel))  # noqa: E731
+    return pick(1), pick(2), pick(3)
+
+
+# ----- the comparison lemma on the shells ----------------------------------------------------------------------------
+def z_hi(sh: dict, n: int) -> Fraction:
+    """An exact rational >= Zh + 2bn + E (1/Zl + ln(1 + 2a(n - 1)/Zl)/(2a)), E = 3b^2/(1 - b u_j^2)^2 (the lemma
+    summed over n steps); Zh at n = 0."""
+    Zl, Zh, a, b, uj = sh["Zl"], sh["Zh"], sh["a"], sh["b"], sh["u_j"]
+    if n == 0:
+        return Zh
+    E = 3 * b * b / (1 - b * uj * uj) ** 2
+    lg = ball(1 + 2 * a * (n - 1) / Zl).log()
+    return Zh + 2 * b * n + upper(ball(E) * (ball(1 / Zl) + lg / ball(2 * a)))
+
+
+def read_shells(spec: list) -> list:
+    keys = ("u_j", "lo", "a", "b", "Zl", "Zh")
+    return [{**{k: frac(s[k]) for k in keys}, "j": int(s["j"]), "t": int(s["t"]),
+             "Lt": tuple(frac(v) for v in s["Lt"]), "W": tuple(frac(v) for v in s["W"])} for s in spec]
+
+
+def check_shells(shells: list, results, region: dict, c: Fraction, z0: tuple) -> None:
+    """The shells' enclosures contain the hulls over the boxes meeting them (scaled by c for the decay), and the
+    comparison lemma's inequalities hold on them."""
+    u0, rt = frac(region["u0"]), frac(region["ratio"])
+    if not shells or shells[0]["t"] != 0 or not (shells[0]["Zl"] <= z0[0] and shells[0]["Zh"] >= z0[1]):
+        raise CheckFailed("shells", f"the first shell must start at t = 0 from z(T0) in [{z0[0]}, {z0[1]}]")
+    if shells[-1]["lo"] != 0:
+        raise CheckFailed("shells", "the last shell must reach u = 0 (lo = 0)")
+    for k, sh in enumerate(shells):
+        j = sh["j"]
+        if sh["u_j"] != u0 * rt**j or (k and j != shells[k - 1]["j"] + 1):
+            raise CheckFailed("shells", f"shell {j}: u_j must be u0 ratio^j, in order")
+        hq, hl, hw = results(sh["lo"], sh["u_j"])
+        if not (sh["a"] <= c * hq[0] and sh["b"] >= c * hq[1] and sh["Lt"][0] <= hl[0] and sh["Lt"][1] >= hl[1]
+                and sh["W"][0] <= hw[0] and sh["W"][1] >= hw[1]):
+            raise CheckFailed("shells", f"shell {j}: the stated enclosures are tighter than the boxes give "
+                              f"(c Q in [{float(c * hq[0]):.8g}, {float(c * hq[1]):.8g}], stated "
+                              f"[{float(sh['a']):.8g}, {float(sh['b']):.8g}])")
+        if not (sh["a"] > 0 and sh["b"] * sh["u_j"] ** 2 < 1):
+            raise CheckFailed("shells", f"shell {j}: the lemma needs a_j > 0 and b_j u_j^2 < 1")
+        if sh["Zl"] * sh["u_j"] ** 2 < 1:
+            raise CheckFailed("shells", f"shell {j}: entry z_lo(t_j) >= 1/u_j^2 fails")
+        if k + 1 < len(shells):
+            nxt = shells[k + 1]
+            n = nxt["t"] - sh["t"]
+            if not (n >= 0 and nxt["Zl"] <= sh["Zl"] + 2 * sh["a"] * n and nxt["Zh"] >= z_hi(sh, n)):
+                raise CheckFailed("shells", f"shell {j}: the next shell does not start from the bounds at its entry")
+            if sh["lo"] > 0 and not nxt["Zh"] * sh["lo"] ** 2 <= 1:
+                raise CheckFailed("shells", f"shell {j}: the lower end lo_j is not implied (z_hi lo_j^2 > 1)")
+        elif sh["lo"] != 0:
+            raise CheckFailed("shells", "the last shell must have lo = 0")
+
+
+def tail(shells: list, t: int, F: Formulas, P: list, pre: dict, prof: Profile) -> dict:
+    """Balls of the three quantities t >= 0 steps after T0, from the shells."""
+    sh = [s for s in shells if s["t"] <= t][-1]
+    n = t - sh["t"]
+    zl, zh = sh["Zl"] + 2 * sh["a"] * n, z_hi(sh, n)
+    u_lo, u_hi = 1 / ball(zh).sqrt(), 1 / ball(zl).sqrt()
+    C = prof.most(upper(u_hi))
+    U, E = u_lo.lower().union(u_hi.upper()), interval(-C, C)
+    Pb = [ball(p) for p in P]
+    env = {"u": U, "epsilon": E, "s": Pb[0], "x": Pb[1], "y": Pb[2]}
+    Lt, W = F("coordinates", "loss_ratio", env, Arb), F("coordinates", "W", env, Arb)
+    L0, s2 = F("coordinates", "loss0", env, Arb), F("coordinates", "s_over_u2", env, Arb)
+    pl, ps, pw = ball(pre["excess_loss"]), (ball(pre["s_err2"]) * s2).sqrt(), ball(pre["w_err2"]).sqrt()
+    return {"excess_loss": (pl * L0 * u_lo * u_lo * Lt.lower()).union(pl * L0 * u_hi * u_hi * Lt.upper()),
+            "s_err": (ps * u_lo).union(ps * u_hi),
+            "w_err": (pw * u_lo * W.lower()).union(pw * u_hi * W.upper())}
+
+
+def check_bounds(stated: list, T0: int, seen: dict, tail_of) -> None:
+    for b in stated:
+        T = int(b["T"])
+        got = seen[T] if T <= T0 else tail_of(T - T0)
+        for q in ("excess_loss", "s_err", "w_err"):
+            if not inside(got[q], b[q]):
+                raise CheckFailed("bounds", f"at T = {T}: {q} stated {b[q]}, but only {got[q]} is verified")
+
+
+def check_limits(stated: dict, last: dict, c: Fraction) -> None:
+    """lim q/leading_q on the last shell: [Lt_lo c/b, Lt_hi c/a], sqrt(c/b)..sqrt(c/a), times W for w_err."""
+    lo, hi = ball(c / last["b"]), ball(c / last["a"])
+    got = {"excess_loss": (ball(last["Lt"][0]) * lo).union(ball(last["Lt"][1]) * hi),
+           "s_err": lo.sqrt().union(hi.sqrt()),
+           "w_err": (ball(max(last["W"][0], Fraction(0))) * lo.sqrt()).union(ball(last["W"][1]) * hi.sqrt())}
+    for q, pair in stated.items():
+        if not inside(got[q], pair):
+            raise CheckFailed("limits", f"lim {q}/leading_{q} stated {pair}, but only {got[q]} is verified")
+
+
+N_TANGENT = 10**15   # the tangent point of ln on the last shell (as verify.certify.comparison.N_TANGENT)
+
+
+def shell_extremes(shells: list, T0: int) -> list:
+    """Per shell: sup (T0 + t)/z_lo(t) and inf (T0 + t)/z_hi(t) over its steps (both Moebius functions of t on
+    an affine majorant of z_hi: extremes at the ends, or the limit on the last shell)."""
+    out = []
+    for k, sh in enumerate(shells):
+        last = k + 1 == len(shells)
+        E = 3 * sh["b"] ** 2 / (1 - sh["b"] * sh["u_j"] ** 2) ** 2
+        ends = [Fraction(T0 + sh["t"]) / sh["Zl"]]
+        if last:
+            ends.append(1 / (2 * sh["a"]))
+            y0 = 2 * sh["a"] * N_TANGENT / sh["Zl"]
+            lg = upper(ball(1 + y0).log())
+            A = sh["Zh"] + upper(ball(E) * (ball(1 / sh["Zl"]) + (ball(lg) - ball(y0 / (1 + y0))) / ball(2 * sh["a"])))
+            B = 2 * sh["b"] + upper(ball(E) / ball(sh["Zl"] * (1 + y0)))
+            inf = min(Fraction(T0 + sh["t"]) / A, 1 / B)
+        else:
+            t1 = shells[k + 1]["t"]
+            n1 = t1 - sh["t"]
+            ends.append(Fraction(T0 + t1) / (sh["Zl"] + 2 * sh["a"] * n1))
+            lg = upper(ball(1 + 2 * sh["a"] * n1 / sh["Zl"]).log())
+            A = sh["Zh"] + upper(ball(E) * (ball(1 / sh["Zl"]) + ball(lg) / ball(2 * sh["a"])))
+            inf = min(Fraction(T0 + sh["t"]) / A, Fraction(T0 + t1) / (A + 2 * sh["b"] * n1))
+        out.append((max(ends), inf))
+    return out
+
+
+def check_constants(cert: dict, shells: list, T0: int, F: Formulas, P, pre: dict, eta: Fraction) -> None:
+    """c_lo <= (eta T)^p q(T) <= c_hi for all T >= T0 and the limits of (eta T)^p q, from the shells: q/u^(2p) is
+    within psi = pre_L L2(0) Lt, pre_S sqrt((1 + r)/r), pre_W |W| on each shell, and 1/u^2 within [z_lo, z_hi]."""
+    Pb = [ball(p) for p in P]
+    env = {"s": Pb[0], "x": Pb[1], "y": Pb[2]}
+    k_L = ball(pre["excess_loss"]) * F("coordinates", "loss0", env, Arb)
+    k_S = (ball(pre["s_err2"]) * F("coordinates", "s_over_u2", env, Arb)).sqrt()
+    k_W = ball(pre["w_err2"]).sqrt()
+    psi = {"excess_loss": lambda sh: (k_L * ball(sh["Lt"][0]), k_L * ball(sh["Lt"][1])),
+           "s_err": lambda sh: (k_S, k_S),
+           "w_err": lambda sh: (k_W * ball(max(sh["W"][0], Fraction(0))), k_W * ball(sh["W"][1]))}
+    ext = shell_extremes(shells, T0)
+    for q, f in psi.items():
+        root = (lambda v: v) if q == "excess_loss" else (lambda v: v.sqrt())
+        hi = max(upper(f(sh)[1] * root(ball(eta * e[0]))) for sh, e in zip(shells, ext))
+        lo = min(lower(f(sh)[0] * root(ball(eta * e[1]))) for sh, e in zip(shells, ext))
+        c = cert["constants"][q]
+        if not (frac(c["c_lo"]) <= lo and frac(c["c_hi"]) >= hi):
+            raise CheckFailed("constants", f"{q}: stated [{c['c_lo']}, {c['c_hi']}] for all T >= T0, verified only "
+                              f"[{float(lo):.10g}, {float(hi):.10g}]")
+        last = shells[-1]
+        a_lim = f(last)[0] * root(ball(eta / (2 * last["b"])))
+        b_lim = f(last)[1] * root(ball(eta / (2 * last["a"])))
+        lim = cert["asymptotic"][q]
+        if not (frac(lim["liminf_ge"]) <= lower(a_lim) and frac(lim["limsup_le"]) >= upper(b_lim)):
+            raise CheckFailed("limits", f"{q}: stated lim in [{lim['liminf_ge']}, {lim['limsup_le']}], verified only "
+                              f"[{a_lim}, {b_lim}]")
+
+
+# ----- files --------------------------------------------------------------------------------------------------------
+def check_regime(cert: dict, F: Formulas, log) -> None:
+    """A one-regime certificate (kind "slow-manifold")."""
+    P, pre = check_parameters(cert, F)
+    log("parameters", f"(s, x, y) = ({P[0]}, {P[1]}, {P[2]})")
+    Pi = [(p, p) for p in P]
+    region, T0 = cert["region"], int(cert["prefix"]["T0"])
+    z0, seen = check_prefix(F, Pi, cert["prefix"], region, pre, {int(b["T"]) for b in cert["bounds"]})
+    log("prefix", f"{T0} steps re-run; the end ball lies in R")
+    results = check_region(F, region, Pi)
+    log("region", f"{len(results)} boxes cover R and each is mapped into R")
+    c = F("coordinates", "c", {"s": P[0], "x": P[1], "y": P[2]}, Frac)
+    shells = read_shells(cert["shells"])
+    check_shells(shells, lambda lo, hi: hull(results, lo, hi), region, c, z0)
+    log("shells", f"{len(shells)} shells: enclosures and the lemma's inequalities")
+    prof = Profile(region)
+    check_bounds(cert["bounds"], T0, seen, lambda t: tail(shells, t, F, P, pre, prof))
+    log("bounds", f"{len(cert['bounds'])} stated bounds contain the verified ones")
+    check_constants(cert, shells, T0, F, P, pre, frac(cert["parameters"]["eta_V"]))
+    log("constants", "c_lo <= (eta T)^p q(T) <= c_hi for every T >= T0, and the limits of (eta T)^p q")
+    check_limits(cert.get("normalised_limits", {}), shells[-1], c)
+    log("limits", "the normalised limit constants q/leading_q")
+
+
+# ----- families ------------------------------------------------------------------------------------------------------
+def _range(name: str, pair) -> tuple:
+    """A ranged parameter as a real interval: D over integers [lo, hi] covers the reals [lo - 1/2, hi + 1/2]."""
+    lo, hi = frac(pair[0]), frac(pair[1])
+    return (lo - Fraction(1, 2), hi + Fraction(1, 2)) if name == "D" else (lo, hi)
+
+
+def cover_gap(boxes: list, target: dict):
+    """None if the boxes (dicts name -> (lo, hi)) cover the target box; else a sub-box left uncovered."""
+    names = list(target)
+
+    def rec(bxs, k, where):
+        if k == len(names):
+            return None if bxs else where
+        n = names[k]
+        lo, hi = target[n]
+        if lo == hi:
+            return rec([b for b in bxs if b[n][0] <= lo <= b[n][1]], k + 1, where | {n: (lo, hi)})
+        edges = sorted({lo, hi} | {v for b in bxs for v in b[n] if lo < v < hi})
+        for a, b_ in zip(edges, edges[1:]):
+            gap = rec([b for b in bxs if b[n][0] <= a and b[n][1] >= b_], k + 1, where | {n: (a, b_)})
+            if gap is not None:
+                return gap
+        return None
+    return rec(boxes, 0, {})
+
+
+def check_cell_invariants(F: Formulas, cell: dict) -> list:
+    """The cell's stated invariant box contains the invariant formulas' enclosure over its parameter box."""
+    env = {k: interval(frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    P = [(frac(lo), frac(hi)) for lo, hi in cell["invariants"]]
+    for (lo, hi), name in zip(P, PARAM_NAMES):
+        v = F("invariants", name, env, Arb)
+        if not inside(v, (lo, hi)):
+            raise CheckFailed("parameters", f"cell {cell['path'] or 'root'}: {name} ranges over {v} on the cell, "
+                              f"not inside the stated [{lo}, {hi}]")
+    return P
+
+
+def check_slabs(results: list, cell: dict) -> list:
+    """Each stated slab hull contains the hull of the boxes inside the slab, and every box lies in a slab."""
+    slabs = [tuple(frac(v) for v in sl) for sl in cell["slabs"]]
+    seen = 0
+    for sl in slabs:
+        inner = [r for r in results if sl[0] <= r[0][0] and r[0][1] <= sl[1]]
+        seen += len(inner)
+        if not inner:
+            continue
+        q, lt, w = (min(r[k][0] for r in inner) for k in (1, 2, 3)), None, None
+        lo = [min(r[k][0] for r in inner) for k in (1, 2, 3)]
+        hi = [max(r[k][1] for r in inner) for k in (1, 2, 3)]
+        if not (sl[2] <= lo[0] and sl[3] >= hi[0] and sl[4] <= lo[1] and sl[5] >= hi[1] and sl[6] <= lo[2]
+                and sl[7] >= hi[2]):
+            raise CheckFailed("shells", f"cell {cell['path'] or 'root'}: the slab u in [{float(sl[0]):.6g}, "
+                              f"{float(sl[1]):.6g}] states enclosures tighter than its boxes give")
+    if seen != len(results):
+        raise CheckFailed("shells", f"cell {cell['path'] or 'root'}: {len(results) - seen} boxes lie in no slab")
+    return slabs
+
+
+def slab_hull(slabs: list):
+    def h(lo, hi):
+        sel = [sl for sl in slabs if sl[0] <= hi and sl[1] >= lo]
+        if not sel:
+            raise CheckFailed("shells", f"no slab meets u in [{lo}, {hi}]")
+        return ((min(x[2] for x in sel), max(x[3] for x in sel)), (min(x[4] for x in sel), max(x[5] for x in sel)),
+                (min(x[6] for x in sel), max(x[7] for x in sel)))
+    return h
+
+
+def check_cell(F: Formulas, cell: dict, log) -> tuple:
+    """One cell of a family: invariants, region, Taylor prefix, slabs and normalised limits. Returns its
+    (invariant box, z0 at T0, slab hull function)."""
+    P = check_cell_invariants(F, cell)
+    reg = cell["region"]
+    z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
+    zs = [frac(v) for v in cell["z_at_T0"]]
+    if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
+        raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
+    results = check_region(F, reg, P)
+    slabs = check_slabs(results, cell)
+    hull = slab_hull(slabs)
+    deep = hull(Fraction(0), frac(reg["u0"]) * frac(reg["ratio"]) ** int(reg["shells"]))
+    last = {"a": deep[0][0], "b": deep[0][1], "Lt": deep[1], "W": deep[2]}
+    check_limits(cell["normalised_limits"], last, Fraction(1))
+    log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']}")
+    return zs, hull
+
+
+def check_family(cert: dict, F: Formulas, log) -> None:
+    """A family certificate: the cells cover the family, each cell closes, the table holds the cells' limits, and
+    each stated member's shells and bounds follow from its cell."""
+    spec, cells = cert["spec"], cert["cells"]
+    target = {n: _range(n, pair) for n, pair in spec["ranges"].items()}
+    gap = cover_gap([{n: _range(n, pair) for n, pair in c["box"].items()} for c in cells], target)
+    if gap is not None:
+        raise CheckFailed("family-cover", f"no cell covers {gap}")
+    log("family-cover", f"{len(cells)} cells cover the family {spec['ranges']}")
+    by_path = {c["path"]: (c, *check_cell(F, c, log)) for c in cells}
+    for q, (lo, hi) in cert["normalised_limits"].items():
+        if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
+                   for c in cells):
+            raise CheckFailed("limits", f"the family's lim {q}/leading_{q} [{lo}, {hi}] does not hold every cell's")
+    log("limits", "the family's table of normalised limits holds every cell's")
+    for m in cert.get("members", []):
+        check_member(F, m, *by_path[m["cell"]])
+    log("members", f"{len(cert.get('members', []))} members' shells and bounds")
+
+
+def check_member(F: Formulas, m: dict, cell: dict, z0, hull) -> None:
+    params = {k: frac(v) for k, v in m["parameters"].items()}
+    alg = RFAlg(sorted(params))
+    P = tuple(_rf_value(F("invariants", n, {k: alg.var(k) for k in params}, alg), params) for n in PARAM_NAMES)
+    if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(P, cell["invariants"])):
+        raise CheckFailed("members", f"member {m['values']}: its invariants {P} are not in its cell's box")
+    pre = {q: _rf_value(F("prefactors", q, {k: alg.var(k) for k in params}, alg), params)
+           for q in ("excess_loss", "s_err2", "w_err2")}
+    if any(pre[q] != frac(m["prefactors"][q]) for q in pre):
+        raise CheckFailed("members", f"member {m['values']}: prefactors stated {m['prefactors']}, recomputed {pre}")
+    c = F("coordinates", "c", dict(zip(PARAM_NAMES, P)), Frac)
+    shells = read_shells(m["shells"])
+    check_shells(shells, hull, cell["region"], c, tuple(z0))
+    prof = Profile(cell["region"])
+    check_bounds(m["bounds"], int(cell["T0"]), {}, lambda t: tail(shells, t, F, list(P), pre, prof))
+
+
+def check_file(path: str, log=lambda step, detail: None) -> dict:
+    """Re-check a certificate file; raises CheckFailed naming the first failing step."""
+    try:
+        with open(path) as fh:
+            cert = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CheckFailed("format", f"cannot read {path}: {exc}") from None
+    if cert.get("format") != "verify-certificate" or cert.get("version") != 1:
+        raise CheckFailed("format", "not a verify-certificate file of version 1")
+    ctx.prec = int(cert["bits"])
+    F = Formulas(cert["map"])
+    check_map_identities(F)
+    check_derivatives(F)
+    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
+        "rational identities)")
+    if cert["kind"] == "slow-manifold":
+        check_regime(cert, F, log)
+    elif cert["kind"] == "family":
+        check_family(cert, F, log)
+    else:
+        raise CheckFailed("format", f"unknown certificate kind {cert['kind']!r}")
+    return cert
+
+
+INCREMENTS = (("da", "alpha_increment"), ("dd", "delta_increment"))
+DERIVATIVES = (  # (group of the derivative, its name, group of the function, function, variable, times E?)
+    *[("jacobian", f"{b}_alpha", "reduced_map", f, "alpha", False) for b, f in INCREMENTS],
+    *[("jacobian", f"{b}_delta", "reduced_map", f, "E", True) for b, f in INCREMENTS],
+    *[("jacobian", f"{b}_{q}", "reduced_map", f, q, False) for b, f in INCREMENTS for q in PARAM_NAMES],
+    *[("state", f"{g}_{v}", "state", g, v, False) for g in ("u", "eps") for v in ("alpha",) + PARAM_NAMES],
+    *[("state", f"{g}_delta", "state", g, "E", True) for g in ("u", "eps")],
+    *[("coordinates", f"{g}_{v}", "coordinates", g, v, False) for g in ("G", "loss_ratio", "W") for v in ("u", "epsilon")],
+)
+
+
+def check_derivatives(F: Formulas) -> None:
+    """Every stated derivative is the exact derivative of its formula (d/d delta = E d/dE); and the state's u and
+    eps are the coordinates' u(E) and (alpha - alpha*(u))/u^3."""
+    alg = RFAlg(IDENTITY_VARS)
+    v = {n: alg.var(n) for n in IDENTITY_VARS}
+    for dg, dn, fg, fn, var, times_E in DERIVATIVES:
+        d = F(fg, fn, v, alg).derivative(var)
+        if times_E:
+            d = d * v["E"]
+        if not F(dg, dn, v, alg).equals(d):
+            raise CheckFailed("map-identities", f"{dg}.{dn} is not the derivative of {fg}.{fn} in {var}")
+    u = F("coordinates", "u_of_E", v, alg)
+    eps = (v["alpha"] - F("coordinates", "alpha_star", v | {"u": u}, alg)) / alg.power(u, 3)
+    if not (F("state", "u", v, alg).equals(u) and F("state", "eps", v, alg).equals(eps)):
+        raise CheckFailed("map-identities", "state.u, state.eps are not u(E) and (alpha - alpha*(u))/u^3")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m verify.certify.recheck FILE", file=sys.stderr)
+        return 2
+    lines = []
+
+    def log(step, detail):
+        lines.append(f"ok  {step}: {detail}")
+        print(lines[-1])
+    try:
+        cert = check_file(argv[0], log)
+    except CheckFailed as exc:
+        print(f"FAILED {exc.step}: {exc.detail}")
+        return 1
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        print(f"FAILED format: the file lacks or misstates an entry ({type(exc).__name__}: {exc})")
+        return 1
+    for t in cert.get("trusts", []):
+        print(f"trusted: {t['statement']} ({t['proof']})")
+    print(f"certificate verified: {argv[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""sigma(x) = x: the linear model; its kernel uses the first two moments only, so it holds for any entry law."""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import A, B, C, mu_u, mu_z
+from . import register
+from .base import Kernel, Sigma
+
+
+@register
+class Identity(Sigma):
+    """sigma(x) = x."""
+
+    family = "identity"
+    odd = True
+    any_law = True            # E[(u - z)^2] = Var u - 2 Cov + Var z + (mu_u - mu_z)^2 under any law
+    needs_centred = False
+
+    def expr(self, x):
+        return x
+
+    def gaussian_kernel(self) -> Kernel:
+        ell = A - 2 * C + B + (mu_u - mu_z) ** 2
+        return Kernel(self, ell, sp.diff(ell, mu_u).subs({mu_u: 0, mu_z: 0}), "exact derivative", A + mu_u**2)

@@ -1,0 +1,205 @@
+"""The judged statements of a report: read from the saved part records, each decided again by the one rule.
+
+A claim or a probe (a :class:`verify.checks.Check`) saves ``statements`` in the shape of
+:func:`verify.checks.decided`: id, text, role ("claim": a part of one of the paper's claims; "control": a
+negative control; "finding": the toolkit's own finding), about, relation, hypotheses, scope, evidence, why and
+corrected. The built-in parts of ``verify all`` (derive, convergence, certify, reconcile, ...) save
+:func:`verify.evidence.headline` dicts whose statements carry "statement" text and role "primary"/"further":
+they are the toolkit's findings, and so is every fuzz part (one statement per fuzzed claim).
+
+Every verdict here is derived again from the saved records (:func:`verify.evidence.decide`), never copied: a
+statement saved without records reads "inconclusive", and a saved verdict the rule does not reproduce is
+kept as ``saved_verdict`` beside the derived one and named in the reason.
+"""
+from __future__ import annotations
+
+import re
+
+from ..checks import ROLES
+from ..evidence import ROLES as RECORD_ROLES
+from ..evidence import VERDICTS, Scope, decide, record
+
+NO_SCOPE = "no evidence records"
+NOT_CHECKED = "not checked"
+FUZZ_SCOPE = Scope(dims=("fuzzed regimes",))
+# Folded scopes show at most this many record scopes; the full label is one click away.
+SHORT_SCOPES = 2
+
+
+def anchor(name: str) -> str:
+    """The in-page anchor of a part's section (``claim:lemma-C.2`` -> ``part-claim-lemma-c-2``)."""
+    return "part-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def is_record(e) -> bool:
+    return isinstance(e, dict) and e.get("role") in RECORD_ROLES and isinstance(e.get("scope"), dict) and "kind" in e
+
+
+def records_of(st: dict) -> list | None:
+    """The statement's evidence records, or None when it saved none (or something that is not records)."""
+    ev = st.get("evidence")
+    return ev if isinstance(ev, list) and ev and all(is_record(e) for e in ev) else None
+
+
+def scope_of(d) -> Scope:
+    """A saved scope; an unreadable one is the strictest target (nothing but a proof of everything covers it)."""
+    try:
+        return Scope.from_dict(d)
+    except (KeyError, TypeError, ValueError):
+        return Scope()
+
+
+def short_scope(evidence: list | None, label: str, statement_scope: Scope) -> str:
+    """The scope a verdict covers, folded (counts instead of long lists: verify.evidence.Scope.short_label).
+
+    The rule's label is the statement's (a proof) or the deciding records' labels joined by "; ". It is read
+    back as that sequence of record labels (the longest record label at each point), each folded through its
+    own Scope; a label that does not read back so is shown whole."""
+    if label == statement_scope.label():
+        return statement_scope.short_label()
+    folded = {e["scope"]["label"]: scope_of(e["scope"]).short_label() for e in evidence or []
+              if isinstance(e["scope"].get("label"), str)}
+    shorts, rest = [], label
+    while rest:
+        head = max((lab for lab in folded if rest == lab or rest.startswith(lab + "; ")), key=len, default=None)
+        if head is None:
+            return label
+        shorts.append(folded[head])
+        rest = rest[len(head) + 2:]
+    shorts = list(dict.fromkeys(shorts))
+    more = len(shorts) - SHORT_SCOPES
+    return "; ".join(shorts[:SHORT_SCOPES]) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _decision(ev: list | None, target: Scope) -> dict:
+    if ev is None:
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE,
+                "reason": "no evidence records: the report derives every verdict from records"}
+    try:
+        d = decide(ev, target)
+    except (ValueError, TypeError) as exc:
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE,
+                "reason": f"unreadable evidence records: {exc}"}
+    return {"verdict": d.verdict, "scope_label": d.scope, "short_scope": short_scope(ev, d.scope, target),
+            "reason": d.reason}
+
+
+def redecide(st: dict) -> dict:
+    """verdict, scope_label, short_scope, reason (and saved_verdict when the saved one differs) of one saved
+    statement, by the one rule from its records."""
+    saved = st.get("verdict") if st.get("verdict") in VERDICTS else None
+    out = _decision(records_of(st), scope_of(st.get("scope")))
+    if saved and saved != out["verdict"]:
+        out["saved_verdict"] = saved
+        out["reason"] += f" [the part saved '{saved}'; the rule gives '{out['verdict']}' from its records]"
+    return out
+
+
+def _why(st: dict, dec: dict) -> str:
+    """The statement's one sentence of why: the check's own, unless the verdict it explained is not the one the
+    rule gives now (then the rule's reason)."""
+    why = st.get("why")
+    if not why or "saved_verdict" in dec or why == st.get("reason"):
+        return dec["reason"]
+    return str(why)
+
+
+def normalised(st: dict, part: str, check: str | None, default_role: str = "finding") -> dict:
+    """One saved statement in the report's shape, decided again (see the module docstring); a statement saved
+    without one of the roles (a headline dict's "primary"/"further") takes ``default_role``."""
+    dec = redecide(st)
+    role = st.get("role") if st.get("role") in ROLES else default_role
+    hyps = st.get("hypotheses")
+    return {"id": st.get("id"), "part": part, "check": check, "text": " ".join(str(st.get("text") or
+            st.get("statement") or "").split()), "role": role, "about": st.get("about"), "relation": st.get("relation"),
+            "hypotheses": [str(h) for h in hyps] if isinstance(hyps, list) else [],
+            "scope": st.get("scope") if isinstance(st.get("scope"), dict) else None,
+            "evidence": records_of(st), "why": _why(st, dec), "corrected": st.get("corrected") or None} | dec
+
+
+def fuzz_items(res: dict) -> list[dict]:
+    """The per-claim fuzz results of a fuzz part (one claim, or a {"claims": [...]} bundle)."""
+    items = res.get("claims", [res] if "claim" in res else [])
+    return [i for i in items if isinstance(i, dict)]
+
+
+def fuzz_statement(item: dict) -> dict:
+    """A fuzzed claim as a statement: "no counterexample inside its hypotheses", decided from the fuzzer's
+    records; a fuzzed claim without records decides nothing (a failed measurement)."""
+    ev = records_of(item)
+    if ev is None:
+        ev = [record(f"fuzz {item.get('claim')}", "float64", FUZZ_SCOPE, "no evidence records saved", None,
+                     role="failed")]
+    return {"id": f"fuzz:{item.get('claim')}", "about": item.get("claim"), "relation": "supports",
+            "text": f"no counterexample to {item.get('claim')} in regimes drawn inside its hypotheses (verify fuzz)",
+            "role": "finding", "scope": FUZZ_SCOPE.as_dict(), "evidence": ev, "verdict": item.get("verdict")}
+
+
+def saved_statements(rec: dict) -> list[dict]:
+    """The statements a finished part saved, in its order (the first is its headline), as saved."""
+    res = rec.get("result") or {}
+    if rec["kind"] == "fuzz":
+        return [fuzz_statement(i) for i in fuzz_items(res)]
+    sts = res.get("statements")
+    if isinstance(sts, list) and sts:
+        return [st for st in sts if isinstance(st, dict)]
+    if "evidence" in res:          # a result that is one statement (its records at the top level)
+        return [{"id": res.get("id"), "text": res.get("statement"), "scope": res.get("scope"),
+                 "evidence": res.get("evidence"), "verdict": res.get("verdict")}]
+    return []
+
+
+def statements_of(rec: dict) -> list[dict]:
+    """Every statement of a saved part in the report's shape (:func:`normalised`); [] for a part that did not
+    finish or states nothing (bench)."""
+    if rec["status"] != "ok":
+        return []
+    res = rec.get("result") or {}
+    check = res.get("id") or rec.get("arg") or None
+    role = "finding"
+    if rec["kind"] == "claim":      # a claim saved in the one-statement shape of verify.evidence.headline
+        role = "control" if (res.get("convention") or {}).get("negative_control") else "claim"
+    return [normalised(st, rec["part"], check if rec["kind"] in ("claim", "probe") else None, role)
+            for st in saved_statements(rec)]
+
+
+def declared_statements(rec: dict) -> list[dict]:
+    """The statements a claim or probe that did not finish would have judged, from its registry (verdict
+    "not checked"), so a failed part leaves visible rows, never a gap; [] when the registry does not know it."""
+    if rec["status"] == "ok" or rec["kind"] not in ("claim", "probe"):
+        return []
+    try:
+        if rec["kind"] == "claim":
+            from lemmas import CLAIMS as catalogue
+        else:
+            from ..probes import PROBES as catalogue
+        check = catalogue[rec["arg"]]
+    except Exception:  # noqa: BLE001 - an unknown or unimportable check leaves the part's own row only
+        return []
+    why = f"the part did not finish ({rec['status']})"
+    return [{"id": st.id, "part": rec["part"], "check": rec["arg"], "text": st.text, "role": st.role,
+             "about": st.about, "relation": st.relation, "hypotheses": [h.text for h in st.hypotheses],
+             "scope": st.scope.as_dict(), "evidence": None, "verdict": NOT_CHECKED, "scope_label": NO_SCOPE,
+             "short_scope": NO_SCOPE, "reason": why, "why": why, "corrected": None}
+            for st in getattr(check, "statements", ())]
+
+
+def report_statements(records: list[dict]) -> list[dict]:
+    """Every statement of the report, in part order: the finished parts' (decided again) and the declared
+    statements of the claims and probes that did not finish ("not checked")."""
+    return [st for r in records for st in (statements_of(r) or declared_statements(r))]
+
+
+def counts(statements: list[dict]) -> dict:
+    """{role: {verdict: n}} over ``statements``: the paper's claims, the negative controls and the toolkit's
+    findings each counted apart (a finding outside a claim's hypotheses is never a verdict on the paper)."""
+    out = {role: {} for role in ROLES}
+    for st in statements:
+        c = out[st["role"]]
+        c[st["verdict"]] = c.get(st["verdict"], 0) + 1
+    return out
+
+
+__all__ = ["NO_SCOPE", "NOT_CHECKED", "anchor", "is_record", "records_of", "scope_of", "short_scope", "redecide", "normalised",
+           "fuzz_items", "fuzz_statement", "saved_statements", "statements_of", "declared_statements",
+           "report_statements", "counts"]
