@@ -256,7 +256,7 @@ def run_probe(name: str, profile: str = "ci") -> dict:
     from .probes import PROBES
     check_profile(profile)
     if name not in PROBES:
-        from .checks import suggest
+        from .errors import suggest
         names = sorted(PROBES)
         raise InvalidParameter("probe", name, f"must be one of {', '.join(names)}{suggest(name, names)}")
     probe = PROBES[name]

@@ -637,7 +637,8 @@ def to_markdown(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-@part("bench", order=90)
+@part("bench", order=90, convention_why="it times the engines in fixed regimes; a convention does not change "
+      "what is timed")
 def bench_part(profile: str) -> dict:
     """verify.bench in quick mode; its files go to a temporary folder (the result is saved as a part, so
     ``verify all`` writes nothing outside its own folder)."""

@@ -361,13 +361,5 @@ class Catalogue:
         return {st.id: cid for cid, c in self.items() for st in c.statements}
 
 
-def suggest(value: str, choices) -> str:
-    """" (did you mean X?)" for the closest choice, or ""."""
-    import difflib
-    best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
-        c for c in choices if c.lower() == str(value).lower()]
-    return f" (did you mean {best[0]}?)" if best else ""
-
-
 __all__ = ["Check", "Claimed", "Evaluation", "RegimeOutcome", "CheckResult", "Catalogue", "ROLES", "RELATIONS",
-           "decided", "module_name", "suggest"]
+           "decided", "module_name"]

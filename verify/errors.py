@@ -115,3 +115,13 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, message: str):
         self.message = message
         super().__init__(message)
+
+
+def suggest(value: str, choices) -> str:
+    """" (did you mean X?)" for the closest choice, or ""."""
+    import difflib
+    best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
+        c for c in choices if c.lower() == str(value).lower()]
+    return f" (did you mean {best[0]}?)" if best else ""
+
+

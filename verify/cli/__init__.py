@@ -19,6 +19,7 @@ COMMANDS = [
     ("all", "all_cmd"),
     ("sweep", "sweep_cmd"),
     ("report", "report_cmd"),
+    ("compare", "compare_cmd"),
     ("reconcile", "reconcile_cmd"),
 ]
 

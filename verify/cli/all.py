@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .options import check_writable_dir, handle_errors
+from .options import check_writable_dir, convention_from_options, convention_options, handle_errors
 from .progress import note, progress
 
 
@@ -23,17 +23,21 @@ from .progress import note, progress
 @click.option("--fresh", is_flag=True, help="run every part again, ignoring saved results")
 @click.option("--only", multiple=True, help="run only these parts or kinds (e.g. derive, claim, probe:NAME)")
 @click.option("--quiet", is_flag=True, help="no progress display")
+@convention_options
 @handle_errors
-def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
+def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw):
     """Run every check and write the report folder OUT (index.md, index.html, results.json, figures).
 
     Parts run as Dask tasks, each in a child process with a time limit; results are saved as they
     arrive and reused by the next run while the code and the options are unchanged. Ctrl-C stops the
-    run cleanly: the finished parts stay saved and the same command resumes.
+    run cleanly: the finished parts stay saved and the same command resumes. The convention flags (or
+    --convention FILE) set the convention of the whole run: every part that can honour it runs under it, the
+    others say why it does not apply; saved parts are keyed by it.
     """
     from ..run.execute import check_cluster, local_workers
     from ..report.render import roles_line
     from ..run.pipeline import plan, verify_all
+    conv = convention_from_options(kw)
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs
     if workers is not None and check_cluster(scheduler, workers) is None:
@@ -52,7 +56,8 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
                 bar.log(f"  ran on {ex['cluster']} {ex['scheduler']} with {len(ex['workers'])} workers; "
                         f"code version {state.code_version}")
         res = verify_all(out, profile, fresh=fresh, scheduler=scheduler, workers=workers, only=list(only) or None,
-                         part_timeout=timeout, progress=tick, on_report=reporting)
+                         part_timeout=timeout, progress=tick, on_report=reporting,
+                         convention=None if conv is None else conv.as_dict())
     s = res["summary"]
     click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
                f"{s['wall_seconds']:.1f} s; {roles_line(s)})")

@@ -14,7 +14,7 @@ import click
 from click.core import ParameterSource
 
 from ..engines.arb import MAX_BITS, MIN_BITS
-from .options import data_option, handle_errors
+from .options import convention_from_options, convention_options, handle_errors
 from .sizes import check_build
 
 SCHEMA = "check.schema.json"
@@ -31,7 +31,7 @@ def resolve_ids(ids) -> tuple[list[str], dict]:
     """The claims to run for ``ids`` (claim ids, or ids of their statements, e.g. ``theorem-3.1-upper``; all
     when empty) and, per claim, the statement ids asked for (None: all of them)."""
     from lemmas import CLAIMS
-    from ..checks import suggest
+    from ..errors import suggest
     from ..errors import InvalidParameter
     by_statement = CLAIMS.statement_ids()
     known = CLAIMS.ids() + sorted(set(by_statement) - set(CLAIMS.ids()))
@@ -53,16 +53,17 @@ def resolve_ids(ids) -> tuple[list[str], dict]:
     return claims, {c: only.get(c) for c in claims}
 
 
-def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
-    """Run the claims named by ``ids`` (:func:`resolve_ids`) and return their JSON-ready results, validated; a
-    statement id keeps only that statement. ``tick(id, result)`` is called after each claim (progress)."""
+def check_results(ids, profile: str = "ci", tick=None, convention=None) -> list[dict]:
+    """Run the claims named by ``ids`` (:func:`resolve_ids`) under ``convention`` (None: the reference) and return
+    their JSON-ready results, validated; a statement id keeps only that statement. ``tick(id, result)`` is called
+    after each claim (progress)."""
     import jsonschema
 
     from lemmas import CLAIMS
     claims, only = resolve_ids(ids)
     out = []
     for cid in claims:
-        res = CLAIMS[cid].run(profile).as_dict()
+        res = CLAIMS[cid].run(profile, convention).as_dict()
         if only[cid]:
             res["statements"] = [st for st in res["statements"] if st["id"] in only[cid]]
         out.append(res)
@@ -110,16 +111,17 @@ def certified_claims() -> list[str]:
     return [cid for cid, c in CLAIMS.items() if c.per_regime and "bits" in inspect.signature(c.check).parameters]
 
 
-def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, data: str | None = None):
-    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime),
-    ``data`` (--data) replaces the file's data model; a large V* is estimated before it is built."""
+def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, convention=None):
+    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime), and
+    the options ``convention`` sets (the convention flags) replace the file's; a large V* is estimated before it is
+    built."""
     from ..model import make_setting
     from .options import make_args
     from .regime import defaults, read_regime
     given, steps = read_regime(regime_file, "required")
-    if data is not None:
-        given["data"] = data
     args = make_args(defaults() | given)
+    if convention is not None:
+        args |= convention.apply({"eta": args["eta"]})
     if args.get("D") is None:
         from ..errors import InvalidParameter
         raise InvalidParameter("regime", str(regime_file), 'must give "D" (the sequence length)')
@@ -157,7 +159,7 @@ def no_property(c, setting, steps: int) -> dict:
 
 
 def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: bool = False,
-                  quiet: bool = False, data: str | None = None) -> dict:
+                  quiet: bool = False, convention=None) -> dict:
     """What claim ``claim_id`` says about the regime of ``regime_file`` (verify.cli.regime): its per-regime
     property there when it has one (certified with ``bits`` where its check takes Arb), and for every statement
     whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
@@ -171,9 +173,11 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
         raise InvalidParameter("arb_bits", bits, f"has no certified per-regime check for {claim_id} (its check runs "
                                "in float64); the claims whose check takes Arb: "
                                + (", ".join(certified_claims()) or "none yet"))
-    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, data=data)
-    prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
-        c, setting, steps)
+    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, convention=convention)
+    from ..model.convention import using
+    with using(convention):         # the check's hypotheses are the convention's (verify.model.convention.adjust)
+        prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
+            c, setting, steps)
     cov = coverage(claim_id, setting, quiet)
     res = {"id": claim_id, **prop, "regime": setting.config(), "steps": steps, "statement": c.title,
            "hypotheses": [h.text for h in c.hypotheses], "arb_bits": bits, "proofs_from": cov["from"],
@@ -265,17 +269,17 @@ def summary_table(results: list[dict]):
 @click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
               help="with --regime: the per-regime check certified with Arb balls at BITS bits (claims whose check "
                    "takes Arb)")
-@data_option(default=None, help_text="with --regime: the data model of the regime (the file's \"data\" key; "
-             "default: the file's, else gaussian); see `verify run --help`")
+@convention_options
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
 @click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, arb_bits, data, as_json, list_only, yes, quiet):
+def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet, **kw):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
-    then a summary table of the verdicts."""
+    then a summary table of the verdicts. The convention flags (or --convention FILE) set the convention every
+    claim is judged in (with --regime: they replace the file's options)."""
     from lemmas import CLAIMS
     from ..errors import InvalidParameter
     from .progress import progress
@@ -289,9 +293,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, data, as_json, list_only, yes
         return
     if arb_bits is not None and regime_file is None:
         raise InvalidParameter("arb_bits", arb_bits, "certifies a per-regime check: give it with --regime FILE")
-    if data is not None and regime_file is None:
-        raise InvalidParameter("data", data, "applies to one regime: give it with `regime` FILE (the claims' own "
-                               "regimes are the reference's)", also=("regime",))
+    conv = convention_from_options(kw)
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
@@ -299,7 +301,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, data, as_json, list_only, yes
             raise InvalidParameter("profile", profile, "has no effect with --regime (the regime file gives the "
                                    "regime and its steps): drop --profile, or drop --regime to run the claim's "
                                    "own regimes at this profile")
-        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet, data=data)
+        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet, convention=conv)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:
@@ -308,7 +310,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, data, as_json, list_only, yes
             _print_regime(res)
         return
     with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
-        results = check_results(ids, profile,
+        results = check_results(ids, profile, convention=conv,
                                 tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['statements'][0]['verdict']}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))

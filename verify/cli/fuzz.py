@@ -60,7 +60,7 @@ def _lines(r: dict) -> list[str]:
 def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     """Fuzz claims over regimes inside their hypotheses (and the pseudo-claim invalid-parameters over invalid
     inputs); each claim's verdict is decided from the search's evidence (verify.evidence)."""
-    from ..checks import suggest
+    from ..errors import suggest
     from ..errors import InvalidParameter
     from ..fuzz import DEFAULT_DB, claim_ids, fuzz
     from .progress import progress

@@ -99,6 +99,67 @@ def setting_options(f):
     return f
 
 
+# ----- the convention of a whole run (verify all, check, probe): verify.model.convention ----------------
+
+def _convention_specs() -> list:
+    """(flag, keyword, click keywords) of every convention option (verify.model.convention.KEYWORDS): the regime
+    options' own definitions, with no default (a flag left out follows the reference, or the regime's own)."""
+    from ..model.convention import KEYWORDS
+    specs = {flag: (name, kw) for flag, name, kw in SETTING_SPECS}
+    specs["--eta-kq-ratio"] = ("eta_kq_ratio", {"help": "eta_KQ as a multiple of each regime's eta (read exactly)"})
+    out = []
+    for flag in KEYWORDS.values():
+        name, kw = specs[flag]
+        kw = {k: v for k, v in kw.items() if k not in ("default", "show_default")}
+        out.append((flag, name, kw if kw.get("is_flag") else kw | {"default": None}))
+    return out
+
+
+CONVENTION_SPECS = _convention_specs()
+
+
+def convention_options(f):
+    """Decorate a command with every convention flag and ``--convention FILE`` (one definition: the regime
+    options'); the command reads them with :func:`convention_from_options`."""
+    f = click.option("--convention", "convention_file", default=None, metavar="FILE",
+                     help="the run's convention as a TOML or JSON file whose keys are the convention flags' names "
+                          'without their dashes, e.g. loss = "mean", law-var = "1/4" (docs/commands.md)')(f)
+    for flag, name, kw in reversed(CONVENTION_SPECS):
+        f = click.option(flag, name, **kw)(f)
+    return f
+
+
+def convention_from_options(kw: dict):
+    """Pop the convention flags and ``--convention FILE`` out of ``kw``: the Convention they set, or None when
+    none is given (the reference). A key given both in the file and as a flag is an error."""
+    from ..model.convention import FLAG_KEYS, Convention, read_file
+    from ..errors import InvalidParameter, suggest
+    given = {name: kw.pop(name) for _, name, _ in CONVENTION_SPECS if name in kw}
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    path = kw.pop("convention_file", None)
+    if path is not None:
+        table = read_file(path)
+        for key in table:
+            if key not in FLAG_KEYS:
+                near = key.replace("_", "-")
+                raise InvalidParameter("convention", str(path), f'has the unknown key "{key}": the keys are the '
+                                       f"convention flags' names without their dashes ({', '.join(FLAG_KEYS)})"
+                                       + (f" (did you mean {near}?)" if near in FLAG_KEYS else suggest(key, FLAG_KEYS)))
+            name = FLAG_KEYS[key] if FLAG_KEYS[key] != "wp_trainable" else "freeze_wp"
+            if name in given:
+                raise InvalidParameter("convention", str(path), f"gives {key}, which --{key} gives again on the "
+                                       "command line: give it once")
+            given[name] = table[key]
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            keys = {("freeze_wp" if FLAG_KEYS[k] == "wp_trainable" else FLAG_KEYS[k]): k for k in table}
+            ctx.meta[REGIME_META] = {"path": str(path), "keys": keys, "flag": "--convention"}
+    if not given:
+        return None
+    conv = Convention.from_options(given)
+    return None if conv.is_reference else conv
+
+
 def family_setting_options(f):
     """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
     for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
@@ -165,7 +226,8 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "regime": "regime_file", "member": "query",
+            "regime": "regime_file", "member": "query", "convention": "convention_file",
+            "REPORT_A": "report_a", "REPORT_B": "report_b",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 
@@ -234,7 +296,7 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
         root = re.match(r"[A-Za-z_][A-Za-z0-9_]*", prob.name or "")
         key = regime.get("keys", {}).get(PARAM_OF.get(root.group(0), root.group(0)) if root else None)
         if key is not None:               # the value came from the regime file: name its key there
-            head = f"{key} = {show(prob.value)} (in --regime {regime['path']})"
+            head = f"{key} = {show(prob.value)} (in {regime.get('flag', '--regime')} {regime['path']})"
         elif p is None:
             head = f"{prob.name} = {show(prob.value)}"
         elif ctx.params.get(p.name) is None and prob.value is not None:     # not given: the value used

@@ -6,7 +6,7 @@ import json
 import click
 
 from ..model.profiles import PROFILES
-from .options import data_option, handle_errors
+from .options import convention_from_options, convention_options, handle_errors
 
 
 @click.command("probe")
@@ -15,15 +15,14 @@ from .options import data_option, handle_errors
 @click.option("--profile", type=click.Choice(list(PROFILES)), default="ci", show_default=True,
               help="budget: ci (minutes), dev, deep (longer horizons, more seeds and regimes)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
-@data_option(default=None, help_text="run the probe's regimes on this data model (the run's convention; default: "
-             "each regime's own); see `verify run --help`")
+@convention_options
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, profile, as_json, data, quiet):
+def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
-    with their derived verdicts and scopes, replay."""
-    from ..checks import suggest
-    from ..errors import InvalidParameter
+    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) set the run's
+    convention: each regime follows it where it makes no choice of its own."""
+    from ..errors import InvalidParameter, suggest
     from ..probes import PROBES
     from .check import _print_statement
     if list_:
@@ -40,8 +39,7 @@ def probe_cmd(name, list_, profile, as_json, data, quiet):
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
     from .progress import progress
-    from ..model.convention import Convention
-    conv = None if data is None else Convention.from_options({"data": data})
+    conv = convention_from_options(kw)
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
         out = PROBES[name].run(profile, conv).as_dict()
     if as_json:

@@ -37,7 +37,7 @@ def _json(value) -> str:
 
 
 def _unknown(path, key: str) -> InvalidParameter:
-    from ..checks import suggest
+    from ..errors import suggest
     keys = list(KEYS) + ["steps"]
     near = key.replace("_", "-") if key.replace("_", "-") in keys else None
     hint = f" (did you mean {near}?)" if near else suggest(key, keys)

@@ -79,7 +79,7 @@ def resolve(claim):
     if claim == INVALID_CLAIM:
         return None
     from lemmas import CLAIMS
-    from ..checks import suggest
+    from ..errors import suggest
     if claim not in CLAIMS or not CLAIMS[claim].per_regime:
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
     return CLAIMS[claim]

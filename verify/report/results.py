@@ -120,7 +120,24 @@ def part_entry(rec: dict, statements: list[dict], reused: list[str]) -> dict:
             "verdict": dec["verdict"], "scope_label": dec["scope_label"], "reason": dec["reason"],
             "statements": [brief(st) for st in statements], "finding": short(finding_of(rec, statements), 400),
             "error": rec.get("error"), "reused": rec["part"] in reused, "anchor": anchor(rec["part"]),
-            "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None}
+            "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None,
+            "convention_note": rec.get("convention_note")}
+
+
+def run_convention(records: list[dict]) -> dict:
+    """The convention the parts ran under (the ``convention`` of their options; none: the reference), in words
+    as the header states it; parts saved under different conventions are said to be mixed."""
+    from ..model.convention import Convention
+    seen = {json.dumps((r.get("options") or {}).get("convention") or {}, sort_keys=True)
+            for r in records if not r.get("unreadable")}
+    convs = [Convention.from_options(json.loads(s)) for s in sorted(seen)] or [Convention()]
+    if len(convs) == 1:
+        c = convs[0]
+        return {"values": c.as_dict(), "label": c.label(), "reference": c.is_reference, "words": c.words(),
+                "flags": c.flags()}
+    return {"values": None, "label": "mixed", "reference": False, "flags": None,
+            "words": "mixed: the saved parts ran under different conventions (" + "; ".join(c.label() for c in convs)
+                     + "); run `verify all` again with one convention"}
 
 
 def check_entry(rec: dict, statements: list[dict]) -> dict:
@@ -234,6 +251,7 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
         "paper": CITATION,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "profile": profile,
+        "convention": run_convention(records),
         "summary": summary(parts, every, timing),
         "statements": [brief(st) | {"part": st["part"], "check": st["check"], "anchor": anchor(st["part"])}
                        for st in every],
@@ -246,5 +264,5 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
     }
 
 
-__all__ = ["SCHEMA_VERSION", "schema", "validate", "load_parts", "short", "brief", "decision_of",
+__all__ = ["SCHEMA_VERSION", "schema", "validate", "load_parts", "short", "brief", "decision_of", "run_convention",
            "finding_of", "assemble", "anchor"]

@@ -69,7 +69,7 @@ def run_here(task: dict, worker: str | None = None) -> dict:
         result = json_ready(sp.run(task["arg"], task["profile"], task.get("convention")))
         rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker)
         if not sp.applies(task.get("convention")):
-            rec["convention_note"] = "this part takes no convention: it ran under the reference convention"
+            rec["convention_note"] = sp.convention_note()
         return rec
     except Exception as exc:
         return part_record(task, "failed", time.perf_counter() - t0, worker=worker,

@@ -52,11 +52,17 @@ class PartSpec:
     order: int = 50
     summary: str = ""
     takes_convention: bool = False
+    convention_why: str = ""          # why a part that takes no convention cannot honour one
 
     def applies(self, convention: dict | None) -> bool:
         """Whether a run under ``convention`` changes this part's result (it takes the convention), or there is
         none to apply."""
         return self.takes_convention or not convention
+
+    def convention_note(self) -> str:
+        """What a part's record says when the run's convention does not apply to it."""
+        why = self.convention_why or "this part takes no convention"
+        return f"does not apply: {why}; it ran under the reference convention"
 
     def arguments(self) -> list[str]:
         """The arguments this kind runs for ([""] for a single part)."""
@@ -83,12 +89,14 @@ REGISTRY: dict[str, PartSpec] = {}
 
 
 def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable | None = None, order: int = 50,
-         summary: str = ""):
+         summary: str = "", convention_why: str = ""):
     """Register the decorated function as the part ``kind`` (see the module docstring).
 
     ``args``: a function listing the arguments (then the function is called ``f(arg, profile)`` once per
     argument, parts ``kind:arg``); without it ``f(profile)``. ``options``: ``(arg, profile) -> dict`` or
     ``(profile) -> dict`` likewise. ``order``: smaller runs earlier (long parts first shortens a run).
+    ``convention_why``: for a function without a ``convention`` keyword, why the part cannot honour a run's
+    convention (its record says so under any other convention than the reference).
     """
     if not re.fullmatch(r"[a-z][a-z0-9-]*", kind):
         raise ValueError(f"part kind {kind!r} must be lower-case letters, digits and '-'")
@@ -105,7 +113,7 @@ def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable
             raise AssertionError(f"part {kind!r} registered twice: {old.module} and {f.__module__}")
         REGISTRY[kind] = PartSpec(kind, f, f.__module__, args, options, order,
                                   summary or (inspect.getdoc(f) or "").split("\n")[0],
-                                  "convention" in inspect.signature(f).parameters)
+                                  "convention" in inspect.signature(f).parameters, convention_why)
         return f
     return deco
 

@@ -27,8 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checks import suggest
-from ..errors import Interrupted, InvalidParameter, OutputError
+from ..errors import Interrupted, InvalidParameter, OutputError, suggest
 from ..model.profiles import PROFILES, check_profile
 from .atomic import WORK, json_bytes, keep_elsewhere, recover_folder, write_json_atomic
 from .child import part_record, run_task, stop_children

@@ -41,7 +41,7 @@ def parse_axis(spec: str) -> tuple[str, list]:
     name, _, text = spec.partition("=")
     name = name.strip().replace("-", "_")
     if name not in AXES:
-        from ..checks import suggest
+        from ..errors import suggest
         raise InvalidParameter("grid", spec, f"axis must be one of {', '.join(AXES)}{suggest(name, AXES)}")
     # Values are separated by commas, or by semicolons when a value holds commas (sigma=identity;poly:0,1,0,1).
     raw = [v.strip() for v in text.split(";" if ";" in text else ",")]
