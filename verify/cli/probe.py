@@ -20,8 +20,8 @@ from .options import convention_from_options, convention_options, handle_errors
 @handle_errors
 def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
-    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) set the run's
-    convention: each regime follows it where it makes no choice of its own."""
+    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) are checked and,
+    as in `verify all`, said not to apply: a probe's regimes are built in the conventions its question names."""
     from ..errors import InvalidParameter, suggest
     from ..probes import PROBES
     from .check import _print_statement
@@ -39,9 +39,17 @@ def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
     from .progress import progress
-    conv = convention_from_options(kw)
+    note = None
+    if convention_from_options(kw) is not None:      # checked, then said not to apply (the probe part's reason)
+        import importlib
+
+        from ..run.parts import REGISTRY
+        from .progress import note as say
+        importlib.import_module("verify.probes.support.part")      # registers the probe part (its reason)
+        note = f"the convention {REGISTRY['probe'].convention_note()}"
+        say(f"verify probe: {note}", quiet)
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
-        out = PROBES[name].run(profile, conv).as_dict()
+        out = PROBES[name].run(profile).as_dict() | ({"convention_note": note} if note else {})
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
