@@ -89,3 +89,20 @@ def test_a_key_in_the_file_and_as_a_flag_is_refused(tmp_path):
 def test_compare_refuses_a_folder_without_results(tmp_path):
     res = CliRunner().invoke(main, ["compare", str(tmp_path), str(tmp_path)])
     assert res.exit_code == 2 and "REPORT_A" in res.output and "results.json" in res.output, res.output
+
+
+def test_check_regime_takes_the_convention_options_over_the_file(tmp_path):
+    """The same regime file, 60 steps: in the summed convention alpha overshoots 1 first at the step computed
+    apart (before 60), under --loss mean only after it (the summed-loss run at eta / (M N) = eta / 8)."""
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"D": 8, "K": 2, "M": 2, "d": 3, "preset": "cnn", "eta": "1/10", "steps": 60}))
+
+    def check(*extra):
+        res = CliRunner().invoke(main, ["check", "neg-alpha-le-1", "--regime", str(f), "--json", "--quiet", *extra])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout)
+    ref, mean = check(), check("--loss", "mean")
+    assert ref["regime"]["loss"] == "sum" and mean["regime"]["loss"] == "mean"
+    assert _first_overshoot(Fraction(1, 10), 2000) <= 60 < _first_overshoot(Fraction(1, 10) / 8, 2000)
+    assert ref["holds"] is False and f"at t = {_first_overshoot(Fraction(1, 10), 2000)}" in ref["detail"]
+    assert mean["holds"] is True
