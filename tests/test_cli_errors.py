@@ -127,6 +127,10 @@ ROWS = [
     (["report", "--out", "{FILE}/sub", "--from", "{DIR}"], "--out", "{FILE}/sub"),
     (["report", "--out", "{DIR}/r", "--from", "{DIR}/no-such-folder"], "--from", "{DIR}/no-such-folder"),
     (["report", "--out", "{DIR}/empty"], "--from", "{DIR}/empty"),     # no saved parts there
+    (["compare", "{DIR}/empty", "{DIR}"], "REPORT_A", "{DIR}/empty", "results.json"),
+    (["compare", "{DIR}", "{DIR}"], "REPORT_A", "{DIR}"),                # a folder without results.json
+    (["check", "neg-alpha-le-1", "--convention", "{MISSING}"], "--convention", "{MISSING}", "TOML or JSON"),
+    (["all", "--out", "{DIR}/o", "--eta-kq-ratio", "-1"], "--eta-kq-ratio", "-1"),
     # --- certify --------------------------------------------------------------------------------
     (C + ["--eta", "3"], "--eta", "3"),                                # above 2K/(c_L v N): no trapping region
     (C + ["--at", "-5"], "--at", "-5"),

@@ -1,4 +1,4 @@
-"""``verify compare REPORT_A REPORT_B [--out FILE.md]``: what differs between two report folders
+"""``verify compare REPORT_A REPORT_B [--out FILE]``: what differs between two report folders
 (verify.report.compare), printed and written as Markdown."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .options import check_writable_dir, handle_errors
 @click.command("compare")
 @click.argument("report_a", metavar="REPORT_A")
 @click.argument("report_b", metavar="REPORT_B")
-@click.option("--out", "out", default=None, metavar="FILE.md", help="also write the comparison to this Markdown file")
+@click.option("--out", "out", default=None, metavar="FILE", help="also write the comparison to this file (Markdown)")
 @handle_errors
 def compare_cmd(report_a, report_b, out):
     """Print the statements whose verdicts or evidence differ between two report folders (results.json of

@@ -68,6 +68,8 @@ class Convention:
             if value is None:
                 continue
             vals[key] = frac_str(exact(value, key)) if key in NUMERIC else value
+            if key == "eta_kq_ratio" and exact(value, key) <= 0:
+                raise InvalidParameter(key, value, "must be > 0 (eta_KQ as a multiple of eta)")
         conv = cls(tuple(vals.items()))
         conv.validate()
         return conv
