@@ -4,7 +4,7 @@
     python docs/generate.py --check  # exit 1 and name the files that differ from what the code says
 
 - docs/claims.md: every claim (lemmas.CLAIMS), every probe (verify.probes.PROBES) and every kind of
-  part of ``verify all`` (verify.parts.REGISTRY), with what each registers about itself: a check's
+  part of ``verify all`` (verify.run.parts.REGISTRY), with what each registers about itself: a check's
   statements with their role and scope.
 - docs/api.md: every name of ``verify.__all__`` with its signature and docstring.
 - docs/paper.md, between the GENERATED markers: the paper's results and the claims that check them
@@ -107,7 +107,7 @@ def probe_lines(probes) -> list[str]:
 def claims_md() -> str:
     """docs/claims.md."""
     from lemmas import CLAIMS
-    from verify.parts import REGISTRY as PARTS, discover
+    from verify.run.parts import REGISTRY as PARTS, discover
     from verify.probes import PROBES
     discover()
     out = [NOTE, "", "# Claims, probes and parts", "",
@@ -143,7 +143,7 @@ def claims_md() -> str:
 
 def part_names() -> list[tuple[str, str, str]]:
     """(part name, kind, argument) of every part ``verify all`` plans."""
-    from verify.parts import REGISTRY as PARTS, discover
+    from verify.run.parts import REGISTRY as PARTS, discover
     discover()
     out = []
     for kind, spec in PARTS.items():
@@ -342,7 +342,7 @@ def main(argv: list[str]) -> int:
             print(f"{p} is out of date: run python docs/generate.py")
         return 1 if bad else 0
     sys.path.insert(0, str(ROOT))
-    from verify.atomic import write_bytes_atomic
+    from verify.run.atomic import write_bytes_atomic
     for p, text in outputs().items():
         write_bytes_atomic(p, text.encode())
         print(f"wrote {p.relative_to(ROOT).as_posix()}")

@@ -1,7 +1,7 @@
 """``verify all``: every file, resumable parts keyed by options and code version, no half-written report, a
 failing part does not stop the run, one run per output folder, outputs in gitignored places.
 
-Most tests register fast fake parts (verify.parts registry) and run them on an in-process Dask cluster
+Most tests register fast fake parts (verify.run.parts registry) and run them on an in-process Dask cluster
 (worker threads, parts run in the worker); two run the real pipeline on a small subset of parts on a
 LocalCluster of worker processes, each part in a child process, one of them killed midway.
 """
@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify import codeversion, parts, pipeline
+from verify.run import parts, pipeline, version as codeversion
 from verify.cli import main
 from verify.evidence import Scope, Statement, headline, record
-from verify.folderlock import folder_lock
+from verify.run.lock import folder_lock
 from verify.report import validate
-from verify.report.atomic import WORK
+from verify.run.atomic import WORK
 
 from test_report import check_html, question_rows
 
-ROOT = Path(pipeline.__file__).resolve().parents[1]
+ROOT = Path(pipeline.__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -370,11 +370,14 @@ def test_real_pipeline_subset_through_the_cli(tmp_path):
 
 
 def test_killed_process_resumes(tmp_path):
-    """Kill a real `verify all` (our own process group) once a part is saved; rerun completes it."""
-    out = tmp_path / "rep"
+    """Kill a real `verify all` (our own process group) once a part is saved; rerun completes it. The part process
+    that was running (its own session: the kill does not reach it) finishes, sees its worker gone and removes its
+    verify-part-* folder."""
+    out, tmp = tmp_path / "rep", tmp_path / "tmp"
+    tmp.mkdir()
     cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out), "--quiet",
            "--workers", "1", "--only", "attention", "--only", "convergence"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     pdir = out / WORK / "parts"
@@ -384,10 +387,16 @@ def test_killed_process_resumes(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "index.html").exists() and not (out / "results.json").exists()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _our_processes(str(tmp)):
+        time.sleep(0.2)
+    assert not _our_processes(str(tmp))                       # the part process did not outlive its part
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
     assert saved and saved < {"attention", "convergence"}      # one part finished before the kill
-    r = CliRunner().invoke(main, ["all", "--out", str(out), "--quiet", "--only", "convergence", "--only", "attention"])
-    assert r.exit_code == 0, r.output
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    # a folder the killed worker had no time to remove is removed by the next part run (its worker is gone)
+    assert not list(tmp.glob("verify-part-*"))
     res = json.loads((out / "results.json").read_text())
     assert {p["name"] for p in res["parts"] if p["reused"]} == saved
     assert (out / "index.html").is_file()
@@ -402,7 +411,7 @@ def test_default_outputs_are_gitignored_and_the_example_is_tracked():
     """`verify all`, `verify sweep` and `verify bench` write by default to gitignored folders (with their
     lock files beside them); the committed example report lives where only a deliberate --out writes."""
     from verify.bench import run_bench
-    from verify.folderlock import lock_path
+    from verify.run.lock import lock_path
     from verify.sweep.run import DEFAULT_OUT as SWEEP_OUT
     import inspect
     bench_out = inspect.signature(run_bench).parameters["out_dir"].default
@@ -422,7 +431,200 @@ def test_saved_results_keep_one_type_per_value():
     """What a part returns is saved as strict JSON with numpy booleans as booleans (never the string "True"),
     arrays as lists and non-finite floats as strings: checked against hand-written values."""
     import numpy as np
-    from verify.partrun import json_ready
+    from verify.run.child import json_ready
     saved = json_ready({"holds": np.bool_(True), "a": np.array([1.0, np.nan]), "x": np.float64(np.inf), "n": np.int64(3)})
     assert saved == {"holds": True, "a": [1.0, "nan"], "x": "inf", "n": 3}
     assert saved["holds"] is True
+
+
+OLD_RUNNER_MODULES = ("pipeline", "executor", "partrun", "parts", "codeversion", "folderlock", "atomic")
+
+
+def test_the_runner_is_one_subpackage_with_no_shims_left():
+    """The runner's modules live in verify/run/ only: nothing remains at the old top-level paths (nor
+    verify/report/atomic.py, merged into verify/run/atomic.py), and no source imports them."""
+    import ast
+    for name in OLD_RUNNER_MODULES:
+        assert not (ROOT / "verify" / f"{name}.py").exists(), name
+    assert not (ROOT / "verify" / "report" / "atomic.py").exists()
+    old = {f"verify.{n}" for n in OLD_RUNNER_MODULES} | {"verify.report.atomic"}
+    for f in list((ROOT / "verify").rglob("*.py")) + list((ROOT / "lemmas").rglob("*.py")):
+        pkg = ".".join(f.relative_to(ROOT).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = pkg.rsplit(".", node.level - 1)[0] if node.level else ""
+                target = ".".join(p for p in (base, node.module or "") if p) if node.level else node.module
+                assert target not in old, f"{f}: imports {target}"
+                assert not (target == "verify" and {a.name for a in node.names} & set(OLD_RUNNER_MODULES)), f
+
+
+def test_no_private_name_is_imported_from_another_package():
+    """``from X import _y`` only inside X's own package (a private name is the business of its package)."""
+    import ast
+    for f in list((ROOT / "verify").rglob("*.py")) + list((ROOT / "lemmas").rglob("*.py")):
+        parts_ = f.relative_to(ROOT).with_suffix("").parts
+        pkg = ".".join(parts_[:-1]) if parts_[-1] != "__init__" else ".".join(parts_[:-1])
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if not private:
+                continue
+            if node.level:
+                base = pkg.rsplit(".", node.level - 1)[0] if node.level > 1 else pkg
+                target = ".".join(p for p in (base, node.module or "") if p)
+            else:
+                target = node.module
+            if not (target.startswith("verify") or target.startswith("lemmas")):
+                continue                                     # a library's own convention (importlib.metadata ...)
+            home = target if (ROOT / Path(*target.split("."))).is_dir() else target.rsplit(".", 1)[0]
+            assert pkg == home or pkg.startswith(home + "."), f"{f}: from {target} import {', '.join(private)}"
+
+
+# ----- nothing lost, nothing left running ---------------------------------------------------------------
+
+def test_workers_are_capped_at_what_the_machine_holds(tmp_path, monkeypatch):
+    """--workers 1000 on a machine of 2 cores: 2 workers start, and the run says why; the memory cap is
+    the available memory over WORKER_MEMORY (hand values: 3 GiB available holds 3 workers of 1 GiB)."""
+    from verify.run import execute
+    monkeypatch.setattr(execute, "machine_capacity", lambda: (2, 3 * 2**30, 3))
+    n, note = execute.local_workers(1000, 50)
+    assert n == 2 and "capped at 2" in note and "2 cores" in note and "3.0 GB" in note and "holds 3" in note
+    monkeypatch.setattr(execute, "machine_capacity", lambda: (8, 3 * 2**30, 3))
+    assert execute.local_workers(1000, 50)[0] == 3                        # memory binds before the cores
+    assert execute.local_workers(2, 50) == (2, "") and execute.local_workers(None, 1) == (1, "")
+    Fakes(monkeypatch)
+    monkeypatch.setattr(execute, "machine_capacity", lambda: (2, 3 * 2**30, 3))
+    state = pipeline.run_parts(tmp_path / "rep", "ci", workers=1000, processes=False, isolate=False,
+                               only=["derive", "claim"])
+    assert len(state.executor["workers"]) == 2 and any("capped at 2" in n for n in state.notes)
+
+
+def test_a_part_that_cannot_be_written_is_kept_elsewhere(tmp_path, monkeypatch):
+    """The disk fills up mid-run: the part just computed is kept in a verify-unsaved-* folder (the same record
+    that would have been saved), the run stops with one OutputError naming it, and no report is written."""
+    import errno
+    from verify.errors import OutputError
+    fk = Fakes(monkeypatch)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)            # re-read TMPDIR
+    real = pipeline.write_json_atomic
+
+    def full(path, obj, *a):
+        if Path(path).name == "derive.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, obj, *a)
+    monkeypatch.setattr(pipeline, "write_json_atomic", full)
+    with pytest.raises(OutputError) as info:
+        run(tmp_path / "rep", only=["derive"])
+    msg = str(info.value)
+    assert "No space left on device" in msg and "derive.json" in msg and "verify-unsaved-parts-" in msg
+    kept = list((tmp_path / "tmp").glob("verify-unsaved-parts-*/derive.json"))
+    assert len(kept) == 1 and str(kept[0]) in msg
+    rec = json.loads(kept[0].read_text())
+    assert rec["part"] == "derive" and rec["status"] == "ok" and rec["result"]["replay"] == "verify derive"
+    assert fk.calls == ["derive"] and not (tmp_path / "rep" / "index.html").exists()
+
+
+def test_a_report_that_cannot_be_written_leaves_the_parts_and_no_half_report(tmp_path, monkeypatch):
+    import errno
+    from verify import report
+    from verify.errors import OutputError
+    Fakes(monkeypatch)
+
+    def full(*a, **k):
+        from verify.run.atomic import new_folder
+        new_folder(tmp_path / "rep")                     # the report had begun beside OUT
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(report, "write_report", full)
+    with pytest.raises(OutputError) as info:
+        run(tmp_path / "rep", only=["derive"])
+    assert "verify report --from" in str(info.value) and "1 parts are saved" in str(info.value)
+    assert (tmp_path / "rep" / WORK / "parts" / "derive.json").is_file()
+    assert not (tmp_path / ".rep.new").exists()
+
+
+def test_report_from_a_folder_with_an_unreadable_part_counts_it_as_not_finished(tmp_path, monkeypatch):
+    Fakes(monkeypatch)
+    out = tmp_path / "rep"
+    run(out, only=["derive", "claim"])
+    pdir = out / WORK / "parts"
+    n = len(list(pdir.glob("*.json")))
+    (pdir / "claim--lemma-C.2.json").write_text('{"part": "claim:lemma-C.2", "sta')       # a torn write
+    r = CliRunner().invoke(main, ["report", "--out", str(tmp_path / "again"), "--from", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"{n - 1} parts finished, 1 not" in r.stdout
+    assert "claim--lemma-C.2.json cannot be read" in r.stderr
+    res = json.loads((tmp_path / "again" / "results.json").read_text())
+    bad = next(p for p in res["parts"] if p["name"] == "claim:lemma-C.2")
+    assert bad["status"] == "failed" and "cannot be read" in bad["error"]
+
+
+def test_a_convention_keys_the_saved_parts_and_reaches_the_parts_that_take_it(tmp_path, monkeypatch):
+    """A part function with a ``convention`` keyword receives the run's convention; the convention is in every
+    part's options, so a run under another convention does not reuse the reference run's parts."""
+    fk = Fakes(monkeypatch)
+    seen = []
+
+    def derive(profile, convention=None):
+        seen.append(convention)
+        return FAKE["derive"]("")
+    parts.REGISTRY.pop("derive")
+    parts.part("derive", order=0)(derive)
+    out = tmp_path / "rep"
+    st = pipeline.run_parts(out, "ci", processes=False, isolate=False, only=["derive", "claim"])
+    assert seen == [None] and all("convention" not in r["options"] for r in st.done)
+    fk.calls.clear()
+    st = pipeline.run_parts(out, "ci", processes=False, isolate=False, only=["derive", "claim"],
+                            convention={"loss": "mean"})
+    assert seen == [None, {"loss": "mean"}] and len(fk.calls) == 2          # nothing reused across conventions
+    recs = {r["part"]: r for r in st.done}
+    assert all(r["options"]["convention"] == {"loss": "mean"} for r in recs.values())
+    assert "convention_note" not in recs["derive"] and "reference convention" in recs["claim:lemma-C.2"]["convention_note"]
+
+
+def _our_processes(marker: str) -> list[str]:
+    """Command lines of running processes that mention ``marker`` (a test's own temporary folder)."""
+    found = []
+    for p in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmd = p.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and "pytest" not in cmd:
+            found.append(cmd)
+    return found
+
+
+def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
+    """SIGINT to the whole process group of a real `verify all` (what Ctrl-C at a terminal sends) once one part
+    is saved: one line on stderr and no traceback, exit status 130, no part process left running, no
+    verify-part-* folder left, and the same command then reuses the saved part."""
+    out, tmp = tmp_path / "rep", tmp_path / "tmp"
+    tmp.mkdir()
+    cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out),
+           "--workers", "1", "--only", "attention", "--only", "convergence"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    pdir = out / WORK / "parts"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(pdir.glob("*.json")):
+        time.sleep(0.05)
+    assert list(pdir.glob("*.json")), "no part finished in time"
+    time.sleep(0.5)                                           # the next part is running in its child process
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("Error: interrupted") and "run the same command again" in last, err
+    assert not list(tmp.glob("verify-part-*")) and not _our_processes(str(tmp))
+    assert not (out / "index.html").exists()
+    saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
+    r = CliRunner().invoke(main, ["all", "--out", str(out), "--quiet", "--only", "attention", "--only", "convergence"])
+    assert r.exit_code == 0, r.output
+    res = json.loads((out / "results.json").read_text())
+    assert {p["name"] for p in res["parts"] if p["reused"]} == saved

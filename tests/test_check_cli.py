@@ -19,7 +19,7 @@ REGIME_SCHEMA = "check_regime.schema.json"
 def all_json():
     res = CliRunner().invoke(main, ["check", "--json"])
     assert res.exit_code == 0, res.output
-    return json.loads(res.output)
+    return json.loads(res.stdout)
 
 
 def test_check_json_validates_and_every_verdict_is_derived(all_json):
@@ -91,8 +91,9 @@ def regime_file(tmp_path, **kw):
     return str(p)
 
 
-# the keys of a fuzz counterexample's "setting" (verify.fuzz.Regime.as_dict) plus "steps"
-GSLP = dict(D=2, K=1, preset="gslp", M=1, d=1, eta="5/20", vstar_norm="1", seed=0, sigma="identity", law="gaussian")
+# a regime file: the regime flags' names without their dashes, plus "steps"
+GSLP = {"D": 2, "K": 1, "preset": "gslp", "M": 1, "d": 1, "eta": "5/20", "vstar-norm": "1", "seed": 0,
+        "sigma": "identity", "law": "gaussian"}
 
 
 def run_regime(args):
@@ -104,7 +105,7 @@ def run_regime(args):
 def test_regime_fails_with_a_replayed_counterexample(tmp_path):
     """neg-alpha-le-1 in the fuzzer's minimal regime: alpha(15) > 1 (the JSON object, and the text)."""
     f = regime_file(tmp_path, **GSLP, steps=15)
-    out = json.loads(run_regime(["neg-alpha-le-1", "--regime", f, "--json"]).output)
+    out = json.loads(run_regime(["neg-alpha-le-1", "--regime", f, "--json"]).stdout)
     jsonschema.validate(out, load_schema(REGIME_SCHEMA))
     assert out["holds"] is False and out["status"] == "fails" and out["in_hypotheses"] is True
     assert out["kind"] == "float64" and out["threshold"]["why"] and out["replay"].startswith("verify run")
@@ -112,17 +113,17 @@ def test_regime_fails_with_a_replayed_counterexample(tmp_path):
     # the replay command itself shows the overshoot
     import shlex
     res = CliRunner().invoke(main, ["run", *shlex.split(out["replay"])[2:]])
-    assert max(float(a) for a in json.loads(res.output)["final"]["alpha"]) > 1
+    assert max(float(a) for a in json.loads(res.stdout)["final"]["alpha"]) > 1
     text = run_regime(["neg-alpha-le-1", "--regime", f]).output
     assert "FAILS" in text and "replayed at 150 steps: fails (same conclusion)" in text
 
 
 def test_regime_holds_and_outside(tmp_path):
-    out = json.loads(run_regime(["lemma-C.2", "--regime", regime_file(tmp_path, **GSLP, steps=15), "--json"]).output)
+    out = json.loads(run_regime(["lemma-C.2", "--regime", regime_file(tmp_path, **GSLP, steps=15), "--json"]).stdout)
     assert out["holds"] is True and out["status"] == "holds" and out["replay_check"] is None
     # K = 0 breaks lemma-C.2's hypothesis K >= 1: the failure is reported as outside, not a counterexample
     f = regime_file(tmp_path, D=3, K=0, preset="sts", eta="1/10", steps=20)
-    out = json.loads(run_regime(["lemma-C.2", "--regime", f, "--json"]).output)
+    out = json.loads(run_regime(["lemma-C.2", "--regime", f, "--json"]).stdout)
     assert out["holds"] is False and out["in_hypotheses"] is False and "K >= 1" in out["outside"]
     assert out["replay_check"] is None
     assert "NOT met" in run_regime(["lemma-C.2", "--regime", f]).output
@@ -131,18 +132,18 @@ def test_regime_holds_and_outside(tmp_path):
 def test_regime_undecided(tmp_path):
     """A horizon too short to judge an asymptotic statement is undecided, never "holds"."""
     f = regime_file(tmp_path, **GSLP, steps=8)
-    out = json.loads(run_regime(["neg-rate-exponential", "--regime", f, "--json"]).output)
+    out = json.loads(run_regime(["neg-rate-exponential", "--regime", f, "--json"]).stdout)
     assert out["holds"] is None and out["status"] == "undecided"
     assert "UNDECIDED" in run_regime(["neg-rate-exponential", "--regime", f]).output
 
 
 @pytest.mark.parametrize("content, args, name", [
     ({**GSLP, "steps": 3, "bogus": 1}, ["lemma-C.2"], "regime"),
-    ({**GSLP}, ["lemma-C.2"], "steps"),
-    ({**GSLP, "steps": 0}, ["lemma-C.2"], "steps"),
+    ({**GSLP}, ["lemma-C.2"], "regime"),                          # "steps" missing
+    ({**GSLP, "steps": 0}, ["lemma-C.2"], "regime"),
     ({**GSLP, "steps": 3, "eta": "-1"}, ["lemma-C.2"], "eta"),
     ([1, 2], ["lemma-C.2"], "regime"),
-    ({**GSLP, "steps": 3}, ["theorem-3.1"], "ID"),
+    ({**GSLP, "steps": 3, "vstar_norm": "1"}, ["lemma-C.2"], "regime"),   # the flag's spelling is vstar-norm
     ({**GSLP, "steps": 3}, ["lemma-C.2", "wp-zero"], "ID"),
     ({**GSLP, "steps": 3}, [], "ID"),
     ({**GSLP, "steps": 3}, ["no-such-claim"], "ID"),

@@ -35,7 +35,7 @@ def _balanced(doc: str):
 def latex():
     res = _run("--format", "latex")
     assert res.exit_code == 0, res.output
-    return res.output
+    return res.stdout
 
 
 def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
@@ -52,7 +52,7 @@ def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
 def test_asymptotics_latex_is_standalone_and_simplified():
     res = _run("--asymptotics", "--format", "latex")
     assert res.exit_code == 0, res.output
-    _balanced(res.output)
+    _balanced(res.stdout)
     assert "\\sqrt{\\frac{1}{D - K}}" not in res.output and "sqrt(1/(D - K))" not in res.output
     assert "\\sqrt{D - K}" in res.output
     res = _run("--asymptotics", "--json")
@@ -78,7 +78,7 @@ def test_json_with_another_format_is_a_usage_error(fmt):
 def test_json_lists_every_obligation_with_status_method_and_scope():
     res = _run("--json", "--format", "json", "--sigma", "erf")
     assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
+    d = json.loads(res.stdout)
     obs = [o for group in d["obligations"].values() for o in group]
     assert len(obs) > 25 and {o["status"] for o in obs} == {"proved", "disproved"}
     assert all(o["method"] in ("sympy identity", "matrix calculus", "smt") and "label" in o["scope"] for o in obs)

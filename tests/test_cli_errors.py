@@ -1,11 +1,16 @@
 """Every malformed invocation: exit status 2, one line, no traceback, the flag as typed, the value as written.
 
 One table, one test. Add a row for every new way to get an option wrong (other sub-commands too):
-(argv, the flag as the user typed it, the value as the user wrote it). Paths in argv may use the
-placeholders of ``PLACES`` (files made once per session). Every row must fail before any real work
-(the table runs in seconds).
+(argv, the flag as the user typed it, the value as the user wrote it[, a phrase the line must hold]).
+Paths in argv may use the placeholders of ``PLACES`` (files made once per session). Every row must fail
+before any real work (the table runs in seconds).
+
+Below the table: what must not be lost or left behind when the work itself cannot go on (a read-only
+or full output place, Ctrl-C), and what is capped rather than refused (--workers).
 """
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -62,7 +67,7 @@ ROWS = [
     (R + ["--data", "digits"], "--D", "4"),                            # the digits are D = d = 8
     (["run", "--D", "8", "--d", "8", "--K", "2", "--preset", "sts", "--data", "digits", "--sigma", "erf"],
      "--arithmetic", "mpmath"),                                        # the finite sum over images: float64 only
-    (["check", "lemma-C.2", "--data", "digits"], "--data", "digits"),  # --data needs --regime
+    (["check", "lemma-C.2", "--p-lambda", "-1"], "--p-lambda", "-1"),  # a convention option, checked before any claim runs
     (R + ["--law", "student-t:2"], "--law", "student-t:2"),
     (R + ["--loss", "median"], "--loss", "median"),
     (R + ["--engine", "exact"], "--engine", "exact"),
@@ -122,6 +127,10 @@ ROWS = [
     (["report", "--out", "{FILE}/sub", "--from", "{DIR}"], "--out", "{FILE}/sub"),
     (["report", "--out", "{DIR}/r", "--from", "{DIR}/no-such-folder"], "--from", "{DIR}/no-such-folder"),
     (["report", "--out", "{DIR}/empty"], "--from", "{DIR}/empty"),     # no saved parts there
+    (["compare", "{DIR}/empty", "{DIR}"], "REPORT_A", "{DIR}/empty", "results.json"),
+    (["compare", "{DIR}", "{DIR}"], "REPORT_A", "{DIR}"),                # a folder without results.json
+    (["check", "neg-alpha-le-1", "--convention", "{MISSING}"], "--convention", "{MISSING}", "TOML or JSON"),
+    (["all", "--out", "{DIR}/o", "--eta-kq-ratio", "-1"], "--eta-kq-ratio", "-1"),
     # --- certify --------------------------------------------------------------------------------
     (C + ["--eta", "3"], "--eta", "3"),                                # above 2K/(c_L v N): no trapping region
     (C + ["--at", "-5"], "--at", "-5"),
@@ -144,6 +153,33 @@ ROWS = [
     (["check", "wp-zero", "--regime", "{MISSING}"], "--regime", "{MISSING}"),
     (["check", "wp-zero", "--regime", "{BAD_JSON}"], "--regime", "{BAD_JSON}"),
     (["derive", "--json", "--format", "latex"], "--format", "latex"),
+    # --- input that click or Python would read silently or wrongly ---------------------------------
+    (C + ["--at", "1e3", "--at", "1e6"], "--at", "1e6", "given twice"),        # click keeps the last
+    (R + ["--eta", "1/10", "--eta", "1/20"], "--eta", "1/20", "given twice"),
+    (["run", "\u2014D", "8", "--K", "2", "--preset", "sts"], "\u2014D", "--D", "em dash"),   # '—D 8' from a web page
+    (["run", "--D", "8", "\u2013K", "2"], "\u2013K", "--K", "en dash"),
+    (R + ["--eta", "1_0"], "--eta", "1_0", "'_'"),                             # Python reads 1_0 as 10
+    (["run", "--D", "1_6", "--K", "2", "--preset", "sts"], "--D", "1_6", "'_'"),
+    (R + ["--steps", "1_000"], "--steps", "1_000", "'_'"),
+    (["run", "--D", "4", "--supports", "{S_FLOAT}"], "--supports", "1.0", "integer"),   # a token index, not 1.0
+    (["check", "wp-zero", "--regime", "{REGIME_D_STRING}"], "D", "8", "not the string"),
+    (["check", "wp-zero", "--regime", "{REGIME_FLOAT_SUPPORT}"], "supports", "1.0", "integer"),
+    (["check", "wp-zero", "--regime", "{REGIME_OK}", "--profile", "dev"], "--profile", "dev", "no effect"),
+    # --- messages that named the wrong flag or were vague ------------------------------------------
+    (R + ["--dps", "100000"], "--dps", "100000", "--no-cross-check"),          # not "--arb"
+    (R + ["--eta", "1e-400"], "--eta", "1e-400", "at least 2.2e-308"),         # not "must be 0 or ..."
+    (["check", "lemma-c.2"], "ID", "lemma-c.2", "did you mean lemma-C.2?"),
+    (["fuzz", "--claim", "lemma-c.2"], "--claim", "lemma-c.2", "did you mean lemma-C.2?"),
+    (["probe", "d_eq_k"], "NAME", "d_eq_k", "did you mean d-eq-k?"),
+    (["sweep", "--grid", "DD=8"], "--grid", "DD=8", "did you mean D?"),
+    (["all", "--only", "derivee", "--out", "{DIR}/report"], "--only", "derivee", "did you mean derive?"),
+    (["sweep", "--scheduler", "http://127.0.0.1:8787", "--out", "{DIR}/s"], "--scheduler", "http://127.0.0.1:8787",
+     "dashboard"),                                          # no Client.__del__ traceback after the message
+    (["sweep", "--grid", "seed=" + ",".join(map(str, range(1001)))], "--grid", "1,001 regimes", "--yes"),
+    # --- huge sizes: estimated (and refused without --yes) before anything is built ----------------
+    (["run", "--D", "8", "--K", "2", "--preset", "sts", "--M", "4096", "--d", "4096", "--steps", "10",
+      "--vstar-norm", "1e-200"], "--vstar-norm", "1e-200"),      # checked before the 17 million entries are built
+    (["fuzz", "--db", "{FILE}/db"], "--db", "{FILE}/db"),        # checked before the search
 ]
 
 
@@ -151,8 +187,12 @@ ROWS = [
 def places(tmp_path_factory):
     """The files the table's placeholders name."""
     d = tmp_path_factory.mktemp("cli-errors")
+    regime = {"D": 4, "K": 2, "preset": "sts", "steps": 3}
     files = {"V_OK": "[[1]]", "V_BIG": "[[1e400]]", "V_BIGINT": "[[1" + "0" * 400 + "]]", "BAD_JSON": "[[1, 2",
-             "S_OK": "[[0, 1]]", "S_RANGE": "[[0, 9]]", "S_RAGGED": "[[0, 1], [2]]", "FILE": "not a folder"}
+             "S_OK": "[[0, 1]]", "S_RANGE": "[[0, 9]]", "S_RAGGED": "[[0, 1], [2]]", "FILE": "not a folder",
+             "S_FLOAT": "[[0, 1.0]]", "REGIME_OK": json.dumps(regime),
+             "REGIME_D_STRING": json.dumps(regime | {"D": "8"}),
+             "REGIME_FLOAT_SUPPORT": json.dumps({"D": 4, "supports": [[0, 1.0]], "steps": 3})}
     out = {"DIR": str(d), "MISSING": str(d / "missing.json")}
     for k, text in files.items():
         (d / k).write_text(text)
@@ -166,23 +206,27 @@ def _fill(text: str, places: dict) -> str:
     return text
 
 
-@pytest.mark.parametrize("argv,flag,value", ROWS, ids=[f"{a[0]}-{i}" for i, (a, _, _) in enumerate(ROWS)])
-def test_malformed_invocation_is_one_line_naming_the_flag(argv, flag, value, places):
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r[0][0]}-{i}" for i, r in enumerate(ROWS)])
+def test_malformed_invocation_is_one_line_naming_the_flag(row, places):
+    argv, flag, value, phrase = (*row, None) if len(row) == 3 else row
     argv = [_fill(a, places) for a in argv]
     value = _fill(value, places)
     res = CliRunner().invoke(main, argv)
     out = res.output
     assert res.exit_code == 2, (res.exit_code, out, res.exception)
-    assert "Traceback" not in out and not isinstance(res.exception, (AssertionError, TypeError, KeyError))
+    assert "Traceback" not in out and "Exception ignored" not in out
+    assert not isinstance(res.exception, (AssertionError, TypeError, KeyError))
     assert out.startswith("Error: ") and out.strip().count("\n") == 0, out          # one line
     assert flag in out, out
     assert value in out, out
+    assert phrase is None or phrase in out, out
     assert "Fraction(" not in out and "{'" not in out, out                           # no Python reprs
+    assert "must be 0 or" not in out and not (flag == "--dps" and "--arb" in out), out
 
 
 def test_the_table_covers_every_subcommand():
     from verify.cli import COMMANDS
-    assert {argv[0] for argv, _, _ in ROWS} >= {name for name, _ in COMMANDS}
+    assert {row[0][0] for row in ROWS} >= {name for name, _ in COMMANDS}
     assert len(ROWS) >= 50
 
 
@@ -215,3 +259,133 @@ def test_model_errors_use_api_names_and_written_values():
     with pytest.raises(InvalidParameter) as info:
         make_setting(D=4, K=2, preset="sts", sigma="relu", law="gumbel", eta="-1")
     assert {p.name for p in info.value.problems} == {"eta", "law", "sigma"}
+
+
+# ----- output places that cannot be written: refused before the work ---------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+READ_ONLY_COMMANDS = [   # (argv with {RO} a folder on a read-only file system, the flag the line must name)
+    (["sweep", "--grid", "D=8", "--steps", "10", "--out", "{RO}/sweep"], "--out"),
+    (["fuzz", "--claim", "neg-alpha-le-1", "--examples", "1", "--db", "{RO}/db"], "--db"),
+    (["all", "--only", "derive", "--out", "{RO}/report"], "--out"),
+    (["bench", "--quick", "--out", "{RO}/bench"], "--out"),
+    (["report", "--out", "{RO}/report", "--from", "{SRC}"], "--out"),
+]
+SCRIPT = """
+import json, sys
+from click.testing import CliRunner
+from verify.cli import main
+out = []
+for argv in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(main, argv)
+    out.append([r.exit_code, r.output])
+print(json.dumps(out))
+"""
+
+
+def read_only_mount(folder) -> list[str] | None:
+    """A command prefix that runs its command with ``folder`` a read-only tmpfs (a user and mount namespace,
+    `unshare -rm`), or None where namespaces are not available."""
+    import shutil
+    import subprocess
+    if shutil.which("unshare") is None:
+        return None
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o ro tmpfs {folder} && "
+                            f"! touch {folder}/x 2>/dev/null"], capture_output=True)
+    return ["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o ro tmpfs {folder} && exec "$@"', "sh"] \
+        if probe.returncode == 0 else None
+
+
+def test_a_read_only_output_place_is_refused_before_the_work(tmp_path):
+    """Every command that writes an output folder refuses a read-only one at once, naming its flag, and
+    writes nothing (on a real read-only mount: root writes through a chmod'ed folder)."""
+    import os
+    import subprocess
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    src = tmp_path / "src"
+    (src / "parts").mkdir(parents=True)
+    prefix = read_only_mount(ro)
+    if prefix is None:
+        if os.geteuid() == 0:
+            pytest.skip("no user/mount namespaces here, and root writes through a chmod'ed folder")
+        os.chmod(ro, 0o555)
+        prefix = []
+    argvs = [[a.replace("{RO}", str(ro)).replace("{SRC}", str(src)) for a in argv] for argv, _ in READ_ONLY_COMMANDS]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run(prefix + [sys.executable, "-c", SCRIPT, json.dumps(argvs)], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    for (argv, flag), (code, out) in zip(READ_ONLY_COMMANDS, json.loads(res.stdout.splitlines()[-1])):
+        assert code == 2 and out.startswith("Error: ") and out.strip().count("\n") == 0, (argv, out)
+        assert flag in out and "Traceback" not in out, (argv, out)
+    assert not any(ro.iterdir())
+
+
+# ----- the work is kept when writing fails anyway ---------------------------------------------------------
+
+def test_a_counterexample_that_cannot_be_saved_is_printed_and_said_in_one_line(tmp_path, monkeypatch):
+    """The database accepted the check before the search but refuses the write (a full disk): the
+    counterexample is still printed with its replay command, and the last line says it was not saved."""
+    import errno
+    from verify.fuzz import store
+
+    def full(self, regime, **info):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(store.CounterexampleStore, "save", full)
+    res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-alpha-le-1", "--examples", "30", "--seed", "3",
+                                    "--db", str(tmp_path / "db")])
+    assert res.exit_code == 4, res.output
+    lines = res.output.strip().splitlines()
+    assert "counterexample, new" in res.output and "replay: verify run" in res.output    # the work is shown
+    assert lines[-1].startswith("Error: ") and "No space left on device" in lines[-1]
+    assert "neg-alpha-le-1" in lines[-1] and "Traceback" not in res.output
+
+
+# ----- huge sizes are estimated before anything is built ----------------------------------------------------
+
+BIG = ["--D", "8", "--K", "2", "--preset", "sts", "--M", "4096", "--d", "4096"]
+
+
+def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
+    """M d = 17 million exact entries: the estimate comes from a 64 x 64 build within seconds (a build at
+    that size takes half an hour), and above the confirmation time the command stops without --yes."""
+    import time
+    from verify.cli import progress, sizes
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(main, ["run", *BIG, "--steps", "10", "--estimate-only"])
+    assert res.exit_code == 0 and "to build the regime" in res.output and "16,777,216" in res.output, res.output
+    assert time.perf_counter() - t0 < 60
+    # the estimate scales the calibration by the entries: 4096^2 / 64^2 = 4096 times one 64 x 64 build
+    monkeypatch.setattr(sizes, "LARGE_ENTRIES", 0)
+    assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 64, "d": 64}) < 60
+    monkeypatch.setattr(progress, "CONFIRM_SECONDS", 1e-3)
+    res = CliRunner().invoke(main, ["run", *BIG, "--steps", "10"])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "--yes" in res.output, res.output
+    regime = tmp_path / "big.json"
+    regime.write_text(json.dumps({"D": 8, "K": 2, "preset": "sts", "M": 4096, "d": 4096, "steps": 10}))
+    res = CliRunner().invoke(main, ["check", "wp-zero", "--regime", str(regime)])
+    assert res.exit_code == 2 and "building the regime" in res.output and "--yes" in res.output, res.output
+
+
+def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch):
+    from verify.cli import progress
+    monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)
+    regime = tmp_path / "r.json"
+    regime.write_text(json.dumps({"D": 8, "K": 2, "preset": "sts", "steps": 200}))
+    res = CliRunner().invoke(main, ["check", "lemma-C.2", "--regime", str(regime), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "estimated time" in res.stderr and "200 steps" in res.stderr
+    json.loads(res.stdout)
+
+
+# ----- an unstable step size is said ---------------------------------------------------------------------
+
+def test_gd_outside_its_stable_range_is_warned():
+    """sts, K = 2, N = 1: GD's W_X block is stable for eta c_L v N < 2K, i.e. eta < 4 here (by hand)."""
+    base = ["run", "--D", "4", "--K", "2", "--preset", "sts", "--steps", "20", "--json", "--no-cross-check"]
+    res = CliRunner().invoke(main, base + ["--eta", "5"])
+    assert res.exit_code == 0 and "GD is outside its stable range" in res.stderr
+    assert "5 >= 2K = 4" in json.loads(res.stdout)["warnings"][0]
+    res = CliRunner().invoke(main, base + ["--eta", "39/10"])
+    assert res.exit_code == 0 and "stable range" not in res.stderr and "warnings" not in json.loads(res.stdout)

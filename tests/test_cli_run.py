@@ -54,8 +54,8 @@ def test_decimal_eta_is_the_rational_it_spells(files):
 
 
 def test_full_and_reduced_agree_through_the_cli(files):
-    a = _run(ARGS[:-5] + ["--steps", "30", "--engine", "reduced", "--dps", "40", "--json"] + files)
-    b = _run(ARGS[:-5] + ["--steps", "30", "--engine", "full", "--dps", "40", "--json"] + files)
+    a = _run(ARGS[:-7] + ["--steps", "30", "--engine", "reduced", "--dps", "40", "--json"] + files)
+    b = _run(ARGS[:-7] + ["--steps", "30", "--engine", "full", "--dps", "40", "--json"] + files)
     assert Decimal(a["final"]["loss"]) - Decimal(b["final"]["loss"]) == 0 or \
         abs(Decimal(a["final"]["loss"]) - Decimal(b["final"]["loss"])) < Decimal("1e-35")
 
@@ -69,7 +69,7 @@ def test_derive_asymptotics_json_parses():
     import sympy as sp
     res = CliRunner().invoke(main, ["derive", "--asymptotics", "--json"])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     syms = {n: sp.Symbol(n, positive=True) for n in ("D", "K", "N", "M", "eta", "T", "vnorm")}
     for key in ("excess_loss", "s_err", "w_err"):
         expr = sp.sympify(data[key], locals=syms)
@@ -239,8 +239,17 @@ def test_progress_follows_the_run_and_its_cross_check():
         run_json(s, 30, "auto", "mpmath", None, bar=bar)
         assert bar.progress.tasks[0].completed == 60          # 30 GD steps + 30 reference steps
     assert "ETA" in buf.getvalue()
-    with progress("hidden", 10, console=Console(file=io.StringIO())) as bar:   # not a terminal: no-op
-        assert bar.progress is None
+    plain = io.StringIO()
+    with progress("verify check", 10, console=Console(file=plain), interval=0.05) as bar:   # not a terminal
+        assert bar.progress is None and bar.shown
+        bar.advance(4, description="verify check: lemma-C.2")
+        import time
+        time.sleep(0.3)
+    lines = plain.getvalue().splitlines()
+    assert lines and "verify check: lemma-C.2: 4/10 (40%)" in lines[-1] and "elapsed" in lines[-1]
+    assert "left" in lines[-1]                                       # an estimate of the time left
+    with progress("hidden", 10, quiet=True, console=Console(file=io.StringIO())) as bar:     # --quiet: no-op
+        assert not bar.shown
 
 
 def test_engine_auto_is_recorded():
@@ -261,16 +270,18 @@ def test_check_ends_with_a_verdict_table():
     import io
     from rich.console import Console
     from verify.cli.check import summary_table
-    st = lambda i, v, role="claim": {"id": i, "verdict": v, "text": f"[{i}] statement", "role": role}  # noqa: E731
-    results = [{"id": "x", "statements": [st("a", "proved"), st("b", "refuted"), st("c", "proved")]},
-               {"id": "y", "statements": [st("d", "refuted", "control"), st("e", "supported", "finding")]}]
+    def st(sid, role, verdict, text):
+        return {"id": sid, "role": role, "verdict": verdict, "text": text}
+    results = [{"statements": [st("a", "claim", "proved", "first"), st("a.x", "finding", "supported", "sharper")]},
+               {"statements": [st("b", "claim", "refuted", "OOD loss is [1/2, 1/2 + epsilon]")]},
+               {"statements": [st("c", "claim", "proved", "third"), st("neg", "control", "refuted", "false")]}]
     buf = io.StringIO()
-    Console(file=buf, width=140).print(summary_table(results))
-    text = buf.getvalue()
-    # counted apart per role; brackets in a statement survive (no rich markup)
-    assert "the paper's claims: 2 proved, 1 refuted; negative controls: 1 refuted; the toolkit's own findings: " \
-           "1 supported" in text.replace("\n", " ").replace("  ", " ") or "2 proved, 1 refuted" in text
-    assert all(i in text for i in "abcde") and "[a] statement" in text
+    Console(file=buf, width=200).print(summary_table(results))
+    text = " ".join(buf.getvalue().split())          # the caption wraps at the table's width
+    assert "the paper's claims: 2 proved, 1 refuted" in text and "negative controls: 1 refuted" in text
+    assert "the toolkit's own findings: 1 supported" in text
+    assert all(s["id"] in text for r in results for s in r["statements"])
+    assert "[1/2, 1/2 + epsilon]" in text                  # rich markup would eat the brackets
 
 
 def test_summaries_are_words_not_dicts():
@@ -301,3 +312,27 @@ def test_output_folders_are_checked_before_any_work(tmp_path):
     for bad in (f, f / "sub"):
         with pytest.raises(InvalidParameter, match="--out"):
             check_writable_dir("--out", bad)
+
+
+def test_a_computation_in_phases_reports_each_phase():
+    """verify certify hands its progress(phase, done, total) calls to the display, one task per phase, when
+    the computation takes a progress keyword; one that does not gets nothing (the display shows time only)."""
+    import io
+    from rich.console import Console
+    from verify.cli.progress import progress, progress_hook
+
+    def work(setting, progress=None):
+        for i in range(1, 4):
+            progress("certified prefix (steps)", i * 100, 300)
+        progress("trapping region (boxes)", 5, None)
+
+    def silent(setting):
+        return None
+    buf = io.StringIO()
+    with progress("verify certify", None, console=Console(file=buf, force_terminal=True, width=120)) as bar:
+        hook = progress_hook(work, bar)
+        work(None, **hook)
+        tasks = {t.description: t for t in bar.progress.tasks}
+        assert tasks["certified prefix (steps)"].completed == 300 and tasks["certified prefix (steps)"].total == 300
+        assert tasks["trapping region (boxes)"].completed == 5
+        assert progress_hook(silent, bar) == {}

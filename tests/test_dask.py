@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify import parts, pipeline
+from verify.run import parts, pipeline
 from verify.cli import main
-from verify.codeversion import code_version
+from verify.run.version import code_version
 from verify.sweep import compute_row, parse_grid, plan_rows
 from verify.sweep.run import rows_dir
 
-ROOT = Path(pipeline.__file__).resolve().parents[1]
+ROOT = Path(pipeline.__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
@@ -147,7 +147,7 @@ def test_lost_worker_sweep_completes_with_every_row_once(cluster, tmp_path):
 
 HANG_MODULE = '''
 import os, time
-from verify.parts import part
+from verify.run import part
 
 
 @part("hang", order=1)

@@ -153,11 +153,11 @@ def tiny(tmp_path_factory) -> Path:
 
 def tiny_report(out: Path) -> Path:
     """A report rendered by the current code from a few real parts run in this process."""
-    from verify.atomic import write_json_atomic
-    from verify.codeversion import code_version
-    from verify.partrun import run_here
-    from verify.parts import REGISTRY
-    from verify.pipeline import part_options, plan
+    from verify.run.atomic import write_json_atomic
+    from verify.run.version import code_version
+    from verify.run.child import run_here
+    from verify.run.parts import REGISTRY
+    from verify.run.pipeline import part_options, plan
     from verify.report import write_report
     parts, failed = plan("ci", list(TINY_REPORT_PARTS))
     assert not failed and len(parts) == len(TINY_REPORT_PARTS)
@@ -325,3 +325,20 @@ def test_index_links_every_page():
     text = (DOCS / "index.md").read_text(encoding="utf-8")
     linked = {t.partition("#")[0] for t in LINK.findall(text)}
     assert {p.name for p in DOCS.glob("*.md")} - {"index.md"} <= linked
+
+
+GLOSSARY_TERMS = ("reduced recursion", "slow manifold", "trapping region", "comparison lemma", "off-support mass",
+                  "two-valued columns", "teacher presets", "roles: claim, control, finding", "formal expansion", "scope",
+                  "assumptions", "reference convention", "onset t\\*", "leading term", "verdict", "replay", "profile")
+
+
+def test_the_glossary_defines_every_term_the_report_uses():
+    """Each term is a heading of docs/glossary.md (so the report can link to #its-anchor), with a definition
+    under it; the presets' entry names all four presets the code registers."""
+    from verify.model.presets import PRESETS
+    text = (DOCS / "glossary.md").read_text(encoding="utf-8")
+    sections = re.split(r"^### ", text, flags=re.M)[1:]
+    bodies = {s.split("\n", 1)[0].strip().lower(): s.split("\n", 1)[1].strip() for s in sections}
+    for term in GLOSSARY_TERMS:
+        assert term in bodies and len(bodies[term]) > 80, f"docs/glossary.md does not define {term!r}"
+    assert all(f"**{p}**" in bodies["teacher presets"] for p in PRESETS)

@@ -257,7 +257,7 @@ def test_run_command_replays(regime):
     res = CliRunner().invoke(main, ["run", *[a.strip("'") for a in args], "--arithmetic", "float64",
                                     "--no-cross-check"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["final"]["step"] == regime.steps
 
 
@@ -612,7 +612,7 @@ def test_cli_fuzz_json_and_text(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--seed", "0", "--no-db",
                                     "--examples", str(PROFILE_BUDGET["ci"]["examples"]), "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert KEYS <= set(out) and out["falsified"] and out["verdict"] == "refuted" and out["seed"] == 0
     # a drawn seed: 200 examples (the search stops at the first failure; about 1 in 10 draws of 20 finds none)
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--examples", "200",

@@ -582,7 +582,7 @@ def test_negative_control_replay_reproduces_the_counterexample():
     assert out.holds is False
     res = CliRunner().invoke(main, ["run", *shlex.split(out.replay)[2:]])
     assert res.exit_code == 0, res.output
-    final = json.loads(res.output)["final"]
+    final = json.loads(res.stdout)["final"]
     assert max(float(a) for a in final["alpha"]) > 1
 
 
@@ -602,7 +602,7 @@ def test_outside_records_never_decide(results):
     assert rec["first_loss_increase"] < rec["first_nonpositive"]
     res = CliRunner().invoke(main, ["run", *shlex.split(rec["replay"])[2:]])
     assert res.exit_code == 0, res.output
-    assert float(json.loads(res.output)["final"]["alpha"][0]) < 0
+    assert float(json.loads(res.stdout)["final"]["alpha"][0]) < 0
     s = regime("cnn", 1, 1, M=1, d=1, eta="1/20", vstar_norm="3", sigma="poly:0,1,0,1/10")
     assert REGISTRY["lemma-C.2"].regime_check(s, 5).data["in_hypotheses"] is False
     assert REGISTRY["lemma-C.2"].regime_check(s, 3).data["in_hypotheses"] is True   # still a descent run

@@ -179,10 +179,10 @@ def test_no_probe_writes_a_verdict():
 
 def test_cli_list_and_json():
     res = CliRunner().invoke(main, ["probe", "--list", "--json"])
-    assert res.exit_code == 0 and {r["probe"] for r in json.loads(res.output)} == set(PROBES)
+    assert res.exit_code == 0 and {r["probe"] for r in json.loads(res.stdout)} == set(PROBES)
     res = CliRunner().invoke(main, ["probe", "k-zero", "--profile", "ci", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert REQUIRED <= set(out) and set(out["classification"]) == set(KEYS) and out["questions"] == [4]
     assert out["question"].startswith("Q4: They also seem to break when K = 0")
     res = CliRunner().invoke(main, ["probe", "k-zero"])

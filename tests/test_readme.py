@@ -15,7 +15,7 @@ import pytest
 from verify.checks import Claimed, decided
 from verify.evidence import Scope, Statement, headline, record
 from verify.report import readme, write_report
-from verify.report.atomic import write_json_atomic
+from verify.run.atomic import write_json_atomic
 from verify.report.numbers import MissingNumber, number
 
 ROOT = Path(__file__).resolve().parents[1]

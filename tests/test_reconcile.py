@@ -96,7 +96,7 @@ def test_replay_command_carries_beta():
     args = cmd.split()[1:]
     res = CliRunner().invoke(main, args + ["--no-cross-check"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["config"]["beta"] == "3/2"
     # the replay runs in float64 and prints the digits it carries (11 here)
     assert _close(out["final"]["excess_loss"], iterate(s, 30, "reduced", "mpmath", 30).final.excess_loss, 9)
@@ -391,7 +391,7 @@ def test_cli_json_and_text_without_numerics():
     import re
     res = _cli(["--json", "--no-numerics"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["verdicts"]["rates_tstar_conditions"]["verdict"] == "proved"
     assert out["verdicts"]["with-eta-and-vnorm:rates_tstar_conditions"]["verdict"] == "refuted"
     assert out["statements"][0]["role"] == "primary" and "over the family {" in out["statements"][0]["scope_label"]
@@ -413,14 +413,14 @@ def test_cli_claims_files(tmp_path):
     ref = tmp_path / "ref.json"
     ref.write_text(json.dumps({"excess_loss": {"D": 0, "K": "1"}, "s_err": {"D": "1/2", "vnorm": -1},
                                "w_err": {"D": "0.5"}}))
-    out = json.loads(_cli(["--json", "--no-numerics", "--claims", str(ref)]).output)
+    out = json.loads(_cli(["--json", "--no-numerics", "--claims", str(ref)]).stdout)
     (rd,) = out["readings"]
     rates = rd["systems"][0]
     assert all(v == {"exponent": "0"} for v in rates["point"].values()) and rates["dimension"] == 5
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"excess_loss": {"D": 4, "K": 2}, "s_err": {"D": "5/2"}, "w_err": {"D": 2}}))
     res = _cli(["--json", "--no-numerics", "--claims", str(bad)])
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["representative"] is None and out["verdicts"]["rates"]["verdict"] == "refuted"
     s = out["readings"][0]["systems"][0]
     assert s["status"] == "empty" and s["certificate"]["checked"] and "exponent of K" in s["certificate"]["multipliers"][0]["row"]

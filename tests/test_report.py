@@ -23,7 +23,7 @@ from verify.checks import Claimed, decided
 from verify.evidence import Scope, Statement, headline, record
 from verify.model.paper import QUESTIONS, RESULTS
 from verify.report import schema, validate, write_report
-from verify.report.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
+from verify.run.atomic import WORK, new_folder, recover_folder, swap_folder, write_json_atomic
 from verify.report.questions import answers, named_questions
 from verify.report.statements import short_scope
 from conftest import holds_values

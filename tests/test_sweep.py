@@ -13,11 +13,11 @@ import warnings
 import pytest
 from click.testing import CliRunner
 
-from verify import executor
+from verify.run import execute as executor
 from verify.cli import main
-from verify.codeversion import code_version
+from verify.run.version import code_version
 from verify.errors import InvalidParameter
-from verify.folderlock import folder_lock
+from verify.run.lock import folder_lock
 from verify.sweep import (MEASURES, compute_row, measure, parse_grid, plan_rows, points, read_meta, read_table,
                           run_sweep, setting_kwargs)
 from verify.sweep import run as sweep_run
@@ -168,8 +168,8 @@ def test_diverging_regime_gives_no_numbers_and_strict_json():
 
 
 def test_new_measurements_plug_in_and_a_failing_one_costs_its_columns(monkeypatch):
-    monkeypatch.setattr("verify.sweep.measures.MEASURES", dict(MEASURES))
     from verify.sweep import measures as ms
+    monkeypatch.setattr(ms, "MEASURES", dict(MEASURES))
 
     @measure("tokens", default=False)
     def tokens(s, steps, options):
@@ -230,3 +230,73 @@ def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
         "certificate_status"] == "exact"
     bad = MEASURES["certificate"].func(make_setting(D=4, K=2, preset="sts", eta="5"), 100, {})
     assert bad["certificate_status"] == "refused" and "2K/(c_L v N)" in bad["certificate_note"]
+
+
+def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_path):
+    """cnn needs K | D: of D in {4, 6} x K in {3, 4, 5} the valid regimes are (6, 3) and (4, 4) (by hand), so
+    four are invalid, all for K. With --quiet the summary is still one line per kind, not one per row. The
+    sts-like row D = 6, K = 3 at 50 steps ends long before the onset 200 K D/(2 eta ||V*||^2) = 18000."""
+    out = tmp_path / "sw"
+    r = CliRunner().invoke(main, ["sweep", "--grid", "D=4,6", "--grid", "K=3,4,5", "--steps", "50", "--measure",
+                                  "trajectory", "--out", str(out), "--quiet", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert "4 not valid regimes" in lines[0]
+    assert "not valid regimes: 4, by the parameter at fault:" in lines and sum("x K: e.g." in x for x in lines) == 1
+    assert any("1 rows end before the onset T*" in x for x in lines) and len(lines) <= 5, lines
+    rows = {(row["D"], row["K"]): row for row in read_table(out).to_dict("records")}
+    assert rows[(6, 3)]["tstar"] == 200 * 3 * 6 / (2 * 0.1 * 1) and rows[(6, 3)]["before_tstar"] is True
+    assert rows[(4, 4)]["tstar"] is None or rows[(4, 4)]["tstar"] != rows[(4, 4)]["tstar"]   # K = D: no 1/T phase
+
+
+def test_rate_constants_and_their_figure_against_each_axis(tmp_path):
+    """constant_q = q(T) T^-p with Theorem 3.1's T-exponents (T (L - L_opt), sqrt(T) ||S - S*||_F, ...), from
+    the row's own final values; the derived constant of L - L_opt is K N (D - K)/(4 D eta) in the reference
+    convention (the hand-derived leading term times T); the figure of each swept axis is written."""
+    res = run_sweep(parse_grid(["D=8,16", "K=2"]), 4_000, tmp_path / "sw", measures=["trajectory"],
+                    processes=False, workers=1)
+    for r in res["rows"]:
+        T = r["steps"]
+        assert r["constant_excess_loss"] == pytest.approx(r["excess_loss"] * T, rel=1e-12)
+        assert r["constant_s_err"] == pytest.approx(r["s_err"] * math.sqrt(T), rel=1e-12)
+        assert r["constant_w_err"] == pytest.approx(r["w_err"] * math.sqrt(T), rel=1e-12)
+        D, K, N = r["D"], r["K"], r["N"]
+        assert r["derived_constant_excess_loss"] == pytest.approx(K * N * (D - K) / (4 * D * 0.1), rel=1e-12)
+        assert r["constant_excess_loss"] == pytest.approx(r["derived_constant_excess_loss"], rel=0.2)
+    figs = {f["file"]: f["caption"] for f in res["meta"]["figures"]}
+    assert set(figs) == {"figures/exponents-vs-D.png", "figures/constants-vs-D.png"}
+    assert "D^4, D^5/2, D^2" in figs["figures/constants-vs-D.png"]          # from verify.model.paper
+    assert (tmp_path / "sw" / "figures" / "constants-vs-D.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
+    """SIGINT to the process group of a real `verify sweep` once one row is saved: one line, no traceback, exit
+    status 130, no table; the same sweep planned again reuses every saved row (and computes only the rest)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+    from verify.sweep.run import sort_rows
+    root = Path(__file__).resolve().parents[1]
+    out, grid, steps = tmp_path / "sw", ["D=8,16,32,64,128,256", "K=2"], 50_000_000
+    args = ["sweep", *[a for g in grid for a in ("--grid", g)], "--steps", str(steps), "--measure", "trajectory",
+            "--workers", "1", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-c", "from verify.cli import main; main()", *args],
+                            env=dict(os.environ, PYTHONPATH=str(root)), start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rows = out / "_work" / "rows"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not list(rows.glob("*.json")):
+        time.sleep(0.05)
+    assert list(rows.glob("*.json")), "no row finished in time"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err and "Exception ignored" not in err, err
+    assert err.strip().splitlines()[-1].startswith("Error: interrupted") and "resume" in err
+    saved = len(list(rows.glob("*.json")))
+    assert 1 <= saved < 6 and not (out / "sweep.parquet").exists()
+    tasks = plan_rows(parse_grid(grid), steps, ["trajectory"], {}, code_version())
+    _, todo, reused = sort_rows(tasks, rows, fresh=False)
+    assert reused == saved and len(todo) == 6 - saved

@@ -129,7 +129,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
     from matplotlib.figure import Figure
 
-    from .atomic import write_bytes_atomic
+    from .run.atomic import write_bytes_atomic
     from .engines import Trajectory
     from .plotting import LABELS
     runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory
@@ -183,5 +183,88 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
     return fig
 
 
-__all__ = ["claim_ids", "check_claim", "leading_terms", "leading_term_values", "plot_trajectory",
-           "THEOREM_QUANTITIES"]
+def _setting(setting):
+    from .model import Setting
+    if not isinstance(setting, Setting):
+        raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
+    return setting
+
+
+def certify(setting, **options):
+    """An all-time certificate of Theorem 3.1's three quantities in ``setting`` (``verify certify``): lower and
+    upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F that hold for every T >= 0.
+
+    ``options`` are the certificate's knobs (``bits``, ``u0``, ``C``, ``shells``, ``ratio``, ``n_u``, ``n_eps``,
+    ``max_depth``, ``max_prefix``, ``check_every``, ``T0``; see ``verify certify --help``). Returns the certificate:
+    ``cert.bounds_json(T)`` gives ``{"T", "excess_loss": [lo, hi], "s_err": [lo, hi], "w_err": [lo, hi]}`` as
+    decimal strings rounded outwards, at any T (the cost does not grow with T), and ``cert.as_dict()`` every
+    obligation it discharged. K = D and K = 0 are certified exactly; a regime the method does not cover raises
+    :class:`verify.errors.InvalidParameter`, and a certificate that does not close raises
+    ``verify.certify.CertificateFailed`` naming the obligation.
+
+    Example::
+
+        >>> s = make_setting(D=4, K=4, preset="cnn", eta="1/4", vstar_norm="2")   # K = D: geometric, exact
+        >>> lo, hi = certify(s).bounds_json(10)["w_err"]
+    """
+    from .certify import certify as build
+    return build(_setting(setting), **options)
+
+
+def sweep(grid, steps: int = 100_000, out="reports/sweep", **options) -> dict:
+    """A grid of regimes on Dask (``verify sweep``): one row per regime, written to ``out`` as sweep.parquet,
+    sweep.csv, sweep.json and figures, and returned.
+
+    ``grid``: ``{axis: [values]}`` (axes as ``verify sweep --grid`` names them: D, K, eta, vstar_norm, loss, ...)
+    or a list of ``"NAME=v1,v2"`` strings. ``options``: ``measures`` (trajectory, claims, certified, certificate),
+    ``claim_steps``, ``arb_bits``, ``scheduler``, ``workers``, ``fresh`` (see verify.sweep.run_sweep). Returns
+    ``{"rows", "meta", "files", "reused", "notes"}``; rows already computed by this code version are reused.
+
+    Example::
+
+        >>> res = sweep({"D": [8, 16], "K": [2]}, steps=2_000, out="/tmp/sweep", measures=["trajectory"])
+        >>> [round(r["slope_excess_loss"], 1) for r in res["rows"]]
+    """
+    from .sweep import parse_grid, run_sweep
+    if isinstance(grid, dict):
+        grid = [f"{k}={';'.join(map(str, v)) if any(',' in str(x) for x in v) else ','.join(map(str, v))}"
+                for k, v in grid.items()]
+    return run_sweep(parse_grid(list(grid)), steps, out, **options)
+
+
+def reconcile(claims=None, profile: str = "ci", numerics: bool = True) -> dict:
+    """Which reading of the conventions makes Theorem 3.1's D-exponents true (``verify reconcile``): with
+    N = n D^a, eta_KQ lambda^2 beta^2 = eta g0 D^b and c_L v = h0 D^c, the exponent vectors (a, b, c) that
+    reproduce the claimed exponents, whether T* then grows as claimed, and (``numerics``) GD's fitted
+    D-exponents under each solution, at the ``profile``'s budget.
+
+    ``claims``: None (Theorem 3.1 and T* ~ D^2), a dict ``{quantity: {variable: exponent}}`` (quantities loss,
+    s_err, w_err, tstar; variables D, K, vnorm, eta, T; exponents such as "5/2") or the path of such a JSON file.
+    Returns the ``verify reconcile --json`` object, every verdict derived from evidence records.
+    """
+    import importlib
+    rc = importlib.import_module("verify.reconcile")     # the module (verify.reconcile is this function)
+    parsed = None if claims is None else (rc.parse_claims(claims) if isinstance(claims, dict) else rc.load_claims(claims))
+    return rc.reconcile(parsed, profile, numerics)
+
+
+def run_probe(name: str, profile: str = "ci") -> dict:
+    """Run the reviewer-question probe ``name`` (``verify probe NAME``; the names: ``verify probe --list``) and
+    return its result as ``verify probe NAME --json`` prints it: the question, the regimes, the findings and
+    every statement with its verdict derived from evidence records."""
+    from .model.profiles import check_profile
+    from .probes import PROBES
+    check_profile(profile)
+    if name not in PROBES:
+        from .errors import suggest
+        names = sorted(PROBES)
+        raise InvalidParameter("probe", name, f"must be one of {', '.join(names)}{suggest(name, names)}")
+    probe = PROBES[name]
+    # a probe is a verify.checks.Check (run at a profile); a probe registered as a bare function runs its
+    # default regimes
+    res = probe.run(profile) if hasattr(probe, "run") else probe.func()
+    return res.as_dict()
+
+
+__all__ = ["claim_ids", "check_claim", "leading_terms", "leading_term_values", "plot_trajectory", "certify", "sweep",
+           "reconcile", "run_probe", "THEOREM_QUANTITIES"]

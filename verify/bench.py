@@ -19,9 +19,9 @@ import time
 import mpmath
 import numpy as np
 
-from .atomic import write_bytes_atomic
+from .run.atomic import write_bytes_atomic
 from .model import make_setting
-from .parts import part
+from .run import part
 
 REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the issue's regime: D = N = 64, K = 4, eta = 1/32
 # The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
@@ -464,8 +464,8 @@ def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
     Each cluster runs the sweep ``SCALING_REPEATS`` times and the fastest run counts (as timeit does: the
     slower runs measure whatever else the machine was doing); every run's time is recorded.
     ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
-    from .codeversion import code_version
-    from .executor import Executor
+    from .run.version import code_version
+    from .run.execute import Executor
     from .sweep.run import plan_rows
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else SCALING_GRID
     steps = 200 if quick else 50_000
@@ -497,8 +497,8 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
     import statistics
 
-    from .codeversion import code_version
-    from .executor import Executor
+    from .run.version import code_version
+    from .run.execute import Executor
     from .sweep.grid import DEFAULT_GRID
     from .sweep.measures import CLAIM_STEPS, check_measures
     from .sweep.run import DEFAULT_STEPS, plan_rows
@@ -638,7 +638,8 @@ def to_markdown(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-@part("bench", order=90)
+@part("bench", order=90, convention_why="it times the engines in fixed regimes; a convention does not change "
+      "what is timed")
 def bench_part(profile: str) -> dict:
     """verify.bench in quick mode; its files go to a temporary folder (the result is saved as a part, so
     ``verify all`` writes nothing outside its own folder)."""

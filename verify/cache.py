@@ -2,9 +2,9 @@
 
 Location: ``.cache/verify/`` at the project root in a source checkout (gitignored), else the user cache
 (``$XDG_CACHE_HOME/verify``, by default ``~/.cache/verify``). A result cached by :func:`by_code_version`
-is a pickle named by the function, its arguments and the code version (verify.codeversion): any edit of
+is a pickle named by the function, its arguments and the code version (verify.run.version): any edit of
 the sources makes a new file, so a cached derivation is never reused across edits. Files are written
-atomically (verify.atomic); an unreadable file is recomputed. The cache is ours: nothing else writes there.
+atomically (verify.run.atomic); an unreadable file is recomputed. The cache is ours: nothing else writes there.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import os
 import pickle
 from pathlib import Path
 
-from .atomic import write_bytes_atomic
+from .run.atomic import write_bytes_atomic
 
 _ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +50,7 @@ def by_code_version(name: str):
     def wrap(f):
         @functools.wraps(f)
         def cached(*args):
-            from .codeversion import code_version
+            from .run.version import code_version
             key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
             path = cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
             try:

@@ -242,8 +242,9 @@ class Check:
             scope = replace(scope, conventions=tuple(conv.label() if c == "reference" else c for c in scope.conventions))
         return replace(st, hypotheses=conv.adjust(st.hypotheses), scope=scope)
 
-    def regime_check(self, setting, steps: int) -> RegimeOutcome:
-        """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps, with
+    def regime_check(self, setting, steps: int, **options) -> RegimeOutcome:
+        """Whether the per-regime property holds in ``setting`` for ``steps`` GD steps (``options`` go to
+        :meth:`check`, e.g. ``bits`` for a check that can run certified in Arb), with
         ``data["in_hypotheses"]``: whether ``setting`` meets :attr:`hypotheses` and the run meets the run-level
         ones :meth:`check` evaluated (``check`` sets ``in_hypotheses = False`` and ``outside``, why). Outside the
         hypotheses a failure is information, not a counterexample; a float64 overflow decides nothing."""
@@ -253,7 +254,7 @@ class Check:
             raise InvalidParameter("claim", self.id, "has no per-regime check")
         steps = check_int("steps", steps, 1, 10**7)
         try:
-            out = self.check(setting, steps)
+            out = self.check(setting, steps, **options)
         except NumericalTrouble as exc:
             from .model.flags import setting_command
             eng = "reduced" if setting.reducible()[0] else "full"
@@ -360,13 +361,5 @@ class Catalogue:
         return {st.id: cid for cid, c in self.items() for st in c.statements}
 
 
-def suggest(value: str, choices) -> str:
-    """" (did you mean X?)" for the closest choice, or ""."""
-    import difflib
-    best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
-        c for c in choices if c.lower() == str(value).lower()]
-    return f" (did you mean {best[0]}?)" if best else ""
-
-
 __all__ = ["Check", "Claimed", "Evaluation", "RegimeOutcome", "CheckResult", "Catalogue", "ROLES", "RELATIONS",
-           "decided", "module_name", "suggest"]
+           "decided", "module_name"]

@@ -95,3 +95,33 @@ class NumericalTrouble(PrecisionError, FloatingPointError):
 
 class UnsupportedRegime(VerificationError):
     """A combination of options the derivation cannot treat exactly (the message says why)."""
+
+
+class OutputError(VerificationError):
+    """An output could not be written where it was asked for (a full disk, a place that became read-only),
+    although the place was checked before the work began. Says which file, why, and where what had been
+    computed was kept instead (``kept``), so nothing computed is lost."""
+
+    def __init__(self, path, reason: str, kept: str):
+        self.path, self.reason, self.kept = str(path), reason, kept
+        super().__init__(f"could not write {path} ({reason}); {kept}")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C after it cleaned up; the message says what was kept and how to resume.
+
+    A KeyboardInterrupt (so code that stops on one still does), not a VerificationError."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def suggest(value: str, choices) -> str:
+    """" (did you mean X?)" for the closest choice, or ""."""
+    import difflib
+    best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
+        c for c in choices if c.lower() == str(value).lower()]
+    return f" (did you mean {best[0]}?)" if best else ""
+
+

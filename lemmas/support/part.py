@@ -1,7 +1,7 @@
 """The ``claim`` parts of ``verify all``: one per claim of the catalogue (lemmas.CLAIMS), run at the profile."""
 from __future__ import annotations
 
-from verify.parts import part
+from verify.run import part
 
 
 def claim_ids() -> list[str]:
@@ -10,7 +10,10 @@ def claim_ids() -> list[str]:
 
 
 @part("claim", args=claim_ids, order=20)
-def claim_part(claim_id: str, profile: str) -> dict:
-    """One claim's statements, each decided from its evidence, at the profile (``verify check ID``)."""
+def claim_part(claim_id: str, profile: str, convention: dict | None = None) -> dict:
+    """One claim's statements, each decided from its evidence, at the profile and under the run's convention
+    (make_setting keywords; None: the reference), as ``verify check ID`` with the convention flags."""
     from lemmas import CLAIMS
-    return CLAIMS[claim_id].run(profile).as_dict()
+    from verify.model.convention import Convention
+    conv = Convention.from_options(convention) if convention else None
+    return CLAIMS[claim_id].run(profile, conv).as_dict()

@@ -4,8 +4,8 @@
     PYTHONPATH=. python tests/data/make_figure_fixtures.py /tmp/figures   # or reads saved results NAME.json
     PYTHONPATH=. python tests/data/make_figure_fixtures.py - d-eq-k rates # only these (runs them)
 
-Each result is what ``verify probe NAME --profile ci --json`` prints (or verify.pipeline.run_convergence /
-run_attention return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
+Each result is what ``verify probe NAME --profile ci --json`` prints (or what the convergence /
+attention parts of verify.engines.part return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
 first steps and the last one kept) and numbers rounded to 7 significant digits, so the fixtures stay
 small while keeping the features the figures show (exactly coinciding curves stay coinciding, zeros stay
 zeros, the float64 floor of d-eq-k stays).
@@ -79,8 +79,8 @@ def rounded(obj):
 
 
 def results(src: str | None, only=()) -> dict:
-    from verify.parts import discover, spec
-    from verify.partrun import json_ready
+    from verify.run.parts import discover, spec
+    from verify.run.child import json_ready
     from verify.probes import PROBES
     discover()
     names = list(only) or list(BUILTIN) + sorted(PROBES)

@@ -17,7 +17,8 @@ with interval invariants):
 
 If the whole family does not close as one cell, its lengths D are certified in increasing order, each seeded
 with the partition of the other parameters that closed at the length before; a cell that does not close is
-bisected (in the widest relative interval), up to a depth; cells run on the Dask executor (verify.executor). The uniform consequence: lim q(T)/leading_q(T) over the whole
+bisected (in the widest relative interval), up to a depth; cells run on the Dask executor (verify.run.execute).
+The uniform consequence: lim q(T)/leading_q(T) over the whole
 family, from each cell's deepest shell (verify.certify.bounds.normalised_limits), as a table.
 """
 from __future__ import annotations
@@ -423,7 +424,7 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
     seconds FamilyIncomplete is raised."""
     import contextlib
 
-    from ..executor import Executor
+    from ..run.execute import Executor
     check_family(spec)
     knobs = CELL_KNOBS | (knobs or {})
     t = time.perf_counter()

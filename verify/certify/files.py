@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from ..atomic import write_bytes_atomic
+from ..run.atomic import write_bytes_atomic
 from ..derive.invariants import PARAMETERS, parameter_values
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from ..evidence import Statement, headline
 from ..model import make_setting
-from ..parts import part
+from ..run import part
 from ..model.flags import setting_command
 from .certificate import CertificateFailed, certify
 from .records import FAMILIES, certificate_evidence, family_evidence, regime_scope
@@ -27,7 +27,8 @@ AT = (10**3, 10**6, 10**9, 10**12)
 TRAJECTORY_STEPS = {"ci": 10**6, "dev": 10**7, "deep": 10**8}
 
 
-@part("certify", order=5, options=lambda profile: {"regime": MAIN, "at": list(AT),
+@part("certify", order=5, convention_why="the all-time certificate is built for sigma = identity, Gaussian "
+      "entries and the reference P; `verify certify` with a regime's own flags certifies another regime", options=lambda profile: {"regime": MAIN, "at": list(AT),
                                                   "trajectory_steps": TRAJECTORY_STEPS[profile],
                                                   "family": {k: [str(v) for v in r] for k, r in
                                                              FAMILIES[profile].items()}})

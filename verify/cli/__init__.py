@@ -19,6 +19,7 @@ COMMANDS = [
     ("all", "all_cmd"),
     ("sweep", "sweep_cmd"),
     ("report", "report_cmd"),
+    ("compare", "compare_cmd"),
     ("reconcile", "reconcile_cmd"),
 ]
 
@@ -39,7 +40,10 @@ class LazyGroup(OneLineGroup):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="Invalid input: one line naming the flag, exit status 2. Numerical trouble (a float64 run "
-                    "overflowed or became NaN): one line with the step, the quantity and what to try, exit status 3.")
+                    "overflowed or became NaN): one line with the step, the quantity and what to try, exit status 3. "
+                    "An output that could not be written although its place was checked first (a full disk): one "
+                    "line saying where the computed work was kept, exit status 4. Ctrl-C: the work stops cleanly, "
+                    "one line says what was saved (verify all and verify sweep resume from it), exit status 130.")
 @click.version_option(package_name="verify")
 def main():
     """Check, regime by regime, the proofs of 'Transformers trained via GD can provably learn a

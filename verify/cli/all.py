@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from .options import check_writable_dir, handle_errors
+from .options import check_writable_dir, convention_from_options, convention_options, handle_errors
+from .progress import note, progress
 
 
 @click.command("all")
@@ -15,47 +16,48 @@ from .options import check_writable_dir, handle_errors
               help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: $VERIFY_SCHEDULER, else a "
                    "LocalCluster on this machine)")
 @click.option("--workers", "--jobs", "workers", type=click.IntRange(1, 1024), default=None,
-              help="worker processes of the LocalCluster [default: the number of cores, at most one per part]")
+              help="worker processes of the LocalCluster [default: the number of cores, at most one per part; "
+                   "never more than the cores and the available memory hold]")
 @click.option("--timeout", "timeout", type=click.FloatRange(min=1), default=None,
               help="time limit of one part in seconds [default: the profile's]")
 @click.option("--fresh", is_flag=True, help="run every part again, ignoring saved results")
 @click.option("--only", multiple=True, help="run only these parts or kinds (e.g. derive, claim, probe:NAME)")
 @click.option("--quiet", is_flag=True, help="no progress display")
+@convention_options
 @handle_errors
-def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet):
+def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw):
     """Run every check and write the report folder OUT (index.md, index.html, results.json, figures).
 
     Parts run as Dask tasks, each in a child process with a time limit; results are saved as they
-    arrive and reused by the next run while the code and the options are unchanged.
+    arrive and reused by the next run while the code and the options are unchanged. Ctrl-C stops the
+    run cleanly: the finished parts stay saved and the same command resumes. The convention flags (or
+    --convention FILE) set the convention of the whole run: every part that can honour it runs under it, the
+    others say why it does not apply; saved parts are keyed by it.
     """
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    from ..pipeline import plan, verify_all
+    from ..run.execute import check_cluster, local_workers
     from ..report.render import roles_line
-    console = Console(stderr=True, quiet=quiet)
+    from ..run.pipeline import plan, verify_all
+    conv = convention_from_options(kw)
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False) as bar:
-        task = bar.add_task(f"verify all ({profile})", total=len(parts))
+    if workers is not None and check_cluster(scheduler, workers) is None:
+        note(local_workers(workers, len(parts))[1], quiet)
+    with progress(f"verify all ({profile})", len(parts), quiet, transient=False) as bar:
 
         def tick(name, status, seconds, worker):
             where = f"  on {worker}" if worker and status != "reused" else ""
-            bar.console.print(f"  {name:40s} {status:8s} {seconds:8.1f} s{where}", markup=False, highlight=False,
-                              soft_wrap=True)
-            bar.advance(task)
+            bar.log(f"  {name:40s} {status:8s} {seconds:8.1f} s{where}")
+            bar.advance(description=f"verify all ({profile}): {name}")
 
         def reporting(state):
-            bar.update(task, description="writing the report")
+            bar.update(description="writing the report")
             if state.executor:
                 ex = state.executor
-                bar.console.print(f"  ran on {ex['cluster']} {ex['scheduler']} with {len(ex['workers'])} workers; "
-                                  f"code version {state.code_version}", markup=False, highlight=False,
-                                  soft_wrap=True)
+                bar.log(f"  ran on {ex['cluster']} {ex['scheduler']} with {len(ex['workers'])} workers; "
+                        f"code version {state.code_version}")
         res = verify_all(out, profile, fresh=fresh, scheduler=scheduler, workers=workers, only=list(only) or None,
-                         part_timeout=timeout, progress=tick, on_report=reporting)
+                         part_timeout=timeout, progress=tick, on_report=reporting,
+                         convention=None if conv is None else conv.as_dict())
     s = res["summary"]
     click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; "
                f"{s['wall_seconds']:.1f} s; {roles_line(s)})")

@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import click
 
-from .options import family_setting_options, handle_errors, setting_from_options, setting_kwargs
+from .options import family_setting_options, handle_errors, regime_option, setting_from_options, setting_kwargs
+from .progress import progress, progress_hook
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -43,6 +44,7 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 
 @click.command("certify")
 @family_setting_options
+@regime_option
 @click.option("--save", "save", default=None, help="write the certificate to this JSON file (atomically): everything "
               "`verify certify --recheck` / `python -m verify.certify.recheck` needs to re-verify it")
 @click.option("--recheck", "recheck", default=None, help="re-verify a saved certificate file with the independent "
@@ -67,9 +69,10 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @click.option("--max-prefix", type=int, default=None, help="longest certified prefix before giving up [2000000]")
 @click.option("--check-every", type=int, default=None, help="prefix steps between region-membership checks [16]")
 @click.option("--T0", "T0", type=int, default=None, help="end the prefix exactly at step T0 (no search)")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
 def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, bits, u0, C, shells, shell_ratio,
-                subdivisions, max_depth, max_prefix, check_every, T0, **kw):
+                subdivisions, max_depth, max_prefix, check_every, T0, quiet, **kw):
     """Prove lower and upper bounds on L - L_opt, ||S - S*||_F and ||W_X - V*||_F for every T >= 0.
 
     A certified Arb prefix from zero initialisation, a trapping region around the slow manifold
@@ -82,6 +85,10 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         sys.exit(run_recheck(recheck))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
+    regime_file = kw.pop("regime_file", None)
+    if regime_file is not None:
+        from .regime import merge
+        merge(kw, regime_file, "refused")
     if any(is_range(kw.get(n)) for n in RANGED):
         return family_certify(kw, parse_at(at), save, as_json, scheduler, workers)
     if kw.get("D") is None:
@@ -89,14 +96,16 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
                                "FILE or --family FILE is given")
     kw["D"] = parse_length(kw["D"])
-    s = setting_from_options(kw)
+    s = setting_from_options(kw, quiet=quiet)
     Ts = parse_at(at)
     if save is not None:
         check_save_path(save)
     n_u, n_eps = parse_subdivisions(subdivisions) if subdivisions is not None else (None, None)
     try:
-        cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
-                       max_depth=max_depth, max_prefix=max_prefix, check_every=check_every, T0=T0)
+        with progress("verify certify", None, quiet) as bar:
+            cert = certify(s, bits=bits, u0=u0, C=C, shells=shells, ratio=shell_ratio, n_u=n_u, n_eps=n_eps,
+                           max_depth=max_depth, max_prefix=max_prefix, check_every=check_every, T0=T0,
+                           **progress_hook(certify, bar))
         bounds = [cert.bounds_json(T, None if as_json else 8) for T in Ts]
     except CertificateFailed as exc:
         if as_json:

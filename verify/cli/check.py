@@ -1,17 +1,21 @@
 """``verify check``: run the paper's claims (the lemmas/ registry) and print their verdicts, each
 derived from recorded evidence by verify.evidence.decide and read with its scope; or, with
-``--regime FILE``, whether one claim's property holds in the user's own regime."""
+``--regime FILE`` (verify.cli.regime), what one claim says about the user's own regime: its per-regime
+property there, and which of its statements speak of the regime and whether their proofs cover it
+(verify.cli.coverage)."""
 from __future__ import annotations
 
 import inspect
 import json
-from decimal import Decimal
+import time
 from importlib import resources
-from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from .options import data_option, handle_errors
+from ..engines.arb import MAX_BITS, MIN_BITS
+from .options import convention_from_options, convention_options, handle_errors
+from .sizes import check_build
 
 SCHEMA = "check.schema.json"
 REGIME_SCHEMA = "check_regime.schema.json"
@@ -27,7 +31,7 @@ def resolve_ids(ids) -> tuple[list[str], dict]:
     """The claims to run for ``ids`` (claim ids, or ids of their statements, e.g. ``theorem-3.1-upper``; all
     when empty) and, per claim, the statement ids asked for (None: all of them)."""
     from lemmas import CLAIMS
-    from ..checks import suggest
+    from ..errors import suggest
     from ..errors import InvalidParameter
     by_statement = CLAIMS.statement_ids()
     known = CLAIMS.ids() + sorted(set(by_statement) - set(CLAIMS.ids()))
@@ -49,16 +53,17 @@ def resolve_ids(ids) -> tuple[list[str], dict]:
     return claims, {c: only.get(c) for c in claims}
 
 
-def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
-    """Run the claims named by ``ids`` (:func:`resolve_ids`) and return their JSON-ready results, validated; a
-    statement id keeps only that statement. ``tick(id, result)`` is called after each claim (progress)."""
+def check_results(ids, profile: str = "ci", tick=None, convention=None) -> list[dict]:
+    """Run the claims named by ``ids`` (:func:`resolve_ids`) under ``convention`` (None: the reference) and return
+    their JSON-ready results, validated; a statement id keeps only that statement. ``tick(id, result)`` is called
+    after each claim (progress)."""
     import jsonschema
 
     from lemmas import CLAIMS
     claims, only = resolve_ids(ids)
     out = []
     for cid in claims:
-        res = CLAIMS[cid].run(profile).as_dict()
+        res = CLAIMS[cid].run(profile, convention).as_dict()
         if only[cid]:
             res["statements"] = [st for st in res["statements"] if st["id"] in only[cid]]
         out.append(res)
@@ -68,61 +73,115 @@ def check_results(ids, profile: str = "ci", tick=None) -> list[dict]:
     return out
 
 
-def read_regime(path) -> dict:
-    """The JSON object of ``--regime FILE``: the keys of a fuzz counterexample's "setting" (the keyword
-    arguments of verify.model.make_setting) plus "steps". Decimals are read exactly."""
-    from ..errors import InvalidParameter
-    from ..model import make_setting
+def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = False):
+    """``check(setting, steps)``, estimated first when it may be long: one step is timed; when ``steps`` of that
+    could exceed ANNOUNCE_SECONDS, a run of up to 16 steps too, and the time is extrapolated from the two
+    (a fixed cost plus a cost per step), said on stderr, and above an hour needs ``--yes``."""
+    from .options import CliError
+    from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
+    if steps == 1:
+        return check(setting, 1)
 
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidParameter("regime", str(path), "must be an existing JSON file")
+    def seconds_of(n: int) -> float | None:
+        t0 = time.perf_counter()
+        try:
+            check(setting, n)
+        except Exception:  # noqa: BLE001 - a check that cannot run this short is timed no further; the run says why
+            return None
+        return time.perf_counter() - t0
+    t1 = seconds_of(1)
+    if t1 is not None and t1 * steps > ANNOUNCE_SECONDS:
+        k = min(steps, 16)
+        tk = seconds_of(k)
+        per_step = max((tk if tk is not None else t1) - t1, 0.0) / (k - 1)
+        seconds = t1 + per_step * (steps - 1)
+        text = (f"estimated time: {duration(seconds)} for {steps:,} steps (one step {duration(t1)}, then "
+                f"{duration(per_step)} a step; a failure is replayed at a 10x longer horizon)")
+        if seconds > CONFIRM_SECONDS and not yes:
+            raise CliError(f"steps = {steps} in the regime file: {text}; pass --yes to run it anyway, or give fewer "
+                           "steps")
+        if seconds > ANNOUNCE_SECONDS:
+            note(f"verify check: {text}", quiet)
+    return check(setting, steps)
 
-    def no_constant(c):
-        raise InvalidParameter("regime", str(path), f"must hold finite numbers only (found {c})")
-    try:
-        spec = json.loads(p.read_text(), parse_float=Decimal, parse_constant=no_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidParameter("regime", str(path), f"must be valid JSON ({exc})") from None
-    allowed = sorted(inspect.signature(make_setting).parameters) + ["steps"]
-    if not isinstance(spec, dict):
-        raise InvalidParameter("regime", str(path), "must be a JSON object with the keys of a fuzz counterexample's "
-                                                    "\"setting\" plus \"steps\"")
-    unknown = sorted(set(spec) - set(allowed))
-    if unknown:
-        raise InvalidParameter("regime", unknown[0], f"unknown key in {path}: the keys are {', '.join(allowed)}")
-    if "steps" not in spec:
-        raise InvalidParameter("steps", None, f"must be given in {path} (an integer >= 1)")
-    return spec
 
-
-def regime_result(claim_id: str, spec: dict) -> dict:
-    """Whether claim ``claim_id``'s property holds in the regime ``spec`` (see :func:`read_regime`):
-    {"id", "holds", "status", "detail", "kind", "threshold", "in_hypotheses", "outside", "replay",
-    "replay_check", "regime", "steps", "data"}. A failure inside the hypotheses is re-run at a 10x longer
-    horizon (``replay_check``), as every reported counterexample is."""
+def certified_claims() -> list[str]:
+    """The claims whose per-regime check can run certified: their ``check`` takes ``bits`` (Arb precision)."""
     from lemmas import CLAIMS
+    return [cid for cid, c in CLAIMS.items() if c.per_regime and "bits" in inspect.signature(c.check).parameters]
+
+
+def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, convention=None):
+    """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime), and
+    the options ``convention`` sets (the convention flags) replace the file's; a large V* is estimated before it is
+    built."""
+    from ..model import make_setting
+    from .options import make_args
+    from .regime import defaults, read_regime
+    given, steps = read_regime(regime_file, "required")
+    args = make_args(defaults() | given)
+    if convention is not None:
+        args |= convention.apply({"eta": args["eta"]})
+    if args.get("D") is None:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("regime", str(regime_file), 'must give "D" (the sequence length)')
+    check_build(args, yes=yes, quiet=quiet, command="verify check")
+    return make_setting(**args), steps
+
+
+def property_result(c, setting, steps: int, bits: int | None, *, yes: bool, quiet: bool) -> dict:
+    """The claim's per-regime property in the regime (certified with ``bits``), a failure inside the hypotheses
+    re-run at a 10x longer horizon (``replay_check``), as every reported counterexample is."""
     from lemmas.support.records import replay_check as replay_longer
+    options = {} if bits is None else {"bits": bits}
+
+    def run(s, n):
+        return c.regime_check(s, n, **options)
+    out = timed_check(run, setting, steps, yes=yes, quiet=quiet)
+    inside = out.data.get("in_hypotheses", True) is not False
+    return {"holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
+            "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
+            "replay": out.replay, "replay_check": replay_longer(run, setting, steps) if out.holds is False and inside
+            else None, "data": {k: v for k, v in out.data.items() if k not in ("in_hypotheses", "outside")}}
+
+
+def no_property(c, setting, steps: int) -> dict:
+    """The fields of a claim without a per-regime check: nothing is run in the regime; its statements' scopes and
+    proofs (verify.cli.coverage) say what the claim and its evidence say about it."""
+    from ..model.flags import setting_command
+    from ..model.hypotheses import within
+    inside, why = within(setting, c.hypotheses)
+    return {"holds": None, "status": "no per-regime check", "kind": None, "threshold": None, "in_hypotheses": inside,
+            "detail": f"{c.id} has no per-regime property: its statements are judged on the claim's own regimes and "
+                      "derivations; below, which of them speak of this regime and which proofs cover it",
+            "outside": why or None, "replay": setting_command("run", setting, "--steps", str(steps), "--json"),
+            "replay_check": None, "data": {}}
+
+
+def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: bool = False,
+                  quiet: bool = False, convention=None) -> dict:
+    """What claim ``claim_id`` says about the regime of ``regime_file`` (verify.cli.regime): its per-regime
+    property there when it has one (certified with ``bits`` where its check takes Arb), and for every statement
+    whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
+    from lemmas import CLAIMS
     from ..errors import InvalidParameter
     from ..jsonable import jsonable
-    from ..model import make_setting
-    from ..model.validation import check_int
+    from .coverage import coverage
     claim_id = resolve_ids([claim_id])[0][0]
     c = CLAIMS[claim_id]
-    if not c.per_regime:
-        raise InvalidParameter("ID", claim_id, "has no per-regime check; --regime works with "
-                               + ", ".join(k for k, v in CLAIMS.items() if v.per_regime))
-    spec = dict(spec)
-    steps = check_int("steps", spec.pop("steps"), 1, 10**7)
-    setting = make_setting(**spec)
-    out = c.regime_check(setting, steps)
-    inside = out.data.get("in_hypotheses", True) is not False
-    replay_check = replay_longer(c.regime_check, setting, steps) if out.holds is False and inside else None
-    res = {"id": claim_id, "holds": out.holds, "status": out.status, "detail": out.detail, "kind": out.kind,
-           "threshold": out.threshold, "in_hypotheses": inside, "outside": out.data.get("outside") if not inside else None,
-           "replay": out.replay, "replay_check": replay_check, "regime": setting.config(), "steps": steps,
-           "statement": c.title, "hypotheses": [h.text for h in c.hypotheses],
-           "data": {k: v for k, v in out.data.items() if k not in ("in_hypotheses", "outside")}}
+    if bits is not None and claim_id not in certified_claims():
+        raise InvalidParameter("arb_bits", bits, f"has no certified per-regime check for {claim_id} (its check runs "
+                               "in float64); the claims whose check takes Arb: "
+                               + (", ".join(certified_claims()) or "none yet"))
+    setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, convention=convention)
+    from ..model.convention import using
+    with using(convention):         # the check's hypotheses are the convention's (verify.model.convention.adjust)
+        prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
+            c, setting, steps)
+    cov = coverage(claim_id, setting, quiet)
+    res = {"id": claim_id, **prop, "regime": setting.config(), "steps": steps, "statement": c.title,
+           "hypotheses": [h.text for h in c.hypotheses], "arb_bits": bits, "proofs_from": cov["from"],
+           "statements": cov["statements"]}
     return jsonable(res)
 
 
@@ -157,14 +216,20 @@ def _print_statement(r: dict) -> None:
 def _print_regime(r: dict) -> None:
     click.echo(f"{r['id']} in this regime ({r['steps']} steps): {r['status'].upper()}")
     click.echo(f"  why: {r['detail']}")
-    th = r.get("threshold")
-    click.echo(f"  evidence: {r['kind']}" + (f", threshold {th['value']} ({th['why']})" if isinstance(th, dict) else ""))
-    click.echo("  hypotheses: " + ("met" if r["in_hypotheses"] else f"NOT met ({r['outside']}): a failure here is "
-                                   "information, not a counterexample"))
+    if r["kind"] is not None:
+        th = r.get("threshold")
+        click.echo(f"  evidence: {r['kind']}" + (f" at {r['arb_bits']} bits" if r.get("arb_bits") else "")
+                   + (f", threshold {th['value']} ({th['why']})" if isinstance(th, dict) else ""))
+    click.echo("  hypotheses of the check: " + ("met" if r["in_hypotheses"] else f"NOT met ({r['outside']}): a failure "
+                                                "here is information, not a counterexample"))
     if r["replay_check"]:
         rc = r["replay_check"]
         click.echo(f"  replayed at {rc['horizon']} steps: {rc['status']}"
                    + (" (same conclusion)" if rc["same_conclusion"] else " (not the same conclusion)"))
+    click.echo(f"  statements (proofs read from {r['proofs_from']}):")
+    for st in r["statements"]:
+        click.echo(f"    {st['id']} [{st['role']}, {st['verdict']}]: "
+                   + ("the regime is inside its scope; " if st["admits"] else "") + st["coverage"])
     click.echo(f"  replay: {r['replay']}")
 
 
@@ -198,18 +263,23 @@ def summary_table(results: list[dict]):
 @click.option("--profile", type=click.Choice(["ci", "dev", "deep"]), default="ci", show_default=True,
               help="budget: ci (minutes for all claims), dev, deep (long horizons, more samples)")
 @click.option("--regime", "regime_file", default=None, metavar="FILE",
-              help="check one claim in your own regime: a JSON object with the keys of a fuzz counterexample's "
-                   "\"setting\" (make_setting's arguments) plus \"steps\"")
-@data_option(default=None, help_text="with --regime: the data model of the regime (the file's \"data\" key; "
-             "default: the file's, else gaussian); see `verify run --help`")
+              help="check one claim in your own regime: a JSON file whose keys are the regime flags' names without "
+                   "their dashes (as verify run takes them), plus \"steps\"; says whether the claim's property holds "
+                   "there, which statements speak of the regime and whether their proofs cover it")
+@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
+              help="with --regime: the per-regime check certified with Arb balls at BITS bits (claims whose check "
+                   "takes Arb)")
+@convention_options
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
+@click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, data, as_json, list_only, quiet):
+def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet, **kw):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
-    then a summary table of the verdicts."""
+    then a summary table of the verdicts. The convention flags (or --convention FILE) set the convention every
+    claim is judged in (with --regime: they replace the file's options)."""
     from lemmas import CLAIMS
     from ..errors import InvalidParameter
     from .progress import progress
@@ -221,16 +291,17 @@ def check_cmd(ids, profile, regime_file, data, as_json, list_only, quiet):
                 if not only[cid] or st.id in only[cid]:
                     click.echo(f"  {st.id:32s} [{st.role}] {st.text}")
         return
-    if data is not None and regime_file is None:
-        raise InvalidParameter("data", data, "applies to one regime: give it with `regime` FILE (the claims' own "
-                               "regimes are the reference's)", also=("regime",))
+    if arb_bits is not None and regime_file is None:
+        raise InvalidParameter("arb_bits", arb_bits, "certifies a per-regime check: give it with --regime FILE")
+    conv = convention_from_options(kw)
     if regime_file is not None:
         if len(ids) != 1:
             raise InvalidParameter("ID", " ".join(ids) or None, "give exactly one claim id with --regime")
-        spec = read_regime(regime_file)
-        if data is not None:
-            spec["data"] = data
-        res = regime_result(ids[0], spec)
+        if click.get_current_context().get_parameter_source("profile") == ParameterSource.COMMANDLINE:
+            raise InvalidParameter("profile", profile, "has no effect with --regime (the regime file gives the "
+                                   "regime and its steps): drop --profile, or drop --regime to run the claim's "
+                                   "own regimes at this profile")
+        res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet, convention=conv)
         import jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:
@@ -239,7 +310,7 @@ def check_cmd(ids, profile, regime_file, data, as_json, list_only, quiet):
             _print_regime(res)
         return
     with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
-        results = check_results(ids, profile,
+        results = check_results(ids, profile, convention=conv,
                                 tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['statements'][0]['verdict']}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))

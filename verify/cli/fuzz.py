@@ -7,7 +7,7 @@ import json
 
 import click
 
-from .options import handle_errors
+from .options import EXIT_OUTPUT, CliError, check_writable_dir, handle_errors
 
 
 def regime_text(counterexample: dict) -> str:
@@ -60,6 +60,7 @@ def _lines(r: dict) -> list[str]:
 def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     """Fuzz claims over regimes inside their hypotheses (and the pseudo-claim invalid-parameters over invalid
     inputs); each claim's verdict is decided from the search's evidence (verify.evidence)."""
+    from ..errors import suggest
     from ..errors import InvalidParameter
     from ..fuzz import DEFAULT_DB, claim_ids, fuzz
     from .progress import progress
@@ -68,9 +69,11 @@ def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     ids = list(claims) or claim_ids()
     unknown = [c for c in ids if c not in claim_ids()]
     if unknown:          # every id checked before any claim is fuzzed
-        raise InvalidParameter.combine([InvalidParameter("claim", c, f"must be one of {', '.join(claim_ids())}")
-                                        for c in unknown])
+        raise InvalidParameter.combine([InvalidParameter("claim", c, f"must be one of {', '.join(claim_ids())}"
+                                                         + suggest(c, claim_ids())) for c in unknown])
     database = None if no_db else (db if db is not None else DEFAULT_DB)
+    if database is not None:
+        check_writable_dir("--db", database)     # before the search, so that what it finds can be kept
     results = []
     with progress("verify fuzz", len(ids), quiet) as bar:
         for c in ids:
@@ -79,6 +82,10 @@ def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
             bar.advance()
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=1))
-        return
-    for r in results:
-        click.echo("\n".join(_lines(r)))
+    else:
+        for r in results:
+            click.echo("\n".join(_lines(r)))
+    unsaved = [r for r in results if r["database"].get("save_error")]
+    if unsaved:
+        raise CliError("; ".join(f"the counterexample of {r['claim']} {r['database']['save_error']}" for r in unsaved)
+                       + " (it is printed above, with its replay command)", exit_code=EXIT_OUTPUT)

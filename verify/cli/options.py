@@ -21,6 +21,7 @@ from click.core import ParameterSource
 
 from ..model import make_setting
 from ..model.data import data_models
+from ..model.setting import DEFAULTS
 from ..model.sigmas import family_syntax
 
 SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
@@ -29,53 +30,63 @@ DATA_HELP = ("what X is drawn from: gaussian (i.i.d. entries of --law), digits (
              "of their isotropic parts (gaussian:digits-pixels, gaussian:digits-tokens)")
 
 
-def data_option(default="gaussian", help_text: str = DATA_HELP):
+def _data_kwargs(default, help_text: str) -> dict:
+    """click keywords of the ``--data`` option (the registered data models)."""
+    return {"type": click.Choice(data_models()), "default": default, "show_default": default is not None,
+            "help": help_text}
+
+
+def data_option(default=DEFAULTS["data"], help_text: str = DATA_HELP):
     """The ``--data`` option (one definition for every command that takes it)."""
-    return click.option("--data", type=click.Choice(data_models()), default=default,
-                        show_default=default is not None, help=help_text)
+    return click.option("--data", "data", **_data_kwargs(default, help_text))
 
 
-D_OPTION = click.option("--D", "D", type=int, required=True, help="sequence length (number of tokens)")
+def _default(key: str) -> dict:
+    """click keywords giving an option make_setting's default (verify.model.setting.DEFAULTS, their one home)."""
+    return {"default": DEFAULTS[key], "show_default": True}
+
+
+# (flag, keyword of the command, click keywords) of every option that defines a regime. The flag without its
+# dashes is also the key of a regime file (verify.cli.regime).
+SETTING_SPECS = [
+    ("--D", "D", {"type": int, "default": None, "help": "sequence length (number of tokens); required unless "
+                  "--regime FILE gives it"}),
+    ("--K", "K", {"type": int, "default": None, "help": "support size of each column of S*"}),
+    ("--N", "N", {"type": int, "default": None, "help": "number of output columns (query positions)"}),
+    ("--M", "M", {"type": int, **_default("M"), "help": "output dimension (rows of V*)"}),
+    ("--d", "d", {"type": int, **_default("d"), "help": "feature dimension"}),
+    ("--eta", "eta", {**_default("eta"), "help": "step size (read exactly: 0.07 is 7/100)"}),
+    ("--eta-kq", "eta_kq", {"default": None, "help": "separate step size for W_KQ (default: --eta)"}),
+    ("--supports", "supports", {"default": None, "help": "JSON file: list of 0-based index lists, one per column of S*"}),
+    ("--preset", "preset", {"type": click.Choice(["cnn", "gcn", "sts", "gslp"]), "default": None}),
+    ("--vstar", "vstar", {"default": None, "help": "JSON file: V* as a list of M rows of d numbers"}),
+    ("--vstar-norm", "vstar_norm", {"default": None, "help": "random V* (seeded) with this Frobenius norm"}),
+    ("--seed", "seed", {"type": int, **_default("seed")}),
+    ("--sigma", "sigma", {**_default("sigma"), "help": SIGMA_HELP}),
+    ("--data", "data", _data_kwargs(DEFAULTS["data"], DATA_HELP)),
+    ("--law", "law", {**_default("law"), "help": "gaussian | rademacher | student-t:NU | gumbel | exponential | "
+                                                 "uniform (standardised)"}),
+    ("--law-mean", "law_mean", _default("law_mean")),
+    ("--law-var", "law_var", _default("law_var")),
+    ("--noise-sd", "noise_sd", _default("noise_sd")),
+    ("--loss", "loss", {"type": click.Choice(["sum", "mean"]), **_default("loss")}),
+    ("--p-kind", "p_kind", {"type": click.Choice(["identity", "permutation", "sinusoidal"]), **_default("p_kind")}),
+    ("--p-structure", "p_structure", {"type": click.Choice(["orthogonal", "general"]), "default": None,
+                                      "help": "default: what --p-kind implies (general for sinusoidal, orthogonal "
+                                              "otherwise)"}),
+    ("--p-lambda", "p_lambda", {**_default("p_lambda"), "help": "P^T P = lambda I"}),
+    ("--beta", "beta", {**_default("beta"), "help": "logit temperature: the logits are beta P^T W_KQ p_q(j) (read "
+                                                    "exactly)"}),
+    ("--init", "init", {"type": click.Choice(["zero", "random"]), **_default("init")}),
+    ("--init-scale", "init_scale", _default("init_scale")),
+    ("--relu-at-zero", "relu_at_zero", {"type": click.Choice(["radial", "error"]), **_default("relu_at_zero")}),
+    ("--freeze-wp", "freeze_wp", {"is_flag": True, "help": "keep W_P at 0 (wp_trainable = False)"}),
+]
+SETTING_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in SETTING_SPECS]
+SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
 # verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
 D_RANGE_OPTION = click.option("--D", "D", default=None, help="sequence length (number of tokens), or a range LO..HI: "
                               "every integer length in it (a family)")
-SETTING_OPTIONS = [
-    D_OPTION,
-    click.option("--K", "K", type=int, default=None, help="support size of each column of S*"),
-    click.option("--N", "N", type=int, default=None, help="number of output columns (query positions)"),
-    click.option("--M", "M", type=int, default=1, show_default=True, help="output dimension (rows of V*)"),
-    click.option("--d", "d", type=int, default=1, show_default=True, help="feature dimension"),
-    click.option("--eta", default="1/10", show_default=True, help="step size (read exactly: 0.07 is 7/100)"),
-    click.option("--eta-kq", default=None, help="separate step size for W_KQ (default: --eta)"),
-    click.option("--supports", default=None, help="JSON file: list of 0-based index lists, one per column of S*"),
-    click.option("--preset", type=click.Choice(["cnn", "gcn", "sts", "gslp"]), default=None),
-    click.option("--vstar", default=None, help="JSON file: V* as a list of M rows of d numbers"),
-    click.option("--vstar-norm", default=None, help="random V* (seeded) with this Frobenius norm"),
-    click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--sigma", default="identity", show_default=True, help=SIGMA_HELP),
-    data_option(),
-    click.option("--law", default="gaussian", show_default=True,
-                 help="gaussian | rademacher | student-t:NU | gumbel | exponential | uniform (standardised)"),
-    click.option("--law-mean", default="0", show_default=True),
-    click.option("--law-var", default="1", show_default=True),
-    click.option("--noise-sd", default="0", show_default=True),
-    click.option("--loss", "loss", type=click.Choice(["sum", "mean"]), default="sum", show_default=True),
-    click.option("--p-kind", type=click.Choice(["identity", "permutation", "sinusoidal"]), default="identity",
-                 show_default=True),
-    click.option("--p-structure", type=click.Choice(["orthogonal", "general"]), default=None,
-                 help="default: what --p-kind implies (general for sinusoidal, orthogonal otherwise)"),
-    click.option("--p-lambda", default="1", show_default=True, help="P^T P = lambda I"),
-    click.option("--beta", default="1", show_default=True,
-                 help="logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)"),
-    click.option("--init", type=click.Choice(["zero", "random"]), default="zero", show_default=True),
-    click.option("--init-scale", default="0", show_default=True),
-    click.option("--relu-at-zero", type=click.Choice(["radial", "error"]), default="radial", show_default=True),
-    click.option("--freeze-wp", is_flag=True, help="keep W_P at 0 (wp_trainable = False)"),
-]
-
-SETTING_KEYS = ("D", "K", "N", "M", "d", "eta", "eta_kq", "supports", "preset", "vstar", "vstar_norm", "seed",
-                "sigma", "data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
-                "init", "init_scale", "relu_at_zero", "freeze_wp")
 
 # P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
 GENERAL_P_KINDS = ("sinusoidal",)
@@ -88,6 +99,67 @@ def setting_options(f):
     return f
 
 
+# ----- the convention of a whole run (verify all, check, probe): verify.model.convention ----------------
+
+def _convention_specs() -> list:
+    """(flag, keyword, click keywords) of every convention option (verify.model.convention.KEYWORDS): the regime
+    options' own definitions, with no default (a flag left out follows the reference, or the regime's own)."""
+    from ..model.convention import KEYWORDS
+    specs = {flag: (name, kw) for flag, name, kw in SETTING_SPECS}
+    specs["--eta-kq-ratio"] = ("eta_kq_ratio", {"help": "eta_KQ as a multiple of each regime's eta (read exactly)"})
+    out = []
+    for flag in KEYWORDS.values():
+        name, kw = specs[flag]
+        kw = {k: v for k, v in kw.items() if k not in ("default", "show_default")}
+        out.append((flag, name, kw if kw.get("is_flag") else kw | {"default": None}))
+    return out
+
+
+CONVENTION_SPECS = _convention_specs()
+
+
+def convention_options(f):
+    """Decorate a command with every convention flag and ``--convention FILE`` (one definition: the regime
+    options'); the command reads them with :func:`convention_from_options`."""
+    f = click.option("--convention", "convention_file", default=None, metavar="FILE",
+                     help="the run's convention as a TOML or JSON file whose keys are the convention flags' names "
+                          'without their dashes, e.g. loss = "mean", law-var = "1/4" (docs/commands.md)')(f)
+    for flag, name, kw in reversed(CONVENTION_SPECS):
+        f = click.option(flag, name, **kw)(f)
+    return f
+
+
+def convention_from_options(kw: dict):
+    """Pop the convention flags and ``--convention FILE`` out of ``kw``: the Convention they set, or None when
+    none is given (the reference). A key given both in the file and as a flag is an error."""
+    from ..model.convention import FLAG_KEYS, Convention, read_file
+    from ..errors import InvalidParameter, suggest
+    given = {name: kw.pop(name) for _, name, _ in CONVENTION_SPECS if name in kw}
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    path = kw.pop("convention_file", None)
+    if path is not None:
+        table = read_file(path)
+        for key in table:
+            if key not in FLAG_KEYS:
+                near = key.replace("_", "-")
+                raise InvalidParameter("convention", str(path), f'has the unknown key "{key}": the keys are the '
+                                       f"convention flags' names without their dashes ({', '.join(FLAG_KEYS)})"
+                                       + (f" (did you mean {near}?)" if near in FLAG_KEYS else suggest(key, FLAG_KEYS)))
+            name = FLAG_KEYS[key] if FLAG_KEYS[key] != "wp_trainable" else "freeze_wp"
+            if name in given:
+                raise InvalidParameter("convention", str(path), f"gives {key}, which --{key} gives again on the "
+                                       "command line: give it once")
+            given[name] = table[key]
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            keys = {("freeze_wp" if FLAG_KEYS[k] == "wp_trainable" else FLAG_KEYS[k]): k for k in table}
+            ctx.meta[REGIME_META] = {"path": str(path), "keys": keys, "flag": "--convention"}
+    if not given:
+        return None
+    conv = Convention.from_options(given)
+    return None if conv.is_reference else conv
+
+
 def family_setting_options(f):
     """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
     for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
@@ -95,23 +167,58 @@ def family_setting_options(f):
     return f
 
 
-def setting_from_options(kw: dict):
-    """Pop the regime options out of ``kw`` and build the validated Setting.
+REGIME_META = "verify.regime"     # click context meta: the regime file in use and the options it gave
+
+regime_option = click.option(
+    "--regime", "regime_file", default=None, metavar="FILE",
+    help="the regime as a JSON file whose keys are these flags' names without their dashes, e.g. "
+         '{"D": 8, "K": 2, "preset": "cnn", "eta": "1/4", "vstar-norm": "1"} (docs/commands.md)')
+
+
+def make_args(options: dict) -> dict:
+    """make_setting's keywords from the regime options (flag names with '_').
 
     ``--p-structure`` left out means what ``--p-kind`` implies: general for sinusoidal encodings (they
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
-    return make_setting(**setting_kwargs(kw))
-
-
-def setting_kwargs(kw: dict) -> dict:
-    """Pop the regime options out of ``kw``: the make_setting keywords they spell (see setting_from_options)."""
-    args = {k: kw.pop(k) for k in SETTING_KEYS if k in kw}
+    args = dict(options)
     args["wp_trainable"] = not args.pop("freeze_wp", False)
     if args.get("p_structure") is None:
         args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
     return args
+
+
+def setting_args(kw: dict, steps: str = "refused") -> tuple[dict, int | None]:
+    """Pop the regime options (and ``--regime FILE``, verify.cli.regime) out of ``kw``: (make_setting's keywords,
+    the regime file's steps or None). ``steps``: whether the file may give steps ("optional", "refused")."""
+    from .regime import merge
+    regime_file = kw.pop("regime_file", None)
+    n = merge(kw, regime_file, steps) if regime_file is not None else None
+    if kw.get("D") is None:
+        raise CliError("Missing option '--D' (or \"D\" in a --regime file)")
+    return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw}), n
+
+
+def setting_kwargs(kw: dict) -> dict:
+    """Pop the regime options out of ``kw``: the make_setting keywords they spell, D possibly absent (``verify
+    certify --family``); no regime file is read here."""
+    return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw})
+
+
+def command_name() -> str:
+    """The running command as the user typed it (``verify run``)."""
+    ctx = click.get_current_context(silent=True)
+    return f"verify {ctx.command.name}" if ctx is not None else "verify"
+
+
+def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
+    """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
+    is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
+    from .sizes import check_build
+    args, _ = setting_args(kw)
+    check_build(args, yes=yes, quiet=quiet, command=command_name())
+    return make_setting(**args)
 
 
 # ----- errors: from API names to the flags the user typed ---------------------------------------
@@ -119,7 +226,8 @@ def setting_kwargs(kw: dict) -> dict:
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
-            "regime": "regime_file", "member": "query",
+            "regime": "regime_file", "member": "query", "convention": "convention_file",
+            "REPORT_A": "report_a", "REPORT_B": "report_b",
             "NAME": "name", "probe": "name", "from": "src",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 
@@ -182,9 +290,14 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
     """One line for an :class:`InvalidParameter` (every problem it carries), in terms of the flags."""
     from ..errors import refer, show
     parts = []
+    regime = ctx.meta.get(REGIME_META, {}) if ctx is not None else {}
     for prob in exc.problems:
         p, sub = _param(ctx, prob.name)
-        if p is None:
+        root = re.match(r"[A-Za-z_][A-Za-z0-9_]*", prob.name or "")
+        key = regime.get("keys", {}).get(PARAM_OF.get(root.group(0), root.group(0)) if root else None)
+        if key is not None:               # the value came from the regime file: name its key there
+            head = f"{key} = {show(prob.value)} (in {regime.get('flag', '--regime')} {regime['path']})"
+        elif p is None:
             head = f"{prob.name} = {show(prob.value)}"
         elif ctx.params.get(p.name) is None and prob.value is not None:     # not given: the value used
             head = f"{_flag(p)} (not given: {show(prob.value)})"
@@ -193,7 +306,9 @@ def cli_message(exc, ctx: click.Context | None = None) -> str:
         others = []
         for name in prob.also:
             q, _ = _param(ctx, name)
-            if q is not None and q is not p and ctx.params.get(q.name) is not None and \
+            if regime.get("keys", {}).get(PARAM_OF.get(name, name)) is not None:
+                others.append(f"{regime['keys'][PARAM_OF.get(name, name)]} in the regime file")
+            elif q is not None and q is not p and ctx.params.get(q.name) is not None and \
                     (_given(ctx, q) or not getattr(q, "is_flag", False)):
                 others.append(_typed(ctx, q))
         msg = f"invalid {head}" + (f" with {', '.join(others)}" if others else "") + \
@@ -212,9 +327,15 @@ class CliError(click.ClickException):
         self.exit_code = exit_code
 
 
+# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input).
+EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 130
+
+
 def handle_errors(f):
-    """Turn the toolkit's own errors into one line naming the flags, exit status 2 (3: numerical trouble)."""
-    from ..errors import InvalidParameter, NumericalTrouble, VerificationError
+    """Turn the toolkit's own errors into one line naming the flags: exit status 2 for invalid input, 3 for
+    numerical trouble, 4 when an output could not be written (the line says where the work was kept), 130
+    after Ctrl-C (the line says what was saved)."""
+    from ..errors import Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError
 
     @functools.wraps(f)
     def wrapper(*a, **k):
@@ -225,12 +346,63 @@ def handle_errors(f):
         except VerificationError as exc:
             from ..errors import refer
             text = refer(getattr(exc, "template", str(exc)), _reference(click.get_current_context(silent=True)))
-            raise CliError(text, exit_code=3 if isinstance(exc, NumericalTrouble) else 2) from None
+            code = EXIT_NUMERICAL if isinstance(exc, NumericalTrouble) else EXIT_OUTPUT if isinstance(
+                exc, OutputError) else 2
+            raise CliError(text, exit_code=code) from None
+        except KeyboardInterrupt as exc:
+            text = exc.message if isinstance(exc, Interrupted) else "interrupted"
+            raise CliError(text, exit_code=EXIT_INTERRUPTED) from None
     return wrapper
 
 
+# Characters a word processor or a web page puts where two hyphens were typed ("—D 8").
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+NUMERIC_TYPES = (click.types.IntParamType, click.types.FloatParamType)
+
+
+def check_tokens(cmd: click.Command, args: list[str]) -> None:
+    """Refuse, before click parses ``args``, what it would read silently or wrongly: an option typed with a
+    dash-like character (click would look for the option it then misses), a value option given twice (click
+    keeps the last) and a number with '_' separators (Python's int() reads 1_0 as 10)."""
+    import unicodedata
+    opts = {o: p for p in cmd.params if isinstance(p, click.Option) for o in p.opts + p.secondary_opts}
+    seen: dict = {}
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            return
+        dash = next((c for c in tok[:2] if c in DASHES), None)
+        if dash is not None:
+            fixed = "--" + tok.lstrip("-" + DASHES)
+            raise CliError(f"{tok} starts with {unicodedata.name(dash).lower()} (U+{ord(dash):04X}), not two hyphens: "
+                           f"type {fixed} (see 'verify {cmd.name} --help')")
+        name, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        p = opts.get(name)
+        if p is None or p.is_flag or p.count:
+            i += 1
+            continue
+        value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+        i += 1 if eq else 2
+        if value is not None and "_" in value and isinstance(p.type, NUMERIC_TYPES):
+            raise CliError(f"invalid {name} {value}: must be written without '_' separators (Python would read it "
+                           f"as {value.replace('_', '')})")
+        if not p.multiple and p.name in seen and value is not None:
+            first, flag = seen[p.name]
+            raise CliError(f"{flag} is given twice ({flag} {first} and {name} {value}); give it once"
+                           + (" (a comma-separated list holds several values)" if "," in (p.help or "") else ""))
+        seen[p.name] = (value, name)
+
+
 class OneLineGroup(click.Group):
-    """A click group whose usage errors (bad type, unknown option, missing value) print one line too."""
+    """A click group whose usage errors (bad type, unknown option, missing value) print one line too, and
+    whose sub-commands' arguments are checked by :func:`check_tokens` first."""
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and not ctx.resilient_parsing:
+            check_tokens(cmd, rest)
+        return name, cmd, rest
 
     @staticmethod
     def _one_line(exc: click.UsageError) -> CliError:

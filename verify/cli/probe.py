@@ -6,7 +6,7 @@ import json
 import click
 
 from ..model.profiles import PROFILES
-from .options import data_option, handle_errors
+from .options import convention_from_options, convention_options, handle_errors
 
 
 @click.command("probe")
@@ -15,14 +15,14 @@ from .options import data_option, handle_errors
 @click.option("--profile", type=click.Choice(list(PROFILES)), default="ci", show_default=True,
               help="budget: ci (minutes), dev, deep (longer horizons, more seeds and regimes)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object (with the arrays behind the figure)")
-@data_option(default=None, help_text="run the probe's regimes on this data model (the run's convention; default: "
-             "each regime's own); see `verify run --help`")
+@convention_options
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def probe_cmd(name, list_, profile, as_json, data, quiet):
+def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
-    with their derived verdicts and scopes, replay."""
-    from ..errors import InvalidParameter
+    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) are checked and,
+    as in `verify all`, said not to apply: a probe's regimes are built in the conventions its question names."""
+    from ..errors import InvalidParameter, suggest
     from ..probes import PROBES
     from .check import _print_statement
     if list_:
@@ -37,12 +37,19 @@ def probe_cmd(name, list_, profile, as_json, data, quiet):
     if not name:
         raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES.ids())}) or --list")
     if name not in PROBES:
-        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}")
+        raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
     from .progress import progress
-    from ..model.convention import Convention
-    conv = None if data is None else Convention.from_options({"data": data})
+    note = None
+    if convention_from_options(kw) is not None:      # checked, then said not to apply (the probe part's reason)
+        import importlib
+
+        from ..run.parts import REGISTRY
+        from .progress import note as say
+        importlib.import_module("verify.probes.support.part")      # registers the probe part (its reason)
+        note = f"the convention {REGISTRY['probe'].convention_note()}"
+        say(f"verify probe: {note}", quiet)
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
-        out = PROBES[name].run(profile, conv).as_dict()
+        out = PROBES[name].run(profile).as_dict() | ({"convention_note": note} if note else {})
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

@@ -108,13 +108,17 @@ def _text(res: dict) -> list[str]:
               help="numerical budget (T in units of the slowest transient)")
 @click.option("--numerics/--no-numerics", default=True, show_default=True,
               help="iterate GD under the representative member and the reference convention and fit the D-exponents")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def reconcile_cmd(as_json, claims, profile, numerics):
+def reconcile_cmd(as_json, claims, profile, numerics, quiet):
     """Which members of the family {N, ‖V*‖_F², v, β, λ, c_L, η_V, η_KQ each ∝ a power of D} make Theorem 3.1's
     rates true, and can T* ~ D^2 and the step-size conditions then hold too?"""
     from ..jsonable import jsonable
     from ..reconcile import load_claims, reconcile
-    res = reconcile(None if claims is None else load_claims(claims), profile, numerics)
+    from .progress import progress, progress_hook
+    with progress("verify reconcile", None, quiet) as bar:
+        res = reconcile(None if claims is None else load_claims(claims), profile, numerics,
+                        **progress_hook(reconcile, bar))
     if as_json:
         click.echo(json.dumps(jsonable(res), indent=1))
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from .options import check_writable_dir, handle_errors
+from .progress import note
 
 
 @click.command("report")
@@ -13,11 +14,16 @@ from .options import check_writable_dir, handle_errors
 @handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
-    from ..folderlock import folder_lock
+    from ..run.lock import folder_lock
     from ..report import saved_parts_dir, write_report
     from ..report.render import roles_line
+    from ..report.results import load_parts
     check_writable_dir("--out", out)
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
-        res = write_report(out, saved_parts_dir(src or out))
+        pdir = saved_parts_dir(src or out)
+        unreadable = [r["file"] for r in load_parts(pdir) if r.get("unreadable")]
+        res = write_report(out, pdir)
+    for f in unreadable:
+        note(f"verify report: {pdir}/{f} cannot be read as a part record: counted as a part that did not finish")
     s = res["summary"]
-    click.echo(f"report: {out}/index.html ({s['parts']} parts; {roles_line(s)})")
+    click.echo(f"report: {out}/index.html ({s['ok']} parts finished, {s['not_ok']} not; {roles_line(s)})")

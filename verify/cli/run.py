@@ -20,8 +20,10 @@ import click
 from ..engines import iterate
 from ..engines.arb import MAX_BITS, MIN_BITS
 from ..engines.trajectory import Record
-from .options import CliError, handle_errors, setting_from_options, setting_options
-from .progress import duration, note, progress
+from ..model import make_setting
+from .options import CliError, handle_errors, regime_option, setting_args, setting_options
+from .sizes import check_build, entries
+from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note, progress
 
 MAX_STEPS = 10**12
 # A full-matrix mpmath step costs O(D N) big-number operations (about 20 steps/s at D = N = 64): when no
@@ -33,8 +35,6 @@ FULL_CHECK_WORK = 200 * 64 * 64
 # With --arb the balls are the result; the independent mpmath run checks them up to this step only
 # (it would otherwise cost as much as the certified run itself, or more).
 ARB_CHECK_STEPS = 1000
-ANNOUNCE_SECONDS = 5          # estimates above this are said on stderr before the run starts
-CONFIRM_SECONDS = 3600        # estimates above this need --yes
 
 QUANTITIES = ("loss", "excess_loss", "s_err", "w_err", "wp_norm", "cos_wv")
 LIST_QUANTITIES = ("alpha", "offspan", "support_mass")
@@ -52,8 +52,8 @@ def certified_str(x, digits: int) -> tuple[str, str]:
     """(midpoint, radius) decimals of the Arb ball ``x``: every digit the ball certifies and no more
     (correct up to +-1 in the last digit, python-flint's arb.str), at most ``digits`` digits; the
     printed midpoint +- radius contains the ball. An exact ball prints its value and radius 0."""
-    from ..engines.arb import _huge
-    if not x.is_finite() or _huge(x):
+    from ..engines.arb import huge
+    if not x.is_finite() or huge(x):
         return "nan", "inf"
     text = x.str(digits, radius=True)
     if not text.startswith("["):
@@ -90,7 +90,22 @@ def full_check_steps(setting, steps: int) -> int:
     return min(steps, FULL_CHECK_STEPS, max(1, FULL_CHECK_WORK // (setting.D * setting.N)))
 
 
-def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: int | None) -> None:
+def max_cross_checked_dps(steps: int) -> int:
+    """The largest --dps whose cross-check fits in Arb's precision: the reference carries more digits than the
+    run (verify.engines.precision.reference_bits), and Arb takes at most MAX_BITS bits."""
+    from ..engines import precision
+    lo, hi = 5, 100_000
+    while lo < hi:                      # reference_bits grows with dps: bisect for the last one that fits
+        mid = (lo + hi + 1) // 2
+        if precision.reference_bits(precision.work_digits("mpmath", mid, steps), steps) <= MAX_BITS:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: int | None, dps: int | None = None,
+                 cross_check: bool = False) -> None:
     """Every conflict between the run options, reported together (InvalidParameter), before any work."""
     from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS
     from ..engines.fullarb import MAX_STEPS as FULL_ARB_MAX_STEPS
@@ -98,6 +113,11 @@ def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: in
     from ..engines import fulljax
     from ..engines.full import require_route
     pr = Problems()
+    if (dps is not None and cross_check and arb_bits is None and arithmetic == "mpmath" and setting.reducible()[0]
+            and dps > max_cross_checked_dps(steps)):
+        pr.add("dps", dps, f"must be at most {max_cross_checked_dps(steps)} for {steps} steps with the cross-check: "
+               f"its Arb reference carries more digits than the run, and Arb takes at most {MAX_BITS} bits",
+               hint="or pass `cross_check=False`")
     if engine == "full":
         with pr.check():
             require_route(setting, "arb" if arb_bits is not None else arithmetic, fulljax.available())
@@ -201,7 +221,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     """
     from ..engines.trajectory import checkpoint_steps
     engine, why = resolve_engine(setting, engine)
-    run_problems(setting, steps, engine, arithmetic, arb_bits)
+    run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
     track = _tracker(bar)
     cps = checkpoint_steps(steps, log_points=5)
     cfg = setting.config() | {"engine": engine}
@@ -245,7 +265,7 @@ def _tracker(bar):
     done = {"offset": 0, "last": 0}
 
     def track(description: str, total: int):
-        if bar is None or bar.progress is None:
+        if bar is None or not bar.shown:
             return None
         done["offset"] += done["last"]
         done["last"] = total
@@ -264,7 +284,7 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     from ..engines import precision
     from ..engines.estimate import calibrate, run_phases
     engine, _ = resolve_engine(setting, engine)
-    run_problems(setting, steps, engine, arithmetic, arb_bits)
+    run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
     phases = []         # (what, steps, (steps/s, fixed seconds))
     if arb_bits is not None:
         phases.append((f"certified {engine} Arb {arb_bits} bits", steps,
@@ -293,13 +313,38 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
             "phases": [(what, n, rate) for what, n, (rate, _) in phases]}
 
 
+def stability_warning(setting) -> str | None:
+    """A warning when GD is outside its stable range (the hypothesis eta-stable, verify.model.hypotheses):
+    beyond it the W_X block does not contract and the iterates oscillate or diverge. None inside it, and
+    for K = 0 (S* = 0: W_X stays at 0 whatever the step size)."""
+    from ..model.hypotheses import hypothesis, step_x
+    from ..model.numbers import frac_str
+    h = hypothesis("eta-stable")
+    if setting.K == 0 or h.holds(setting):
+        return None
+    return (f"GD is outside its stable range: eta_V c_L v N = {frac_str(step_x(setting))} >= 2K = {2 * setting.K} "
+            f"(stable: {h.text}); the iterates oscillate or diverge")
+
+
 def estimate_text(est: dict, steps: int) -> str:
     parts = ", ".join(f"{what} at {r:.2g} steps/s" for what, _, r in est["phases"])
     return f"estimated time: {duration(est['seconds'])} for {steps:,} steps ({parts})"
 
 
+def steps_of(steps: int, file_steps: int | None) -> int:
+    """The horizon: --steps, or the regime file's "steps" when --steps is not on the command line (both: an error)."""
+    from click.core import ParameterSource
+    if file_steps is None:
+        return steps
+    if click.get_current_context().get_parameter_source("steps") == ParameterSource.COMMANDLINE:
+        from ..errors import InvalidParameter
+        raise InvalidParameter("steps", steps, f"is given again by the regime file (steps = {file_steps}): give it once")
+    return file_steps
+
+
 @click.command("run")
 @setting_options
+@regime_option
 @click.option("--steps", type=click.IntRange(0, MAX_STEPS), default=1000, show_default=True)
 @click.option("--engine", type=click.Choice(["auto", "reduced", "full"]), default="auto", show_default=True,
               help="auto: the reduced recursion when it is exact for the regime, else the full-matrix engine")
@@ -322,7 +367,18 @@ def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, esti
     Long runs: the time is estimated first (a short timed calibration) and said on stderr; above an
     hour the run needs --yes. Progress with an ETA is shown on stderr when it is a terminal.
     """
-    s = setting_from_options(kw)
+    args, file_steps = setting_args(kw, steps="optional")
+    steps = steps_of(steps, file_steps)
+    build = check_build(args, yes=yes or estimate_only, quiet=quiet or estimate_only, command="verify run")
+    if estimate_only and build is not None and build > ANNOUNCE_SECONDS:
+        text = (f"estimated time: at least {duration(build)} to build the regime (V* has {entries(args):,} exact "
+                "entries); the run itself is timed once the regime is built")
+        click.echo(json.dumps({"estimated_seconds": build, "estimate": text}, indent=1) if as_json else text)
+        return
+    s = make_setting(**args)
+    warning = stability_warning(s)
+    if warning:
+        note(f"verify run: warning: {warning}")
     est = estimate(s, steps, engine, arithmetic, dps, arb_bits, cross_check)
     text = estimate_text(est, steps)
     if estimate_only:
@@ -336,6 +392,8 @@ def run_cmd(steps, engine, arithmetic, dps, as_json, arb_bits, cross_check, esti
     total = sum(n for _, n, _ in est["phases"])
     with progress(f"verify run ({duration(est['seconds'])} estimated)", total, quiet) as bar:
         out = run_json(s, steps, engine, arithmetic, dps, arb_bits, cross_check, bar=bar)
+    if warning:
+        out["warnings"] = [warning]
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

@@ -2,10 +2,37 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import click
 
-from .options import data_option, handle_errors
+from .options import CliError, check_writable_dir, data_option, handle_errors
+from .progress import note, progress
+
+CONFIRM_ROWS = 1000          # a larger grid needs --yes
+FAILED_SHOWN = 10            # failed rows listed one by one; the rest are counted
+
+
+def summary_lines(rows: list[dict]) -> list[str]:
+    """What the table does not say at a glance: the invalid regimes counted by kind (one line each, with an
+    example), the failed rows (the first FAILED_SHOWN), and the rows whose horizon ends before the onset T*."""
+    out = []
+    kinds = Counter(r.get("invalid_kind") or "?" for r in rows if r["status"] == "invalid")
+    if kinds:
+        out.append(f"not valid regimes: {sum(kinds.values())}, by the parameter at fault:")
+        for kind, n in kinds.most_common():
+            ex = next(r for r in rows if r["status"] == "invalid" and (r.get("invalid_kind") or "?") == kind)
+            out.append(f"  {n:6d} x {kind}: e.g. {ex['key']}: {ex['error']}")
+    failed = [r for r in rows if r["status"] == "failed"]
+    for r in failed[:FAILED_SHOWN]:
+        out.append(f"  {r['key']}: failed: {r['error']}")
+    if len(failed) > FAILED_SHOWN:
+        out.append(f"  ... and {len(failed) - FAILED_SHOWN} more failed rows (column 'error' of the table)")
+    early = [r for r in rows if r.get("before_tstar")]
+    if early:
+        out.append(f"{len(early)} rows end before the onset T* of the 1/T phase (column before_tstar): their fitted "
+                   "exponents and ratios are not yet the asymptotic ones; give more --steps")
+    return out
 
 
 @click.command("sweep")
@@ -19,7 +46,8 @@ from .options import data_option, handle_errors
              "dimensions sets D and d unless they are on the grid); see `verify run --help`")
 @click.option("--steps", type=click.IntRange(10, 10**9), default=100_000, show_default=True, help="GD steps per regime")
 @click.option("--measure", "measures", multiple=True,
-              help="measurements (repeatable): trajectory, claims, certified [default: trajectory and claims]")
+              help="measurements (repeatable): trajectory, claims, certified, certificate [default: trajectory and "
+                   "claims]")
 @click.option("--claim-steps", type=click.IntRange(1, 10**7), default=2_000, show_default=True,
               help="horizon of the per-regime claim checks (at most --steps)")
 @click.option("--arb-bits", type=click.IntRange(32, 4096), default=128, show_default=True,
@@ -30,20 +58,20 @@ from .options import data_option, handle_errors
               help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: $VERIFY_SCHEDULER, else a "
                    "LocalCluster on this machine)")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
-              help="worker processes of the LocalCluster [default: the number of cores, at most one per row]")
+              help="worker processes of the LocalCluster [default: the number of cores, at most one per row; "
+                   "never more than the cores and the available memory hold]")
 @click.option("--fresh", is_flag=True, help="compute every row again, ignoring saved rows")
+@click.option("--yes", is_flag=True, help=f"run a grid of more than {CONFIRM_ROWS} regimes")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object {"rows": [...]} on stdout')
-@click.option("--quiet", is_flag=True, help="no progress display")
+@click.option("--quiet", is_flag=True, help="no progress display (the summary is printed all the same)")
 @handle_errors
-def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler, workers, fresh, as_json, quiet):
+def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler, workers, fresh, yes, as_json, quiet):
     """Run every regime of the grid and write a table: the regime, final values at --steps, fitted tail
     exponents, ratios to the derived leading terms, each claim's verdict there, and the Dask worker that
-    computed the row. Rows already computed by this code version are reused."""
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-
-    from ..sweep import parse_grid, run_sweep
+    computed the row. Rows already computed by this code version are reused; Ctrl-C stops cleanly and the
+    same command resumes."""
+    from ..run.execute import check_cluster, local_workers
+    from ..sweep import grid_size, parse_grid, run_sweep
     axes = parse_grid(list(grid))
     if data is not None:
         from ..errors import InvalidParameter
@@ -54,29 +82,35 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
         if not grid and parse_data(data).dims is not None:      # the default grid's D axis: the data fix D
             axes.pop("D", None)
         axes = {"data": [data]} | axes
-    console = Console(stderr=True, quiet=quiet)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("eta"), TimeRemainingColumn(), console=console) as bar:
-        task = bar.add_task("verify sweep", total=None)
+    n = grid_size(axes)
+    if n > CONFIRM_ROWS and not yes:
+        shape = " x ".join(f"{len(v)} {k}" for k, v in axes.items())
+        raise CliError(f"--grid: the grid has {n:,} regimes ({shape}); pass --yes to run them all, or fewer values")
+    check_writable_dir("--out", out)            # before any row is computed
+    if workers is not None and check_cluster(scheduler, workers) is None:
+        note(local_workers(workers, n)[1], quiet)
+    with progress("verify sweep", None, quiet) as bar:
 
         def start(total, todo):
-            bar.update(task, total=total, description=f"verify sweep ({total} regimes, {todo} to compute)")
+            bar.update(total=total, description=f"verify sweep ({total} regimes, {todo} to compute)")
 
         def tick(label, status, seconds, worker):
-            if status not in ("reused", "ok"):
-                bar.console.print(f"  {label}: {status}", markup=False, highlight=False, soft_wrap=True)
-            bar.advance(task)
+            if status == "failed":
+                bar.log(f"  {label}: {status}")
+            bar.advance()
         res = run_sweep(axes, steps, out, measures=list(measures) or None, claim_steps=claim_steps,
                         arb_bits=arb_bits, scheduler=scheduler, workers=workers, fresh=fresh, progress=tick,
                         on_start=start)
-    if as_json:
-        click.echo(json.dumps({"rows": res["rows"]}, allow_nan=False))
-        return
     rows = res["rows"]
-    n = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "invalid")}
-    click.echo(f"sweep: {len(rows)} regimes ({n['ok']} ok, {n['failed']} failed, {n['invalid']} not valid regimes; "
+    lines = summary_lines(rows)
+    if as_json:
+        click.echo(json.dumps({"rows": rows}, allow_nan=False))
+        for line in lines:
+            click.echo(line, err=True)
+        return
+    k = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "invalid")}
+    click.echo(f"sweep: {len(rows)} regimes ({k['ok']} ok, {k['failed']} failed, {k['invalid']} not valid regimes; "
                f"{res['reused']} reused) -> {res['files']['parquet']}, {res['files']['csv']}"
                + (f"; figures in {out}/figures" if res["meta"]["figures"] else ""))
-    for r in rows:
-        if r["status"] != "ok":
-            click.echo(f"  {r['key']}: {r['status']}: {r['error']}")
+    for line in lines:
+        click.echo(line)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..evidence import Scope, Statement, headline
-from ..parts import part
+from ..run import part
 from ..model.profiles import per_profile
 
 
@@ -61,7 +61,9 @@ SIGMAS = per_profile({"ci": ["identity", "erf", "relu"], "dev": ["identity", "er
                       "deep": ["identity", "erf", "relu", "poly:0,1,0,1"]})
 
 
-@part("derive", options=lambda profile: {"sigmas": SIGMAS[profile]}, order=12)
+@part("derive", options=lambda profile: {"sigmas": SIGMAS[profile]}, order=12,
+      convention_why="the derivation keeps c_L, v, lambda, beta and eta as symbols: one derivation for every "
+      "convention")
 def derive_part(profile: str) -> dict:
     """The reduction proof per sigma of the profile, and the leading terms of Theorem 3.1's quantities."""
     from ..derive.asymptotics import leading_terms, slow_manifold

@@ -251,7 +251,7 @@ def _frac_parts(x):
     return (int(m) * 2 ** int(e), 1) if e >= 0 else (int(m), 2 ** int(-e))
 
 
-def _huge(x) -> bool:
+def huge(x) -> bool:
     """True when the ball's midpoint or radius has a binary exponent beyond 2^20 (a diverged run):
     exact rationals of such numbers would take megabytes, so they are printed as unbounded."""
     from flint import arb
@@ -287,7 +287,7 @@ def cover_radius(x, printed: str) -> str:
 
     |exact - printed| <= |exact - mid(x)| + |mid(x) - printed| <= rad(x) + |mid(x) - printed|.
     """
-    if not x.is_finite() or _huge(x):
+    if not x.is_finite() or huge(x):
         return "inf"
     try:
         p = Fraction(printed)
@@ -302,7 +302,7 @@ def ball_str(x, digits: int | None = None) -> tuple[str, str]:
     The midpoint is printed with as many digits as the radius warrants (+2), at least 5.
     """
     from decimal import Context, Decimal, ROUND_HALF_EVEN
-    if not x.is_finite() or _huge(x):
+    if not x.is_finite() or huge(x):
         return "nan", "inf"
     mid, rad = to_fraction(x), rad_fraction(x)
     if digits is None:

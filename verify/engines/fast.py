@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from ..atomic import write_bytes_atomic
+from ..run.atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
 from ..model.symbols import lam

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..evidence import Scope, Statement, compare, dims_of, headline, record
 from ..fits import loglog_slope
 from ..model.flags import setting_command
-from ..parts import part
+from ..run import part
 from ..model.paper import claimed_exponent, theorem_3_1_orders
 from ..model.profiles import per_profile
 from ..model.quantities import THEOREM_3_1
@@ -44,7 +44,8 @@ def _replay_slopes(s, horizon: int) -> dict:
 
 
 @part("convergence", options=lambda profile: {"regime": CONVERGENCE_REGIME, "steps": STEPS[profile]},
-      order=10)
+      order=10, convention_why="its tail slopes are compared with the leading terms derived for the sum loss, "
+      "unit variance and lambda = 1 (CONVERGENCE_REGIME); the claims and probes carry the convention")
 def convergence_part(profile: str) -> dict:
     """Tail slopes in T of L - L_opt, ||S - S*||_F, ||W_X - V*||_F and their ratios to the derived leading terms."""
     import sympy as sp
@@ -112,7 +113,7 @@ def convergence_part(profile: str) -> dict:
 
 
 @part("attention", options=lambda profile: {"regime": ATTENTION_REGIME, "steps": FULL_STEPS[profile]},
-      order=11)
+      order=11, convention_why="it draws S(t) of one fixed reference regime (ATTENTION_REGIME) for the figure")
 def attention_part(profile: str) -> dict:
     """S(t) from the full-matrix engine at a few steps, beside S*."""
     import numpy as np

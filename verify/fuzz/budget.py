@@ -8,7 +8,7 @@ reported as replayed, apart from new ones.
 from __future__ import annotations
 
 from ..errors import InvalidParameter
-from ..parts import part
+from ..run import part
 from .runner import claim_ids, fuzz
 from .store import DEFAULT_DB
 
@@ -21,7 +21,9 @@ PROFILE_BUDGET = {
 }
 
 
-@part("fuzz", args=claim_ids, order=40, options=lambda claim_id, profile: dict(PROFILE_BUDGET[profile]))
+@part("fuzz", args=claim_ids, order=40, options=lambda claim_id, profile: dict(PROFILE_BUDGET[profile]),
+      convention_why="it draws its regimes across the conventions itself (both losses, entry laws, P kinds, "
+      "eta_KQ != eta_V), so its scope names the conventions it covered")
 def fuzz_part(claim_id: str, profile: str, database=DEFAULT_DB) -> dict:
     """``fuzz(claim_id)`` at the budget of ``profile`` (ci | dev | deep); the result records the profile and
     its budget. ``database`` is used only by profiles whose budget says so."""

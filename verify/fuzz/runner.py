@@ -23,6 +23,7 @@ nothing else).
 """
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 import traceback
@@ -78,7 +79,7 @@ def resolve(claim):
     if claim == INVALID_CLAIM:
         return None
     from lemmas import CLAIMS
-    from ..checks import suggest
+    from ..errors import suggest
     if claim not in CLAIMS or not CLAIMS[claim].per_regime:
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
     return CLAIMS[claim]
@@ -269,7 +270,8 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
         if j.status in ("fails", "crash"):
             replayed.append((reg, j))
         else:
-            store.delete(entry["regime"])
+            with contextlib.suppress(OSError):      # a read-only database keeps it: replayed again next time
+                store.delete(entry["regime"])
             cleared += 1
 
     # 2. the search
@@ -327,9 +329,13 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
 
     # 3. save a new failure
     found = state["failure"]
+    save_error = None
     if found is not None and store is not None:
-        store.save(found[0].as_dict(), seed=seed, detail=found[1].detail, status=found[1].status,
-                   found=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        try:
+            store.save(found[0].as_dict(), seed=seed, detail=found[1].detail, status=found[1].status,
+                       found=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        except OSError as exc:      # the failure is still reported (its regime and replay) and says it was not saved
+            save_error = f"could not be saved to {store.path}: {exc.strerror or exc}"
 
     # 4. evidence and verdict
     discards = {r: counts[r] for r in DISCARD_REASONS}
@@ -392,7 +398,8 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
            "seed": seed, "seed_drawn": seed_drawn, "rerun": rerun,
            "database": {"path": None if store is None else str(store.path), "loaded": len(replayed) + cleared,
                         "still_failing": len(replayed), "cleared": cleared,
-                        "saved": found is not None and store is not None},
+                        "saved": found is not None and store is not None and save_error is None,
+                        "save_error": save_error},
            "strategy": _describe(strategy, obj),
            "hypotheses": [hypothesis(h).text for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
            "hypothesis_ids": [hypothesis(h).id for h in getattr(obj, "hypotheses", ())] if obj is not None else [],

@@ -1,7 +1,7 @@
 """The counterexample database: failing regimes saved by one fuzz run and replayed by the next.
 
 One JSON file per regime, ``<db>/<claim id>/<digest>.json`` (the regime's ``as_dict()``, plus when and
-with which seed it was found), written atomically (verify.atomic). Regimes are stored, not Hypothesis
+with which seed it was found), written atomically (verify.run.atomic). Regimes are stored, not Hypothesis
 choice sequences: a stored regime replays as exactly that regime even after the strategies change,
 so a replayed failure is never a new regime in disguise, and a reader can open the file.
 
@@ -15,9 +15,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..atomic import write_json_atomic
 from ..cache import cache_dir
 from ..errors import InvalidParameter
+from ..run.atomic import write_json_atomic
 
 
 def default_db() -> Path:

@@ -62,11 +62,14 @@ class Convention:
                 name, value = "wp_trainable", (False if value else None)
             key = FLAG_KEYS.get(name, FLAG_KEYS.get(name.replace("_", "-"), name))
             if key not in KEYWORDS:
+                from ..errors import suggest
                 raise InvalidParameter("convention", name, "is not a convention option; the options are "
-                                       + ", ".join(sorted(FLAG_KEYS)))
+                                       + ", ".join(sorted(FLAG_KEYS)) + suggest(name, FLAG_KEYS))
             if value is None:
                 continue
             vals[key] = frac_str(exact(value, key)) if key in NUMERIC else value
+            if key == "eta_kq_ratio" and exact(value, key) <= 0:
+                raise InvalidParameter(key, value, "must be > 0 (eta_KQ as a multiple of eta)")
         conv = cls(tuple(vals.items()))
         conv.validate()
         return conv
@@ -74,23 +77,7 @@ class Convention:
     @classmethod
     def from_file(cls, path) -> "Convention":
         """From a TOML or JSON file whose keys are the flags' names (``loss = "mean"``, ``law-var = "1/4"``)."""
-        p = Path(path)
-        if not p.is_file():
-            raise InvalidParameter("convention", str(path), "must be an existing TOML or JSON file")
-        text = p.read_text(encoding="utf-8")
-        try:
-            if p.suffix.lower() == ".toml":
-                import tomllib
-                data = tomllib.loads(text)
-            else:
-                data = json.loads(text)
-        except ValueError as exc:
-            raise InvalidParameter("convention", str(path), f"must be valid {p.suffix.lstrip('.').upper() or 'JSON'} "
-                                   f"({exc})") from None
-        if not isinstance(data, dict):
-            raise InvalidParameter("convention", str(path), "must hold a table of option = value")
-        return cls.from_options({k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                                 for k, v in data.items()})
+        return cls.from_options(read_file(path))
 
     def validate(self) -> None:
         """Raise InvalidParameter when the convention cannot describe any regime (e.g. sinusoidal P with an
@@ -155,6 +142,27 @@ class Convention:
         return out
 
 
+def read_file(path) -> dict:
+    """The table of a convention file (TOML by its ``.toml`` suffix, else JSON), numbers as their decimal text
+    (read exactly later), or InvalidParameter naming the file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidParameter("convention", str(path), "must be an existing TOML or JSON file")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidParameter("convention", str(path), f"must be valid {p.suffix.lstrip('.').upper() or 'JSON'} "
+                               f"({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidParameter("convention", str(path), "must hold a table of option = value")
+    return {k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in data.items()}
+
+
 REFERENCE = Convention()
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("verify_convention", default=REFERENCE)
 
@@ -183,4 +191,4 @@ def setting(**kwargs):
     return make_setting(**active().apply(kwargs))
 
 
-__all__ = ["Convention", "REFERENCE", "KEYWORDS", "active", "using", "setting"]
+__all__ = ["Convention", "REFERENCE", "KEYWORDS", "FLAG_KEYS", "read_file", "active", "using", "setting"]

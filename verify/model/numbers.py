@@ -8,7 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidParameter
-from .validation import FLOAT64_RANGE, check_float64_range
+from .validation import FLOAT64_TOO_LARGE, FLOAT64_TOO_SMALL, check_float64_range
 
 
 def exact(value, name: str = "value") -> Fraction:
@@ -36,6 +36,9 @@ def _exact(value, name: str) -> Fraction:
         value = str(value)
     if isinstance(value, str):
         text = value.strip()
+        if "_" in text:           # Decimal("1_0") and Fraction("1_0") are 10: a typo, not a number
+            raise InvalidParameter(name, value, "must be a decimal number written without '_' separators (such as "
+                                   "0.07 or 7/100)")
         try:
             if "/" in text:
                 return Fraction(text)
@@ -47,18 +50,24 @@ def _exact(value, name: str) -> Fraction:
             raise InvalidParameter(name, value, "must be a finite number (NaN and infinity are not)")
         if dec and not -330 <= dec.adjusted() <= 330:
             # far outside the float64 range: refused before 10**exponent is ever built
-            raise InvalidParameter(name, text, FLOAT64_RANGE)
+            raise InvalidParameter(name, text, FLOAT64_TOO_SMALL if dec.adjusted() < 0 else FLOAT64_TOO_LARGE)
         return Fraction(dec)
     raise InvalidParameter(name, value, "must be a decimal number")
 
 
-def load_json_exact(path: str | Path, name: str):
-    """Parse a JSON file with every number read as an exact rational (never through a float)."""
+def load_json_exact(path: str | Path, name: str, integers: bool = False):
+    """Parse a JSON file with every number read as an exact rational (never through a float); with
+    ``integers``, a number written with a decimal point or an exponent (``1.0``, ``1e0``) is refused."""
     p = Path(path)
     if not p.is_file():
         raise InvalidParameter(name, str(path), "must be an existing JSON file")
+
+    def decimal(s):
+        if integers:
+            raise InvalidParameter(f"{name} entry", s, f"must be an integer in {path}, not a decimal")
+        return exact(s, f"{name} entry")
     try:
-        return json.loads(p.read_text(), parse_float=lambda s: exact(s, f"{name} entry"),
+        return json.loads(p.read_text(), parse_float=decimal,
                           parse_int=lambda s: exact(s, f"{name} entry"),
                           parse_constant=lambda s: exact(s, f"{name} entry"))
     except json.JSONDecodeError as exc:

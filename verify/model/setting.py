@@ -360,7 +360,7 @@ def _supports(supports, preset, D: int, K, N):
         raise InvalidParameter("supports", supports, "must be given alone: pass either `supports` or `preset`, "
                                "not both", also=("preset",))
     if isinstance(supports, str):
-        supports = load_json_exact(supports, "supports")
+        supports = load_json_exact(supports, "supports", integers=True)
     if preset is not None:
         if K is None:
             raise InvalidParameter("preset", preset, "must come with `K` (the support size of each column of S*)",

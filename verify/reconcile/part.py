@@ -1,7 +1,7 @@
 """The ``reconcile`` part of ``verify all``: the reconciliation under Theorem 3.1's claims at the profile's budget."""
 from __future__ import annotations
 
-from ..parts import part
+from ..run import part
 from .reconciliation import reconcile
 
 
@@ -17,7 +17,8 @@ def finding(res: dict) -> str:
             + (f" (certificate: {cert['sum']})" if cert else ""))
 
 
-@part("reconcile", order=20)
+@part("reconcile", order=20, convention_why="it solves over the whole family of conventions (each scaled as a "
+      "power of D) itself")
 def reconcile_part(profile: str) -> dict:
     """Data for ``verify all``: the reconcile result with its headline verdict and statement."""
     res = reconcile(None, profile)

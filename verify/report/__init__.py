@@ -3,13 +3,13 @@
 Folder contents: index.md, index.html (self-contained: figures embedded as data URIs),
 results.json (schema: verify/schemas/results.schema.json), figures/*.png, parts/*.json (the
 evidence: each part's complete saved record). The folder is built beside OUT and swapped in
-(:mod:`verify.report.atomic`), so it is complete or absent.
+(:mod:`verify.run.atomic`), so it is complete or absent.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from .atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
+from ..run.atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
 from .results import assemble, load_parts, schema, validate
 
 REPORT_FILES = ("index.md", "index.html", "results.json")

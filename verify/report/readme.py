@@ -447,7 +447,7 @@ def main(argv=None) -> int:
         stale = [k for k, v in current_blocks(text).items() if v != new[k]]
         print("README.md blocks stale: " + ", ".join(stale) if stale else "README.md blocks are current")
         return 1 if stale or gaps else 0
-    from ..atomic import write_bytes_atomic
+    from ..run.atomic import write_bytes_atomic
     write_bytes_atomic(path, rewrite(text, new).encode())
     return 1 if gaps else 0
 

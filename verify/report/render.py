@@ -81,11 +81,26 @@ def timing_text(s: dict) -> str:
     return f"Wall time {_num(s['wall_seconds'])} s; parts' own time {own} s."
 
 
+def convention_text(results: dict) -> str:
+    """The run's convention in words, and which parts it does not apply to (each record says why)."""
+    c = results["convention"]
+    if c["reference"]:
+        return (f"**Convention**: {c['words']}, the default one (`verify all --convention FILE` or the convention "
+                "flags set another).")
+    text = f"**Convention**: {c['words']}."
+    aside = [p["name"] for p in results["parts"] if p.get("convention_note")]
+    if aside:
+        text += (f" It does not apply to {len(aside)} parts ({', '.join(aside)}): they ran under the reference "
+                 "convention, and each part's section says why.")
+    return text
+
+
 def header(results: dict) -> list:
     s, prov, roles = results["summary"], results["provenance"], results["summary"]["roles"]
     return [("h", 1, "verify: report", "top"),
             ("p", f"Checks of *{results['paper']}*. Profile `{results['profile']}`, built {results['generated']}, "
                   f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not. {timing_text(s)}"),
+            ("p", convention_text(results)),
             ("p", f"**The paper's claims**: {sum(roles['claim'].values())} statements, {count_text(roles['claim'])}. "
                   f"**Negative controls**: {sum(roles['control'].values())}, {count_text(roles['control'])}. "
                   f"**The toolkit's own findings**: {sum(roles['finding'].values())}, {count_text(roles['finding'])}. "
@@ -247,6 +262,8 @@ def part_blocks(p: dict) -> list:
            ("p", f"Status **{p['status']}**, verdict **{p['verdict']}** ({p['scope_label']}), {p['seconds']:.2f} s"
                  + (" (reused)" if p["reused"] else "") + f". {p['finding']}"),
            ("p", f"Why: {p['reason']}")]
+    if p.get("convention_note"):
+        out.append(("p", f"The run's convention {p['convention_note']}."))
     if p["statements"]:
         out.append(("table", ["statement", "role", "verdict", "scope", "why", "corrected statement"],
                     [[statement_cell(st), st["role"] + (f" ({relation_text(st)})" if st.get("relation") else ""),

@@ -37,17 +37,29 @@ def validate(results: dict) -> None:
     jsonschema.validate(results, schema())
 
 
+def unreadable_record(f: Path, why: str) -> dict:
+    """The record standing for a saved part file that cannot be read (corrupted, truncated, foreign): a part
+    that did not finish, named from its file name, so the report counts it and says which it is."""
+    name = f.stem.replace("--", ":", 1)
+    return {"part": name, "kind": name.partition(":")[0], "arg": name.partition(":")[2], "options": {},
+            "code_version": None, "status": "failed", "seconds": 0.0, "finished": None, "worker": None,
+            "error": f"the saved record {f.name} cannot be read ({why}): run the part again", "result": None,
+            "unreadable": True}
+
+
 def load_parts(pdir) -> list[dict]:
-    """Every saved part record in ``pdir``, in report order (kind, then name)."""
+    """Every saved part record in ``pdir``, in report order (kind, then name); a file that cannot be read as a
+    part record counts as a part that did not finish (:func:`unreadable_record`)."""
     recs = []
     for f in sorted(Path(pdir).glob("*.json")):
         try:
             rec = json.loads(f.read_text())
-        except ValueError:
-            continue   # written atomically, so only a foreign file can be unreadable
-        if isinstance(rec, dict) and "part" in rec and "status" in rec:
-            rec["file"] = f.name
-            recs.append(rec)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            rec = unreadable_record(f, f"{type(exc).__name__}: {exc}")
+        if not (isinstance(rec, dict) and "part" in rec and "status" in rec):
+            rec = unreadable_record(f, "not a part record")
+        rec["file"] = f.name
+        recs.append(rec)
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
     recs.sort(key=lambda r: (rank.get(r.get("kind"), len(rank)), r["part"]))
     return recs
@@ -108,7 +120,24 @@ def part_entry(rec: dict, statements: list[dict], reused: list[str]) -> dict:
             "verdict": dec["verdict"], "scope_label": dec["scope_label"], "reason": dec["reason"],
             "statements": [brief(st) for st in statements], "finding": short(finding_of(rec, statements), 400),
             "error": rec.get("error"), "reused": rec["part"] in reused, "anchor": anchor(rec["part"]),
-            "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None}
+            "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None,
+            "convention_note": rec.get("convention_note")}
+
+
+def run_convention(records: list[dict]) -> dict:
+    """The convention the parts ran under (the ``convention`` of their options; none: the reference), in words
+    as the header states it; parts saved under different conventions are said to be mixed."""
+    from ..model.convention import Convention
+    seen = {json.dumps((r.get("options") or {}).get("convention") or {}, sort_keys=True)
+            for r in records if not r.get("unreadable")}
+    convs = [Convention.from_options(json.loads(s)) for s in sorted(seen)] or [Convention()]
+    if len(convs) == 1:
+        c = convs[0]
+        return {"values": c.as_dict(), "label": c.label(), "reference": c.is_reference, "words": c.words(),
+                "flags": c.flags()}
+    return {"values": None, "label": "mixed", "reference": False, "flags": None,
+            "words": "mixed: the saved parts ran under different conventions (" + "; ".join(c.label() for c in convs)
+                     + "); run `verify all` again with one convention"}
 
 
 def check_entry(rec: dict, statements: list[dict]) -> dict:
@@ -222,6 +251,7 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
         "paper": CITATION,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "profile": profile,
+        "convention": run_convention(records),
         "summary": summary(parts, every, timing),
         "statements": [brief(st) | {"part": st["part"], "check": st["check"], "anchor": anchor(st["part"])}
                        for st in every],
@@ -234,5 +264,5 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
     }
 
 
-__all__ = ["SCHEMA_VERSION", "schema", "validate", "load_parts", "short", "brief", "decision_of",
+__all__ = ["SCHEMA_VERSION", "schema", "validate", "load_parts", "short", "brief", "decision_of", "run_convention",
            "finding_of", "assemble", "anchor"]

@@ -41,7 +41,8 @@ def parse_axis(spec: str) -> tuple[str, list]:
     name, _, text = spec.partition("=")
     name = name.strip().replace("-", "_")
     if name not in AXES:
-        raise InvalidParameter("grid", spec, f"axis must be one of {', '.join(AXES)}")
+        from ..errors import suggest
+        raise InvalidParameter("grid", spec, f"axis must be one of {', '.join(AXES)}{suggest(name, AXES)}")
     # Values are separated by commas, or by semicolons when a value holds commas (sigma=identity;poly:0,1,0,1).
     raw = [v.strip() for v in text.split(";" if ";" in text else ",")]
     if not text.strip() or any(v == "" for v in raw):
@@ -70,6 +71,14 @@ def parse_axis(spec: str) -> tuple[str, list]:
     if len(set(vals)) != len(vals):
         raise InvalidParameter("grid", spec, f"lists a value of {name} twice")
     return name, vals
+
+
+def grid_size(grid: dict[str, list]) -> int:
+    """The number of regimes (rows) of the grid: the product of its axes' lengths."""
+    n = 1
+    for vals in grid.values():
+        n *= len(vals)
+    return n
 
 
 def parse_grid(specs) -> dict[str, list]:
@@ -111,10 +120,12 @@ def setting_kwargs(point: dict) -> dict:
 
 @dataclass(frozen=True)
 class Point:
-    """One regime of the grid: the axes' values, and why it is not a valid regime (None when it is)."""
+    """One regime of the grid: the axes' values, why it is not a valid regime (None when it is) and the kind of
+    problem (the parameters named, e.g. "K"), by which the invalid regimes of a grid are counted."""
 
     values: tuple
     invalid: str | None = None
+    invalid_kind: str | None = None
 
     @property
     def as_dict(self) -> dict:
@@ -138,8 +149,8 @@ def points(grid: dict[str, list]) -> list[Point]:
             make_setting(**setting_kwargs(dict(pt)))
             out.append(Point(pt))
         except InvalidParameter as exc:
-            out.append(Point(pt, str(exc)))
+            out.append(Point(pt, str(exc), ", ".join(sorted({p.name for p in exc.problems}))))
     return out
 
 
-__all__ = ["AXES", "BASE", "DEFAULT_GRID", "Point", "parse_axis", "parse_grid", "points", "setting_kwargs"]
+__all__ = ["AXES", "BASE", "DEFAULT_GRID", "Point", "parse_axis", "parse_grid", "points", "setting_kwargs", "grid_size"]

@@ -25,9 +25,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InvalidParameter
+from ..model.quantities import KEYS
 
-QUANTITIES = ("excess_loss", "s_err", "w_err")
-CLAIMED_SLOPES = {"excess_loss": -1.0, "s_err": -0.5, "w_err": -0.5}   # Theorem 3.1's T-exponents
+QUANTITIES = KEYS      # Theorem 3.1's three quantities (verify.model.quantities)
 CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
 ARB_BITS = 128
 
@@ -105,6 +105,21 @@ def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, fl
 
 
 @lru_cache(maxsize=None)
+def claimed_t_exponents() -> dict:
+    """Theorem 3.1's claimed exponents of T, by quantity (-1, -1/2, -1/2), computed from the claimed orders
+    (verify.model.paper) as floats."""
+    from ..model.paper import claimed_exponent
+    return {q: float(claimed_exponent(q, "T")) for q in QUANTITIES}
+
+
+def rate_constants(values: dict, T: int) -> dict:
+    """q(T) T^-p for each quantity q, p its claimed T-exponent: T (L - L_opt), sqrt(T) ||S - S*||_F and
+    sqrt(T) ||W_X - V*||_F, the constants Theorem 3.1 bounds; None where a value is missing."""
+    p = claimed_t_exponents()
+    return {q: (None if values.get(q) is None else values[q] * float(T) ** (-p[q])) for q in QUANTITIES}
+
+
+@lru_cache(maxsize=None)
 def _leading_functions():
     """The derived leading terms with every named convention symbolic, as float functions."""
     import sympy as sp
@@ -136,16 +151,29 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
     return {q: fn(*vals) for q, fn in f.items()}, ""
 
 
-@measure("trajectory", summary="final values at --steps, fitted tail exponents, ratios to the derived leading terms")
+def onset_columns(s, steps: int, lead) -> dict:
+    """``tstar``: the step from which Theorem 3.1's claim takes GD to be in its 1/T phase (the derived onset
+    K D/(2 eta ||V*||^2) times the claim's own factor: lemmas.theorem_3_1.onset_horizon), and ``before_tstar``:
+    whether the horizon ends before it (then the fitted exponents and ratios are not yet the asymptotic ones).
+    Both None where the leading terms do not apply (``lead`` None)."""
+    if lead is None:
+        return {"tstar": None, "before_tstar": None}
+    from lemmas.theorem_3_1 import onset_horizon
+    t = onset_horizon(s)
+    return {"tstar": t, "before_tstar": steps < t}
+
+
+@measure("trajectory", summary="final values at --steps, fitted tail exponents, ratios to the derived leading terms, "
+         "and whether the horizon ends before the onset T*")
 def trajectory(s, steps: int, options: dict) -> dict:
     """GD for ``steps`` steps: the reduced recursion in float64 (numba) when the regime reduces, else the
-    full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents and their ratios to
-    the derived leading terms."""
+    full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents, their ratios to
+    the derived leading terms and the onset columns (:func:`onset_columns`)."""
     from ..engines import checkpoint_steps, iterate
     from ..engines.fast import iterate_fast
     ok, why = s.reducible()
-    cols: dict = {}
     lead, lead_why = leading_terms_at(s, steps)
+    cols: dict = onset_columns(s, steps, lead)
     try:
         with strict_floats():
             if ok:
@@ -158,6 +186,7 @@ def trajectory(s, steps: int, options: dict) -> dict:
         cols["engine"] = "reduced float64 (numba)" if ok else "full-matrix float64"
         for q in QUANTITIES:
             cols[q] = cols[f"slope_{q}"] = cols[f"slope_se_{q}"] = cols[f"ratio_{q}"] = None
+            cols[f"constant_{q}"] = cols[f"derived_constant_{q}"] = None
         # the same columns as a finished row (one Parquet schema), the trouble said in the note
         return cols | {"fit_from": None, "fit_to": None, "cos_wv": None, "leading_term_note": lead_why or None,
                        "trajectory_note": f"float64 trouble (GD diverged?): {type(exc).__name__}: {exc}"}
@@ -172,6 +201,9 @@ def trajectory(s, steps: int, options: dict) -> dict:
         if why_not:
             notes.append(f"{q}: {why_not}")
         cols[f"ratio_{q}"] = (ys[-1] / lead[q]) if (lead and ys[-1] is not None and lead[q]) else None
+    derived = rate_constants(lead, steps) if lead else {q: None for q in QUANTITIES}
+    for q, c in rate_constants({q: cols[q] for q in QUANTITIES}, steps).items():
+        cols[f"constant_{q}"], cols[f"derived_constant_{q}"] = c, derived[q]
     cols["fit_from"], cols["fit_to"] = int(math.ceil(steps / 10)), int(steps)
     cols["cos_wv"] = _float(recs[-1].cos_wv)
     cols["leading_term_note"] = lead_why or None
@@ -273,4 +305,4 @@ def certificate(s, steps: int, options: dict) -> dict:
 
 
 __all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
-           "QUANTITIES", "CLAIMED_SLOPES", "CLAIM_STEPS"]
+           "QUANTITIES", "CLAIM_STEPS", "claimed_t_exponents", "rate_constants", "onset_columns"]

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ..atomic import write_bytes_atomic, write_json_atomic
+from ..run.atomic import write_bytes_atomic, write_json_atomic
 
 FIRST = ("key", "status", "error")
 LAST = ("worker", "seconds", "code_version", "finished", "config")

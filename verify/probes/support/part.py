@@ -2,7 +2,7 @@
 profile (``verify probe NAME --profile P``)."""
 from __future__ import annotations
 
-from ...parts import part
+from ...run import part
 
 
 def probe_names() -> list[str]:
@@ -10,7 +10,9 @@ def probe_names() -> list[str]:
     return sorted(PROBES)
 
 
-@part("probe", args=probe_names, order=30)
+@part("probe", args=probe_names, order=30,
+      convention_why="each probe builds its regimes in the conventions its question names (make_setting with its "
+      "own options), not in the run's")
 def probe_part(name: str, profile: str) -> dict:
     """One probe's findings, each decided from its evidence, at the profile (``verify probe NAME``)."""
     from .. import PROBES

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...atomic import write_bytes_atomic
 from ...checks import Check, Evaluation
 from ...model.paper import question_text
 from ...model.quantities import KEYS
+from ...run.atomic import write_bytes_atomic
 
 
 class Probe(Check):

@@ -3,7 +3,7 @@
 A *part* is one unit of work of ``verify all`` whose result is a JSON-ready dict (a claim, a probe, the
 derivation, ...). A part registers where it is computed, with one decorator::
 
-    from verify.parts import part
+    from verify.run import part
 
     @part("certify", options=lambda profile: {"bits": 256})
     def certify_part(profile: str) -> dict:          # one part, named "certify"
@@ -16,6 +16,11 @@ derivation, ...). A part registers where it is computed, with one decorator::
 ``options`` returns what the result depends on besides the code and the profile (sizes, regimes); a
 saved result is reused only when they, the profile and the code version are unchanged. The result may
 be a dict or an object with ``as_dict()``.
+
+A part that honours a convention (``verify all`` run under another convention than the reference one)
+takes it as a keyword, next to the profile: ``def claim_part(claim_id, profile, convention=None)``, where
+``convention`` is a dict of make_setting keywords (``{"loss": "mean"}``) or None for the reference; the
+runner records it in the part's options, so it keys the saved result.
 
 Discovery: every module under ``verify/`` and ``lemmas/`` with a line starting with ``@part(`` is
 imported by :func:`discover` (a text search, so no module is imported just to find out), which is how
@@ -46,6 +51,18 @@ class PartSpec:
     options: Callable | None = None
     order: int = 50
     summary: str = ""
+    takes_convention: bool = False
+    convention_why: str = ""          # why a part that takes no convention cannot honour one
+
+    def applies(self, convention: dict | None) -> bool:
+        """Whether a run under ``convention`` changes this part's result (it takes the convention), or there is
+        none to apply."""
+        return self.takes_convention or not convention
+
+    def convention_note(self) -> str:
+        """What a part's record says when the run's convention does not apply to it."""
+        why = self.convention_why or "this part takes no convention"
+        return f"does not apply: {why}; it ran under the reference convention"
 
     def arguments(self) -> list[str]:
         """The arguments this kind runs for ([""] for a single part)."""
@@ -57,9 +74,10 @@ class PartSpec:
             return {}
         return dict(self.options(arg, profile) if self.args is not None else self.options(profile))
 
-    def run(self, arg: str, profile: str) -> dict:
-        """The part's result as a dict."""
-        res = self.func(arg, profile) if self.args is not None else self.func(profile)
+    def run(self, arg: str, profile: str, convention: dict | None = None) -> dict:
+        """The part's result as a dict (under ``convention`` when the part takes one)."""
+        kw = {"convention": convention} if (convention and self.takes_convention) else {}
+        res = self.func(arg, profile, **kw) if self.args is not None else self.func(profile, **kw)
         if hasattr(res, "as_dict"):
             res = res.as_dict()
         if not isinstance(res, dict):
@@ -71,12 +89,14 @@ REGISTRY: dict[str, PartSpec] = {}
 
 
 def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable | None = None, order: int = 50,
-         summary: str = ""):
+         summary: str = "", convention_why: str = ""):
     """Register the decorated function as the part ``kind`` (see the module docstring).
 
     ``args``: a function listing the arguments (then the function is called ``f(arg, profile)`` once per
     argument, parts ``kind:arg``); without it ``f(profile)``. ``options``: ``(arg, profile) -> dict`` or
     ``(profile) -> dict`` likewise. ``order``: smaller runs earlier (long parts first shortens a run).
+    ``convention_why``: for a function without a ``convention`` keyword, why the part cannot honour a run's
+    convention (its record says so under any other convention than the reference).
     """
     if not re.fullmatch(r"[a-z][a-z0-9-]*", kind):
         raise ValueError(f"part kind {kind!r} must be lower-case letters, digits and '-'")
@@ -92,14 +112,15 @@ def part(kind: str, *, args: Callable[[], list] | None = None, options: Callable
         if old is not None and (old.module, old.func.__qualname__) != (f.__module__, f.__qualname__):
             raise AssertionError(f"part {kind!r} registered twice: {old.module} and {f.__module__}")
         REGISTRY[kind] = PartSpec(kind, f, f.__module__, args, options, order,
-                                  summary or (inspect.getdoc(f) or "").split("\n")[0])
+                                  summary or (inspect.getdoc(f) or "").split("\n")[0],
+                                  "convention" in inspect.signature(f).parameters, convention_why)
         return f
     return deco
 
 
 def source_root() -> Path:
     """The folder holding the ``verify`` and ``lemmas`` packages."""
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def part_modules(root: Path | None = None) -> list[str]:

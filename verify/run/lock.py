@@ -1,7 +1,7 @@
 """One run per output folder: a lock held while ``verify all`` / ``verify sweep`` / ``verify report`` write OUT.
 
 The lock file is a hidden sibling of OUT (``.NAME.lock``), not inside it: ``verify all`` replaces OUT by a
-rename (verify.report.atomic), which would carry a lock file inside OUT away mid-run. The holder writes
+rename (verify.run.atomic), which would carry a lock file inside OUT away mid-run. The holder writes
 who it is (pid, host, start time, command) into the lock file, so a second run says whom it waits for.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import InvalidParameter
+from ..errors import InvalidParameter
 
 
 def lock_path(out) -> Path:
@@ -61,6 +61,9 @@ def folder_lock(out, flag: str = "out"):
     except Timeout:
         raise InvalidParameter(flag, str(out), f"is in use by another run ({holder(out)}); wait for it to "
                                f"finish or choose another --{flag}") from None
+    except OSError as exc:           # a read-only or full place: the lock file beside OUT cannot be written
+        raise InvalidParameter(flag, str(out), f"must be a folder that can be written ({path} cannot: "
+                               f"{exc.strerror or exc})") from None
     try:
         yield path
     finally:

@@ -1,11 +1,12 @@
 """Running one part on a worker: in a child process with a time limit (default), or in the worker itself.
 
 Dask cannot stop a running task, so :func:`run_task` starts the part as a child process
-(``python -m verify.partrun TASK OUT``) in its own process group, waits at most the part's time limit,
+(:data:`CHILD_ENTRY` with TASK OUT) in its own process group, waits at most the part's time limit,
 and on expiry kills the group by its pid: the part is recorded as a timeout and the worker is free for
 the next task at once. The child also exits when its worker dies (it watches its parent's pid), so a
-lost worker leaves no orphan running. ``task["isolate"] = False`` runs the part in the worker process
-itself (no time limit; the tests use it with in-process workers).
+lost worker leaves no orphan running, and removes its scratch folder (``verify-part-*``) on the way. An
+interrupted run asks every worker to :func:`stop_children` before the cluster closes. ``task["isolate"] =
+False`` runs the part in the worker process itself (no time limit; the tests use it with in-process workers).
 
 The task (what the client sends) and the record (what comes back) are small JSON-ready dicts; the
 client saves the record, atomically.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,12 +26,17 @@ import time
 import traceback
 from pathlib import Path
 
-from .codeversion import code_version
-from .executor import worker_address
-from .jsonable import jsonable
+from ..jsonable import jsonable
+from .execute import worker_address
 from .parts import source_root, spec
+from .version import code_version
 
 STATUS = ("ok", "failed", "timeout", "skipped")
+# How a part process starts: an import of this module and a call, not ``-m verify.run.child`` (runpy would run
+# this module a second time as __main__, beside the copy the package's own imports load).
+CHILD_ENTRY = "import sys; from verify.run.child import main; main(sys.argv[1:])"
+# The part processes this worker process runs now: process group -> scratch folder (see stop_children).
+RUNNING: dict[int, str] = {}
 
 
 def now_utc() -> str:
@@ -58,8 +65,12 @@ def run_here(task: dict, worker: str | None = None) -> dict:
     try:
         if task.get("module"):
             importlib.import_module(task["module"])
-        result = json_ready(spec(task["kind"]).run(task["arg"], task["profile"]))
-        return part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker)
+        sp = spec(task["kind"])
+        result = json_ready(sp.run(task["arg"], task["profile"], task.get("convention")))
+        rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker)
+        if not sp.applies(task.get("convention")):
+            rec["convention_note"] = sp.convention_note()
+        return rec
     except Exception as exc:
         return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
                            error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
@@ -79,13 +90,17 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="verify-part-") as tmp:
-        tfile, ofile = Path(tmp) / "task.json", Path(tmp) / "record.json"
+    remove_stale_scratch()
+    tmp = Path(tempfile.mkdtemp(prefix="verify-part-"))
+    try:
+        (tmp / "worker.pid").write_text(str(os.getpid()))
+        tfile, ofile = tmp / "task.json", tmp / "record.json"
         tfile.write_text(json.dumps(task))
-        with open(Path(tmp) / "stderr.txt", "w+b") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "verify.partrun", str(tfile), str(ofile)], env=env,
+        with open(tmp / "stderr.txt", "w+b") as err:
+            proc = subprocess.Popen([sys.executable, "-c", CHILD_ENTRY, str(tfile), str(ofile)], env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                     start_new_session=True)
+            RUNNING[proc.pid] = str(tmp)
             try:
                 proc.wait(timeout=max(timeout, 0.0))
             except subprocess.TimeoutExpired:
@@ -96,6 +111,8 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
             except BaseException:   # the worker is shutting down: take the child with it
                 _kill_group(proc)
                 raise
+            finally:
+                RUNNING.pop(proc.pid, None)
             err.seek(0)
             stderr = err.read().decode(errors="replace")[-4000:]
         try:
@@ -104,8 +121,47 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
             return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
                                error=f"the part's process exited with status {proc.returncode} without a result: "
                                      f"{stderr}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     rec["worker"] = worker
     return rec
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:        # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_scratch() -> None:
+    """Remove the ``verify-part-*`` folders whose worker is gone: a worker killed outright (SIGKILL) after its part
+    process wrote the record but before the worker could remove the folder. Folders without a ``worker.pid``
+    are not judged."""
+    for folder in Path(tempfile.gettempdir()).glob("verify-part-*"):
+        try:
+            pid = int((folder / "worker.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop_children() -> int:
+    """Kill every part process this worker runs (their process groups) and remove their scratch folders: what
+    an interrupted run asks of each worker before the cluster closes. Returns how many were stopped."""
+    n = 0
+    for pgid, folder in list(RUNNING.items()):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+            n += 1
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(folder, ignore_errors=True)
+    return n
 
 
 def run_task(task: dict) -> dict:
@@ -131,29 +187,33 @@ def run_task(task: dict) -> dict:
     return run_in_child(task, task["timeout"], worker, f"the part's time limit of {task['timeout']:g} s")
 
 
-def _watch_parent() -> None:
-    """Exit when the parent (the worker) is gone, so a lost worker leaves no part running."""
+def _watch_parent(scratch: Path) -> int:
+    """Exit when the parent (the worker) is gone, removing the scratch folder it can no longer remove, so a
+    lost worker leaves neither a part running nor a ``verify-part-*`` folder behind. Returns the parent's pid."""
     parent = os.getppid()
 
     def watch():
         while True:
             if os.getppid() != parent:
+                shutil.rmtree(scratch, ignore_errors=True)
                 os._exit(3)
-            time.sleep(1.0)
+            time.sleep(0.25)
     threading.Thread(target=watch, daemon=True).start()
+    return parent
 
 
 def main(argv: list[str]) -> None:
-    """Child entry point: ``python -m verify.partrun TASK.json RECORD.json``."""
-    _watch_parent()
+    """Child entry point (:data:`CHILD_ENTRY`): run the part of TASK.json, write its record to RECORD.json."""
+    from .atomic import write_json_atomic
+    scratch = Path(argv[1]).parent
+    parent = _watch_parent(scratch)
     task = json.loads(Path(argv[0]).read_text())
     rec = run_here(task)
-    from .atomic import write_json_atomic
-    write_json_atomic(argv[1], rec)
+    if os.getppid() != parent:        # the worker died while the part ran: nobody will read the record
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
+    # never recreate a scratch folder that an interrupted run has already removed
+    write_json_atomic(argv[1], rec, make_parents=False)
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
-
-
-__all__ = ["run_task", "run_here", "run_in_child", "part_record", "json_ready", "STATUS"]
+__all__ = ["run_task", "run_here", "run_in_child", "stop_children", "part_record", "json_ready", "STATUS", "RUNNING"]
