@@ -22,7 +22,7 @@ from verify.evidence import Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import DESCENT, convention, descent_precondition, regime, replay_run
+from lemmas.support.runs import convention, descent_precondition, regime, replay_run
 from lemmas.support.records import outcome_record, regime_scope
 
 STEPS = per_profile({"ci": 60, "dev": 400, "deep": 3000})

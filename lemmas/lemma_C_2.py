@@ -42,7 +42,7 @@ from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, dims_of, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import hypothesis, step_x
+from verify.model.hypotheses import step_x
 from verify.model.profiles import per_profile
 from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)

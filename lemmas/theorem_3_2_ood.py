@@ -29,7 +29,7 @@ import sympy as sp
 from verify.fits import loglog_slope
 from verify.evidence import Scope, compare, record
 from lemmas import register
-from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.checks import Check, Claimed, Evaluation
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, fmt, reduced_float64, regime
 from lemmas.support.records import REPLAY_FACTOR, prerequisite, regime_scope

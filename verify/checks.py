@@ -30,7 +30,7 @@ import numpy as np
 from .errors import InvalidParameter
 from .evidence import KINDS, Scope, decide
 from .jsonable import jsonable
-from .model.hypotheses import Hypothesis, hypotheses, within
+from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
 
 ROLES = ("claim", "control", "finding")

@@ -415,10 +415,6 @@ class Frac:
     exp = log = sqrt = _no
 
 
-def stated_ball(pair) -> arb:
-    return interval(frac(pair[0]), frac(pair[1]))
-
-
 def inside(x: arb, pair) -> bool:
     """Whether every point of ball x lies in the stated interval [lo, hi]."""
     return x.is_finite() and frac(pair[0]) <= lower(x) and upper(x) <= frac(pair[1])
@@ -911,7 +907,6 @@ def check_slabs(results: list, cell: dict) -> list:
         seen += len(inner)
         if not inner:
             continue
-        q, lt, w = (min(r[k][0] for r in inner) for k in (1, 2, 3)), None, None
         lo = [min(r[k][0] for r in inner) for k in (1, 2, 3)]
         hi = [max(r[k][1] for r in inner) for k in (1, 2, 3)]
         if not (sl[2] <= lo[0] and sl[3] >= hi[0] and sl[4] <= lo[1] and sl[5] >= hi[1] and sl[6] <= lo[2]

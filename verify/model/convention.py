@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 
 from ..errors import InvalidParameter
 from .numbers import exact, frac_str
@@ -70,27 +68,6 @@ class Convention:
         conv = cls(tuple(vals.items()))
         conv.validate()
         return conv
-
-    @classmethod
-    def from_file(cls, path) -> "Convention":
-        """From a TOML or JSON file whose keys are the flags' names (``loss = "mean"``, ``law-var = "1/4"``)."""
-        p = Path(path)
-        if not p.is_file():
-            raise InvalidParameter("convention", str(path), "must be an existing TOML or JSON file")
-        text = p.read_text(encoding="utf-8")
-        try:
-            if p.suffix.lower() == ".toml":
-                import tomllib
-                data = tomllib.loads(text)
-            else:
-                data = json.loads(text)
-        except ValueError as exc:
-            raise InvalidParameter("convention", str(path), f"must be valid {p.suffix.lstrip('.').upper() or 'JSON'} "
-                                   f"({exc})") from None
-        if not isinstance(data, dict):
-            raise InvalidParameter("convention", str(path), "must hold a table of option = value")
-        return cls.from_options({k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                                 for k, v in data.items()})
 
     def validate(self) -> None:
         """Raise InvalidParameter when the convention cannot describe any regime (e.g. sinusoidal P with an

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from fractions import Fraction
 

@@ -4,6 +4,7 @@ verify.report.render, read from results.json by key."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 from .results import short
 
