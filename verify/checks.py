@@ -24,14 +24,17 @@ import pkgutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+import difflib
 
 import numpy as np
 
-from .errors import InvalidParameter
+from .errors import InvalidParameter, NumericalTrouble
 from .evidence import KINDS, Scope, decide
 from .jsonable import jsonable
 from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
+from .model.convention import active, using
+from .model.validation import check_int
 
 ROLES = ("claim", "control", "finding")
 RELATIONS = (None, "sharper", "outside", "answers", "supports")
@@ -214,7 +217,6 @@ class Check:
         """Run the routes at ``profile`` under ``convention`` (verify.model.convention; default: the active one)
         and decide every statement from its records. Under a convention other than the reference, each
         statement's hypotheses that pin the reference's choices are replaced by the convention's."""
-        from .model.convention import active, using
         check_profile(profile)
         conv = convention if convention is not None else active()
         t0 = time.perf_counter()
@@ -247,8 +249,6 @@ class Check:
         ``data["in_hypotheses"]``: whether ``setting`` meets :attr:`hypotheses` and the run meets the run-level
         ones :meth:`check` evaluated (``check`` sets ``in_hypotheses = False`` and ``outside``, why). Outside the
         hypotheses a failure is information, not a counterexample; a float64 overflow decides nothing."""
-        from .errors import NumericalTrouble
-        from .model.validation import check_int
         if not self.per_regime:
             raise InvalidParameter("claim", self.id, "has no per-regime check")
         steps = check_int("steps", steps, 1, 10**7)
@@ -260,7 +260,6 @@ class Check:
             out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
                 "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),
                 {"numerical_trouble": str(exc)})
-        from .model.convention import active
         ok, why = within(setting, active().adjust(self.hypotheses))
         run_ok = out.data.get("in_hypotheses", True) is not False
         whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]
@@ -362,7 +361,6 @@ class Catalogue:
 
 def suggest(value: str, choices) -> str:
     """" (did you mean X?)" for the closest choice, or ""."""
-    import difflib
     best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
         c for c in choices if c.lower() == str(value).lower()]
     return f" (did you mean {best[0]}?)" if best else ""

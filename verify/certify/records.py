@@ -13,11 +13,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import sympy as sp
+
 from ..cache import by_code_version
 from ..errors import InvalidParameter
 from ..evidence import Scope, dims_of, record
 from ..model.numbers import frac_str
-from .obligations import EVIDENCE_KIND
+from .obligations import CertificateFailed, EVIDENCE_KIND
+from ..model.flags import setting_command
+from .certificate import certify
+from .exact import ExactCertificate
+from .family import FamilySpec, certify_family
+from ..model.profiles import check_profile
+from ..derive.asymptotics import leading_terms_general
+from ..model import symbols as sy
 
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
@@ -33,7 +42,6 @@ def regime_scope(s) -> Scope:
 
 
 def replay_command(s) -> str:
-    from ..model.flags import setting_command
     return setting_command("certify", s, "--json")
 
 
@@ -42,9 +50,6 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
 
     ``cert``: an already built certificate of this setting (else :func:`certify` is run with ``knobs``).
     """
-    from .certificate import certify
-    from .obligations import CertificateFailed
-    from .exact import ExactCertificate
     scope = regime_scope(setting)
     replay = replay_command(setting)
     if cert is None:
@@ -113,7 +118,6 @@ def profile_family(profile: str):
     """The family certificate of ``profile`` (FAMILIES), its cells run in this process (a report's parts already
     run on Dask workers); cached on disk by code version (verify.cache), so a report reuses it until the sources
     change."""
-    from .family import FamilySpec, certify_family
     return certify_family(FamilySpec.of(FAMILY_OPTIONS, FAMILIES[profile]), dask=False)
 
 
@@ -123,8 +127,6 @@ def family_evidence(profile: str) -> list[dict]:
     True; (b) lim q(T)/leading_q(T) lies in the certified table for every member, and the limit constants at
     the largest D, so that a claim can say how large a D-uniform lower-bound constant can be. Kind "arb"; the
     scope names the family's dimensions and, as conventions, the hypotheses the certificate uses."""
-    from ..model.profiles import check_profile
-    from .obligations import CertificateFailed
     check_profile(profile)
     ranges = FAMILIES[profile]
     scope = Scope(dims=(family_label(ranges),), sigma=("identity",), conventions=FAMILY_HYPOTHESES + (
@@ -162,10 +164,7 @@ def limits_at_largest_D(fc, table: dict) -> dict:
     """[lo, hi] of lim (eta T)^p q(T) over the members with the largest D: the table times the derived leading
     constant (eta T)^p leading_q, taken at both ends of the eta range (it does not depend on eta when
     eta_KQ = eta, which the two ends confirm)."""
-    import sympy as sp
 
-    from ..derive.asymptotics import leading_terms_general
-    from ..model import symbols as sy
     lt = leading_terms_general()
     power = {"excess_loss": 1, "s_err": sp.Rational(1, 2), "w_err": sp.Rational(1, 2)}
     rng = fc.spec.range_of

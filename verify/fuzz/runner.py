@@ -44,6 +44,7 @@ from ..model.hypotheses import hypothesis, within
 from ..model.validation import check_int
 from .store import DEFAULT_DB, CounterexampleStore
 from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, Regime, invalid_regimes, valid_regimes
+from ..checks import suggest
 
 DEFAULT_EXAMPLES = 100
 INVALID_CLAIM = "invalid-parameters"
@@ -83,7 +84,6 @@ def resolve(claim):
     if claim == INVALID_CLAIM:
         return None
     from lemmas import CLAIMS
-    from ..checks import suggest
     if claim not in CLAIMS or not CLAIMS[claim].per_regime:
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
     return CLAIMS[claim]

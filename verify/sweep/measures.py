@@ -23,8 +23,17 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
 from ..errors import InvalidParameter
+from ..fits import loglog_slope
+from ..model import symbols as sy
+from ..derive.asymptotics import leading_terms_general
+from ..engines import checkpoint_steps, iterate
+from ..engines.fast import iterate_fast
+from ..engines.arb import iterate_certified, rad_fraction, to_fraction
+from ..certify import CertificateFailed, certify
+from ..certify.exact import ExactCertificate
 
 QUANTITIES = ("excess_loss", "s_err", "w_err")
 CLAIMED_SLOPES = {"excess_loss": -1.0, "s_err": -0.5, "w_err": -0.5}   # Theorem 3.1's T-exponents
@@ -90,7 +99,6 @@ def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, fl
 
     No slope is fitted through zeros, non-finite values, or values at the float64 rounding level of the
     series (below 1e-12 of its largest value): their logarithms are noise, not a power law."""
-    from ..fits import loglog_slope
     idx = [i for i, t in enumerate(steps) if t >= horizon / 10 and t > 0]
     if len(idx) < 3:
         return None, None, "fewer than 3 checkpoints in the last decade"
@@ -107,10 +115,7 @@ def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, fl
 @lru_cache(maxsize=None)
 def _leading_functions():
     """The derived leading terms with every named convention symbolic, as float functions."""
-    import sympy as sp
 
-    from ..model import symbols as sy
-    from ..derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
     args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.beta, sy.var, sy.c_loss, sy.vnorm, sy.T)
     return {q: sp.lambdify(args, lt[q], "math") for q in QUANTITIES}
@@ -141,8 +146,6 @@ def trajectory(s, steps: int, options: dict) -> dict:
     """GD for ``steps`` steps: the reduced recursion in float64 (numba) when the regime reduces, else the
     full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents and their ratios to
     the derived leading terms."""
-    from ..engines import checkpoint_steps, iterate
-    from ..engines.fast import iterate_fast
     ok, why = s.reducible()
     cols: dict = {}
     lead, lead_why = leading_terms_at(s, steps)
@@ -211,7 +214,6 @@ def claims(s, steps: int, options: dict) -> dict:
 
 def ball_bounds(x) -> tuple[float, float]:
     """Floats lo <= every point of the Arb ball ``x`` <= hi (rounded outwards, so still rigorous)."""
-    from ..engines.arb import rad_fraction, to_fraction
     if not x.is_finite():
         return -math.inf, math.inf
     q, r = to_fraction(x), rad_fraction(x)
@@ -222,7 +224,6 @@ def ball_bounds(x) -> tuple[float, float]:
 def certified(s, steps: int, options: dict) -> dict:
     """Certified enclosures [lo, hi] of the three quantities after exactly ``steps`` GD steps (Arb balls of the
     reduced recursion, rounded outwards to floats), when the regime reduces."""
-    from ..engines.arb import iterate_certified
     ok, why = s.reducible()
     bits = int(options.get("arb_bits") or ARB_BITS)
     cols: dict = {"certified_bits": bits}
@@ -248,8 +249,6 @@ def certificate(s, steps: int, options: dict) -> dict:
     the obligation that did not close, or "refused" with why, e.g. eta >= 2K/(c_L v N)), T0, and the certified
     [lo, hi] of the three quantities at ``steps`` and at T = 1e12 (decimal bounds rounded outwards, as floats
     rounded outwards again)."""
-    from ..certify import CertificateFailed, certify
-    from ..certify.exact import ExactCertificate
     cols: dict = {"certificate_status": None, "certificate_note": None, "certificate_T0": None}
     for T in ("steps", "1e12"):
         for q in QUANTITIES:
