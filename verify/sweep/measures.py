@@ -10,14 +10,16 @@ decorator::
 
 Built in: ``trajectory`` (final values at ``steps``, fitted tail exponents, ratios to the derived
 leading terms), ``claims`` (each per-regime claim's verdict in the regime) and ``certified`` (Arb
-enclosures of the final values; opt-in: CPU-bound).
+enclosures of the final values; opt-in: CPU-bound); one module each in verify/sweep/measurements/:
+``certificate`` (the all-time certificate; opt-in).
 """
 from __future__ import annotations
 
+import importlib
 import math
+import pkgutil
 import warnings
 from contextlib import contextmanager
-from decimal import Decimal
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -32,11 +34,12 @@ from ..derive.asymptotics import leading_terms_general
 from ..engines import checkpoint_steps, iterate
 from ..engines.fast import iterate_fast
 from ..engines.arb import iterate_certified, rad_fraction, to_fraction
-from ..certify import CertificateFailed, certify
-from ..certify.exact import ExactCertificate
+from ..model.paper import claimed_exponent
+from ..model.quantities import KEYS
+from . import measurements
 
-QUANTITIES = ("excess_loss", "s_err", "w_err")
-CLAIMED_SLOPES = {"excess_loss": -1.0, "s_err": -0.5, "w_err": -0.5}   # Theorem 3.1's T-exponents
+QUANTITIES = KEYS
+CLAIMED_SLOPES = {q: float(claimed_exponent(q, "T")) for q in KEYS}   # Theorem 3.1's T-exponents
 CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
 ARB_BITS = 128
 
@@ -242,33 +245,10 @@ def certified(s, steps: int, options: dict) -> dict:
     return cols
 
 
-@measure("certificate", default=False,
-         summary="the all-time certificate (verify certify): bounds valid for every T, at --steps and at T = 1e12")
-def certificate(s, steps: int, options: dict) -> dict:
-    """The regime's all-time certificate: its status ("certified", "exact" for K = D or K = 0, "failed" naming
-    the obligation that did not close, or "refused" with why, e.g. eta >= 2K/(c_L v N)), T0, and the certified
-    [lo, hi] of the three quantities at ``steps`` and at T = 1e12 (decimal bounds rounded outwards, as floats
-    rounded outwards again)."""
-    cols: dict = {"certificate_status": None, "certificate_note": None, "certificate_T0": None}
-    for T in ("steps", "1e12"):
-        for q in QUANTITIES:
-            cols[f"certificate_{q}_at_{T}_lo"] = cols[f"certificate_{q}_at_{T}_hi"] = None
-    try:
-        cert = certify(s)
-    except CertificateFailed as exc:
-        return cols | {"certificate_status": "failed", "certificate_note": str(exc)}
-    except InvalidParameter as exc:
-        return cols | {"certificate_status": "refused", "certificate_note": str(exc)}
-    cols["certificate_status"] = "exact" if isinstance(cert, ExactCertificate) else "certified"
-    cols["certificate_T0"] = cert.T0
-    for label, T in (("steps", steps), ("1e12", 10**12)):
-        b = cert.bounds_json(T)
-        for q in QUANTITIES:
-            # Decimal, not Fraction: an exact decimal such as 1e-868588963 (K = D at T = 1e12) converts at once
-            lo, hi = (float(Decimal(x)) for x in b[q])
-            cols[f"certificate_{q}_at_{label}_lo"] = math.nextafter(lo, -math.inf)
-            cols[f"certificate_{q}_at_{label}_hi"] = math.nextafter(hi, math.inf)
-    return cols
+# Further measurements live one per module in verify/sweep/measurements/ (each registers itself with
+# @measure): importing them here makes them known wherever this module is, on every Dask worker too.
+for _module in pkgutil.iter_modules(measurements.__path__):
+    importlib.import_module(f"{measurements.__name__}.{_module.name}")
 
 
 __all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
