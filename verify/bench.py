@@ -495,8 +495,6 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
     whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
-    import statistics
-
     from .codeversion import code_version
     from .executor import Executor
     from .sweep.grid import DEFAULT_GRID
