@@ -73,6 +73,8 @@ def hypotheses_of(obj) -> list:
 
 def claim_ids() -> list[str]:
     """Ids of the claims that can be fuzzed: per-regime claims of lemmas.REGISTRY, plus the pseudo-claim."""
+    # lemmas imports every claim module (and through them the engines and derivations): imported on first use,
+    # so that the strategies and the store of this package load without the whole catalogue
     from lemmas import CLAIMS
     return sorted(k for k, c in CLAIMS.items() if c.per_regime) + [INVALID_CLAIM]
 

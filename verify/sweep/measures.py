@@ -191,7 +191,7 @@ def claims(s, steps: int, options: dict) -> dict:
 
     Column ``claim:<id>``: "holds", "fails", "undecided" (the check could not decide, e.g. a NaN or a float
     error) or "outside" (the regime is outside the claim's hypotheses: information, not a verdict)."""
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS   # the whole claim catalogue: loaded only by sweeps that measure claims
     horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
     cols: dict = {"claim_steps": horizon}
     for cid in sorted(CLAIMS):
