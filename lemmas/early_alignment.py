@@ -22,8 +22,14 @@ from verify.evidence import Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import DESCENT, convention, descent_precondition, regime, replay_run
+from lemmas.support.runs import convention, descent_precondition, regime, replay_run
 from lemmas.support.records import outcome_record, regime_scope
+from verify.engines import iterate
+from verify.derive.obligations import proof_routes
+from verify.derive.reduction import obligations_for
+from verify.derive.stability import positivity_obligations
+from verify.model.sigmas import parse_sigma
+from verify.engines.arb import iterate_certified
 
 STEPS = per_profile({"ci": 60, "dev": 400, "deep": 3000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -36,7 +42,6 @@ SIGMAS = ("identity", "erf", "poly:0,1,0,1/10")
 
 def cos_track(setting, steps: int):
     """cos(W_X(t), V*) for t = 1..steps and the loss L(0..steps) (full engine, float64)."""
-    from verify.engines import iterate
     tr = iterate(setting, steps, "full", "float64", checkpoints=range(steps + 1))
     cos = np.array([float(r.cos_wv) for r in tr.records[1:]])
     return cos, np.array([float(x) for x in tr.series("loss")])
@@ -72,11 +77,6 @@ class EarlyAlignment(Check):
                              replay_run(setting, at, "full"), data | {"min_cos": c, "at": at}, threshold=THRESHOLD)
 
     def evaluate(self, profile):
-        from verify.derive.obligations import proof_routes
-        from verify.derive.reduction import obligations_for
-        from verify.derive.stability import positivity_obligations
-        from verify.model.sigmas import parse_sigma
-        from verify.engines.arb import iterate_certified
         ev = []
         # identity: W_X(t) = alpha(t) V* (matrix calculus) with alpha(t) > 0 for t >= 1 (SMT induction, z3 and cvc5, under
         # eta_V c_L v N <= min(K, D - K), a hypothesis of this statement, on the reduction's two-valued columns), so

@@ -37,17 +37,24 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import numpy as np
+import mpmath
 
 from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, dims_of, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import hypothesis, step_x
+from verify.model.hypotheses import step_x
 from verify.model.profiles import per_profile
 from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
 from lemmas.support.records import obligations_text, outcome_record, prerequisite, regime_scope
 from lemmas.support.balls import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
+from verify.engines import iterate
+from verify.derive.obligations import proof_routes
+from verify.derive.reduction import obligations_for
+from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
+from verify.model.sigmas import parse_sigma
+from verify.engines.arb import iterate_certified
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -108,8 +115,6 @@ def cubic_counterexample() -> dict:
     yet the loss rises at t = 4 and alpha(5) < 0. Outside the claim's descent hypothesis (role
     "outside": reported, never deciding); it answers the reviewers' question: Lemma C.2 is false for
     this sigma unless the step size keeps GD a descent run."""
-    import mpmath
-    from verify.engines import iterate
     s = regime("cnn", 1, 1, M=1, d=1, eta="1/20", vstar_norm="3", sigma="poly:0,1,0,1/10")
     T = 5
     tr = iterate(s, T, "full", "mpmath", dps=30, checkpoints=range(T + 1))
@@ -160,7 +165,6 @@ def envelope(series, s) -> dict:
 def full_engine_check(setting, n: int) -> RegimeOutcome:
     """The full-matrix engine (no symmetry assumed) against the reduced recursion over t = 1..n: off-span
     residuals, |alpha_full - alpha_reduced| and min alpha (float64)."""
-    from verify.engines import iterate
     tr = iterate(setting, n, "full", "float64", checkpoints=range(1, n + 1))
     with np.errstate(all="ignore"):
         off = np.array([float(x) / max(1e-300, float(a)) for r in tr.records for x, a in zip(r.offspan, r.alpha)])
@@ -209,10 +213,6 @@ def full_ball_record(s_, steps: int, bits: int, hypotheses) -> dict:
 def proof_records() -> dict:
     """The proofs' evidence per part (verify.derive.stability, with the reduction's symbolic-dimension
     obligations for sigma = identity: the two-valued columns and W_P = 0 every step relies on)."""
-    from verify.derive.obligations import proof_routes
-    from verify.derive.reduction import obligations_for
-    from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
-    from verify.model.sigmas import parse_sigma
     columns = obligations_for(parse_sigma("identity"), "all", explicit=False)
     small = proof_routes("induction: alpha(t) > 0 for t >= 1 (sigma = identity, x <= min(K, D - K))",
                          positivity_obligations().obligations + columns)
@@ -225,7 +225,6 @@ def proof_records() -> dict:
 
 def arb_record(s_, H: int) -> dict:
     """alpha_i(t) > 0 certified for t = 1..H by Arb balls of the reduced recursion (128 bits)."""
-    from verify.engines.arb import iterate_certified
     tr = iterate_certified(s_, H, bits=128, checkpoints=range(H + 1))
     lows = [min(float(a.lower()) for a in r.alpha) for r in tr.records[1:]]
     pos = all(a > 0 for r in tr.records[1:] for a in r.alpha)
@@ -280,7 +279,6 @@ def outside_numbers(rec: dict) -> dict:
 
 def large_step_why() -> dict:
     """The large-step part's one sentence: what backs it, and the proof steps that stay open."""
-    from verify.derive.stability import large_step_obligations
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
     return {"lemma-C.2-large-step": "Arb balls over finite t in the regimes run and a proof at K = D; for K < D the "
                                     "induction does not close, open: " + "; ".join(still_open)}
@@ -321,7 +319,6 @@ class LemmaC2(Check):
             offspan = 0.0
             loss = series.excess
         else:
-            from verify.engines import iterate
             tr = iterate(setting, steps, "full", "float64", checkpoints=range(steps + 1))
             al = np.array([[float(x) for x in r.alpha] for r in tr.records])
             series = SimpleNamespace(alpha=al, steps=np.arange(steps + 1), delta=None)
@@ -394,7 +391,6 @@ class LemmaC2(Check):
                       "rows": env.get("rows"), **extra}
 
     def evaluate(self, profile):
-        from verify.derive.reduction import obligations_for
         ev = {st.id: [] for st in self.statements}
         for sid, recs in proof_records().items():
             ev[sid] += recs

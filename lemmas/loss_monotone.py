@@ -11,6 +11,8 @@ condition is sufficient, not necessary: the located failure step size is reporte
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from verify.evidence import Scope, finite, record
@@ -20,6 +22,8 @@ from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run
 from verify.model.hypotheses import within
 from lemmas.support.records import outcome_record, prerequisite, proof_scope, regime_scope
+from verify.errors import PrecisionError
+from verify.derive.stability import delta_curvature, loss_thresholds, thresholds_at
 
 HORIZON = per_profile({"ci": 3000, "dev": 20000, "deep": 200000})
 THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
@@ -31,7 +35,6 @@ THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
 def first_increase(setting, steps: int):
     """First t with L(t) > L(t-1) beyond rounding (lemmas.support.runs.first_increase_in), or None; also the
     excess-loss series (reduced recursion; mpmath when float64 overflows)."""
-    from verify.errors import PrecisionError
     try:
         L = observe(setting, steps).excess
     except PrecisionError:
@@ -42,19 +45,16 @@ def first_increase(setting, steps: int):
 
 
 def thresholds(setting) -> dict:
-    from verify.derive.stability import thresholds_at
     th = thresholds_at(setting)
     return {k: float(v) for k, v in th.items()} | {k + "_exact": str(v) for k, v in th.items()}
 
 
 def at_eta(setting, eta):
-    from fractions import Fraction
     return setting.with_(eta=Fraction(eta), eta_kq=Fraction(eta))
 
 
 def fraction_of(x: float, f: float):
     """A short rational near f * x (step sizes are exact rationals in a Setting)."""
-    from fractions import Fraction
     return Fraction(f * x).limit_denominator(10**6)
 
 
@@ -110,7 +110,6 @@ class LossMonotone(Check):
         return RegimeOutcome(holds, detail, replay, data, threshold=THRESHOLD)
 
     def evaluate(self, profile):
-        from verify.derive.stability import delta_curvature, loss_thresholds
         ev = []
         dc, th = delta_curvature(), loss_thresholds()
         ok = bool(dc["closed_form_ok"] and dc["x_max_ok"])

@@ -13,6 +13,7 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from lemmas.support.runs import convention, fmt, observe, regime, replay_run
 from lemmas.support.records import outcome_record, proof_scope
+from verify.derive.asymptotics import slow_manifold
 
 MARGIN = 1e-12
 THRESHOLD = {"value": 1 + MARGIN,
@@ -49,7 +50,6 @@ class NegAlphaLe1(Check):
                              replay_run(setting, steps, eng), threshold=THRESHOLD)
 
     def evaluate(self, profile):
-        from verify.derive.asymptotics import slow_manifold
         ev = []
         sm = slow_manifold()
         a1 = sm["a1"]

@@ -19,12 +19,16 @@ import math
 from functools import lru_cache
 
 import numpy as np
+import sympy as sp
 
 from verify.evidence import Scope
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from lemmas.support.runs import convention, observe, regime, replay_run
 from lemmas.support.records import outcome_record
+from verify.model import symbols as sy
+from verify.derive.asymptotics import leading_terms_general
+from verify.model.symbols import values_at
 
 OCTAVES = 4
 MIN_STEPS = 2 ** OCTAVES          # the earliest octave [T/16, T/8] starts at step 1 or later
@@ -40,9 +44,6 @@ THRESHOLD = {"value": {"octaves": OCTAVES, "stable_ratio": [1 - STABLE, 1 + STAB
 
 @lru_cache(maxsize=None)
 def _tstar_expr():
-    import sympy as sp
-    from verify.model import symbols as sy
-    from verify.derive.asymptotics import leading_terms_general
     c = leading_terms_general()["c"]
     u0 = (sy.D - sy.K) / sy.D
     return sp.simplify(1 / (2 * c * u0**2))
@@ -50,7 +51,6 @@ def _tstar_expr():
 
 def tstar(setting) -> float:
     """The derived end of the transient, T* = 1/(2 c u0^2) (0 < K < D, sigma = identity)."""
-    from verify.model.symbols import values_at
     return float(_tstar_expr().subs(values_at(setting)))
 
 

@@ -29,10 +29,15 @@ import sympy as sp
 from verify.fits import loglog_slope
 from verify.evidence import Scope, compare, record
 from lemmas import register
-from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
+from verify.checks import Check, Claimed, Evaluation
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, fmt, reduced_float64, regime
 from lemmas.support.records import REPLAY_FACTOR, prerequisite, regime_scope
+from verify.derive.loss import matrix_form, mu
+from verify.model.symbols import var
+from verify.certify.certificate import CertificateFailed, certify
+from verify.certify.records import regime_scope as certificate_scope
+from verify.model.laws import parse_law
 
 SAMPLES = per_profile({"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000})
 LAWS = ("exponential", "student-t:5", "gumbel", "gaussian")
@@ -57,8 +62,6 @@ def ood_formula():
 
 def prove_formula(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
     """Closed form of verify.derive.loss at W_X = alpha V*, W_P = 0, column-stochastic S, S*: equals the formula."""
-    from verify.derive.loss import matrix_form, mu
-    from verify.model.symbols import var
     sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
     V, P = sym("v", M, d), sym("P", D, D)
     S, Ss = sym("s", D - 1, N), sym("t", D - 1, N)
@@ -147,8 +150,6 @@ def ood_constant(s, c_s: Fraction, c_w: Fraction, T0: int, mu: Fraction, v: Frac
 def epsilon_records(profile: str) -> tuple[list, dict]:
     """The certified T(epsilon) (one record for every epsilon) and, as a second route, L_ood at T(epsilon) for a few
     epsilon from the iterated student (float64, exact formula)."""
-    from verify.certify.certificate import CertificateFailed, certify
-    from verify.certify.records import regime_scope as certificate_scope
     s = regime("sts", 8, 2, eta="1/10", vstar_norm="1")       # the base regime of Theorem 3.1's certificate
     mu, v = Fraction(MU), Fraction(VAR)
     try:
@@ -181,7 +182,6 @@ def epsilon_records(profile: str) -> tuple[list, dict]:
 
 def monte_carlo_records(s, T: int, profile: str) -> list:
     """The closed form against Monte Carlo at the trained student, one record per test law (|z| <= Z_MAX)."""
-    from verify.model.laws import parse_law
     a, S, Sstar, V, _ = student_state(s, T)
     n = SAMPLES[profile]
     mu, v = float(sp.Rational(MU)), float(sp.Rational(VAR))

@@ -24,6 +24,11 @@ from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, regime, regime_label
 from lemmas.support.records import bounded_series_outcome, outcome_record
 from lemmas.support.balls import ball_run, below, decide_margins, fact_record, records_of, upper_str
+from verify.engines.arith import Arith
+from verify.engines.full import FullState
+from verify.derive.obligations import proof_routes
+from verify.derive.reduction import obligations_for
+from verify.model.sigmas import parse_sigma
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 # Arb precision of the certified runs over STEPS: the balls' radius grows by up to 2^1.7 a step (sigma = x + x^3/10,
@@ -48,8 +53,6 @@ def regimes():
 def spreads(setting, steps: int) -> np.ndarray:
     """max_j (spread of S(t)[:, j] on g_j + spread off g_j) / max S(t)[:, j], for t = 0..steps (full
     engine, float64). A NaN in S gives NaN here (never a small spread)."""
-    from verify.engines.arith import Arith
-    from verify.engines.full import FullState
     st = FullState(setting, Arith.make("float64", None, steps))
     out = np.empty(steps + 1)
     with np.errstate(all="ignore"):
@@ -128,9 +131,6 @@ class TwoLevelAttention(Check):
         # every sigma of the statement (with W_P = 0): the logit gradient of a two-valued column is two-valued
         # (any kernel, symbolic dimensions, every case of K), so by induction from S(0) uniform the columns stay
         # two-valued; explicit sizes as a second route
-        from verify.derive.obligations import proof_routes
-        from verify.derive.reduction import obligations_for
-        from verify.model.sigmas import parse_sigma
         for spec in SIGMAS:
             ev += proof_routes(f"columns of S stay two-valued for sigma = {spec}",
                                obligations_for(parse_sigma(spec), "two-valued"), f"verify derive --sigma {spec} --json")

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.derive.reduction import prove_identity_general
+from verify.derive.reduction import obligations_for, prove_identity_general
 from verify.evidence import Scope, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, regime
 from lemmas.support.records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
+from verify.engines import iterate
+from verify.derive.obligations import proof_routes
+from verify.model.sigmas import parse_sigma
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
 TOL = 1e-12
@@ -38,7 +41,6 @@ def regimes():
 
 def wp_track(setting, steps: int):
     """||W_P(t)||_F / max(1, ||W_X(t)||_F) for t = 0..steps (full engine, float64), as an array."""
-    from verify.engines import iterate
     tr = iterate(setting, steps, "full", "float64", checkpoints=range(steps + 1))
     with np.errstate(all="ignore"):
         return np.array([float(r.wp_norm) / max(1.0, float(np.sqrt(sum(float(a) ** 2 for a in r.alpha))))
@@ -59,9 +61,6 @@ class WPZero(Check):
         return bounded_series_outcome(wp_track(setting, steps), setting, steps, "||W_P||_F / max(1, ||W_X||)", "max_wp", TOL, THRESHOLD)
 
     def evaluate(self, profile):
-        from verify.derive.obligations import proof_routes
-        from verify.derive.reduction import obligations_for
-        from verify.model.sigmas import parse_sigma
         ev = []
         ident = prove_identity_general()
         wp = [o for o in ident.obligations if "W_P" in o.name]

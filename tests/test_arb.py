@@ -84,7 +84,7 @@ def test_enclosures_contain_100_digit_trajectory(s, bits):
 
 
 def test_radius_stays_small_at_long_horizon():
-    # The regime (D = N = 64, K = 4, eta = 1/32) where naive ball iteration reaches +-inf.
+    # The benchmark regime (D = N = 64, K = 4, eta = 1/32) where naive ball iteration reaches +-inf.
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
     cert = iterate_certified(s, 20000, 256, [20000])
     assert max(cert.state_radii) < float(rad_bound(256, 20000))

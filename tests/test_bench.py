@@ -8,9 +8,9 @@ from verify.engines import estimate, fulljax, iterate
 from verify.model import make_setting
 
 
-def test_the_jax_baseline_reaches_the_issue_value():
-    """The shipped minimal JAX script: excess loss 6.670622037613683 after 3000 steps at D = 64 (the issue's
-    independent run of the same script), to 1e-12."""
+def test_the_jax_baseline_reaches_the_independent_value():
+    """The shipped minimal JAX script: excess loss 6.670622037613683 after 3000 steps at D = 64 (an
+    independent run of the same script, outside this toolkit), to 1e-12."""
     pytest.importorskip("jax")
     assert bench.jax_baseline(64)(3000) == pytest.approx(6.670622037613683, rel=1e-12)
 

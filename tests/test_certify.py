@@ -343,7 +343,7 @@ def test_hull_takes_boxes_straddling_a_shell_edge():
     """The shells' [a_j, b_j] on a cover whose boxes straddle the shell edges contain the true decay ratio at
     the edge itself (an exact GD step at 60 digits), and the hull equals a brute-force hull over overlapping
     boxes. The old selection by upper edge (lo <= u_hi <= hi) drops the straddling box, and there, where Q
-    grows with u, its b_j lies below Q(u_j): the unsound bound of the audit."""
+    grows with u, its b_j lies below Q(u_j): an unsound bound the check must reject."""
     s = make_setting(D=16, K=4, preset="gcn", eta="1/16")
     u0, C, ratio, J = Fraction(1, 4), Fraction(1, 36), Fraction(3, 4), 4     # an invariant region of this regime
     rc = check_region(param_values(s), u0, C, shells=J, boxes=straddling_cover(u0, C, J, ratio), ratio=ratio,

@@ -1,4 +1,4 @@
-"""Families of regimes: the invariant parametrisation (derived, proved, and checked on the issue's 40-digit
+"""Families of regimes: the invariant parametrisation (derived, proved, and checked on a 40-digit
 example), family certificates (cells on the Dask executor, members' bounds), queries and their refusals, and
 the re-checker on family files.
 
@@ -34,7 +34,7 @@ SPEC = FamilySpec.of({"preset": "sts", "K": 4, "vstar_norm": "1"}, {"D": (8, 9),
 
 
 def test_the_invariant_parametrisation_is_proved():
-    """Every obligation of the derivation holds, and the three invariants are what the issue measured."""
+    """Every obligation of the derivation holds, and the three invariants are the hand values below."""
     inv = invariant_map()
     assert all(o.holds is True for o in inv.obligations), [o.name for o in inv.obligations if o.holds is not True]
     assert {o.key for o in inv.obligations} >= {"scaling-symmetries", "alpha-map-invariant", "increment-invariant"}
@@ -48,7 +48,7 @@ def _run(s, steps):
     return iterate(s, steps, "reduced", "mpmath", 60, checkpoints=[steps]).records[-1]
 
 
-def test_the_issues_example_agrees_to_40_digits():
+def test_two_regimes_with_the_same_invariants_agree_to_40_digits():
     """D = 12, K = 3, N = 4, ||V*||^2 = 9/4, eta = 0.07 and D = 4, K = 1, N = 1, ||V*||^2 = 1, eta = 0.28/3,
     eta_KQ = 0.0175 have the same invariants: alpha and the support mass agree to 40 digits after 2000 steps;
     a third regime with another y (eta_KQ = 0.02) does not."""

@@ -32,7 +32,7 @@ def test_the_gap_factor_has_the_d_minus_k_denominator_and_a_wrong_one_fails():
     lg = logit_gradients("interior")
     gon, goff, dr = lg["on"], lg["off"], lg["dr"]
     assert is_zero(gon - goff - D / (N * K * (D - K)) * dr) is True
-    assert is_zero(gon - goff - D / (N * K) * dr) is None           # the factor issue 9 says one size cannot tell apart
+    assert is_zero(gon - goff - D / (N * K) * dr) is None           # the factor one size alone cannot tell apart
     assert is_zero(K * gon + (D - K) * goff) is True
     assert is_zero(gon - goff) is None                                # the gradient is not trivially equal
 

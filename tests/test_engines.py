@@ -8,8 +8,8 @@ from verify.engines import iterate
 from verify.model import make_setting
 
 REGIMES = {
-    "issue-example": dict(D=13, M=2, d=4, eta="0.07", vstar=[[1, 2, 0, "0.5"], [0, 1, 1, -1]],
-                          supports=[[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 0, 1]]),
+    "D13-M2-d4": dict(D=13, M=2, d=4, eta="0.07", vstar=[[1, 2, 0, "0.5"], [0, 1, 1, -1]],
+                      supports=[[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 0, 1]]),
     "cnn": dict(D=12, K=3, M=2, d=3, preset="cnn", vstar_norm="2", eta="0.1"),
     "gcn": dict(D=8, K=3, M=2, d=2, preset="gcn", vstar_norm="1.5", eta="0.05"),
     "sts": dict(D=10, K=4, M=3, d=2, preset="sts", vstar_norm="3", eta="0.2"),

@@ -79,7 +79,7 @@ HORIZON = {"mean-loss-lambda": 30, "beta-temperature": 30}
 
 
 @pytest.mark.parametrize("name", ["cnn", "erf-cnn", "relu-gcn", "poly-sts", "k-zero", "mean-loss-lambda",
-                                  "beta-temperature", "issue-example"])
+                                  "beta-temperature", "D13-M2-d4"])
 def test_the_exact_reduced_recursion_lies_inside_the_full_balls(name):
     """On reducible regimes the reduced recursion (80 digits, an independent derivation) is inside the
     certified full-matrix balls, which overlap the certified reduced balls."""

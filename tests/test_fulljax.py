@@ -1,6 +1,6 @@
 """The fast float64 full-matrix engine (JAX, and its numpy fallback): autodiff against SymPy's derivatives
 of the composed model, the logit coordinates against the direct formulation, agreement with the reduced
-recursion on every reducible regime, the issue's independent value, and float64 trouble named at its step."""
+recursion on every reducible regime, an independent program's value, and float64 trouble named at its step."""
 import sys
 
 import mpmath
@@ -149,8 +149,8 @@ def test_without_jax_the_engine_falls_back_to_numpy(monkeypatch):
     _agree(without, with_jax)
 
 
-def test_the_issue_value_after_3000_steps_at_d_64():
-    """gcn, D = N = 64, K = 4, eta = 1/32, M = d = 1, zero start: the issue's JAX script reached an excess loss
+def test_the_independent_value_after_3000_steps_at_d_64():
+    """gcn, D = N = 64, K = 4, eta = 1/32, M = d = 1, zero start: a minimal JAX script reached an excess loss
     of 6.670622037613683 after 3000 steps (an independent program); both backends agree to 1e-12."""
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
     ar = Arith.make("float64", None, 3000)

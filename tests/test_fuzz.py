@@ -80,7 +80,7 @@ C2_SINUSOIDAL = R(3, D=4, K=2, preset="sts", M=1, d=1, sigma="identity", p_kind=
 LOSS_MONO_SHORT = R(1, D=2, K=1, preset="sts", M=1, d=1, eta="41/20", vstar_norm="1", seed=0)
 NEG_RATE_SHORT = R(1, D=2, K=1, preset="sts", M=1, d=1, eta="1/20", vstar_norm="1", seed=0)
 # neg-rate-exponential: the pin "slope over [4, 8]" (D = 2, gslp, T = 8) was an artefact of a one-octave check
-# at a horizon far too short to show the asymptotic law (issue 9 section 4), and is dropped. In its place a
+# at a horizon far too short to show the asymptotic law , and is dropped. In its place a
 # counterexample at a long horizon, where the decay is algebraic over several octaves (checked below by the
 # engine's own reduced recursion, another code path).
 NEG_RATE_LONG = R(20000, D=8, K=2, preset="sts", M=1, d=1, eta="1/10", vstar_norm="1", seed=0)

@@ -390,7 +390,7 @@ def test_wp_zero_refuted_by_a_replayed_counterexample_and_undecided_on_nan(monke
 
 
 def test_two_level_attention_nan_from_step_5_does_not_hold(monkeypatch):
-    """Issue 9 section 3: a run whose S is NaN from step 5 must not report "holds" (the old
+    """A run whose S is NaN from step 5 must not report "holds" (the old
     ``x > worst`` loop skipped NaN)."""
     from verify.engines.full import FullState
     real = FullState.attention

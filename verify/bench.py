@@ -23,7 +23,7 @@ from .run.atomic import write_bytes_atomic
 from .model import make_setting
 from .run import part
 
-REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the issue's regime: D = N = 64, K = 4, eta = 1/32
+REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the benchmark regime: gcn, D = N = 64, K = 4, eta = 1/32
 # The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
 FULL_FLOAT64_TARGET = 0.5       # full float64 steps/s over the minimal JAX baseline's (D = N = 64 and 256)
 FULL_ARB_TARGET = 5.0           # certified full (256 bits) over a plain mpmath loop at 30 digits (D = N = 16, 64)
@@ -119,7 +119,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
-    """Steps/s of every engine on the issue's regime (full-matrix also at D = N = 16 and 256);
+    """Steps/s of every engine on the benchmark regime (full-matrix also at D = N = 16 and 256);
     ``tick(name)`` is called after each measurement."""
     from .engines import iterate
     from .engines.arb import iterate_certified
@@ -206,7 +206,7 @@ def full_targets(quick: bool, tick=None) -> dict:
 
 def certified_full_radius(quick: bool) -> dict:
     """The largest relative radius of the recorded quantities (and of the state) after 1000 certified full
-    steps at 256 bits on the issue's regime (quick: 100 steps at D = N = 16)."""
+    steps at 256 bits on the benchmark regime (quick: 100 steps at D = N = 16)."""
     from .engines.fullarb import iterate_certified_full, relative_radius
     D, steps = (16, 100) if quick else (64, 1000)
     t = time.perf_counter()
@@ -371,7 +371,7 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
     """Time to the gradient of the population loss w.r.t. W_X at relative accuracy eps: MC vs reduced.
 
     State: W_X = alpha V* (alpha = 1/2), two-valued S with logit gap delta = 1, W_P = 0, on the
-    issue's regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
+    benchmark regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
     reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
     """
     from .derive import codegen
@@ -426,7 +426,7 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Dask: sweep throughput on 1 and 2 workers, and Dask's per-task overhead (issue 12's targets)
+# Dask: sweep throughput on 1 and 2 workers (target: >= 1.8x), Dask's per-task overhead (target: < 5%)
 # ---------------------------------------------------------------------------------------------
 SCALING_GRID = {"D": [16, 32], "K": [2, 4], "eta": ["1/10", "1/20"], "M": [1, 2]}   # 16 certified rows
 SCALING_TARGET = 1.8        # rows/s with 2 workers over rows/s with 1 worker, on 2 cores
@@ -495,8 +495,6 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
     whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
-    import statistics
-
     from .run.version import code_version
     from .run.execute import Executor
     from .sweep.grid import DEFAULT_GRID

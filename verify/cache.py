@@ -13,6 +13,7 @@ import hashlib
 import os
 import pickle
 from pathlib import Path
+from importlib import metadata
 
 from .run.atomic import write_bytes_atomic
 
@@ -34,7 +35,6 @@ LIBRARIES = ("sympy", "z3-solver", "cvc5", "python-flint")
 
 @functools.lru_cache(maxsize=1)
 def library_versions() -> str:
-    from importlib import metadata
     out = []
     for lib in LIBRARIES:
         try:

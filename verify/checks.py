@@ -27,11 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InvalidParameter
+from .errors import InvalidParameter, NumericalTrouble, suggest
 from .evidence import KINDS, Scope, decide
 from .jsonable import jsonable
-from .model.hypotheses import Hypothesis, hypotheses, within
+from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
+from .model.convention import active, using
+from .model.validation import check_int
 
 ROLES = ("claim", "control", "finding")
 RELATIONS = (None, "sharper", "outside", "answers", "supports")
@@ -214,7 +216,6 @@ class Check:
         """Run the routes at ``profile`` under ``convention`` (verify.model.convention; default: the active one)
         and decide every statement from its records. Under a convention other than the reference, each
         statement's hypotheses that pin the reference's choices are replaced by the convention's."""
-        from .model.convention import active, using
         check_profile(profile)
         conv = convention if convention is not None else active()
         t0 = time.perf_counter()
@@ -248,8 +249,6 @@ class Check:
         ``data["in_hypotheses"]``: whether ``setting`` meets :attr:`hypotheses` and the run meets the run-level
         ones :meth:`check` evaluated (``check`` sets ``in_hypotheses = False`` and ``outside``, why). Outside the
         hypotheses a failure is information, not a counterexample; a float64 overflow decides nothing."""
-        from .errors import NumericalTrouble
-        from .model.validation import check_int
         if not self.per_regime:
             raise InvalidParameter("claim", self.id, "has no per-regime check")
         steps = check_int("steps", steps, 1, 10**7)
@@ -261,7 +260,6 @@ class Check:
             out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
                 "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),
                 {"numerical_trouble": str(exc)})
-        from .model.convention import active
         ok, why = within(setting, active().adjust(self.hypotheses))
         run_ok = out.data.get("in_hypotheses", True) is not False
         whys = [w for w in (why, "" if run_ok else out.data.get("outside", "a run-level hypothesis fails")) if w]

@@ -15,6 +15,10 @@ verify.engines.fullarb), the fact is decided over the steps the balls reach, and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
+import math
+
+from flint import arb, fmpq
 
 from verify.errors import NumericalTrouble
 from verify.evidence import REPLAY_FACTOR, record
@@ -22,6 +26,9 @@ from verify.model.flags import setting_command
 from verify.model.hypotheses import within
 
 from .records import regime_scope
+from verify.engines.fullarb import advance, certified_record
+from verify.engines.arb import ArbArith, arb_precision
+from verify.engines.full import LogitState
 
 WHY = ("each ball lies entirely on the stated side of the bound: the balls are rigorous enclosures of the exact "
        "full-matrix recursion (no symmetry assumed), so no rounding allowance is needed; a ball that straddles the "
@@ -49,7 +56,6 @@ class BallRun:
 
     def precision(self):
         """The working precision of the run (for arithmetic on its balls)."""
-        from verify.engines.arb import arb_precision
         return arb_precision(self.bits)
 
     def replay(self, steps: int | None = None) -> str:
@@ -61,16 +67,12 @@ class BallRun:
 def records_of(st) -> dict:
     """The default observation: {"record": the certified Record (verify.engines.fullarb.certified_record)}; an
     observer that needs more of the state adds its own keys."""
-    from verify.engines.fullarb import certified_record
     return {"record": certified_record(st)}
 
 
 def ball_run(setting, horizon: int, bits: int, observe=records_of, steps=None) -> BallRun:
     """Step the certified full-matrix engine to ``horizon`` at ``bits`` bits, keeping ``observe(state)`` at t = 0 and
     at ``steps`` (default every step); an enclosure that becomes unbounded ends the run where it was still bounded."""
-    from verify.engines.arb import ArbArith
-    from verify.engines.full import LogitState
-    from verify.engines.fullarb import advance
     out = BallRun(setting, bits, horizon)
     ar = ArbArith(bits)
     with ar.context():
@@ -130,8 +132,6 @@ def both(*facts: BallFact) -> BallFact:
 def exact(x):
     """The ball of the exact rational ``x`` (a Fraction, an int, a decimal string, or a float read as the decimal
     it prints: 1e-60 is 10^-60, not the double nearest it), rounded outward."""
-    from fractions import Fraction
-    from flint import arb, fmpq
     q = Fraction(str(x)) if isinstance(x, float) else Fraction(x)
     return arb(fmpq(q.numerator, q.denominator))
 
@@ -158,7 +158,6 @@ def below(run: BallRun, values, bound, t_min: int = 0) -> list:
 
 def secant_exponent(run: BallRun, value, t0: int, t1: int):
     """The ball of log(value(t1) / value(t0)) / log(t1 / t0): the slope of value on log-log axes between t0 and t1."""
-    from flint import arb
     with run.precision():
         return (value(run.seen[t1]) / value(run.seen[t0])).log() / (arb(t1) / t0).log()
 
@@ -204,7 +203,6 @@ def replayed(setting, horizon: int, bits: int, fact_of, observe) -> dict:
 def show(x, digits: int = 8) -> str:
     """A ball as its midpoint to ``digits`` significant digits and its radius to two: "0.0008901446 (radius
     1.5e-311)" (Arb's decimal conversion: no float underflow)."""
-    from flint import arb
     if not x.is_finite():
         return "unbounded"
     return f"{arb(x.mid()).str(digits, radius=False)} (radius {arb(x.rad()).str(2, radius=False)})"
@@ -212,14 +210,12 @@ def show(x, digits: int = 8) -> str:
 
 def interval(x) -> list[float]:
     """[lower, upper] of a ball as floats rounded outward (one ulp past the nearest double): JSON-ready bounds."""
-    import math
     return [math.nextafter(float(x.lower()), -math.inf), math.nextafter(float(x.upper()), math.inf)]
 
 
 def upper_str(x) -> str:
     """A three-digit decimal at least as large as every point of the ball ``x``: its upper end moved up by 1% of
     itself, then rounded to nearest (a relative change of at most 0.5%)."""
-    from flint import arb
     if not x.is_finite():
         return "inf"
     up = x.upper()

@@ -10,11 +10,13 @@ import sympy as sp
 from verify.model.paper import exponent_of
 from verify.model.quantities import KEYS
 from verify.model.symbols import T, values_at
+from verify.derive.asymptotics import leading_terms
+from verify.engines.fast import iterate_fast
+from .runs import Series
 
 
 @lru_cache(maxsize=None)
 def terms() -> dict:
-    from verify.derive.asymptotics import leading_terms
     return leading_terms()
 
 
@@ -60,8 +62,6 @@ def fast_series(s, steps: int, checkpoints):
     """The reduced recursion at ``checkpoints`` by the compiled float64 engine (verify.engines.fast, generated
     from the same SymPy step as lemmas.support.runs.reduced_float64), as a Series without delta (the fast engine
     records the support mass instead): ~10^7 steps per second after a one-off compilation of a few seconds."""
-    from verify.engines.fast import iterate_fast
-    from .runs import Series
     cps = sorted(set(int(c) for c in checkpoints))
     r = iterate_fast(s, int(steps), checkpoints=cps)
     cps = np.array(cps, dtype=np.int64)

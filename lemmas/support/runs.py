@@ -14,6 +14,7 @@ from verify.errors import NumericalTrouble
 from verify.model.convention import setting
 from verify.model.flags import setting_command
 from verify.model.hypotheses import hypothesis
+from verify.engines import iterate
 
 def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
     """A ``verify run`` command line that rebuilds ``setting`` and runs ``steps`` steps
@@ -115,7 +116,6 @@ def observe(s, steps: int, checkpoints=None) -> Series:
     (float64) mapped onto the same Series (alpha per row, excess loss, s_err, w_err, mass of column 0)."""
     if s.reducible()[0]:
         return reduced_float64(s, steps, checkpoints)
-    from verify.engines import iterate
     cps = list(range(steps + 1)) if checkpoints is None else sorted(set(int(c) for c in checkpoints))
     tr = iterate(s, steps, "full", "float64", checkpoints=cps)
     f = lambda name: np.array([float(x) for x in tr.series(name)])  # noqa: E731

@@ -24,11 +24,13 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import sympy as sp
+
 from ..derive.invariants import prefactors_of
-from ..engines.arb import arb_precision
+from ..engines.arb import MAX_BITS, MIN_BITS, arb_precision
 from ..errors import InvalidParameter
 from ..model.flags import setting_command
-from ..model.numbers import frac_str
+from ..model.numbers import exact as exact_number, frac_str
 from ..model.setting import Setting
 from ..model.validation import check_int
 from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened
@@ -40,6 +42,7 @@ from .formulas import arb_functions
 from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .prefix import SNAPSHOT_EVERY, PrefixState
 from .region import Profile, RegionCheck, check_region, exprel_obligation
+from . import fmt
 
 # Shells u <= u0 r^j with r = 3/4 (r = 1/2 is the dyadic u0 2^-j): on each shell the decay ratio Q varies
 # by about (1 - r) u_j c, so r = 3/4 halves the band of r = 1/2 at the same cost (120 shells reach u0 10^-15).
@@ -148,7 +151,6 @@ class Certificate:
 
     # ----- the certificate as data ------------------------------------------------------------
     def as_dict(self) -> dict:
-        import sympy as sp
         sc = slow_coordinates()
         R_hull = self.region.shell_bounds(0)          # the normalised decay on the whole region
         return {
@@ -182,13 +184,11 @@ class Certificate:
 
 
 def fmt_down(q: Fraction, digits: int = 12) -> str:
-    from . import fmt
     with arb_precision(256):
         return fmt.down(exact(q), digits)
 
 
 def fmt_up(q: Fraction, digits: int = 12) -> str:
-    from . import fmt
     with arb_precision(256):
         return fmt.up(exact(q), digits)
 
@@ -357,8 +357,6 @@ def _dyadic(x: Fraction, bits: int = 10) -> Fraction:
 def certify_knobs(bits=None, shells=None, ratio=None, n_u=None, n_eps=None, max_depth=None, max_prefix=None,
                   check_every=None) -> dict:
     """The knobs of :func:`certify` with defaults filled in, each checked (InvalidParameter names the flag)."""
-    from ..engines.arb import MAX_BITS, MIN_BITS
-    from ..model.numbers import exact as exact_number
     given = {"bits": bits, "shells": shells, "n_u": n_u, "n_eps": n_eps, "max_depth": max_depth,
              "max_prefix": max_prefix, "check_every": check_every}
     k = DEFAULTS | {name: v for name, v in given.items() if v is not None}
@@ -394,7 +392,6 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     cover instead). Returns a :class:`Certificate`, or an exact certificate for K = 0 and K = D; raises
     :class:`CertificateFailed` when an obligation fails and InvalidParameter for refused regimes.
     """
-    from ..model.numbers import exact as exact_number
     check_certifiable(s)
     knobs = certify_knobs(bits, shells, ratio, n_u, n_eps, max_depth, max_prefix, check_every)
     T0 = None if T0 is None else check_int("T0", T0, 1, 10**9)

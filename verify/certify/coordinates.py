@@ -30,9 +30,10 @@ from functools import lru_cache
 import sympy as sp
 
 from ..cache import by_code_version
-from ..derive.invariants import INVARIANTS, invariant_map, invariants_of, r, x, y
-from ..model.symbols import alpha, delta
+from ..derive.invariants import DEFINITIONS, INVARIANTS, PREFACTORS, V2, invariant_map, invariants_of, r, x, y
+from ..model.symbols import D, K, T, alpha, delta, vnorm
 from .obligations import Obligation, cited, identity, sign
+from ..derive.asymptotics import leading_terms_general
 
 u = sp.Symbol("u", positive=True)
 eps = sp.Symbol("epsilon", real=True)
@@ -115,9 +116,6 @@ def _increment(ob: list, E_u, a_star):
     ob.append(identity("cubic-coefficient-in-invariants", "c = (1 + r) y / r^2", c, (1 + r) * y / r**2))
     ob.append(identity("G-at-zero", "G(0, eps) = 1", G.subs(u, 0), 1))
     ob.append(_no_pole_at_zero("G: pole", G))
-    from ..derive.asymptotics import leading_terms_general
-    from ..derive.invariants import DEFINITIONS, V2
-    from ..model.symbols import vnorm
     c_asym = leading_terms_general()["c"].subs(vnorm, sp.sqrt(V2))
     ob.append(identity("cubic-coefficient", "c, written back in the parameters, is the cubic coefficient of "
                        "verify.derive.asymptotics (a second derivation)", c.subs(DEFINITIONS), c_asym))
@@ -172,14 +170,10 @@ def _limits(ob: list, sc_loss0, s_over_u, h) -> None:
     u(T)^2 ~ 1/(2 c T), L - L_opt ~ pre_L L2(0)/(2 c T), ||S - S*||_F ~ pre_S sqrt((1 + r)/r)/sqrt(2 c T) and
     ||W_X - V*||_F ~ pre_W h(0)/sqrt(2 c T); so q(T)/leading_q(T) -> Lt/Q, 1/sqrt(Q), |W|/sqrt(Q) on the
     deepest shell (the normalised limit constants)."""
-    from ..derive.asymptotics import leading_terms_general
-    from ..derive.invariants import DEFINITIONS, PREFACTORS, V2
-    from ..model.symbols import T, vnorm
     lt = {k: e.subs(vnorm, sp.sqrt(V2)) for k, e in leading_terms_general().items()}
     uT = 1 / sp.sqrt(2 * lt["c"] * T)
     mine = {"excess_loss": PREFACTORS["excess_loss"] * sc_loss0 * uT**2, "s_err": PREFACTORS["s_err"] * s_over_u * uT,
             "w_err": PREFACTORS["w_err"] * h.subs(u, 0) * uT}
-    from ..model.symbols import D, K
     dk = sp.Symbol("dk", positive=True)                       # D = K + dk: 0 < K < D
     for q, e in mine.items():
         ob.append(identity(f"limit-{q}", f"the leading term of {q} is pre_q times the coordinates' value at u = 0 "

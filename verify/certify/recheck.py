@@ -415,10 +415,6 @@ class Frac:
     exp = log = sqrt = _no
 
 
-def stated_ball(pair) -> arb:
-    return interval(frac(pair[0]), frac(pair[1]))
-
-
 def inside(x: arb, pair) -> bool:
     """Whether every point of ball x lies in the stated interval [lo, hi]."""
     return x.is_finite() and frac(pair[0]) <= lower(x) and upper(x) <= frac(pair[1])

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import sympy as sp
+
 from ..cache import by_code_version
 from ..errors import InvalidParameter
 from ..evidence import Scope, dims_of, record
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
 from ..model.setting import REFERENCE_LABEL
-from .obligations import EVIDENCE_KIND
+from .obligations import CertificateFailed, EVIDENCE_KIND
+from ..model.flags import setting_command
+from .certificate import certify
+from .exact import ExactCertificate
+from .family import FamilySpec, certify_family
+from ..model.profiles import check_profile
+from ..derive.asymptotics import leading_terms_general
+from ..model import symbols as sy
 
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
@@ -35,7 +44,6 @@ def regime_scope(s) -> Scope:
 
 
 def replay_command(s) -> str:
-    from ..model.flags import setting_command
     return setting_command("certify", s, "--json")
 
 
@@ -44,9 +52,6 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
 
     ``cert``: an already built certificate of this setting (else :func:`certify` is run with ``knobs``).
     """
-    from .certificate import certify
-    from .obligations import CertificateFailed
-    from .exact import ExactCertificate
     scope = regime_scope(setting)
     replay = replay_command(setting)
     if cert is None:
@@ -130,7 +135,6 @@ def profile_family(profile: str):
     """The family certificate of ``profile`` (FAMILIES), its cells run in this process (a report's parts already
     run on Dask workers); cached on disk by code version (verify.cache), so a report reuses it until the sources
     change."""
-    from .family import FamilySpec, certify_family
     return certify_family(FamilySpec.of(FAMILY_OPTIONS, FAMILIES[profile]), dask=False)
 
 
@@ -142,8 +146,6 @@ def family_evidence(profile: str) -> list[dict]:
     never a refutation of a Theta by finitely many sizes); "limits" -- lim q/leading_q over every member lies in
     the certified table, an enclosure containing 1 (a test of the derived leading terms). A family that does not
     close gives one failed record per use."""
-    from ..model.profiles import check_profile
-    from .obligations import CertificateFailed
     check_profile(profile)
     ranges = FAMILIES[profile]
     scope, label = family_scope(ranges), family_label(ranges)
@@ -232,10 +234,7 @@ def limits_at_largest_D(fc, table: dict) -> dict:
     """[lo, hi] of lim (eta T)^p q(T) over the members with the largest D: the table times the derived leading
     constant (eta T)^p leading_q, taken at both ends of the eta range (it does not depend on eta when
     eta_KQ = eta, which the two ends confirm)."""
-    import sympy as sp
 
-    from ..derive.asymptotics import leading_terms_general
-    from ..model import symbols as sy
     lt = leading_terms_general()
     power = {"excess_loss": 1, "s_err": sp.Rational(1, 2), "w_err": sp.Rational(1, 2)}
     rng = fc.spec.range_of

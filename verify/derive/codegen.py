@@ -10,6 +10,8 @@ import types
 from functools import lru_cache
 
 import sympy as sp
+from flint import arb
+from sympy.printing.pycode import PythonCodePrinter
 
 BACKENDS = ("numpy", "math", "mpmath", "arb", "jax")
 
@@ -17,7 +19,6 @@ BACKENDS = ("numpy", "math", "mpmath", "arb", "jax")
 def _ball_extremum(pick: str):
     """max / min of balls: a ball containing max (min) of every choice of points, so a guard such as
     sqrt(Max(x, 0)) stays an enclosure (Python's own max would pick one operand by an uncertain comparison)."""
-    from flint import arb
 
     def f(*xs):
         out = arb(xs[0])
@@ -51,7 +52,6 @@ def _sqrt_nonnegative(x):
 def _acos_clipped(x):
     """acos(Max(-1, Min(1, x))) of a ball: acos is decreasing, so the image of the ball clipped to [-1, 1] is
     the union of acos at its two clipped endpoints (exact points), finite where the ball reaches past +-1."""
-    from flint import arb
     if not x.is_finite():
         return arb.nan()
     clip = lambda e: arb(1) if e > 1 else (arb(-1) if e < -1 else e)  # noqa: E731  (e exact: certain comparisons)
@@ -60,7 +60,6 @@ def _acos_clipped(x):
 
 def _arb_namespace():
     """An ``mpmath``-shaped namespace whose functions act on flint.arb balls."""
-    from flint import arb
     ns = types.SimpleNamespace(
         mpf=arb, pi=arb.pi(), arb_pi=arb.pi, exp=lambda x: x.exp(), log=lambda x: x.log(), sqrt=lambda x: x.sqrt(),
         asin=lambda x: x.asin(), acos=lambda x: x.acos(), atan=lambda x: x.atan(),
@@ -124,7 +123,6 @@ def lambdify(args, expr, backend: str, products: bool = False, cse: bool = True)
 
 def python_source(name: str, args, expr) -> str:
     """Scalar Python source of ``expr`` using only the math module (compiled by numba)."""
-    from sympy.printing.pycode import PythonCodePrinter
     printer = PythonCodePrinter({"fully_qualified_modules": True})
     subs, (red,) = sp.cse([expr])
     lines = [f"def {name}({', '.join(str(a) for a in args)}):"]

@@ -14,6 +14,13 @@ import sympy as sp
 from ..evidence import Scope, Statement, headline
 from ..run import part
 from ..model.profiles import per_profile
+from ..derive.obligations import proof_routes
+from ..derive.reduction import obligations_for, prove_reduction
+from ..model.hypotheses import hypotheses
+from ..model.sigmas import parse_sigma
+from ..derive.asymptotics import leading_terms, slow_manifold
+from ..model.paper import theorem_3_1_orders
+from ..model.sigmas.identity import Identity
 
 
 def assumed(obligations) -> tuple:
@@ -32,10 +39,6 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     Evidence: every obligation of verify.derive.reduction.prove_reduction (the block-method proof for any
     kernel in symbolic dimensions, sigma's parity lemma and reduced recursion, the explicit-dimension second
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
-    from ..derive.obligations import proof_routes
-    from ..derive.reduction import obligations_for, prove_reduction
-    from ..model.hypotheses import hypotheses
-    from ..model.sigmas import parse_sigma
     statements, proofs = [], {}
     for spec in sigmas:
         sig = parse_sigma(spec)
@@ -66,10 +69,6 @@ SIGMAS = per_profile({"ci": ["identity", "erf", "relu"], "dev": ["identity", "er
       "convention")
 def derive_part(profile: str) -> dict:
     """The reduction proof per sigma of the profile, and the leading terms of Theorem 3.1's quantities."""
-    from ..derive.asymptotics import leading_terms, slow_manifold
-    from ..model.paper import theorem_3_1_orders
-    from ..model.sigmas import parse_sigma
-    from ..model.sigmas.identity import Identity
     sigmas = list(SIGMAS[profile])
     if not any(parse_sigma(spec).is_identity for spec in sigmas):      # the primary statement
         sigmas.insert(0, Identity().spec())

@@ -38,9 +38,11 @@ from ..evidence import Scope, dims_label
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas import Sigma, X
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
-from .reduced import column_quantities
+from .reduced import column_quantities, reduced, reduced_step_exprs
 from ..model.symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
     mu_z, var, vn, beta
+from .gradients import logit_step_factor, logit_step_obligation
+from .loss import matrix_form, mu
 
 _is_zero = is_zero          # kept under its old name (tests and claims import it)
 CASE_LABEL = {"interior": "0 < K < D", "k-zero": "K = 0", "k-equals-d": "K = D"}
@@ -298,7 +300,6 @@ def prove_reduction_symbolic(cases=("interior", "k-zero", "k-equals-d")) -> Proo
         rep.obligations.append(_row_obligation(case, ALL_SIGMA))
         rep.obligations.extend(_logit_obligations(case, ALL_SIGMA))
         rep.obligations.append(_column_obligation(case, ALL_SIGMA))
-    from .gradients import logit_step_obligation
     rep.obligations.append(logit_step_obligation())
     return rep
 
@@ -307,7 +308,6 @@ def delta_step_factor(case: str) -> sp.Expr:
     """The derived coefficient c with delta' - delta = -c sum_m dr_m/ddelta: (3.4) on logits
     (Delta logits = -eta_KQ lambda^2 G, verify.derive.gradients) times g_on - g_off per unit of
     sum_m dr_m/ddelta (obligation (iii)); 0 when K is 0 or D."""
-    from .gradients import logit_step_factor
     if case != "interior":
         return sp.Integer(0)
     return logit_step_factor(beta) * Ds / (Ns * Ks * (Ds - Ks))
@@ -351,7 +351,6 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
     For each case: reduced's row loss equals r_m of the proof with ell = sigma's kernel (compared in
     :func:`canonical_roots` form), alpha_next = alpha - eta_V (dr/dalpha)/vn (obligation (i) and (3.3)),
     and the per-row delta increment is -(derived factor) dr_m/ddelta (obligation (iii) and (3.4))."""
-    from .reduced import reduced, reduced_step_exprs
     out = []
     sc = Scope("all", (sigma.spec(),), "all", "all")
     kz = kernel_at_zero_teacher(sigma)
@@ -573,7 +572,6 @@ def prove_identity_general() -> ProofReport:
       dL/dW_X = (alpha v ||S||^2 - v <S, S*>) V*,   dL/dW_P = 0,   dL/dS = alpha^2 v ||V*||^2 S - alpha v ||V*||^2 S*,
     so the rows stay proportional, W_P stays 0, and dL/dS is a combination of S and S* (two-valued
     columns give a two-valued logit gradient through the softmax Jacobian)."""
-    from .loss import matrix_form, mu
     sc = Scope("all", ("identity",), "all", "all")
     rep = ProofReport("identity (all dimensions)", {"M": "M", "d": "d", "D": "D", "N": "N"})
     with stopwatch() as t:

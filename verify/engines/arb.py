@@ -30,13 +30,15 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from decimal import Context, Decimal, ROUND_HALF_EVEN
 
 import sympy as sp
+from flint import arb, ctx, fmpq
 
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced_step_exprs
 from ..model.symbols import alpha, delta
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
 from ..model.validation import check_int
@@ -57,7 +59,6 @@ DIVERGED_BITS = 1000
 @contextlib.contextmanager
 def arb_precision(bits: int):
     """Run the enclosed Arb code at ``bits`` bits of working precision, restoring the old one."""
-    from flint import ctx
     old = ctx.prec
     ctx.prec = bits
     try:
@@ -75,7 +76,6 @@ class ArbArith:
     backend: str = "arb"
 
     def num(self, x):
-        from flint import arb, fmpq
         if isinstance(x, arb):
             return x
         if isinstance(x, float):       # only exact constants reach here; a float is exact in binary
@@ -116,7 +116,6 @@ class CertifiedState:
     """Centre (exact dyadic balls of radius 0) and radii of the state (alpha_1..alpha_M, delta)."""
 
     def __init__(self, s: Setting, bits: int):
-        from flint import arb
         self.bits = check_int("arb bits", bits, MIN_BITS, MAX_BITS)
         self.s = s
         self.ar = ArbArith(self.bits)
@@ -131,12 +130,10 @@ class CertifiedState:
             raise InvalidParameter("init", s.init, "the certified engine starts from init = zero")
 
     def _box(self, c, r):
-        from flint import arb
         return arb(c.mid(), r.mid()) if r != 0 else c
 
     def step(self) -> None:
         """One mean-value-form step (call inside ``self.ar.context()``)."""
-        from flint import arb, ctx
         P, vn = self.red.params, self.red.vn
         d_c, d_r = self.delta, self.rdelta
         d_box = self._box(d_c, d_r)
@@ -184,8 +181,6 @@ class CertifiedState:
     def _unbounded(self):
         """NumericalTrouble for an enclosure that stopped being finite: GD diverging (the state was
         already large: more bits do not help) or too few bits (a moderate state: they do)."""
-        from flint import arb
-        from ..errors import NumericalTrouble
         size = max((abs(x.mid()) for x in [*self.alpha, self.delta]), key=to_fraction)      # exact: any magnitude
         rad = max((arb(r.mid()) for r in [*self.ralpha, self.rdelta]), key=to_fraction)
         where = (f"(at step {self.step_count}: max |alpha|, |delta| = {size.str(3, radius=False)}, largest radius "
@@ -208,7 +203,6 @@ class CertifiedState:
 
     def record(self) -> Record:
         """Enclosures of every recorded quantity (generated observables on the state balls)."""
-        from flint import arb
         a, d = self.balls()
         self.red.alpha, self.red.delta, self.red.step_count = a, d, self.step_count
         rec = self.red.record()
@@ -254,7 +248,6 @@ def _frac_parts(x):
 def huge(x) -> bool:
     """True when the ball's midpoint or radius has a binary exponent beyond 2^20 (a diverged run):
     exact rationals of such numbers would take megabytes, so they are printed as unbounded."""
-    from flint import arb
     return any(abs(int(b.mid().man_exp()[1])) > 1 << 20 for b in (x, arb(x.rad())) if not b.is_zero())
 
 
@@ -264,7 +257,6 @@ def to_fraction(x) -> Fraction:
 
 
 def rad_fraction(x) -> Fraction:
-    from flint import arb
     return to_fraction(arb(x.rad()))
 
 
@@ -301,7 +293,6 @@ def ball_str(x, digits: int | None = None) -> tuple[str, str]:
 
     The midpoint is printed with as many digits as the radius warrants (+2), at least 5.
     """
-    from decimal import Context, Decimal, ROUND_HALF_EVEN
     if not x.is_finite() or huge(x):
         return "nan", "inf"
     mid, rad = to_fraction(x), rad_fraction(x)

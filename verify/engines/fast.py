@@ -25,12 +25,14 @@ from ..run.atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
 from ..model.symbols import lam
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
 from ..model.validation import check_int
 from .reduced import ARGS, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps
+from .guard import advice
+from .precision import FLOAT64_DIGITS, carried_digits, require_horizon
 
 _LAM = sp.Symbol("lam_", positive=True)          # 'lambda' is a Python keyword
 _ARGS = tuple(_LAM if a is lam else a for a in ARGS)
@@ -172,8 +174,6 @@ def _require_finite(settings, cps, named: dict) -> None:
             break
     if first is None:
         return
-    from ..errors import NumericalTrouble
-    from .guard import advice
     r, c, k = first
     after = int(cps[c - 1]) if c > 0 else 0
     raise NumericalTrouble(int(cps[c]), k, f"became inf or NaN in float64 (numba) after step {after}",
@@ -188,7 +188,6 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
     cannot carry them over ``steps`` (verify.engines.precision.require_horizon).
     """
     if digits is not None:
-        from .precision import require_horizon
         require_horizon("float64", steps, digits)
     if isinstance(settings, Setting):
         settings = [settings]
@@ -225,7 +224,6 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
             data[k][idx] = arr
         data["alpha"][idx, :, :M] = a_out
         _require_finite([settings[i] for i in idx], cps, dict(zip(FIELDS, out)) | {"alpha": a_out})
-    from .precision import FLOAT64_DIGITS, carried_digits
     return FastResult(cps, data, [s.config() for s in settings],
                       ["float64 (numba), reduced recursion generated from SymPy; zero initialisation",
                        f"precision policy: about {max(carried_digits(FLOAT64_DIGITS, steps), 0):.1f} significant digits "

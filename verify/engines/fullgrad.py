@@ -23,6 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 import sympy as sp
+import mpmath
+from flint import arb, ctx
 
 from ..errors import InvalidParameter
 from ..model.symbols import mu_u, mu_z
@@ -42,9 +44,7 @@ def offset_gradient_vanishes(sigma) -> bool:
 def exp_function(backend: str):
     """exp of one number of an exact backend (mpmath or Arb): the library's own, called per entry."""
     if backend == "arb":
-        from flint import arb
         return arb.exp
-    import mpmath
     return mpmath.exp
 
 
@@ -140,8 +140,6 @@ def fixed(s: Setting, ar, route: str | None = None) -> Fixed:
     one setting (building S* and P from exact rationals costs O(D^2) Python operations, seconds at
     D = 1024); its arrays are read-only. ``route``: one of the data model's exact routes other than the engines'
     choice (verify.model.data.Data.routes; the digits under sigma linear: "images", the finite sum)."""
-    import mpmath
-    from flint import ctx
     routes = s.data.routes(s.sigma)
     if route is not None and route not in routes:
         raise InvalidParameter("route", route, f"must be one of {', '.join(routes)} for data = {s.data.spec()} and "

@@ -21,6 +21,10 @@ import numpy as np
 from ..model.sigmas import Sigma
 from .fullkernel import ARGS, RADIAL_ARGS, entry_terms, sigma_terms
 from .trajectory import Trajectory, throttled
+from ..derive import codegen
+from ..model.symbols import A, mu_u
+from .fullimages import sigma_function
+from .guard import Boundary
 
 CHUNK_SECONDS = 0.5        # target wall time of one fori_loop between progress callbacks / finiteness checks
 FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_SECONDS from its time)
@@ -68,7 +72,6 @@ def _kernel(pr: Program):
     """ell(A, C, B, mu_u, mu_z) for JAX with SymPy's partials as its derivative rules in (A, C, mu_u); B and
     mu_z (the teacher's) are closed over, so differentiating in them is an error, not a silent 0."""
     jax, _ = _jax()
-    from ..derive import codegen
     guard = sigma_terms(pr.sigma).guard
     ell, dA, dC, dmu = (codegen.lambdify(ARGS, guard(e), "jax") for e in entry_terms(pr.sigma, pr.teacher_zero))
 
@@ -92,8 +95,6 @@ def loss_function(pr: Program):
     jax, jnp = _jax()
     if pr.route == "images":
         return _images_loss(pr)
-    from ..derive import codegen
-    from ..model.symbols import A, mu_u
     kernel = _kernel(pr)
     second = codegen.lambdify((A,), sigma_terms(pr.sigma).second_moment.subs(mu_u, 0), "jax")
 
@@ -135,7 +136,6 @@ def _images_loss(pr: Program):
     """The finite sum over the images (verify.engines.fullimages) in jax.numpy: (c_L / 2) (1/n) sum_i
     ||sigma(W_X X_i S + Y S) - sigma(V* X_i S*)||^2, sigma generated from its SymPy form."""
     jax, jnp = _jax()
-    from .fullimages import sigma_function
     sig = sigma_function(pr.sigma, "jax")
 
     def loss(WX, Y, logits, k):
@@ -153,7 +153,6 @@ def _images_loss(pr: Program):
 def compiled(pr: Program):
     """run(state, n, constants) -> the state after n GD steps (jit-compiled once per program and shapes)."""
     jax, jnp = _jax()
-    from ..derive import codegen
     grad = jax.grad(loss_function(pr), argnums=(0, 1, 2), has_aux=True)
     t = sigma_terms(pr.sigma)
     radial = codegen.lambdify(RADIAL_ARGS, t.guard(t.radial), "jax") if pr.kinked else None
@@ -250,7 +249,6 @@ def bisect(run, start, n: int, k) -> tuple[int, tuple]:
 def iterate_full_jax(st, cps: list[int], progress=None) -> Trajectory:
     """The full-matrix recursion from the float64 verify.engines.full.LogitState ``st`` on JAX, recorded at
     the checkpoints ``cps`` (sorted)."""
-    from .guard import Boundary
     jnp = _jax()[1]
     s = st.s
     run, k = compiled(program_of(st)), {key: jnp.asarray(v) for key, v in constants(st).items()}
@@ -281,7 +279,6 @@ def iterate_full_jax(st, cps: list[int], progress=None) -> Trajectory:
 
 def _trouble(s, st, run, start, n: int, k, done: int):
     """NumericalTrouble at the first step of the last ``n`` whose state is not finite, with the state before it."""
-    from .guard import Boundary
     i, good = bisect(run, start, n, k)
     load(st, good, done + i - 1)
     bad = first_bad(run(good, 1, k))

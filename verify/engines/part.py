@@ -7,6 +7,10 @@ Verdicts are decided from evidence records (verify.evidence) by the one rule.
 """
 from __future__ import annotations
 
+import sympy as sp
+
+import numpy as np
+
 from ..evidence import Scope, Statement, compare, dims_of, headline, record
 from ..fits import loglog_slope
 from ..model.flags import setting_command
@@ -14,6 +18,12 @@ from ..run import part
 from ..model.paper import claimed_exponent, theorem_3_1_orders
 from ..model.profiles import per_profile
 from ..model.quantities import THEOREM_3_1
+from .fast import iterate_fast
+from ..model import make_setting, symbols as sy
+from ..derive.asymptotics import leading_terms, slow_manifold
+from . import checkpoint_steps, iterate
+from .arith import Arith
+from .full import FullState
 
 # The regimes the parts compute (recorded in their results), and their lengths per profile.
 STEPS = per_profile({"ci": 100_000, "dev": 300_000, "deep": 1_000_000})
@@ -36,7 +46,6 @@ def tail_slopes(steps: list[int], series: dict, horizon: int) -> dict:
 
 def _replay_slopes(s, horizon: int) -> dict:
     """The tail slopes again at a 10x longer horizon (numba float64 engine)."""
-    from .fast import iterate_fast
     tr = iterate_fast(s, horizon, log_points=60).trajectory(0)
     T = [r.step for r in tr.records]
     return {q: v[0] for q, v in tail_slopes(T, {q: [float(getattr(r, q)) for r in tr.records] for q in CLAIMED},
@@ -48,12 +57,7 @@ def _replay_slopes(s, horizon: int) -> dict:
       "unit variance and lambda = 1 (CONVERGENCE_REGIME); the claims and probes carry the convention")
 def convergence_part(profile: str) -> dict:
     """Tail slopes in T of L - L_opt, ||S - S*||_F, ||W_X - V*||_F and their ratios to the derived leading terms."""
-    import sympy as sp
 
-    from ..model import symbols as sy
-    from ..derive.asymptotics import leading_terms, slow_manifold
-    from ..model import make_setting
-    from . import checkpoint_steps, iterate
     s = make_setting(**CONVERGENCE_REGIME)
     steps = STEPS[profile]
     tr = iterate(s, steps, engine="reduced", arithmetic="float64", checkpoints=checkpoint_steps(steps, log_points=60))
@@ -116,11 +120,7 @@ def convergence_part(profile: str) -> dict:
       order=11, convention_why="it draws S(t) of one fixed reference regime (ATTENTION_REGIME) for the figure")
 def attention_part(profile: str) -> dict:
     """S(t) from the full-matrix engine at a few steps, beside S*."""
-    import numpy as np
 
-    from ..model import make_setting
-    from .arith import Arith
-    from .full import FullState
     s = make_setting(**ATTENTION_REGIME)
     steps = FULL_STEPS[profile]
     marks = sorted({0, steps // 20, steps // 4, steps})

@@ -34,11 +34,16 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed as hyp_seed, settings
 from hypothesis.errors import HypothesisException, Unsatisfiable
 
-from ..errors import InvalidParameter, PrecisionError
+try:
+    from hypothesis.statistics import collector
+except ImportError:  # pragma: no cover - statistics are a convenience, not needed for the verdict
+    collector = None
+
+from ..errors import InvalidParameter, PrecisionError, suggest
 from ..evidence import REPLAY_FACTOR, Scope, decide, record
+from ..model.hypotheses import hypothesis, within
 from ..model.validation import check_int
 from .store import DEFAULT_DB, CounterexampleStore
-from ..model.hypotheses import hypothesis, within
 from .strategies import FULL_MAX_STEPS, MAX_D, MAX_STEPS, Regime, invalid_regimes, valid_regimes
 
 DEFAULT_EXAMPLES = 100
@@ -68,6 +73,8 @@ def hypotheses_of(obj) -> list:
 
 def claim_ids() -> list[str]:
     """Ids of the claims that can be fuzzed: per-regime claims of lemmas.REGISTRY, plus the pseudo-claim."""
+    # lemmas imports every claim module (and through them the engines and derivations): imported on first use,
+    # so that the strategies and the store of this package load without the whole catalogue
     from lemmas import CLAIMS
     return sorted(k for k, c in CLAIMS.items() if c.per_regime) + [INVALID_CLAIM]
 
@@ -79,7 +86,6 @@ def resolve(claim):
     if claim == INVALID_CLAIM:
         return None
     from lemmas import CLAIMS
-    from ..errors import suggest
     if claim not in CLAIMS or not CLAIMS[claim].per_regime:
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
     return CLAIMS[claim]
@@ -128,8 +134,8 @@ def _decided(out):
 def judge(obj, regime: Regime, preds) -> Judgement:
     """Judge ``regime`` against claim ``obj`` (None: the pseudo-claim invalid-parameters).
 
-    A failure at T counts only if the check fails again at REPLAY_FACTOR * T (issue: a counterexample
-    must replay to the same conclusion at a longer horizon); otherwise it is discarded as not replayed.
+    A failure at T counts only if the check fails again at REPLAY_FACTOR * T (a counterexample must replay
+    to the same conclusion at a longer horizon); otherwise it is discarded as not replayed.
     """
     if obj is None:
         return _judge_invalid(regime)
@@ -244,22 +250,9 @@ def _hypothesis_invalid_counts(stats: dict) -> int | None:
         return None
 
 
-def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, database=DEFAULT_DB,
-         strategy=None) -> dict:
-    """Search for a regime that falsifies ``claim`` (an id or a claim object); the result dict (module
-    docstring): verdict, evidence, counterexample (with "replayed"), discards by reason, seed, database.
-    ``database=None`` keeps nothing between runs; ``seed=None`` draws a seed and records it."""
-    examples = check_int("examples", examples, 1, 100_000)
-    seed_drawn = seed is None
-    seed = secrets.randbelow(MAX_SEED + 1) if seed is None else check_int("seed", seed, 0, MAX_SEED)
-    obj = resolve(claim)
-    cid = INVALID_CLAIM if obj is None else obj.id
-    strat = strategy if strategy is not None else strategy_for(obj)
-    preds = [] if obj is None else hypotheses_of(obj)
-    store = None if database is None else CounterexampleStore(database, cid)
-    t0 = time.perf_counter()
-
-    # 1. replay the database
+def _replayed(store, obj, preds) -> tuple[list, int]:
+    """The database regimes that still fail or crash, as (regime, judgement) pairs, and how many were cleared:
+    a saved regime that no longer fails (or is no longer valid) is deleted, so the database holds open cases."""
     replayed, cleared = [], 0
     for entry in store.load() if store else ():
         reg = Regime.from_dict(entry["regime"])
@@ -273,44 +266,58 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
             with contextlib.suppress(OSError):      # a read-only database keeps it: replayed again next time
                 store.delete(entry["regime"])
             cleared += 1
+    return replayed, cleared
 
-    # 2. the search
-    counts = {r: 0 for r in DISCARD_REASONS} | {"holds": 0, "fails": 0, "crash": 0}
-    first: dict = {}
-    checked: list[Regime] = []
-    state = {"failure": None, "shrink_calls": 0, "slowest": 0.0}
 
-    def prop(regime):
-        t = time.perf_counter()
-        try:
-            j = judge(obj, regime, preds)
-        except InvalidParameter as exc:
-            raise RuntimeError(f"the strategy drew an invalid regime {regime.as_dict()}: {exc}") from None
-        state["slowest"] = max(state["slowest"], time.perf_counter() - t)
-        if state["failure"] is None:
-            counts[j.status] += 1
-            if j.status == "holds":
-                checked.append(regime)
-            elif j.status not in ("fails", "crash"):
-                first.setdefault(j.status, {"regime": regime.as_dict(), "detail": j.detail}
-                                 | ({"replay_check": j.replay_check} if j.replay_check else {}))
-        else:
-            state["shrink_calls"] += 1
-        if j.status in ("fails", "crash"):
-            state["failure"] = (regime, j)
-            raise (Falsified if j.status == "fails" else Crashed)(j.detail)
-        if j.status != "holds":
-            assume(False)
+@dataclass
+class Search:
+    """What one Hypothesis search saw: counts by judgement status and discard reason, the first example of
+    each discard reason, the regimes that held (for the scope), the failure it stopped at (shrunk)."""
 
+    counts: dict = field(default_factory=lambda: {r: 0 for r in DISCARD_REASONS} | {"holds": 0, "fails": 0,
+                                                                                       "crash": 0})
+    first: dict = field(default_factory=dict)
+    checked: list = field(default_factory=list)
+    failure: tuple | None = None
+    shrink_calls: int = 0
+    slowest: float = 0.0
+
+    def property_of(self, obj, preds):
+        """The property Hypothesis tests: judges a regime, counts it (until the first failure; later calls
+        are shrinking), raises on a failure and rejects (``assume``) every discarded example."""
+        def prop(regime):
+            t = time.perf_counter()
+            try:
+                j = judge(obj, regime, preds)
+            except InvalidParameter as exc:
+                raise RuntimeError(f"the strategy drew an invalid regime {regime.as_dict()}: {exc}") from None
+            self.slowest = max(self.slowest, time.perf_counter() - t)
+            if self.failure is None:
+                self.counts[j.status] += 1
+                if j.status == "holds":
+                    self.checked.append(regime)
+                elif j.status not in ("fails", "crash"):
+                    self.first.setdefault(j.status, {"regime": regime.as_dict(), "detail": j.detail}
+                                          | ({"replay_check": j.replay_check} if j.replay_check else {}))
+            else:
+                self.shrink_calls += 1
+            if j.status in ("fails", "crash"):
+                self.failure = (regime, j)
+                raise (Falsified if j.status == "fails" else Crashed)(j.detail)
+            if j.status != "holds":
+                assume(False)
+        return prop
+
+
+def _searched(obj, strat, preds, examples: int, seed: int, cid: str) -> Search:
+    """Run the Hypothesis search under ``seed`` (generate, target, shrink; no Hypothesis database: ours is
+    verify.fuzz.store) and return what it saw, with Hypothesis's own rejections counted as a discard reason."""
+    search = Search()
     cfg = settings(max_examples=examples, database=None, deadline=None, derandomize=False, print_blob=False,
                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                    phases=(Phase.generate, Phase.target, Phase.shrink))
-    test = hyp_seed(seed)(cfg(given(strat)(prop)))
+    test = hyp_seed(seed)(cfg(given(strat)(search.property_of(obj, preds))))
     stats: list = []
-    try:
-        from hypothesis.statistics import collector
-    except ImportError:  # pragma: no cover - statistics are a convenience, not needed for the verdict
-        collector = None
     try:
         if collector is not None:
             with collector.with_value(stats.append):
@@ -323,44 +330,31 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
         pass   # every generated example was discarded: counted below, and the verdict says so
     except HypothesisException as exc:
         raise RuntimeError(f"fuzzing {cid} failed inside Hypothesis: {exc}") from exc
-    ours = sum(counts[r] for r in DISCARD_REASONS if r != "hypothesis_filter")
+    ours = sum(search.counts[r] for r in DISCARD_REASONS if r != "hypothesis_filter")
     inv = _hypothesis_invalid_counts(stats[0]) if stats else None
-    counts["hypothesis_filter"] = max(0, inv - ours) if inv is not None else 0
+    search.counts["hypothesis_filter"] = max(0, inv - ours) if inv is not None else 0
+    return search
 
-    # 3. save a new failure
-    found = state["failure"]
-    save_error = None
-    if found is not None and store is not None:
-        try:
-            store.save(found[0].as_dict(), seed=seed, detail=found[1].detail, status=found[1].status,
-                       found=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        except OSError as exc:      # the failure is still reported (its regime and replay) and says it was not saved
-            save_error = f"could not be saved to {store.path}: {exc.strerror or exc}"
 
-    # 4. evidence and verdict
+def _search_evidence(search: Search, scope_of, seed: int, rerun: str, new_fail, replay_fail, crash) -> list:
+    """The evidence records of a search: the search itself when it found nothing ("failed" when more than
+    MAX_DISCARDED of the examples were discarded), each counterexample (new or replayed), a crash of the check,
+    and the first failure that did not replay at the longer horizon."""
+    counts, ev = search.counts, []
     discards = {r: counts[r] for r in DISCARD_REASONS}
     n_disc = sum(discards.values())
     generated = counts["holds"] + counts["fails"] + counts["crash"] + n_disc
     frac = n_disc / generated if generated else 1.0
-    rerun = f"verify fuzz --claim {cid} --seed {seed} --examples {examples}" + (" --no-db" if store is None else "")
-    ev = []
-    new_fail = found if found is not None and found[1].status == "fails" else None
-    crash = found if found is not None and found[1].status == "crash" else None
-    if crash is None:
-        crash = next(((r, j) for r, j in replayed if j.status == "crash"), None)
-    replay_fail = next(((r, j) for r, j in replayed if j.status == "fails"), None)
-    scope_of = invalid_scope if obj is None else regimes_scope
-    search_scope = scope_of(checked)
-    if found is None:      # the search itself found nothing: what it checked, and what it discarded
+    if search.failure is None:      # the search itself found nothing: what it checked, and what it discarded
         disc_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in discards.items() if v) or "none"
         text = (f"no counterexample in {counts['holds']} checked regimes (seed {seed}); {n_disc} of {generated} "
                 f"generated examples discarded ({disc_text})")
         if frac > MAX_DISCARDED or counts["holds"] == 0:
-            ev.append(record(f"Hypothesis search (seed {seed})", "float64", search_scope,
+            ev.append(record(f"Hypothesis search (seed {seed})", "float64", scope_of(search.checked),
                              text + f": more than {MAX_DISCARDED:.0%} discarded, so the search did not test the claim",
                              None, role="failed", threshold=THRESHOLD, rerun=rerun))
         else:
-            ev.append(record(f"Hypothesis search (seed {seed})", "float64", search_scope, text, True,
+            ev.append(record(f"Hypothesis search (seed {seed})", "float64", scope_of(search.checked), text, True,
                              threshold=THRESHOLD, rerun=rerun))
     for origin, pair in (("new", new_fail), ("replayed", replay_fail)):
         if pair is None:
@@ -374,37 +368,74 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
         reg, j = crash
         ev.append(record(f"Hypothesis search (seed {seed}): the check crashed", "float64", scope_of([reg]),
                          j.detail, None, role="failed", regime=reg.as_dict(), trace=j.trace))
-    if "not_replayed" in first:
-        nr = first["not_replayed"]
+    if "not_replayed" in search.first:
+        nr = search.first["not_replayed"]
         reg = Regime.from_dict(nr["regime"])
         ev.append(record("a failure that did not replay at the longer horizon", "float64", scope_of([reg]),
                          nr["detail"], False, threshold=THRESHOLD, replay=reg.run_command(),
                          replay_check=nr["replay_check"], regime=nr["regime"]))
+    return ev
+
+
+def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, database=DEFAULT_DB,
+         strategy=None) -> dict:
+    """Search for a regime that falsifies ``claim`` (an id or a claim object); the result dict (module
+    docstring): verdict, evidence, counterexample (with "replayed"), discards by reason, seed, database.
+    ``database=None`` keeps nothing between runs; ``seed=None`` draws a seed and records it."""
+    examples = check_int("examples", examples, 1, 100_000)
+    seed_drawn = seed is None
+    seed = secrets.randbelow(MAX_SEED + 1) if seed is None else check_int("seed", seed, 0, MAX_SEED)
+    obj = resolve(claim)
+    cid = INVALID_CLAIM if obj is None else obj.id
+    preds = [] if obj is None else hypotheses_of(obj)
+    store = None if database is None else CounterexampleStore(database, cid)
+    t0 = time.perf_counter()
+    replayed, cleared = _replayed(store, obj, preds)
+    search = _searched(obj, strategy if strategy is not None else strategy_for(obj), preds, examples, seed, cid)
+    found = search.failure
+    save_error = None
+    if found is not None and store is not None:
+        try:
+            store.save(found[0].as_dict(), seed=seed, detail=found[1].detail, status=found[1].status,
+                       found=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        except OSError as exc:      # the failure is still reported (its regime and replay) and says it was not saved
+            save_error = f"could not be saved to {store.path}: {exc.strerror or exc}"
+    rerun = f"verify fuzz --claim {cid} --seed {seed} --examples {examples}" + (" --no-db" if store is None else "")
+    new_fail = found if found is not None and found[1].status == "fails" else None
+    crash = found if found is not None and found[1].status == "crash" else None
+    if crash is None:
+        crash = next(((r, j) for r, j in replayed if j.status == "crash"), None)
+    replay_fail = next(((r, j) for r, j in replayed if j.status == "fails"), None)
+    ev = _search_evidence(search, invalid_scope if obj is None else regimes_scope, seed, rerun, new_fail,
+                          replay_fail, crash)
     dec = decide(ev, Scope())
     show = new_fail or replay_fail
-    out = {"claim": cid, "verdict": dec.verdict, "decision": dec.as_dict(), "evidence": ev,
-           "falsified": show is not None,
-           "replayed": None if show is None else show is not new_fail,
-           "counterexample": show[0].as_dict() if show else None,
-           "replay": (show[1].replay or show[0].run_command()) if show else None,
-           "replay_check": show[1].replay_check if show else None,
-           "detail": show[1].detail if show else (crash[1].detail if crash else ev[0]["result"]),
-           "crash": None if crash is None else {"regime": crash[0].as_dict(), "detail": crash[1].detail,
-                                                "trace": crash[1].trace},
-           "examples": counts["holds"], "max_examples": examples, "generated": generated,
-           "discarded": discards, "discarded_total": n_disc, "discarded_fraction": round(frac, 4),
-           "max_discarded_fraction": MAX_DISCARDED, "first_discarded": first,
-           "shrink_calls": state["shrink_calls"],
-           "seed": seed, "seed_drawn": seed_drawn, "rerun": rerun,
-           "database": {"path": None if store is None else str(store.path), "loaded": len(replayed) + cleared,
-                        "still_failing": len(replayed), "cleared": cleared,
-                        "saved": found is not None and store is not None and save_error is None,
-                        "save_error": save_error},
-           "strategy": _describe(strategy, obj),
-           "hypotheses": [hypothesis(h).text for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
-           "hypothesis_ids": [hypothesis(h).id for h in getattr(obj, "hypotheses", ())] if obj is not None else [],
-           "seconds": round(time.perf_counter() - t0, 3), "slowest_example_seconds": round(state["slowest"], 4)}
-    return out
+    discards = {r: search.counts[r] for r in DISCARD_REASONS}
+    n_disc = sum(discards.values())
+    generated = search.counts["holds"] + search.counts["fails"] + search.counts["crash"] + n_disc
+    hyps = [hypothesis(h) for h in getattr(obj, "hypotheses", ())] if obj is not None else []
+    return {"claim": cid, "verdict": dec.verdict, "decision": dec.as_dict(), "evidence": ev,
+            "falsified": show is not None,
+            "replayed": None if show is None else show is not new_fail,
+            "counterexample": show[0].as_dict() if show else None,
+            "replay": (show[1].replay or show[0].run_command()) if show else None,
+            "replay_check": show[1].replay_check if show else None,
+            "detail": show[1].detail if show else (crash[1].detail if crash else ev[0]["result"]),
+            "crash": None if crash is None else {"regime": crash[0].as_dict(), "detail": crash[1].detail,
+                                                 "trace": crash[1].trace},
+            "examples": search.counts["holds"], "max_examples": examples, "generated": generated,
+            "discarded": discards, "discarded_total": n_disc,
+            "discarded_fraction": round(n_disc / generated if generated else 1.0, 4),
+            "max_discarded_fraction": MAX_DISCARDED, "first_discarded": search.first,
+            "shrink_calls": search.shrink_calls,
+            "seed": seed, "seed_drawn": seed_drawn, "rerun": rerun,
+            "database": {"path": None if store is None else str(store.path), "loaded": len(replayed) + cleared,
+                         "still_failing": len(replayed), "cleared": cleared,
+                         "saved": found is not None and store is not None and save_error is None,
+                         "save_error": save_error},
+            "strategy": _describe(strategy, obj),
+            "hypotheses": [h.text for h in hyps], "hypothesis_ids": [h.id for h in hyps],
+            "seconds": round(time.perf_counter() - t0, 3), "slowest_example_seconds": round(search.slowest, 4)}
 
 
 def _describe(strategy, obj) -> dict | str:

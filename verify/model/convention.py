@@ -26,12 +26,16 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidParameter
 from .numbers import exact, frac_str
+from .setting import make_setting
+from .data import parse_data
+from .hypotheses import convention_hypothesis, hypotheses
 
 # The convention keywords (make_setting's names) with the flag each is given by; eta_kq_ratio is eta_KQ / eta.
 KEYWORDS = {"sigma": "--sigma", "data": "--data", "law": "--law", "law_mean": "--law-mean", "law_var": "--law-var",
@@ -74,16 +78,9 @@ class Convention:
         conv.validate()
         return conv
 
-    @classmethod
-    def from_file(cls, path) -> "Convention":
-        """From a TOML or JSON file whose keys are the flags' names (``loss = "mean"``, ``law-var = "1/4"``)."""
-        return cls.from_options(read_file(path))
-
     def validate(self) -> None:
         """Raise InvalidParameter when the convention cannot describe any regime (e.g. sinusoidal P with an
         orthogonal structure), naming the flags."""
-        from .data import parse_data
-        from .setting import make_setting
         dims = parse_data(self.get("data", "gaussian")).dims      # a data model may fix d and D
         make_setting(**self.apply({"D": 4, "K": 2, "preset": "cnn"} | ({"d": dims[0], "D": dims[1]} if dims else {})))
 
@@ -110,7 +107,6 @@ class Convention:
     def adjust(self, hyps) -> tuple:
         """``hyps`` (hypothesis objects or ids) with every hypothesis that pins a keyword this convention sets to
         another value replaced by the convention's own (``sum-loss`` -> ``loss = mean``)."""
-        from .hypotheses import convention_hypothesis, hypotheses
         vals = dict(self.values)
         if vals.get("p_kind") == "sinusoidal" and "p_structure" not in vals:
             vals["p_structure"] = "general"
@@ -151,7 +147,6 @@ def read_file(path) -> dict:
     text = p.read_text(encoding="utf-8")
     try:
         if p.suffix.lower() == ".toml":
-            import tomllib
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
@@ -187,7 +182,6 @@ def using(convention: Convention | None):
 
 def setting(**kwargs):
     """make_setting under the active convention (the regime's explicit keywords win)."""
-    from .setting import make_setting
     return make_setting(**active().apply(kwargs))
 
 

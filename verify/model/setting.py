@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from dataclasses import dataclass, field
+from decimal import Context, Decimal
 from fractions import Fraction
 
 import numpy as np
 
 from ..errors import InvalidParameter
-from .data import Data, IidEntries, parse_data
+from .data import MODELS, Data, IidEntries, parse_data
 from .laws import Law, parse_law
 from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
@@ -225,13 +225,12 @@ class Setting:
 
 
 def _registered(data: Data) -> bool:
-    from .data import MODELS
+    """Whether ``data`` is the registered model of its name (so its spec alone rebuilds it)."""
     return MODELS.get(data.spec()) is data
 
 
 def _sci(q: Fraction) -> str:
     """A rational in 3-digit scientific notation at any magnitude (float() would overflow)."""
-    from decimal import Context
     return format(Context(prec=3).divide(Decimal(q.numerator), Decimal(q.denominator)), "E")
 
 
@@ -241,6 +240,29 @@ def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
     base = tuple(tuple(Fraction(float(x)) for x in row) for row in G)
     g2 = sum((x * x for row in base for x in row), Fraction(0))
     return base, norm * norm / g2
+
+
+def _exact_numbers(pr: Problems, values: dict) -> dict:
+    """The rational inputs that were given, read exactly; a step size (eta, eta_kq) must be > 0. An invalid
+    value is recorded in ``pr`` and left out, so the caller uses its stand-in for the cross-field rules."""
+    num = {}
+    for name, value in values.items():
+        if value is not None:
+            with pr.check():
+                num[name] = exact(value, name)
+    for name in ("eta", "eta_kq"):
+        if num.get(name) is not None and num[name] <= 0:
+            pr.add(name, values[name], f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
+            num[name] = None
+    return num
+
+
+def _query(query, N: int, D: int) -> tuple[int, ...]:
+    """The query positions: the first N tokens by default, else N distinct positions in 0..D-1."""
+    q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
+    if len(q) != N or len(set(q)) != N:
+        raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
+    return q
 
 
 def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, supports=None, preset=None,
@@ -278,17 +300,8 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     if M is not None and d is not None and seed is not None:
         with pr.check():
             base, scale2, source, vnorm = _vstar(vstar, vstar_norm, M, d, seed)
-    num = {}
-    for name, value in (("eta", eta), ("eta_kq", eta_kq), ("noise_sd", noise_sd), ("p_lambda", p_lambda),
-                        ("beta", beta), ("init_scale", init_scale)):
-        if value is not None:
-            with pr.check():
-                num[name] = exact(value, name)
-    for name in ("eta", "eta_kq"):
-        if num.get(name) is not None and num[name] <= 0:
-            pr.add(name, eta if name == "eta" else eta_kq,
-                   f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
-            num[name] = None
+    num = _exact_numbers(pr, {"eta": eta, "eta_kq": eta_kq, "noise_sd": noise_sd, "p_lambda": p_lambda,
+                              "beta": beta, "init_scale": init_scale})
     sig = lw = dat = None
     with pr.check():
         dat = parse_data(data)
@@ -303,9 +316,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     q = None
     if sup is not None:
         with pr.check():
-            q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
-            if len(q) != N or len(set(q)) != N:
-                raise InvalidParameter("query", list(q), f"must be {N} distinct positions in 0..{D - 1}")
+            q = _query(query, N, D)
     if sup is None or base is None:
         pr.raise_all()
     # Inputs that failed alone get a neutral stand-in so that the cross-field rules still run on the

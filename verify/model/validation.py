@@ -46,18 +46,6 @@ def check_float64_range(name: str, value: Fraction, written=None) -> Fraction:
     return value
 
 
-def check_positive(name: str, value: Fraction) -> Fraction:
-    if value <= 0:
-        raise InvalidParameter(name, value, "must be > 0")
-    return value
-
-
-def check_nonnegative(name: str, value: Fraction) -> Fraction:
-    if value < 0:
-        raise InvalidParameter(name, value, "must be >= 0")
-    return value
-
-
 def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise InvalidParameter(name, value, f"must be one of {', '.join(map(str, choices))}")

@@ -6,12 +6,9 @@ The proofs divide by D - K; here D - K = 1, the smallest non-zero value. The lea
 """
 from __future__ import annotations
 
-from ..model.profiles import per_profile
 from . import register
-from .support.records import finding, reference
-from .support.tails import TailProbe
-
-HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
+from .support.records import finding
+from .support.tails import INTERIOR_HYPOTHESES as HYPOTHESES, TailProbe
 
 
 @register("k-near-d")
@@ -20,7 +17,6 @@ class KNearD(TailProbe):
     summary = title
     source = "reviewer question 3; Theorem 3.1 (0 < K < D)"
     questions = (3,)
-    sizes = per_profile({"ci": {"steps": 400_000}, "dev": {"steps": 4_000_000}, "deep": {"steps": 40_000_000}})
     regimes = {"sts D=8 K=7": dict(D=8, K=7, preset="sts", eta="1/2", vstar_norm="1"),
                "gcn D=4 K=3": dict(D=4, K=3, preset="gcn", M=2, d=2, eta="1/4", vstar_norm="1")}
     figure_title = "K = D − 1: still the interior power laws (the break is at K = D only)"

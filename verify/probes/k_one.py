@@ -6,12 +6,9 @@ The probe fits the tails and compares them with the exact leading terms of verif
 """
 from __future__ import annotations
 
-from ..model.profiles import per_profile
 from . import register
-from .support.records import finding, reference
-from .support.tails import TailProbe
-
-HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
+from .support.records import finding
+from .support.tails import INTERIOR_HYPOTHESES as HYPOTHESES, TailProbe
 
 
 @register("k-one")
@@ -20,7 +17,6 @@ class KOne(TailProbe):
     summary = title
     source = "reviewer question 6; Theorem 3.1 (rates in T)"
     questions = (6,)
-    sizes = per_profile({"ci": {"steps": 400_000}, "dev": {"steps": 4_000_000}, "deep": {"steps": 40_000_000}})
     regimes = {"gslp D=8": dict(D=8, K=1, preset="gslp", eta="1/2", vstar_norm="1"),
                "gslp D=4 d=3": dict(D=4, K=1, preset="gslp", d=3, eta="1/4", vstar_norm="2")}
     figure_title = "K = 1 (group-sparse linear predictor): Theorem 3.1's rates in T, with the derived leading terms"

@@ -220,7 +220,6 @@ def lemma_records(res: dict) -> list[dict]:
 def loss_identity() -> tuple[float, object]:
     """|L_digits - L_gaussian:digits| / L at a random state (sts, K = 2, M = 1, 30 digits): the finite sum over the
     1,797 images against the Gaussian kernel of the digits' second-moment tensor (sigma = identity)."""
-    import mpmath
     kw = dict(BASE, M=1, init="random", init_scale="3/10")
     dig, gau = teacher_setting("sts K=2", "digits").with_(**kw), teacher_setting("sts K=2", THIRD).with_(**kw)
     ar = Arith.make("mpmath", 30, 1)

@@ -187,7 +187,7 @@ class Writer:
             paths = list(lead[qs[0]])
             drops = "; ".join(", ".join(dpow(-(Fraction(claimed[q]) - Fraction(lead[q][p]))) for q in qs)
                               + f" with {p[3:-1]}" for p in paths)
-            return (f"any such constant is at most " + ", ".join(f"{g(bounds[q]['bound'])} for {label(q)}" for q in qs)
+            return ("any such constant is at most " + ", ".join(f"{g(bounds[q]['bound'])} for {label(q)}" for q in qs)
                     + f" at D = {bounds[qs[0]]['D']}, K = {bounds[qs[0]]['K']}; the derived leading terms fall below the "
                     f"claimed orders by {drops}")
 

@@ -10,24 +10,35 @@ decorator::
 
 Built in: ``trajectory`` (final values at ``steps``, fitted tail exponents, ratios to the derived
 leading terms), ``claims`` (each per-regime claim's verdict in the regime) and ``certified`` (Arb
-enclosures of the final values; opt-in: CPU-bound).
+enclosures of the final values; opt-in: CPU-bound); one module each in verify/sweep/measurements/:
+``certificate`` (the all-time certificate; opt-in).
 """
 from __future__ import annotations
 
+import importlib
 import math
+import pkgutil
 import warnings
 from contextlib import contextmanager
-from decimal import Decimal
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+import sympy as sp
 
 from ..errors import InvalidParameter
+from ..fits import loglog_slope
+from ..model import symbols as sy
+from ..derive.asymptotics import leading_terms_general
+from ..engines import checkpoint_steps, iterate
+from ..engines.fast import iterate_fast
+from ..engines.arb import iterate_certified, rad_fraction, to_fraction
+from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS
+from . import measurements
 
-QUANTITIES = KEYS      # Theorem 3.1's three quantities (verify.model.quantities)
+QUANTITIES = KEYS
 CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
 ARB_BITS = 128
 
@@ -90,7 +101,6 @@ def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, fl
 
     No slope is fitted through zeros, non-finite values, or values at the float64 rounding level of the
     series (below 1e-12 of its largest value): their logarithms are noise, not a power law."""
-    from ..fits import loglog_slope
     idx = [i for i, t in enumerate(steps) if t >= horizon / 10 and t > 0]
     if len(idx) < 3:
         return None, None, "fewer than 3 checkpoints in the last decade"
@@ -108,7 +118,6 @@ def tail_fit(steps: list[int], ys: list, horizon: int) -> tuple[float | None, fl
 def claimed_t_exponents() -> dict:
     """Theorem 3.1's claimed exponents of T, by quantity (-1, -1/2, -1/2), computed from the claimed orders
     (verify.model.paper) as floats."""
-    from ..model.paper import claimed_exponent
     return {q: float(claimed_exponent(q, "T")) for q in QUANTITIES}
 
 
@@ -122,10 +131,7 @@ def rate_constants(values: dict, T: int) -> dict:
 @lru_cache(maxsize=None)
 def _leading_functions():
     """The derived leading terms with every named convention symbolic, as float functions."""
-    import sympy as sp
 
-    from ..model import symbols as sy
-    from ..derive.asymptotics import leading_terms_general
     lt = leading_terms_general()
     args = (sy.D, sy.K, sy.N, sy.eta_kq, sy.lam, sy.beta, sy.var, sy.c_loss, sy.vnorm, sy.T)
     return {q: sp.lambdify(args, lt[q], "math") for q in QUANTITIES}
@@ -169,8 +175,6 @@ def trajectory(s, steps: int, options: dict) -> dict:
     """GD for ``steps`` steps: the reduced recursion in float64 (numba) when the regime reduces, else the
     full-matrix engine; Theorem 3.1's three quantities at the end, their tail exponents, their ratios to
     the derived leading terms and the onset columns (:func:`onset_columns`)."""
-    from ..engines import checkpoint_steps, iterate
-    from ..engines.fast import iterate_fast
     ok, why = s.reducible()
     lead, lead_why = leading_terms_at(s, steps)
     cols: dict = onset_columns(s, steps, lead)
@@ -217,7 +221,7 @@ def claims(s, steps: int, options: dict) -> dict:
 
     Column ``claim:<id>``: "holds", "fails", "undecided" (the check could not decide, e.g. a NaN or a float
     error) or "outside" (the regime is outside the claim's hypotheses: information, not a verdict)."""
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS   # the whole claim catalogue: loaded only by sweeps that measure claims
     horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
     cols: dict = {"claim_steps": horizon}
     for cid in sorted(CLAIMS):
@@ -243,7 +247,6 @@ def claims(s, steps: int, options: dict) -> dict:
 
 def ball_bounds(x) -> tuple[float, float]:
     """Floats lo <= every point of the Arb ball ``x`` <= hi (rounded outwards, so still rigorous)."""
-    from ..engines.arb import rad_fraction, to_fraction
     if not x.is_finite():
         return -math.inf, math.inf
     q, r = to_fraction(x), rad_fraction(x)
@@ -254,7 +257,6 @@ def ball_bounds(x) -> tuple[float, float]:
 def certified(s, steps: int, options: dict) -> dict:
     """Certified enclosures [lo, hi] of the three quantities after exactly ``steps`` GD steps (Arb balls of the
     reduced recursion, rounded outwards to floats), when the regime reduces."""
-    from ..engines.arb import iterate_certified
     ok, why = s.reducible()
     bits = int(options.get("arb_bits") or ARB_BITS)
     cols: dict = {"certified_bits": bits}
@@ -273,35 +275,10 @@ def certified(s, steps: int, options: dict) -> dict:
     return cols
 
 
-@measure("certificate", default=False,
-         summary="the all-time certificate (verify certify): bounds valid for every T, at --steps and at T = 1e12")
-def certificate(s, steps: int, options: dict) -> dict:
-    """The regime's all-time certificate: its status ("certified", "exact" for K = D or K = 0, "failed" naming
-    the obligation that did not close, or "refused" with why, e.g. eta >= 2K/(c_L v N)), T0, and the certified
-    [lo, hi] of the three quantities at ``steps`` and at T = 1e12 (decimal bounds rounded outwards, as floats
-    rounded outwards again)."""
-    from ..certify import CertificateFailed, certify
-    from ..certify.exact import ExactCertificate
-    cols: dict = {"certificate_status": None, "certificate_note": None, "certificate_T0": None}
-    for T in ("steps", "1e12"):
-        for q in QUANTITIES:
-            cols[f"certificate_{q}_at_{T}_lo"] = cols[f"certificate_{q}_at_{T}_hi"] = None
-    try:
-        cert = certify(s)
-    except CertificateFailed as exc:
-        return cols | {"certificate_status": "failed", "certificate_note": str(exc)}
-    except InvalidParameter as exc:
-        return cols | {"certificate_status": "refused", "certificate_note": str(exc)}
-    cols["certificate_status"] = "exact" if isinstance(cert, ExactCertificate) else "certified"
-    cols["certificate_T0"] = cert.T0
-    for label, T in (("steps", steps), ("1e12", 10**12)):
-        b = cert.bounds_json(T)
-        for q in QUANTITIES:
-            # Decimal, not Fraction: an exact decimal such as 1e-868588963 (K = D at T = 1e12) converts at once
-            lo, hi = (float(Decimal(x)) for x in b[q])
-            cols[f"certificate_{q}_at_{label}_lo"] = math.nextafter(lo, -math.inf)
-            cols[f"certificate_{q}_at_{label}_hi"] = math.nextafter(hi, math.inf)
-    return cols
+# Further measurements live one per module in verify/sweep/measurements/ (each registers itself with
+# @measure): importing them here makes them known wherever this module is, on every Dask worker too.
+for _module in pkgutil.iter_modules(measurements.__path__):
+    importlib.import_module(f"{measurements.__name__}.{_module.name}")
 
 
 __all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",

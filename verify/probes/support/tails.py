@@ -7,12 +7,13 @@ from __future__ import annotations
 from ...evidence import compare, record
 from ...model import make_setting
 from ...model.flags import setting_command
+from ...model.profiles import per_profile
 from ...model.quantities import KEYS
 from ...plotting import Drawing, figure_legend, new_figure
 from .figures import rate_panels, runs_of, suptitle
 from .interior import claimed_t_exponents, exponent_deviation, interior_run, leading_curves
 from .probe import Probe
-from .records import scope_of
+from .records import reference, scope_of
 from .runs import labels, regime_entry, trimmed
 
 EXP_TOL, RATIO_TOL = 0.05, 0.05
@@ -68,12 +69,19 @@ def tail_findings(res: dict, main: str) -> list[str]:
             "(claim theorem-3.1, probe rates)."]
 
 
+# What an interior probe's statement assumes: Theorem 3.1's 0 < K < D with sigma = identity and a stable step,
+# in the reference convention.
+INTERIOR_HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
+
+
 class TailProbe(Probe):
     """An interior probe: ``regimes`` (label -> make_setting keywords; the first is the main one), ``sizes`` per
-    profile ({"steps": T}), one statement, and ``figure_title``; the figure shows the three quantities with
-    their derived leading terms (dashed) and the claimed slopes."""
+    profile ({"steps": T}; by default horizons long enough for a last-decade tail fit), one statement, and
+    ``figure_title``; the figure shows the three quantities with their derived leading terms (dashed) and the
+    claimed slopes."""
 
     regimes: dict = {}
+    sizes = per_profile({"ci": {"steps": 400_000}, "dev": {"steps": 4_000_000}, "deep": {"steps": 40_000_000}})
     figure_title: str = ""
 
     def evaluate(self, profile):
@@ -105,4 +113,4 @@ class TailProbe(Probe):
                             "derived leading terms (dashed) and the claimed slopes −1, −½, −½ (dotted black).")
 
 
-__all__ = ["TailProbe", "THRESHOLD", "tails", "tail_record", "tail_findings"]
+__all__ = ["INTERIOR_HYPOTHESES", "TailProbe", "THRESHOLD", "tails", "tail_record", "tail_findings"]
