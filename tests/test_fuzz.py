@@ -307,7 +307,7 @@ def test_new_counterexample_is_saved_and_replayed_apart(tmp_path):
     assert again["falsified"] and again["replayed"] is True and again["verdict"] == "refuted"
     assert again["counterexample"] == first["counterexample"]
     assert again["database"] | {"path": None} == {"path": None, "loaded": 1, "still_failing": 1, "cleared": 0,
-                                                   "saved": False}
+                                                   "saved": False, "save_error": None}
     kinds = {(e["holds"], e.get("replayed")) for e in again["evidence"] if e["role"] == "test"}
     assert kinds == {(True, None), (False, True)}       # the search itself found nothing; the database did
     # the same search without the database finds nothing

@@ -47,7 +47,7 @@ def results():
         if name not in cache and name in THROUGH_THE_CLI:
             res = CliRunner().invoke(main, ["probe", name, "--profile", "ci", "--json"])
             assert res.exit_code == 0, res.output
-            cache[name] = json.loads(res.output)
+            cache[name] = json.loads(res.stdout)         # progress lines go to stderr
         elif name not in cache:
             cache[name] = PROBES[name].run("ci").as_dict()
         return cache[name]
