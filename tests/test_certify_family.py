@@ -181,3 +181,16 @@ def test_family_evidence_for_the_theorem_claim():
         top = Fraction(ev["limits"]["limits_at_largest_D"][q][1])
         assert top / norm <= Fraction(c["bounds"][q]) <= top / norm * (1 + Fraction(1, 10**10)), q
     assert Fraction(5, 9) / 26244 <= Fraction(c["bounds"]["excess_loss"]) < Fraction(5, 9) / 26244 * (1 + Fraction(1, 10**10))
+
+
+def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():
+    """The certify part's family summary carries the normalised limits and the limits at the largest D (the ci
+    family's D = 9), where the loss limit contains the hand value K N (D - K)/(4 D) = 4 * 1 * 5/36 = 5/9."""
+    from fractions import Fraction
+
+    from verify.certify.part import family_summary
+    data = family_summary("ci")["data"]
+    at = data["limits_at_largest_D"]
+    assert at["D"] == 9
+    lo, hi = (Fraction(x) for x in at["excess_loss"])
+    assert lo <= Fraction(5, 9) <= hi and hi - lo < Fraction(1, 10**6)

@@ -80,12 +80,12 @@ def family_summary(profile: str) -> dict:
     ev = family_evidence(profile)
     scope = Scope.from_dict(ev[0]["scope"])
     st = Statement(FAMILY_STATEMENT, scope, ev)
-    lim = next((r for r in ev if r.get("normalised_limits")), None)
+    lim = next((r for r in ev if r.get("use") == "limits" and r.get("limits_at_largest_D")), None)
     if lim is None:
         return {"statement": st, "finding": f"the family {scope.dims[0]} did not close", "data": {"records": ev}}
     table = {q: [float(Fraction(lo)), float(Fraction(hi))] for q, (lo, hi) in lim["normalised_limits"].items()}
     dev = max(max(abs(lo - 1), abs(hi - 1)) for lo, hi in table.values())
-    finding = (f"the family {scope.dims[0]} (every integer D, eta in the range, ||V*|| = 1) is certified at once "
+    finding = (f"the family {scope.dims[0]} (every integer D, every eta in the range) is certified at once "
                f"({ev[0]['cells']} cells): every member's lim q(T)/leading_q(T) lies within {dev:.1e} of 1 for all "
                "three quantities")
     return {"statement": st, "finding": finding,
