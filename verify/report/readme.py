@@ -394,7 +394,9 @@ def target_sentences(bench: dict) -> list[str]:
         tf = fam["target_family"]
         done = (f"certified in {g(tf['seconds'])} s ({tf['cells']} cells)" if tf.get("completed") else
                 "not run (quick bench)" if not tf.get("run") else
-                f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done)")
+                f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done"
+                + (f", every length through D = {tf['complete_through_D']} closed" if tf.get("complete_through_D") else "")
+                + ")")
         out.append(f"Family certificate of sts, K = 4, D = 8…512, η ∈ [1/16, 1/8]: {done}; a member query takes "
                    f"{g(fam['query_seconds'])} s ({g(fam['query_command_seconds'])} s as a command), relative width at "
                    f"T = 10¹² at most {sci(fam['relative_width_at_1e12'])}.")
