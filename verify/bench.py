@@ -183,7 +183,7 @@ def full_targets(quick: bool, tick=None) -> dict:
                                                                             [300]).final.excess_loss),
                                                       "baseline": base(300)}
         else:
-            out["ratios"][key] = "not measured: JAX is not installed (pip install 'verify[fast]')"
+            out["ratios"][key] = "not measured: JAX is not installed (pip install jax)"
         tick(key)
     for D in full_sizes(quick)["arb"]:
         s = make_setting(**(REGIME | {"D": D}))

@@ -161,8 +161,8 @@ def require_route(s: Setting, arithmetic: str, jax: bool = True, route: str | No
         return
     from ..errors import InvalidParameter
     raise InvalidParameter("arithmetic", arithmetic, f"must be float64 on JAX with data = {s.data.spec()} and sigma = "
-                           f"{s.sigma.spec()}: the finite sum over the images is differentiated by jax.grad (JAX: the "
-                           "extra [fast]); a linear sigma takes the second-moment route in every arithmetic, Arb "
+                           f"{s.sigma.spec()}: the finite sum over the images is differentiated by jax.grad (JAX, a "
+                           "dependency of verify, could not be imported); a linear sigma takes the second-moment route in every arithmetic, Arb "
                            "included, so a certified run is available for sigma linear only", also=("data", "sigma"))
 
 
