@@ -29,6 +29,7 @@ from .family import FamilySpec, certify_family
 from ..model.profiles import check_profile
 from ..derive.asymptotics import leading_terms_general
 from ..model import symbols as sy
+from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
 
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
@@ -215,10 +216,6 @@ def _decimal_up(x: Fraction, digits: int = 12) -> str:
 
 def uniform_lower_bounds(fc, at_max: dict) -> dict:
     """{q: the largest c_lo the certified limits at the largest D allow}: hi / ((eta T)^p f_q) (exact, rounded up)."""
-    import sympy as sp
-
-    from ..model import symbols as sy
-    from ..model.paper import exponent_of, theorem_3_1_orders
     rng = fc.spec.range_of
     s = fc.spec.setting({"D": rng["D"][1], "eta": rng["eta"][0]})
     out = {}
@@ -234,9 +231,8 @@ def limits_at_largest_D(fc, table: dict) -> dict:
     """[lo, hi] of lim (eta T)^p q(T) over the members with the largest D: the table times the derived leading
     constant (eta T)^p leading_q, taken at both ends of the eta range (it does not depend on eta when
     eta_KQ = eta, which the two ends confirm)."""
-
     lt = leading_terms_general()
-    power = {"excess_loss": 1, "s_err": sp.Rational(1, 2), "w_err": sp.Rational(1, 2)}
+    power = {q: -claimed_exponent(q, "T") for q in table}      # Theorem 3.1's T-exponents: 1, 1/2, 1/2
     rng = fc.spec.range_of
     out = {}
     for q in table:
