@@ -21,9 +21,10 @@ import numpy as np
 
 from .run.atomic import write_bytes_atomic
 from .model import make_setting
+from .model.regimes import BENCHMARK_REGIME
 from .run import part
 
-REGIME = dict(D=64, K=4, preset="gcn", eta="1/32")   # the benchmark regime: gcn, D = N = 64, K = 4, eta = 1/32
+REGIME = BENCHMARK_REGIME   # gcn, D = N = 64, K = 4, eta = 1/32 (verify.model.regimes: the certify part's too)
 # The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
 FULL_FLOAT64_TARGET = 0.5       # full float64 steps/s over the minimal JAX baseline's (D = N = 64 and 256)
 FULL_ARB_TARGET = 5.0           # certified full (256 bits) over a plain mpmath loop at 30 digits (D = N = 16, 64)
