@@ -58,11 +58,16 @@ def test_required_ids_exist_and_files_match():
     assert set(THEOREM_PARTS) <= {st.id for st in REGISTRY["theorem-3.1"].statements}
 
 
-def test_registry_check_catches_a_mismatch():
-    cat = Catalogue("claim", "lemmas")
-    cat.checks = dict(REGISTRY.checks)
+@pytest.mark.parametrize("kind, package, module", [("claim", "lemmas", "lemmas.wp_zero"),
+                                                    ("probe", "verify.probes", "verify.probes.k_zero")])
+def test_a_check_registered_outside_its_file_fails_the_catalogue(kind, package, module):
+    """Both catalogues (the claims of lemmas/, the probes of verify/probes/) refuse a check whose id is not its
+    module's name."""
+    from verify.probes import PROBES
+    cat = Catalogue(kind, package)
+    cat.checks = dict((REGISTRY if kind == "claim" else PROBES).checks)
     stray = type("Stray", (Check,), {})()
-    stray.module = "lemmas.wp_zero"
+    stray.module = module
     cat.checks["not-in-its-file"] = stray
     with pytest.raises(AssertionError, match="not-in-its-file"):
         cat.load()
