@@ -18,7 +18,8 @@ import sympy as sp
 from ..derive.reduced import reduced_step_exprs
 from ..errors import NumericalTrouble
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
-from ..model import make_setting, symbols as sy
+from ..model import symbols as sy
+from ..model.convention import active
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, label_axes, need, new_figure,
@@ -28,6 +29,7 @@ from .support.figures import suptitle
 from .support.interior import claimed_t_exponents, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference()
 SIZES = per_profile({"ci": {"horizons": (1000, 10_000, 30_000), "bisections": 14, "steps": 20_000},
@@ -80,7 +82,8 @@ def outcome(setting, T: int) -> str:
 
 
 def at_eta(setting, eta: Fraction):
-    return setting.with_(eta=eta, eta_kq=eta)
+    """``setting`` at step size eta, eta_KQ following it as the run's convention says (eta_KQ = eta by default)."""
+    return setting.with_(eta=eta, eta_kq=eta * Fraction(active().get("eta_kq_ratio", 1)))
 
 
 def bisect(setting, T: int, bad: tuple, lo: Fraction, hi: Fraction, halvings: int) -> tuple[float, float]:
@@ -102,7 +105,7 @@ def two_cycle(setting, T: int) -> list[float]:
 def runs(profile: str) -> dict:
     """The derived limits, the bisected boundaries per horizon, and runs just below 2K/N and at 1.5 x 2K/N."""
     n = SIZES[profile]
-    base = make_setting(D=8, K=2, preset="sts", vstar_norm="1")
+    base = regime_setting(reduced=True, D=8, K=2, preset="sts", vstar_norm="1")
     bnd = derived_boundaries(base)
     top = Fraction(2 * base.D, base.N) * 2
     conv = {T: bisect(base, T, ("stalls", "diverges"), Fraction(1, 10), top, n["bisections"]) for T in n["horizons"]}
@@ -179,7 +182,7 @@ class LargeEta(Probe):
 
     def evaluate(self, profile):
         r = runs(profile)
-        replay = f"verify probe large-eta --profile {profile} --json"
+        replay = replay_command("large-eta", profile)
         Tl = max(r["conv"])
         keys = ("step",) + KEYS + ("alpha",)
         return self.evaluation(

@@ -26,7 +26,6 @@ from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import compare, dims_of, record
-from ..model import make_setting
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
@@ -40,6 +39,7 @@ from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference("zero-init")
 # ball_steps, bits: the certified horizon and the Arb precision that reaches it (2048 bits last about 1100 steps
@@ -66,7 +66,7 @@ OFF_THRESHOLD = {"value": f"off-span residual > {OFF_TOL:g} at t = 0 and t = 1",
 def setting_for(seed: int):
     # Explicit V* rows: a seeded random V* would share the seed with the random W_X(0) and make W_X(0) a
     # multiple of V* (both drawn as the first M x d normals of default_rng(seed)).
-    return make_setting(D=4, K=2, preset="sts", M=2, d=3, vstar=[["1", "0", "0"], ["0", "3/5", "4/5"]], eta="1/2",
+    return regime_setting(D=4, K=2, preset="sts", M=2, d=3, vstar=[["1", "0", "0"], ["0", "3/5", "4/5"]], eta="1/2",
                         init="random", init_scale="1/10", seed=seed)
 
 
@@ -251,8 +251,8 @@ class NonzeroInit(Probe):
         return self.evaluation(
             {"nonzero-init.realign": realign_records(res, steps),
              "nonzero-init.finite-t": finite_t_records(res) + start, "nonzero-init.finite-horizon": decay},
-            replay=f"verify probe nonzero-init --profile {profile} --json  (seeds {', '.join(map(str, res))}; one "
-                   f"run: {replay_of(first['setting'], steps)})",
+            replay=replay_command("nonzero-init", profile, f"seeds {', '.join(map(str, res))}; one run: "
+                                  f"{replay_of(first['setting'], steps)}"),
             regimes=[regime_entry(r["setting"], steps, "full", label=f"random init 1/10, seed {seed}")
                      for seed, r in res.items()],
             findings=findings(first), classification=labels(first["fits"]),
