@@ -108,3 +108,15 @@ def test_the_reference_run_is_unchanged_by_an_explicit_reference_convention():
     assert a["replay"].startswith("verify probe k-zero --profile ci --json")
     assert set(a) == set(c) and all(a[k] == c[k] for k in a if k not in ("convention", "replay"))
     assert [s["hypothesis_ids"] for s in a["statements"]] == [s["hypothesis_ids"] for s in c["statements"]]
+
+
+def test_a_regime_compared_with_the_leading_terms_keeps_their_hypotheses():
+    """The leading terms (verify.derive.asymptotics) are derived for the summed loss and lambda = 1: a regime
+    compared with them keeps those, takes the rest (a Rademacher law), and names the two it left."""
+    from verify.probes.support.interior import LEADING
+    conv = Convention.from_options({"loss": "mean", "p_lambda": "4", "law": "rademacher"})
+    with using(conv), noting() as notes:
+        s = regime_setting(needs=LEADING, D=8, K=2, preset="sts")
+    assert (s.loss, s.p_lambda, s.law.spec()) == ("sum", 1, "rademacher")
+    assert set(notes) == {"loss", "p_lambda"}
+    assert "summed loss" in notes["loss"] and "lambda = 1" in notes["p_lambda"]

@@ -23,7 +23,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
                         need, new_figure, positive, readable_ticks, slope_guide)
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
-from .support.interior import exponent_deviation, interior_run, leading_value
+from .support.interior import LEADING, exponent_deviation, interior_run, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import labels, regime_entry, trimmed
 from .support.convention import regime_setting, replay_command
@@ -49,7 +49,7 @@ def teacher_runs(steps: int) -> dict:
     """The four teachers at eta = 1/2, ||V*|| = 1: {label: {"setting", "series", "fits", "numbers"}}."""
     out = {}
     for label, kw in PRESETS.items():
-        s = regime_setting(reduced=True, **kw, eta="1/2", vstar_norm="1")
+        s = regime_setting(needs=LEADING, **kw, eta="1/2", vstar_norm="1")
         ser, f, nums = interior_run(s, steps)
         out[label] = {"setting": s, "series": ser, "fits": f, "numbers": nums["per_quantity"]}
     return out
@@ -59,7 +59,7 @@ def d_scan(steps: int, Ds) -> tuple[list, list]:
     """T (L - L_opt) at T = ``steps`` and T times the leading term, for sts K = 2 over ``Ds``: (rows, settings)."""
     rows, sets = [], []
     for D in Ds:
-        s = regime_setting(reduced=True, D=D, K=2, preset="sts", eta="1/2", vstar_norm="1")
+        s = regime_setting(needs=LEADING, D=D, K=2, preset="sts", eta="1/2", vstar_norm="1")
         ser, _, nums = interior_run(s, steps)
         rows.append({"D": D, "T_times_excess_loss": ser["excess_loss"][-1] * ser["step"][-1],
                      "T_times_leading": leading_value(s, "excess_loss", steps) * steps,

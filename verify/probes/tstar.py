@@ -21,7 +21,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
                         new_figure, positive, series, slope_guide, symbol, title_words)
 from . import Probe, register
 from .support.figures import suptitle
-from .support.interior import leading_value
+from .support.interior import LEADING, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
@@ -46,7 +46,7 @@ LOCAL_THRESHOLD = {"value": LOCAL_TOL,
 
 
 def setting_of(D: int, K: int):
-    return regime_setting(reduced=True, D=D, K=K, preset="sts", eta="1/2", vstar_norm="1")
+    return regime_setting(needs=LEADING, D=D, K=K, preset="sts", eta="1/2", vstar_norm="1")
 
 
 def predicted(s) -> float:

@@ -5,16 +5,19 @@ convention keyword the regime cannot take, which is left at the reference and no
 A keyword cannot be taken when the setting it gives is invalid for the regime (make_setting's
 InvalidParameter: e.g. a data model that fixes d and D against the regime's sizes), or when the probe iterates
 the exact reduced recursion and the keyword leaves its hypotheses (``Setting.reducible``: a random
-initialisation, a non-orthogonal P, ...). :func:`noting` collects these notes during one probe run;
+initialisation, a non-orthogonal P, ...), or when the probe compares with a form derived under hypotheses the
+keyword breaks (the leading terms of verify.derive.asymptotics assume the summed loss, v = 1, lambda = 1, ...). :func:`noting` collects these notes during one probe run;
 verify.probes.support.probe states them on every finding and restricts the judged convention to the rest.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+from dataclasses import dataclass
 
 from ...errors import InvalidParameter
 from ...model.convention import KEYWORDS, Convention, active, setting
+from ...model.hypotheses import within
 from ...model.setting import make_setting
 
 _NOTES: contextvars.ContextVar = contextvars.ContextVar("verify_probe_convention_notes", default=None)
@@ -31,30 +34,44 @@ def noting():
         _NOTES.reset(token)
 
 
-def _why_not(conv: Convention, kwargs: dict, reduced: bool) -> str | None:
-    """Why ``kwargs`` under ``conv`` is not a regime the probe can run (None when it is)."""
-    try:
-        s = make_setting(**conv.apply(kwargs))
-    except InvalidParameter as exc:
-        return f"the regime is invalid with it ({exc})"
-    ok, why = s.reducible()
-    if reduced and not ok:
-        return f"the probe iterates the exact reduced recursion, which does not apply: {why}"
-    return None
+@dataclass(frozen=True)
+class Needs:
+    """What a probe's regime needs besides a valid setting: the exact reduced recursion (``reduced``), and the
+    hypotheses ``assume`` of a derived form the probe compares with, named ``derived`` (e.g. the leading terms
+    of verify.derive.asymptotics, derived in the reference convention only)."""
+
+    reduced: bool = False
+    assume: tuple = ()
+    derived: str = ""
+
+    def why_not(self, conv: Convention, kwargs: dict) -> str | None:
+        """Why ``kwargs`` under ``conv`` is not a regime the probe can run (None when it is)."""
+        try:
+            s = make_setting(**conv.apply(kwargs))
+        except InvalidParameter as exc:
+            return f"the regime is invalid with it ({exc})"
+        ok, why = s.reducible()
+        if self.reduced and not ok:
+            return f"the probe iterates the exact reduced recursion, which does not apply: {why}"
+        ok, why = within(s, self.assume)
+        if not ok:
+            return f"the probe compares with {self.derived}, derived only under: {why}"
+        return None
 
 
-def regime_setting(*, reduced: bool = False, **kwargs):
+def regime_setting(*, needs: Needs = Needs(), reduced: bool = False, **kwargs):
     """The Setting of ``kwargs`` (make_setting keywords) under the active convention, the regime's explicit
-    keywords winning. ``reduced``: the probe runs this regime on the exact reduced recursion, so a convention
-    keyword that leaves its hypotheses is not taken. A keyword not taken is left at the reference and noted
-    (:func:`noting`)."""
+    keywords winning. ``reduced``: the probe runs this regime on the exact reduced recursion (short for
+    ``needs=Needs(reduced=True)``); ``needs``: what else the regime needs (:class:`Needs`). A convention keyword
+    the regime cannot take is left at the reference and noted (:func:`noting`)."""
     conv = active()
-    if conv.is_reference or _why_not(conv, kwargs, reduced) is None:
+    needs = Needs(True, needs.assume, needs.derived) if reduced else needs
+    if conv.is_reference or needs.why_not(conv, kwargs) is None:
         return setting(**kwargs)
     kept: dict = {}
     notes = _NOTES.get()
     for group in _groups(conv, kwargs):                  # add the keywords group by group; keep those that fit
-        why = _why_not(Convention(tuple((kept | group).items())), kwargs, reduced)
+        why = needs.why_not(Convention(tuple((kept | group).items())), kwargs)
         if why is None:
             kept |= group
         elif notes is not None:
@@ -97,4 +114,4 @@ def replay_command(probe_id: str, profile: str, detail: str = "") -> str:
             + (f"  ({detail})" if detail else ""))
 
 
-__all__ = ["noting", "notes", "honoured", "regime_setting", "note_text", "replay_command"]
+__all__ = ["Needs", "noting", "notes", "honoured", "regime_setting", "note_text", "replay_command"]

@@ -10,7 +10,7 @@ from ...model.profiles import per_profile
 from ...model.quantities import KEYS
 from ...plotting import Drawing, figure_legend, new_figure
 from .figures import rate_panels, runs_of, suptitle
-from .interior import claimed_t_exponents, exponent_deviation, interior_run, leading_curves
+from .interior import LEADING, claimed_t_exponents, exponent_deviation, interior_run, leading_curves
 from .probe import Probe
 from .records import reference, scope_of
 from .runs import labels, regime_entry, trimmed
@@ -47,7 +47,7 @@ def tails(regimes: dict, steps: int) -> dict:
     """Each interior regime run to ``steps``: {label: {"setting", "series", "fits", "numbers"}}."""
     out = {}
     for label, kw in regimes.items():
-        s = regime_setting(reduced=True, **kw)
+        s = regime_setting(needs=LEADING, **kw)
         ser, f, nums = interior_run(s, steps)
         out[label] = {"setting": s, "series": ser, "fits": f, "numbers": nums}
     return out
