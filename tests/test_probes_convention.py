@@ -120,3 +120,20 @@ def test_a_regime_compared_with_the_leading_terms_keeps_their_hypotheses():
     assert (s.loss, s.p_lambda, s.law.spec()) == ("sum", 1, "rademacher")
     assert set(notes) == {"loss", "p_lambda"}
     assert "summed loss" in notes["loss"] and "lambda = 1" in notes["p_lambda"]
+
+
+def test_nonzero_init_under_the_mean_loss_certifies_its_contraction_with_c_L():
+    """Under --loss mean (c_L = 1/(M N) = 1/2 in nonzero-init's regime, M = 2, N = 1): the off-span rate bound is
+    1 - eta c_L v N/D = 1 - (1/2)(1/2)/4 = 15/16 (hand value), the one-step law with c_L holds, and the certified
+    records test inside the findings' hypotheses (loss = mean), so the finite-horizon finding stays certified."""
+    out = PROBES["nonzero-init"].run("ci", Convention.from_options({"loss": "mean"})).as_dict()
+    cfg = out["regimes"][0]["config"]
+    assert (cfg["loss"], cfg["M"], cfg["N"], cfg["D"], cfg["eta_v"]) == ("mean", 2, 1, 4, "1/2")
+    assert {v["rate_bound"] for v in out["numbers"]["certified"].values()} == {"15/16"}
+    assert out["numbers"]["one_step_law_max_rel_dev"] < 1e-9      # 7 to 17% off if c_L were left out
+    sts = {st["id"]: st for st in out["statements"]}
+    law = [e for e in sts["nonzero-init.realign"]["evidence"] if "one-step law" in e["route"]]
+    assert law and all(e["holds"] is True and e["role"] == "test" for e in law)
+    fin = sts["nonzero-init.finite-horizon"]
+    assert fin["verdict"] == "certified" and "sum-loss" not in fin["hypothesis_ids"]
+    assert all(e["role"] == "test" for e in fin["evidence"] if e["kind"] == "arb")

@@ -31,7 +31,7 @@ from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
-from .support.convention import regime_setting, replay_command
+from .support.convention import judged_hypotheses, regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference("uniform-S*")
 REGIMES = {"sts D=4 K=2 weights 1/4,3/4": dict(D=4, K=2, preset="sts", sstar_weights=[["1/4", "3/4"]], M=2, d=2,
@@ -153,7 +153,7 @@ def certified_runs(profile: str, regimes=None) -> dict:
         run = ball_run(regime_setting(**kw), n["ball_steps"], n["bits"], with_shape)
         recs = tail_records(label, run, HYPOTHESES, observe=with_shape) + [fact_record(
             f"{label}: within-support shape error at H = {run.horizon} (certified full engine, {run.bits} bits)", run,
-            shape_fact, describe_shape, hypotheses=HYPOTHESES, observe=with_shape,
+            shape_fact, describe_shape, hypotheses=judged_hypotheses(HYPOTHESES), observe=with_shape,
             bound=f"shape error of every column at H < (largest at t = 0) / {SHAPE_DROP}")]
         out[label] = {"records": recs, "secants": secant_numbers(run), "reached": run.last}
     return out

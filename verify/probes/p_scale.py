@@ -39,7 +39,7 @@ from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
-from .support.convention import regime_setting, replay_command
+from .support.convention import judged_hypotheses, regime_setting, replay_command
 
 LAMBDA = Fraction(4)
 BASE = dict(D=8, K=2, preset="sts", eta="1/2", vstar_norm="1")
@@ -166,7 +166,7 @@ def certified_records(profile: str, c2=None, sin=None) -> tuple[list, list, dict
     run = ball_run(s_c2, C2_STEPS, C2_BITS)
     neg = fact_record(f"P = {s_c2.p_kind}, eta c_L v N = {step_x(s_c2)} < 2K = {2 * s_c2.K}: Arb balls of alpha(t), "
                       f"t <= {C2_STEPS} (certified full engine, {C2_BITS} bits)", run, negative_alpha, describe_alpha,
-                      hypotheses=C2_HYPOTHESES, bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
+                      hypotheses=judged_hypotheses(C2_HYPOTHESES), bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
                                                      "below 0")
     tails = ball_run(s_sin, n["ball_steps"], n["bits"])
     return [neg], tail_records(f"P = {s_sin.p_kind}", tails, SIN_HYPOTHESES), {

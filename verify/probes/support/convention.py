@@ -5,9 +5,10 @@ convention keyword the regime cannot take, which is left at the reference and no
 A keyword cannot be taken when the setting it gives is invalid for the regime (make_setting's
 InvalidParameter: e.g. a data model that fixes d and D against the regime's sizes), or when the probe iterates
 the exact reduced recursion and the keyword leaves its hypotheses (``Setting.reducible``: a random
-initialisation, a non-orthogonal P, ...), or when the probe compares with a form derived under hypotheses the
-keyword breaks (the leading terms of verify.derive.asymptotics assume the summed loss, v = 1, lambda = 1, ...). :func:`noting` collects these notes during one probe run;
-verify.probes.support.probe states them on every finding and restricts the judged convention to the rest.
+initialisation, a non-orthogonal P, ...), or when the probe uses on it a form derived under hypotheses the
+keyword breaks (:class:`Needs`: the leading terms of verify.derive.asymptotics assume the summed loss, v = 1,
+lambda = 1, ...). :func:`noting` collects these notes during one probe run; verify.probes.support.probe states
+them on every finding and judges the findings in the convention without them.
 """
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def noting():
 @dataclass(frozen=True)
 class Needs:
     """What a probe's regime needs besides a valid setting: the exact reduced recursion (``reduced``), and the
-    hypotheses ``assume`` of a derived form the probe compares with, named ``derived`` (e.g. the leading terms
-    of verify.derive.asymptotics, derived in the reference convention only)."""
+    hypotheses ``assume`` of what the probe uses on it, named ``derived`` (e.g. the leading terms of
+    verify.derive.asymptotics, derived in the reference convention only; an SGD student whose gradient omits
+    beta)."""
 
     reduced: bool = False
     assume: tuple = ()
@@ -55,7 +57,7 @@ class Needs:
             return f"the probe iterates the exact reduced recursion, which does not apply: {why}"
         ok, why = within(s, self.assume)
         if not ok:
-            return f"the probe compares with {self.derived}, derived only under: {why}"
+            return f"{self.derived}, which the probe uses, holds only under: {why}"
         return None
 
 
@@ -101,6 +103,12 @@ def honoured(conv: Convention, noted: dict) -> Convention:
     return Convention(tuple((k, v) for k, v in conv.values if k not in noted))
 
 
+def judged_hypotheses(hyps) -> tuple:
+    """A record's hypotheses ``hyps`` in the convention the regimes built so far ran in (the run's, less the
+    keywords noted): an evidence record tests inside them, as the finding it bears on is judged in them."""
+    return honoured(active(), notes()).adjust(hyps)
+
+
 def note_text(conv: Convention, key: str, why: str) -> str:
     """One keyword of ``conv`` not honoured, in words."""
     flag = KEYWORDS[key] + ("" if key == "wp_trainable" else f" {conv.get(key)}")
@@ -114,4 +122,4 @@ def replay_command(probe_id: str, profile: str, detail: str = "") -> str:
             + (f"  ({detail})" if detail else ""))
 
 
-__all__ = ["Needs", "noting", "notes", "honoured", "regime_setting", "note_text", "replay_command"]
+__all__ = ["Needs", "noting", "notes", "honoured", "regime_setting", "judged_hypotheses", "note_text", "replay_command"]
