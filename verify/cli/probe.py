@@ -21,9 +21,10 @@ from .options import convention_from_options, convention_options, handle_errors
 def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
     with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) set the convention
-    every regime is built in, as in `verify all`: a keyword the probe's question names itself (p_scale's P scale,
+    every regime is built in, as in `verify all`: a keyword the probe's question names itself (p-scale's P scale,
     nonzero-init's initialisation) keeps the probe's value, and a keyword a regime cannot take (one the reduced
-    recursion it runs does not cover) is left at the reference and named, with why, on every finding."""
+    recursion it runs, or the leading terms or SGD student it uses, does not cover) is left at the reference there
+    and named, with why, on every finding."""
     from ..errors import InvalidParameter, suggest
     from ..probes import PROBES
     from .check import _print_statement

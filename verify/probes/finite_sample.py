@@ -65,7 +65,8 @@ def exponents(runs: dict, flat: float | None = None) -> list:
 
 # The population GD run on the reduced recursion; the online SGD (verify.probes.support.sgd) takes sigma = identity and
 # beta = 1 only (its gradient omits beta).
-SGD_NEEDS = Needs(True, ("identity", "unit-beta"), "the online SGD of verify.probes.support.sgd (its gradient omits beta)")
+SGD_NEEDS = Needs(True, ("identity", "unit-beta"),
+                  "the online SGD of verify.probes.support.sgd (its gradient omits beta)")
 
 
 def ensemble_record(setting, batch: int, seeds, steps: int, replay: str, runs: dict | None = None) -> dict:

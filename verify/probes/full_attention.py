@@ -115,7 +115,8 @@ def seed_numbers(pair: dict, peaks: dict) -> dict:
 
 
 # The full-attention students (verify.probes.support.sgd) take sigma = identity and the zero start only.
-STUDENT_NEEDS = Needs(False, ("identity", "zero-init"), "the full-attention SGD students of verify.probes.support.sgd")
+STUDENT_NEEDS = Needs(False, ("identity", "zero-init"),
+                      "the full-attention SGD students of verify.probes.support.sgd")
 
 
 def runs(profile: str) -> dict:

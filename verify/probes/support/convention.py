@@ -57,7 +57,7 @@ class Needs:
             return f"the probe iterates the exact reduced recursion, which does not apply: {why}"
         ok, why = within(s, self.assume)
         if not ok:
-            return f"{self.derived}, which the probe uses, holds only under: {why}"
+            return f"the probe uses {self.derived}, valid only under: {why}"
         return None
 
 

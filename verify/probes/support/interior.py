@@ -24,8 +24,8 @@ from .runs import classify_series, fits_json, run_series
 LEADING_TERMS_ASSUME = ("identity", "0<K<D", "sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta")
 # What a regime compared with the leading terms needs: the reduced recursion and their hypotheses (a convention
 # keyword breaking one is left at the reference, named on every finding: verify.probes.support.convention).
-LEADING = Needs(True, LEADING_TERMS_ASSUME, "the leading terms of verify.derive.asymptotics (derived in the reference "
-                                           "convention)")
+LEADING = Needs(True, LEADING_TERMS_ASSUME, "the leading terms of verify.derive.asymptotics, derived in the reference "
+                                           "convention")
 
 
 @lru_cache(maxsize=None)
