@@ -221,16 +221,22 @@ class Check:
         t0 = time.perf_counter()
         with using(conv):
             ev = self.evaluate(profile)
+        judged = self.judged_in(conv)
         ids = [st.id for st in self.statements]
         if set(ev.evidence) != set(ids):
             raise AssertionError(f"{self.id}: evidence for {sorted(ev.evidence)}, statements {sorted(ids)}")
-        sts = [decided(self.under(st, conv), ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id))
+        sts = [decided(self.under(st, judged), ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id))
                for st in self.statements]
-        convention = {"profile": profile, "hypotheses": [h.text for h in conv.adjust(self.hypotheses)],
+        convention = {"profile": profile, "hypotheses": [h.text for h in judged.adjust(self.hypotheses)],
                       "source": self.source, "run_convention": conv.as_dict(), **ev.convention}
         return CheckResult(self.id, self.kind, self.title, self.source, self.questions, profile, sts, ev.numbers,
                            ev.data, ev.replay or f"verify {'check' if self.kind == 'claim' else 'probe'} {self.id} "
                            f"--profile {profile} --json", convention, ev.extra, time.perf_counter() - t0)
+
+    def judged_in(self, conv):
+        """The convention the statements are judged in after :meth:`evaluate` ran under ``conv`` (``conv``
+        itself; a probe that could not take some keyword judges in the rest)."""
+        return conv
 
     @staticmethod
     def under(st: Claimed, conv) -> Claimed:

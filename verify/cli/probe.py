@@ -20,8 +20,11 @@ from .options import convention_from_options, convention_options, handle_errors
 @handle_errors
 def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     """Run the probe NAME: question, regimes, findings, classification, its statements (the toolkit's findings)
-    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) are checked and,
-    as in `verify all`, said not to apply: a probe's regimes are built in the conventions its question names."""
+    with their derived verdicts and scopes, replay. The convention flags (or --convention FILE) set the convention
+    every regime is built in, as in `verify all`: a keyword the probe's question names itself (p-scale's P scale,
+    nonzero-init's initialisation) keeps the probe's value, and a keyword a regime cannot take (one the reduced
+    recursion it runs, or the leading terms or SGD student it uses, does not cover) is left at the reference there
+    and named, with why, on every finding."""
     from ..errors import InvalidParameter, suggest
     from ..probes import PROBES
     from .check import _print_statement
@@ -39,17 +42,9 @@ def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
     from .progress import progress
-    note = None
-    if convention_from_options(kw) is not None:      # checked, then said not to apply (the probe part's reason)
-        import importlib
-
-        from ..run.parts import REGISTRY
-        from .progress import note as say
-        importlib.import_module("verify.probes.support.part")      # registers the probe part (its reason)
-        note = f"the convention {REGISTRY['probe'].convention_note()}"
-        say(f"verify probe: {note}", quiet)
+    conv = convention_from_options(kw)
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
-        out = PROBES[name].run(profile).as_dict() | ({"convention_note": note} if note else {})
+        out = PROBES[name].run(profile, conv).as_dict()
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
@@ -60,10 +55,13 @@ def probe_cmd(name, list_, profile, as_json, quiet, **kw):
         c = r["config"]
         click.echo(f"  - {r['label']}: D={c['D']} K={c['K']} N={c['N']} M={c['M']} d={c['d']} sigma={c['sigma']} "
                    f"law={c['law']} eta={c['eta_v']} eta_kq={c['eta_kq']} init={c['init']} p={c['p_kind']}/"
-                   f"{c['p_structure']} lambda={c['p_lambda']} ({r['engine']}/{r['arithmetic']}, {r['steps']} steps)")
+                   f"{c['p_structure']} lambda={c['p_lambda']} beta={c['beta']} loss={c['loss']} ({r['engine']}/{r['arithmetic']}, {r['steps']} steps)")
     click.echo("findings:")
     for f in out["findings"]:
         click.echo(f"  - {f}")
+    click.echo(f"convention: {out['convention']['run_convention_label']}")
+    for line in out["convention"]["not_honoured"].values():
+        click.echo(f"  - {line}")
     click.echo("classification: " + ", ".join(f"{k} {v}" for k, v in out["classification"].items()))
     for st in out["statements"]:
         _print_statement(st)

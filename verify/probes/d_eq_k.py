@@ -8,7 +8,8 @@ never moves and the W_X block is the linear recursion alpha -> alpha - x (alpha 
   L - L_opt = c_L v N ||V*||_F^2 q^{2t} / (2 D),   ||S - S*||_F = 0,
 and |q| < 1 exactly when 0 < x < 2D (hypothesis eta-geometric): geometric convergence, faster than any power
 of T, so Theorem 3.1's Theta(1/T) lower bounds do not hold there. For x > 2D the same closed form grows
-geometrically (D = K = 4, eta = 9: ||W_X - V*||_F = 1.25^30 = 808 at t = 30).
+geometrically (D = K = 4, x = 9, i.e. eta = 9 in the reference convention: ||W_X - V*||_F = 1.25^30 = 808 at t = 30;
+under another convention eta is chosen so that x = 9 again, e.g. eta = 9 M N under the mean loss).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import compare, record
-from ..model import make_setting, symbols as sy
+from ..model import symbols as sy
 from ..model.flags import setting_command
 from ..model.hypotheses import hypothesis, step_x
 from ..model.profiles import per_profile
@@ -31,6 +32,7 @@ from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, implication_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference() + REDUCTION_HYPOTHESES
 REGIMES = {"sts D=K=6": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", vstar_norm="1"),
@@ -40,8 +42,9 @@ REGIMES = {"sts D=K=6": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", vstar_
 SIZES = per_profile({"ci": {"steps": 400, "full_steps": 120, "regimes": ("sts D=K=6", "gcn D=K=4")},
                      "dev": {"steps": 400, "full_steps": 400, "regimes": tuple(REGIMES)},
                      "deep": {"steps": 2000, "full_steps": 1000, "regimes": tuple(REGIMES)}})
-# outside eta-geometric: x = eta c_L v N = 9 > 2D = 8, |q| = 5/4
-DIVERGENT = dict(D=4, K=4, preset="sts", eta="9", vstar_norm="1")
+# outside eta-geometric: x = eta c_L v N = 9 > 2D = 8, |q| = 5/4 (eta = 9 / (c_L v N) in the run's convention)
+DIVERGENT = dict(D=4, K=4, preset="sts", vstar_norm="1")
+DIVERGENT_X = 9
 DIVERGENT_STEPS = 30
 CF_TOL, CF_ABS = 1e-9, 1e-14
 CF_THRESHOLD = {"value": f"|w_err - closed form| <= {CF_TOL:g} closed form + {CF_ABS:g} ||V*||_F",
@@ -111,7 +114,7 @@ def runs(profile: str) -> dict:
     n = SIZES[profile]
     out = {}
     for label in n["regimes"]:
-        s = make_setting(**REGIMES[label])
+        s = regime_setting(reduced=True, **REGIMES[label])
         red = run_series(s, n["steps"])
         full = run_series(s, n["full_steps"], engine="full", checkpoints=[t for t in red["step"] if t <= n["full_steps"]])
         w_cf, l_cf = closed_form(s, red["step"])
@@ -122,8 +125,10 @@ def runs(profile: str) -> dict:
 
 
 def divergent_run() -> dict:
-    """D = K = 4, eta = 9 (x = 9 > 2D): the closed form and the full-matrix engine at t = DIVERGENT_STEPS."""
-    s = make_setting(**DIVERGENT)
+    """D = K = 4, x = eta c_L v N = 9 > 2D: the closed form and the full-matrix engine at t = DIVERGENT_STEPS
+    (eta solves x = 9 with the run's c_L, v and N)."""
+    eta = DIVERGENT_X / step_x(regime_setting(**DIVERGENT, eta="1"))
+    s = regime_setting(**DIVERGENT, eta=str(eta))
     ser = run_series(s, DIVERGENT_STEPS, engine="full", checkpoints=range(DIVERGENT_STEPS + 1))
     return {"setting": s, "w_err": ser["w_err"][-1], "closed_form": closed_form(s, [DIVERGENT_STEPS])[0][0],
             "x": step_x(s), "inside": hypothesis("eta-geometric").holds(s), "max_w_err": max(ser["w_err"])}
@@ -132,7 +137,7 @@ def divergent_run() -> dict:
 def divergent_record(div: dict) -> dict:
     """Outside eta-geometric: the closed form's growth, reported (role "outside", never deciding)."""
     s = div["setting"]
-    return record(f"D = K = 4, eta = 9 (x = eta c_L v N = {div['x']} > 2D = 8), full-matrix engine, t <= "
+    return record(f"D = K = 4, eta = {s.eta_v} (x = eta c_L v N = {div['x']} > 2D = 8), full-matrix engine, t <= "
                   f"{DIVERGENT_STEPS}", "float64", scope_of((s, DIVERGENT_STEPS)),
                   f"||W_X - V*||_F = {div['w_err']:.4g} at t = {DIVERGENT_STEPS} (closed form ||V*||_F |1 - x/D|^t = "
                   f"{div['closed_form']:.4g}): GD diverges geometrically without the step-size condition",
@@ -170,7 +175,7 @@ def findings(res: dict, div: dict) -> list[str]:
         f"loss rate {n['fitted_rate_excess_loss']:.6f} vs {n['predicted_rate_excess_loss']:.6f}.",
         "The full-matrix engine agrees with the reduced recursion (max |w_err difference| "
         f"{max(r['numbers']['max_abs_dev_full_vs_reduced_w_err'] for r in res.values()):.1e}).",
-        f"The contraction needs eta c_L v N < 2D: at D = K = 4, eta = 9 (x = {div['x']} > 8) ||W_X - V*||_F = "
+        f"The contraction needs eta c_L v N < 2D: at D = K = 4, eta = {div['setting'].eta_v} (x = {div['x']} > 8) ||W_X - V*||_F = "
         f"{div['w_err']:.4g} at t = {DIVERGENT_STEPS}.",
         "K = D is outside Theorem 3.1's 0 < K < D; there the case is easier (geometric convergence), not harder, and "
         "the proofs' division by D - K is an artefact.",
@@ -195,7 +200,7 @@ class DEqK(Probe):
         first = next(iter(res.values()))
         s0 = first["setting"]
         one = setting_command("run", s0, "--steps", str(SIZES[profile]["steps"]), "--arithmetic", "float64", "--json")
-        replay = f"verify probe d-eq-k --profile {profile} --json  (one regime: {one})"
+        replay = replay_command("d-eq-k", profile, f"one regime: {one}")
         rates = record("fitted geometric rates against -log|1 - eta c_L v N/D|", "float64",
                        scope_of(*[(r["setting"], r["series"]["step"][-1]) for r in res.values()]),
                        "; ".join(f"{lab}: w_err {r['numbers']['fitted_rate_w_err']:.6f} (predicted "
@@ -209,11 +214,11 @@ class DEqK(Probe):
             regimes=[e for lab, r in res.items() for e in (
                 regime_entry(r["setting"], r["series"]["step"][-1], "reduced", label=lab),
                 regime_entry(r["setting"], r["full_steps"], "full", label=lab + " (check)"))]
-            + [regime_entry(div["setting"], DIVERGENT_STEPS, "full", label="D = K = 4, eta = 9 (outside eta-geometric)")],
+            + [regime_entry(div["setting"], DIVERGENT_STEPS, "full", label=f"D = K = 4, eta = {div['setting'].eta_v} (outside eta-geometric)")],
             findings=findings(res, div), classification=labels(first["fits"]),
             fits={lab: fits_json(r["fits"]) for lab, r in res.items()},
             numbers={lab: r["numbers"] for lab, r in res.items()} | {"divergent": {
-                "eta": "9", "x": str(div["x"]), "steps": DIVERGENT_STEPS, "w_err": div["w_err"],
+                "eta": str(div["setting"].eta_v), "x": str(div["x"]), "steps": DIVERGENT_STEPS, "w_err": div["w_err"],
                 "closed_form": div["closed_form"]}},
             data={lab: trimmed(r["series"]) | {"w_err_closed_form": r["w_cf"], "excess_loss_closed_form": r["l_cf"]}
                   for lab, r in res.items()})

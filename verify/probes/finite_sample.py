@@ -11,7 +11,6 @@ and every seed's within 0.2 of it.
 from __future__ import annotations
 
 from ..evidence import REPLAY_FACTOR, compare, record
-from ..model import make_setting
 from ..model.profiles import per_profile
 from ..plotting import COLOURS, Drawing, figure_legend, new_figure
 from . import Probe, register
@@ -21,6 +20,7 @@ from .support.records import finding, reference
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry, run_series
 from .support.seeds import ensemble, ensemble_holds, ensemble_text, seeds_text
 from .support.sgd import OnlineSGD, sgd_scope
+from .support.convention import Needs, regime_setting, replay_command
 
 BASE = dict(D=4, K=2, preset="sts", d=2, eta="1/4", vstar_norm="1")
 NOISE = "1/10"
@@ -61,6 +61,12 @@ def exponents(runs: dict, flat: float | None = None) -> list:
         f = classify_series(ser)["excess_loss"]
         out.append(f.exponent if f.kind == "power" else (flat if f.kind == "none" else None))
     return out
+
+
+# The population GD run on the reduced recursion; the online SGD (verify.probes.support.sgd) takes sigma = identity and
+# beta = 1 only (its gradient omits beta).
+SGD_NEEDS = Needs(True, ("identity", "unit-beta"),
+                  "the online SGD of verify.probes.support.sgd (its gradient omits beta)")
 
 
 def ensemble_record(setting, batch: int, seeds, steps: int, replay: str, runs: dict | None = None) -> dict:
@@ -135,8 +141,8 @@ class FiniteSample(Probe):
     def evaluate(self, profile):
         n = SIZES[profile]
         steps, seeds = n["steps"], n["seeds"]
-        replay = f"verify probe finite-sample --profile {profile} --json  ({seeds_text(seeds)} for every batch size)"
-        s, s_noise = make_setting(**BASE), make_setting(**BASE, noise_sd=NOISE)
+        replay = replay_command("finite-sample", profile, f"{seeds_text(seeds)} for every batch size")
+        s, s_noise = regime_setting(needs=SGD_NEEDS, **BASE), regime_setting(needs=SGD_NEEDS, **BASE, noise_sd=NOISE)
         gd = run_series(s, steps, checkpoints=dense_checkpoints(steps, points=80), fast=True)
         clean = {B: sgd_runs(s, B, seeds, steps) for B in BATCHES}
         noisy = sgd_runs(s_noise, NOISY_BATCH, seeds, steps)

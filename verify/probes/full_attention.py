@@ -20,7 +20,6 @@ import math
 import numpy as np
 
 from ..evidence import REPLAY_FACTOR, compare, record
-from ..model import make_setting
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, Drawing, FigureDataError, figure_legend, floats, label_axes, need, new_figure, note,
                         positive, readable_ticks, series, shown, slope_guide)
@@ -32,6 +31,7 @@ from .support.records import finding, reference
 from .support.runs import FLOAT64_EPS_REL, classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.seeds import ensemble, ensemble_holds, ensemble_text, seeds_text
 from .support.sgd import AttentionSGD, sgd_scope
+from .support.convention import Needs, regime_setting, replay_command
 
 BATCH = 64
 HELD_OUT = 2000
@@ -114,12 +114,17 @@ def seed_numbers(pair: dict, peaks: dict) -> dict:
             "tail_fits": {k: {q: c.label for q, c in v.items()} for k, v in f.items()}, "fits": f}
 
 
+# The full-attention students (verify.probes.support.sgd) take sigma = identity and the zero start only.
+STUDENT_NEEDS = Needs(False, ("identity", "zero-init"),
+                      "the full-attention SGD students of verify.probes.support.sgd")
+
+
 def runs(profile: str) -> dict:
     """Per regime: both students for every seed, and per seed the numbers of :func:`seed_numbers`."""
     n = SIZES[profile]
     out = {}
     for label, kw in REGIMES.items():
-        s = make_setting(**kw)
+        s = regime_setting(needs=STUDENT_NEEDS, **kw)
         pairs = students(s, n["steps"], n["seeds"])
         peaks = {f"B={B}": x_block_peak(s, B, n["seeds"]) for B in PEAK_BATCHES}
         out[label] = {"setting": s, "pairs": pairs, "per_seed": {
@@ -210,7 +215,7 @@ class FullAttention(Probe):
     def evaluate(self, profile):
         n = SIZES[profile]
         res = runs(profile)
-        replay = f"verify probe full-attention --profile {profile} --json  ({seeds_text(n['seeds'])}, B = {BATCH})"
+        replay = replay_command("full-attention", profile, f"{seeds_text(n['seeds'])}, B = {BATCH}")
         first_seed = n["seeds"][0]
         main = next(iter(res.values()))
         findings = [x for lab, r in res.items() for x in regime_findings(lab, r, n["steps"])]

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..evidence import compare, record
-from ..model import make_setting, symbols as sy
+from ..model import symbols as sy
 from ..model.flags import setting_command
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, label_axes, need, new_figure,
@@ -24,6 +24,7 @@ from .support.figures import legend_entry, runs_of, suptitle
 from .support.proofs import REDUCTION_HYPOTHESES, fixed_point, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
+from .support.convention import regime_setting, replay_command
 
 SIGMAS = ("identity", "erf")
 HYPOTHESES = ("K=0",) + reference() + REDUCTION_HYPOTHESES
@@ -55,7 +56,7 @@ def runs(profile: str) -> dict:
     steps = SIZES[profile]["steps"]
     out = {}
     for label in SIZES[profile]["regimes"]:
-        s = make_setting(**REGIMES[label])
+        s = regime_setting(reduced=True, **REGIMES[label])
         red = run_series(s, steps)
         full = run_series(s, steps, engine="full", checkpoints=red["step"])
         cf = {"s_err": math.sqrt(s.N / s.D), "w_err": math.sqrt(float(s.vstar_norm2()))}
@@ -117,7 +118,7 @@ class KZero(Probe):
                                   [fixed_point_step(sig)], one) for spec, sig in sigmas.items()]
         ev = proofs + [run_record(lab, r, one) for lab, r in res.items()]
         return self.evaluation(
-            {"k-zero.frozen": ev}, replay=f"verify probe k-zero --profile {profile} --json  (one regime: {one})",
+            {"k-zero.frozen": ev}, replay=replay_command("k-zero", profile, f"one regime: {one}"),
             regimes=[e for lab, r in res.items() for e in (
                 regime_entry(r["setting"], SIZES[profile]["steps"], "reduced", label=lab),
                 regime_entry(r["setting"], SIZES[profile]["steps"], "full", label=lab + " (check)"))],

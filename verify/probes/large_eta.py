@@ -18,16 +18,18 @@ import sympy as sp
 from ..derive.reduced import reduced_step_exprs
 from ..errors import NumericalTrouble
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
-from ..model import make_setting, symbols as sy
+from ..model import symbols as sy
+from ..model.convention import active
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, label_axes, need, new_figure,
                         positive, readable_ticks, series, shown, slope_guide)
 from . import Probe, register
 from .support.figures import suptitle
-from .support.interior import claimed_t_exponents, leading_value
+from .support.interior import LEADING, claimed_t_exponents, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference()
 SIZES = per_profile({"ci": {"horizons": (1000, 10_000, 30_000), "bisections": 14, "steps": 20_000},
@@ -56,10 +58,11 @@ POWER_THRESHOLD = {"value": "power-law tails (verify.probes.support.classify)",
 
 
 def derived_boundaries(setting) -> dict:
-    """2K/N and 2D/N from d alpha_next / d alpha of the generated step (identity, reference convention)."""
+    """2K/N and 2D/N (in the reference convention; 2K/(c_L v N) and 2D/(c_L v N) in general) from
+    d alpha_next / d alpha of the generated step at the setting's values of the convention symbols."""
     a_next, _ = reduced_step_exprs(setting.sigma, "interior")
-    slope = sp.diff(a_next, sy.alpha).subs({sy.var: 1, sy.c_loss: 1, sy.lam: 1, sy.D: setting.D, sy.K: setting.K,
-                                             sy.N: setting.N, sy.alpha: 1})
+    at = {k: v for k, v in sy.values_at(setting).items() if k not in (sy.eta_v, sy.eta_kq, sy.eta)}
+    slope = sp.diff(a_next, sy.alpha).subs(at | {sy.alpha: 1})
     start = sp.simplify(slope.subs(sy.delta, 0))                 # S uniform
     late = sp.simplify(sp.limit(slope, sy.delta, sp.oo))          # S -> S*
     # |slope| < 1 with slope = 1 - eta_V * g: eta_V < 2/g.
@@ -80,7 +83,8 @@ def outcome(setting, T: int) -> str:
 
 
 def at_eta(setting, eta: Fraction):
-    return setting.with_(eta=eta, eta_kq=eta)
+    """``setting`` at step size eta, eta_KQ following it by the setting's ratio eta_KQ / eta_V."""
+    return setting.with_(eta=eta, eta_kq=eta * setting.eta_kq / setting.eta_v)
 
 
 def bisect(setting, T: int, bad: tuple, lo: Fraction, hi: Fraction, halvings: int) -> tuple[float, float]:
@@ -102,13 +106,14 @@ def two_cycle(setting, T: int) -> list[float]:
 def runs(profile: str) -> dict:
     """The derived limits, the bisected boundaries per horizon, and runs just below 2K/N and at 1.5 x 2K/N."""
     n = SIZES[profile]
-    base = make_setting(D=8, K=2, preset="sts", vstar_norm="1")
+    base = regime_setting(needs=LEADING, D=8, K=2, preset="sts", vstar_norm="1")
     bnd = derived_boundaries(base)
-    top = Fraction(2 * base.D, base.N) * 2
+    late, start = (Fraction(int(bnd[k].p), int(bnd[k].q)) for k in ("eta_max_near_optimum", "eta_max_at_start"))
+    top = start * 2
     conv = {T: bisect(base, T, ("stalls", "diverges"), Fraction(1, 10), top, n["bisections"]) for T in n["horizons"]}
     div = {T: bisect(base, T, ("diverges",), Fraction(1, 10), top, n["bisections"]) for T in n["horizons"]}
-    eta_in = Fraction(3, 2) * Fraction(2 * base.K, base.N)    # between the boundaries
-    eta_ok = Fraction(9, 10) * Fraction(2 * base.K, base.N)   # just below 2K/N
+    eta_in = Fraction(3, 2) * late    # between the boundaries
+    eta_ok = Fraction(9, 10) * late   # just below 2K/N
     s_in, s_ok = at_eta(base, eta_in), at_eta(base, eta_ok)
     ser_in, ser_ok = run_series(s_in, n["steps"], fast=True), run_series(s_ok, n["steps"], fast=True)
     out_in = outcome(s_in, n["steps"])
@@ -161,7 +166,9 @@ def findings(r: dict) -> list[str]:
         f"at {r['ser_in']['excess_loss'][-1]:.3g}: the oscillating W_X pushes S back off S* to about ||s||^2 = "
         "2/(eta N), where the W_X block is marginally stable. Nearer the upper boundary (e.g. eta = 9) the bounded "
         "orbit is irregular.",
-    ]
+    ] + ([] if active().is_reference else [
+        f"In the run's convention ({active().label()}) 2K/N and 2D/N above name the derived limits 2K/(c_L v N) = "
+        f"{r['late']:g} and 2D/(c_L v N) = {r['start']:g}; every eta of the probe is a multiple of them."])
 
 
 @register("large-eta")
@@ -179,7 +186,7 @@ class LargeEta(Probe):
 
     def evaluate(self, profile):
         r = runs(profile)
-        replay = f"verify probe large-eta --profile {profile} --json"
+        replay = replay_command("large-eta", profile)
         Tl = max(r["conv"])
         keys = ("step",) + KEYS + ("alpha",)
         return self.evaluation(

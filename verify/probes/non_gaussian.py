@@ -16,7 +16,7 @@ from ..derive.loss import prove_identity_closed_form
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import Scope, compare, record
-from ..model import make_setting, parse_law
+from ..model import parse_law
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, Drawing, FigureDataError, coincide, figure_legend, keep_data_limits, label_axes,
                         max_spread, need, new_figure, note, positive, readable_ticks, series, slope_guide)
@@ -26,6 +26,7 @@ from .support.interior import claimed_t_exponents
 from .support.montecarlo import mc_loss
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
+from .support.convention import regime_setting, replay_command
 
 LAWS = ("gaussian", "rademacher", "student-t:5", "gumbel", "exponential")
 BASE = dict(D=6, K=2, preset="sts", M=2, d=2, eta="1/2", vstar_norm="1")
@@ -70,9 +71,9 @@ def mc_table(setting, state: FullState, samples: int) -> dict:
 
 def runs(profile: str) -> dict:
     n = SIZES[profile]
-    series_ = {law: run_series(make_setting(**BASE, law=law), n["steps"], fast=True) for law in LAWS}
+    series_ = {law: run_series(regime_setting(reduced=True, **BASE, law=law), n["steps"], fast=True) for law in LAWS}
     ref = series_["gaussian"]
-    s_id, s_erf = make_setting(**BASE), make_setting(**ERF)
+    s_id, s_erf = regime_setting(reduced=True, **BASE), regime_setting(reduced=True, **ERF)
     proved, how = prove_identity_closed_form()
     return {"series": series_, "proved": proved, "how": how, "s_id": s_id, "s_erf": s_erf, "sizes": n,
             "max_dev": max(abs(a - b) for law in LAWS for q in ("excess_loss", "s_err", "w_err")
@@ -89,7 +90,7 @@ def identity_records(r: dict, replay: str) -> list[dict]:
                    "symbolic", Scope(dims=("M=2 d=2 D=3 N=2",), sigma=("identity",), conventions="all", horizon="all"),
                    r["how"], True if r["proved"] else None),
             record(f"trajectories under {', '.join(LAWS)}, t <= {n['steps']}", "float64",
-                   scope_of(*[(make_setting(**BASE, law=law), n["steps"]) for law in LAWS]),
+                   scope_of(*[(regime_setting(reduced=True, **BASE, law=law), n["steps"]) for law in LAWS]),
                    f"max difference {r['max_dev']:.1g}", compare(r["max_dev"], "<=", 0), threshold=SAME_THRESHOLD,
                    replay=replay),
             record(f"Monte Carlo ({n['mc_samples']} draws per law) at the parameters after {MC_STEPS} steps",
@@ -155,12 +156,12 @@ class NonGaussian(Probe):
     def evaluate(self, profile):
         r = runs(profile)
         n = r["sizes"]
-        replay = f"verify probe non-gaussian --profile {profile} --json"
+        replay = replay_command("non-gaussian", profile)
         last = r["mc_erf"][max(r["mc_erf"], key=int)]
         return self.evaluation(
             {"non-gaussian.identity-any-law": identity_records(r, replay),
              "non-gaussian.erf-law-matters": [erf_record(r, replay)]}, replay=replay,
-            regimes=[regime_entry(make_setting(**BASE, law=law), n["steps"], "reduced (compiled float64)",
+            regimes=[regime_entry(regime_setting(reduced=True, **BASE, law=law), n["steps"], "reduced (compiled float64)",
                                   label=f"identity, {law}") for law in LAWS]
             + [regime_entry(r["s_id"], MC_STEPS, "full", label=f"identity: Monte Carlo at step {MC_STEPS}"),
                regime_entry(r["s_erf"], max(n["erf_steps"]), "full",

@@ -20,7 +20,6 @@ from lemmas.support.balls import ball_run, decide_margins, fact_record, records_
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import compare, dims_of, record
-from ..model import make_setting
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, label_axes, new_figure, positive, readable_ticks,
@@ -32,6 +31,7 @@ from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
+from .support.convention import judged_hypotheses, regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference("uniform-S*")
 REGIMES = {"sts D=4 K=2 weights 1/4,3/4": dict(D=4, K=2, preset="sts", sstar_weights=[["1/4", "3/4"]], M=2, d=2,
@@ -85,7 +85,7 @@ def runs(profile: str) -> dict:
     cps = dense_checkpoints(steps, points=100)
     out = {}
     for label, kw in REGIMES.items():
-        s = make_setting(**kw)
+        s = regime_setting(**kw)
         ser, shape = full_run_with_shape(s, steps, cps)
         f, fs = classify_series(ser), classify(cps, shape, 0.0)
         nums = {q: {"fitted_exponent": f[q].exponent, "stderr": f[q].exponent_se, "local_exponent": f[q].local_exponent,
@@ -150,10 +150,10 @@ def certified_runs(profile: str, regimes=None) -> dict:
     n = SIZES[profile]
     out = {}
     for label, kw in (regimes or REGIMES).items():
-        run = ball_run(make_setting(**kw), n["ball_steps"], n["bits"], with_shape)
+        run = ball_run(regime_setting(**kw), n["ball_steps"], n["bits"], with_shape)
         recs = tail_records(label, run, HYPOTHESES, observe=with_shape) + [fact_record(
             f"{label}: within-support shape error at H = {run.horizon} (certified full engine, {run.bits} bits)", run,
-            shape_fact, describe_shape, hypotheses=HYPOTHESES, observe=with_shape,
+            shape_fact, describe_shape, hypotheses=judged_hypotheses(HYPOTHESES), observe=with_shape,
             bound=f"shape error of every column at H < (largest at t = 0) / {SHAPE_DROP}")]
         out[label] = {"records": recs, "secants": secant_numbers(run), "reached": run.last}
     return out
@@ -191,13 +191,13 @@ class NonuniformS(Probe):
                 "the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, ||S - S*||_F and ||W_X - V*||_F lie within "
                 "1/10 of the claimed -1, -1/2, -1/2; and the within-support shape error at H is below a tenth of its "
                 "initial value.", HYPOTHESES, about="theorem-3.1-lower-T", relation="outside",
-                dims=tuple(dims_of(make_setting(**kw)) for kw in REGIMES.values())),
+                dims=tuple(dims_of(regime_setting(**kw)) for kw in REGIMES.values())),
     )
 
     def evaluate(self, profile):
         res, balls = runs(profile), certified_runs(profile)
         steps = SIZES[profile]["steps"]
-        replay = f"verify probe nonuniform-s --profile {profile} --json"
+        replay = replay_command("nonuniform-s", profile)
         return self.evaluation(
             {"nonuniform-s.tails": records(res, steps, replay),
              "nonuniform-s.finite-horizon": [e for b in balls.values() for e in b["records"]]}, replay=replay,

@@ -5,12 +5,12 @@ Lemma C.2 says every row w_m of W_X stays a positive multiple of v*_m. From a ra
 t = 0 by construction; the question is whether the off-span residual r_m(t) = || w_m - alpha_m v*_m ||
 (alpha_m = <w_m, v*_m>/||v*_m||^2) decays. For sigma = identity (mean-0 law) the W_X gradient of row m is
 var ||S||_F^2 w_m - var sum_j <s_j, s*_j> v*_m (+ terms along v*_m), so the off-span part obeys
-r_m(t+1) = |1 - eta var ||S(t)||_F^2| r_m(t): geometric decay at a rate set by ||S||_F^2 in [N/D, N/K]. The
+r_m(t+1) = |1 - eta c_L v ||S(t)||_F^2| r_m(t): geometric decay at a rate set by ||S||_F^2 in [N/D, N/K]. The
 probe checks this per-step factor against the run. W_P leaves 0 only through W_P P S; its part outside the
 span of P S gets no gradient and stays.
 
 Since ||s_j||^2 >= 1/D for every column (Cauchy-Schwarz) and ||s_j||^2 <= 1, the factor lies in
-[1 - eta v N, 1 - eta v N/D]; so for eta v N < 1, r_m(t+1) <= (1 - eta v N/D) r_m(t): a geometric decay at a
+[1 - eta c_L v N, 1 - eta c_L v N/D]; so for eta c_L v N < 1, r_m(t+1) <= (1 - eta c_L v N/D) r_m(t): a geometric decay at a
 rate the setting fixes. The certified full-matrix engine (Arb balls, no reduction assumed; lemmas.support.balls)
 decides this bound at every step t < H, and that r_m(0), r_m(1) are off the line of v*_m.
 """
@@ -26,7 +26,6 @@ from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import compare, dims_of, record
-from ..model import make_setting
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
@@ -40,6 +39,7 @@ from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
+from .support.convention import judged_hypotheses, regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D") + reference("zero-init")
 # ball_steps, bits: the certified horizon and the Arb precision that reaches it (2048 bits last about 1100 steps
@@ -50,7 +50,7 @@ SIZES = per_profile({"ci": {"steps": 6000, "seeds": (3,), "ball_steps": 600, "bi
 FACTOR_STEPS = 60
 LAW_TOL = 1e-9
 LAW_THRESHOLD = {"value": LAW_TOL,
-                 "why": "max relative deviation of r(t+1) from |1 - eta v ||S(t)||_F^2| r(t) over the first 60 steps: "
+                 "why": "max relative deviation of r(t+1) from |1 - eta c_L v ||S(t)||_F^2| r(t) over the first 60 steps: "
                         "the law is exact (the W_X gradient is v (||S||^2 W_X - <S,S*> V*) for any W_X), so only "
                         "float64 rounding (~1e-15 relative per step) separates the two"}
 DECAY_THRESHOLD = {"value": "exponential fit of the residual, or residual < 1e-12 at T",
@@ -66,17 +66,17 @@ OFF_THRESHOLD = {"value": f"off-span residual > {OFF_TOL:g} at t = 0 and t = 1",
 def setting_for(seed: int):
     # Explicit V* rows: a seeded random V* would share the seed with the random W_X(0) and make W_X(0) a
     # multiple of V* (both drawn as the first M x d normals of default_rng(seed)).
-    return make_setting(D=4, K=2, preset="sts", M=2, d=3, vstar=[["1", "0", "0"], ["0", "3/5", "4/5"]], eta="1/2",
+    return regime_setting(D=4, K=2, preset="sts", M=2, d=3, vstar=[["1", "0", "0"], ["0", "3/5", "4/5"]], eta="1/2",
                         init="random", init_scale="1/10", seed=seed)
 
 
 def run_with_offspan(setting, steps: int, checkpoints) -> tuple[dict, float]:
     """Full float64 run: the recorded series (Theorem 3.1's quantities, the off-span residual, min alpha, ||W_P||,
-    ||W_P P S||) and the largest relative deviation of r(t+1)/r(t) from |1 - eta var ||S(t)||_F^2| over the
+    ||W_P P S||) and the largest relative deviation of r(t+1)/r(t) from |1 - eta c_L v ||S(t)||_F^2| over the
     first FACTOR_STEPS steps (the module docstring's one-step law). The state is stepped directly: the law needs
     S(t) at every step."""
     st = FullState(setting, Arith.make("float64", None, steps))
-    eta, var = float(setting.eta_v), float(setting.law.var)
+    eta, var = float(setting.eta_v * setting.loss_scale), float(setting.law.var)      # eta c_L and v of the law
     ser = {k: [] for k in ("step",) + KEYS + ("offspan", "alpha_min", "wp_norm", "bias_norm")}
     dev, prev, cps = 0.0, None, set(checkpoints)
     for t in range(steps + 1):
@@ -123,7 +123,7 @@ def realign_records(res: dict, steps: int) -> list[dict]:
     for seed, r in res.items():
         s, ser, f = r["setting"], r["series"], r["f_off"]
         ok = f.kind in ("exponential", "exact-from-start") or ser["offspan"][-1] < 1e-12
-        out += [record(f"seed {seed}: one-step law r(t+1) = |1 - eta v ||S(t)||_F^2| r(t), t < {FACTOR_STEPS} "
+        out += [record(f"seed {seed}: one-step law r(t+1) = |1 - eta c_L v ||S(t)||_F^2| r(t), t < {FACTOR_STEPS} "
                        "(full engine)", "float64", scope_of((s, FACTOR_STEPS)), f"max relative deviation "
                        f"{r['law_dev']:.1e}", compare(r["law_dev"], "<=", LAW_TOL), threshold=LAW_THRESHOLD,
                        replay=replay_of(s, FACTOR_STEPS)),
@@ -153,7 +153,7 @@ def offspan_rows(o) -> list:
 
 
 def contraction_fact(run):
-    """"r_m(t) <= (1 - eta v N/D) r_m(t - 1) for every row m and 1 <= t <= H" decided by the balls."""
+    """"r_m(t) <= (1 - eta c_L v N/D) r_m(t - 1) for every row m and 1 <= t <= H" decided by the balls."""
     rho = rate_bound(run.setting)
     with run.precision():
         k = exact(rho)
@@ -189,10 +189,10 @@ def certified_records(profile: str, settings=None) -> tuple[list, list, dict]:
         rho = rate_bound(s)
         decay.append(fact_record(f"{label}: r(t) <= {rho} r(t - 1), t <= {run.horizon} (certified full engine, "
                                  f"{run.bits} bits)", run, contraction_fact, describe_contraction,
-                                 hypotheses=HYPOTHESES, bound=f"r_m(t) <= (1 - eta v N/D) r_m(t - 1) = {rho} "
-                                                               "r_m(t - 1), every row m"))
+                                 hypotheses=judged_hypotheses(HYPOTHESES),
+                                 bound=f"r_m(t) <= (1 - eta c_L v N/D) r_m(t - 1) = {rho} r_m(t - 1), every row m"))
         start.append(fact_record(f"{label}: off-span residual of W_X at t = 0 and t = 1 (certified full engine)", run,
-                                 off_line_fact, describe_off_line, hypotheses=HYPOTHESES,
+                                 off_line_fact, describe_off_line, hypotheses=judged_hypotheses(HYPOTHESES),
                                  bound=f"r_m(t) > {OFF_TOL:g} for t = 0, 1"))
         nums[label] = {"rate_bound": str(rho), "horizon": run.last,
                        "offspan_at_horizon": [interval(x) for x in offspan_rows(run.seen[run.last])]}
@@ -226,7 +226,7 @@ class NonzeroInit(Probe):
     sizes = SIZES
     statements = (
         finding("nonzero-init.realign", "From a small random initialisation (outside Lemma C.2's zero-initialisation "
-                "hypothesis), the off-span residual of W_X decays geometrically, by the factor |1 - eta v "
+                "hypothesis), the off-span residual of W_X decays geometrically, by the factor |1 - eta c_L v "
                 "||S(t)||_F^2| per step (sigma = identity, centred entries).", HYPOTHESES, about="lemma-C.2",
                 relation="outside"),
         finding("nonzero-init.finite-t", "From a small random initialisation, the conclusion of Lemma C.2 fails at "
@@ -236,8 +236,8 @@ class NonzeroInit(Probe):
                 "K = 2, M = 2, d = 3, eta = 1/2, W(0) ~ N(0, 1/100)), the exact GD trajectory, enclosed over t <= H by "
                 "Arb balls of the full-matrix recursion (no reduction assumed; H = "
                 + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES) + "), has every row's off-span "
-                "residual contract at every step by at least the factor 1 - eta v N/D: r_m(t) <= (1 - eta v N/D) "
-                "r_m(t - 1), so r_m(H) <= (1 - eta v N/D)^H r_m(0).", HYPOTHESES, about="lemma-C.2",
+                "residual contract at every step by at least the factor 1 - eta c_L v N/D: r_m(t) <= "
+                "(1 - eta c_L v N/D) r_m(t - 1), so r_m(H) <= (1 - eta c_L v N/D)^H r_m(0).", HYPOTHESES, about="lemma-C.2",
                 relation="outside", dims=(dims_of(setting_for(0)),)),
     )
 
@@ -251,8 +251,8 @@ class NonzeroInit(Probe):
         return self.evaluation(
             {"nonzero-init.realign": realign_records(res, steps),
              "nonzero-init.finite-t": finite_t_records(res) + start, "nonzero-init.finite-horizon": decay},
-            replay=f"verify probe nonzero-init --profile {profile} --json  (seeds {', '.join(map(str, res))}; one "
-                   f"run: {replay_of(first['setting'], steps)})",
+            replay=replay_command("nonzero-init", profile, f"seeds {', '.join(map(str, res))}; one run: "
+                                  f"{replay_of(first['setting'], steps)}"),
             regimes=[regime_entry(r["setting"], steps, "full", label=f"random init 1/10, seed {seed}")
                      for seed, r in res.items()],
             findings=findings(first), classification=labels(first["fits"]),

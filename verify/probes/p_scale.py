@@ -26,7 +26,7 @@ from lemmas.support.balls import ball_run, decide_margins, fact_record, interval
 
 from ..derive.reduced import reduced_step_exprs
 from ..evidence import compare, dims_of, record
-from ..model import make_setting, symbols as sy
+from ..model import symbols as sy
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
@@ -39,6 +39,7 @@ from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
+from .support.convention import judged_hypotheses, regime_setting, replay_command
 
 LAMBDA = Fraction(4)
 BASE = dict(D=8, K=2, preset="sts", eta="1/2", vstar_norm="1")
@@ -86,15 +87,15 @@ def runs(profile: str) -> dict:
     """P^T P = lambda I against eta_KQ lambda^2 (compiled reduced engine; the full engine on the first steps),
     a sinusoidal P against P = I, and the run that breaks Lemma C.2's threshold (float64 and mpmath)."""
     n = SIZES[profile]
-    s_lam = make_setting(**BASE, p_lambda=str(LAMBDA))
-    s_eq = make_setting(**BASE, eta_kq=str(Fraction(1, 2) * LAMBDA**2))
+    s_lam = regime_setting(reduced=True, **BASE, p_lambda=str(LAMBDA))
+    s_eq = regime_setting(reduced=True, **BASE, eta_kq=str(Fraction(1, 2) * LAMBDA**2))
     red_lam, red_eq = run_series(s_lam, n["steps"], fast=True), run_series(s_eq, n["steps"], fast=True)
     cps = [t for t in red_lam["step"] if t <= n["full_steps"]]
     full_lam = run_series(s_lam, n["full_steps"], engine="full", checkpoints=cps)
-    s_sin = make_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
-    s_id = make_setting(**SMALL)
+    s_sin = regime_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
+    s_id = regime_setting(reduced=True, **SMALL)
     sin, ide = run_series(s_sin, n["sin_steps"], engine="full"), run_series(s_id, n["sin_steps"], fast=True)
-    s_c2 = make_setting(**C2_BREAK)
+    s_c2 = regime_setting(**C2_BREAK)
     c2 = {a: run_series(s_c2, C2_STEPS, engine="full", arithmetic=a, dps=30 if a == "mpmath" else None,
                         checkpoints=range(C2_STEPS + 1))["alpha"] for a in ("float64", "mpmath")}
     return {"s_lam": s_lam, "s_eq": s_eq, "s_sin": s_sin, "s_id": s_id, "s_c2": s_c2, "red_lam": red_lam,
@@ -160,12 +161,12 @@ def certified_records(profile: str, c2=None, sin=None) -> tuple[list, list, dict
     """(the certified alpha < 0 record, the certified tail records, numbers): the certified full-matrix engine on the
     regime breaking Lemma C.2's threshold (``c2``) and on the sinusoidal tails' regime (``sin``)."""
     n = SIZES[profile]
-    s_c2 = c2 or make_setting(**C2_BREAK)
-    s_sin = sin or make_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
+    s_c2 = c2 or regime_setting(**C2_BREAK)
+    s_sin = sin or regime_setting(**SMALL, p_kind="sinusoidal", p_structure="general")
     run = ball_run(s_c2, C2_STEPS, C2_BITS)
     neg = fact_record(f"P = {s_c2.p_kind}, eta c_L v N = {step_x(s_c2)} < 2K = {2 * s_c2.K}: Arb balls of alpha(t), "
                       f"t <= {C2_STEPS} (certified full engine, {C2_BITS} bits)", run, negative_alpha, describe_alpha,
-                      hypotheses=C2_HYPOTHESES, bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
+                      hypotheses=judged_hypotheses(C2_HYPOTHESES), bound=f"the ball of some alpha_m(t), t <= {C2_STEPS}, lies entirely "
                                                      "below 0")
     tails = ball_run(s_sin, n["ball_steps"], n["bits"])
     return [neg], tail_records(f"P = {s_sin.p_kind}", tails, SIN_HYPOTHESES), {
@@ -221,7 +222,7 @@ class PScale(Probe):
                 "recursion (no reduction assumed; H = " + ", ".join(f"{SIZES[p]['ball_steps']} at {p}" for p in SIZES)
                 + "): L - L_opt falls at every step, and the secant exponents log(q(H)/q(H/2))/log 2 of L - L_opt, "
                 "||S - S*||_F and ||W_X - V*||_F lie within 1/10 of the claimed -1, -1/2, -1/2.", SIN_HYPOTHESES,
-                about="theorem-3.1-lower-T", relation="outside", dims=(dims_of(make_setting(**SMALL)),)),
+                about="theorem-3.1-lower-T", relation="outside", dims=(dims_of(regime_setting(reduced=True, **SMALL)),)),
         finding("p-scale.sinusoidal-lemma-C2", "With a sinusoidal P (outside P^T P = lambda I), Lemma C.2's step-size "
                 "threshold no longer keeps the rows of W_X positive multiples of V*: at eta c_L v N = 99/25 < 2K = 4 "
                 "(sts, D = 4, K = 2, ||V*|| = 2) alpha turns negative within 5 steps.",
@@ -231,7 +232,7 @@ class PScale(Probe):
     def evaluate(self, profile):
         r = runs(profile)
         n = r["sizes"]
-        replay = f"verify probe p-scale --profile {profile} --json"
+        replay = replay_command("p-scale", profile)
         tails, c2 = sinusoidal_records(r, replay)
         neg, certified_tails, balls = certified_records(profile)
         return self.evaluation(

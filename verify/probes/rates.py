@@ -16,7 +16,6 @@ from lemmas.theorem_3_1 import exponents
 
 from ..evidence import Scope, compare, record
 from ..fits import loglog_slope
-from ..model import make_setting
 from ..model.paper import claimed_exponent
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS, QUANTITIES
@@ -24,9 +23,10 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
                         need, new_figure, positive, readable_ticks, slope_guide)
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
-from .support.interior import exponent_deviation, interior_run, leading_value
+from .support.interior import LEADING, exponent_deviation, interior_run, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import labels, regime_entry, trimmed
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
 PRESETS = {"cnn D=8 K=2": dict(D=8, K=2, preset="cnn"), "gcn D=6 K=2": dict(D=6, K=2, preset="gcn"),
@@ -49,7 +49,7 @@ def teacher_runs(steps: int) -> dict:
     """The four teachers at eta = 1/2, ||V*|| = 1: {label: {"setting", "series", "fits", "numbers"}}."""
     out = {}
     for label, kw in PRESETS.items():
-        s = make_setting(**kw, eta="1/2", vstar_norm="1")
+        s = regime_setting(needs=LEADING, **kw, eta="1/2", vstar_norm="1")
         ser, f, nums = interior_run(s, steps)
         out[label] = {"setting": s, "series": ser, "fits": f, "numbers": nums["per_quantity"]}
     return out
@@ -59,7 +59,7 @@ def d_scan(steps: int, Ds) -> tuple[list, list]:
     """T (L - L_opt) at T = ``steps`` and T times the leading term, for sts K = 2 over ``Ds``: (rows, settings)."""
     rows, sets = [], []
     for D in Ds:
-        s = make_setting(D=D, K=2, preset="sts", eta="1/2", vstar_norm="1")
+        s = regime_setting(needs=LEADING, D=D, K=2, preset="sts", eta="1/2", vstar_norm="1")
         ser, _, nums = interior_run(s, steps)
         rows.append({"D": D, "T_times_excess_loss": ser["excess_loss"][-1] * ser["step"][-1],
                      "T_times_leading": leading_value(s, "excess_loss", steps) * steps,
@@ -140,7 +140,7 @@ class Rates(Probe):
 
     def evaluate(self, profile):
         n = SIZES[profile]
-        replay = f"verify probe rates --profile {profile} --json"
+        replay = replay_command("rates", profile)
         teachers = teacher_runs(n["steps"])
         rows, sets = d_scan(n["steps"], n["D_scan"])
         scan_ev, scan_nums = scan_records(rows, sets, n["steps"], replay)

@@ -30,7 +30,6 @@ from ..engines import Arith
 from ..engines.full import LogitState
 from ..engines.fullgrad import attention, excess_loss, fixed
 from ..evidence import compare, record
-from ..model import make_setting
 from ..model.data import parse_data
 from ..model.data.digits import STAND_IN
 from ..model.flags import setting_command
@@ -43,6 +42,7 @@ from .support.figures import legend_entry, suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry, run_series
+from .support.convention import regime_setting, replay_command
 
 TEACHERS = {"cnn K=2": ("cnn", 2), "cnn K=4": ("cnn", 4), "sts K=2": ("sts", 2), "sts K=4": ("sts", 4)}
 BASE = dict(D=8, d=8, M=2, eta="1/10", vstar_norm="1")
@@ -88,7 +88,7 @@ def part_hypotheses(sid: str) -> tuple:
 
 def teacher_setting(teacher: str, data: str):
     preset, K = TEACHERS[teacher]
-    return make_setting(preset=preset, K=K, data=data, **BASE)
+    return regime_setting(preset=preset, K=K, data=data, **BASE)
 
 
 def runs(steps: int) -> dict:
@@ -352,7 +352,7 @@ class RealData(Probe):
         ident = loss_identity()
         nums = numbers_of(res, ident)
         head = res["cnn K=2"]["digits"]
-        replay = f"verify probe real-data --profile {profile} --json  (one run: {replay_of(head)})"
+        replay = replay_command("real-data", profile, f"one run: {replay_of(head)}")
         return self.evaluation(
             {"real-data.recovery": recovery_records(res), "real-data.t-exponents": exponent_records(res),
              "real-data.lemma-C2": lemma_records(res), "real-data.second-moments": moment_records(res, ident)},

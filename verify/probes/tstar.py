@@ -16,15 +16,15 @@ import numpy as np
 from ..derive.asymptotics import slow_manifold
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
 from ..fits import loglog_slope
-from ..model import make_setting
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, figure_legend, label_axes, need,
                         new_figure, positive, series, slope_guide, symbol, title_words)
 from . import Probe, register
 from .support.figures import suptitle
-from .support.interior import leading_value
+from .support.interior import LEADING, leading_value
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
+from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + reference()
 FAMILIES = {"A: K = 2": lambda D: 2, "B: K = D/2": lambda D: D // 2}
@@ -46,7 +46,7 @@ LOCAL_THRESHOLD = {"value": LOCAL_TOL,
 
 
 def setting_of(D: int, K: int):
-    return make_setting(D=D, K=K, preset="sts", eta="1/2", vstar_norm="1")
+    return regime_setting(needs=LEADING, D=D, K=K, preset="sts", eta="1/2", vstar_norm="1")
 
 
 def predicted(s) -> float:
@@ -181,7 +181,7 @@ class TStar(Probe):
 
     def evaluate(self, profile):
         n = SIZES[profile]
-        replay = f"verify probe tstar --profile {profile} --json"
+        replay = replay_command("tstar", profile)
         fams = {name: family(n["Ds"], K_of) for name, K_of in FAMILIES.items()}
         a, b = fams["A: K = 2"], fams["B: K = D/2"]
         last = setting_of(n["Ds"][-1], 2)

@@ -264,6 +264,8 @@ def part_blocks(p: dict) -> list:
            ("p", f"Why: {p['reason']}")]
     if p.get("convention_note"):
         out.append(("p", f"The run's convention {p['convention_note']}."))
+    for line in p.get("not_honoured") or []:
+        out.append(("p", f"Convention: {line}."))
     if p["statements"]:
         out.append(("table", ["statement", "role", "verdict", "scope", "why", "corrected statement"],
                     [[statement_cell(st), st["role"] + (f" ({relation_text(st)})" if st.get("relation") else ""),

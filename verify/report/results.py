@@ -121,7 +121,15 @@ def part_entry(rec: dict, statements: list[dict], reused: list[str]) -> dict:
             "statements": [brief(st) for st in statements], "finding": short(finding_of(rec, statements), 400),
             "error": rec.get("error"), "reused": rec["part"] in reused, "anchor": anchor(rec["part"]),
             "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None,
-            "convention_note": rec.get("convention_note")}
+            "convention_note": rec.get("convention_note"), "not_honoured": not_honoured(res)}
+
+
+def not_honoured(res: dict) -> list[str]:
+    """The run's convention keywords a part's regimes could not take, each with why (a probe records them as
+    ``convention.not_honoured``; [] for a part that took the whole convention or records none)."""
+    conv = res.get("convention") if isinstance(res, dict) else None
+    said = conv.get("not_honoured") if isinstance(conv, dict) else None
+    return [str(v) for v in said.values()] if isinstance(said, dict) else []
 
 
 def run_convention(records: list[dict]) -> dict:

@@ -15,6 +15,7 @@ from lemmas.support.balls import (BallFact, decide_margins, exact, fact_record, 
                                   secant_exponent, show)
 
 from ...model.paper import claimed_exponent
+from .convention import judged_hypotheses
 from ...model.quantities import KEYS
 
 # |secant - claimed| < 1/10: it separates the claimed exponents from every neighbouring simple power (-1 from
@@ -70,10 +71,10 @@ def tail_records(label: str, run, hypotheses, observe=records_of, replay: str | 
     """The two finite-horizon tail facts of one certified run, as evidence records (kind "arb")."""
     H, bits = run.horizon, run.bits
     return [fact_record(f"{label}: L - L_opt falls at every step, t <= {H} (certified full engine, {bits} bits)",
-                        run, loss_falls, describe_falls, hypotheses=hypotheses, observe=observe, replay=replay,
+                        run, loss_falls, describe_falls, hypotheses=judged_hypotheses(hypotheses), observe=observe, replay=replay,
                         bound="L(t) - L_opt < L(t - 1) - L_opt for 1 <= t <= H"),
             fact_record(f"{label}: secant exponents over [H/2, H], H = {H} (certified full engine, {bits} bits)", run,
-                        secant_fact, describe_secants, hypotheses=hypotheses, observe=observe, replay=replay,
+                        secant_fact, describe_secants, hypotheses=judged_hypotheses(hypotheses), observe=observe, replay=replay,
                         bound=f"|log(q(H)/q(H/2))/log 2 - claimed T-exponent| < {SECANT_TOL} for L - L_opt, "
                               "||S - S*||_F, ||W_X - V*||_F")]
 

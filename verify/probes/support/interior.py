@@ -17,10 +17,15 @@ from ...errors import InvalidParameter
 from ...model.hypotheses import within
 from ...model.paper import claimed_exponent
 from ...model.quantities import KEYS
+from .convention import Needs
 from .runs import classify_series, fits_json, run_series
 
 # What the leading terms of verify.derive.asymptotics assume (its module docstring).
 LEADING_TERMS_ASSUME = ("identity", "0<K<D", "sum-loss", "unit-variance", "unit-lambda", "unit-beta", "one-eta")
+# What a regime compared with the leading terms needs: the reduced recursion and their hypotheses (a convention
+# keyword breaking one is left at the reference, named on every finding: verify.probes.support.convention).
+LEADING = Needs(True, LEADING_TERMS_ASSUME, "the leading terms of verify.derive.asymptotics, derived in the reference "
+                                           "convention")
 
 
 @lru_cache(maxsize=None)
@@ -62,6 +67,6 @@ def exponent_deviation(nums: dict) -> float:
     return max(abs(v["fitted_exponent"] - v["claimed_exponent"]) for v in nums.values())
 
 
-__all__ = ["LEADING_TERMS_ASSUME", "claimed_t_exponents", "leading_value", "interior_run", "leading_curves",
+__all__ = ["LEADING", "LEADING_TERMS_ASSUME", "claimed_t_exponents", "leading_value", "interior_run", "leading_curves",
            "exponent_deviation"]
 

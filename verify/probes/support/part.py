@@ -1,5 +1,5 @@
 """The ``probe`` parts of ``verify all``: one per probe of the catalogue (verify.probes.PROBES), run at the
-profile (``verify probe NAME --profile P``)."""
+profile and under the run's convention (``verify probe NAME --profile P`` with the convention flags)."""
 from __future__ import annotations
 
 from ...run import part
@@ -10,10 +10,11 @@ def probe_names() -> list[str]:
     return sorted(PROBES)
 
 
-@part("probe", args=probe_names, order=30,
-      convention_why="each probe builds its regimes in the conventions its question names (make_setting with its "
-      "own options), not in the run's")
-def probe_part(name: str, profile: str) -> dict:
-    """One probe's findings, each decided from its evidence, at the profile (``verify probe NAME``)."""
+@part("probe", args=probe_names, order=30)
+def probe_part(name: str, profile: str, convention: dict | None = None) -> dict:
+    """One probe's findings, each decided from its evidence, at the profile and under the run's convention
+    (make_setting keywords; None: the reference), as ``verify probe NAME`` with the convention flags."""
     from .. import PROBES
-    return PROBES[name].run(profile).as_dict()
+    from ...model.convention import Convention
+    conv = Convention.from_options(convention) if convention else None
+    return PROBES[name].run(profile, conv).as_dict()

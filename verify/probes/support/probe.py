@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...checks import Check, Evaluation
+from ...checks import Check, CheckResult, Evaluation
+from ...model.convention import active
 from ...model.paper import question_text
 from ...model.quantities import KEYS
 from ...run.atomic import write_bytes_atomic
+from .convention import honoured, note_text, notes, noting
 
 
 class Probe(Check):
@@ -33,6 +35,26 @@ class Probe(Check):
         extra = {"question": question_text(*self.questions), "regimes": regimes, "findings": findings,
                  "classification": classification, "fits": fits or {}}
         return Evaluation(evidence, numbers, data, replay, convention or {}, why or {}, {}, extra)
+
+    def run(self, profile: str = "ci", convention=None) -> CheckResult:
+        """:meth:`Check.run` under ``convention`` (default: the active one), every regime built in it
+        (verify.probes.support.convention.regime_setting). The result's convention records the run's convention (label
+        and keywords) and the keywords some regime could not take, and each finding states those, with why."""
+        conv = convention if convention is not None else active()
+        with noting():
+            res = super().run(profile, conv)
+            noted = notes()
+        said = [note_text(conv, k, why) for k, why in noted.items()]
+        res.convention |= {"run_convention_label": conv.label(), "honoured": honoured(conv, noted).as_dict(),
+                           "not_honoured": dict(zip(noted, said))}
+        for st in res.statements:
+            st["convention_not_honoured"] = said
+        return res
+
+    def judged_in(self, conv):
+        """The run's convention without the keywords some regime could not take: the findings are judged in the
+        convention their regimes ran in."""
+        return honoured(conv, notes())
 
     def draw(self, result: dict):
         """This probe's figure (a verify.plotting.Drawing) from its saved ``result``, or None without data."""

@@ -5,16 +5,16 @@ title.
 from __future__ import annotations
 
 from ...evidence import compare, record
-from ...model import make_setting
 from ...model.flags import setting_command
 from ...model.profiles import per_profile
 from ...model.quantities import KEYS
 from ...plotting import Drawing, figure_legend, new_figure
 from .figures import rate_panels, runs_of, suptitle
-from .interior import claimed_t_exponents, exponent_deviation, interior_run, leading_curves
+from .interior import LEADING, claimed_t_exponents, exponent_deviation, interior_run, leading_curves
 from .probe import Probe
 from .records import reference, scope_of
 from .runs import labels, regime_entry, trimmed
+from .convention import regime_setting, replay_command
 
 EXP_TOL, RATIO_TOL = 0.05, 0.05
 THRESHOLD = {"value": {"exponent": EXP_TOL, "ratio_to_leading_term": RATIO_TOL},
@@ -47,7 +47,7 @@ def tails(regimes: dict, steps: int) -> dict:
     """Each interior regime run to ``steps``: {label: {"setting", "series", "fits", "numbers"}}."""
     out = {}
     for label, kw in regimes.items():
-        s = make_setting(**kw)
+        s = regime_setting(needs=LEADING, **kw)
         ser, f, nums = interior_run(s, steps)
         out[label] = {"setting": s, "series": ser, "fits": f, "numbers": nums}
     return out
@@ -89,7 +89,7 @@ class TailProbe(Probe):
         res = tails(self.regimes, T)
         main = next(iter(res))
         one = setting_command("run", res[main]["setting"], "--steps", str(T), "--arithmetic", "float64", "--json")
-        replay = f"verify probe {self.id} --profile {profile} --json  (one regime: {one})"
+        replay = replay_command(self.id, profile, f"one regime: {one}")
         ev = [tail_record(lab, r["setting"], r["numbers"]["per_quantity"], r["numbers"]["fits"], T, replay)
               for lab, r in res.items()]
         return self.evaluation(
