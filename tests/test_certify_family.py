@@ -235,7 +235,7 @@ def test_a_query_from_the_file_contains_the_certificate_and_a_60_digit_iteration
         assert flo - abs(v) / 10**45 <= v <= fhi + abs(v) / 10**45, (q, float(v), from_file[q])
 
 
-def test_the_stored_hulls_are_doubles_containing_the_cells_box_hulls(family, family_path):
+def test_the_stored_hulls_are_doubles_on_the_initial_grids_u_edges(family_path):
     """Every stored hull is a pair of finite doubles lo <= hi; and the decoded rows are those doubles exactly,
     on the u-edges of the region's initial grid (verify.certify.region.initial_boxes)."""
     from verify.certify.region import Profile, initial_boxes
@@ -252,7 +252,7 @@ def test_the_stored_hulls_are_doubles_containing_the_cells_box_hulls(family, fam
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.fractions(), st.fractions()).map(sorted), min_size=3, max_size=3))
+@given(st.lists(st.tuples(*[st.fractions(-10**6, 10**6)] * 2).map(sorted), min_size=3, max_size=3))
 def test_encoded_hulls_contain_the_exact_ones_within_an_ulp(pairs):
     """Rounding outward to doubles: the decoded [lo, hi] contains the exact [lo, hi], each end within one ulp
     (2^-52 of its size, and 2^-1074 absolute) of it."""
