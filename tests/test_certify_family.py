@@ -160,6 +160,13 @@ def _tighten_slab(d: dict) -> None:
     _with_hulls(d["cells"][0], v)
 
 
+def _tamper_runs(region: dict, scale, extra: int) -> None:
+    """The first run of C(u) [C, count] (file format: run-length encoded) as [scale C, count + extra]: a tighter
+    C than the boxes were checked with, or one annulus too few or too many."""
+    (c, n), *rest = region["C_runs"]
+    region["C_runs"] = [[str(Fraction(c) * scale), n + extra], *rest]
+
+
 def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_path):
     ok = _recheck(family_path)
     assert ok.returncode == 0, ok.stdout
@@ -167,6 +174,8 @@ def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_
                          (_tighten_slab, "shells"),
                          (lambda d: d["cells"][0]["region"]["splits"].pop(7), "region-cover"),     # a box removed
                          (lambda d: d["cells"][1]["slabs"].__setitem__("count", 1), "format"),
+                         (lambda d: _tamper_runs(d["cells"][0]["region"], Fraction(1, 64), 0), "prefix-in-region"),
+                         (lambda d: _tamper_runs(d["cells"][1]["region"], 1, -1), "format"),
                          (lambda d: d.__setitem__("version", 1), "format"),
                          (lambda d: d["normalised_limits"]["s_err"].__setitem__(1, "1"), "limits"),
                          (lambda d: d["members"][0]["bounds"][1]["s_err"].__setitem__(0, d["members"][0]["bounds"][1][
@@ -246,7 +255,7 @@ def test_the_stored_hulls_are_doubles_on_the_initial_grids_u_edges(family_path):
     assert len(v) == 6 * cell["slabs"]["count"] and all(lo <= hi for lo, hi in zip(v[::2], v[1::2]))
     rows = decode_slabs(cell["slabs"], reg)
     assert [x for r in rows for x in r[2:]] == [Fraction(x) for x in v]
-    prof = Profile(Fraction(reg["u0"]), Fraction(reg["ratio"]), tuple(Fraction(c) for c in reg["C_annuli"]))
+    prof = Profile.of_runs(reg["u0"], reg["ratio"], reg["shells"], reg["C_runs"])
     grid = sorted({(b.u_lo, b.u_hi) for b in initial_boxes(prof, reg["n_u"], reg["n_eps"])})
     assert [(r[0], r[1]) for r in rows] == grid
 
@@ -265,6 +274,26 @@ def test_encoded_hulls_contain_the_exact_ones_within_an_ulp(pairs):
         (lo, hi), (glo, ghi) = row[k:k + 2], got[k:k + 2]
         assert glo <= lo and hi <= ghi
         assert lo - glo <= abs(lo) / 2**52 + Fraction(1, 2**1074) and ghi - hi <= abs(hi) / 2**52 + Fraction(1, 2**1074)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.fractions(1, 64), st.integers(1, 40)), min_size=1, max_size=5))
+def test_C_runs_expand_back_with_the_checkers_code(pairs):
+    """A profile's C(u) as stored (run-length [C, count]) reads back, by the re-checker's own expansion, as the
+    values annulus by annulus; runs of equal neighbours merge; counts that do not add up to shells + 1 are
+    refused on both sides."""
+    from verify.certify.recheck import CheckFailed, expand_runs
+    from verify.certify.region import Profile
+    values = tuple(c for c, n in sorted(pairs, reverse=True) for _ in range(n))      # non-increasing inwards
+    prof = Profile(Fraction(1, 2), Fraction(3, 4), values)
+    runs = json.loads(json.dumps(prof.runs()))                                        # as a file holds them
+    assert tuple(expand_runs(runs)) == values
+    assert len(runs) == len(set(values)) and all(a[0] != b[0] for a, b in zip(runs, runs[1:]))
+    assert Profile.of_runs("1/2", "3/4", len(values) - 1, runs) == prof
+    with pytest.raises(ValueError):
+        Profile.of_runs("1/2", "3/4", len(values), runs)
+    with pytest.raises(CheckFailed):
+        expand_runs([[runs[0][0], 0]])
 
 
 def test_a_version_1_or_garbled_family_file_is_refused_naming_it(family_path, tmp_path):

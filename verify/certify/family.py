@@ -256,7 +256,7 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     if not ob.ok:
         return out | {"status": "failed", "failed_obligation": ob.as_dict(), "seconds": time.perf_counter() - t}
     from .bounds import normalised_limits
-    region = {"u0": frac_str(u0), "C_annuli": [frac_str(v) for v in rc.profile.values], "shells": knobs["shells"],
+    region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
               "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
               "box_count": len(rc.results), "splits": _splits(rc, knobs)}
     # the hulls as stored (rounded outward, verify.certify.slabs), and the limits from what is stored
@@ -345,17 +345,26 @@ class FamilyCertificate:
         raise_first_failure(obs)
         return s, cell, shells
 
+    def profile(self, cell: dict):
+        """The region's C(u) of a cell (verify.certify.region.Profile, from its runs; refused naming the file and
+        the cell when they do not count its annuli)."""
+        from .region import Profile
+        reg = cell["region"]
+        try:
+            return Profile.of_runs(reg["u0"], reg["ratio"], int(reg["shells"]), reg["C_runs"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidParameter("family", self.source or "the family", f"must state cell {cell['path'] or 'root'}"
+                                   f"'s C(u) as runs [C, count] ({exc})") from None
+
     def bounds(self, values: dict, Ts, digits: int | None = None) -> list[dict]:
         """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
         family certificate; for T < T0 from the member's own Arb prefix (computed now: T steps)."""
         from ..derive.invariants import prefactors_of
         from .bounds import bounds_json, tail_bounds
         from .coordinates import param_values
-        from .region import Profile
         s, cell, shells = self.member_shells(values)
         bits, T0, P, pre = self.knobs.get("bits", 128), int(cell["T0"]), param_values(s), prefactors_of(s)
-        reg = cell["region"]
-        prof = Profile(Fraction(reg["u0"]), Fraction(reg["ratio"]), tuple(Fraction(v) for v in reg["C_annuli"]))
+        prof = self.profile(cell)
         out = []
         for T in Ts:
             if T >= T0:

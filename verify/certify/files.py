@@ -7,8 +7,8 @@
                  the invariants, its Jacobians, the slow-manifold coordinates and their derivatives
   parameters     the regime's exact parameters; invariants, prefactors: what they give
   prefix         T0 and the end ball (alpha, delta, and the region's u, eps) of the Arb prefix from (0, 0)
-  region         u0, C (near the manifold) and C_annuli (C(u) per annulus, innermost last), the shells' ratio and
-                 count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
+  region         u0, C (near the manifold) and C_runs (C(u) per annulus, run-length encoded: see below), the
+                 shells' ratio and count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
   shells         each shell's u_j, lower end, [a_j, b_j], Lt, W, entry step t_j and [Zl, Zh] at t_j
   lemma          the comparison lemma, the obligations that proved it, and the inequalities checked per shell
   bounds         [{"T", "excess_loss": [lo, hi], "s_err": [...], "w_err": [...]}] at the requested T
@@ -18,13 +18,18 @@ For a family (kind "family", ``verify certify --D LO..HI ... --save FILE``): the
 ranges), the table of normalised limits, a few members (their shells and bounds) and the cells, each with
 
   box, parameters, invariants   its parameter box, the parameters' and the invariants' ranges over it
-  region         u0, C_annuli, shells, ratio, n_u, n_eps and the boxes as bisection trees of the grid ("splits")
+  region         u0, C_runs, shells, ratio, n_u, n_eps and the boxes as bisection trees of the grid ("splits")
   T0, z_at_T0, prefix_end       the Taylor-model prefix's end, valid for every member
   slabs          the hulls of the normalised decay and of Lt, W on each u-slab of the region, as
                  {"encoding": "float64-le-zlib-base64", "count": n, "hulls": "..."}: six outward-rounded doubles
                  per slab (a, b, Lt_lo, Lt_hi, W_lo, W_hi), packed little-endian in increasing u, zlib-compressed,
                  base64; the slab edges follow from the region (verify.certify.slabs)
   normalised_limits             lim q/leading_q over the cell
+
+C_runs: C(u) is constant on each annulus [u0 r^(i+1), u0 r^i] (i < shells) and on the core [0, u0 r^shells], and
+non-increasing inwards; the shells + 1 values, outermost first, are stored run-length encoded as [[C, count], ...]:
+each exact rational C with the number (an integer >= 1) of consecutive annuli carrying it, the counts adding up to
+shells + 1 (mostly one run: [["1183/1024", 121]]; verify.certify.region.Profile.runs).
 
 A query (``verify certify --family FILE --query ...``) decodes the slabs of the member's cell only. Version 1
 stored every slab as 8 decimal fractions (edges included), ~250 kB a cell; it is refused (re-save the family).
@@ -116,7 +121,7 @@ def regime_file(cert, Ts) -> dict:
         "prefix": {"T0": cert.T0, "start": {"alpha": "0", "delta": "0"},
                    "end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}},
         "region": {"definition": d["region"]["definition"], "u0": frac_str(rc.u0), "C": frac_str(rc.C), "k": 3,
-                   "C_annuli": [frac_str(v) for v in rc.profile.values], "shells": rc.shells,
+                   "C_runs": rc.profile.runs(), "shells": rc.shells,
                    "ratio": frac_str(rc.ratio),
                    "boxes": [_pair((r.box.u_lo, r.box.u_hi)) + _pair((r.box.e_lo, r.box.e_hi)) for r in rc.results]},
         "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),

@@ -521,15 +521,25 @@ class Prefix:
                 "w_err": ball(pre["w_err2"]).sqrt() * abs(A - 1)}
 
 
+def expand_runs(runs) -> list[Fraction]:
+    """C(u) per annulus, outermost first, from the file's run-length form [[C, count], ...] (each exact C repeated
+    count >= 1 times)."""
+    if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 2 and type(r[1]) is int and r[1] >= 1
+                                             for r in runs):
+        raise CheckFailed("format", "C_runs must be a list of [C, count] with integer counts >= 1")
+    return [c for v, n in runs for c in [frac(v)] * n]
+
+
 class Profile:
     """C(u) on the annuli [u0 r^(i+1), u0 r^i] (the last value on the core), non-increasing inwards."""
 
     def __init__(self, region: dict):
         self.u0, self.ratio = frac(region["u0"]), frac(region["ratio"])
         J = int(region["shells"])
-        self.values = [frac(v) for v in (region["C_annuli"] if "C_annuli" in region else [region["C"]] * (J + 1))]
+        self.values = expand_runs(region["C_runs"]) if "C_runs" in region else [frac(region["C"])] * (J + 1)
         if len(self.values) != J + 1 or any(b > a for a, b in zip(self.values, self.values[1:])):
-            raise CheckFailed("format", "C_annuli must give one non-increasing value per annulus and the core")
+            raise CheckFailed("format", "C_runs must give one non-increasing value per annulus and the core "
+                              f"({J + 1} in all)")
 
     def annulus(self, u: Fraction) -> int:
         """The deepest annulus whose closed interval holds u."""
