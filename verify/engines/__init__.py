@@ -1,13 +1,12 @@
 """Engines that iterate the GD recursions: reduced and full-matrix, in float64, mpmath and Arb balls."""
-from __future__ import annotations
-
 from ..lazy import lazy_exports
+from .trajectory import Record, Trajectory, checkpoint_steps
 
 # Public names and their modules, imported on first use (PEP 562): a caller of one engine (verify.engines.arb for
-# a certificate's balls) does not load the others (the full-matrix engine's generated gradients, numba's).
+# a certificate's balls) does not load the others (the full-matrix engine's generated gradients); the light
+# trajectory types load at once.
 _EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "ReducedState": ".reduced",
-            "iterate_reduced": ".reduced", "require_reducible": ".reduced", "Record": ".trajectory",
-            "Trajectory": ".trajectory", "checkpoint_steps": ".trajectory", "ball_str": ".arb",
+            "iterate_reduced": ".reduced", "require_reducible": ".reduced", "ball_str": ".arb",
             "cover_radius": ".arb", "iterate_certified": ".arb", "iterate_fast": ".fast",
             "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision", "cross_check": ".precision",
             "require_horizon": ".precision", "tolerance": ".precision"}
