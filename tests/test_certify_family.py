@@ -8,9 +8,12 @@ invariance; the re-checker.
 """
 from __future__ import annotations
 
+import base64
 import json
+import struct
 import subprocess
 import sys
+import zlib
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify.certify.family import FamilySpec, certify_family
-from verify.certify.files import family_file, save
+from verify.certify.files import family_file, load_family, save
 from verify.cli import main
 from verify.derive.invariants import invariant_map, invariants_of
 from verify.engines import iterate
@@ -139,11 +142,41 @@ def _recheck(path):
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+def _hulls(cell: dict) -> list:
+    """A cell's stored slab hulls, six doubles a slab (the file format: zlib of little-endian float64, base64),
+    read here with the standard library alone."""
+    raw = zlib.decompress(base64.b64decode(cell["slabs"]["hulls"]))
+    return list(struct.unpack(f"<{len(raw) // 8}d", raw))
+
+
+def _with_hulls(cell: dict, values: list) -> None:
+    cell["slabs"]["hulls"] = base64.b64encode(zlib.compress(struct.pack(f"<{len(values)}d", *values))).decode()
+
+
+def _tighten_slab(d: dict) -> None:
+    """Slab 10's upper end of the normalised decay b set to its lower end a: tighter than its boxes give."""
+    v = _hulls(d["cells"][0])
+    v[6 * 10 + 1] = v[6 * 10]
+    _with_hulls(d["cells"][0], v)
+
+
+def _tamper_runs(region: dict, scale, extra: int) -> None:
+    """The first run of C(u) [C, count] (file format: run-length encoded) as [scale C, count + extra]: a tighter
+    C than the boxes were checked with, or one annulus too few or too many."""
+    (c, n), *rest = region["C_runs"]
+    region["C_runs"] = [[str(Fraction(c) * scale), n + extra], *rest]
+
+
 def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_path):
     ok = _recheck(family_path)
     assert ok.returncode == 0, ok.stdout
     for change, step in ((lambda d: d["cells"].pop(1), "family-cover"),
-                         (lambda d: d["cells"][0]["slabs"][10].__setitem__(3, d["cells"][0]["slabs"][10][2]), "shells"),
+                         (_tighten_slab, "shells"),
+                         (lambda d: d["cells"][0]["region"]["splits"].pop(7), "region-cover"),     # a box removed
+                         (lambda d: d["cells"][1]["slabs"].__setitem__("count", 1), "format"),
+                         (lambda d: _tamper_runs(d["cells"][0]["region"], Fraction(1, 64), 0), "prefix-in-region"),
+                         (lambda d: _tamper_runs(d["cells"][1]["region"], 1, -1), "format"),
+                         (lambda d: d.__setitem__("version", 1), "format"),
                          (lambda d: d["normalised_limits"]["s_err"].__setitem__(1, "1"), "limits"),
                          (lambda d: d["members"][0]["bounds"][1]["s_err"].__setitem__(0, d["members"][0]["bounds"][1][
                              "s_err"][1]), "bounds")):
@@ -194,3 +227,88 @@ def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():
     assert at["D"] == 9
     lo, hi = (Fraction(x) for x in at["excess_loss"])
     assert lo <= Fraction(5, 9) <= hi and hi - lo < Fraction(1, 10**6)
+
+
+def test_a_query_from_the_file_contains_the_certificate_and_a_60_digit_iteration(family, family_path):
+    """The member D = 9, eta = 0.063 answered from the saved (compact) file: its bounds contain (here equal) the
+    in-memory certificate's, and contain the 60-digit mpmath iteration of its reduced recursion at T0 + 500."""
+    values = {"D": 9, "eta": Fraction(63, 1000)}
+    T = int(family.cell_of(values)["T0"]) + 500
+    from_file = load_family(family_path).bounds(values, [T])[0]
+    in_memory = family.bounds(values, [T])[0]
+    rec = iterate(SPEC.setting(values), T, "reduced", "mpmath", 60, checkpoints=[T]).records[-1]
+    for q in QUANTITIES:
+        (flo, fhi), (mlo, mhi) = (tuple(map(Fraction, b[q])) for b in (from_file, in_memory))
+        v = Fraction(mpmath.nstr(getattr(rec, q), 55))
+        assert flo <= mlo <= mhi <= fhi, q
+        assert flo - abs(v) / 10**45 <= v <= fhi + abs(v) / 10**45, (q, float(v), from_file[q])
+
+
+def test_the_stored_hulls_are_doubles_on_the_initial_grids_u_edges(family_path):
+    """Every stored hull is a pair of finite doubles lo <= hi; and the decoded rows are those doubles exactly,
+    on the u-edges of the region's initial grid (verify.certify.region.initial_boxes)."""
+    from verify.certify.region import Profile, initial_boxes
+    from verify.certify.slabs import decode_slabs
+    cell = json.loads(family_path.read_text())["cells"][0]
+    v = _hulls(cell)
+    reg = cell["region"]
+    assert len(v) == 6 * cell["slabs"]["count"] and all(lo <= hi for lo, hi in zip(v[::2], v[1::2]))
+    rows = decode_slabs(cell["slabs"], reg)
+    assert [x for r in rows for x in r[2:]] == [Fraction(x) for x in v]
+    prof = Profile.of_runs(reg["u0"], reg["ratio"], reg["shells"], reg["C_runs"])
+    grid = sorted({(b.u_lo, b.u_hi) for b in initial_boxes(prof, reg["n_u"], reg["n_eps"])})
+    assert [(r[0], r[1]) for r in rows] == grid
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(*[st.fractions(-10**6, 10**6)] * 2).map(sorted), min_size=3, max_size=3))
+def test_encoded_hulls_contain_the_exact_ones_within_an_ulp(pairs):
+    """Rounding outward to doubles: the decoded [lo, hi] contains the exact [lo, hi], each end within one ulp
+    (2^-52 of its size, and 2^-1074 absolute) of it."""
+    from verify.certify.slabs import decode_slabs, encode_slabs
+    region = {"u0": "1/2", "ratio": "3/4", "shells": 0, "n_u": 1}
+    row = (Fraction(0), Fraction(1, 2), *(x for p in pairs for x in p))
+    got = decode_slabs(encode_slabs([row]), region)[0]
+    assert got[:2] == row[:2]
+    for k in range(2, 8, 2):
+        (lo, hi), (glo, ghi) = row[k:k + 2], got[k:k + 2]
+        assert glo <= lo and hi <= ghi
+        assert lo - glo <= abs(lo) / 2**52 + Fraction(1, 2**1074) and ghi - hi <= abs(hi) / 2**52 + Fraction(1, 2**1074)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.fractions(1, 64), st.integers(1, 40)), min_size=1, max_size=5))
+def test_C_runs_expand_back_with_the_checkers_code(pairs):
+    """A profile's C(u) as stored (run-length [C, count]) reads back, by the re-checker's own expansion, as the
+    values annulus by annulus; runs of equal neighbours merge; counts that do not add up to shells + 1 are
+    refused on both sides."""
+    from verify.certify.recheck import CheckFailed, expand_runs
+    from verify.certify.region import Profile
+    values = tuple(c for c, n in sorted(pairs, reverse=True) for _ in range(n))      # non-increasing inwards
+    prof = Profile(Fraction(1, 2), Fraction(3, 4), values)
+    runs = json.loads(json.dumps(prof.runs()))                                        # as a file holds them
+    assert tuple(expand_runs(runs)) == values
+    assert len(runs) == len(set(values)) and all(a[0] != b[0] for a, b in zip(runs, runs[1:]))
+    assert Profile.of_runs("1/2", "3/4", len(values) - 1, runs) == prof
+    with pytest.raises(ValueError):
+        Profile.of_runs("1/2", "3/4", len(values), runs)
+    with pytest.raises(CheckFailed):
+        expand_runs([[runs[0][0], 0]])
+
+
+def test_a_version_1_or_garbled_family_file_is_refused_naming_it(family_path, tmp_path):
+    """A version-1 file (slabs as decimal rows) and a file whose slabs are garbled are refused with one line
+    naming --family, the file and what is wrong; nothing is answered."""
+    data = json.loads(family_path.read_text())
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data | {"version": 1}))
+    garbled, miscounted = tmp_path / "garbled.json", tmp_path / "miscounted.json"
+    cell = next(c for c in data["cells"] if c["box"]["D"] == ["9", "9"])
+    cell["slabs"]["hulls"] = cell["slabs"]["hulls"][:-12]           # refused when the query decodes it
+    garbled.write_text(json.dumps(data))
+    data["cells"][0]["slabs"]["count"] -= 1                         # refused when the file is read
+    miscounted.write_text(json.dumps(data))
+    for path, what in ((old, "version 1"), (garbled, "cell D9.0:"), (miscounted, f"cell {data['cells'][0]['path']}")):
+        r = CliRunner().invoke(main, ["certify", "--family", str(path), "--query", "D=9,eta=0.063", "--json"])
+        assert r.exit_code == 2 and "--family" in r.stderr and str(path) in r.stderr and what in r.stderr, r.stderr
+        assert not r.stdout

@@ -76,8 +76,10 @@ def _tighten(pair, which):
     (lambda d: d["region"]["boxes"].pop(len(d["region"]["boxes"]) // 2), "region-cover"),
     (lambda d: d["shells"][5].__setitem__("b", str(Fraction(d["shells"][5]["b"]) * Fraction(999, 1000))), "shells"),
     (lambda d: d["prefix"].__setitem__("T0", d["prefix"]["T0"] // 2), "prefix"),
-    (lambda d: d["region"].__setitem__("C_annuli", [str(Fraction(v) / 64) for v in d["region"]["C_annuli"]]),
+    (lambda d: d["region"].__setitem__("C_runs", [[str(Fraction(v) / 64), n] for v, n in d["region"]["C_runs"]]),
      "prefix-in-region"),
+    (lambda d: d["region"]["C_runs"][-1].__setitem__(1, d["region"]["C_runs"][-1][1] + 1), "format"),   # one too many
+    (lambda d: d["region"]["C_runs"][0].__setitem__(1, 0), "format"),
     (lambda d: d["region"]["boxes"][0].__setitem__(3, str(4 * Fraction(d["region"]["C"]))), "region-invariant"),
     (lambda d: d["constants"]["s_err"].__setitem__("c_hi", str(Fraction(d["constants"]["s_err"]["c_lo"]))), "constants"),
     (lambda d: d["map"]["reduced_map"].__setitem__("delta_increment",

@@ -208,8 +208,16 @@ def param_values(setting) -> tuple:
     return (1 / r_, x_, y_)
 
 
+@lru_cache(maxsize=None)
+@by_code_version("cubic-coefficient")
+def cubic_coefficient():
+    """slow_coordinates().c, kept on disk alone: a family member's query needs c only, and loading every
+    coordinate costs it more than the rest of its work."""
+    return slow_coordinates().c
+
+
 def c_exact(P: tuple) -> Fraction:
     """The cubic coefficient c = (1 + r) y / r^2 = s (1 + s) y at exact invariants P = (s, x, y)."""
-    val = slow_coordinates().c.subs({r: 1 / sp.Rational(P[0].numerator, P[0].denominator),
+    val = cubic_coefficient().subs({r: 1 / sp.Rational(P[0].numerator, P[0].denominator),
                                      y: sp.Rational(P[2].numerator, P[2].denominator)})
     return Fraction(int(sp.numer(val)), int(sp.denom(val)))

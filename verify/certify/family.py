@@ -29,6 +29,7 @@ from fractions import Fraction
 
 from ..errors import InvalidParameter
 from ..model.numbers import frac_str
+from .slabs import decode_slabs, encode_slabs, slab_edges
 
 RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
 MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
@@ -215,9 +216,7 @@ def _slabs(rc, knobs: dict) -> list:
 
     from .arbfun import widened
     from .region import _hull_of, _merge
-    J, n_u, u0, r = knobs["shells"], knobs["n_u"], rc.u0, knobs["ratio"]
-    cuts = [u0 * r**i for i in range(J + 1)] + [Fraction(0)]
-    edges = sorted({lo + (hi - lo) * k / n_u for hi, lo in zip(cuts, cuts[1:]) for k in range(n_u + 1)})
+    edges = slab_edges(rc.u0, knobs["ratio"], knobs["shells"], knobs["n_u"])
     hulls = [None] * (len(edges) - 1)
     for res in rc.results:
         k = bisect.bisect_right(edges, res.box.u_lo) - 1
@@ -271,16 +270,17 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
                                     check_every=knobs["check_every"], snapshots=False)
     if not ob.ok:
         return out | {"status": "failed", "failed_obligation": ob.as_dict(), "seconds": time.perf_counter() - t}
-    slabs = _slabs(rc, knobs)
     from .bounds import normalised_limits
-    deep = slab_hull(slabs)(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
+    region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
+              "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
+              "box_count": len(rc.results), "splits": _splits(rc, knobs)}
+    # the hulls as stored (rounded outward, verify.certify.slabs), and the limits from what is stored
+    stored = encode_slabs(_slabs(rc, knobs))
+    deep = slab_hull(decode_slabs(stored, region))(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
     limits = normalised_limits(_Last(deep), Fraction(1))
     return out | {"status": "certified", "T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])],
-                  "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")},
-                  "region": {"u0": frac_str(u0), "C_annuli": [frac_str(v) for v in rc.profile.values],
-                             "shells": knobs["shells"], "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"],
-                             "n_eps": knobs["n_eps"], "box_count": len(rc.results), "splits": _splits(rc, knobs)},
-                  "slabs": [[frac_str(v) for v in sl] for sl in slabs],
+                  "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}, "region": region,
+                  "slabs": stored,
                   "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()},
                   "seconds": time.perf_counter() - t}
 
@@ -322,6 +322,7 @@ class FamilyCertificate:
     knobs: dict = field(default_factory=dict)
     seconds: float = 0.0
     kind: str = "family"
+    source: str = ""                    # the file it was read from (verify.certify.files.load_family), if any
 
     def __repr__(self) -> str:
         return f"FamilyCertificate({dict(self.spec.ranges)}, {len(self.cells)} cells)"
@@ -351,12 +352,24 @@ class FamilyCertificate:
         s = self.spec.setting(values)
         reg = cell["region"]
         u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
-        slabs = [tuple(Fraction(v) for v in sl) for sl in cell["slabs"]]
+        # this cell's hulls only: the other cells' stay encoded
+        slabs = decode_slabs(cell["slabs"], reg, self.source or "the family", cell["path"] or "root")
         z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
         shells, obs = schedule(slab_hull(slabs), u0, J, z0, self.knobs.get("bits", 128), ratio,
                                c_exact(param_values(s)))
         raise_first_failure(obs)
         return s, cell, shells
+
+    def profile(self, cell: dict):
+        """The region's C(u) of a cell (verify.certify.region.Profile, from its runs; refused naming the file and
+        the cell when they do not count its annuli)."""
+        from .region import Profile
+        reg = cell["region"]
+        try:
+            return Profile.of_runs(reg["u0"], reg["ratio"], int(reg["shells"]), reg["C_runs"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidParameter("family", self.source or "the family", f"must state cell {cell['path'] or 'root'}"
+                                   f"'s C(u) as runs [C, count] ({exc})") from None
 
     def bounds(self, values: dict, Ts, digits: int | None = None) -> list[dict]:
         """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
@@ -364,11 +377,9 @@ class FamilyCertificate:
         from ..derive.invariants import prefactors_of
         from .bounds import bounds_json, tail_bounds
         from .coordinates import param_values
-        from .region import Profile
         s, cell, shells = self.member_shells(values)
         bits, T0, P, pre = self.knobs.get("bits", 128), int(cell["T0"]), param_values(s), prefactors_of(s)
-        reg = cell["region"]
-        prof = Profile(Fraction(reg["u0"]), Fraction(reg["ratio"]), tuple(Fraction(v) for v in reg["C_annuli"]))
+        prof = self.profile(cell)
         out = []
         for T in Ts:
             if T >= T0:

@@ -1,22 +1,42 @@
 """Certificate files: everything an independent checker needs to re-verify a certificate, as JSON.
 
 ``verify certify ... --save FILE`` writes (atomically) one object with "format": "verify-certificate",
-"version": 1 and, for one regime (kind "slow-manifold"):
+"version": 2 and, for one regime (kind "slow-manifold"):
 
   map            every formula (verify.certify.formulas), as text: the reduced map in the parameters and in
                  the invariants, its Jacobians, the slow-manifold coordinates and their derivatives
   parameters     the regime's exact parameters; invariants, prefactors: what they give
   prefix         T0 and the end ball (alpha, delta, and the region's u, eps) of the Arb prefix from (0, 0)
-  region         u0, C (near the manifold) and C_annuli (C(u) per annulus, innermost last), the shells' ratio and
-                 count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
+  region         u0, C (near the manifold) and C_runs (C(u) per annulus, run-length encoded: see below), the
+                 shells' ratio and count, and the boxes ("region.boxes": [u_lo, u_hi, e_lo, e_hi])
   shells         each shell's u_j, lower end, [a_j, b_j], Lt, W, entry step t_j and [Zl, Zh] at t_j
   lemma          the comparison lemma, the obligations that proved it, and the inequalities checked per shell
   bounds         [{"T", "excess_loss": [lo, hi], "s_err": [...], "w_err": [...]}] at the requested T
   constants, asymptotic, normalised_limits, obligations, trusts (what the certificate takes as proved)
 
-Every number is an exact rational or a decimal rounded outward; the stated enclosures carry the small
-margin of verify.certify.arbfun.widened, and the bounds one printed digit, so that a re-check of the same
-formulas at the same precision (``python -m verify.certify.recheck FILE``) lands inside them.
+For a family (kind "family", ``verify certify --D LO..HI ... --save FILE``): the map, the spec (fixed options and
+ranges), the table of normalised limits, a few members (their shells and bounds) and the cells, each with
+
+  box, parameters, invariants   its parameter box, the parameters' and the invariants' ranges over it
+  region         u0, C_runs, shells, ratio, n_u, n_eps and the boxes as bisection trees of the grid ("splits")
+  T0, z_at_T0, prefix_end       the Taylor-model prefix's end, valid for every member
+  slabs          the hulls of the normalised decay and of Lt, W on each u-slab of the region, as
+                 {"encoding": "float64-le-zlib-base64", "count": n, "hulls": "..."}: six outward-rounded doubles
+                 per slab (a, b, Lt_lo, Lt_hi, W_lo, W_hi), packed little-endian in increasing u, zlib-compressed,
+                 base64; the slab edges follow from the region (verify.certify.slabs)
+  normalised_limits             lim q/leading_q over the cell
+
+C_runs: C(u) is constant on each annulus [u0 r^(i+1), u0 r^i] (i < shells) and on the core [0, u0 r^shells], and
+non-increasing inwards; the shells + 1 values, outermost first, are stored run-length encoded as [[C, count], ...]:
+each exact rational C with the number (an integer >= 1) of consecutive annuli carrying it, the counts adding up to
+shells + 1 (mostly one run: [["1183/1024", 121]]; verify.certify.region.Profile.runs).
+
+A query (``verify certify --family FILE --query ...``) decodes the slabs of the member's cell only. Version 1
+stored every slab as 8 decimal fractions (edges included), ~250 kB a cell; it is refused (re-save the family).
+
+Every number is an exact rational (a double is one: a dyadic) or a decimal rounded outward; the stated
+enclosures carry the small margin of verify.certify.arbfun.widened, and the bounds one printed digit, so that a
+re-check of the same formulas at the same precision (``python -m verify.certify.recheck FILE``) lands inside them.
 """
 from __future__ import annotations
 
@@ -31,8 +51,9 @@ from . import fmt
 from .bounds import QUANTITIES
 from .comparison import LEMMA
 from .formulas import VARIABLES, file_map
+from .slabs import check_stored
 
-FORMAT, VERSION = "verify-certificate", 1
+FORMAT, VERSION = "verify-certificate", 2
 PREFIX_DIGITS = 25      # bounds inside the prefix: 25 digits (its balls are ~1e-35 wide; a re-check lands inside)
 LEMMA_OBLIGATIONS = ("one-step-lower", "one-step-upper", "step-error-monotone", "one-step-remainder",
                      "sum-le-integral", "integral-closed-form", "log-concave", "moebius-monotone")
@@ -100,7 +121,7 @@ def regime_file(cert, Ts) -> dict:
         "prefix": {"T0": cert.T0, "start": {"alpha": "0", "delta": "0"},
                    "end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}},
         "region": {"definition": d["region"]["definition"], "u0": frac_str(rc.u0), "C": frac_str(rc.C), "k": 3,
-                   "C_annuli": [frac_str(v) for v in rc.profile.values], "shells": rc.shells,
+                   "C_runs": rc.profile.runs(), "shells": rc.shells,
                    "ratio": frac_str(rc.ratio),
                    "boxes": [_pair((r.box.u_lo, r.box.u_hi)) + _pair((r.box.e_lo, r.box.e_hi)) for r in rc.results]},
         "shells": [{"j": sh.j, "u_j": frac_str(sh.u_j), "lo": frac_str(sh.lo), "a": frac_str(sh.a),
@@ -186,14 +207,26 @@ def load_family(path):
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise InvalidParameter("family", str(path), f"must be a family certificate file ({exc})") from None
-    if data.get("format") != FORMAT or data.get("kind") != "family":
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != "family":
         raise InvalidParameter("family", str(path), "must be a family certificate file (verify certify with ranges "
                                "--save FILE)")
-    sp_ = data["spec"]
-    ranges = {n: ((int(lo), int(hi)) if n == "D" else (Fraction(lo), Fraction(hi))) for n, (lo, hi) in
-              sp_["ranges"].items()}
-    spec = FamilySpec.of(sp_["options"], ranges)
-    return FamilyCertificate(spec, data["cells"], {"bits": data["bits"]}, data.get("seconds", 0.0))
+    if data.get("version") != VERSION:
+        raise InvalidParameter("family", str(path), f"must be a family certificate file of version {VERSION}, not "
+                               f"version {data.get('version')} (re-save it: verify certify with ranges --save FILE)")
+    try:
+        sp_ = data["spec"]
+        ranges = {n: ((int(lo), int(hi)) if n == "D" else (Fraction(lo), Fraction(hi))) for n, (lo, hi) in
+                  sp_["ranges"].items()}
+        spec = FamilySpec.of(sp_["options"], ranges)
+        for c in data["cells"]:             # the slabs' shape only: a query decodes its own cell's
+            check_stored(c["slabs"], c["region"], str(path), c["path"] or "root")
+        bits = data["bits"]
+    except InvalidParameter:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidParameter("family", str(path), f"must be a complete family certificate file (it lacks or "
+                               f"misstates {exc})") from None
+    return FamilyCertificate(spec, data["cells"], {"bits": bits}, data.get("seconds", 0.0), source=str(path))
 
 
 __all__ = ["FORMAT", "VERSION", "certificate_file", "family_file", "load_family", "regime_file", "save",

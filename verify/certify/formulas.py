@@ -143,8 +143,11 @@ def formula_text(expr) -> str:
     return sp.sstr(e).replace("**", "^")
 
 
+@lru_cache(maxsize=None)
+@by_code_version("certificate-file-map")
 def file_map() -> dict:
-    """The "map" section of a certificate file: every formula as text."""
+    """The "map" section of a certificate file: every formula as text (kept on disk by code version: printing
+    them costs a query on a family file more than the rest of its work)."""
     return {group: {name: formula_text(e) for name, e in items.items()}
             for group, items in certificate_formulas().items()}
 

@@ -14,8 +14,9 @@ regimes) and re-verifies, step by step:
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
   region-cover    the boxes cover [0, u0] x [-C, C]
   region-invariant on every box R = u/u' > 0, Q > 0 and |eps'| <= C (the exact map sends R into itself)
-  shells          each shell's enclosures contain the hull over the boxes meeting it; the comparison lemma's
-                  inequalities: entry z_lo(t_j) >= 1/u_j^2, a_j > 0, b_j u_j^2 < 1, the lower ends, the chaining
+  shells          each shell's enclosures contain the hull over the boxes meeting it (a family cell's slab hulls,
+                  stored as doubles, contain the hulls of its boxes); the comparison lemma's inequalities: entry
+                  z_lo(t_j) >= 1/u_j^2, a_j > 0, b_j u_j^2 < 1, the lower ends, the chaining
   bounds          every stated bound contains what this checker computes at its T (prefix or lemma)
   limits          the stated limit constants contain the last shell's
 
@@ -32,12 +33,18 @@ way ``verify`` computed them and the stated ones can be compared up to rounding.
 """
 from __future__ import annotations
 
+import base64
 import json
+import math
 import re
+import struct
 import sys
+import zlib
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
+
+VERSION = 2             # the file format this checker reads (verify.certify.files)
 
 # ---------------------------------------------------------------------------------------------------------------
 # formulas
@@ -514,15 +521,25 @@ class Prefix:
                 "w_err": ball(pre["w_err2"]).sqrt() * abs(A - 1)}
 
 
+def expand_runs(runs) -> list[Fraction]:
+    """C(u) per annulus, outermost first, from the file's run-length form [[C, count], ...] (each exact C repeated
+    count >= 1 times)."""
+    if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 2 and type(r[1]) is int and r[1] >= 1
+                                             for r in runs):
+        raise CheckFailed("format", "C_runs must be a list of [C, count] with integer counts >= 1")
+    return [c for v, n in runs for c in [frac(v)] * n]
+
+
 class Profile:
     """C(u) on the annuli [u0 r^(i+1), u0 r^i] (the last value on the core), non-increasing inwards."""
 
     def __init__(self, region: dict):
         self.u0, self.ratio = frac(region["u0"]), frac(region["ratio"])
         J = int(region["shells"])
-        self.values = [frac(v) for v in (region["C_annuli"] if "C_annuli" in region else [region["C"]] * (J + 1))]
+        self.values = expand_runs(region["C_runs"]) if "C_runs" in region else [frac(region["C"])] * (J + 1)
         if len(self.values) != J + 1 or any(b > a for a, b in zip(self.values, self.values[1:])):
-            raise CheckFailed("format", "C_annuli must give one non-increasing value per annulus and the core")
+            raise CheckFailed("format", "C_runs must give one non-increasing value per annulus and the core "
+                              f"({J + 1} in all)")
 
     def annulus(self, u: Fraction) -> int:
         """The deepest annulus whose closed interval holds u."""
@@ -898,9 +915,37 @@ def check_cell_invariants(F: Formulas, cell: dict) -> list:
     return P
 
 
+def slab_edges(region: dict) -> list:
+    """The u-edges of a cell's slabs: the annuli u0 r^(i+1) <= u <= u0 r^i (i < shells) and the core [0, u0 r^shells],
+    each cut into n_u equal slabs, increasing."""
+    u0, r, J, n_u = frac(region["u0"]), frac(region["ratio"]), int(region["shells"]), int(region["n_u"])
+    cuts = [Fraction(0)] + [u0 * r**i for i in range(J, -1, -1)]
+    return [lo + (hi - lo) * k / n_u for lo, hi in zip(cuts, cuts[1:]) for k in range(n_u)] + [u0]
+
+
+def decode_slabs(stored: dict, region: dict, where: str) -> list:
+    """A cell's stored slabs {"encoding": "float64-le-zlib-base64", "count", "hulls"} as rows (u_lo, u_hi, a, b,
+    Lt_lo, Lt_hi, W_lo, W_hi) of Fractions: six little-endian doubles per slab (each exactly a dyadic rational),
+    zlib-compressed and base64-encoded; the edges from the region."""
+    edges = slab_edges(region)
+    n = len(edges) - 1
+    if not isinstance(stored, dict) or stored.get("encoding") != "float64-le-zlib-base64" or stored.get("count") != n:
+        raise CheckFailed("format", f"{where}: the slabs are not {n} slabs encoded as float64-le-zlib-base64")
+    try:
+        raw = zlib.decompress(base64.b64decode(stored["hulls"], validate=True))
+    except (ValueError, TypeError, zlib.error) as exc:
+        raise CheckFailed("format", f"{where}: the slabs are not base64 of zlib data ({exc})") from None
+    if len(raw) != 48 * n:
+        raise CheckFailed("format", f"{where}: {len(raw)} bytes of slabs for {n} slabs of 6 doubles")
+    values = struct.unpack(f"<{6 * n}d", raw)
+    if not all(math.isfinite(v) for v in values):
+        raise CheckFailed("format", f"{where}: a slab hull is not a finite number")
+    return [(edges[k], edges[k + 1], *(Fraction(v) for v in values[6 * k:6 * k + 6])) for k in range(n)]
+
+
 def check_slabs(results: list, cell: dict) -> list:
     """Each stated slab hull contains the hull of the boxes inside the slab, and every box lies in a slab."""
-    slabs = [tuple(frac(v) for v in sl) for sl in cell["slabs"]]
+    slabs = decode_slabs(cell["slabs"], cell["region"], f"cell {cell['path'] or 'root'}")
     seen = 0
     for sl in slabs:
         inner = [r for r in results if sl[0] <= r[0][0] and r[0][1] <= sl[1]]
@@ -991,8 +1036,11 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
             cert = json.load(fh)
     except (OSError, ValueError) as exc:
         raise CheckFailed("format", f"cannot read {path}: {exc}") from None
-    if cert.get("format") != "verify-certificate" or cert.get("version") != 1:
-        raise CheckFailed("format", "not a verify-certificate file of version 1")
+    if not isinstance(cert, dict) or cert.get("format") != "verify-certificate":
+        raise CheckFailed("format", f"{path} is not a verify-certificate file")
+    if cert.get("version") != VERSION:
+        raise CheckFailed("format", f"{path} is a verify-certificate file of version {cert.get('version')}; this "
+                          f"checker reads version {VERSION} (re-save it with verify certify ... --save FILE)")
     ctx.prec = int(cert["bits"])
     F = Formulas(cert["map"])
     check_map_identities(F)

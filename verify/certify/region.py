@@ -23,12 +23,14 @@ Lt = (L - L_opt)/(pre_L L2(0) u^2) and W = h + eps u^2 = ||W_X - V*||_F/(u ||V*|
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
 from ..cache import by_code_version
 from ..engines.arb import arb_precision
+from ..model.numbers import frac_str
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
 from .formulas import arb_functions
 from .obligations import Obligation
@@ -174,6 +176,19 @@ class Profile:
     def C(self) -> Fraction:
         """The innermost (smallest) value: C near the manifold."""
         return self.values[-1]
+
+    def runs(self) -> list[list]:
+        """The values as a certificate file stores them ("C_runs"): [[C, count], ...] from the outermost annulus
+        inwards, each exact C with the number of consecutive annuli that carry it (C(u) is mostly constant)."""
+        return [[frac_str(v), len(list(same))] for v, same in itertools.groupby(self.values)]
+
+    @classmethod
+    def of_runs(cls, u0, ratio, shells: int, runs) -> "Profile":
+        """The profile of a file's "C_runs" (:meth:`runs`); ValueError unless the counts (integers >= 1) add up to
+        the shells' annuli and the core, shells + 1."""
+        if not all(isinstance(n, int) and n >= 1 for _, n in runs) or sum(n for _, n in runs) != shells + 1:
+            raise ValueError(f"C_runs must count {shells + 1} annuli in runs [C, count >= 1]")
+        return cls(Fraction(u0), Fraction(ratio), tuple(c for v, n in runs for c in [Fraction(v)] * n))
 
 
 def initial_boxes(profile: Profile, n_u: int, n_eps: int) -> list[Box]:

@@ -9,7 +9,6 @@ from fractions import Fraction
 import click
 
 from .options import family_setting_options, handle_errors, regime_option, setting_from_options, setting_kwargs
-from .progress import progress, progress_hook
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -79,12 +78,14 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     checked with Arb, and a discrete comparison lemma for the cubic decay of the off-support mass.
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
-    from ..certify import CertificateFailed, certify
-    from ..certify.family import RANGED, is_range
     if recheck is not None:
         sys.exit(run_recheck(recheck))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
+    # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
+    from ..certify import CertificateFailed, certify
+    from ..certify.family import RANGED, is_range
+    from .progress import progress, progress_hook
     regime_file = kw.pop("regime_file", None)
     if regime_file is not None:
         from .regime import merge

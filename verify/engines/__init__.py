@@ -1,12 +1,15 @@
 """Engines that iterate the GD recursions: reduced and full-matrix, in float64, mpmath and Arb balls."""
-from .arith import Arith
-from .full import FullState, iterate_full
-from .reduced import ReducedState, iterate_reduced, require_reducible
+from ..lazy import lazy_exports
 from .trajectory import Record, Trajectory, checkpoint_steps
-from .arb import ball_str, cover_radius, iterate_certified
-from .fast import iterate_fast
-from .fullarb import iterate_certified_full
-from .precision import PrecisionWarning, cross_check, require_horizon, tolerance
+
+# Public names and their modules, imported on first use (PEP 562): a caller of one engine (verify.engines.arb for
+# a certificate's balls) does not load the others (the full-matrix engine's generated gradients); the light
+# trajectory types load at once.
+_EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "ReducedState": ".reduced",
+            "iterate_reduced": ".reduced", "require_reducible": ".reduced", "ball_str": ".arb",
+            "cover_radius": ".arb", "iterate_certified": ".arb", "iterate_fast": ".fast",
+            "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision", "cross_check": ".precision",
+            "require_horizon": ".precision", "tolerance": ".precision"}
 
 
 def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpmath", dps: int | None = None,
@@ -23,6 +26,10 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
     """
     from ..errors import InvalidParameter
     from ..model.validation import check_int
+    from .arb import iterate_certified
+    from .arith import Arith
+    from .full import iterate_full
+    from .reduced import iterate_reduced
     steps = check_int("steps", steps, 0, 10**12)
     if engine not in ("reduced", "full"):
         raise InvalidParameter("engine", engine, "must be reduced or full")
@@ -45,3 +52,5 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
 __all__ = ["Arith", "iterate", "iterate_full", "iterate_reduced", "require_reducible", "FullState", "ReducedState",
            "Record", "Trajectory", "checkpoint_steps", "iterate_certified", "iterate_certified_full", "ball_str", "cover_radius", "iterate_fast",
            "cross_check", "require_horizon", "tolerance", "PrecisionWarning"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -397,9 +397,11 @@ def target_sentences(bench: dict) -> list[str]:
                 f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done"
                 + (f", every length through D = {tf['complete_through_D']} closed" if tf.get("complete_through_D") else "")
                 + ")")
+        from_file = (f", {g(fam['query_file_seconds'])} s from its file of {g(fam['file_bytes_per_cell'] / 1e3)} kB "
+                     "a cell" if "file_bytes_per_cell" in fam else "")
         out.append(f"Family certificate of sts, K = 4, D = 8…512, η ∈ [1/16, 1/8]: {done}; a member query takes "
-                   f"{g(fam['query_seconds'])} s ({g(fam['query_command_seconds'])} s as a command), relative width at "
-                   f"T = 10¹² at most {sci(fam['relative_width_at_1e12'])}.")
+                   f"{g(fam['query_seconds'])} s ({g(fam['query_command_seconds'])} s as a command{from_file}), "
+                   f"relative width at T = 10¹² at most {sci(fam['relative_width_at_1e12'])}.")
     return out
 
 
