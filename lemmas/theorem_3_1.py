@@ -44,9 +44,9 @@ from verify.model.profiles import per_profile
 from verify.model.quantities import KEYS, QUANTITIES
 from verify.model.symbols import D, K, N, T, eta, values_at, vnorm
 from lemmas import register
-from lemmas.support.leading import (entry_time, fast_series, leading_constant, ratios, series_values, t_exponent,
-                                    terms)
-from lemmas.support.records import REPLAY_FACTOR, prerequisite, regime_scope
+from lemmas.support.leading import (entry_time, fast_series, leading_constant, onset, ratios, series_values,
+                                    t_exponent, terms)
+from lemmas.support.records import REPLAY_FACTOR, conventions_in, prerequisite, regime_scope
 from lemmas.support.runs import convention, fmt, regime, regime_label
 
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + REFERENCE_HYPOTHESES
@@ -84,8 +84,9 @@ def base_regime():
 
 
 def onset_horizon(s) -> int:
-    """200 times the derived onset K D/(2 eta ||V*||^2): far into the 1/T phase."""
-    return int(200 * s.K * s.D / (2 * float(s.eta_v) * float(s.vstar_norm2())))
+    """200 times the derived onset (lemmas.support.leading.onset; K D/(2 eta ||V*||^2) in the reference
+    convention): far into the 1/T phase."""
+    return int(200 * onset(s))
 
 
 # ---- T-exponents ---------------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ def t_exponent_record(base, profile: str):
 # ---- the leading terms against GD (what every formal record relies on) ---------------------------------------
 def constants(s, factor: int) -> dict:
     """Richardson-extrapolated C_q = lim q(T) T^{-p} from T_a and 4 T_a, and the exact C_q."""
-    Ta = int(factor * s.K * s.D / (2 * float(s.eta_v) * float(s.vstar_norm2())))
+    Ta = int(factor * onset(s))
     vals = series_values(fast_series(s, 4 * Ta, [Ta, 4 * Ta]))
     out = {}
     for q in KEYS:
@@ -163,7 +164,7 @@ def sweep_records(profile: str) -> tuple[list, dict]:
                  and r["max_rel_err_constant"] < SWEEP_TOL["constant"] for r in rows.values())
         fitted[name] = rows
         scope = Scope(dims=tuple(f"M=1 d=1 D={s.D} N={s.N} K={s.K}" for s in settings), sigma=("identity",),
-                      conventions=("reference",), horizon=4 * max(c["excess_loss"]["T"][1] for c in cs))
+                      conventions=conventions_in(settings), horizon=4 * max(c["excess_loss"]["T"][1] for c in cs))
         out.append(prerequisite(f"{name}: constants lim q(T) T^-p against the exact leading terms", "float64", scope,
                                 "; ".join(f"{QUANTITIES[q].text}: fitted exponent {r['fitted']:.3f} +- {r['se']:.3f}, "
                                           f"exact leading term {r['exact_terms']:.3f}, constants within "
@@ -277,7 +278,7 @@ def lower_constant_bounds(base, consts: dict) -> tuple[dict, dict]:
         norm = sp.simplify((theorem_3_1_orders()[q] * (eta * T) ** p).subs(vals))
         out[q] = {"bound": float(sp.Rational(consts[q]["c_hi"]) / norm), "D": base.D, "K": base.K}
     scope = regime_scope(base, 0).__class__(dims=regime_scope(base, 0).dims, sigma=("identity",),
-                                            conventions=("reference",), horizon="all")
+                                            conventions=conventions_in([base]), horizon="all")
     rec = record("certified bound on any D-uniform lower-bound constant", "arb", scope,
                  "any c_lo valid for every D is at most " + ", ".join(
                      f"{v['bound']:.3g} for {QUANTITIES[q].text}" for q, v in out.items())
@@ -337,7 +338,8 @@ def tstar_records(profile: str) -> tuple[list, list, dict]:
                      f"{regime_label(s)}: the band is left at the horizon {H}: T* not measured", None, role="failed")
               for Dv, (t, H, s) in times.items() if t is None]
     scope = Scope(dims=tuple(f"M=1 d=1 D={Dv} N=1 K=2" for Dv in f["Ds"]), sigma=("identity",),
-                  conventions=("reference",), horizon=max(H for _, H, _ in times.values()))
+                  conventions=conventions_in([s for _, _, s in times.values()]), horizon=max(H for _, H, _ in
+                                                                                      times.values()))
     c2 = {Dv: t / Dv**2 for Dv, t in zip(f["Ds"], f["tstar"])}
     txt = (f"onset T*(D) = {dict(zip(f['Ds'], f['tstar']))}; T*/D^2 = " + ", ".join(f"{v:.3g}" for v in c2.values())
            + f"; D-exponent {f['exponent']:.3f} +- {f['uncertainty']:.3f} (local "

@@ -246,7 +246,7 @@ def vstar_record(T: int = 20000) -> tuple[dict, dict]:
     spread = max(vals.values()) / min(vals.values())
     s1 = regime("cnn", 6, 2, M=2, d=3, eta="1/10", vstar_norm="1")
     rec = record(f"||V*|| dependence of the OOD excess at T = {T}", "float64",
-                 Scope(dims=(regime_scope(s1, T).dims[0],), sigma=("identity",), conventions=("reference",), horizon=T),
+                 regime_scope(s1, T),
                  "; ".join(parts) + f"; max/min of eta T L_ood = {spread:.4f}", compare(spread, "<=", 1 + VSTAR_TOL),
                  threshold=VSTAR_THRESHOLD, replay="verify check theorem-3.2-ood --json",
                  note="the OOD bound carries ||V*||^2 but multiplies ||S - S*||^2 ~ 1/(||V*||^2 T): the product does "

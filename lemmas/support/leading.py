@@ -10,7 +10,7 @@ import sympy as sp
 from verify.model.paper import exponent_of
 from verify.model.quantities import KEYS
 from verify.model.symbols import T, values_at
-from verify.derive.asymptotics import leading_terms
+from verify.derive.asymptotics import leading_terms, leading_terms_general
 from verify.engines.fast import iterate_fast
 from .runs import Series
 
@@ -21,8 +21,18 @@ def terms() -> dict:
 
 
 def leading(s, q: str):
-    """The exact leading term of q at the setting's parameters, as a function of T (numpy)."""
-    return sp.lambdify(T, terms()[q].subs(values_at(s)), "numpy")
+    """The exact leading term of q at the setting's parameters, as a function of T (numpy): the terms with every
+    convention symbol kept (c_L, v, lambda, beta, eta_KQ; verify.derive.asymptotics.leading_terms_general), so
+    that they hold in the setting's own convention; at the reference they are :func:`terms`."""
+    return sp.lambdify(T, leading_terms_general()[q].subs(values_at(s)), "numpy")
+
+
+def onset(s) -> float:
+    """The onset of the 1/T phase at the setting, D^2/(2 (D - K)^2 c) with c the derived cubic coefficient in the
+    setting's convention (verify.derive.asymptotics.leading_terms_general): K D/(2 eta ||V*||^2) in the reference
+    convention."""
+    c = leading_terms_general()["c"].subs(values_at(s))
+    return float(sp.Rational(s.D**2, 2 * (s.D - s.K) ** 2) / c)
 
 
 def t_exponent(q: str):
@@ -31,8 +41,8 @@ def t_exponent(q: str):
 
 
 def leading_constant(s, q: str) -> sp.Expr:
-    """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting."""
-    return sp.simplify(terms()[q].subs(values_at(s)) * T ** (-t_exponent(q)))
+    """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting, in its own convention (:func:`leading`)."""
+    return sp.simplify(leading_terms_general()[q].subs(values_at(s)) * T ** (-t_exponent(q)))
 
 
 def series_values(series) -> dict:

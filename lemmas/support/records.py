@@ -22,6 +22,12 @@ def regime_scope(setting, steps: int) -> Scope:
                  horizon=int(steps))
 
 
+def conventions_in(settings) -> tuple:
+    """The convention labels of ``settings`` (verify.model.setting.conventions_of), each once, in order: what a
+    record's scope says of the runs it covers."""
+    return tuple(dict.fromkeys(conventions_of(s) for s in settings))
+
+
 def proof_dims(dims: dict):
     """"all" when a proof's dimensions are symbolic (no integer among M, d, D, N, K), else the label of
     the explicit sizes it was checked at (a ProofReport's ``dims``)."""
