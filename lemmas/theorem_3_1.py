@@ -337,9 +337,9 @@ def tstar_records(profile: str) -> tuple[list, list, dict]:
     failed = [record("entry time into the 10% band", "float64", regime_scope(s, H),
                      f"{regime_label(s)}: the band is left at the horizon {H}: T* not measured", None, role="failed")
               for Dv, (t, H, s) in times.items() if t is None]
+    runs = [(H, s) for _, H, s in times.values()]
     scope = Scope(dims=tuple(f"M=1 d=1 D={Dv} N=1 K=2" for Dv in f["Ds"]), sigma=("identity",),
-                  conventions=conventions_in([s for _, _, s in times.values()]), horizon=max(H for _, H, _ in
-                                                                                      times.values()))
+                  conventions=conventions_in([s for _, s in runs]), horizon=max(H for H, _ in runs))
     c2 = {Dv: t / Dv**2 for Dv, t in zip(f["Ds"], f["tstar"])}
     txt = (f"onset T*(D) = {dict(zip(f['Ds'], f['tstar']))}; T*/D^2 = " + ", ".join(f"{v:.3g}" for v in c2.values())
            + f"; D-exponent {f['exponent']:.3f} +- {f['uncertainty']:.3f} (local "

@@ -24,14 +24,20 @@ def leading(s, q: str):
     """The exact leading term of q at the setting's parameters, as a function of T (numpy): the terms with every
     convention symbol kept (c_L, v, lambda, beta, eta_KQ; verify.derive.asymptotics.leading_terms_general), so
     that they hold in the setting's own convention; at the reference they are :func:`terms`."""
-    return sp.lambdify(T, leading_terms_general()[q].subs(values_at(s)), "numpy")
+    return sp.lambdify(T, term_at(s, q), "numpy")
+
+
+def term_at(s, q: str) -> sp.Expr:
+    """The leading term of q (a function of T) at the setting, in its own convention: the terms with every
+    convention symbol kept (verify.derive.asymptotics.leading_terms_general) at the setting's values."""
+    return leading_terms_general()[q].subs(values_at(s))
 
 
 def onset(s) -> float:
     """The onset of the 1/T phase at the setting, D^2/(2 (D - K)^2 c) with c the derived cubic coefficient in the
     setting's convention (verify.derive.asymptotics.leading_terms_general): K D/(2 eta ||V*||^2) in the reference
     convention."""
-    c = leading_terms_general()["c"].subs(values_at(s))
+    c = term_at(s, "c")
     return float(sp.Rational(s.D**2, 2 * (s.D - s.K) ** 2) / c)
 
 
@@ -42,7 +48,7 @@ def t_exponent(q: str):
 
 def leading_constant(s, q: str) -> sp.Expr:
     """lim_T q(T) * T^{-p}: the exact constant (SymPy) at the setting, in its own convention (:func:`leading`)."""
-    return sp.simplify(leading_terms_general()[q].subs(values_at(s)) * T ** (-t_exponent(q)))
+    return sp.simplify(term_at(s, q) * T ** (-t_exponent(q)))
 
 
 def series_values(series) -> dict:

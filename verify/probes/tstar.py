@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lemmas.support.leading import onset
+
 from ..derive.asymptotics import slow_manifold
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
 from ..fits import loglog_slope
@@ -50,8 +52,8 @@ def setting_of(D: int, K: int):
 
 
 def predicted(s) -> float:
-    """The derived transient K D / (2 eta ||V*||^2)."""
-    return s.K * s.D / (2 * float(s.eta_v) * float(s.vstar_norm2()))
+    """The derived transient, K D / (2 eta ||V*||^2) in the reference convention (lemmas.support.leading.onset)."""
+    return onset(s)
 
 
 def exponent_fit(D, T) -> dict:
