@@ -84,6 +84,26 @@ def test_a_keyword_the_reduced_recursion_cannot_take_is_left_and_named():
     assert notes["init_scale"] == notes["init"]          # the scale comes with the random start it scales
 
 
+def test_a_regime_every_keyword_fits_is_built_once_as_the_convention_gives_it(monkeypatch):
+    """When every keyword of the convention fits, regime_setting returns the setting it built to test them: one
+    make_setting call, equal to verify.model.convention.setting's (the convention applied, explicit keywords
+    winning)."""
+    import verify.model.convention as model_convention
+    from verify.model.convention import setting
+    from verify.probes.support import convention as mod
+    conv = Convention.from_options({"loss": "mean"})
+    calls = []
+    real = mod.make_setting
+    for where in (mod, model_convention):           # every route to make_setting a regime could take
+        monkeypatch.setattr(where, "make_setting", lambda **kw: calls.append(kw) or real(**kw))
+    with using(conv), noting() as notes:
+        got = regime_setting(reduced=True, D=4, K=2, preset="sts", eta="1/8")
+        built = len(calls)
+        want = setting(D=4, K=2, preset="sts", eta="1/8")
+    assert built == 1 and not notes
+    assert got == want and got.loss == "mean" and got.eta_v == Fraction(1, 8)
+
+
 def test_every_finding_names_the_keyword_it_could_not_take():
     """k-zero runs the reduced recursion: under --init random it keeps zero init, says so on every finding, and
     judges its findings with the zero-init hypothesis (the convention its regimes ran in)."""

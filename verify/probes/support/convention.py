@@ -46,19 +46,23 @@ class Needs:
     assume: tuple = ()
     derived: str = ""
 
-    def why_not(self, conv: Convention, kwargs: dict) -> str | None:
-        """Why ``kwargs`` under ``conv`` is not a regime the probe can run (None when it is)."""
+    def fit(self, conv: Convention, kwargs: dict) -> tuple:
+        """(the Setting of ``kwargs`` under ``conv``, None) when the probe can run it; (None, why) when not."""
         try:
             s = make_setting(**conv.apply(kwargs))
         except InvalidParameter as exc:
-            return f"the regime is invalid with it ({exc})"
+            return None, f"the regime is invalid with it ({exc})"
         ok, why = s.reducible()
         if self.reduced and not ok:
-            return f"the probe iterates the exact reduced recursion, which does not apply: {why}"
+            return None, f"the probe iterates the exact reduced recursion, which does not apply: {why}"
         ok, why = within(s, self.assume)
         if not ok:
-            return f"the probe uses {self.derived}, valid only under: {why}"
-        return None
+            return None, f"the probe uses {self.derived}, valid only under: {why}"
+        return s, None
+
+    def why_not(self, conv: Convention, kwargs: dict) -> str | None:
+        """Why ``kwargs`` under ``conv`` is not a regime the probe can run (None when it is)."""
+        return self.fit(conv, kwargs)[1]
 
 
 def regime_setting(*, needs: Needs = Needs(), reduced: bool = False, **kwargs):
@@ -68,8 +72,11 @@ def regime_setting(*, needs: Needs = Needs(), reduced: bool = False, **kwargs):
     the regime cannot take is left at the reference and noted (:func:`noting`)."""
     conv = active()
     needs = Needs(True, needs.assume, needs.derived) if reduced else needs
-    if conv.is_reference or needs.why_not(conv, kwargs) is None:
+    if conv.is_reference:
         return setting(**kwargs)
+    whole, why = needs.fit(conv, kwargs)            # every keyword fits: that setting, built once
+    if why is None:
+        return whole
     kept: dict = {}
     notes = _NOTES.get()
     for group in _groups(conv, kwargs):                  # add the keywords group by group; keep those that fit
