@@ -110,6 +110,11 @@ def sigint_ignored():
         signal.signal(signal.SIGINT, old if old is not None else signal.default_int_handler)
 
 
+def quiet_distributed_logs() -> None:
+    """Raise Dask's loggers to CRITICAL in this process (run on the workers too when a run is interrupted)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
 class Executor:
     """One Dask client for one run (a context manager).
 
@@ -152,7 +157,7 @@ class Executor:
         with sigint_ignored() if interrupted else contextlib.nullcontext():
             if interrupted:
                 # the shutdown of an interrupted run logs cancelled tasks and closed comms: not news to the user
-                logging.getLogger("distributed").setLevel(logging.CRITICAL)
+                quiet_distributed_logs()
             self._close(interrupted)
 
     def _close(self, interrupted: bool) -> None:
@@ -160,6 +165,12 @@ class Executor:
             if self.pending:
                 with contextlib.suppress(Exception):
                     self.client.cancel(list(self.pending), force=True)
+            if interrupted:
+                # the workers' own loggers too: a heartbeat that meets the closing scheduler logs an ERROR with a
+                # traceback from the worker process (seen under load), which is shutdown noise, not news
+                for nanny in (False, True):
+                    with contextlib.suppress(Exception):
+                        self.client.run(quiet_distributed_logs, nanny=nanny)
             if interrupted and self.on_interrupt is not None:
                 with contextlib.suppress(Exception):
                     self.client.run(self.on_interrupt)
