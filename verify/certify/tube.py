@@ -1,0 +1,271 @@
+"""The entry tube: every member of a family cell carried from zero initialisation into the region R at once.
+
+The prefix of one regime iterates the map; over a cell of regimes a time-indexed enclosure fails (members with
+different step sizes fall at different times, and the Taylor model's remainder grows every step). But in the
+plane of (alpha, delta) the members' trajectories are one curve: the increments are x A^(alpha, delta; s) and
+y D^(alpha, delta; s) (:func:`linearity_obligation`), so with kappa = y/x fixed the direction of a step does not
+depend on x, only its length does (measured: sts K = 4, eta in [1/16, 1/8], the curves of D = 64 and D = 512
+agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxes, for every member:
+
+  graph       the curve as a graph over a clock, alpha while it rises steeply from 0 (the "alpha" graph), then
+              delta (the "delta" graph); between two fences lower(cl) <= tr <= upper(cl), piecewise linear on
+              knots c_0 < ... < c_n (tr: the other coordinate)
+  invariance  for every box of the slabs [c_k, c_k+1], k < n - 1 (a quadtree of the slab in (cl, theta),
+              tr = lower + theta (upper - lower)), and every member: the clock advances by more than 0 and less
+              than the next slab, and the image lies between the fences, phi_upper = tr' - upper(cl') <= 0 and
+              phi_lower = tr' - lower(cl') >= 0. phi is enclosed in the mean-value form in (cl, theta): with the
+              per-unit-x increments i_cl, i_tr and an edge of slope b,
+                  phi = (theta - theta_edge) W(cl) + x (i_tr - b i_cl),  W = upper - lower,
+              so the identity part is exact and interval arithmetic loses only second order in the box; a step
+              that may cross into slab k + 1 is also checked against that slab's edge (slope b'):
+              phi - (b' - b) [0, x i_cl]
+  start       one exact step from (0, 0) gives (alpha_1, delta_1) = (s x/(1 + s), 0) (as balls over the cell),
+              inside the alpha graph
+  handovers   the alpha graph's last slab lies inside the delta graph; the delta graph's last slab lies in R
+              (u <= u0, |eps| <= C(u))
+  time        in slab k the clock advances by at least inc_k a step, so at most ceil(width_k / inc_k) steps are
+              spent there: T0 = 1 + the sum over both graphs bounds the step by which every member is in R, and
+              z(T0) = 1/u^2 lies in [1/u0^2, z_end + T0 2 c_hi Q_max R_max^2] (z' - z <= 2 c Q R^2 in R)
+
+Nothing here is trusted from the float construction (the reference curve, the fences' push and the knots):
+the Arb checks decide, and verify.certify.recheck repeats them from the stored knots and quadtrees.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+from ..cache import by_code_version
+from .arbfun import ball, exact, hi_frac, lo_frac
+from .obligations import Obligation
+
+CLOCKS = ("alpha", "delta")
+MAX_DEPTH = 10          # bisections of a slab's box (in the clock and in theta, together)
+KNOT_BITS = 40          # knots and fence values are dyadics with this many fractional bits
+
+
+@lru_cache(maxsize=None)
+@by_code_version("tube-linearity")
+def linearity_obligation() -> Obligation:
+    """alpha' - alpha = x A^(alpha, E; s) and delta' - delta = y D^(alpha, E; s) (SymPy, on the generated map):
+    the step's direction in the (alpha, delta) plane depends on x and y only through kappa = y/x."""
+    import sympy as sp
+
+    from .formulas import certificate_formulas
+    m = certificate_formulas()["reduced_map"]
+    a_inc, d_inc = m["alpha_increment"], m["delta_increment"]
+    names = {v.name: v for v in a_inc.free_symbols | d_inc.free_symbols}
+    xa, ya = names["x"], names["y"]
+    ahat, dhat = sp.cancel(a_inc / xa), sp.cancel(d_inc / ya)
+    ok = not ({xa, ya} & (ahat.free_symbols | dhat.free_symbols))
+    return Obligation("tube-linearity", "alpha' - alpha = x A^(alpha, E, s) and delta' - delta = y D^(alpha, E, s): "
+                      "the increments divided by x and by y have no x or y left", "sympy", ok,
+                      "SymPy cancels both quotients to expressions free of x and y" if ok else
+                      f"free symbols {sorted(map(str, ahat.free_symbols | dhat.free_symbols))}")
+
+
+@dataclass(frozen=True)
+class Graph:
+    """lower(cl) <= tr <= upper(cl) over the knots (exact dyadics), cl the clock ("alpha" or "delta")."""
+
+    clock: str
+    knots: tuple
+    lower: tuple
+    upper: tuple
+
+    def slope(self, k: int, edge: str) -> Fraction:
+        v = self.upper if edge == "upper" else self.lower
+        return (v[k + 1] - v[k]) / (self.knots[k + 1] - self.knots[k])
+
+    def as_dict(self) -> dict:
+        from ..model.numbers import frac_str
+        return {"clock": self.clock, "knots": [frac_str(c) for c in self.knots],
+                "lower": [frac_str(v) for v in self.lower], "upper": [frac_str(v) for v in self.upper]}
+
+
+@dataclass
+class GraphCheck:
+    """The result of :func:`check_graph`: a quadtree per checked slab ("1": split in four, "0": a leaf), the
+    least and largest clock advance a step on each, and the first failure."""
+
+    ok: bool
+    trees: list = field(default_factory=list)
+    inc_lo: list = field(default_factory=list)
+    inc_hi: list = field(default_factory=list)
+    failure: str = ""
+    boxes: int = 0
+
+
+def _balls(clock: str, cl, tr, S, KAP, fn, with_s: bool = False):
+    """(i_cl, i_tr, d i_cl/d cl, d i_cl/d tr, d i_tr/d cl, d i_tr/d tr[, d i_cl/ds, d i_tr/ds]): the per-unit-x
+    increments at x = 1, y = kappa, from the generated map and its Jacobians."""
+    one = exact(1)
+    al, de = (cl, tr) if clock == "alpha" else (tr, cl)
+    E = de.exp()
+    a, d = fn.step(al, E, S, one, KAP)
+    j = fn.jac(al, E, S, one, KAP)            # (da/dalpha, da/ddelta, dd/dalpha, dd/ddelta)
+    js = fn.jac_p(al, E, S, one, KAP) if with_s else None      # (da/ds, da/dx, da/dy, dd/ds, dd/dx, dd/dy)
+    if clock == "alpha":
+        out = (a, d, j[0], j[1], j[2], j[3])
+        return out + ((js[0], js[3]) if with_s else ())
+    out = (d, a, j[3], j[2], j[1], j[0])
+    return out + ((js[3], js[0]) if with_s else ())
+
+
+def box_phi(g: Graph, k: int, c_lo, c_hi, t_lo, t_hi, S, X, KAP, fn, s_mid=None) -> tuple:
+    """(phi_lower, phi_upper, x i_cl) over the box [c_lo, c_hi] x [t_lo, t_hi] of slab k (module docstring), for
+    every s in S: the mean-value form in (cl, theta) and, when S is an interval (a range of lengths D), in s about
+    ``s_mid`` as well (the dependence on s of i_tr and i_cl largely cancels in i_tr - b i_cl)."""
+    ck = exact(g.knots[k])
+    bL, bU = g.slope(k, "lower"), g.slope(k, "upper")
+    gW = bU - bL
+    Lk, Wk = exact(g.lower[k]), exact(g.upper[k] - g.lower[k])
+    C, Th = ball(c_lo, c_hi), ball(t_lo, t_hi)
+    cm, tm = exact((c_lo + c_hi) / 2), exact((t_lo + t_hi) / 2)
+    B_L, B_U, B_g = exact(bL), exact(bU), exact(gW)
+    W, Wm = Wk + B_g * (C - ck), Wk + B_g * (cm - ck)
+    ranged = s_mid is not None
+    Sm = exact(s_mid) if ranged else S
+    box = _balls(g.clock, C, Lk + B_L * (C - ck) + Th * W, S, KAP, fn, with_s=ranged)
+    icl, itr, icl_c, icl_t, itr_c, itr_t = box[:6]
+    iclm, itrm = _balls(g.clock, cm, Lk + B_L * (cm - ck) + tm * Wm, Sm, KAP, fn)[:2]
+    out = []
+    for theta_e, b in ((0, B_L), (1, B_U)):
+        psi_t, psi_c = itr_t - b * icl_t, itr_c - b * icl_c
+        centre = (tm - theta_e) * Wm + X * (itrm - b * iclm)
+        if ranged:
+            centre = centre + X * (box[7] - b * box[6]) * (S - Sm)
+        d_theta = W * (1 + X * psi_t)
+        d_cl = (Th - theta_e) * B_g + X * (psi_c + psi_t * (B_L + Th * B_g))
+        out.append(centre + d_theta * (Th - tm) + d_cl * (C - cm))
+    return out[0], out[1], X * icl
+
+
+def check_graph(g: Graph, S, X, KAP, *, s_mid=None, max_depth: int = MAX_DEPTH,
+                trees: list | None = None) -> GraphCheck:
+    """Every box of every slab but the last maps into the tube (module docstring), bisected up to ``max_depth``
+    (or, with ``trees``, exactly the stated quadtrees); ``s_mid``: the centre of S when it is an interval. Call
+    inside an Arb precision."""
+    from .prefix import prefix_functions
+    fn = prefix_functions()
+    res = GraphCheck(True)
+    n = len(g.knots) - 1
+    for k in range(n - 1):
+        width_next = g.knots[k + 2] - g.knots[k + 1]
+        bends = {e: g.slope(k + 1, e) - g.slope(k, e) for e in ("lower", "upper")}
+        lo_k, hi_k = [None], [None]
+
+        def passes(c_lo, c_hi, t_lo, t_hi) -> str:
+            pL, pU, inc = box_phi(g, k, c_lo, c_hi, t_lo, t_hi, S, X, KAP, fn, s_mid)
+            if not (pL.is_finite() and pU.is_finite() and inc.is_finite()):
+                return "an unbounded enclosure"
+            i_lo, i_hi = lo_frac(inc), hi_frac(inc)
+            if not 0 < i_lo:
+                return f"the clock may not advance (x i_cl >= {float(i_lo):.3g})"
+            if not i_hi < width_next:
+                return f"a step may pass the next slab (x i_cl <= {float(i_hi):.3g} >= {float(width_next):.3g})"
+            crossing = c_hi + i_hi > g.knots[k + 1]
+            span = ball(Fraction(0), i_hi)
+            for name, phi, sign in (("lower", pL, 1), ("upper", pU, -1)):
+                cases = [phi] + ([phi - exact(bends[name]) * span] if crossing else [])
+                for v in cases:
+                    if (sign > 0 and not lo_frac(v) >= 0) or (sign < 0 and not hi_frac(v) <= 0):
+                        return f"the image may leave the {name} fence (phi in [{float(lo_frac(v)):.3g}, " \
+                               f"{float(hi_frac(v)):.3g}])"
+            lo_k[0] = i_lo if lo_k[0] is None else min(lo_k[0], i_lo)
+            hi_k[0] = i_hi if hi_k[0] is None else max(hi_k[0], i_hi)
+            return ""
+
+        tree = _walk(passes, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), max_depth,
+                     None if trees is None else trees[k])
+        if isinstance(tree, tuple):
+            res.ok, res.failure = False, f"{g.clock} graph, slab {k} of {n} (clock in [{float(g.knots[k]):.6g}, " \
+                                         f"{float(g.knots[k + 1]):.6g}]): {tree[1]}"
+            return res
+        res.trees.append(tree)
+        res.inc_lo.append(lo_k[0])
+        res.inc_hi.append(hi_k[0])
+        res.boxes += tree.count("0")
+    return res
+
+
+def _walk(passes, box: tuple, max_depth: int, tree: str | None):
+    """The quadtree of ``box`` whose leaves pass (a string; depth-first, "1" = split in four in (cl, theta)),
+    or (False, why) for the first leaf that fails at ``max_depth``; with ``tree`` given, exactly its leaves."""
+    out: list = []
+    pos = [0]
+
+    def rec(b, depth):
+        if tree is not None:
+            if pos[0] >= len(tree):
+                return "the stated quadtree ends early"
+            bit = tree[pos[0]]
+            pos[0] += 1
+            if bit == "0":
+                why = passes(*b)
+                out.append("0")
+                return why
+            if bit != "1" or depth >= max_depth:
+                return "the stated quadtree is malformed or too deep"
+        else:
+            why = passes(*b)
+            if not why:
+                out.append("0")
+                return ""
+            if depth >= max_depth:
+                return why
+        out.append("1")
+        c_lo, c_hi, t_lo, t_hi = b
+        cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
+        for q in ((c_lo, cm, t_lo, tm), (c_lo, cm, tm, t_hi), (cm, c_hi, t_lo, tm), (cm, c_hi, tm, t_hi)):
+            why = rec(q, depth + 1)
+            if why:
+                return why
+        return ""
+
+    why = rec(box, 0)
+    if not why and tree is not None and pos[0] != len(tree):
+        why = "the stated quadtree has leaves left over"
+    return (False, why) if why else "".join(out)
+
+
+def fence_value(g: Graph, edge: str, cl: Fraction) -> tuple:
+    """(k, value) of the fence ``edge`` at the clock ``cl`` (exact; k its slab)."""
+    import bisect
+    k = min(max(bisect.bisect_right(g.knots, cl) - 1, 0), len(g.knots) - 2)
+    v = g.upper if edge == "upper" else g.lower
+    return k, v[k] + g.slope(k, edge) * (cl - g.knots[k])
+
+
+def inside(g: Graph, cl_lo: Fraction, cl_hi: Fraction, tr_lo: Fraction, tr_hi: Fraction, *, last: int) -> bool:
+    """Every point of [cl_lo, cl_hi] x [tr_lo, tr_hi] lies in the tube's slabs 0..last - 1 (the fences are linear
+    on each slab, so their extremes over a clock range are at its ends and at the knots inside it)."""
+    if not (g.knots[0] <= cl_lo and cl_hi <= g.knots[last]):
+        return False
+    pts = [cl_lo, cl_hi] + [c for c in g.knots[1:last] if cl_lo < c < cl_hi]
+    return all(fence_value(g, "lower", c)[1] <= tr_lo and tr_hi <= fence_value(g, "upper", c)[1] for c in pts)
+
+
+def slab_boxes(g: Graph, k: int, depth: int) -> list:
+    """The slab's (cl, theta) grid of 2^depth x 2^depth boxes, as (c_lo, c_hi, t_lo, t_hi)."""
+    n = 2 ** depth
+    c0, c1 = g.knots[k], g.knots[k + 1]
+    return [(c0 + (c1 - c0) * i / n, c0 + (c1 - c0) * (i + 1) / n, Fraction(j, n), Fraction(j + 1, n))
+            for i in range(n) for j in range(n)]
+
+
+def box_state(g: Graph, k: int, box: tuple) -> tuple:
+    """(cl ball, tr ball) of a (cl, theta) box of slab k, exact rationals rounded outward (call inside a
+    precision)."""
+    c_lo, c_hi, t_lo, t_hi = box
+    C, Th = ball(c_lo, c_hi), ball(t_lo, t_hi)
+    ck = exact(g.knots[k])
+    L = exact(g.lower[k]) + exact(g.slope(k, "lower")) * (C - ck)
+    U = exact(g.upper[k]) + exact(g.slope(k, "upper")) * (C - ck)
+    return C, L + Th * (U - L)
+
+
+__all__ = ["CLOCKS", "Graph", "GraphCheck", "box_phi", "box_state", "check_graph", "fence_value", "inside",
+           "linearity_obligation", "slab_boxes"]
