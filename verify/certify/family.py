@@ -44,7 +44,7 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
 SEED_LENGTHS = 2        # lengths D certified side by side, each seeded with the partition closed at the length before
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
-              "max_prefix": 400_000, "check_every": 64}
+              "max_prefix": 400_000, "check_every": 64, "entry": "auto"}
 
 
 def parse_range(name: str, text) -> tuple:
@@ -253,10 +253,45 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     return u0, m, rc
 
 
+def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
+    """The exact range of kappa = y/x over the cell (a monomial in the parameters: extremes at the corners)."""
+    from .coordinates import param_values
+    ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
+    return min(ks), max(ks)
+
+
+def _entry(spec: FamilySpec, cell: Cell, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """How every member of the cell enters R: the tube (verify.certify.entry) when it closes, else (knob
+    "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and the prefix's end
+    ball), or its "failed_obligation"."""
+    from .arbfun import widened
+    from .certificate import run_prefix
+    from .coordinates import c_exact
+    from .entry import entry
+    from .obligations import Obligation
+    why = ""
+    if knobs.get("entry", "auto") in ("auto", "tube"):
+        kappa = tuple(widened(*kappa_box(spec, cell)))
+        Q_max = max(r.Q[1] for r in rc.results)
+        ent = entry(P, kappa, u0, rc.profile, Q_max, c_exact((P[0][1], P[1][1], P[2][1])), knobs["bits"])
+        if ent.ok:
+            return {"T0": ent.T0, "z_at_T0": [frac_str(ent.z0[0]), frac_str(ent.z0[1])],
+                    "entry": ent.as_dict(kappa), "entry_boxes": ent.boxes}
+        why = ent.failure
+        if knobs.get("entry") == "tube":
+            return {"failed_obligation": Obligation("family-entry", "every member enters R through the tube",
+                                                    "arb", False, why).as_dict()}
+    T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
+                                    check_every=knobs["check_every"], snapshots=False)
+    if not ob.ok:
+        return {"failed_obligation": ob.as_dict() | ({"tube": why[:400]} if why else {})}
+    return {"T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])], "entry": {"kind": "taylor"},
+            "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}}
+
+
 def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     """One cell: its invariant box, region, Taylor-model prefix and slab hulls (module docstring); a JSON-ready
     dict with "status" "certified" or "failed" (and the failed obligation). A Dask task: pure, small in and out."""
-    from .certificate import run_prefix
     from .arbfun import widened
     t = time.perf_counter()
     # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
@@ -266,10 +301,9 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
-    T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
-                                    check_every=knobs["check_every"], snapshots=False)
-    if not ob.ok:
-        return out | {"status": "failed", "failed_obligation": ob.as_dict(), "seconds": time.perf_counter() - t}
+    entered = _entry(spec, cell, P, u0, rc, knobs)
+    if "failed_obligation" in entered:
+        return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     from .bounds import normalised_limits
     region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
               "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
@@ -278,9 +312,7 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     stored = encode_slabs(_slabs(rc, knobs))
     deep = slab_hull(decode_slabs(stored, region))(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
     limits = normalised_limits(_Last(deep), Fraction(1))
-    return out | {"status": "certified", "T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])],
-                  "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}, "region": region,
-                  "slabs": stored,
+    return out | entered | {"status": "certified", "region": region, "slabs": stored,
                   "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()},
                   "seconds": time.perf_counter() - t}
 

@@ -38,7 +38,9 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..cache import by_code_version
-from .arbfun import ball, exact, hi_frac, lo_frac
+from flint import arb
+
+from .arbfun import ball, exact, to_fraction
 from .obligations import Obligation
 
 CLOCKS = ("alpha", "delta")
@@ -88,12 +90,11 @@ class Graph:
 @dataclass
 class GraphCheck:
     """The result of :func:`check_graph`: a quadtree per checked slab ("1": split in four, "0": a leaf), the
-    least and largest clock advance a step on each, and the first failure."""
+    least clock advance a step on each (an exact lower bound), and the first failure."""
 
     ok: bool
     trees: list = field(default_factory=list)
     inc_lo: list = field(default_factory=list)
-    inc_hi: list = field(default_factory=list)
     failure: str = ""
     boxes: int = 0
 
@@ -114,33 +115,74 @@ def _balls(clock: str, cl, tr, S, KAP, fn, with_s: bool = False):
     return out + ((js[3], js[0]) if with_s else ())
 
 
-def box_phi(g: Graph, k: int, c_lo, c_hi, t_lo, t_hi, S, X, KAP, fn, s_mid=None) -> tuple:
-    """(phi_lower, phi_upper, x i_cl) over the box [c_lo, c_hi] x [t_lo, t_hi] of slab k (module docstring), for
-    every s in S: the mean-value form in (cl, theta) and, when S is an interval (a range of lengths D), in s about
-    ``s_mid`` as well (the dependence on s of i_tr and i_cl largely cancels in i_tr - b i_cl)."""
-    ck = exact(g.knots[k])
-    bL, bU = g.slope(k, "lower"), g.slope(k, "upper")
-    gW = bU - bL
-    Lk, Wk = exact(g.lower[k]), exact(g.upper[k] - g.lower[k])
-    C, Th = ball(c_lo, c_hi), ball(t_lo, t_hi)
-    cm, tm = exact((c_lo + c_hi) / 2), exact((t_lo + t_hi) / 2)
-    B_L, B_U, B_g = exact(bL), exact(bU), exact(gW)
-    W, Wm = Wk + B_g * (C - ck), Wk + B_g * (cm - ck)
-    ranged = s_mid is not None
-    Sm = exact(s_mid) if ranged else S
-    box = _balls(g.clock, C, Lk + B_L * (C - ck) + Th * W, S, KAP, fn, with_s=ranged)
-    icl, itr, icl_c, icl_t, itr_c, itr_t = box[:6]
-    iclm, itrm = _balls(g.clock, cm, Lk + B_L * (cm - ck) + tm * Wm, Sm, KAP, fn)[:2]
+@dataclass(frozen=True)
+class Slab:
+    """Slab k of a graph as exact Arb balls: its first knot, fence values and slopes, the width's slope, the next
+    slab's width and the fences' bends at its end (computed once per slab)."""
+
+    k: int
+    ck: object
+    Lk: object
+    Wk: object
+    bL: object
+    bU: object
+    gW: object
+    top: object            # c_{k+1}
+    width_next: object     # c_{k+2} - c_{k+1}
+    bends: tuple           # (lower, upper) slope on slab k + 1 minus slope on slab k
+
+    @classmethod
+    def of(cls, g: "Graph", k: int) -> "Slab":
+        bL, bU = g.slope(k, "lower"), g.slope(k, "upper")
+        nxt = k + 2 < len(g.knots)
+        return cls(k, exact(g.knots[k]), exact(g.lower[k]), exact(g.upper[k] - g.lower[k]), exact(bL), exact(bU),
+                   exact(bU - bL), exact(g.knots[k + 1]), exact(g.knots[k + 2] - g.knots[k + 1]) if nxt else None,
+                   (exact(g.slope(k + 1, "lower") - bL), exact(g.slope(k + 1, "upper") - bU)) if nxt else None)
+
+
+def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
+    """(phi_lower, phi_upper, x i_cl) over the box (c_lo, c_hi, t_lo, t_hi) (exact Arb points) of the slab ``sl``
+    (module docstring), for every s in S: the mean-value form in (cl, theta) and, when S is an interval (a range
+    of lengths D), in s about its centre ``Sm`` as well (the dependence on s of i_tr and i_cl largely cancels in
+    i_tr - b i_cl)."""
+    c_lo, c_hi, t_lo, t_hi = box
+    C, Th = c_lo.union(c_hi), t_lo.union(t_hi)
+    cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
+    W, Wm = sl.Wk + sl.gW * (C - sl.ck), sl.Wk + sl.gW * (cm - sl.ck)
+    ranged = Sm is not None
+    bx = _balls(g.clock, C, sl.Lk + sl.bL * (C - sl.ck) + Th * W, S, KAP, fn, with_s=ranged)
+    icl, itr, icl_c, icl_t, itr_c, itr_t = bx[:6]
+    iclm, itrm = _balls(g.clock, cm, sl.Lk + sl.bL * (cm - sl.ck) + tm * Wm, Sm if ranged else S, KAP, fn)[:2]
     out = []
-    for theta_e, b in ((0, B_L), (1, B_U)):
+    for theta_e, b in ((0, sl.bL), (1, sl.bU)):
         psi_t, psi_c = itr_t - b * icl_t, itr_c - b * icl_c
         centre = (tm - theta_e) * Wm + X * (itrm - b * iclm)
         if ranged:
-            centre = centre + X * (box[7] - b * box[6]) * (S - Sm)
+            centre = centre + X * (bx[7] - b * bx[6]) * (S - Sm)
         d_theta = W * (1 + X * psi_t)
-        d_cl = (Th - theta_e) * B_g + X * (psi_c + psi_t * (B_L + Th * B_g))
+        d_cl = (Th - theta_e) * sl.gW + X * (psi_c + psi_t * (sl.bL + Th * sl.gW))
         out.append(centre + d_theta * (Th - tm) + d_cl * (C - cm))
     return out[0], out[1], X * icl
+
+
+def leaf_failure(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
+    """("", the step's least clock advance) when every member's image of the box lies in the tube (module
+    docstring), else (why, None)."""
+    pL, pU, inc = box_phi(g, sl, box, S, X, KAP, fn, Sm)
+    if not (pL.is_finite() and pU.is_finite() and inc.is_finite()):
+        return "an unbounded enclosure", None
+    if not inc > 0:
+        return f"the clock may not advance (x i_cl = {inc.str(5, radius=False)})", None
+    if not inc < sl.width_next:
+        return f"a step may pass the next slab (x i_cl = {inc.str(5, radius=False)})", None
+    crossing = not (box[1] + inc.upper() <= sl.top)
+    span = arb(0).union(inc.upper())
+    for (name, phi, sign), bend in zip((("lower", pL, 1), ("upper", pU, -1)), sl.bends):
+        for v in [phi] + ([phi - bend * span] if crossing else []):
+            if not (v >= 0 if sign > 0 else v <= 0):
+                return f"the image may leave the {name} fence (phi in [{float(v.lower()):.3g}, " \
+                       f"{float(v.upper()):.3g}])", None
+    return "", inc.lower()
 
 
 def check_graph(g: Graph, S, X, KAP, *, s_mid=None, max_depth: int = MAX_DEPTH,
@@ -150,43 +192,27 @@ def check_graph(g: Graph, S, X, KAP, *, s_mid=None, max_depth: int = MAX_DEPTH,
     inside an Arb precision."""
     from .prefix import prefix_functions
     fn = prefix_functions()
+    Sm = exact(s_mid) if s_mid is not None else None
     res = GraphCheck(True)
     n = len(g.knots) - 1
     for k in range(n - 1):
-        width_next = g.knots[k + 2] - g.knots[k + 1]
-        bends = {e: g.slope(k + 1, e) - g.slope(k, e) for e in ("lower", "upper")}
-        lo_k, hi_k = [None], [None]
+        sl = Slab.of(g, k)
+        least = [None]
 
-        def passes(c_lo, c_hi, t_lo, t_hi) -> str:
-            pL, pU, inc = box_phi(g, k, c_lo, c_hi, t_lo, t_hi, S, X, KAP, fn, s_mid)
-            if not (pL.is_finite() and pU.is_finite() and inc.is_finite()):
-                return "an unbounded enclosure"
-            i_lo, i_hi = lo_frac(inc), hi_frac(inc)
-            if not 0 < i_lo:
-                return f"the clock may not advance (x i_cl >= {float(i_lo):.3g})"
-            if not i_hi < width_next:
-                return f"a step may pass the next slab (x i_cl <= {float(i_hi):.3g} >= {float(width_next):.3g})"
-            crossing = c_hi + i_hi > g.knots[k + 1]
-            span = ball(Fraction(0), i_hi)
-            for name, phi, sign in (("lower", pL, 1), ("upper", pU, -1)):
-                cases = [phi] + ([phi - exact(bends[name]) * span] if crossing else [])
-                for v in cases:
-                    if (sign > 0 and not lo_frac(v) >= 0) or (sign < 0 and not hi_frac(v) <= 0):
-                        return f"the image may leave the {name} fence (phi in [{float(lo_frac(v)):.3g}, " \
-                               f"{float(hi_frac(v)):.3g}])"
-            lo_k[0] = i_lo if lo_k[0] is None else min(lo_k[0], i_lo)
-            hi_k[0] = i_hi if hi_k[0] is None else max(hi_k[0], i_hi)
-            return ""
+        def passes(*box) -> str:
+            why, lo = leaf_failure(g, sl, box, S, X, KAP, fn, Sm)
+            if not why:
+                least[0] = lo if least[0] is None else min(least[0], lo)
+            return why
 
-        tree = _walk(passes, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), max_depth,
-                     None if trees is None else trees[k])
+        root = (exact(g.knots[k]), sl.top, exact(0), exact(1))
+        tree = _walk(passes, root, max_depth, None if trees is None else trees[k])
         if isinstance(tree, tuple):
             res.ok, res.failure = False, f"{g.clock} graph, slab {k} of {n} (clock in [{float(g.knots[k]):.6g}, " \
                                          f"{float(g.knots[k + 1]):.6g}]): {tree[1]}"
             return res
         res.trees.append(tree)
-        res.inc_lo.append(lo_k[0])
-        res.inc_hi.append(hi_k[0])
+        res.inc_lo.append(to_fraction(least[0]))
         res.boxes += tree.count("0")
     return res
 
@@ -218,7 +244,7 @@ def _walk(passes, box: tuple, max_depth: int, tree: str | None):
                 return why
         out.append("1")
         c_lo, c_hi, t_lo, t_hi = b
-        cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
+        cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2      # exact: dyadic endpoints, far inside the precision
         for q in ((c_lo, cm, t_lo, tm), (c_lo, cm, tm, t_hi), (cm, c_hi, t_lo, tm), (cm, c_hi, tm, t_hi)):
             why = rec(q, depth + 1)
             if why:
@@ -267,5 +293,5 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     return C, L + Th * (U - L)
 
 
-__all__ = ["CLOCKS", "Graph", "GraphCheck", "box_phi", "box_state", "check_graph", "fence_value", "inside",
+__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
            "linearity_obligation", "slab_boxes"]
