@@ -175,7 +175,8 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     if sw is None or sw < 10:
         raise ValueError("the reference never turns from rising alpha to rising delta")
     alpha_pts = [(a, d) for a, d in ref[1:int(sw * 1.2)]]
-    svals = sorted({float(s_lo), sc, float(s_hi)})
+    ds = float(s_hi - s_lo) / 4            # fences from members a little outside the range: margin for its MV form
+    svals = sorted({float(s_lo) - ds, sc, float(s_hi) + ds})
     ga = build_graph(alpha_pts, "alpha", w0a, taua, (svals, xc, kc), first=first)
     # the delta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
     # (upper - lower) times the curve's slope d alpha/d delta there

@@ -99,20 +99,33 @@ class GraphCheck:
     boxes: int = 0
 
 
-def _balls(clock: str, cl, tr, S, KAP, fn, with_s: bool = False):
-    """(i_cl, i_tr, d i_cl/d cl, d i_cl/d tr, d i_tr/d cl, d i_tr/d tr[, d i_cl/ds, d i_tr/ds]): the per-unit-x
-    increments at x = 1, y = kappa, from the generated map and its Jacobians."""
+@lru_cache(maxsize=None)
+def tube_functions() -> tuple:
+    """Generated Arb code of (the increments, their (alpha, delta)-Jacobian[, their s-derivatives]) in one
+    function each, so that shared subexpressions are computed once (verify.certify.formulas.compile_formulas)."""
+    from .coordinates import PARAM_NAMES
+    from .formulas import compile_formulas, file_map
+    fm = file_map()
+    m, j = fm["reduced_map"], fm["jacobian"]
+    args = ("alpha", "E") + tuple(PARAM_NAMES)
+    base = [m["alpha_increment"], m["delta_increment"], j["da_alpha"], j["da_delta"], j["dd_alpha"], j["dd_delta"]]
+    return (compile_formulas(base, args), compile_formulas(base + [j["da_s"], j["dd_s"]], args),
+            compile_formulas(base[:2], args))
+
+
+def _balls(clock: str, cl, tr, S, KAP, fn=None, with_s: bool = False, jac: bool = True):
+    """(i_cl, i_tr[, d i_cl/d cl, d i_cl/d tr, d i_tr/d cl, d i_tr/d tr[, d i_cl/ds, d i_tr/ds]]): the
+    per-unit-x increments at x = 1, y = kappa, from the generated map and its Jacobians (w.r.t. alpha, delta)."""
+    full, with_ds, step = tube_functions()
     one = exact(1)
     al, de = (cl, tr) if clock == "alpha" else (tr, cl)
-    E = de.exp()
-    a, d = fn.step(al, E, S, one, KAP)
-    j = fn.jac(al, E, S, one, KAP)            # (da/dalpha, da/ddelta, dd/dalpha, dd/ddelta)
-    js = fn.jac_p(al, E, S, one, KAP) if with_s else None      # (da/ds, da/dx, da/dy, dd/ds, dd/dx, dd/dy)
+    v = (with_ds if with_s else full if jac else step)(al, de.exp(), S, one, KAP)
+    a, d = v[0], v[1]
     if clock == "alpha":
-        out = (a, d, j[0], j[1], j[2], j[3])
-        return out + ((js[0], js[3]) if with_s else ())
-    out = (d, a, j[3], j[2], j[1], j[0])
-    return out + ((js[3], js[0]) if with_s else ())
+        out = (a, d) + ((v[2], v[3], v[4], v[5]) if jac or with_s else ())
+        return out + ((v[6], v[7]) if with_s else ())
+    out = (d, a) + ((v[5], v[4], v[3], v[2]) if jac or with_s else ())
+    return out + ((v[7], v[6]) if with_s else ())
 
 
 @dataclass(frozen=True)
@@ -152,7 +165,7 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
     ranged = Sm is not None
     bx = _balls(g.clock, C, sl.Lk + sl.bL * (C - sl.ck) + Th * W, S, KAP, fn, with_s=ranged)
     icl, itr, icl_c, icl_t, itr_c, itr_t = bx[:6]
-    iclm, itrm = _balls(g.clock, cm, sl.Lk + sl.bL * (cm - sl.ck) + tm * Wm, Sm if ranged else S, KAP, fn)[:2]
+    iclm, itrm = _balls(g.clock, cm, sl.Lk + sl.bL * (cm - sl.ck) + tm * Wm, Sm if ranged else S, KAP, jac=False)
     out = []
     for theta_e, b in ((0, sl.bL), (1, sl.bU)):
         psi_t, psi_c = itr_t - b * icl_t, itr_c - b * icl_c
