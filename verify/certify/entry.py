@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .arbfun import ball, dyadic_up, exact, hi_frac, lo_frac
+from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
 from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
 
 # (w0 of the alpha graph, its push tau, w0 of the delta graph, its push tau, w_min at the switch): tried in order
@@ -230,7 +230,9 @@ def in_delta_graph(gd: Graph):
     return target
 
 
-def in_region(S, u0: Fraction, profile):
+def in_region(S, u0: Fraction, profile, u_most: list):
+    """The handover into R; ``u_most[0]`` collects the largest u over the boxes checked (z >= 1/u_most^2 once a
+    member has reached the slab: z only grows in R)."""
     from .prefix import prefix_functions
     fn = prefix_functions()
 
@@ -242,6 +244,7 @@ def in_region(S, u0: Fraction, profile):
             return "an unbounded enclosure of (u, eps)"
         u_lo, u_hi = lo_frac(U), hi_frac(U)
         C = profile.least(u_lo, u_hi)
+        u_most[0] = max(u_most[0], u_hi)
         if not (u_hi <= u0 and -C <= lo_frac(eps) and hi_frac(eps) <= C):
             return f"the delta graph's last slab is not inside R (u in [{float(u_lo):.4g}, {float(u_hi):.4g}], " \
                    f"eps in [{float(lo_frac(eps)):.3g}, {float(hi_frac(eps)):.3g}], C = {float(C):.3g})"
@@ -258,16 +261,16 @@ def time_bound(checks: tuple, graphs: tuple) -> int:
     return T
 
 
-def z_at_T0(gd: Graph, S, T0: int, c_hi: Fraction, u0: Fraction, Q_max: Fraction) -> tuple:
-    """[1/u0^2, z_end + T0 2 c_hi Q_max R_max^2]: in R at T0; before, z <= its largest value on the delta graph's
-    last slab (u there is at most u(delta_end, alpha) = 1/(e^delta s + 1)), then z' - z <= 2 c Q R^2 with
-    R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
+def z_at_T0(gd: Graph, S, T0: int, c_hi: Fraction, u0: Fraction, Q_max: Fraction, u_most: Fraction) -> tuple:
+    """[1/u_most^2, z_end + T0 2 c_hi Q_max R_max^2]: by T0 every member has reached the delta graph's last slab,
+    where u <= u_most, and z only grows in R (Q > 0); z <= its largest value on that slab when it gets there
+    (u >= 1/(e^delta_end s + 1)), then z' - z <= 2 c Q R^2 with R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
     E = exact(gd.knots[-1]).exp()
     z_end = hi_frac((E * S + 1) ** 2)
     den = 1 - c_hi * u0 ** 2 * Q_max
     if den <= 0:
         raise ValueError("c u0^2 Q_max >= 1")
-    return 1 / u0 ** 2, dyadic_up(z_end + T0 * 2 * c_hi * Q_max / den ** 2)
+    return dyadic_down(1 / u_most ** 2), dyadic_up(z_end + T0 * 2 * c_hi * Q_max / den ** 2)
 
 
 def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: Fraction, bits: int,
@@ -302,8 +305,8 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
                 chk = check_graph(g, S, X, KAP, s_mid=s_mid)
                 why = chk.failure
                 chks.append(chk)
-            depths = []
-            for g, target in ((ga, in_delta_graph(gd)), (gd, in_region(S, u0, profile))):
+            depths, u_most = [], [Fraction(0)]
+            for g, target in ((ga, in_delta_graph(gd)), (gd, in_region(S, u0, profile, u_most))):
                 if why:
                     break
                 why, d = handover(g, len(g.knots) - 2, target)
@@ -312,7 +315,7 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
                 failures.append(f"attempt {i + 1}: {why}")
                 continue
             T0 = time_bound(tuple(chks), (ga, gd))
-            z0 = z_at_T0(gd, S, T0, c_hi, u0, Q_max)
+            z0 = z_at_T0(gd, S, T0, c_hi, u0, Q_max, u_most[0])
             return Entry(True, T0, z0, (ga, gd), tuple(c.trees for c in chks), tuple(depths),
                          boxes=sum(c.boxes for c in chks),
                          seconds=time.perf_counter() - t0, attempt=i, obligations=[lin])
