@@ -368,6 +368,11 @@ class FamilyCertificate:
                 return c
         raise InvalidParameter("member", str(values), "lies in no cell of the family (an incomplete file)")
 
+    def entries(self) -> dict:
+        """{"tube": n, "taylor": m}: how many cells' members enter R through the tube, and through the prefix."""
+        tubes = sum(c.get("entry", {}).get("kind") == "tube" for c in self.cells)
+        return {"tube": tubes, "taylor": len(self.cells) - tubes}
+
     def table(self) -> dict:
         """lim q(T)/leading_q(T) over every member of the family: the hull of the cells' intervals (exact)."""
         return {q: (min(Fraction(c["normalised_limits"][q][0]) for c in self.cells),

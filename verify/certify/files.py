@@ -19,7 +19,12 @@ ranges), the table of normalised limits, a few members (their shells and bounds)
 
   box, parameters, invariants   its parameter box, the parameters' and the invariants' ranges over it
   region         u0, C_runs, shells, ratio, n_u, n_eps and the boxes as bisection trees of the grid ("splits")
-  T0, z_at_T0, prefix_end       the Taylor-model prefix's end, valid for every member
+  T0, z_at_T0    a step by which every member is in R, and the range of z = 1/u^2 there
+  entry          how the members enter R: {"kind": "tube", "kappa": [lo, hi] (y/x over the cell), "graphs":
+                 [{"clock": "alpha" | "delta", "knots", "lower", "upper" (exact rationals), "trees" (one
+                 quadtree per checked slab, as the region's splits)}], "handover_depths": [d, d]}
+                 (verify.certify.tube), or {"kind": "taylor"} with "prefix_end", the Taylor-model prefix's end
+                 ball (no "entry": taylor, as earlier files)
   slabs          the hulls of the normalised decay and of Lt, W on each u-slab of the region, as
                  {"encoding": "float64-le-zlib-base64", "count": n, "hulls": "..."}: six outward-rounded doubles
                  per slab (a, b, Lt_lo, Lt_hi, W_lo, W_hi), packed little-endian in increasing u, zlib-compressed,

@@ -161,8 +161,11 @@ def family_evidence(profile: str) -> list[dict]:
     at_max = limits_at_largest_D(fc, table)
     common = dict(replay=replay, cells=len(fc.cells), normalised_limits={q: [frac_str(lo), frac_str(hi)]
                                                                          for q, (lo, hi) in table.items()})
-    how = (f"{len(fc.cells)} cells, each closed: a Taylor-model Arb prefix over the cell, a trapping region invariant "
-           "for every member, the comparison lemma with the member's own cubic coefficient")
+    n = fc.entries()
+    entry = (f"every member's entry into the region through the entry tube ({n['tube']} cells) or a Taylor-model "
+             f"Arb prefix over the cell ({n['taylor']})")
+    how = (f"{len(fc.cells)} cells, each closed: {entry}, a trapping region invariant for every member, the "
+           "comparison lemma with the member's own cubic coefficient")
     return [record(f"family certificate: upper bounds for every member of {label}", "arb", scope,
                    f"every member (every integer D, every eta in the range) has certified upper bounds U_q(T) on L - "
                    f"L_opt, ||S - S*||_F, ||W_X - V*||_F for all T >= T0 of its cell, with (eta T)^p U_q -> at most "
