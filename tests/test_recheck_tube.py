@@ -2,7 +2,8 @@
 
 One tube cell (sts K = 4, D = 64, eta in [1/16, 1/8]) is built by the toolkit and saved as a family file; the
 re-checker (python -m verify.certify.recheck) must accept it, and reject it naming the obligation when one stated
-number is tightened: a fence value, a quadtree, T0, z(T0), kappa, the start, the last slab. Its own numbers are
+number is tightened: a fence value, a quadtree, T0, z(T0), kappa, the start, the last slab, the parameters' ties
+to the ranged names (the spec's "parameters", added here when the saved file lacks them). Its own numbers are
 compared with the construction's (the leaf count, T0 = the time bound exactly) and with hand values (y/x = 1/4 for
 every member, 1/8 and 1/2 at the corners of the parameter box that forgets eta_V = eta_KQ); its enclosure of the
 fence gaps is compared with the gaps of single members stepped by the map at a point.
@@ -139,7 +140,9 @@ def _no_ties(c, d):
     (_z_hi_down, "tube-time"), (_z_lo_up, "tube-time"), (_kappa_lo_up, "tube-kappa"),
     (_kappa_hi_down, "tube-kappa"), (_no_ties, "tube-kappa"),
     (lambda c, d: c["entry"].update(kind="spline"), "format"),
-], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "no-ties", "kind"])
+    (lambda c, d: d["spec"]["parameters"].update(eta_KQ="2*eta"), "parameters"),
+], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "no-ties", "kind",
+        "tie-outside-box"])
 def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, step):
     code, out = rechecked(tampered(saved, tmp_path, change))
     assert code == 1 and f"FAILED {step}:" in out, out

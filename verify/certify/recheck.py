@@ -15,7 +15,9 @@ regimes) and re-verifies, step by step:
   a family cell enters R either so (entry "taylor") or through a tube (entry "tube"; verify.certify.tube):
   tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
                   step is x times the increments at x = 1, y = kappa = y/x
-  tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly)
+  tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
+                  ranged names when the spec gives the parameters as formulas of them ("spec.parameters", each
+                  inside the cell's parameter box), else over the parameter box
   tube-start      the first step from (0, 0) lies in the alpha graph's slabs 0..n-2
   tube-invariance every leaf of every stated quadtree of both graphs maps into the tube (the clock advances by more
                   than 0 and less than the next slab; the image lies between the fences, mean-value form)
@@ -1111,20 +1113,39 @@ def check_linearity(F: Formulas) -> None:
                 raise CheckFailed("tube-linearity", f"reduced_map.{name} / {by} depends on {var}")
 
 
+def corner_range(v: RF, box: dict) -> tuple:
+    """(min, max) of a rational function over a box of positive values, exactly, when it is a monomial (then its
+    extremes are at the box's corners); None otherwise."""
+    if len(v.n) != 1 or len(v.m) != 1 or not all(lo > 0 for lo, _ in box.values()):
+        return None
+    ranged = [k for k, (lo, hi) in box.items() if lo < hi]
+    values = [_rf_value(v, {k: box[k][0] for k in box} | dict(zip(ranged, pick)))
+              for pick in itertools.product(*[box[k] for k in ranged])]
+    return min(values), max(values)
+
+
 def member_ratio(F: Formulas, cell: dict, formulas: dict | None) -> tuple:
     """(y/x as an exact rational function, its variables' box): in the family's ranged names over the cell's box
     when the spec gives each parameter as a formula of them (``formulas``: the parameters' ties, e.g. eta_V = eta_KQ
-    = eta), else in the parameters over the cell's parameter box (which forgets the ties, so y/x ranges wider)."""
-    if formulas:
-        box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["box"].items()}
-        alg = RFAlg(sorted(box))
-        names = {k: alg.var(k) for k in box}
-        trees = {k: parse(str(v)) for k, v in formulas.items()}
-        env = {k: evaluate(t, names, alg) for k, t in trees.items()}
-    else:
-        box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
-        alg = RFAlg(sorted(box))
-        env = {k: alg.var(k) for k in box}
+    = eta; each must range inside the cell's stated parameter box), else in the parameters over the cell's
+    parameter box (which forgets the ties, so y/x ranges wider)."""
+    where = f"cell {cell['path'] or 'root'}"
+    stated = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    if not formulas:
+        alg = RFAlg(sorted(stated))
+        env = {k: alg.var(k) for k in stated}
+        return F("invariants", "y", env, alg) / F("invariants", "x", env, alg), stated
+    box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["box"].items()}
+    if set(formulas) != set(stated):
+        raise CheckFailed("format", f"{where}: the spec's parameters must be {', '.join(sorted(stated))}")
+    alg = RFAlg(sorted(box))
+    names = {k: alg.var(k) for k in box}
+    env = {k: evaluate(parse(str(v)), names, alg) for k, v in formulas.items()}
+    for k, v in env.items():
+        got = corner_range(v, box)
+        if got is None or not (stated[k][0] <= got[0] and got[1] <= stated[k][1]):
+            raise CheckFailed("parameters", f"{where}: the spec's {k} = {formulas[k]} is not a monomial ranging "
+                              f"inside the cell's stated [{stated[k][0]}, {stated[k][1]}]")
     return F("invariants", "y", env, alg) / F("invariants", "x", env, alg), box
 
 
@@ -1134,15 +1155,13 @@ def check_kappa(F: Formulas, cell: dict, kappa: tuple, formulas: dict | None = N
     exactly."""
     where = f"cell {cell['path'] or 'root'}"
     ratio, box = member_ratio(F, cell, formulas)
-    if len(ratio.n) != 1 or len(ratio.m) != 1 or not all(lo > 0 for lo, _ in box.values()):
+    got = corner_range(ratio, box)
+    if got is None:
         raise CheckFailed("tube-kappa", f"{where}: y/x is not a monomial in positive {', '.join(sorted(box))}")
-    ranged = [k for k, (lo, hi) in box.items() if lo < hi]
-    corners = [{k: box[k][0] for k in box} | dict(zip(ranged, pick)) for pick in
-               itertools.product(*[box[k] for k in ranged])]
-    values = [_rf_value(ratio, c) for c in corners]
-    if not (kappa[0] <= min(values) and max(values) <= kappa[1]):
+    if not (kappa[0] <= got[0] and got[1] <= kappa[1]):
+        on = "the cell" if formulas else "the cell's parameter box (the spec ties no parameter to its ranged names)"
         raise CheckFailed("tube-kappa", f"{where}: kappa stated [{kappa[0]}, {kappa[1]}], but y/x ranges over "
-                          f"[{min(values)}, {max(values)}] on the cell")
+                          f"[{got[0]}, {got[1]}] on {on}")
 
 
 def check_time(F: Formulas, cell: dict, graphs: tuple, least: tuple, P: list, Q_max: Fraction,
