@@ -21,6 +21,8 @@ from .tube import Graph, box_state, check_graph, inside, linearity_obligation, s
 # (w0 of the alpha graph, its push tau, w0 of the delta graph, its push tau, w_min at the switch): tried in order
 ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), (0.0005, 0.01, 0.005, 0.03, 0.002))
 MAX_EVERY = 400         # reference steps between knots at most
+KNOT_BEND = 8           # consecutive chords of a fence differ in slope by at most tau/KNOT_BEND (its push is tau)
+MIN_STEPS = 2           # reference steps between knots at least (a step of any member stays within one slab)
 HANDOVER_DEPTH = 6      # bisections of a last-slab box in the handover checks
 SWITCH = 1              # the alpha graph ends (and the delta graph begins) near where delta rises 1/SWITCH as fast as alpha
 
@@ -109,15 +111,15 @@ def _knots(cl: list, fences: tuple, tol: float, max_every: int) -> list:
     idx, i, n, prev = [0], 0, len(cl), None
     while i < n - 1:
         j = min(i + max_every, n - 1)
-        if n - 1 - j < 3:
+        if n - 1 - j < MIN_STEPS:
             j = n - 1
-        while j > i + 3:
+        while j > i + MIN_STEPS:
             sl = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
             mid = (i + j) // 2
             dev = max(abs(f[mid] - (f[i] + q * (cl[mid] - cl[i]))) for f, q in zip(fences, sl))
             if (prev is None or max(abs(a - b) for a, b in zip(sl, prev)) <= tol) and dev <= tol * (cl[j] - cl[i]) / 8:
                 break
-            j = i + max(3, (j - i) // 2)
+            j = i + max(MIN_STEPS, (j - i) // 2)
         prev = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
         idx.append(j)
         i = j
@@ -143,7 +145,7 @@ def build_graph(pts: list, clock: str, w0: float, tau: float, centre: tuple, flo
         U = [max(u, r + floor(t)) for t, (u, r) in enumerate(zip(U, ref))]
         L = [min(v, r - floor(t)) for t, (v, r) in enumerate(zip(L, ref))]
     knots, lower, upper = [], [], []
-    for i in _knots(grid, (U, L), tau / 4, MAX_EVERY):
+    for i in _knots(grid, (U, L), tau / KNOT_BEND, MAX_EVERY):
         c = first if i == 0 and c0 < pts[0][0] else _dy(grid[i])
         if knots and c <= knots[-1]:
             continue

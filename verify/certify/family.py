@@ -111,9 +111,53 @@ class FamilySpec:
             raise InvalidParameter("member", sorted(extra)[0], f"{sorted(extra)[0]} is fixed in this family (it ranges "
                                    f"over {', '.join(self.range_of)})")
 
+    def parameter_ties(self) -> dict | None:
+        """{parameter: a monomial in the ranged names, as formula text} (e.g. eta_V and eta_KQ both "eta"): how a
+        member's parameters follow from its ranged values, when every parameter is such a monomial, found from the
+        family box's corners and checked exactly at every corner and the box's centre; None otherwise. A file
+        states them so that the re-checker can take kappa = y/x over the cell's corners (verify.certify.recheck)."""
+        from ..derive.invariants import PARAMETERS, parameter_values
+        ranged = [(n, lo, hi) for n, (lo, hi) in self.ranges if lo != hi]
+        base = {n: lo for n, (lo, _) in self.ranges}
+        at = lambda v: parameter_values(self.setting(v))  # noqa: E731
+        p0 = at(base)
+        exps = {}
+        for n, lo, hi in ranged:
+            p1, r = at(base | {n: hi}), Fraction(hi) / Fraction(lo)
+            for k, (a, b) in enumerate(zip(p0, p1)):
+                e = next((e for e in range(-4, 5) if a != 0 and Fraction(b) == Fraction(a) * r**e), None)
+                if e is None:
+                    return None
+                exps[(k, n)] = e
+        const = [Fraction(a) / _prod(Fraction(base[n]) ** exps[(k, n)] for n, _, _ in ranged) if a else Fraction(0)
+                 for k, a in enumerate(p0)]
+        mid = {n: ((lo + hi) // 2 if n == "D" else (Fraction(lo) + Fraction(hi)) / 2) for n, (lo, hi) in self.ranges}
+        for v in Cell(self.ranges).corners() + [mid]:
+            got = at(v)
+            if any(Fraction(g) != c * _prod(Fraction(v[n]) ** exps[(k, n)] for n, _, _ in ranged)
+                   for k, (g, c) in enumerate(zip(got, const))):
+                return None
+        return {str(p): _monomial_text(const[k], [(n, exps[(k, n)]) for n, _, _ in ranged])
+                for k, p in enumerate(PARAMETERS)}
+
     def as_dict(self) -> dict:
         return {"options": {k: v for k, v in self.options}, "ranges": {k: [frac_str(Fraction(lo)), frac_str(
             Fraction(hi))] for k, (lo, hi) in self.ranges}}
+
+
+def _prod(xs) -> Fraction:
+    out = Fraction(1)
+    for x in xs:
+        out *= x
+    return out
+
+
+def _monomial_text(c: Fraction, powers: list) -> str:
+    """c * n1^e1 * ... as formula text ("eta", "4", "1/2*D^-1")."""
+    terms = [n if e == 1 else f"{n}^{e}" if e > 0 else f"{n}^({e})" for n, e in powers if e]
+    if c != 1 or not terms:
+        terms.insert(0, frac_str(c) if c >= 0 else f"({frac_str(c)})")
+    return "*".join(terms)
 
 
 def _range_text(name, lo, hi) -> str:
@@ -254,9 +298,25 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
 
 
 def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
-    """The exact range of kappa = y/x over the cell (a monomial in the parameters: extremes at the corners)."""
+    """The exact range of kappa = y/x over the cell, as the re-checker can verify it: at the cell's corners when
+    the spec's parameter ties hold (FamilySpec.parameter_ties: y/x is then a monomial in the ranged names), else
+    at the corners of the cell's box of parameters (y/x is a monomial in the parameters)."""
+    import itertools
+
+    from ..derive.invariants import PARAMETERS, parameter_values
     from .coordinates import param_values
-    ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
+    if spec.parameter_ties() is not None:
+        ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
+        return min(ks), max(ks)
+    vals = [parameter_values(spec.setting(c)) for c in cell.corners()]
+    box = [sorted({min(v[k] for v in vals), max(v[k] for v in vals)}) for k in range(len(PARAMETERS))]
+    names = [str(p) for p in PARAMETERS]
+    ks = []
+    for corner in itertools.product(*box):
+        v = dict(zip(names, corner))
+        # y/x = eta_KQ lambda^2 beta^2 ||V*||^2 / (eta_V N K)  (verify.derive.invariants.MONOMIALS)
+        ks.append(Fraction(v["eta_KQ"]) * Fraction(v["lambda"]) ** 2 * Fraction(v["beta"]) ** 2 * Fraction(v["V2"])
+                  / (Fraction(v["eta_V"]) * Fraction(v["N"]) * Fraction(v["K"])))
     return min(ks), max(ks)
 
 

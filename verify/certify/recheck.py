@@ -1020,7 +1020,7 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
     """Why a leaf of slab k does not map into the tube ("" if it does): the clock must advance by more than 0 and
     less than slab k + 1, and the image lie between the fences, against slab k + 1's fences as well when the step
     may cross c_(k+1) (there e(cl') = e continued from slab k + (b' - b)(cl' - c_(k+1)), and 0 <= cl' - c_(k+1)
-    <= x i_cl)."""
+    <= c_hi + x i_cl - c_(k+1), cl <= c_hi the box's top)."""
     pL, pU, inc = gaps
     if not all(v.is_finite() for v in gaps):
         return "an unbounded enclosure"
@@ -1028,11 +1028,11 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
     if not (0 < i_lo and i_hi < g.knots[k + 2] - g.knots[k + 1]):
         return f"the clock advance x i_cl in [{float(i_lo):.4g}, {float(i_hi):.4g}] is not inside (0, the width of " \
                f"slab {k + 1})"
-    crossing = box[1] + i_hi > g.knots[k + 1]
+    over = box[1] + i_hi - g.knots[k + 1]
     for name, fence, phi, sign in (("lower", g.lower, pL, 1), ("upper", g.upper, pU, -1)):
         cases = [phi]
-        if crossing:
-            cases.append(phi - ball(g.slope(k + 1, fence) - g.slope(k, fence)) * interval(0, i_hi))
+        if over > 0:
+            cases.append(phi - ball(g.slope(k + 1, fence) - g.slope(k, fence)) * interval(0, over))
         for v in cases:
             if (sign > 0 and not lower(v) >= 0) or (sign < 0 and not upper(v) <= 0):
                 return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(lower(v)):.4g}, " \

@@ -18,7 +18,7 @@ agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxe
                   phi = (theta - theta_edge) W(cl) + x (i_tr - b i_cl),  W = upper - lower,
               so the identity part is exact and interval arithmetic loses only second order in the box; a step
               that may cross into slab k + 1 is also checked against that slab's edge (slope b'):
-              phi - (b' - b) [0, x i_cl]
+              phi - (b' - b) [0, c_hi + x i_cl - c_k+1]
   start       one exact step from (0, 0) gives (alpha_1, delta_1) = (s x/(1 + s), 0) (as balls over the cell),
               inside the alpha graph
   handovers   the alpha graph's last slab lies inside the delta graph; the delta graph's last slab lies in R
@@ -188,8 +188,10 @@ def leaf_failure(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tupl
         return f"the clock may not advance (x i_cl = {inc.str(5, radius=False)})", None
     if not inc < sl.width_next:
         return f"a step may pass the next slab (x i_cl = {inc.str(5, radius=False)})", None
-    crossing = not (box[1] + inc.upper() <= sl.top)
-    span = arb(0).union(inc.upper())
+    # a step from cl <= c_hi passes c_{k+1} by at most c_hi + x i_cl - c_{k+1}: there the edge has bent by b' - b
+    over = box[1] + inc.upper() - sl.top
+    crossing = not over <= 0
+    span = arb(0).union(over.upper()) if crossing else None
     for (name, phi, sign), bend in zip((("lower", pL, 1), ("upper", pU, -1)), sl.bends):
         for v in [phi] + ([phi - bend * span] if crossing else []):
             if not (v >= 0 if sign > 0 else v <= 0):
