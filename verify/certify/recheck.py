@@ -1004,13 +1004,15 @@ def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mi
     for theta_e, b in ((0, bL), (1, bU)):
         bb = ball(b)
         psi_c, psi_t = B["tr_c"] - bb * B["cl_c"], B["tr_t"] - bb * B["cl_t"]
-        centre = ball((tm - theta_e) * Wm) + X * (M["tr"] - bb * M["cl"])
+        # phi = (theta - theta_e) W(cl) + x psi, psi = i_tr - b i_cl in the mean-value form (d tr/d theta = W,
+        # d tr/d cl = b_L + theta W'); the clock's and s's shares of psi times x as one product
+        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (ball(bL) + Th * ball(bU - bL))) * (C - ball(cm))
         if s_mid is not None:
-            centre = centre + X * (B["tr_s"] - bb * B["cl_s"]) * (S - ball(s_mid))
-        # d phi/d theta = W (1 + x d psi/d tr);  d phi/d cl = (theta - theta_e) W' + x (psi_c + psi_t d tr/d cl)
-        d_theta = W * (1 + X * psi_t)
-        d_cl = (Th - theta_e) * ball(bU - bL) + X * (psi_c + psi_t * (ball(bL) + Th * ball(bU - bL)))
-        mv = centre + d_theta * (Th - ball(tm)) + d_cl * (C - ball(cm))
+            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - ball(s_mid))
+        # theta's share keeps the identity with x's: W (1 + x psi_t), the transverse contraction
+        first = ball((tm - theta_e) * Wm) + W * (1 + X * psi_t) * (Th - ball(tm)) + (Th - theta_e) * ball(
+            bU - bL) * (C - ball(cm))
+        mv = first + X * psi
         direct = (Th - theta_e) * W + X * (B["tr"] - bb * B["cl"])
         out.append(mv.intersection(direct) if mv.is_finite() and direct.is_finite() else mv)
     return out[0], out[1], X * B["cl"]

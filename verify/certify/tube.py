@@ -168,13 +168,15 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
     iclm, itrm = _balls(g.clock, cm, sl.Lk + sl.bL * (cm - sl.ck) + tm * Wm, Sm if ranged else S, KAP, jac=False)
     out = []
     for theta_e, b in ((0, sl.bL), (1, sl.bU)):
+        # phi = (theta - theta_e) W(cl) + x psi(cl, theta, s), psi = i_tr - b i_cl in the mean-value form, the
+        # clock's and s's shares of it times x as one product (x is one number for a member)
+        # (theta's term keeps the identity and x's share together: W (1 + x psi_t) is the transverse contraction)
         psi_t, psi_c = itr_t - b * icl_t, itr_c - b * icl_c
-        centre = (tm - theta_e) * Wm + X * (itrm - b * iclm)
+        psi = (itrm - b * iclm) + (psi_c + psi_t * (sl.bL + Th * sl.gW)) * (C - cm)
         if ranged:
-            centre = centre + X * (bx[7] - b * bx[6]) * (S - Sm)
-        d_theta = W * (1 + X * psi_t)
-        d_cl = (Th - theta_e) * sl.gW + X * (psi_c + psi_t * (sl.bL + Th * sl.gW))
-        out.append(centre + d_theta * (Th - tm) + d_cl * (C - cm))
+            psi = psi + (bx[7] - b * bx[6]) * (S - Sm)
+        first = (tm - theta_e) * Wm + W * (1 + X * psi_t) * (Th - tm) + (Th - theta_e) * sl.gW * (C - cm)
+        out.append(first + X * psi)
     return out[0], out[1], X * icl
 
 
