@@ -37,7 +37,7 @@ def test_the_increments_are_linear_in_x_and_y():
 
 def test_one_cell_holds_the_whole_eta_range_through_the_tube(cell):
     assert cell["entry"]["kind"] == "tube" and cell["box"]["eta"] == ["1/16", "1/8"]
-    assert [g["clock"] for g in cell["entry"]["graphs"]] == ["alpha", "delta"]
+    assert [g["clock"] for g in cell["entry"]["graphs"]] == ["alpha", "zeta"]
     assert all(len(g["trees"]) == len(g["knots"]) - 2 for g in cell["entry"]["graphs"])
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
-from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
+from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes, state_of
 
 # (w0 of the alpha graph, its push tau, w0 of the delta graph, its push tau, w_min at the switch): tried in order
 ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), (0.0005, 0.01, 0.005, 0.03, 0.002))
@@ -77,22 +77,32 @@ def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list
         ctx.prec = old
 
 
-def _fence(start: tuple, clock: str, s, x, kap, tau: float, cl_end: float, sign: int) -> list:
-    """A float trajectory from ``start`` = (cl, tr) whose transverse step is pushed outward by tau |i_cl|."""
+def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign: int) -> list:
+    """A float fence from ``start`` = (cl, tr): each step advances the clock as the member ``ss[len(ss) // 2]`` does,
+    and the other coordinate along the steepest outward slope d tr/d cl of the members ``ss`` (a range of s) at
+    that point, plus ``sign`` tau: so every one of them crosses it inwards."""
     from flint import arb, ctx
 
     from .prefix import prefix_functions
     fn = prefix_functions()
     old, ctx.prec = ctx.prec, 53
     try:
-        S, X, Y = arb(s), arb(x), arb(kap * x)
+        S, X, Y = [arb(v) for v in ss], arb(x), arb(kap * x)
+        mid = len(ss) // 2
         cl, tr = start
         out = [(cl, tr)]
         while cl < cl_end and len(out) < 5_000_000:
-            al, de = (cl, tr) if clock == "alpha" else (tr, cl)
-            da, dd = fn.step(arb(al), arb(math.exp(de)), S, X, Y)
-            icl, itr = (float(da.mid()), float(dd.mid())) if clock == "alpha" else (float(dd.mid()), float(da.mid()))
-            cl, tr = cl + icl, tr + itr + sign * tau * abs(icl)
+            slopes, icl0 = [], None
+            for i, (Si, si) in enumerate(zip(S, ss)):
+                al, de = (cl, tr) if clock == "alpha" else (tr, cl - math.log(si) if clock == "zeta" else cl)
+                da, dd = fn.step(arb(al), arb(math.exp(de)), Si, X, Y)
+                icl, itr = (float(da.mid()), float(dd.mid())) if clock == "alpha" else (float(dd.mid()),
+                                                                                       float(da.mid()))
+                slopes.append(itr / icl)
+                if i == mid:
+                    icl0 = icl
+            slope = max(slopes) if sign > 0 else min(slopes)
+            cl, tr = cl + icl0, tr + icl0 * (slope + sign * tau)
             out.append((cl, tr))
         return out
     finally:
@@ -135,12 +145,8 @@ def build_graph(pts: list, clock: str, w0: float, tau: float, centre: tuple, flo
     c0 = float(first) if first is not None and first < pts[0][0] else pts[0][0]
     grid = ([c0] if c0 < pts[0][0] else []) + [p[0] for p in pts]
     ref = ([pts[0][1]] if c0 < pts[0][0] else []) + [p[1] for p in pts]
-    # one pair of fences per s of the range (its ends and centre), and their envelope: each is crossed inwards
-    # by its own member's flow, and the slope field moves little between them
-    U = [max(v) for v in zip(*(_interp(_fence((c0, pts[0][1] + w0), clock, s, x, kap, tau, end, +1), grid)
-                              for s in ss))]
-    L = [min(v) for v in zip(*(_interp(_fence((c0, pts[0][1] - w0), clock, s, x, kap, tau, end, -1), grid)
-                              for s in ss))]
+    U = _interp(_fence((c0, pts[0][1] + w0), clock, ss, x, kap, tau, end, +1), grid)
+    L = _interp(_fence((c0, pts[0][1] - w0), clock, ss, x, kap, tau, end, -1), grid)
     if floor is not None:
         U = [max(u, r + floor(t)) for t, (u, r) in enumerate(zip(U, ref))]
         L = [min(v, r - floor(t)) for t, (v, r) in enumerate(zip(L, ref))]
@@ -177,8 +183,7 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     if sw is None or sw < 10:
         raise ValueError("the reference never turns from rising alpha to rising delta")
     alpha_pts = [(a, d) for a, d in ref[1:int(sw * 1.2)]]
-    ds = float(s_hi - s_lo) / 4            # fences from members a little outside the range: margin for its MV form
-    svals = sorted({float(s_lo) - ds, sc, float(s_hi) + ds})
+    svals = sorted({float(s_lo), sc, float(s_hi)})     # the fences' members: the range's ends and centre
     ga = build_graph(alpha_pts, "alpha", w0a, taua, (svals, xc, kc), first=first)
     # the delta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
     # (upper - lower) times the curve's slope d alpha/d delta there
@@ -186,10 +191,11 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     last_w = float(ga.knots[n] - ga.knots[n - 1])
     spread = float(max(ga.upper[n - 1] - ga.lower[n - 1], ga.upper[n] - ga.lower[n]))
     w0d = max(w0d, 2 * (last_w + SWITCH * 2 * spread))
-    delta_pts = [(d, a) for a, d in ref[int(sw * 0.8):]]
+    # the second graph over zeta = delta + log s (u = 1/(e^zeta + 1) for every s: a range of D on one curve)
+    zeta_pts = [(d + math.log(sc), a) for a, d in ref[int(sw * 0.8):]]
     u_sw = _u_eps(sc, ref[int(sw * 0.8)][0], ref[int(sw * 0.8)][1])[0]
-    us = [_u_eps(sc, a, d)[0] for d, a in delta_pts]
-    gd = build_graph(delta_pts, "delta", w0d, taud, (svals, xc, kc),
+    us = [_u_eps(sc, a, d)[0] for a, d in ref[int(sw * 0.8):]]
+    gd = build_graph(zeta_pts, "zeta", w0d, taud, (svals, xc, kc),
                      floor=lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3))
     return ga, gd
 
@@ -225,10 +231,14 @@ def handover(g: Graph, k: int, target, depth: int = HANDOVER_DEPTH) -> tuple:
     return why, depth
 
 
-def in_delta_graph(gd: Graph):
-    def target(cl, tr) -> str:        # alpha graph: cl = alpha, tr = delta
-        ok = inside(gd, lo_frac(tr), hi_frac(tr), lo_frac(cl), hi_frac(cl), last=len(gd.knots) - 2)
-        return "" if ok else "the alpha graph's last slab is not inside the delta graph"
+def in_second_graph(gz: Graph, S):
+    """The handover from the alpha graph (cl = alpha, tr = delta) into the zeta graph (zeta = delta + log s)."""
+    logS = S.log()
+
+    def target(cl, tr) -> str:
+        zeta = tr + logS
+        ok = inside(gz, lo_frac(zeta), hi_frac(zeta), lo_frac(cl), hi_frac(cl), last=len(gz.knots) - 2)
+        return "" if ok else "the alpha graph's last slab is not inside the zeta graph"
     return target
 
 
@@ -238,8 +248,8 @@ def in_region(S, u0: Fraction, profile, u_most: list):
     from .prefix import prefix_functions
     fn = prefix_functions()
 
-    def target(cl, tr) -> str:        # delta graph: cl = delta, tr = alpha
-        E = cl.exp()
+    def target(cl, tr) -> str:        # zeta graph: cl = zeta, tr = alpha
+        E = state_of("zeta", cl, tr, S)[1]
         U = fn.u(tr, E, S, exact(0), exact(0))
         eps = fn.eps(tr, E, S, exact(0), exact(0))
         if not (U.is_finite() and eps.is_finite()):
@@ -267,8 +277,7 @@ def z_at_T0(gd: Graph, S, T0: int, c_hi: Fraction, u0: Fraction, Q_max: Fraction
     """[1/u_most^2, z_end + T0 2 c_hi Q_max R_max^2]: by T0 every member has reached the delta graph's last slab,
     where u <= u_most, and z only grows in R (Q > 0); z <= its largest value on that slab when it gets there
     (u >= 1/(e^delta_end s + 1)), then z' - z <= 2 c Q R^2 with R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
-    E = exact(gd.knots[-1]).exp()
-    z_end = hi_frac((E * S + 1) ** 2)
+    z_end = hi_frac((exact(gd.knots[-1]).exp() + 1) ** 2)      # u = 1/(e^zeta + 1) on the zeta graph
     den = 1 - c_hi * u0 ** 2 * Q_max
     if den <= 0:
         raise ValueError("c u0^2 Q_max >= 1")
@@ -308,7 +317,7 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
                 why = chk.failure
                 chks.append(chk)
             depths, u_most = [], [Fraction(0)]
-            for g, target in ((ga, in_delta_graph(gd)), (gd, in_region(S, u0, profile, u_most))):
+            for g, target in ((ga, in_second_graph(gd, S)), (gd, in_region(S, u0, profile, u_most))):
                 if why:
                     break
                 why, d = handover(g, len(g.knots) - 2, target)

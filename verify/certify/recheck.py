@@ -965,22 +965,29 @@ def tree_leaves(tree: str, root: tuple, where: str):
         raise CheckFailed("tube-invariance", f"{where}: the stated quadtree has {len(tree) - pos} symbols left over")
 
 
+def graph_E(clock: str, cl: arb, tr: arb, S: arb) -> arb:
+    """E = e^delta at a graph's point: delta = tr (alpha graph), cl (delta graph) or cl - log s (zeta graph, zeta =
+    delta + log s)."""
+    return tr.exp() if clock == "alpha" else cl.exp() / S if clock == "zeta" else cl.exp()
+
+
 def unit_increments(F: Formulas, clock: str, cl: arb, tr: arb, S: arb, KAP: arb, derivatives: bool = False,
                     with_s: bool = False) -> dict:
     """The per-unit-x increments i_cl, i_tr (the map's increments at x = 1, y = kappa) and, with ``derivatives``,
     their derivatives in the clock (_c), in the transverse coordinate (_t) and, with ``with_s``, in s (_s)."""
-    al, de = (cl, tr) if clock == "alpha" else (tr, cl)
-    env = {"alpha": al, "E": de.exp(), "s": S, "x": arb(1), "y": KAP}
+    env = {"alpha": cl if clock == "alpha" else tr, "E": graph_E(clock, cl, tr, S), "s": S, "x": arb(1), "y": KAP}
     a, d = (F("reduced_map", f"{q}_increment", env, Arb) for q in ("alpha", "delta"))
     cl_name, tr_name = ("a", "d") if clock == "alpha" else ("d", "a")
     out = {"cl": a if clock == "alpha" else d, "tr": d if clock == "alpha" else a}
     if not derivatives:
         return out
     for which, b in (("cl", cl_name), ("tr", tr_name)):
-        out[f"{which}_c"] = F("jacobian", f"d{b}_{clock}", env, Arb)
+        # d/d zeta = d/d delta (zeta = delta + log s); at fixed zeta, d/ds = d/ds at fixed delta - (1/s) d/d delta
+        out[f"{which}_c"] = F("jacobian", f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}", env, Arb)
         out[f"{which}_t"] = F("jacobian", f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}", env, Arb)
         if with_s:
-            out[f"{which}_s"] = F("jacobian", f"d{b}_s", env, Arb)
+            d_s = F("jacobian", f"d{b}_s", env, Arb)
+            out[f"{which}_s"] = d_s - F("jacobian", f"d{b}_delta", env, Arb) / S if clock == "zeta" else d_s
     return out
 
 
@@ -1086,13 +1093,15 @@ def check_handovers(F: Formulas, ga: TubeGraph, gd: TubeGraph, depths, S: arb, r
     if not (isinstance(depths, list) and len(depths) == 2 and all(type(d) is int and 0 <= d <= MAX_HANDOVER_DEPTH
                                                                    for d in depths)):
         raise CheckFailed("format", f"{ga.where}: handover_depths must be two integers in [0, {MAX_HANDOVER_DEPTH}]")
+    shift = S.log() if gd.clock == "zeta" else arb(0)            # the second graph's clock: delta (+ log s)
     for cl, tr in grid_states(ga, ga.slabs - 1, depths[0]):      # alpha graph: cl = alpha, tr = delta
-        if not gd.holds(lower(tr), upper(tr), lower(cl), upper(cl), gd.slabs - 1):
+        c2 = tr + shift
+        if not gd.holds(lower(c2), upper(c2), lower(cl), upper(cl), gd.slabs - 1):
             raise CheckFailed("tube-handover", f"{ga.where}: its last slab at alpha in {cl}, delta in {tr} is not "
-                              "inside the delta graph's slabs 0..m-2")
+                              f"inside the {gd.clock} graph's slabs 0..m-2")
     prof, zero, u_most = Profile(region), arb(0), Fraction(0)
-    for cl, tr in grid_states(gd, gd.slabs - 1, depths[1]):      # delta graph: cl = delta, tr = alpha
-        env = {"alpha": tr, "E": cl.exp(), "s": S, "x": zero, "y": zero}
+    for cl, tr in grid_states(gd, gd.slabs - 1, depths[1]):      # second graph: cl = delta or zeta, tr = alpha
+        env = {"alpha": tr, "E": graph_E(gd.clock, cl, tr, S), "s": S, "x": zero, "y": zero}
         U, eps = F("state", "u", env, Arb), F("state", "eps", env, Arb)
         ok = U.is_finite() and eps.is_finite() and 0 < lower(U) and upper(U) <= prof.u0
         C = prof.least(lower(U)) if ok else Fraction(0)
@@ -1190,7 +1199,9 @@ def check_time(F: Formulas, cell: dict, graphs: tuple, least: tuple, P: list, Q_
     den = 1 - c_hi * u0**2 * Q_max
     if not (s_lo > 0 and y_lo > 0 and den > 0):
         raise CheckFailed("tube-time", f"{where}: needs s, y > 0 and c_hi u0^2 Q_max < 1")
-    root = ball(graphs[1].knots[-1]).exp() * ball(s_hi) + 1
+    # z = (E s + 1)^2 <= its value at the last knot: E s = e^zeta on a zeta graph, e^delta s_hi on a delta graph
+    g2 = graphs[1]
+    root = ball(g2.knots[-1]).exp() * (1 if g2.clock == "zeta" else ball(s_hi)) + 1
     z_end = upper(root * root)
     z_lo, z_hi = 1 / u_most**2, z_end + T0 * 2 * c_hi * Q_max / den**2
     zs = tuple(frac(v) for v in cell["z_at_T0"])
@@ -1209,7 +1220,9 @@ def check_tube(F: Formulas, cell: dict, P: list, results: list, formulas: dict |
     if len(kappa) != 2 or len(ent["graphs"]) != 2:
         raise CheckFailed("format", f"{where}: a tube entry needs kappa [lo, hi] and two graphs (alpha, delta)")
     check_kappa(F, cell, kappa, formulas)
-    ga, gd = TubeGraph(ent["graphs"][0], "alpha", where), TubeGraph(ent["graphs"][1], "delta", where)
+    second = ent["graphs"][1].get("clock") if len(ent.get("graphs", [])) == 2 else None
+    ga, gd = TubeGraph(ent["graphs"][0], "alpha", where), TubeGraph(ent["graphs"][1], second if second in (
+        "delta", "zeta") else "zeta", where)
     S, X, Y = (interval(lo, hi) for lo, hi in P)
     s_mid = (P[0][0] + P[0][1]) / 2 if P[0][0] < P[0][1] else None
     check_start(F, ga, (S, X, Y))

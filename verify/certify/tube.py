@@ -8,7 +8,9 @@ depend on x, only its length does (measured: sts K = 4, eta in [1/16, 1/8], the 
 agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxes, for every member:
 
   graph       the curve as a graph over a clock, alpha while it rises steeply from 0 (the "alpha" graph), then
-              delta (the "delta" graph); between two fences lower(cl) <= tr <= upper(cl), piecewise linear on
+              zeta = delta + log s (the "zeta" graph: u = 1/(e^zeta + 1) whatever s, so that a range of lengths D
+              follows nearly one curve; "delta" for one length is the same graph shifted); between two fences
+              lower(cl) <= tr <= upper(cl), piecewise linear on
               knots c_0 < ... < c_n (tr: the other coordinate)
   invariance  for every box of the slabs [c_k, c_k+1], k < n - 1 (a quadtree of the slab in (cl, theta),
               tr = lower + theta (upper - lower)), and every member: the clock advances by more than 0 and less
@@ -43,7 +45,7 @@ from flint import arb
 from .arbfun import ball, exact, to_fraction
 from .obligations import Obligation
 
-CLOCKS = ("alpha", "delta")
+CLOCKS = ("alpha", "delta", "zeta")
 MAX_DEPTH = 10          # bisections of a slab's box (in the clock and in theta, together)
 KNOT_BITS = 40          # knots and fence values are dyadics with this many fractional bits
 
@@ -113,19 +115,32 @@ def tube_functions() -> tuple:
             compile_formulas(base[:2], args))
 
 
+def state_of(clock: str, cl, tr, S) -> tuple:
+    """(alpha, E = e^delta) of a graph's point: clock alpha (tr = delta), delta (tr = alpha) or zeta = delta + log s
+    (tr = alpha), in which u = 1/(e^zeta + 1) does not depend on s (so the members of a range of lengths D follow
+    nearly one curve)."""
+    if clock == "alpha":
+        return cl, tr.exp()
+    return tr, (cl.exp() / S if clock == "zeta" else cl.exp())
+
+
 def _balls(clock: str, cl, tr, S, KAP, fn=None, with_s: bool = False, jac: bool = True):
     """(i_cl, i_tr[, d i_cl/d cl, d i_cl/d tr, d i_tr/d cl, d i_tr/d tr[, d i_cl/ds, d i_tr/ds]]): the
-    per-unit-x increments at x = 1, y = kappa, from the generated map and its Jacobians (w.r.t. alpha, delta)."""
+    per-unit-x increments at x = 1, y = kappa, from the generated map and its Jacobians (w.r.t. alpha, delta; d/d
+    zeta = d/d delta, and at fixed zeta d/ds = d/ds at fixed delta - (1/s) d/d delta)."""
     full, with_ds, step = tube_functions()
     one = exact(1)
-    al, de = (cl, tr) if clock == "alpha" else (tr, cl)
-    v = (with_ds if with_s else full if jac else step)(al, de.exp(), S, one, KAP)
+    al, E = state_of(clock, cl, tr, S)
+    v = (with_ds if with_s else full if jac else step)(al, E, S, one, KAP)
     a, d = v[0], v[1]
     if clock == "alpha":
         out = (a, d) + ((v[2], v[3], v[4], v[5]) if jac or with_s else ())
         return out + ((v[6], v[7]) if with_s else ())
     out = (d, a) + ((v[5], v[4], v[3], v[2]) if jac or with_s else ())
-    return out + ((v[7], v[6]) if with_s else ())
+    if with_s:
+        ds_a, ds_d = (v[6] - v[3] / S, v[7] - v[5] / S) if clock == "zeta" else (v[6], v[7])
+        out = out + (ds_d, ds_a)
+    return out
 
 
 @dataclass(frozen=True)
@@ -310,5 +325,5 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     return C, L + Th * (U - L)
 
 
-__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
+__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "state_of", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
            "linearity_obligation", "slab_boxes"]
