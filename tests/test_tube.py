@@ -72,6 +72,6 @@ def test_a_fence_moved_across_the_curve_is_refused(cell):
     box = cell["invariants"]
     kappa = [Fraction(v) for v in cell["entry"]["kappa"]]
     with arb_precision(128):
-        S, X = (ball(Fraction(lo), Fraction(hi)) for lo, hi in box[:2])
-        res = check_graph(bad, S, X, ball(*kappa), max_depth=4)
+        X = ball(*(Fraction(v) for v in box[1]))
+        res = check_graph(bad, tuple(Fraction(v) for v in box[0]), X, ball(*kappa), max_depth=4)
     assert not res.ok and "fence" in res.failure

@@ -1,12 +1,13 @@
 """How a family cell enters R: the tube of verify.certify.tube, built from a float reference and checked in Arb.
 
 The construction is a heuristic and is not trusted: a float trajectory of the cell's centre member (the
-reference), two fences started a little off it and pushed outward by tau |i_cl| a step (so the flow crosses them
-inwards), clamped at least w_min(u) from the reference in the delta graph (w_min shrinks like u^3, as eps =
-(alpha - alpha*(u))/u^3 must fit in R's band at the end), and knots placed where the fences' chords bend by less
-than tau/4. What is certified is decided by verify.certify.tube's checks on the result: the two graphs'
-invariance, the start, both handovers, and the step T0 by which every member is in R. A cell tries a few widths
-(ATTEMPTS) and fails when none closes (the family then bisects it, or uses the Taylor-model prefix).
+reference), and two fences started a little off it, each advanced along the steepest outward slope over the
+cell's range of s plus tau (so every member's flow crosses them inwards), clamped at least w_min(u) from the
+reference in the zeta graph (w_min shrinks like u^3, as eps = (alpha - alpha*(u))/u^3 must fit in R's band at the
+end), and knots placed where the fences' chords bend by at most tau/KNOT_BEND. What is certified is decided by
+verify.certify.tube's checks on the result: the two graphs' invariance, the start, both handovers, and the step
+T0 by which every member is in R. A cell tries a few widths (ATTEMPTS) and fails when none closes (the family
+then uses the Taylor-model prefix, or bisects the cell).
 """
 from __future__ import annotations
 
@@ -14,17 +15,19 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
-from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes, state_of
+from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
 
-# (w0 of the alpha graph, its push tau, w0 of the delta graph, its push tau, w_min at the switch): tried in order
+# (w0 of the alpha graph, its push tau, w0 of the zeta graph, its push tau, w_min at the switch): tried in order
 ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), (0.0005, 0.01, 0.005, 0.03, 0.002))
 MAX_EVERY = 400         # reference steps between knots at most
 KNOT_BEND = 8           # consecutive chords of a fence differ in slope by at most tau/KNOT_BEND (its push is tau)
 MIN_STEPS = 2           # reference steps between knots at least (a step of any member stays within one slab)
 HANDOVER_DEPTH = 6      # bisections of a last-slab box in the handover checks
-SWITCH = 1              # the alpha graph ends (and the delta graph begins) near where delta rises 1/SWITCH as fast as alpha
+S_PIECES = 8            # a range of s is checked in this many pieces (each its own mean-value form in s)
+SWITCH = 1              # the alpha graph ends (the zeta graph begins) near where delta rises 1/SWITCH as fast as alpha
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Entry:
     z0: tuple = ()
     graphs: tuple = ()
     trees: tuple = ()
-    depths: tuple = ()      # the handovers' grid depths (alpha graph -> delta graph, delta graph -> R)
+    depths: tuple = ()      # the handovers' grid depths (alpha graph -> zeta graph, zeta graph -> R)
     failure: str = ""
     boxes: int = 0
     seconds: float = 0.0
@@ -48,7 +51,7 @@ class Entry:
         from ..model.numbers import frac_str
         return {"kind": "tube", "kappa": [frac_str(kappa[0]), frac_str(kappa[1])],
                 "graphs": [g.as_dict() | {"trees": list(t)} for g, t in zip(self.graphs, self.trees)],
-                "handover_depths": list(self.depths)}
+                "handover_depths": list(self.depths), "s_pieces": S_PIECES}
 
 
 def _dy(v: float) -> Fraction:
@@ -138,7 +141,7 @@ def _knots(cl: list, fences: tuple, tol: float, max_every: int) -> list:
 
 def build_graph(pts: list, clock: str, w0: float, tau: float, centre: tuple, floor=None, first=None) -> Graph:
     """The graph around the reference points ``pts`` [(cl, tr)] (float; module docstring). ``floor(t)``: the least
-    half-width at the t-th point (delta graph); ``first``: a smaller clock to start the fences at (the start's
+    half-width at the t-th point (zeta graph); ``first``: a smaller clock to start the fences at (the start's
     least clock: the members' first steps lie on tr = 0 from there on)."""
     ss, x, kap = centre
     end = pts[-1][0]
@@ -167,7 +170,7 @@ def _u_eps(s: float, a: float, d: float) -> tuple:
 
 
 def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: tuple, first: Fraction) -> tuple:
-    """The alpha and delta graphs of one attempt for the invariants' box P = ((s_lo, s_hi), (x_lo, x_hi), ...)
+    """The alpha and zeta graphs of one attempt for the invariants' box P = ((s_lo, s_hi), (x_lo, x_hi), ...)
     and kappa = (lo, hi): the reference runs until u <= 3 u0/4 and |eps| <= C_end/4 at its centre member; the
     alpha graph starts at the clock ``first`` (below every member's first step)."""
     (s_lo, s_hi), (x_lo, x_hi) = P[0], P[1]
@@ -185,7 +188,7 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     alpha_pts = [(a, d) for a, d in ref[1:int(sw * 1.2)]]
     svals = sorted({float(s_lo), sc, float(s_hi)})     # the fences' members: the range's ends and centre
     ga = build_graph(alpha_pts, "alpha", w0a, taua, (svals, xc, kc), first=first)
-    # the delta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
+    # the zeta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
     # (upper - lower) times the curve's slope d alpha/d delta there
     n = len(ga.knots) - 1
     last_w = float(ga.knots[n] - ga.knots[n - 1])
@@ -242,23 +245,31 @@ def in_second_graph(gz: Graph, S):
     return target
 
 
-def in_region(S, u0: Fraction, profile, u_most: list):
-    """The handover into R; ``u_most[0]`` collects the largest u over the boxes checked (z >= 1/u_most^2 once a
-    member has reached the slab: z only grows in R)."""
-    from .prefix import prefix_functions
-    fn = prefix_functions()
+@lru_cache(maxsize=None)
+def alpha_star_function():
+    """The generated Arb code of alpha*(u) = (1 - u)/(s u^2 + (1 - u)^2) (verify.certify.coordinates)."""
+    from .coordinates import PARAM_NAMES
+    from .formulas import compile_formulas, file_map
+    return compile_formulas([file_map()["coordinates"]["alpha_star"]], ("u",) + tuple(PARAM_NAMES))
 
-    def target(cl, tr) -> str:        # zeta graph: cl = zeta, tr = alpha
-        E = state_of("zeta", cl, tr, S)[1]
-        U = fn.u(tr, E, S, exact(0), exact(0))
-        eps = fn.eps(tr, E, S, exact(0), exact(0))
+
+def in_region(S, u0: Fraction, profile, u_most: list):
+    """The handover from the zeta graph (cl = zeta, tr = alpha) into R: u = 1/(E s + 1) = 1/(e^zeta + 1) and
+    eps = (alpha - alpha*(u))/u^3 (their definitions, verify.certify.coordinates) within u <= u0, |eps| <= C(u);
+    ``u_most[0]`` collects the largest u over the boxes checked (z >= 1/u_most^2 once a member has reached the
+    slab: z only grows in R)."""
+    a_star = alpha_star_function()
+
+    def target(cl, tr) -> str:
+        U = 1 / (cl.exp() + 1)
+        eps = (tr - a_star(U, S, exact(0), exact(0))[0]) / U ** 3
         if not (U.is_finite() and eps.is_finite()):
             return "an unbounded enclosure of (u, eps)"
         u_lo, u_hi = lo_frac(U), hi_frac(U)
         C = profile.least(u_lo, u_hi)
         u_most[0] = max(u_most[0], u_hi)
         if not (u_hi <= u0 and -C <= lo_frac(eps) and hi_frac(eps) <= C):
-            return f"the delta graph's last slab is not inside R (u in [{float(u_lo):.4g}, {float(u_hi):.4g}], " \
+            return f"the zeta graph's last slab is not inside R (u in [{float(u_lo):.4g}, {float(u_hi):.4g}], " \
                    f"eps in [{float(lo_frac(eps)):.3g}, {float(hi_frac(eps)):.3g}], C = {float(C):.3g})"
         return ""
     return target
@@ -274,9 +285,9 @@ def time_bound(checks: tuple, graphs: tuple) -> int:
 
 
 def z_at_T0(gd: Graph, S, T0: int, c_hi: Fraction, u0: Fraction, Q_max: Fraction, u_most: Fraction) -> tuple:
-    """[1/u_most^2, z_end + T0 2 c_hi Q_max R_max^2]: by T0 every member has reached the delta graph's last slab,
+    """[1/u_most^2, z_end + T0 2 c_hi Q_max R_max^2]: by T0 every member has reached the zeta graph's last slab,
     where u <= u_most, and z only grows in R (Q > 0); z <= its largest value on that slab when it gets there
-    (u >= 1/(e^delta_end s + 1)), then z' - z <= 2 c Q R^2 with R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
+    (u >= 1/(e^zeta_end + 1)), then z' - z <= 2 c Q R^2 with R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
     z_end = hi_frac((exact(gd.knots[-1]).exp() + 1) ** 2)      # u = 1/(e^zeta + 1) on the zeta graph
     den = 1 - c_hi * u0 ** 2 * Q_max
     if den <= 0:
@@ -297,7 +308,6 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
     with arb_precision(bits):
         S, X, Y, KAP = (ball(*P[0]), ball(*P[1]), ball(*P[2]), ball(*kappa))
         a1 = first_step(S, X, Y)[0]
-        s_mid = (P[0][0] + P[0][1]) / 2 if P[0][0] < P[0][1] else None
         first = _dy(float(lo_frac(a1)) * 15 / 16) if a1.is_finite() and lo_frac(a1) > 0 else None
         for i, attempt in enumerate(attempts):
             if first is None:
@@ -313,7 +323,7 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
             for g in (ga, gd):
                 if why:
                     break
-                chk = check_graph(g, S, X, KAP, s_mid=s_mid)
+                chk = check_graph(g, P[0], X, KAP, pieces=S_PIECES)
                 why = chk.failure
                 chks.append(chk)
             depths, u_most = [], [Fraction(0)]

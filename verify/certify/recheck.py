@@ -895,6 +895,7 @@ def check_regime(cert: dict, F: Formulas, log) -> None:
 # the step is x times the increments evaluated at x = 1, y = kappa. A graph fences the members' curve between
 # lower(cl) <= tr <= upper(cl), piecewise linear on knots, cl its clock (alpha or delta) and tr the other coordinate.
 MAX_HANDOVER_DEPTH = 10     # a stated handover grid of 4^depth boxes; deeper ones are refused, not run
+MAX_S_PIECES = 64          # the s range of a cell is checked in at most this many pieces
 
 
 class TubeGraph:
@@ -1049,20 +1050,41 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
     return ""
 
 
-def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, s_mid) -> tuple:
-    """Every leaf of every stated quadtree maps into the tube (tube-invariance). Returns (the least clock advance
-    lower(x i_cl) on each slab 0..n-2, the number of leaves)."""
+def s_parts(s_range: tuple, n: int) -> list:
+    """The cell's s range in ``n`` equal pieces, each with its centre (one point: itself, no centre)."""
+    lo, hi = s_range
+    if lo == hi:
+        return [(interval(lo, lo), None)]
+    cuts = [lo + (hi - lo) * Fraction(j, n) for j in range(n + 1)]
+    return [(interval(a, b), (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+
+
+def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tuple:
+    """Every leaf of every stated quadtree maps into the tube (tube-invariance), over the whole s range or else over
+    each of its pieces (``parts``: the splits of the range to try in turn, each a list of (ball, centre); the
+    mean-value form in s about the centre). Returns (the least clock advance lower(x i_cl) on each slab 0..n-2,
+    the number of leaves)."""
+    X, KAP = balls
     least, count = [], 0
     for k, tree in enumerate(g.trees):
         where = f"{g.where}, slab {k} (clock in [{float(g.knots[k]):.6g}, {float(g.knots[k + 1]):.6g}])"
         inc_lo = None
         for box in tree_leaves(tree, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), where):
-            gaps = fence_gaps(F, g, k, box, balls, s_mid)
-            why = leaf_failure(g, k, box, gaps)
+            why = ""
+            for split in parts:                     # the whole s range, or else each of its pieces
+                lows = []
+                for S, s_mid in split:
+                    gaps = fence_gaps(F, g, k, box, (S, X, KAP), s_mid)
+                    why = leaf_failure(g, k, box, gaps)
+                    if why:
+                        break
+                    lows.append(lower(gaps[2]))
+                if not why:
+                    inc_lo = min(lows) if inc_lo is None else min(inc_lo, *lows)
+                    break
             if why:
                 raise CheckFailed("tube-invariance", f"{where}, box clock [{float(box[0]):.6g}, {float(box[1]):.6g}],"
                                   f" theta [{float(box[2]):.4g}, {float(box[3]):.4g}]: {why}")
-            inc_lo = lower(gaps[2]) if inc_lo is None else min(inc_lo, lower(gaps[2]))
             count += 1
         least.append(inc_lo)
     return least, count
@@ -1101,8 +1123,13 @@ def check_handovers(F: Formulas, ga: TubeGraph, gd: TubeGraph, depths, S: arb, r
                               f"inside the {gd.clock} graph's slabs 0..m-2")
     prof, zero, u_most = Profile(region), arb(0), Fraction(0)
     for cl, tr in grid_states(gd, gd.slabs - 1, depths[1]):      # second graph: cl = delta or zeta, tr = alpha
-        env = {"alpha": tr, "E": graph_E(gd.clock, cl, tr, S), "s": S, "x": zero, "y": zero}
-        U, eps = F("state", "u", env, Arb), F("state", "eps", env, Arb)
+        if gd.clock == "zeta":
+            # u = 1/(E s + 1) = 1/(e^zeta + 1) (zeta = delta + log s), eps = (alpha - alpha*(u))/u^3 (definitions)
+            U = 1 / (cl.exp() + 1)
+            eps = (tr - F("coordinates", "alpha_star", {"u": U, "s": S, "x": zero, "y": zero}, Arb)) / U**3
+        else:
+            env = {"alpha": tr, "E": graph_E(gd.clock, cl, tr, S), "s": S, "x": zero, "y": zero}
+            U, eps = F("state", "u", env, Arb), F("state", "eps", env, Arb)
         ok = U.is_finite() and eps.is_finite() and 0 < lower(U) and upper(U) <= prof.u0
         C = prof.least(lower(U)) if ok else Fraction(0)
         if not (ok and -C <= lower(eps) and upper(eps) <= C):
@@ -1224,11 +1251,14 @@ def check_tube(F: Formulas, cell: dict, P: list, results: list, formulas: dict |
     ga, gd = TubeGraph(ent["graphs"][0], "alpha", where), TubeGraph(ent["graphs"][1], second if second in (
         "delta", "zeta") else "zeta", where)
     S, X, Y = (interval(lo, hi) for lo, hi in P)
-    s_mid = (P[0][0] + P[0][1]) / 2 if P[0][0] < P[0][1] else None
+    pieces = ent.get("s_pieces", 1)
+    if not (type(pieces) is int and 1 <= pieces <= MAX_S_PIECES):
+        raise CheckFailed("format", f"{where}: s_pieces must be an integer in [1, {MAX_S_PIECES}]")
+    parts = [s_parts(tuple(P[0]), 1)] + ([s_parts(tuple(P[0]), pieces)] if pieces > 1 and P[0][0] < P[0][1] else [])
     check_start(F, ga, (S, X, Y))
     least, leaves = [], 0
     for g in (ga, gd):
-        inc, n = check_invariance(F, g, (S, X, interval(*kappa)), s_mid)
+        inc, n = check_invariance(F, g, (X, interval(*kappa)), parts)
         least.append(inc)
         leaves += n
     u_most = check_handovers(F, ga, gd, ent["handover_depths"], S, cell["region"])

@@ -34,7 +34,6 @@ the Arb checks decide, and verify.certify.recheck repeats them from the stored k
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -217,14 +216,24 @@ def leaf_failure(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tupl
     return "", inc.lower()
 
 
-def check_graph(g: Graph, S, X, KAP, *, s_mid=None, max_depth: int = MAX_DEPTH,
+def s_pieces(s_range: tuple, n: int) -> list:
+    """The range of s cut into ``n`` equal pieces, as (ball, exact centre ball) (one point: [(ball, None)])."""
+    lo, hi = s_range
+    if lo == hi:
+        return [(exact(lo), None)]
+    cuts = [lo + (hi - lo) * Fraction(j, n) for j in range(n + 1)]
+    return [(ball(a, b), exact((a + b) / 2)) for a, b in zip(cuts, cuts[1:])]
+
+
+def check_graph(g: Graph, s_range: tuple, X, KAP, *, pieces: int = 1, max_depth: int = MAX_DEPTH,
                 trees: list | None = None) -> GraphCheck:
-    """Every box of every slab but the last maps into the tube (module docstring), bisected up to ``max_depth``
-    (or, with ``trees``, exactly the stated quadtrees); ``s_mid``: the centre of S when it is an interval. Call
-    inside an Arb precision."""
+    """Every box of every slab but the last maps into the tube (module docstring), for every s in ``s_range``
+    (exact (lo, hi)): over the whole range, or else over each of its ``pieces`` (each its own mean-value form in
+    s: the s-derivative's enclosure narrows with the piece); bisected up to ``max_depth`` (or, with ``trees``,
+    exactly the stated quadtrees). Call inside an Arb precision."""
     from .prefix import prefix_functions
     fn = prefix_functions()
-    Sm = exact(s_mid) if s_mid is not None else None
+    whole, parts = s_pieces(s_range, 1), s_pieces(s_range, pieces)
     res = GraphCheck(True)
     n = len(g.knots) - 1
     for k in range(n - 1):
@@ -232,9 +241,19 @@ def check_graph(g: Graph, S, X, KAP, *, s_mid=None, max_depth: int = MAX_DEPTH,
         least = [None]
 
         def passes(*box) -> str:
-            why, lo = leaf_failure(g, sl, box, S, X, KAP, fn, Sm)
-            if not why:
-                least[0] = lo if least[0] is None else min(least[0], lo)
+            # the whole s range first; when that fails, each of its pieces (a leaf holds if either way holds)
+            why = ""
+            for split in ((whole, parts) if pieces > 1 and s_range[0] < s_range[1] else (whole,)):
+                lows = []
+                for S, Sm in split:
+                    why, lo = leaf_failure(g, sl, box, S, X, KAP, fn, Sm)
+                    if why:
+                        break
+                    lows.append(lo)
+                if not why:
+                    lo = min(lows)
+                    least[0] = lo if least[0] is None else min(least[0], lo)
+                    return ""
             return why
 
         root = (exact(g.knots[k]), sl.top, exact(0), exact(1))
@@ -325,5 +344,5 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     return C, L + Th * (U - L)
 
 
-__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "state_of", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
+__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "s_pieces", "state_of", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
            "linearity_obligation", "slab_boxes"]
