@@ -72,9 +72,9 @@ def family():
 
 
 def test_cells_cover_the_family_and_split_where_they_must(family):
-    """The whole box does not close (two lengths in one cell); then each length is seeded with the whole eta
-    range, which closes: one cell per D."""
-    assert sorted(c["path"] for c in family.cells) == ["D8.0:", "D9.0:"]
+    """The box is cut into ranges of lengths spanning at most D_SPAN of their least D: at D = 8, 9 a range holds
+    one length (8/40 < 1); each cell holds the whole eta range and closes: one cell per D."""
+    assert sorted(c["path"] for c in family.cells) == ["D8:", "D9:"]
     boxes = sorted(c["box"]["D"] for c in family.cells)
     assert boxes == [["8", "8"], ["9", "9"]] and all(c["status"] == "certified" for c in family.cells)
 
@@ -308,7 +308,20 @@ def test_a_version_1_or_garbled_family_file_is_refused_naming_it(family_path, tm
     garbled.write_text(json.dumps(data))
     data["cells"][0]["slabs"]["count"] -= 1                         # refused when the file is read
     miscounted.write_text(json.dumps(data))
-    for path, what in ((old, "version 1"), (garbled, "cell D9.0:"), (miscounted, f"cell {data['cells'][0]['path']}")):
+    for path, what in ((old, "version 1"), (garbled, "cell D9:"), (miscounted, f"cell {data['cells'][0]['path']}")):
         r = CliRunner().invoke(main, ["certify", "--family", str(path), "--query", "D=9,eta=0.063", "--json"])
         assert r.exit_code == 2 and "--family" in r.stderr and str(path) in r.stderr and what in r.stderr, r.stderr
         assert not r.stdout
+
+
+def test_length_cells_cover_the_lengths_in_spans_and_the_reach_is_contiguous():
+    """length_cells: consecutive, disjoint ranges of D covering 8..512, each spanning at most D_SPAN of its least
+    D, every other range whole; complete_through: the lengths closed from the first on, by hand."""
+    from verify.certify.family import D_SPAN, Cell, complete_through, length_cells
+    cells = length_cells(Cell((("D", (8, 512)), ("eta", ETA))))
+    spans = [c.bounds["D"] for c in cells]
+    assert spans[0][0] == 8 and spans[-1][1] == 512
+    assert all(b[0] == a[1] + 1 for a, b in zip(spans, spans[1:]))
+    assert all(hi - lo <= lo * D_SPAN for lo, hi in spans) and all(c.bounds["eta"] == ETA for c in cells)
+    done = [{"box": {"D": [str(a), str(b)]}} for a, b in ((8, 8), (9, 10), (12, 12))]
+    assert complete_through(done, 8) == 10 and complete_through(done[1:], 8) is None

@@ -4,20 +4,20 @@ The reduced map sees a regime only through its invariants (s, x, y) (verify.deri
 (D - K)/K, x = eta_V c_L v N/K, y = eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2); the observables carry exact
 prefactors. A family is a box of parameters (D over integers, eta, eta_KQ and ||V*|| over intervals, the
 rest fixed); its image is covered by cells, each a box of invariants, and each cell is certified once for all
-its members (verify.certify.prefix: a first-order Taylor model of the prefix over the box; verify.certify.region
-with interval invariants):
+its members (verify.certify.region with interval invariants; every member's entry into the region through the
+tube of verify.certify.entry, or else a first-order Taylor model of the prefix over the box, verify.certify.prefix):
 
   cell        a parameter box; its invariant box (exact: each invariant is a monomial in the parameters, so its
-              extremes over the box are at the corners); a region R(u0, C) invariant for every member; the
-              prefix's T0 and the range of z = 1/u^2 there, valid for every member; the normalised decay and
+              extremes over the box are at the corners); a region R(u0, C) invariant for every member; a step
+              T0 by which every member is in R and the range of z = 1/u^2 there; the normalised decay and
               observables' hulls on every slab of the region (uniform over the cell)
   member      any point of the family: its bounds at any T >= T0 of its cell come from the comparison lemma
               run with its own exact cubic coefficient c over the cell's slab hulls (verify.certify.comparison:
               a few milliseconds), in the same ``bounds`` format as one regime's certificate
 
-If the whole family does not close as one cell, its lengths D are certified in increasing order, each seeded
-with the partition of the other parameters that closed at the length before; a cell that does not close is
-bisected (in the widest relative interval), up to a depth; cells run on the Dask executor (verify.run.execute).
+The family's box is cut into ranges of consecutive lengths D (each spanning at most D_SPAN of its least D, the
+other ranges whole: the entry tube holds them, verify.certify.entry); a cell that does not close is bisected
+(D first, then the widest relative interval), up to a depth; cells run on the Dask executor (verify.run.execute).
 The uniform consequence: lim q(T)/leading_q(T) over the whole
 family, from each cell's deepest shell (verify.certify.bounds.normalised_limits), as a table.
 """
@@ -42,9 +42,9 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 # at D = 32 a cell of 2% in eta enters at u0 = 1/2 after 3072 steps, while at u0 = 1/4 even 1% becomes unbounded
 # at step 44755. R(1/2, C) is invariant with C up to 32 c/(1 - |rho(0)|); above 1/2 no C_MULTIPLES closes.
 U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
-SEED_LENGTHS = 2        # lengths D certified side by side, each seeded with the partition closed at the length before
+D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
-              "max_prefix": 400_000, "check_every": 64}
+              "max_prefix": 400_000, "check_every": 64, "entry": "auto"}
 
 
 def parse_range(name: str, text) -> tuple:
@@ -111,9 +111,53 @@ class FamilySpec:
             raise InvalidParameter("member", sorted(extra)[0], f"{sorted(extra)[0]} is fixed in this family (it ranges "
                                    f"over {', '.join(self.range_of)})")
 
+    def parameter_ties(self) -> dict | None:
+        """{parameter: a monomial in the ranged names, as formula text} (e.g. eta_V and eta_KQ both "eta"): how a
+        member's parameters follow from its ranged values, when every parameter is such a monomial, found from the
+        family box's corners and checked exactly at every corner and the box's centre; None otherwise. A file
+        states them so that the re-checker can take kappa = y/x over the cell's corners (verify.certify.recheck)."""
+        from ..derive.invariants import PARAMETERS, parameter_values
+        ranged = [(n, lo, hi) for n, (lo, hi) in self.ranges if lo != hi]
+        base = {n: lo for n, (lo, _) in self.ranges}
+        at = lambda v: parameter_values(self.setting(v))  # noqa: E731
+        p0 = at(base)
+        exps = {}
+        for n, lo, hi in ranged:
+            p1, r = at(base | {n: hi}), Fraction(hi) / Fraction(lo)
+            for k, (a, b) in enumerate(zip(p0, p1)):
+                e = next((e for e in range(-4, 5) if a != 0 and Fraction(b) == Fraction(a) * r**e), None)
+                if e is None:
+                    return None
+                exps[(k, n)] = e
+        const = [Fraction(a) / _prod(Fraction(base[n]) ** exps[(k, n)] for n, _, _ in ranged) if a else Fraction(0)
+                 for k, a in enumerate(p0)]
+        mid = {n: ((lo + hi) // 2 if n == "D" else (Fraction(lo) + Fraction(hi)) / 2) for n, (lo, hi) in self.ranges}
+        for v in Cell(self.ranges).corners() + [mid]:
+            got = at(v)
+            if any(Fraction(g) != c * _prod(Fraction(v[n]) ** exps[(k, n)] for n, _, _ in ranged)
+                   for k, (g, c) in enumerate(zip(got, const))):
+                return None
+        return {str(p): _monomial_text(const[k], [(n, exps[(k, n)]) for n, _, _ in ranged])
+                for k, p in enumerate(PARAMETERS)}
+
     def as_dict(self) -> dict:
         return {"options": {k: v for k, v in self.options}, "ranges": {k: [frac_str(Fraction(lo)), frac_str(
             Fraction(hi))] for k, (lo, hi) in self.ranges}}
+
+
+def _prod(xs) -> Fraction:
+    out = Fraction(1)
+    for x in xs:
+        out *= x
+    return out
+
+
+def _monomial_text(c: Fraction, powers: list) -> str:
+    """c * n1^e1 * ... as formula text ("eta", "4", "1/2*D^-1")."""
+    terms = [n if e == 1 else f"{n}^{e}" if e > 0 else f"{n}^({e})" for n, e in powers if e]
+    if c != 1 or not terms:
+        terms.insert(0, frac_str(c) if c >= 0 else f"({frac_str(c)})")
+    return "*".join(terms)
 
 
 def _range_text(name, lo, hi) -> str:
@@ -162,22 +206,6 @@ class Cell:
     def depth(self) -> int:
         """Bisections since the cell's seed (the bits after a length's seed label "D<len>.<k>:")."""
         return len(self.path.rsplit(":", 1)[-1])
-
-    def at_length(self, D: int, k: int) -> "Cell":
-        """This cell's box of the other parameters at the one length D: the k-th seed of that length."""
-        return Cell(tuple(sorted((self.bounds | {"D": (D, D)}).items())), f"D{D}.{k}:", self.hint)
-
-    def merged(self, other: "Cell") -> "Cell | None":
-        """The union of two cells that differ in one parameter other than D, as adjacent intervals of one width
-        (None otherwise)."""
-        a, b = self.bounds, other.bounds
-        diff = [n for n in a if a[n] != b[n]]
-        if len(diff) != 1 or diff[0] == "D":
-            return None
-        (lo1, hi1), (lo2, hi2) = a[diff[0]], b[diff[0]]
-        if hi1 != lo2 or hi1 - lo1 != hi2 - lo2:
-            return None
-        return Cell(tuple(sorted((a | {diff[0]: (lo1, hi2)}).items())), self.path, max(self.hint, other.hint))
 
     @classmethod
     def of_result(cls, res: dict) -> "Cell":
@@ -253,10 +281,61 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     return u0, m, rc
 
 
+def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
+    """The exact range of kappa = y/x over the cell, as the re-checker can verify it: at the cell's corners when
+    the spec's parameter ties hold (FamilySpec.parameter_ties: y/x is then a monomial in the ranged names), else
+    at the corners of the cell's box of parameters (y/x is a monomial in the parameters)."""
+    import itertools
+
+    from ..derive.invariants import PARAMETERS, parameter_values
+    from .coordinates import param_values
+    if spec.parameter_ties() is not None:
+        ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
+        return min(ks), max(ks)
+    vals = [parameter_values(spec.setting(c)) for c in cell.corners()]
+    box = [sorted({min(v[k] for v in vals), max(v[k] for v in vals)}) for k in range(len(PARAMETERS))]
+    names = [str(p) for p in PARAMETERS]
+    ks = []
+    for corner in itertools.product(*box):
+        v = dict(zip(names, corner))
+        # y/x = eta_KQ lambda^2 beta^2 ||V*||^2 / (eta_V N K)  (verify.derive.invariants.MONOMIALS)
+        ks.append(Fraction(v["eta_KQ"]) * Fraction(v["lambda"]) ** 2 * Fraction(v["beta"]) ** 2 * Fraction(v["V2"])
+                  / (Fraction(v["eta_V"]) * Fraction(v["N"]) * Fraction(v["K"])))
+    return min(ks), max(ks)
+
+
+def _entry(spec: FamilySpec, cell: Cell, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """How every member of the cell enters R: the tube (verify.certify.entry) when it closes, else (knob
+    "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and the prefix's end
+    ball), or its "failed_obligation"."""
+    from .arbfun import widened
+    from .certificate import run_prefix
+    from .coordinates import c_exact
+    from .entry import entry
+    from .obligations import Obligation
+    why = ""
+    if knobs.get("entry", "auto") in ("auto", "tube"):
+        kappa = tuple(widened(*kappa_box(spec, cell)))
+        Q_max = max(r.Q[1] for r in rc.results)
+        ent = entry(P, kappa, u0, rc.profile, Q_max, c_exact((P[0][1], P[1][1], P[2][1])), knobs["bits"])
+        if ent.ok:
+            return {"T0": ent.T0, "z_at_T0": [frac_str(ent.z0[0]), frac_str(ent.z0[1])],
+                    "entry": ent.as_dict(kappa), "entry_boxes": ent.boxes}
+        why = ent.failure
+        if knobs.get("entry") == "tube":
+            return {"failed_obligation": Obligation("family-entry", "every member enters R through the tube",
+                                                    "arb", False, why).as_dict()}
+    T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
+                                    check_every=knobs["check_every"], snapshots=False)
+    if not ob.ok:
+        return {"failed_obligation": ob.as_dict() | ({"tube": why[:400]} if why else {})}
+    return {"T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])], "entry": {"kind": "taylor"},
+            "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}}
+
+
 def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     """One cell: its invariant box, region, Taylor-model prefix and slab hulls (module docstring); a JSON-ready
     dict with "status" "certified" or "failed" (and the failed obligation). A Dask task: pure, small in and out."""
-    from .certificate import run_prefix
     from .arbfun import widened
     t = time.perf_counter()
     # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
@@ -266,10 +345,9 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
-    T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
-                                    check_every=knobs["check_every"], snapshots=False)
-    if not ob.ok:
-        return out | {"status": "failed", "failed_obligation": ob.as_dict(), "seconds": time.perf_counter() - t}
+    entered = _entry(spec, cell, P, u0, rc, knobs)
+    if "failed_obligation" in entered:
+        return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     from .bounds import normalised_limits
     region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
               "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
@@ -278,9 +356,7 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     stored = encode_slabs(_slabs(rc, knobs))
     deep = slab_hull(decode_slabs(stored, region))(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
     limits = normalised_limits(_Last(deep), Fraction(1))
-    return out | {"status": "certified", "T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])],
-                  "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}, "region": region,
-                  "slabs": stored,
+    return out | entered | {"status": "certified", "region": region, "slabs": stored,
                   "normalised_limits": {q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()},
                   "seconds": time.perf_counter() - t}
 
@@ -335,6 +411,11 @@ class FamilyCertificate:
             if all(lo <= Fraction(values[n]) <= hi for n, (lo, hi) in box.items()):
                 return c
         raise InvalidParameter("member", str(values), "lies in no cell of the family (an incomplete file)")
+
+    def entries(self) -> dict:
+        """{"tube": n, "taylor": m}: how many cells' members enter R through the tube, and through the prefix."""
+        tubes = sum(c.get("entry", {}).get("kind") == "tube" for c in self.cells)
+        return {"tube": tubes, "taylor": len(self.cells) - tubes}
 
     def table(self) -> dict:
         """lim q(T)/leading_q(T) over every member of the family: the hull of the cells' intervals (exact)."""
@@ -440,14 +521,11 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
                    progress=None, processes: bool = True, dask: bool = True,
                    deadline: float | None = None) -> FamilyCertificate:
     """Certify every member of the family (module docstring): cells run on the Dask executor (``dask=False``: in
-    this process, e.g. inside a part that already runs on a Dask worker). The whole box is tried first; if it
-    fails and holds several lengths D, the lengths are taken in increasing order, SEED_LENGTHS at a time, each
-    starting from the partition of the other parameters that closed at the previous length, coarsened once when
-    all its seeds closed (the cells a length needs change slowly with D, so the failures of a bisection from the
-    whole box are paid once, not per length);
-    a cell that fails is bisected (Cell.split), up to MAX_SPLITS times, after which the certificate fails
-    (CertificateFailed naming the cell). ``progress(done, pending)`` is called as cells finish; past ``deadline``
-    seconds FamilyIncomplete is raised."""
+    this process, e.g. inside a part that already runs on a Dask worker). The box is cut into cells of
+    consecutive lengths (length_cells), all run at once; a cell that fails is bisected (Cell.split: D first, then
+    the widest relative interval), up to MAX_SPLITS times, after which the certificate fails (CertificateFailed
+    naming the cell). ``progress(done, pending)`` is called as cells finish; past ``deadline`` seconds
+    FamilyIncomplete is raised, with the largest D through which every length has closed."""
     import contextlib
 
     from ..run.execute import Executor
@@ -459,36 +537,42 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
           else contextlib.nullcontext()) as ex:
         def settle(cells: list, bisect: bool = True) -> list:
             return _settle(ex if dask else None, cells, spec, knobs, done, bisect, (deadline, t, progress))
-        root = Cell(spec.ranges)
-        lo, hi = spec.range_of.get("D", (None, None))
-        if settle([root], bisect=lo == hi):
-            template, last = [root], None
-            try:
-                for first in range(lo, hi + 1, SEED_LENGTHS):
-                    lengths = range(first, min(first + SEED_LENGTHS, hi + 1))
-                    seeds = [c.at_length(d, k) for d in lengths for k, c in enumerate(template)]
-                    settle(seeds)
-                    last = max(lengths)
-                    closed = [c for c in map(Cell.of_result, done) if c.bounds["D"] == (last, last)]
-                    # every seed closed: try cells twice as wide at the next lengths (the cells a length needs
-                    # need not grow in number with D); else keep the partition that closed
-                    template = coarsened(closed) if len(closed) == len(seeds) // len(lengths) else sorted(
-                        closed, key=lambda c: c.box)
-            except FamilyIncomplete as exc:
-                exc.complete_through = last         # every length up to it has closed
-                raise
+        lo = spec.range_of.get("D", (None, None))[0]
+        try:
+            settle(length_cells(Cell(spec.ranges)))
+        except FamilyIncomplete as exc:
+            exc.complete_through = complete_through(done, lo) if lo is not None else None
+            raise
     done.sort(key=lambda c: c["path"])
     return FamilyCertificate(spec, done, knobs, time.perf_counter() - t)
 
 
-def coarsened(cells: list) -> list:
-    """The cells with neighbouring pairs merged (Cell.merged), in order of their boxes."""
-    cells, out, i = sorted(cells, key=lambda c: c.box), [], 0
-    while i < len(cells):
-        both = cells[i].merged(cells[i + 1]) if i + 1 < len(cells) else None
-        out.append(both or cells[i])
-        i += 2 if both else 1
+def length_cells(root: Cell) -> list:
+    """The family's box cut into cells of consecutive lengths D = d..d + floor(d D_SPAN) (the other ranges whole):
+    the tube closes on a range of lengths whose s = K/(D - K) varies by a few per cent; a cell that does not
+    close is bisected (Cell.split: D first). Each starts with the largest C multiple (the tube's handover into R
+    needs a wide band)."""
+    b = root.bounds
+    if "D" not in b or b["D"][0] == b["D"][1]:
+        return [root]
+    lo, hi = b["D"]
+    out, d = [], lo
+    while d <= hi:
+        top = min(hi, d + int(d * D_SPAN))
+        out.append(Cell(tuple(sorted((b | {"D": (d, top)}).items())), f"D{d}:", max(C_MULTIPLES)))
+        d = top + 1
     return out
+
+
+def complete_through(done: list, lo: int) -> int | None:
+    """The largest D such that every length from ``lo`` to it lies in a certified cell (None: not even ``lo``)."""
+    spans = sorted((int(c["box"]["D"][0]), int(c["box"]["D"][1])) for c in done)
+    reach = lo - 1
+    for a, b in spans:
+        if a > reach + 1:
+            break
+        reach = max(reach, b)
+    return reach if reach >= lo else None
 
 
 def _settle(ex, cells: list, spec, knobs: dict, done: list, bisect: bool, watch: tuple) -> list:

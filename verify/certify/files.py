@@ -14,12 +14,19 @@
   bounds         [{"T", "excess_loss": [lo, hi], "s_err": [...], "w_err": [...]}] at the requested T
   constants, asymptotic, normalised_limits, obligations, trusts (what the certificate takes as proved)
 
-For a family (kind "family", ``verify certify --D LO..HI ... --save FILE``): the map, the spec (fixed options and
-ranges), the table of normalised limits, a few members (their shells and bounds) and the cells, each with
+For a family (kind "family", ``verify certify --D LO..HI ... --save FILE``): the map, the spec (fixed options,
+ranges and, when every parameter is a monomial in the ranged names, those monomials as "parameters": e.g. eta_V
+and eta_KQ both "eta"; verify.certify.family.FamilySpec.parameter_ties), the table of normalised limits, a few
+members (their shells and bounds) and the cells, each with
 
   box, parameters, invariants   its parameter box, the parameters' and the invariants' ranges over it
   region         u0, C_runs, shells, ratio, n_u, n_eps and the boxes as bisection trees of the grid ("splits")
-  T0, z_at_T0, prefix_end       the Taylor-model prefix's end, valid for every member
+  T0, z_at_T0    a step by which every member is in R, and the range of z = 1/u^2 there
+  entry          how the members enter R: {"kind": "tube", "kappa": [lo, hi] (y/x over the cell), "graphs":
+                 [{"clock": "alpha" | "delta", "knots", "lower", "upper" (exact rationals), "trees" (one
+                 quadtree per checked slab, as the region's splits)}], "handover_depths": [d, d]}
+                 (verify.certify.tube), or {"kind": "taylor"} with "prefix_end", the Taylor-model prefix's end
+                 ball (no "entry": taylor, as earlier files)
   slabs          the hulls of the normalised decay and of Lt, W on each u-slab of the region, as
                  {"encoding": "float64-le-zlib-base64", "count": n, "hulls": "..."}: six outward-rounded doubles
                  per slab (a, b, Lt_lo, Lt_hi, W_lo, W_hi), packed little-endian in increasing u, zlib-compressed,
@@ -187,12 +194,14 @@ def family_file(fc, Ts, members: list[dict]) -> dict:
     cells = []
     for c in d["cells"]:
         cells.append({k: v for k, v in c.items() if k != "seconds"} | {"parameters": family_parameters(fc.spec, c)})
+    ties = fc.spec.parameter_ties()
+    spec = d["spec"] | ({"parameters": ties} if ties is not None else {})
     return {"format": FORMAT, "version": VERSION, "kind": "family", "bits": fc.knobs.get("bits", 128),
             "statement": "for every member of the family (every integer D in its range and every value of the other "
                          "ranged parameters) and every T >= T0 of the member's cell, the exact GD iterate satisfies "
                          "the bounds the comparison lemma gives with the member's own cubic coefficient over the "
                          "cell's slab hulls; and lim q/leading_q lies in normalised_limits",
-            "trusts": trusts(TRUSTS), "map": {"variables": VARIABLES, **file_map()}, "spec": d["spec"],
+            "trusts": trusts(TRUSTS), "map": {"variables": VARIABLES, **file_map()}, "spec": spec,
             "cells": cells, "normalised_limits": d["normalised_limits"],
             "normalised_limits_meaning": d["normalised_limits_meaning"],
             "members": [member_entry(fc, m, Ts) for m in members], "seconds": d["seconds"]}

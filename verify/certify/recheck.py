@@ -12,6 +12,18 @@ regimes) and re-verifies, step by step:
   prefix          the reduced map iterated from (0, 0) for T0 steps in Arb (mean-value form; for a family cell a
                   first-order Taylor model in the invariants), and its end ball inside the stated one
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
+  a family cell enters R either so (entry "taylor") or through a tube (entry "tube"; verify.certify.tube):
+  tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
+                  step is x times the increments at x = 1, y = kappa = y/x
+  tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
+                  ranged names when the spec gives the parameters as formulas of them ("spec.parameters", each
+                  inside the cell's parameter box), else over the parameter box
+  tube-start      the first step from (0, 0) lies in the alpha graph's slabs 0..n-2
+  tube-invariance every leaf of every stated quadtree of both graphs maps into the tube (the clock advances by more
+                  than 0 and less than the next slab; the image lies between the fences, mean-value form)
+  tube-handover   the alpha graph's last slab lies in the delta graph, the delta graph's last slab in R
+  tube-time       T0 bounds the steps spent in the slabs (widths over least advances), and z(T0) lies in the
+                  stated range (at least 1/u^2 on the delta graph's last slab; growth in R at most 2 c Q R^2)
   region-cover    the boxes cover [0, u0] x [-C, C]
   region-invariant on every box R = u/u' > 0, Q > 0 and |eps'| <= C (the exact map sends R into itself)
   shells          each shell's enclosures contain the hull over the boxes meeting it (a family cell's slab hulls,
@@ -34,6 +46,7 @@ way ``verify`` computed them and the stated ones can be compared up to rounding.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import math
 import re
@@ -876,6 +889,383 @@ def check_regime(cert: dict, F: Formulas, log) -> None:
     log("limits", "the normalised limit constants q/leading_q")
 
 
+# ----- the entry tube ------------------------------------------------------------------------------------------------
+# A tube cell carries every member from (0, 0) into R at once (verify.certify.tube, re-derived here). The increments
+# are alpha' - alpha = x A^(alpha, E; s) and delta' - delta = y D^(alpha, E; s) (tube-linearity), so with kappa = y/x
+# the step is x times the increments evaluated at x = 1, y = kappa. A graph fences the members' curve between
+# lower(cl) <= tr <= upper(cl), piecewise linear on knots, cl its clock (alpha or delta) and tr the other coordinate.
+MAX_HANDOVER_DEPTH = 10     # a stated handover grid of 4^depth boxes; deeper ones are refused, not run
+MAX_S_PIECES = 64          # the s range of a cell is checked in at most this many pieces
+
+
+class TubeGraph:
+    """One stated graph: the clock, exact knots c_0 < ... < c_n, fence values lower_k <= upper_k, one quadtree per
+    slab 0..n-2."""
+
+    def __init__(self, spec: dict, clock: str, where: str):
+        if spec.get("clock") != clock:
+            raise CheckFailed("format", f"{where}: the {clock} graph is missing (found clock {spec.get('clock')!r})")
+        self.clock, self.where = clock, f"{where}, {clock} graph"
+        self.knots = [frac(v) for v in spec["knots"]]
+        self.lower, self.upper = [frac(v) for v in spec["lower"]], [frac(v) for v in spec["upper"]]
+        self.trees = list(spec["trees"])
+        n = len(self.knots) - 1
+        if n < 2 or len(self.lower) != n + 1 or len(self.upper) != n + 1 or len(self.trees) != n - 1:
+            raise CheckFailed("format", f"{self.where}: needs n >= 2 slabs, n + 1 fence values each and n - 1 trees")
+        if any(b <= a for a, b in zip(self.knots, self.knots[1:])) or any(lo > hi for lo, hi in
+                                                                          zip(self.lower, self.upper)):
+            raise CheckFailed("format", f"{self.where}: knots must increase and lower <= upper at every knot")
+
+    @property
+    def slabs(self) -> int:
+        return len(self.knots) - 1
+
+    def slope(self, k: int, fence: list) -> Fraction:
+        return (fence[k + 1] - fence[k]) / (self.knots[k + 1] - self.knots[k])
+
+    def value(self, fence: list, cl: Fraction) -> Fraction:
+        """The piecewise linear fence at a clock cl inside [c_0, c_n] (continuous: either slab at a knot)."""
+        k = max(i for i in range(self.slabs) if self.knots[i] <= cl)
+        return fence[k] + self.slope(k, fence) * (cl - self.knots[k])
+
+    def holds(self, cl_lo: Fraction, cl_hi: Fraction, tr_lo: Fraction, tr_hi: Fraction, last: int) -> bool:
+        """Every point of [cl_lo, cl_hi] x [tr_lo, tr_hi] lies in slabs 0..last - 1: a piecewise linear fence takes
+        its extremes over a clock range at the range's ends and the knots inside it."""
+        if not (self.knots[0] <= cl_lo <= cl_hi <= self.knots[last]):
+            return False
+        at = [cl_lo, cl_hi] + [c for c in self.knots if cl_lo < c < cl_hi]
+        return all(self.value(self.lower, c) <= tr_lo and tr_hi <= self.value(self.upper, c) for c in at)
+
+    def transverse(self, k: int, C: arb, Th: arb) -> arb:
+        """tr = lower(cl) + theta (upper(cl) - lower(cl)) over a box of slab k, as a ball."""
+        dc = C - ball(self.knots[k])
+        return ball(self.lower[k]) + ball(self.slope(k, self.lower)) * dc + Th * self.width(k, dc)
+
+    def width(self, k: int, dc: arb) -> arb:
+        """W = upper - lower at cl = c_k + dc on slab k, as one linear function (no cancellation of two balls)."""
+        return ball(self.upper[k] - self.lower[k]) + ball(self.slope(k, self.upper) - self.slope(k, self.lower)) * dc
+
+
+def tree_leaves(tree: str, root: tuple, where: str):
+    """The leaf boxes (c_lo, c_hi, t_lo, t_hi) of a stated quadtree, depth first ("1": split in four in the order
+    (c_lo..cm, t_lo..tm), (c_lo..cm, tm..t_hi), (cm..c_hi, t_lo..tm), (cm..c_hi, tm..t_hi); "0": a leaf)."""
+    stack, pos = [root], 0
+    while stack:
+        b = stack.pop()
+        if pos >= len(tree):
+            raise CheckFailed("tube-invariance", f"{where}: the stated quadtree ends early")
+        bit, pos = tree[pos], pos + 1
+        if bit == "0":
+            yield b
+        elif bit == "1":
+            cm, tm = (b[0] + b[1]) / 2, (b[2] + b[3]) / 2
+            stack += [(cm, b[1], tm, b[3]), (cm, b[1], b[2], tm), (b[0], cm, tm, b[3]), (b[0], cm, b[2], tm)]
+        else:
+            raise CheckFailed("tube-invariance", f"{where}: the stated quadtree has a symbol {bit!r}")
+    if pos != len(tree):
+        raise CheckFailed("tube-invariance", f"{where}: the stated quadtree has {len(tree) - pos} symbols left over")
+
+
+def graph_E(clock: str, cl: arb, tr: arb, S: arb) -> arb:
+    """E = e^delta at a graph's point: delta = tr (alpha graph), cl (delta graph) or cl - log s (zeta graph, zeta =
+    delta + log s)."""
+    return tr.exp() if clock == "alpha" else cl.exp() / S if clock == "zeta" else cl.exp()
+
+
+def unit_increments(F: Formulas, clock: str, cl: arb, tr: arb, S: arb, KAP: arb, derivatives: bool = False,
+                    with_s: bool = False) -> dict:
+    """The per-unit-x increments i_cl, i_tr (the map's increments at x = 1, y = kappa) and, with ``derivatives``,
+    their derivatives in the clock (_c), in the transverse coordinate (_t) and, with ``with_s``, in s (_s)."""
+    env = {"alpha": cl if clock == "alpha" else tr, "E": graph_E(clock, cl, tr, S), "s": S, "x": arb(1), "y": KAP}
+    a, d = (F("reduced_map", f"{q}_increment", env, Arb) for q in ("alpha", "delta"))
+    cl_name, tr_name = ("a", "d") if clock == "alpha" else ("d", "a")
+    out = {"cl": a if clock == "alpha" else d, "tr": d if clock == "alpha" else a}
+    if not derivatives:
+        return out
+    for which, b in (("cl", cl_name), ("tr", tr_name)):
+        # d/d zeta = d/d delta (zeta = delta + log s); at fixed zeta, d/ds = d/ds at fixed delta - (1/s) d/d delta
+        out[f"{which}_c"] = F("jacobian", f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}", env, Arb)
+        out[f"{which}_t"] = F("jacobian", f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}", env, Arb)
+        if with_s:
+            d_s = F("jacobian", f"d{b}_s", env, Arb)
+            out[f"{which}_s"] = d_s - F("jacobian", f"d{b}_delta", env, Arb) / S if clock == "zeta" else d_s
+    return out
+
+
+def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mid) -> tuple:
+    """(phi_lower, phi_upper, x i_cl) over a box of slab k for every member: phi_e = tr' - e(cl') with the fence e
+    continued linearly from slab k, = (theta - theta_e) W(cl) + x (i_tr - b_e i_cl) (theta_e = 0, b_e = b_L for the
+    lower fence, 1 and b_U for the upper, W = upper - lower). The identity part is exact; the rest is enclosed in
+    the mean-value form about the box's centre in (cl, theta) and, when S is an interval, about s_mid in s; and
+    intersected with the direct enclosure over the box."""
+    S, X, KAP = balls
+    c_lo, c_hi, t_lo, t_hi = box
+    ck, bL, bU = g.knots[k], g.slope(k, g.lower), g.slope(k, g.upper)
+    C, Th = interval(c_lo, c_hi), interval(t_lo, t_hi)
+    cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
+    Wm = g.upper[k] - g.lower[k] + (bU - bL) * (cm - ck)                     # exact at the centre
+    W = g.width(k, C - ball(ck))
+    B = unit_increments(F, g.clock, C, g.transverse(k, C, Th), S, KAP, True, s_mid is not None)
+    M = unit_increments(F, g.clock, ball(cm), ball(g.lower[k] + bL * (cm - ck) + tm * Wm),
+                        S if s_mid is None else ball(s_mid), KAP)
+    out = []
+    for theta_e, b in ((0, bL), (1, bU)):
+        bb = ball(b)
+        psi_c, psi_t = B["tr_c"] - bb * B["cl_c"], B["tr_t"] - bb * B["cl_t"]
+        # phi = (theta - theta_e) W(cl) + x psi, psi = i_tr - b i_cl in the mean-value form (d tr/d theta = W,
+        # d tr/d cl = b_L + theta W'); the clock's and s's shares of psi times x as one product
+        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (ball(bL) + Th * ball(bU - bL))) * (C - ball(cm))
+        if s_mid is not None:
+            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - ball(s_mid))
+        # theta's share keeps the identity with x's: W (1 + x psi_t), the transverse contraction
+        first = ball((tm - theta_e) * Wm) + W * (1 + X * psi_t) * (Th - ball(tm)) + (Th - theta_e) * ball(
+            bU - bL) * (C - ball(cm))
+        mv = first + X * psi
+        direct = (Th - theta_e) * W + X * (B["tr"] - bb * B["cl"])
+        out.append(mv.intersection(direct) if mv.is_finite() and direct.is_finite() else mv)
+    return out[0], out[1], X * B["cl"]
+
+
+def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
+    """Why a leaf of slab k does not map into the tube ("" if it does): the clock must advance by more than 0 and
+    less than slab k + 1, and the image lie between the fences, against slab k + 1's fences as well when the step
+    may cross c_(k+1) (there e(cl') = e continued from slab k + (b' - b)(cl' - c_(k+1)), and 0 <= cl' - c_(k+1)
+    <= c_hi + x i_cl - c_(k+1), cl <= c_hi the box's top)."""
+    pL, pU, inc = gaps
+    if not all(v.is_finite() for v in gaps):
+        return "an unbounded enclosure"
+    i_lo, i_hi = lower(inc), upper(inc)
+    if not (0 < i_lo and i_hi < g.knots[k + 2] - g.knots[k + 1]):
+        return f"the clock advance x i_cl in [{float(i_lo):.4g}, {float(i_hi):.4g}] is not inside (0, the width of " \
+               f"slab {k + 1})"
+    over = box[1] + i_hi - g.knots[k + 1]
+    for name, fence, phi, sign in (("lower", g.lower, pL, 1), ("upper", g.upper, pU, -1)):
+        cases = [phi]
+        if over > 0:
+            cases.append(phi - ball(g.slope(k + 1, fence) - g.slope(k, fence)) * interval(0, over))
+        for v in cases:
+            if (sign > 0 and not lower(v) >= 0) or (sign < 0 and not upper(v) <= 0):
+                return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(lower(v)):.4g}, " \
+                       f"{float(upper(v)):.4g}])"
+    return ""
+
+
+def s_parts(s_range: tuple, n: int) -> list:
+    """The cell's s range in ``n`` equal pieces, each with its centre (one point: itself, no centre)."""
+    lo, hi = s_range
+    if lo == hi:
+        return [(interval(lo, lo), None)]
+    cuts = [lo + (hi - lo) * Fraction(j, n) for j in range(n + 1)]
+    return [(interval(a, b), (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+
+
+def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tuple:
+    """Every leaf of every stated quadtree maps into the tube (tube-invariance), over the whole s range or else over
+    each of its pieces (``parts``: the splits of the range to try in turn, each a list of (ball, centre); the
+    mean-value form in s about the centre). Returns (the least clock advance lower(x i_cl) on each slab 0..n-2,
+    the number of leaves)."""
+    X, KAP = balls
+    least, count = [], 0
+    for k, tree in enumerate(g.trees):
+        where = f"{g.where}, slab {k} (clock in [{float(g.knots[k]):.6g}, {float(g.knots[k + 1]):.6g}])"
+        inc_lo = None
+        for box in tree_leaves(tree, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), where):
+            why = ""
+            for split in parts:                     # the whole s range, or else each of its pieces
+                lows = []
+                for S, s_mid in split:
+                    gaps = fence_gaps(F, g, k, box, (S, X, KAP), s_mid)
+                    why = leaf_failure(g, k, box, gaps)
+                    if why:
+                        break
+                    lows.append(lower(gaps[2]))
+                if not why:
+                    inc_lo = min(lows) if inc_lo is None else min(inc_lo, *lows)
+                    break
+            if why:
+                raise CheckFailed("tube-invariance", f"{where}, box clock [{float(box[0]):.6g}, {float(box[1]):.6g}],"
+                                  f" theta [{float(box[2]):.4g}, {float(box[3]):.4g}]: {why}")
+            count += 1
+        least.append(inc_lo)
+    return least, count
+
+
+def grid_states(g: TubeGraph, k: int, depth: int):
+    """The (cl, tr) balls of slab k's 2^depth x 2^depth grid of (cl, theta) boxes."""
+    n, c0, c1 = 2 ** depth, g.knots[k], g.knots[k + 1]
+    for i in range(n):
+        C = interval(c0 + (c1 - c0) * i / n, c0 + (c1 - c0) * (i + 1) / n)
+        for j in range(n):
+            yield C, g.transverse(k, C, interval(Fraction(j, n), Fraction(j + 1, n)))
+
+
+def check_start(F: Formulas, ga: TubeGraph, balls3: tuple) -> None:
+    """The first step from (alpha, delta) = (0, 0) lies in the alpha graph's slabs 0..n-2 for every member."""
+    S, X, Y = balls3
+    env = {"alpha": arb(0), "E": arb(1), "s": S, "x": X, "y": Y}
+    a1, d1 = (F("reduced_map", f"{q}_increment", env, Arb) for q in ("alpha", "delta"))
+    if not (a1.is_finite() and d1.is_finite() and ga.holds(lower(a1), upper(a1), lower(d1), upper(d1), ga.slabs - 1)):
+        raise CheckFailed("tube-start", f"{ga.where}: the first step (alpha in {a1}, delta in {d1}) is not inside "
+                          "its slabs 0..n-2")
+
+
+def check_handovers(F: Formulas, ga: TubeGraph, gd: TubeGraph, depths, S: arb, region: dict) -> Fraction:
+    """The alpha graph's last slab lies in the delta graph's slabs 0..m-2, and the delta graph's last slab in R
+    (u <= u0, |eps| <= C(u)), each on the stated grid depth. Returns the largest u over the last slab."""
+    if not (isinstance(depths, list) and len(depths) == 2 and all(type(d) is int and 0 <= d <= MAX_HANDOVER_DEPTH
+                                                                   for d in depths)):
+        raise CheckFailed("format", f"{ga.where}: handover_depths must be two integers in [0, {MAX_HANDOVER_DEPTH}]")
+    shift = S.log() if gd.clock == "zeta" else arb(0)            # the second graph's clock: delta (+ log s)
+    for cl, tr in grid_states(ga, ga.slabs - 1, depths[0]):      # alpha graph: cl = alpha, tr = delta
+        c2 = tr + shift
+        if not gd.holds(lower(c2), upper(c2), lower(cl), upper(cl), gd.slabs - 1):
+            raise CheckFailed("tube-handover", f"{ga.where}: its last slab at alpha in {cl}, delta in {tr} is not "
+                              f"inside the {gd.clock} graph's slabs 0..m-2")
+    prof, zero, u_most = Profile(region), arb(0), Fraction(0)
+    for cl, tr in grid_states(gd, gd.slabs - 1, depths[1]):      # second graph: cl = delta or zeta, tr = alpha
+        if gd.clock == "zeta":
+            # u = 1/(E s + 1) = 1/(e^zeta + 1) (zeta = delta + log s), eps = (alpha - alpha*(u))/u^3 (definitions)
+            U = 1 / (cl.exp() + 1)
+            eps = (tr - F("coordinates", "alpha_star", {"u": U, "s": S, "x": zero, "y": zero}, Arb)) / U**3
+        else:
+            env = {"alpha": tr, "E": graph_E(gd.clock, cl, tr, S), "s": S, "x": zero, "y": zero}
+            U, eps = F("state", "u", env, Arb), F("state", "eps", env, Arb)
+        ok = U.is_finite() and eps.is_finite() and 0 < lower(U) and upper(U) <= prof.u0
+        C = prof.least(lower(U)) if ok else Fraction(0)
+        if not (ok and -C <= lower(eps) and upper(eps) <= C):
+            raise CheckFailed("tube-handover", f"{gd.where}: its last slab at delta in {cl}, alpha in {tr} is not in "
+                              f"R (u in {U}, eps in {eps}, u0 = {prof.u0}, C = {C})")
+        u_most = max(u_most, upper(U))
+    return u_most
+
+
+def check_linearity(F: Formulas) -> None:
+    """alpha_increment / x and delta_increment / y have no x or y left (zero derivatives, exactly): the increments
+    are x A^(alpha, E; s) and y D^(alpha, E; s), so a member's step is x times the unit increments at y/x."""
+    alg = RFAlg(IDENTITY_VARS)
+    v = {n: alg.var(n) for n in IDENTITY_VARS}
+    for name, by in (("alpha_increment", "x"), ("delta_increment", "y")):
+        unit = F("reduced_map", name, v, alg) / v[by]
+        for var in ("x", "y"):
+            if unit.derivative(var).n != 0:
+                raise CheckFailed("tube-linearity", f"reduced_map.{name} / {by} depends on {var}")
+
+
+def corner_range(v: RF, box: dict) -> tuple:
+    """(min, max) of a rational function over a box of positive values, exactly, when it is a monomial (then its
+    extremes are at the box's corners); None otherwise."""
+    if len(v.n) != 1 or len(v.m) != 1 or not all(lo > 0 for lo, _ in box.values()):
+        return None
+    ranged = [k for k, (lo, hi) in box.items() if lo < hi]
+    values = [_rf_value(v, {k: box[k][0] for k in box} | dict(zip(ranged, pick)))
+              for pick in itertools.product(*[box[k] for k in ranged])]
+    return min(values), max(values)
+
+
+def member_ratio(F: Formulas, cell: dict, formulas: dict | None) -> tuple:
+    """(y/x as an exact rational function, its variables' box): in the family's ranged names over the cell's box
+    when the spec gives each parameter as a formula of them (``formulas``: the parameters' ties, e.g. eta_V = eta_KQ
+    = eta; each must range inside the cell's stated parameter box), else in the parameters over the cell's
+    parameter box (which forgets the ties, so y/x ranges wider)."""
+    where = f"cell {cell['path'] or 'root'}"
+    stated = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    if not formulas:
+        alg = RFAlg(sorted(stated))
+        env = {k: alg.var(k) for k in stated}
+        return F("invariants", "y", env, alg) / F("invariants", "x", env, alg), stated
+    box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["box"].items()}
+    if set(formulas) != set(stated):
+        raise CheckFailed("format", f"{where}: the spec's parameters must be {', '.join(sorted(stated))}")
+    alg = RFAlg(sorted(box))
+    names = {k: alg.var(k) for k in box}
+    env = {k: evaluate(parse(str(v)), names, alg) for k, v in formulas.items()}
+    for k, v in env.items():
+        got = corner_range(v, box)
+        if got is None or not (stated[k][0] <= got[0] and got[1] <= stated[k][1]):
+            raise CheckFailed("parameters", f"{where}: the spec's {k} = {formulas[k]} is not a monomial ranging "
+                              f"inside the cell's stated [{stated[k][0]}, {stated[k][1]}]")
+    return F("invariants", "y", env, alg) / F("invariants", "x", env, alg), box
+
+
+def check_kappa(F: Formulas, cell: dict, kappa: tuple, formulas: dict | None = None) -> None:
+    """The stated kappa range holds y/x for every member: y/x is checked to be a monomial (exactly, as a rational
+    function; :func:`member_ratio`), so on a box of positive values its extremes are at the corners, computed
+    exactly."""
+    where = f"cell {cell['path'] or 'root'}"
+    ratio, box = member_ratio(F, cell, formulas)
+    got = corner_range(ratio, box)
+    if got is None:
+        raise CheckFailed("tube-kappa", f"{where}: y/x is not a monomial in positive {', '.join(sorted(box))}")
+    if not (kappa[0] <= got[0] and got[1] <= kappa[1]):
+        on = "the cell" if formulas else "the cell's parameter box (the spec ties no parameter to its ranged names)"
+        raise CheckFailed("tube-kappa", f"{where}: kappa stated [{kappa[0]}, {kappa[1]}], but y/x ranges over "
+                          f"[{got[0]}, {got[1]}] on {on}")
+
+
+def check_time(F: Formulas, cell: dict, graphs: tuple, least: tuple, P: list, Q_max: Fraction,
+               u_most: Fraction) -> tuple:
+    """T0 >= 1 + sum over the checked slabs of ceil(width / least advance) (a member spends at most that many steps
+    in a slab: its clock rises by at least the least advance a step), so by T0 every member has been in the delta
+    graph's last slab, inside R; and z(T0) = 1/u^2 within the stated range: >= 1/u_most^2 (u <= u_most on that
+    slab, and u only falls in R: Q > 0), <= z_end + T0 2 c_hi Q_max/(1 - c_hi u0^2 Q_max)^2 (z = (e^delta s + 1)^2
+    <= z_end on that slab, delta <= c_m; in R z' - z = (R^2 - 1)/u^2 <= 2 c Q R^2, R = 1/(1 - c u^2 Q)). Returns
+    the stated z(T0)."""
+    where = f"cell {cell['path'] or 'root'}"
+    T0 = int(cell["T0"])
+    need = 1 + sum(math.ceil((g.knots[k + 1] - g.knots[k]) / inc) for g, incs in zip(graphs, least)
+                   for k, inc in enumerate(incs))
+    if T0 < need:
+        raise CheckFailed("tube-time", f"{where}: T0 = {T0} stated, but the tube gives only T0 >= {need}")
+    alg = RFAlg(PARAM_NAMES)
+    s, y = alg.var("s"), alg.var("y")
+    if not F("coordinates", "c", {n: alg.var(n) for n in PARAM_NAMES}, alg).equals(s * (1 + s) * y):
+        raise CheckFailed("tube-time", "coordinates.c is not s (1 + s) y")
+    (s_lo, s_hi), _, (y_lo, y_hi) = P
+    u0 = frac(cell["region"]["u0"])
+    c_hi = s_hi * (1 + s_hi) * y_hi                 # the largest c over the cell (s, y > 0)
+    den = 1 - c_hi * u0**2 * Q_max
+    if not (s_lo > 0 and y_lo > 0 and den > 0):
+        raise CheckFailed("tube-time", f"{where}: needs s, y > 0 and c_hi u0^2 Q_max < 1")
+    # z = (E s + 1)^2 <= its value at the last knot: E s = e^zeta on a zeta graph, e^delta s_hi on a delta graph
+    g2 = graphs[1]
+    root = ball(g2.knots[-1]).exp() * (1 if g2.clock == "zeta" else ball(s_hi)) + 1
+    z_end = upper(root * root)
+    z_lo, z_hi = 1 / u_most**2, z_end + T0 * 2 * c_hi * Q_max / den**2
+    zs = tuple(frac(v) for v in cell["z_at_T0"])
+    if not (zs[0] <= z_lo and z_hi <= zs[1]):
+        raise CheckFailed("tube-time", f"{where}: z(T0) stated [{float(zs[0]):.10g}, {float(zs[1]):.10g}], verified "
+                          f"only [{float(z_lo):.10g}, {float(z_hi):.10g}]")
+    return zs
+
+
+def check_tube(F: Formulas, cell: dict, P: list, results: list, formulas: dict | None = None) -> tuple:
+    """A tube cell's entry (tube-kappa, -start, -invariance, -handover, -time); ``formulas``: the parameters as
+    formulas of the ranged names, if the spec gives them. Returns (the stated z(T0), the number of leaf boxes
+    checked)."""
+    where, ent = f"cell {cell['path'] or 'root'}", cell["entry"]
+    kappa = tuple(frac(v) for v in ent["kappa"])
+    if len(kappa) != 2 or len(ent["graphs"]) != 2:
+        raise CheckFailed("format", f"{where}: a tube entry needs kappa [lo, hi] and two graphs (alpha, delta)")
+    check_kappa(F, cell, kappa, formulas)
+    second = ent["graphs"][1].get("clock") if len(ent.get("graphs", [])) == 2 else None
+    ga, gd = TubeGraph(ent["graphs"][0], "alpha", where), TubeGraph(ent["graphs"][1], second if second in (
+        "delta", "zeta") else "zeta", where)
+    S, X, Y = (interval(lo, hi) for lo, hi in P)
+    pieces = ent.get("s_pieces", 1)
+    if not (type(pieces) is int and 1 <= pieces <= MAX_S_PIECES):
+        raise CheckFailed("format", f"{where}: s_pieces must be an integer in [1, {MAX_S_PIECES}]")
+    parts = [s_parts(tuple(P[0]), 1)] + ([s_parts(tuple(P[0]), pieces)] if pieces > 1 and P[0][0] < P[0][1] else [])
+    check_start(F, ga, (S, X, Y))
+    least, leaves = [], 0
+    for g in (ga, gd):
+        inc, n = check_invariance(F, g, (X, interval(*kappa)), parts)
+        least.append(inc)
+        leaves += n
+    u_most = check_handovers(F, ga, gd, ent["handover_depths"], S, cell["region"])
+    zs = check_time(F, cell, (ga, gd), tuple(least), P, max(r[1][1] for r in results), u_most)
+    return zs, leaves
+
+
 # ----- families ------------------------------------------------------------------------------------------------------
 def _range(name: str, pair) -> tuple:
     """A ranged parameter as a real interval: D over integers [lo, hi] covers the reals [lo - 1/2, hi + 1/2]."""
@@ -973,22 +1363,42 @@ def slab_hull(slabs: list):
     return h
 
 
-def check_cell(F: Formulas, cell: dict, log) -> tuple:
-    """One cell of a family: invariants, region, Taylor prefix, slabs and normalised limits. Returns its
-    (invariant box, z0 at T0, slab hull function)."""
+ENTRY_KINDS = ("taylor", "tube")
+
+
+def entry_kind(cell: dict) -> str:
+    """How the cell's members enter R: "taylor" (a Taylor-model prefix; a cell without "entry") or "tube"."""
+    kind = cell.get("entry", {"kind": "taylor"})
+    kind = kind.get("kind") if isinstance(kind, dict) else None
+    if kind not in ENTRY_KINDS:
+        raise CheckFailed("format", f"cell {cell['path'] or 'root'}: unknown entry kind {kind!r} (this checker reads "
+                          f"{', '.join(ENTRY_KINDS)})")
+    return kind
+
+
+def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
+    """One cell of a family: invariants, region, entry (Taylor prefix or tube), slabs and normalised limits
+    (``formulas``: the spec's parameters in the ranged names, if given). Returns its (z0 at T0 as stated, slab
+    hull function)."""
     P = check_cell_invariants(F, cell)
     reg = cell["region"]
-    z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
-    zs = [frac(v) for v in cell["z_at_T0"]]
-    if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
-        raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
-    results = check_region(F, reg, P)
+    if entry_kind(cell) == "tube":
+        results = check_region(F, reg, P)
+        zs, leaves = check_tube(F, cell, P, results, formulas)
+        how = f"tube of {leaves} boxes"
+    else:
+        z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
+        zs = [frac(v) for v in cell["z_at_T0"]]
+        if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
+            raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
+        results = check_region(F, reg, P)
+        how = "Taylor prefix"
     slabs = check_slabs(results, cell)
     hull = slab_hull(slabs)
     deep = hull(Fraction(0), frac(reg["u0"]) * frac(reg["ratio"]) ** int(reg["shells"]))
     last = {"a": deep[0][0], "b": deep[0][1], "Lt": deep[1], "W": deep[2]}
     check_limits(cell["normalised_limits"], last, Fraction(1))
-    log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']}")
+    log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']} ({how})")
     return zs, hull
 
 
@@ -1001,7 +1411,10 @@ def check_family(cert: dict, F: Formulas, log) -> None:
     if gap is not None:
         raise CheckFailed("family-cover", f"no cell covers {gap}")
     log("family-cover", f"{len(cells)} cells cover the family {spec['ranges']}")
-    by_path = {c["path"]: (c, *check_cell(F, c, log)) for c in cells}
+    if any(entry_kind(c) == "tube" for c in cells):
+        check_linearity(F)
+        log("tube-linearity", "alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact)")
+    by_path = {c["path"]: (c, *check_cell(F, c, log, spec.get("parameters"))) for c in cells}
     for q, (lo, hi) in cert["normalised_limits"].items():
         if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
                    for c in cells):

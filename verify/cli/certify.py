@@ -168,11 +168,14 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     if save is not None:
         save_file(data, save)
     if as_json:
-        click.echo(json.dumps({"status": "certified", "cells": len(fc.cells), "seconds": round(fc.seconds, 2),
+        click.echo(json.dumps({"status": "certified", "cells": len(fc.cells), "entries": fc.entries(),
+                               "seconds": round(fc.seconds, 2),
                                "normalised_limits": data["normalised_limits"], "members": data["members"]}, indent=1))
         return
-    click.echo(f"family certified: {len(fc.cells)} cells in {fc.seconds:.1f} s; every member's bounds for T >= T0 "
-               f"of its cell (verify certify --family FILE --query ...)")
+    n = fc.entries()
+    click.echo(f"family certified: {len(fc.cells)} cells in {fc.seconds:.1f} s ({n['tube']} entered through the "
+               f"tube, {n['taylor']} by the Taylor-model prefix); every member's bounds for T >= T0 of its cell "
+               "(verify certify --family FILE --query ...)")
     for q, (lo, hi) in data["normalised_limits"].items():
         click.echo(f"  lim {q}/leading_{q} in 1 + [{float(Fraction(lo) - 1):.3g}, {float(Fraction(hi) - 1):.3g}] for "
                    "every member")

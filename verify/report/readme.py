@@ -392,7 +392,9 @@ def target_sentences(bench: dict) -> list[str]:
     fam = bench.get("family")
     if fam:
         tf = fam["target_family"]
-        done = (f"certified in {g(tf['seconds'])} s ({tf['cells']} cells)" if tf.get("completed") else
+        done = (f"certified in {g(tf['seconds'])} s on 2 workers ({tf['cells']} cells, "
+                f"{tf.get('entries', {}).get('tube', 0)} entered through the tube; relative width at T = 10¹² at "
+                f"most {sci(tf['relative_width_at_1e12'])} over nine members)" if tf.get("completed") else
                 "not run (quick bench)" if not tf.get("run") else
                 f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done"
                 + (f", every length through D = {tf['complete_through_D']} closed" if tf.get("complete_through_D") else "")

@@ -1,0 +1,347 @@
+"""How a family cell enters R: the tube of verify.certify.tube, built from a float reference and checked in Arb.
+
+The construction is a heuristic and is not trusted: a float trajectory of the cell's centre member (the
+reference), and two fences started a little off it, each advanced along the steepest outward slope over the
+cell's range of s plus tau (so every member's flow crosses them inwards), clamped at least w_min(u) from the
+reference in the zeta graph (w_min shrinks like u^3, as eps = (alpha - alpha*(u))/u^3 must fit in R's band at the
+end), and knots placed where the fences' chords bend by at most tau/KNOT_BEND. What is certified is decided by
+verify.certify.tube's checks on the result: the two graphs' invariance, the start, both handovers, and the step
+T0 by which every member is in R. A cell tries a few widths (ATTEMPTS) and fails when none closes (the family
+then uses the Taylor-model prefix, or bisects the cell).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
+from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
+
+# (w0 of the alpha graph, its push tau, w0 of the zeta graph, its push tau, w_min at the switch): tried in order
+ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), (0.0005, 0.01, 0.005, 0.03, 0.002))
+MAX_EVERY = 400         # reference steps between knots at most
+KNOT_BEND = 8           # consecutive chords of a fence differ in slope by at most tau/KNOT_BEND (its push is tau)
+MIN_STEPS = 2           # reference steps between knots at least (a step of any member stays within one slab)
+HANDOVER_DEPTH = 6      # bisections of a last-slab box in the handover checks
+S_PIECES = 8            # a range of s is checked in this many pieces (each its own mean-value form in s)
+SWITCH = 1              # the alpha graph ends (the zeta graph begins) near where delta rises 1/SWITCH as fast as alpha
+
+
+@dataclass
+class Entry:
+    """The certified entry of every member of a cell into R, or why not."""
+
+    ok: bool
+    T0: int = 0
+    z0: tuple = ()
+    graphs: tuple = ()
+    trees: tuple = ()
+    depths: tuple = ()      # the handovers' grid depths (alpha graph -> zeta graph, zeta graph -> R)
+    failure: str = ""
+    boxes: int = 0
+    seconds: float = 0.0
+    attempt: int = -1
+    obligations: list = field(default_factory=list)
+
+    def as_dict(self, kappa: tuple) -> dict:
+        """The cell's "entry" as a family file stores it (verify.certify.recheck re-checks it)."""
+        from ..model.numbers import frac_str
+        return {"kind": "tube", "kappa": [frac_str(kappa[0]), frac_str(kappa[1])],
+                "graphs": [g.as_dict() | {"trees": list(t)} for g, t in zip(self.graphs, self.trees)],
+                "handover_depths": list(self.depths), "s_pieces": S_PIECES}
+
+
+def _dy(v: float) -> Fraction:
+    return Fraction(round(v * 2 ** 40), 2 ** 40)
+
+
+def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list:
+    """The float trajectory [(alpha_t, delta_t)] of the member (s, x, y = kappa x) from (0, 0) until ``stop(alpha,
+    delta)``, and ``extra`` of its length (at least 40 steps) past that (the generated map at 53 bits)."""
+    from flint import arb, ctx
+
+    from .prefix import prefix_functions
+    fn = prefix_functions()
+    old, ctx.prec = ctx.prec, 53
+    try:
+        S, X, Y = arb(s), arb(x), arb(kap * x)
+        a, d, out, end = 0.0, 0.0, [(0.0, 0.0)], None
+        while (end is None or len(out) < end) and len(out) < 5_000_000:
+            da, dd = fn.step(arb(a), arb(math.exp(d)), S, X, Y)
+            a, d = a + float(da.mid()), d + float(dd.mid())
+            out.append((a, d))
+            if end is None and stop(a, d):
+                end = len(out) + max(40, int(extra * len(out)))
+        return out
+    finally:
+        ctx.prec = old
+
+
+def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign: int) -> list:
+    """A float fence from ``start`` = (cl, tr): each step advances the clock as the member ``ss[len(ss) // 2]`` does,
+    and the other coordinate along the steepest outward slope d tr/d cl of the members ``ss`` (a range of s) at
+    that point, plus ``sign`` tau: so every one of them crosses it inwards."""
+    from flint import arb, ctx
+
+    from .prefix import prefix_functions
+    fn = prefix_functions()
+    old, ctx.prec = ctx.prec, 53
+    try:
+        S, X, Y = [arb(v) for v in ss], arb(x), arb(kap * x)
+        mid = len(ss) // 2
+        cl, tr = start
+        out = [(cl, tr)]
+        while cl < cl_end and len(out) < 5_000_000:
+            slopes, icl0 = [], None
+            for i, (Si, si) in enumerate(zip(S, ss)):
+                al, de = (cl, tr) if clock == "alpha" else (tr, cl - math.log(si) if clock == "zeta" else cl)
+                da, dd = fn.step(arb(al), arb(math.exp(de)), Si, X, Y)
+                icl, itr = (float(da.mid()), float(dd.mid())) if clock == "alpha" else (float(dd.mid()),
+                                                                                       float(da.mid()))
+                slopes.append(itr / icl)
+                if i == mid:
+                    icl0 = icl
+            slope = max(slopes) if sign > 0 else min(slopes)
+            cl, tr = cl + icl0, tr + icl0 * (slope + sign * tau)
+            out.append((cl, tr))
+        return out
+    finally:
+        ctx.prec = old
+
+
+def _interp(pts: list, at: list) -> list:
+    import numpy as np
+    a = np.array(pts)
+    return np.interp(at, a[:, 0], a[:, 1]).tolist()
+
+
+def _knots(cl: list, fences: tuple, tol: float, max_every: int) -> list:
+    """Indices into the clock grid so that both fences' consecutive chords differ in slope by at most ``tol`` and
+    stay within tol/8 of the width of a chord from the fence at its middle (at least 3 reference steps apart)."""
+    idx, i, n, prev = [0], 0, len(cl), None
+    while i < n - 1:
+        j = min(i + max_every, n - 1)
+        if n - 1 - j < MIN_STEPS:
+            j = n - 1
+        while j > i + MIN_STEPS:
+            sl = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
+            mid = (i + j) // 2
+            dev = max(abs(f[mid] - (f[i] + q * (cl[mid] - cl[i]))) for f, q in zip(fences, sl))
+            if (prev is None or max(abs(a - b) for a, b in zip(sl, prev)) <= tol) and dev <= tol * (cl[j] - cl[i]) / 8:
+                break
+            j = i + max(MIN_STEPS, (j - i) // 2)
+        prev = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
+        idx.append(j)
+        i = j
+    return idx
+
+
+def build_graph(pts: list, clock: str, w0: float, tau: float, centre: tuple, floor=None, first=None) -> Graph:
+    """The graph around the reference points ``pts`` [(cl, tr)] (float; module docstring). ``floor(t)``: the least
+    half-width at the t-th point (zeta graph); ``first``: a smaller clock to start the fences at (the start's
+    least clock: the members' first steps lie on tr = 0 from there on)."""
+    ss, x, kap = centre
+    end = pts[-1][0]
+    c0 = float(first) if first is not None and first < pts[0][0] else pts[0][0]
+    grid = ([c0] if c0 < pts[0][0] else []) + [p[0] for p in pts]
+    ref = ([pts[0][1]] if c0 < pts[0][0] else []) + [p[1] for p in pts]
+    U = _interp(_fence((c0, pts[0][1] + w0), clock, ss, x, kap, tau, end, +1), grid)
+    L = _interp(_fence((c0, pts[0][1] - w0), clock, ss, x, kap, tau, end, -1), grid)
+    if floor is not None:
+        U = [max(u, r + floor(t)) for t, (u, r) in enumerate(zip(U, ref))]
+        L = [min(v, r - floor(t)) for t, (v, r) in enumerate(zip(L, ref))]
+    knots, lower, upper = [], [], []
+    for i in _knots(grid, (U, L), tau / KNOT_BEND, MAX_EVERY):
+        c = first if i == 0 and c0 < pts[0][0] else _dy(grid[i])
+        if knots and c <= knots[-1]:
+            continue
+        knots.append(c)
+        lower.append(_dy(L[i]))
+        upper.append(_dy(U[i]))
+    return Graph(clock, tuple(knots), tuple(lower), tuple(upper))
+
+
+def _u_eps(s: float, a: float, d: float) -> tuple:
+    u = 1 / (math.exp(d) * s + 1)
+    return u, (a - (1 - u) / (s * u * u + (1 - u) ** 2)) / u ** 3
+
+
+def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: tuple, first: Fraction) -> tuple:
+    """The alpha and zeta graphs of one attempt for the invariants' box P = ((s_lo, s_hi), (x_lo, x_hi), ...)
+    and kappa = (lo, hi): the reference runs until u <= 3 u0/4 and |eps| <= C_end/4 at its centre member; the
+    alpha graph starts at the clock ``first`` (below every member's first step)."""
+    (s_lo, s_hi), (x_lo, x_hi) = P[0], P[1]
+    sc, xc, kc = float((s_lo + s_hi) / 2), float((x_lo + x_hi) / 2), float((kappa[0] + kappa[1]) / 2)
+    w0a, taua, w0d, taud, wmin = attempt
+    u_stop, e_stop = 0.75 * float(u0), 0.25 * float(C_end)
+
+    def done(a, d):
+        u, e = _u_eps(sc, a, d)
+        return u <= u_stop and abs(e) <= e_stop
+    ref = reference(sc, xc, kc, done)                    # with a margin past the entry: its last slab deep in R
+    sw = next((t for t in range(2, len(ref)) if SWITCH * (ref[t][1] - ref[t - 1][1]) >= ref[t][0] - ref[t - 1][0]), None)
+    if sw is None or sw < 10:
+        raise ValueError("the reference never turns from rising alpha to rising delta")
+    alpha_pts = [(a, d) for a, d in ref[1:int(sw * 1.2)]]
+    svals = sorted({float(s_lo), sc, float(s_hi)})     # the fences' members: the range's ends and centre
+    ga = build_graph(alpha_pts, "alpha", w0a, taua, (svals, xc, kc), first=first)
+    # the zeta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
+    # (upper - lower) times the curve's slope d alpha/d delta there
+    n = len(ga.knots) - 1
+    last_w = float(ga.knots[n] - ga.knots[n - 1])
+    spread = float(max(ga.upper[n - 1] - ga.lower[n - 1], ga.upper[n] - ga.lower[n]))
+    w0d = max(w0d, 2 * (last_w + SWITCH * 2 * spread))
+    # the second graph over zeta = delta + log s (u = 1/(e^zeta + 1) for every s: a range of D on one curve)
+    zeta_pts = [(d + math.log(sc), a) for a, d in ref[int(sw * 0.8):]]
+    u_sw = _u_eps(sc, ref[int(sw * 0.8)][0], ref[int(sw * 0.8)][1])[0]
+    us = [_u_eps(sc, a, d)[0] for a, d in ref[int(sw * 0.8):]]
+    gd = build_graph(zeta_pts, "zeta", w0d, taud, (svals, xc, kc),
+                     floor=lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3))
+    return ga, gd
+
+
+def first_step(S, X, Y) -> tuple:
+    """Balls of (alpha_1, delta_1), one step from (0, 0), over every member (the generated map)."""
+    from .prefix import prefix_functions
+    return prefix_functions().step(exact(0), exact(1), S, X, Y)
+
+
+def start_inside(ga: Graph, S, X, Y, last: int) -> str:
+    """The state after one exact step from (0, 0), for every member, lies in the alpha graph's slabs < last."""
+    a1, d1 = first_step(S, X, Y)
+    if not (a1.is_finite() and d1.is_finite()):
+        return "the first step is unbounded"
+    if not inside(ga, lo_frac(a1), hi_frac(a1), lo_frac(d1), hi_frac(d1), last=last):
+        return f"the first step (alpha in [{float(lo_frac(a1)):.4g}, {float(hi_frac(a1)):.4g}], delta in " \
+               f"[{float(lo_frac(d1)):.3g}, {float(hi_frac(d1)):.3g}]) is not inside the alpha graph"
+    return ""
+
+
+def handover(g: Graph, k: int, target, depth: int = HANDOVER_DEPTH) -> tuple:
+    """Every point of slab k of ``g`` satisfies ``target(cl ball, tr ball) -> ""`` (or why not), on a grid refined
+    where a box fails, up to ``depth``. Returns (why or "", the refinement depth used)."""
+    for d in range(depth + 1):
+        why = ""
+        for box in slab_boxes(g, k, d):
+            why = target(*box_state(g, k, box))
+            if why:
+                break
+        if not why:
+            return "", d
+    return why, depth
+
+
+def in_second_graph(gz: Graph, S):
+    """The handover from the alpha graph (cl = alpha, tr = delta) into the zeta graph (zeta = delta + log s)."""
+    logS = S.log()
+
+    def target(cl, tr) -> str:
+        zeta = tr + logS
+        ok = inside(gz, lo_frac(zeta), hi_frac(zeta), lo_frac(cl), hi_frac(cl), last=len(gz.knots) - 2)
+        return "" if ok else "the alpha graph's last slab is not inside the zeta graph"
+    return target
+
+
+@lru_cache(maxsize=None)
+def alpha_star_function():
+    """The generated Arb code of alpha*(u) = (1 - u)/(s u^2 + (1 - u)^2) (verify.certify.coordinates)."""
+    from .coordinates import PARAM_NAMES
+    from .formulas import compile_formulas, file_map
+    return compile_formulas([file_map()["coordinates"]["alpha_star"]], ("u",) + tuple(PARAM_NAMES))
+
+
+def in_region(S, u0: Fraction, profile, u_most: list):
+    """The handover from the zeta graph (cl = zeta, tr = alpha) into R: u = 1/(E s + 1) = 1/(e^zeta + 1) and
+    eps = (alpha - alpha*(u))/u^3 (their definitions, verify.certify.coordinates) within u <= u0, |eps| <= C(u);
+    ``u_most[0]`` collects the largest u over the boxes checked (z >= 1/u_most^2 once a member has reached the
+    slab: z only grows in R)."""
+    a_star = alpha_star_function()
+
+    def target(cl, tr) -> str:
+        U = 1 / (cl.exp() + 1)
+        eps = (tr - a_star(U, S, exact(0), exact(0))[0]) / U ** 3
+        if not (U.is_finite() and eps.is_finite()):
+            return "an unbounded enclosure of (u, eps)"
+        u_lo, u_hi = lo_frac(U), hi_frac(U)
+        C = profile.least(u_lo, u_hi)
+        u_most[0] = max(u_most[0], u_hi)
+        if not (u_hi <= u0 and -C <= lo_frac(eps) and hi_frac(eps) <= C):
+            return f"the zeta graph's last slab is not inside R (u in [{float(u_lo):.4g}, {float(u_hi):.4g}], " \
+                   f"eps in [{float(lo_frac(eps)):.3g}, {float(hi_frac(eps)):.3g}], C = {float(C):.3g})"
+        return ""
+    return target
+
+
+def time_bound(checks: tuple, graphs: tuple) -> int:
+    """1 + the steps spent in the checked slabs of both graphs, at most ceil(width / least advance) in each."""
+    T = 1
+    for chk, g in zip(checks, graphs):
+        for k, inc in enumerate(chk.inc_lo):
+            T += math.ceil((g.knots[k + 1] - g.knots[k]) / inc)
+    return T
+
+
+def z_at_T0(gd: Graph, S, T0: int, c_hi: Fraction, u0: Fraction, Q_max: Fraction, u_most: Fraction) -> tuple:
+    """[1/u_most^2, z_end + T0 2 c_hi Q_max R_max^2]: by T0 every member has reached the zeta graph's last slab,
+    where u <= u_most, and z only grows in R (Q > 0); z <= its largest value on that slab when it gets there
+    (u >= 1/(e^zeta_end + 1)), then z' - z <= 2 c Q R^2 with R = 1/(1 - c u^2 Q) <= 1/(1 - c_hi u0^2 Q_max)."""
+    z_end = hi_frac((exact(gd.knots[-1]).exp() + 1) ** 2)      # u = 1/(e^zeta + 1) on the zeta graph
+    den = 1 - c_hi * u0 ** 2 * Q_max
+    if den <= 0:
+        raise ValueError("c u0^2 Q_max >= 1")
+    return dyadic_down(1 / u_most ** 2), dyadic_up(z_end + T0 * 2 * c_hi * Q_max / den ** 2)
+
+
+def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: Fraction, bits: int,
+          attempts=ATTEMPTS) -> Entry:
+    """The certified entry of every member of the box P (invariant intervals (s, x, y)) with y/x in ``kappa``
+    into R(u0, profile) (module docstring): the first attempt whose checks all pass."""
+    from ..engines.arb import arb_precision
+    t0 = time.perf_counter()
+    lin = linearity_obligation()
+    if not lin.ok:
+        return Entry(False, failure=lin.detail, obligations=[lin])
+    failures = []
+    with arb_precision(bits):
+        S, X, Y, KAP = (ball(*P[0]), ball(*P[1]), ball(*P[2]), ball(*kappa))
+        a1 = first_step(S, X, Y)[0]
+        first = _dy(float(lo_frac(a1)) * 15 / 16) if a1.is_finite() and lo_frac(a1) > 0 else None
+        for i, attempt in enumerate(attempts):
+            if first is None:
+                failures.append("the first step does not raise alpha above 0 for every member")
+                break
+            try:
+                ga, gd = graphs_for(P, kappa, u0, profile.least(Fraction(0), u0), attempt, first)
+            except ValueError as exc:
+                failures.append(str(exc))
+                continue
+            why = start_inside(ga, S, X, Y, len(ga.knots) - 2)
+            chks = []
+            for g in (ga, gd):
+                if why:
+                    break
+                chk = check_graph(g, P[0], X, KAP, pieces=S_PIECES)
+                why = chk.failure
+                chks.append(chk)
+            depths, u_most = [], [Fraction(0)]
+            for g, target in ((ga, in_second_graph(gd, S)), (gd, in_region(S, u0, profile, u_most))):
+                if why:
+                    break
+                why, d = handover(g, len(g.knots) - 2, target)
+                depths.append(d)
+            if why:
+                failures.append(f"attempt {i + 1}: {why}")
+                continue
+            T0 = time_bound(tuple(chks), (ga, gd))
+            z0 = z_at_T0(gd, S, T0, c_hi, u0, Q_max, u_most[0])
+            return Entry(True, T0, z0, (ga, gd), tuple(c.trees for c in chks), tuple(depths),
+                         boxes=sum(c.boxes for c in chks),
+                         seconds=time.perf_counter() - t0, attempt=i, obligations=[lin])
+    return Entry(False, failure="; ".join(failures), seconds=time.perf_counter() - t0, obligations=[lin])
+
+
+__all__ = ["ATTEMPTS", "Entry", "build_graph", "entry", "graphs_for", "handover", "reference", "time_bound",
+           "z_at_T0"]
