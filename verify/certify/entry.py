@@ -12,8 +12,7 @@ then uses the Taylor-model prefix, or bisects the cell).
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -42,9 +41,6 @@ class Entry:
     depths: tuple = ()      # the handovers' grid depths (alpha graph -> zeta graph, zeta graph -> R)
     failure: str = ""
     boxes: int = 0
-    seconds: float = 0.0
-    attempt: int = -1
-    obligations: list = field(default_factory=list)
 
     def as_dict(self, kappa: tuple) -> dict:
         """The cell's "entry" as a family file stores it (verify.certify.recheck re-checks it)."""
@@ -120,7 +116,8 @@ def _interp(pts: list, at: list) -> list:
 
 def _knots(cl: list, fences: tuple, tol: float, max_every: int) -> list:
     """Indices into the clock grid so that both fences' consecutive chords differ in slope by at most ``tol`` and
-    stay within tol/8 of the width of a chord from the fence at its middle (at least 3 reference steps apart)."""
+    stay within tol/8 of the width of a chord from the fence at its middle (at least MIN_STEPS reference steps
+    apart)."""
     idx, i, n, prev = [0], 0, len(cl), None
     while i < n - 1:
         j = min(i + max_every, n - 1)
@@ -300,19 +297,17 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
     """The certified entry of every member of the box P (invariant intervals (s, x, y)) with y/x in ``kappa``
     into R(u0, profile) (module docstring): the first attempt whose checks all pass."""
     from ..engines.arb import arb_precision
-    t0 = time.perf_counter()
     lin = linearity_obligation()
     if not lin.ok:
-        return Entry(False, failure=lin.detail, obligations=[lin])
+        return Entry(False, failure=lin.detail)
     failures = []
     with arb_precision(bits):
         S, X, Y, KAP = (ball(*P[0]), ball(*P[1]), ball(*P[2]), ball(*kappa))
         a1 = first_step(S, X, Y)[0]
-        first = _dy(float(lo_frac(a1)) * 15 / 16) if a1.is_finite() and lo_frac(a1) > 0 else None
+        if not (a1.is_finite() and lo_frac(a1) > 0):
+            return Entry(False, failure="the first step does not raise alpha above 0 for every member")
+        first = _dy(float(lo_frac(a1)) * 15 / 16)
         for i, attempt in enumerate(attempts):
-            if first is None:
-                failures.append("the first step does not raise alpha above 0 for every member")
-                break
             try:
                 ga, gd = graphs_for(P, kappa, u0, profile.least(Fraction(0), u0), attempt, first)
             except ValueError as exc:
@@ -338,9 +333,8 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
             T0 = time_bound(tuple(chks), (ga, gd))
             z0 = z_at_T0(gd, S, T0, c_hi, u0, Q_max, u_most[0])
             return Entry(True, T0, z0, (ga, gd), tuple(c.trees for c in chks), tuple(depths),
-                         boxes=sum(c.boxes for c in chks),
-                         seconds=time.perf_counter() - t0, attempt=i, obligations=[lin])
-    return Entry(False, failure="; ".join(failures), seconds=time.perf_counter() - t0, obligations=[lin])
+                         boxes=sum(c.boxes for c in chks))
+    return Entry(False, failure="; ".join(failures))
 
 
 __all__ = ["ATTEMPTS", "Entry", "build_graph", "entry", "graphs_for", "handover", "reference", "time_bound",

@@ -23,6 +23,7 @@ family, from each cell's deepest shell (verify.certify.bounds.normalised_limits)
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -129,12 +130,12 @@ class FamilySpec:
                 if e is None:
                     return None
                 exps[(k, n)] = e
-        const = [Fraction(a) / _prod(Fraction(base[n]) ** exps[(k, n)] for n, _, _ in ranged) if a else Fraction(0)
+        const = [Fraction(a) / math.prod(Fraction(base[n]) ** exps[(k, n)] for n, _, _ in ranged) if a else Fraction(0)
                  for k, a in enumerate(p0)]
         mid = {n: ((lo + hi) // 2 if n == "D" else (Fraction(lo) + Fraction(hi)) / 2) for n, (lo, hi) in self.ranges}
         for v in Cell(self.ranges).corners() + [mid]:
             got = at(v)
-            if any(Fraction(g) != c * _prod(Fraction(v[n]) ** exps[(k, n)] for n, _, _ in ranged)
+            if any(Fraction(g) != c * math.prod(Fraction(v[n]) ** exps[(k, n)] for n, _, _ in ranged)
                    for k, (g, c) in enumerate(zip(got, const))):
                 return None
         return {str(p): _monomial_text(const[k], [(n, exps[(k, n)]) for n, _, _ in ranged])
@@ -143,13 +144,6 @@ class FamilySpec:
     def as_dict(self) -> dict:
         return {"options": {k: v for k, v in self.options}, "ranges": {k: [frac_str(Fraction(lo)), frac_str(
             Fraction(hi))] for k, (lo, hi) in self.ranges}}
-
-
-def _prod(xs) -> Fraction:
-    out = Fraction(1)
-    for x in xs:
-        out *= x
-    return out
 
 
 def _monomial_text(c: Fraction, powers: list) -> str:
@@ -281,26 +275,31 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     return u0, m, rc
 
 
+def parameter_box(spec: FamilySpec, cell: Cell) -> list:
+    """[(lo, hi)] of each parameter of verify.derive.invariants.PARAMETERS over the cell (from its corners: each
+    parameter is monotone in the ranged options)."""
+    from ..derive.invariants import PARAMETERS, parameter_values
+    vals = [parameter_values(spec.setting(c)) for c in cell.corners()]
+    return [(min(v[k] for v in vals), max(v[k] for v in vals)) for k in range(len(PARAMETERS))]
+
+
 def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
     """The exact range of kappa = y/x over the cell, as the re-checker can verify it: at the cell's corners when
     the spec's parameter ties hold (FamilySpec.parameter_ties: y/x is then a monomial in the ranged names), else
     at the corners of the cell's box of parameters (y/x is a monomial in the parameters)."""
     import itertools
 
-    from ..derive.invariants import PARAMETERS, parameter_values
+    import sympy as sp
+
+    from ..derive.invariants import MONOMIALS, PARAMETERS, x, y
     from .coordinates import param_values
     if spec.parameter_ties() is not None:
         ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
         return min(ks), max(ks)
-    vals = [parameter_values(spec.setting(c)) for c in cell.corners()]
-    box = [sorted({min(v[k] for v in vals), max(v[k] for v in vals)}) for k in range(len(PARAMETERS))]
-    names = [str(p) for p in PARAMETERS]
-    ks = []
-    for corner in itertools.product(*box):
-        v = dict(zip(names, corner))
-        # y/x = eta_KQ lambda^2 beta^2 ||V*||^2 / (eta_V N K)  (verify.derive.invariants.MONOMIALS)
-        ks.append(Fraction(v["eta_KQ"]) * Fraction(v["lambda"]) ** 2 * Fraction(v["beta"]) ** 2 * Fraction(v["V2"])
-                  / (Fraction(v["eta_V"]) * Fraction(v["N"]) * Fraction(v["K"])))
+    ratio = MONOMIALS[y] / MONOMIALS[x]
+    box = [sorted({lo, hi}) for lo, hi in parameter_box(spec, cell)]
+    ks = [Fraction(str(ratio.subs({p: sp.Rational(str(v)) for p, v in zip(PARAMETERS, corner)})))
+          for corner in itertools.product(*box)]
     return min(ks), max(ks)
 
 

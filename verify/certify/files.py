@@ -151,12 +151,10 @@ def save(data: dict, path) -> None:
 
 def family_parameters(spec, cell) -> dict:
     """{parameter: [lo, hi]} over a cell (from its corners: each parameter is monotone in the ranged options)."""
-    from .family import Cell
+    from .family import Cell, parameter_box
     box = Cell(tuple(sorted((n, (int(lo) if n == "D" else Fraction(lo), int(hi) if n == "D" else Fraction(hi)))
                             for n, (lo, hi) in cell["box"].items())))
-    vals = [parameter_values(spec.setting(c)) for c in box.corners()]
-    return {str(p): [frac_str(min(v[k] for v in vals)), frac_str(max(v[k] for v in vals))]
-            for k, p in enumerate(PARAMETERS)}
+    return {str(p): [frac_str(lo), frac_str(hi)] for p, (lo, hi) in zip(PARAMETERS, parameter_box(spec, box))}
 
 
 def member_entry(fc, values: dict, Ts) -> dict:

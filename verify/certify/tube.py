@@ -158,6 +158,10 @@ class Slab:
     width_next: object     # c_{k+2} - c_{k+1}
     bends: tuple           # (lower, upper) slope on slab k + 1 minus slope on slab k
 
+    def transverse(self, C, Th):
+        """tr = lower(cl) + theta (upper(cl) - lower(cl)) on the slab (balls in, ball out)."""
+        return self.Lk + self.bL * (C - self.ck) + Th * (self.Wk + self.gW * (C - self.ck))
+
     @classmethod
     def of(cls, g: "Graph", k: int) -> "Slab":
         bL, bU = g.slope(k, "lower"), g.slope(k, "upper")
@@ -177,9 +181,9 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
     cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
     W, Wm = sl.Wk + sl.gW * (C - sl.ck), sl.Wk + sl.gW * (cm - sl.ck)
     ranged = Sm is not None
-    bx = _balls(g.clock, C, sl.Lk + sl.bL * (C - sl.ck) + Th * W, S, KAP, fn, with_s=ranged)
+    bx = _balls(g.clock, C, sl.transverse(C, Th), S, KAP, fn, with_s=ranged)
     icl, itr, icl_c, icl_t, itr_c, itr_t = bx[:6]
-    iclm, itrm = _balls(g.clock, cm, sl.Lk + sl.bL * (cm - sl.ck) + tm * Wm, Sm if ranged else S, KAP, jac=False)
+    iclm, itrm = _balls(g.clock, cm, sl.transverse(cm, tm), Sm if ranged else S, KAP, jac=False)
     out = []
     for theta_e, b in ((0, sl.bL), (1, sl.bU)):
         # phi = (theta - theta_e) W(cl) + x psi(cl, theta, s), psi = i_tr - b i_cl in the mean-value form, the
@@ -337,12 +341,9 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     """(cl ball, tr ball) of a (cl, theta) box of slab k, exact rationals rounded outward (call inside a
     precision)."""
     c_lo, c_hi, t_lo, t_hi = box
-    C, Th = ball(c_lo, c_hi), ball(t_lo, t_hi)
-    ck = exact(g.knots[k])
-    L = exact(g.lower[k]) + exact(g.slope(k, "lower")) * (C - ck)
-    U = exact(g.upper[k]) + exact(g.slope(k, "upper")) * (C - ck)
-    return C, L + Th * (U - L)
+    C = ball(c_lo, c_hi)
+    return C, Slab.of(g, k).transverse(C, ball(t_lo, t_hi))
 
 
-__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "s_pieces", "state_of", "box_phi", "box_state", "check_graph", "fence_value", "inside", "leaf_failure",
-           "linearity_obligation", "slab_boxes"]
+__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside",
+           "leaf_failure", "linearity_obligation", "s_pieces", "slab_boxes", "state_of"]
