@@ -261,3 +261,13 @@ def test_an_edge_refutation_leaves_the_paper_claims_unrefuted(results):
     # d-eq-k and k-zero (outside the hypotheses), reconcile's headline, derive's relu row, fuzzing a control
     assert results["summary"]["roles"]["finding"]["refuted"] == 5
     assert "**Outside the hypotheses** (the toolkit's findings, never counted against the paper): **D = K** (Q3, *refuted*)" in text
+
+
+def test_ci_runs_the_readmes_test_command_verbatim():
+    """.ci/run's command line is the README's second set-up command, character for character, so a green CI means
+    the documented command works on a fresh machine (apt for Coq and Chromium included)."""
+    blocks = re.findall(r"```\n(.*?)\n```", TEXT.split("## Set-up", 1)[1].split("\n## ", 1)[0], flags=re.S)
+    assert len(blocks) == 2, blocks
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert blocks[1] in script, (blocks[1], script)
+    assert "apt-get install" in blocks[1] and "coq" in blocks[1] and "pytest" in blocks[1]
