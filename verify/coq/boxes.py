@@ -1,0 +1,1 @@
+from .groups import GROUPS, group  # noqa: F401
