@@ -28,5 +28,5 @@ def export_cmd(coq_dir, groups):
         raise InvalidParameter("--group", bad[0], f"must be one of {', '.join(known)}")
     check_writable_dir("--coq", coq_dir)
     man = export(coq_dir, tuple(groups))
-    n = sum(len(f["theorems"]) for f in man["files"])
+    n = sum(not t["copy"] for f in man["files"] for t in f["theorems"])
     click.echo(f"wrote {len(man['files'])} Coq files ({n} theorems) and manifest.json to {coq_dir}")

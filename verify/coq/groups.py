@@ -8,9 +8,7 @@ Each group takes its statements from the objects the toolkit proves them with, n
 - ``lemma-C.2``: the small-step induction, the SMT obligations of verify.derive.stability.positivity_obligations
   (their formulas, from the same ``build`` both solvers decided), with its negative controls;
 - ``invariants``: verify.derive.invariants' map equals its invariant form with r, x, y written in the
-  parameters (a field identity: after the substitution no other parameter is free);
-- ``certificate``: one all-time certificate's trapping-region boxes and comparison-lemma inequalities
-  (verify.coq.boxes).
+  parameters (a field identity: after the substitution no other parameter is free).
 
 The tactic that proves an obligation is chosen here per obligation key (a proof plan): the statement is the
 obligation's, the script only says how the kernel is to be convinced.
@@ -185,7 +183,6 @@ def invariant_files() -> list[CoqFile]:
 @lru_cache(maxsize=None)
 def files(groups: tuple = ()) -> tuple:
     """The Coq files of ``groups`` (all registered groups when empty), in registry order."""
-    from . import boxes  # noqa: F401  (registers the certificate group)
     names = groups or tuple(GROUPS)
     unknown = [g for g in names if g not in GROUPS]
     if unknown:

@@ -240,13 +240,15 @@ TRUSTS_NOTE = ("the certificate group's boxes take the Arb prefix's end ball and
 
 
 @by_code_version("coq-kernel-route")
-def _group_route(group: str) -> dict:
-    """coqc on one group's files (no Dask: a few seconds), by code version."""
+def _group_route(group: str, keys: tuple) -> dict:
+    """coqc on the files of ``group`` that state one of ``keys`` (no Dask: a few seconds), by code version."""
     from .groups import files
     fs = files((group,))
     man = manifest_of(fs)
     ver, out = versions(), []
     for f, m in zip(fs, man["files"]):
+        if not any(t["key"] in keys and not t["copy"] for t in m["theorems"]):
+            continue
         res = check_file(f.text(), m["lines"])
         for t in m["theorems"]:
             if not t["copy"]:
@@ -259,7 +261,7 @@ def kernel_route(group: str, keys) -> dict:
     "kernel-checked" | "rejected" | "not run", "why", "versions"}; "not run" (with what to install) without coqc."""
     if coqc() is None:
         return {"route": "coq", "status": "not run", "why": f"coqc is not installed ({INSTALL})"}
-    res = _group_route(group)
+    res = _group_route(group, tuple(keys))
     ok = kernel_checked(res, keys)
     got = [t for t in res["theorems"] if t["key"] in keys]
     why = (f"{sum(t['status'] == 'accepted' for t in got)} of {len(keys)} obligations accepted by Coq "

@@ -1,1 +1,0 @@
-from .groups import GROUPS, group  # noqa: F401
