@@ -141,16 +141,23 @@ def test_claim_record_says_kernel_checked():
 
 
 def test_prove_without_coqc_exits_2(tmp_path, monkeypatch):
+    import json
     from verify.cli import main
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "verify-coq", "version": 1, "files": []}))
     monkeypatch.setenv("PATH", str(tmp_path))           # no coqc on it
     res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path)])
     assert res.exit_code == 2
-    assert len(res.output.strip().splitlines()) == 1 and "apt-get install" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and "apt-get install -y coq libcoq-interval" in res.output
 
 
-def test_prove_refuses_a_folder_without_manifest(tmp_path):
+def test_prove_refuses_a_folder_without_manifest_or_an_edited_file(tmp_path):
+    import json
     from verify.cli import main
-    if shutil.which("coqc") is None:
-        pytest.skip("coqc missing: the missing-coqc line comes first")
     res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path)])
     assert res.exit_code == 2 and "--coq" in res.output and "manifest.json" in res.output
+    f = CoqFile("T", "test", "reals", ())
+    (tmp_path / "T.v").write_text(f.text() + "Axiom cheat : False.\n")     # edited after export
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "verify-coq", "version": 1, "files": [
+        {"file": "T.v", "group": "test", "digest": f.digest(), "lines": {}, "theorems": []}]}))
+    res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path)])
+    assert res.exit_code == 2 and "T.v" in res.output and "export again" in res.output

@@ -183,7 +183,6 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
     file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False."""
     import hashlib
     from ..run.atomic import write_json_atomic
-    require_coqc()
     man = read_manifest(out_dir)
     out = Path(out_dir)
     for f in man["files"]:
@@ -191,6 +190,7 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
         if text is None or hashlib.sha256(text.encode()).hexdigest()[:16] != f["digest"]:
             raise InvalidParameter("--coq", str(out_dir), f"{f['file']} is missing or differs from what "
                                    "`verify export --coq` wrote: export again")
+    require_coqc()
     tasks = [(f["file"], (str(out / f["file"]), f["lines"])) for f in man["files"]]
     t0 = time.perf_counter()
     results = {}
