@@ -161,3 +161,20 @@ def test_prove_refuses_a_folder_without_manifest_or_an_edited_file(tmp_path):
         {"file": "T.v", "group": "test", "digest": f.digest(), "lines": {}, "theorems": []}]}))
     res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path)])
     assert res.exit_code == 2 and "T.v" in res.output and "export again" in res.output
+
+
+@needs_coq
+@pytest.mark.slow
+def test_comparison_lemma_accepted_and_reversed_inequality_rejected():
+    """The comparison lemma's three inequalities are accepted; one-step-lower with its inequality reversed (false:
+    at x2 = 1/2, a = q = b = 1 the left side is 1/2 < 1) is rejected with the same proof plan."""
+    (f,) = files(("comparison-lemma",))
+    assert [t.key for t in f.theorems] == ["one-step-lower", "one-step-upper", "step-error-monotone"]
+    low = f.theorems[0]
+    rev = sp.GreaterThan(low.conclusion.lhs, low.conclusion.rhs, evaluate=False)
+    a, q, x2 = sp.symbols("a q x2", real=True)
+    assert low.conclusion.lhs.subs({a: 1, q: 1, x2: sp.Rational(1, 2)}) == sp.Rational(1, 2)
+    flipped = Theorem("one_step_lower_reversed", "reversed", low.variables, low.hypotheses, rev, low.tactic,
+                      expect="rejected")
+    got = kernel(list(f.theorems) + [flipped])
+    assert got == {t.name: "accepted" for t in f.theorems} | {"one_step_lower_reversed": "rejected"}

@@ -8,7 +8,9 @@ Each group takes its statements from the objects the toolkit proves them with, n
 - ``lemma-C.2``: the small-step induction, the SMT obligations of verify.derive.stability.positivity_obligations
   (their formulas, from the same ``build`` both solvers decided), with its negative controls;
 - ``invariants``: verify.derive.invariants' map equals its invariant form with r, x, y written in the
-  parameters (a field identity: after the substitution no other parameter is free).
+  parameters (a field identity: after the substitution no other parameter is free);
+- ``comparison-lemma``: the all-time certificate's discrete comparison lemma, its three inequalities (the SMT
+  obligations of verify.certify.comparison). The certificate's trapping-region boxes are not exported yet.
 
 The tactic that proves an obligation is chosen here per obligation key (a proof plan): the statement is the
 obligation's, the script only says how the kernel is to be convinced.
@@ -178,6 +180,44 @@ def invariant_files() -> list[CoqFile]:
                                     "symbol but alpha, e^delta, r, x, y (r, x, y written in the parameters)", e, back,
                                     (sp.StrictGreaterThan(D - K, 0, evaluate=False),), key=f"{key}-invariant"))
     return [CoqFile("invariants", "invariants", "reals", tuple(out))]
+
+
+# ---- the all-time certificate's comparison lemma -------------------------------------------------------
+# Proof plans by obligation name (verify.certify.comparison.lemma_obligations), with Y = q x^2, A = a x^2,
+# B = b x^2 in (0, 1):
+#   lower:     1 - (1 - Y)^2 (1 + 2A) = 2 Y^2 (1 - Y) + Y^2 + 2 (1 - Y)^2 (Y - A) >= 0;
+#   upper:     (1 - Y)^2 >= (1 - B)^2 and (1 - B)^2 (1 + 2B) + 3B^2 = 1 + 2B^3, so the right side is at least
+#              (1 - B)^2 (1 + 2 B^3);
+#   monotone:  x (1 - b y)^2 - y (1 - b x)^2 = (x - y)(1 - b^2 x y) <= 0.
+_ORDERED = "intros; assert (0 < q*x2) by nra; assert (q*x2 <= b*x2) by nra; assert (q*x2 < 1) by lra"
+LEMMA_PLANS = {
+    "one-step-lower": (_ORDERED + "; assert (a*x2 <= q*x2) by nra; "
+                       "assert (0 <= (q*x2)^2 * (1 - q*x2)) by (apply Rmult_le_pos; nra); "
+                       "assert (0 <= (1 - q*x2)^2 * (q*x2 - a*x2)) by (apply Rmult_le_pos; nra); nra."),
+    "one-step-upper": (_ORDERED + "; assert (0 < b*x2) by lra; assert (0 <= (1 - b*x2)^2) by nra; "
+                       "assert (0 <= ((1 - q*x2)^2 - (1 - b*x2)^2) * ((1 - b*x2) ^ 2*(1 + 2*b*x2) + 3*(b*x2)^2)) "
+                       "by (apply Rmult_le_pos; nra); "
+                       "assert (0 <= (1 - b*x2)^2 * (b*x2)^3) by (apply Rmult_le_pos; nra); nra."),
+    "step-error-monotone": ("intros; assert (b*x2 <= b*y2) by nra; assert (0 <= b*x2) by nra; "
+                            "assert (0 <= (y2 - x2) * (1 - (b*x2)*(b*y2))) by (apply Rmult_le_pos; nra); "
+                            "assert (0 <= b^2 * ((y2 - x2) * (1 - (b*x2)*(b*y2)))) by (apply Rmult_le_pos; nra); "
+                            "nra."),
+}
+
+
+@group("comparison-lemma")
+def comparison_lemma_files() -> list[CoqFile]:
+    """The discrete comparison lemma's inequalities (verify.certify.comparison; every all-time certificate cites
+    them): the one-step bounds on z = 1/x^2 and the monotonicity of the step error, from the formulas z3 and cvc5
+    decided. The certificate's boxes are not among them (they stay Arb's)."""
+    from ..certify.comparison import lemma_obligations
+    out = []
+    for ob in lemma_obligations():
+        if ob.name in LEMMA_PLANS and ob.formula is not None:
+            hyp, concl = ob.formula
+            out.append(Theorem(ob.name.replace("-", "_"), ob.statement, variables_of(hyp, concl), tuple(hyp),
+                               concl, LEMMA_PLANS[ob.name], ob.name))
+    return [CoqFile("comparison_lemma", "comparison-lemma", "reals", tuple(out))]
 
 
 @lru_cache(maxsize=None)
