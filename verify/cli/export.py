@@ -15,7 +15,8 @@ def _groups():
 @click.option("--coq", "coq_dir", required=True, metavar="DIR",
               help="folder for the generated .v files and manifest.json (created if missing)")
 @click.option("--group", "groups", multiple=True, metavar="NAME",
-              help="export only this group (repeatable): reduction, lemma-C.2, invariants, comparison-lemma [default: all]")
+              help="export only this group (repeatable): reduction, lemma-C.2, invariants, comparison-lemma "
+                   "[default: all]")
 @handle_errors
 def export_cmd(coq_dir, groups):
     """Write the proof obligations as Coq theorems (one per obligation, each ending in Qed), generated from the

@@ -158,7 +158,8 @@ def column_obligations() -> list[Obligation]:
         c, x = block_column(lib), lib.Real("x")
         return c["base"] + small_step(c, x), c["Z"] * c["Z"] - x * c["sq_Z2"] >= 0
     return [smt_obligation("<S, S*> = N p_on > 0 when K >= 1 (softmax entries are positive)", positive, ANY_SIGMA,
-                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0"), key="c2-positive"),
+                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0"),
+                           key="c2-positive"),
             smt_obligation("1 - x ||s||^2 >= 0 for every two-valued column when x <= K and x <= D - K (x <= K if "
                            "K = D)", factor, ANY_SIGMA, "x = eta_V c_L v N; ||s||^2 = (K E^2 + n)/Z^2 <= max(1/K, 1/n), "
                            "n = D - K", assumes=("uniform-S*", "eta-small-step"), key="c2-factor")]
