@@ -178,3 +178,21 @@ def test_comparison_lemma_accepted_and_reversed_inequality_rejected():
                       expect="rejected")
     got = kernel(list(f.theorems) + [flipped])
     assert got == {t.name: "accepted" for t in f.theorems} | {"one_step_lower_reversed": "rejected"}
+
+
+def test_report_names_the_routes():
+    """The claims table's routes, from hand-built records: the SMT solvers of each step, SymPy for identities, and
+    the kernel route (partial, complete, or not run)."""
+    from verify.report.statements import proof_routes
+    smt = {"method": "smt", "solvers": {"z3": {}, "cvc5": {}}}
+    steps = [smt] * 3 + [{"method": "sympy identity"}]
+
+    def st(kernel):
+        return {"evidence": [{"route": "p", "kind": "smt", "role": "test", "scope": {}, "result": "", "holds": True,
+                              "steps": steps, **({"kernel": kernel} if kernel else {})}]}
+    assert proof_routes(st(None)) == "Routes: z3, cvc5, SymPy."
+    assert proof_routes(st({"status": "kernel-checked", "accepted": 3})) == \
+        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: 3 of the proof's 4 steps)."
+    assert proof_routes(st({"status": "kernel-checked", "accepted": 4})) == \
+        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: every step)."
+    assert proof_routes(st({"status": "not run"})) == "Routes: z3, cvc5, SymPy. Kernel route not run."

@@ -267,7 +267,8 @@ def kernel_route(group: str, keys) -> dict:
     why = (f"{sum(t['status'] == 'accepted' for t in got)} of {len(keys)} obligations accepted by Coq "
            f"{res['versions'].get('coq')}'s kernel ({', '.join(t['name'] for t in got)})")
     return {"route": "coq", "status": {True: "kernel-checked", False: "rejected", None: "not run"}[ok], "why": why,
-            "versions": res["versions"]}
+            "versions": res["versions"], "accepted": sum(t["status"] == "accepted" for t in got),
+            "obligations": len(keys)}
 
 
 def kernel_checked(results: dict, keys) -> bool | None:

@@ -119,8 +119,8 @@ def normalised(st: dict, part: str, check: str | None, default_role: str = "find
 
 def proof_routes(st: dict) -> str:
     """Which routes decided the statement's exact proofs: SymPy, z3, cvc5 (each SMT step's solvers) and Coq (a
-    proof record's kernel route, verify.coq); "" when it has no proof. "kernel-checked" when the kernel accepted
-    every obligation it was given, "kernel route not run" without coqc."""
+    proof record's kernel route, verify.coq); "" when it has no proof. "kernel-checked" names how many of the
+    proof's steps the kernel accepted (all it was given); "kernel route not run" without coqc."""
     names, kernel = [], []
 
     def walk(rec):
@@ -132,7 +132,8 @@ def proof_routes(st: dict) -> str:
             if solver not in names:
                 names.append(solver)
         if isinstance(rec.get("kernel"), dict):
-            kernel.append(rec["kernel"].get("status"))
+            k = rec["kernel"]
+            kernel.append((k.get("status"), k.get("accepted"), len(rec.get("steps") or ())))
         for step in rec.get("steps") or ():
             walk(step)
     for rec in records_of(st) or ():
@@ -140,10 +141,12 @@ def proof_routes(st: dict) -> str:
             walk(rec)
     if not names:
         return ""
-    if "kernel-checked" in kernel:
-        names.append("Coq (kernel-checked)")
+    checked = [k for k in kernel if k[0] == "kernel-checked"]
+    if checked:
+        names.append("Coq (" + "; ".join("kernel-checked: every step" if n == m else
+                                         f"kernel-checked: {n} of the proof's {m} steps" for _, n, m in checked) + ")")
     out = "Routes: " + ", ".join(names) + "."
-    return out + (" Kernel route not run." if "not run" in kernel else "")
+    return out + (" Kernel route not run." if any(k[0] == "not run" for k in kernel) else "")
 
 
 def fuzz_items(res: dict) -> list[dict]:
