@@ -79,11 +79,15 @@ def Not(f) -> Formula:
     return Formula(sp.Not(_e(f), evaluate=False))
 
 
-def formula(build) -> tuple:
-    """(hypotheses, conclusion) of ``build`` (a z3-style builder) as SymPy booleans."""
+def formula(build) -> tuple | None:
+    """(hypotheses, conclusion) of ``build`` (a z3-style builder) as SymPy booleans; None when the builder uses a
+    part of z3's API this stand-in lacks (the solvers still decide it; it only cannot be exported)."""
     import sys
-    hyp, concl = build(sys.modules[__name__])
-    return tuple(_e(h) for h in hyp), _e(concl)
+    try:
+        hyp, concl = build(sys.modules[__name__])
+        return tuple(_e(h) for h in hyp), _e(concl)
+    except (AttributeError, TypeError):
+        return None
 
 
 __all__ = ["Term", "Formula", "Real", "Reals", "And", "Or", "Not", "formula"]
