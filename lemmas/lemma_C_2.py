@@ -55,6 +55,7 @@ from verify.derive.reduction import obligations_for
 from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
 from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
+from verify.coq.kernel import kernel_route
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -78,6 +79,8 @@ C_CONSTANTS = ("our reading (the paper's text is not at hand): C_1 = lower envel
                "1 - eta c_L v N/D] once the support mass is at least K/D")
 POSITIVE = "for every t >= 1 every row of W_X(t) is a positive multiple alpha_i(t) of the same row of V*"
 OFFSPAN_TOL = 1e-9
+# the small-step induction's SMT steps that Coq's kernel checks too (verify.coq.groups, group "lemma-C.2")
+KERNEL_KEYS = ("c2-positive", "c2-factor", "c2-step", "c2-base")
 THRESHOLD = {"value": 0, "why": "alpha_i(t) > 0 strictly, and the full engine's off-span residual <= 1e-9 max(1, "
                                 "max alpha): alpha(t) >= alpha(1) = eta c_L v N/D is far above float64 rounding "
                                 "(1e-16 relative), and the off-span residual is exactly 0 in exact arithmetic, its "
@@ -216,6 +219,13 @@ def proof_records() -> dict:
     columns = obligations_for(parse_sigma("identity"), "all", explicit=False)
     small = proof_routes("induction: alpha(t) > 0 for t >= 1 (sigma = identity, x <= min(K, D - K))",
                          positivity_obligations().obligations + columns)
+    # the kernel route (Coq, verify.coq): the induction's SMT steps as theorems; "not run" without coqc
+    kernel = kernel_route("lemma-C.2", KERNEL_KEYS)
+    for rec in small:
+        if rec["route"].endswith("(symbolic dimensions)"):
+            rec["kernel"] = kernel
+            rec["result"] += (f"; {kernel['status']} (Coq): {kernel['why']}" if kernel["status"] != "not run"
+                              else f"; kernel route not run: {kernel['why']}")
     kd = proof_routes("K = D: alpha(t) in (0, 2] for t >= 1 and 0 < x < 2K (sigma = identity)",
                       k_equals_d_obligations().obligations + columns)
     large = proof_routes("induction for min(K, D - K) < x < 2K, K < D (sigma = identity): attempt",

@@ -139,6 +139,8 @@ ROWS = [
     (C + ["--bits", "8"], "--bits", "8"),
     (C + ["--sigma", "relu", "--freeze-wp"], "--sigma", "relu"),       # certificates cover sigma = identity
     # --- reconcile ------------------------------------------------------------------------------
+    (["export", "--coq", "{MISSING}", "--group", "nonsense"], "--group", "nonsense"),
+    (["prove", "--coq", "{MISSING}"], "--coq", "{MISSING}"),
     (["reconcile", "--claims", "{MISSING}"], "--claims", "{MISSING}"),
     (["reconcile", "--claims", "{BAD_JSON}"], "--claims", "{BAD_JSON}"),
     (["reconcile", "--profile", "huge"], "--profile", "huge"),

@@ -116,7 +116,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     with_dask = dask if dask is not None else not quick
     sizes = full_sizes(quick)
     return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 8
-            + (2 if with_dask else 0))
+            + (2 if with_dask else 0) + (0 if quick else 1))
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -575,6 +575,10 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     tick("family certificate")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
+    if not quick:
+        from .coq.kernel import kernel_bench
+        res["kernel"] = kernel_bench()          # verify export/prove --coq: every group (needs coqc)
+        tick("kernel route (Coq)")
     if dask if dask is not None else not quick:
         res["dask"] = {"sweep_scaling": sweep_scaling(quick)}
         tick("Dask sweep scaling")
@@ -662,6 +666,14 @@ def to_markdown(res: dict) -> str:
                   f"{100 * ov['overhead_fraction']:.3g}% (target < {100 * ov['target_fraction']:g}%); "
                   "wall x workers over task time: "
                   f"{100 * ov['sweep_overhead_and_idle_fraction']:.3g}% overhead and idle."]
+    k = res.get("kernel")
+    if k:
+        lines += ["", (f"Kernel route (`verify export --coq`, `verify prove --coq`, Coq {k['versions']['coq']}): "
+                       f"{k['theorems']} theorems in {k['files']} files, export {k['export_seconds']:.3g} s, prove "
+                       f"{k['prove_wall_seconds']:.3g} s wall, coqc {k['coqc_cpu_seconds']:.3g} s CPU "
+                       f"({k['cpu_seconds_per_theorem']:.3g} s a theorem); "
+                       f"{'as expected' if k['as_expected'] else 'NOT as expected'}.") if k["available"]
+                  else f"Kernel route: not measured ({k['why']})."]
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,7 @@ and the certificate that needed it fails with that name.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy as sp
 
@@ -29,6 +29,7 @@ class Obligation:
     ok: bool
     detail: str = ""
     solvers: dict | None = None     # smt: each solver's result (verify.derive.obligations.smt_obligation)
+    formula: tuple | None = field(default=None, repr=False, compare=False)   # smt: (hypotheses, conclusion), SymPy
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -75,14 +76,14 @@ def smt(name: str, statement: str, build) -> Obligation:
     from ..derive.obligations import smt_obligation
     from ..evidence import Scope
     o = smt_obligation(statement, build, Scope(), key=name)
-    return Obligation(name, statement, "smt", o.holds is True, o.detail, o.solvers)
+    return Obligation(name, statement, "smt", o.holds is True, o.detail, o.solvers, o.formula)
 
 
 def cited(o) -> Obligation:
     """A step proved in verify.derive (a verify.derive.obligations.Obligation with a ``key``), as a step of a
     certificate."""
     method = {"symbolic": "sympy", "smt": "smt"}[o.kind]
-    return Obligation(o.key, o.name, method, o.holds is True, o.detail, o.solvers)
+    return Obligation(o.key, o.name, method, o.holds is True, o.detail, o.solvers, o.formula)
 
 
 def first_failure(obligations) -> Obligation | None:

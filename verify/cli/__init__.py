@@ -21,6 +21,8 @@ COMMANDS = [
     ("report", "report_cmd"),
     ("compare", "compare_cmd"),
     ("reconcile", "reconcile_cmd"),
+    ("export", "export_cmd"),
+    ("prove", "prove_cmd"),
 ]
 
 

@@ -59,6 +59,8 @@ class Obligation:
     assumes: tuple = ()      # hypothesis ids the step uses (joined to its scope)
     key: str = ""            # a short identifier (e.g. "rows-share-alpha") where a certificate cites the step
     solvers: dict | None = None   # SMT: each solver's result {"status", "counterexample", "seconds"}
+    # SMT: the formula (hypotheses, conclusion) as SymPy booleans, from the same build (verify.coq exports it)
+    formula: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -244,6 +246,7 @@ def smt_obligation(name: str, build, scope: Scope, detail: str = "", role: str =
     ``build(lib)`` returns (hypotheses, conclusion) written with ``lib``, a solver's z3-style API (``lib.Real``,
     ``lib.Reals``, ``lib.And``, ...); it is called once per solver. Proved (disproved) only when both solvers
     prove (disprove) it; the counterexample is z3's. Otherwise open (holds None), naming both results."""
+    from ..coq.sympylib import formula
     results, stated = {}, None
     with stopwatch() as t:
         for solver in SOLVERS:
@@ -258,7 +261,7 @@ def smt_obligation(name: str, build, scope: Scope, detail: str = "", role: str =
     why = said if holds is not None else f"open: not decided alike by both solvers ({said})"
     return Obligation(name, holds, (detail + "; " if detail else "") + f"{why}: {stated}", "smt", scope,
                       results["z3"]["counterexample"] if holds is False else None, role, seconds=t(), key=key,
-                      solvers=results, assumes=assumes)
+                      solvers=results, assumes=assumes, formula=formula(build))
 
 
 __all__ = ["METHODS", "SOLVERS", "STATUSES", "Obligation", "ProofReport", "stopwatch", "is_zero", "all_zero",

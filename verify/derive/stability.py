@@ -158,10 +158,11 @@ def column_obligations() -> list[Obligation]:
         c, x = block_column(lib), lib.Real("x")
         return c["base"] + small_step(c, x), c["Z"] * c["Z"] - x * c["sq_Z2"] >= 0
     return [smt_obligation("<S, S*> = N p_on > 0 when K >= 1 (softmax entries are positive)", positive, ANY_SIGMA,
-                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0")),
+                           "<S, S*> = N K p_on (1/K), p_on = e^delta / Z", assumes=("uniform-S*", "K>0"),
+                           key="c2-positive"),
             smt_obligation("1 - x ||s||^2 >= 0 for every two-valued column when x <= K and x <= D - K (x <= K if "
                            "K = D)", factor, ANY_SIGMA, "x = eta_V c_L v N; ||s||^2 = (K E^2 + n)/Z^2 <= max(1/K, 1/n), "
-                           "n = D - K", assumes=("uniform-S*", "eta-small-step"))]
+                           "n = D - K", assumes=("uniform-S*", "eta-small-step"), key="c2-factor")]
 
 
 def step_hypotheses(small: bool = True, lib=None):
@@ -203,15 +204,18 @@ def positivity_obligations() -> ProofReport:
     rep.obligations.append(smt_obligation("induction step: alpha >= 0 => alpha(t+1) > 0 when x <= min(K, D - K) "
                                           "(x <= K if K = D)", step(True), IDENTITY,
                                           "alpha(t+1) Z^2 = alpha (Z^2 - x (K E^2 + n)) + x E Z; alpha(t+1) > 0 gives "
-                                          "the next step's alpha >= 0", assumes=("uniform-S*", "K>0", "eta-small-step")))
+                                          "the next step's alpha >= 0", assumes=("uniform-S*", "K>0", "eta-small-step"),
+                                          key="c2-step"))
     rep.obligations.append(smt_obligation("base: alpha(0) = 0 (W_X(0) = 0) satisfies the step's hypothesis alpha >= 0",
-                                          base, IDENTITY, "zero initialisation", assumes=("zero-init",)))
+                                          base, IDENTITY, "zero initialisation", assumes=("zero-init",),
+                                          key="c2-base"))
     # negative controls: each drops one hypothesis; the solvers must find a counterexample
     rep.obligations.append(smt_obligation("negative control: the step under x < 2K only", step(False), IDENTITY,
                                           "without x <= min(K, D - K) the factor 1 - x ||s||^2 can be negative",
-                                          role="outside"))
+                                          role="outside", key="c2-outside-large-x"))
     rep.obligations.append(smt_obligation("negative control: K = 0 (<S,S*> = 0)", no_teacher, IDENTITY,
-                                          "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside"))
+                                          "alpha stays 0 when S* = 0 (reviewer question 4)", role="outside",
+                                          key="c2-outside-k-zero"))
     return rep
 
 

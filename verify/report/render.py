@@ -23,6 +23,7 @@ from ..evidence import VERDICTS
 from ..model.paper import RESULTS, result_of
 from .results import anchor, short
 from .sections import builtin_sections
+from .statements import proof_routes
 
 VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4a7fb5", "refuted": "#b22222",
                    "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
@@ -130,6 +131,9 @@ def claim_row(st: dict, group: str, fuzz: dict) -> list:
     bad = [f for f in fuzz.get(st["check"], []) if f["verdict"] == "refuted"]
     if bad:
         why += " Fuzzing found a counterexample inside its hypotheses: " + ", ".join(f["part"] for f in bad) + "."
+    routes = proof_routes(st)
+    if routes:
+        why += " " + routes
     return [group, statement_cell(st), st["verdict"], why, scope_cell(st), st.get("corrected") or "—"]
 
 

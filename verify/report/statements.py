@@ -117,6 +117,38 @@ def normalised(st: dict, part: str, check: str | None, default_role: str = "find
             "evidence": records_of(st), "why": _why(st, dec), "corrected": st.get("corrected") or None} | dec
 
 
+def proof_routes(st: dict) -> str:
+    """Which routes decided the statement's exact proofs: SymPy, z3, cvc5 (each SMT step's solvers) and Coq (a
+    proof record's kernel route, verify.coq); "" when it has no proof. "kernel-checked" names how many of the
+    proof's steps the kernel accepted (all it was given); "kernel route not run" without coqc."""
+    names, kernel = [], []
+
+    def walk(rec):
+        if not isinstance(rec, dict):
+            return
+        if rec.get("method") in ("sympy identity", "matrix calculus") and "SymPy" not in names:
+            names.append("SymPy")
+        for solver in (rec.get("solvers") or {}):
+            if solver not in names:
+                names.append(solver)
+        if isinstance(rec.get("kernel"), dict):
+            k = rec["kernel"]
+            kernel.append((k.get("status"), k.get("accepted"), len(rec.get("steps") or ())))
+        for step in rec.get("steps") or ():
+            walk(step)
+    for rec in records_of(st) or ():
+        if rec.get("holds") is True and rec.get("role") == "test":
+            walk(rec)
+    if not names:
+        return ""
+    checked = [k for k in kernel if k[0] == "kernel-checked"]
+    if checked:
+        names.append("Coq (" + "; ".join("kernel-checked: every step" if n == m else
+                                         f"kernel-checked: {n} of the proof's {m} steps" for _, n, m in checked) + ")")
+    out = "Routes: " + ", ".join(names) + "."
+    return out + (" Kernel route not run." if any(k[0] == "not run" for k in kernel) else "")
+
+
 def fuzz_items(res: dict) -> list[dict]:
     """The per-claim fuzz results of a fuzz part (one claim, or a {"claims": [...]} bundle)."""
     items = res.get("claims", [res] if "claim" in res else [])

@@ -1,0 +1,35 @@
+"""``verify prove --coq DIR``: coqc on the exported theorems; which ones Coq's kernel accepted (kernel.json)."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from .options import handle_errors
+
+
+@click.command("prove")
+@click.option("--coq", "coq_dir", required=True, metavar="DIR", help="a folder written by `verify export --coq`")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="local Dask workers running coqc, one file each [default: one per core]")
+@click.option("--dask/--no-dask", "dask", default=None,
+              help="run the files on the Dask executor [default: when there is more than one file]")
+@click.option("--json", "as_json", is_flag=True, help="print kernel.json")
+@handle_errors
+def prove_cmd(coq_dir, workers, dask, as_json):
+    """Run coqc on every exported file and record, per theorem, whether the kernel accepted it (route coq, with
+    the Coq and library versions) in DIR/kernel.json. Exit status 1 when a theorem did not do what was expected
+    (a step rejected, or a negative control accepted); 2 when coqc is not installed."""
+    from ..coq.kernel import prove
+    res = prove(coq_dir, workers=workers, executor=dask)
+    if as_json:
+        click.echo(json.dumps(res, indent=1))
+    else:
+        for g, s in res["groups"].items():
+            click.echo(f"{g}: {s['accepted']} of {s['theorems']} theorems accepted "
+                       f"({s['expected_rejected']} negative controls, expected rejected); "
+                       f"{'as expected' if s['as_expected'] else 'NOT as expected'}")
+        click.echo(f"Coq {res['versions']['coq']}, CoqInterval {res['versions']['interval']}; coqc CPU "
+                   f"{res['cpu_seconds']:.1f} s, wall {res['wall_seconds']:.1f} s; {coq_dir}/kernel.json")
+    if not all(s["as_expected"] for s in res["groups"].values()):
+        raise SystemExit(1)
