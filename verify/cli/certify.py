@@ -243,6 +243,8 @@ def run_recheck(path: str) -> int:
     """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
     returned (0 verified, 1 a step failed, 2 bad usage)."""
     import subprocess
+    from ..inputs import check_input
+    check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
     proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:

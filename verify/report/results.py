@@ -14,6 +14,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from ..errors import InvalidParameter
+from ..inputs import read_json
 from ..model.paper import CITATION
 from .questions import questions_table
 from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, fuzz_items, redecide,
@@ -53,9 +55,9 @@ def load_parts(pdir) -> list[dict]:
     recs = []
     for f in sorted(Path(pdir).glob("*.json")):
         try:
-            rec = json.loads(f.read_text())
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            rec = unreadable_record(f, f"{type(exc).__name__}: {exc}")
+            rec = read_json(f, "from", what="part record")
+        except InvalidParameter as exc:
+            rec = unreadable_record(f, exc.valid)
         if not (isinstance(rec, dict) and "part" in rec and "status" in rec):
             rec = unreadable_record(f, "not a part record")
         rec["file"] = f.name
