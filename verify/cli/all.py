@@ -1,6 +1,8 @@
 """``verify all``: every part (derivation, claims, probes, fuzz, bench) on Dask, and the report, resumable."""
 from __future__ import annotations
 
+import math
+
 import click
 
 from .options import check_writable_dir, convention_from_options, convention_options, handle_errors
@@ -36,6 +38,9 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw)
     """
     from ..run.execute import check_cluster, local_workers
     from ..report.render import roles_line
+    if timeout is not None and not math.isfinite(timeout):     # FloatRange lets nan (and inf) through
+        from ..errors import InvalidParameter
+        raise InvalidParameter("timeout", timeout, "must be a finite number of seconds >= 1")
     from ..run.pipeline import plan, verify_all
     conv = convention_from_options(kw)
     parts, problems = plan(profile, list(only) or None)

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import click
 
-from .options import family_setting_options, handle_errors, regime_option, setting_from_options, setting_kwargs
+from .options import (check_path_length, family_setting_options, handle_errors, regime_option, setting_from_options,
+                      setting_kwargs)
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -115,8 +117,8 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         click.echo(str(exc), err=True)
         sys.exit(1)
     if save is not None:
-        from ..certify.files import certificate_file, save as save_file
-        save_file(certificate_file(cert, Ts), save)
+        from ..certify.files import certificate_file
+        save_kept(certificate_file(cert, Ts), save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
         return
@@ -147,7 +149,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
 def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor."""
     from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range
-    from ..certify.files import family_file, save as save_file
+    from ..certify.files import family_file
     from ..certify.obligations import CertificateFailed
     if save is not None:
         check_save_path(save)
@@ -166,7 +168,7 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     corners = [dict(zip(ranges, vals)) for vals in _corner_values(ranges)]
     data = family_file(fc, Ts, corners)
     if save is not None:
-        save_file(data, save)
+        save_kept(data, save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "cells": len(fc.cells), "entries": fc.entries(),
                                "seconds": round(fc.seconds, 2),
@@ -230,13 +232,34 @@ def parse_length(text):
 
 
 def check_save_path(path: str) -> None:
-    """Refuse, before any work, a --save path whose folder does not exist or is a folder itself."""
-    import os
+    """Refuse, before any work, a --save path whose folder does not exist, cannot be written (a read-only file
+    system: probed with a temporary file removed at once) or is a folder itself, or a path too long to write."""
+    import tempfile
 
     from ..errors import InvalidParameter
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(folder):
-        raise InvalidParameter("save", path, "must be a file path in an existing folder")
+    check_path_length("save", path)
+    try:
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder):
+            raise InvalidParameter("save", path, "must be a file path in an existing folder")
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InvalidParameter("save", path, f"must be a file that can be written ({exc.strerror})") from None
+
+
+def save_kept(data: dict, path: str) -> None:
+    """Save a certificate file at ``path``; when the write fails after the work (a disk that filled up meanwhile),
+    keep it under the temporary folder instead and say where (OutputError: exit status 4)."""
+    from ..certify.files import save
+    from ..errors import OutputError
+    try:
+        save(data, path)
+    except OSError as exc:
+        from ..run.atomic import json_bytes, keep_elsewhere
+        kept = keep_elsewhere({os.path.basename(path) or "certificate.json": json_bytes(data)}, "certificate")
+        raise OutputError(path, exc.strerror or str(exc), f"the certificate was kept in {kept}" if kept else
+                          "the certificate could not be kept anywhere: free some space and run again") from None
 
 
 def run_recheck(path: str) -> int:

@@ -49,7 +49,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
               help="measurements (repeatable): trajectory, claims, certified, certificate [default: trajectory and "
                    "claims]")
 @click.option("--claim-steps", type=click.IntRange(1, 10**7), default=2_000, show_default=True,
-              help="horizon of the per-regime claim checks (at most --steps)")
+              help="horizon of the per-regime claim checks (at most --steps; the default is cut to --steps)")
 @click.option("--arb-bits", type=click.IntRange(32, 4096), default=128, show_default=True,
               help="precision of the certified measurement")
 @click.option("--out", "out", default="reports/sweep", show_default=True, type=click.Path(file_okay=False),
@@ -72,6 +72,11 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
     same command resumes."""
     from ..run.execute import check_cluster, local_workers
     from ..sweep import grid_size, parse_grid, run_sweep
+    if claim_steps > steps:         # the claims are checked within the run of --steps (the default is cut to it)
+        from click.core import ParameterSource
+        from ..errors import InvalidParameter
+        if click.get_current_context().get_parameter_source("claim_steps") == ParameterSource.COMMANDLINE:
+            raise InvalidParameter("claim_steps", claim_steps, f"must be at most --steps ({steps})", also=("steps",))
     axes = parse_grid(list(grid))
     if data is not None:
         from ..errors import InvalidParameter
