@@ -140,6 +140,11 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     n_ok = sum(o["status"] == "discharged" for o in d["obligations"])
     methods = ", ".join(sorted({o["method"] for o in d["obligations"]}))
     click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged ({methods}); --json prints them all")
+    print_bounds(bounds)
+
+
+def print_bounds(bounds: list[dict]) -> None:
+    """The table of certified bounds: a header naming the quantities, then one row [lo, hi] per step T."""
     click.echo(f"  {'T':>14s}  {'L - L_opt':>29s}  {'||S - S*||_F':>29s}  {'||W_X - V*||_F':>29s}")
     for b in bounds:
         cells = [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
@@ -202,9 +207,8 @@ def family_query(path, query, Ts, as_json) -> None:
         click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
                                "bounds": bounds}, indent=1))
         return
-    for b in bounds:
-        click.echo(f"  {b['T']:>14d}  " + "  ".join(f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err",
-                                                                                          "w_err")))
+    click.echo("member " + ", ".join(f"{k}={v}" for k, v in values.items()) + f" of the family in {path}:")
+    print_bounds(bounds)
 
 
 def parse_query(text: str, spec) -> dict:
@@ -217,7 +221,10 @@ def parse_query(text: str, spec) -> dict:
         name = name.strip()
         if not sep or not name:
             raise InvalidParameter("member", text, "must be NAME=VALUE,... such as D=100,eta=0.1")
-        out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+        try:
+            out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+        except InvalidParameter as exc:      # named as typed in --query, not as the --D / --eta flag's default
+            raise InvalidParameter("member", f"{name}={value.strip()}", f"{name} {exc.valid}") from None
     spec.check_member(out)
     return {k: v for k, v in out.items() if k in spec.range_of}
 
