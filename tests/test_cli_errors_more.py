@@ -31,7 +31,8 @@ ROWS = [
     (["check", "wp-zero", "--regime", "{DEEP}"], 2, "nest more deeply than a JSON reader follows"),
     (["run", "--regime", "{DEEP}"], 2, "nest more deeply"),
     (["certify", "--regime", "{DEEP}"], 2, "--regime {DEEP}: must be a valid JSON regime file"),
-    (["certify", "--family", "{DEEP}", "--query", "D=8"], 2, "--family {DEEP}: must be a valid family certificate file"),
+    (["certify", "--family", "{DEEP}", "--query", "D=8"], 2,
+     "--family {DEEP}: must be a valid family certificate file"),
     (["certify", "--family", "{ZERO}", "--query", "D=8"], 2, "--family {ZERO}: must be a regular family certificate "
                                                               "file, not a character device"),
     (["certify", "--family", "{DIR}", "--query", "D=8"], 2, "not a folder"),
@@ -64,7 +65,8 @@ ROWS = [
     (["check", "neg-alpha-le-1", "--convention", "{CONV_TWICE}"], 2, 'gives the key "loss" twice'),
     (["all", "--timeout", "nan"], 2, "--timeout nan: must be a finite number of seconds >= 1"),
     (["all", "--timeout", "inf"], 2, "--timeout inf: must be a finite number"),
-    (["sweep", "--steps", "10", "--claim-steps", "100"], 2, "--claim-steps 100 with --steps 10: must be at most --steps"),
+    (["sweep", "--steps", "10", "--claim-steps", "100"], 2,
+     "--claim-steps 100 with --steps 10: must be at most --steps"),
     # --- section 4: unclear messages ------------------------------------------------------------------------
     (["check", "neg-alpha-le-1", "--convention", "{YAML}"], 2, "YAML is not supported: write the same table as TOML "
                                                                "(.toml) or JSON (.json)"),

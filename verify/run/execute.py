@@ -231,5 +231,5 @@ class Executor:
                     self.client.cancel(list(futures), force=True)
 
 
-__all__ = ["Executor", "ENV_SCHEDULER", "RETRIES", "WORKER_MEMORY", "check_cluster", "check_tmpdir", "scheduler_address",
-           "worker_address", "local_workers", "machine_capacity", "sigint_ignored"]
+__all__ = ["Executor", "ENV_SCHEDULER", "RETRIES", "WORKER_MEMORY", "check_cluster", "check_tmpdir",
+           "scheduler_address", "worker_address", "local_workers", "machine_capacity", "sigint_ignored"]
