@@ -186,3 +186,20 @@ def test_check_arb_is_not_advertised():
     assert "--arb" not in CliRunner().invoke(main, ["check", "--help"]).output
     readme = (ROOT / "README.md").read_text()
     assert "`--arb BITS`: certified, where the claim's check takes Arb" not in readme
+
+
+# ----- folders the toolkit reads back (the fuzz database, a sweep's rows): a foreign device file is skipped ---------
+
+def test_a_device_in_a_database_or_among_saved_rows_is_skipped_not_read(tmp_path):
+    """A symlink to /dev/zero among the stored counterexamples (or a sweep's saved rows) would be read forever; it is
+    skipped as a foreign file, and the one genuine entry written here is all that is loaded."""
+    from verify.fuzz.store import CounterexampleStore
+    from verify.sweep.run import load_row
+    store = CounterexampleStore(tmp_path / "db", "neg-alpha-le-1")
+    store.path.mkdir(parents=True)
+    os.symlink("/dev/zero", store.path / "0000.json")
+    (store.path / "1111.json").write_text(json.dumps({"regime": {"D": 4}, "seed": 1}))
+    assert [e["seed"] for e in store.load()] == [1]
+    assert load_row(store.path / "0000.json") is None
+    (tmp_path / "row.json").write_text(json.dumps({"status": "ok", "x": 1}))
+    assert load_row(tmp_path / "row.json") == {"status": "ok", "x": 1}
