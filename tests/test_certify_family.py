@@ -135,6 +135,16 @@ def test_query_in_the_one_regime_format_and_refusals(family_path):
         assert r.exit_code == 2 and "--query" in r.stderr and name in r.stderr, r.stderr
     assert "8..9" in CliRunner().invoke(main, ["certify", "--family", str(family_path), "--query",
                                                "D=10,eta=0.063"]).stderr
+    # a value that is no number is named as typed in --query (not as --eta's default)
+    for query, name in (("D=9,eta=nan", "eta must be a finite number"), ("D=x,eta=0.063", "D must be an integer")):
+        r = CliRunner().invoke(main, ["certify", "--family", str(family_path), "--query", query])
+        assert r.exit_code == 2 and f"--query {query}: {name}" in r.stderr, r.stderr
+        assert "--eta (not given" not in r.stderr and "1/10" not in r.stderr, r.stderr
+    # the printed table has its column headers (as the one-regime certificate's)
+    text = CliRunner().invoke(main, ["certify", "--family", str(family_path), "--query", "D=9,eta=0.063",
+                                     "--at", "1e6"]).stdout.splitlines()
+    assert text[1].split() == ["T", "L", "-", "L_opt", "||S", "-", "S*||_F", "||W_X", "-", "V*||_F"], text
+    assert text[2].split()[0] == "1000000" and "member D=9, eta=63/1000" in text[0], text
 
 
 def _recheck(path):

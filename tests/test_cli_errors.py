@@ -272,6 +272,7 @@ READ_ONLY_COMMANDS = [   # (argv with {RO} a folder on a read-only file system, 
     (["all", "--only", "derive", "--out", "{RO}/report"], "--out"),
     (["bench", "--quick", "--out", "{RO}/bench"], "--out"),
     (["report", "--out", "{RO}/report", "--from", "{SRC}"], "--out"),
+    (C + ["--save", "{RO}/cert.json"], "--save"),        # was found only after the certificate's work
 ]
 SCRIPT = """
 import json, sys

@@ -398,6 +398,8 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     if s.K == 0 or s.K == s.D:
         return exact_certificate(s, knobs["bits"])
     u0 = None if u0 is None else exact_number(u0, "u0")
+    if u0 is not None and not 0 < u0 < 1:      # u is an attention mass off the support: 0 < u < 1
+        raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
     C = None if C is None else exact_number(C, "C")
     if C is not None and C <= 0:
         raise InvalidParameter("C", str(C), "must be > 0")

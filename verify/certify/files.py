@@ -206,14 +206,11 @@ def family_file(fc, Ts, members: list[dict]) -> dict:
 
 
 def load_family(path):
-    """A FamilyCertificate from its file (for queries: no re-computation)."""
+    """A FamilyCertificate from its file (for queries: no re-computation), read bounded (verify.inputs)."""
     from ..errors import InvalidParameter
     from .family import FamilyCertificate, FamilySpec
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InvalidParameter("family", str(path), f"must be a family certificate file ({exc})") from None
+    from ..inputs import read_json
+    data = read_json(path, "family", what="family certificate file")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != "family":
         raise InvalidParameter("family", str(path), "must be a family certificate file (verify certify with ranges "
                                "--save FILE)")

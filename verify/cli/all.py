@@ -1,6 +1,8 @@
 """``verify all``: every part (derivation, claims, probes, fuzz, bench) on Dask, and the report, resumable."""
 from __future__ import annotations
 
+import math
+
 import click
 
 from .options import check_writable_dir, convention_from_options, convention_options, handle_errors
@@ -34,12 +36,17 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw)
     --convention FILE) set the convention of the whole run: every part that can honour it runs under it, the
     others say why it does not apply; saved parts are keyed by it.
     """
-    from ..run.execute import check_cluster, local_workers
+    from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
     from ..report.render import roles_line
+    if timeout is not None and not math.isfinite(timeout):     # FloatRange lets nan (and inf) through
+        from ..errors import InvalidParameter
+        raise InvalidParameter("timeout", timeout, "must be a finite number of seconds >= 1")
     from ..run.pipeline import plan, verify_all
     conv = convention_from_options(kw)
     parts, problems = plan(profile, list(only) or None)
     check_writable_dir("--out", out)         # before any part runs
+    if scheduler_address(scheduler) is None:
+        check_tmpdir()                        # the local cluster's scratch place, before any work
     if workers is not None and check_cluster(scheduler, workers) is None:
         note(local_workers(workers, len(parts))[1], quiet)
     with progress(f"verify all ({profile})", len(parts), quiet, transient=False) as bar:

@@ -27,8 +27,10 @@ def bench_cmd(as_json, quick, out_dir, dask, quiet):
     not a terminal), so --json stays pure JSON.
     """
     from ..bench import measurement_count, run_bench, to_markdown
+    from ..run.execute import check_tmpdir
     from .progress import progress
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
+    check_tmpdir()
     with progress("verify bench", measurement_count(quick, dask), quiet) as bar:
         res = run_bench(quick=quick, out_dir=out_dir, dask=dask,
                         tick=lambda name: bar.advance(description=f"bench: {name}"))

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import click
 
-from .options import family_setting_options, handle_errors, regime_option, setting_from_options, setting_kwargs
+from .options import (check_path_length, family_setting_options, handle_errors, regime_option, setting_from_options,
+                      setting_kwargs)
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
@@ -115,8 +117,8 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         click.echo(str(exc), err=True)
         sys.exit(1)
     if save is not None:
-        from ..certify.files import certificate_file, save as save_file
-        save_file(certificate_file(cert, Ts), save)
+        from ..certify.files import certificate_file
+        save_kept(certificate_file(cert, Ts), save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
         return
@@ -138,6 +140,11 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     n_ok = sum(o["status"] == "discharged" for o in d["obligations"])
     methods = ", ".join(sorted({o["method"] for o in d["obligations"]}))
     click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged ({methods}); --json prints them all")
+    print_bounds(bounds)
+
+
+def print_bounds(bounds: list[dict]) -> None:
+    """The table of certified bounds: a header naming the quantities, then one row [lo, hi] per step T."""
     click.echo(f"  {'T':>14s}  {'L - L_opt':>29s}  {'||S - S*||_F':>29s}  {'||W_X - V*||_F':>29s}")
     for b in bounds:
         cells = [f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err", "w_err")]
@@ -147,7 +154,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
 def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor."""
     from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range
-    from ..certify.files import family_file, save as save_file
+    from ..certify.files import family_file
     from ..certify.obligations import CertificateFailed
     if save is not None:
         check_save_path(save)
@@ -166,7 +173,7 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     corners = [dict(zip(ranges, vals)) for vals in _corner_values(ranges)]
     data = family_file(fc, Ts, corners)
     if save is not None:
-        save_file(data, save)
+        save_kept(data, save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "cells": len(fc.cells), "entries": fc.entries(),
                                "seconds": round(fc.seconds, 2),
@@ -200,9 +207,8 @@ def family_query(path, query, Ts, as_json) -> None:
         click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
                                "bounds": bounds}, indent=1))
         return
-    for b in bounds:
-        click.echo(f"  {b['T']:>14d}  " + "  ".join(f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err",
-                                                                                          "w_err")))
+    click.echo("member " + ", ".join(f"{k}={v}" for k, v in values.items()) + f" of the family in {path}:")
+    print_bounds(bounds)
 
 
 def parse_query(text: str, spec) -> dict:
@@ -215,7 +221,10 @@ def parse_query(text: str, spec) -> dict:
         name = name.strip()
         if not sep or not name:
             raise InvalidParameter("member", text, "must be NAME=VALUE,... such as D=100,eta=0.1")
-        out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+        try:
+            out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+        except InvalidParameter as exc:      # named as typed in --query, not as the --D / --eta flag's default
+            raise InvalidParameter("member", f"{name}={value.strip()}", f"{name} {exc.valid}") from None
     spec.check_member(out)
     return {k: v for k, v in out.items() if k in spec.range_of}
 
@@ -230,19 +239,42 @@ def parse_length(text):
 
 
 def check_save_path(path: str) -> None:
-    """Refuse, before any work, a --save path whose folder does not exist or is a folder itself."""
-    import os
+    """Refuse, before any work, a --save path whose folder does not exist, cannot be written (a read-only file
+    system: probed with a temporary file removed at once) or is a folder itself, or a path too long to write."""
+    import tempfile
 
     from ..errors import InvalidParameter
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(folder):
-        raise InvalidParameter("save", path, "must be a file path in an existing folder")
+    check_path_length("save", path)
+    try:
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder):
+            raise InvalidParameter("save", path, "must be a file path in an existing folder")
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InvalidParameter("save", path, f"must be a file that can be written ({exc.strerror})") from None
+
+
+def save_kept(data: dict, path: str) -> None:
+    """Save a certificate file at ``path``; when the write fails after the work (a disk that filled up meanwhile),
+    keep it under the temporary folder instead and say where (OutputError: exit status 4)."""
+    from ..certify.files import save
+    from ..errors import OutputError
+    try:
+        save(data, path)
+    except OSError as exc:
+        from ..run.atomic import json_bytes, keep_elsewhere
+        kept = keep_elsewhere({os.path.basename(path) or "certificate.json": json_bytes(data)}, "certificate")
+        raise OutputError(path, exc.strerror or str(exc), f"the certificate was kept in {kept}" if kept else
+                          "the certificate could not be kept anywhere: free some space and run again") from None
 
 
 def run_recheck(path: str) -> int:
     """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
     returned (0 verified, 1 a step failed, 2 bad usage)."""
     import subprocess
+    from ..inputs import check_input
+    check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
     proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:

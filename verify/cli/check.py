@@ -170,9 +170,10 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
     claim_id = resolve_ids([claim_id])[0][0]
     c = CLAIMS[claim_id]
     if bits is not None and claim_id not in certified_claims():
+        names = certified_claims()
         raise InvalidParameter("arb_bits", bits, f"has no certified per-regime check for {claim_id} (its check runs "
-                               "in float64); the claims whose check takes Arb: "
-                               + (", ".join(certified_claims()) or "none yet"))
+                               "in float64); " + (f"the claims whose check takes Arb: {', '.join(names)}" if names else
+                               "no claim's per-regime check takes Arb yet: drop --arb"))
     setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, convention=convention)
     from ..model.convention import using
     with using(convention):         # the check's hypotheses are the convention's (verify.model.convention.adjust)
@@ -266,7 +267,9 @@ def summary_table(results: list[dict]):
               help="check one claim in your own regime: a JSON file whose keys are the regime flags' names without "
                    "their dashes (as verify run takes them), plus \"steps\"; says whether the claim's property holds "
                    "there, which statements speak of the regime and whether their proofs cover it")
-@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS",
+# --arb is kept out of the help while no claim's per-regime check takes Arb (certified_claims() is empty): a
+# flag every claim refuses is not advertised. A claim whose check gains a ``bits`` parameter makes it work.
+@click.option("--arb", "arb_bits", type=click.IntRange(MIN_BITS, MAX_BITS), default=None, metavar="BITS", hidden=True,
               help="with --regime: the per-regime check certified with Arb balls at BITS bits (claims whose check "
                    "takes Arb)")
 @convention_options

@@ -268,8 +268,14 @@ def _typed(ctx: click.Context, p: click.Parameter, value=None) -> str:
         v = value if value is not None and str(value) in map(str, v) else " ".join(map(str, v))
     if isinstance(p, click.Argument):
         return f"{_flag(p)} {v}" if v not in (None, "") else f"{_flag(p)} (not given)"
-    shown = f"{_flag(p)} {v}"
+    shown = f"{_flag(p)} {_short(str(v))}"
     return shown if _given(ctx, p) else f"{shown} (the default)"
+
+
+def _short(text: str, n: int = 200) -> str:
+    """A typed value as an error echoes it: whole up to ``n`` characters, else its start and end and its length
+    (a 6,000-character path is not repeated in full)."""
+    return text if len(text) <= n else f"{text[:n - 40]}...{text[-24:]} ({len(text):,} characters)"
 
 
 def _reference(ctx):
@@ -428,12 +434,29 @@ class OneLineGroup(click.Group):
 
 # ----- checks made before any work starts -------------------------------------------------------
 
+def check_path_length(flag: str, path) -> None:
+    """Refuse a path the system cannot hold (longer than PATH_MAX bytes, or a name longer than NAME_MAX; the
+    atomic writes add up to 14 characters to a name: verify.run.atomic), naming ``flag``, before any work."""
+    from ..errors import InvalidParameter
+    full = os.fsencode(os.path.abspath(os.path.expanduser(str(path))))
+    path_max, name_max = os.pathconf("/", "PC_PATH_MAX"), os.pathconf("/", "PC_NAME_MAX")
+    shown = _short(str(path))
+    if len(full) + 14 >= path_max:
+        raise InvalidParameter(flag, shown, f"is {len(full):,} bytes long as an absolute path: paths here hold at "
+                               f"most {path_max - 15:,}")
+    longest = max(full.split(b"/"), key=len)
+    if len(longest) + 14 > name_max:
+        raise InvalidParameter(flag, shown, f"has a name of {len(longest):,} bytes: names here hold at most "
+                               f"{name_max - 14:,} (with room for a temporary sibling's)")
+
+
 def check_writable_dir(flag: str, path) -> Path:
     """``path`` as a Path if it is a writable folder or can be created as one; else InvalidParameter
     naming ``flag``. Nothing is left on disk: the nearest existing ancestor is probed with a
     temporary file that is removed at once (so read-only file systems are caught too)."""
     from ..errors import InvalidParameter
     p = Path(os.path.expanduser(str(path)))
+    check_path_length(flag, path)
     if p.exists() and not p.is_dir():
         raise InvalidParameter(flag, str(path), "must be a folder, not an existing file")
     anc = p

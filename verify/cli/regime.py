@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidParameter, show
+from ..inputs import LIMITS, read_json
 from .options import REGIME_META, SETTING_SPECS
 
 # regime-file key -> (make_setting-side keyword of the command, the option's click keywords)
@@ -32,8 +33,12 @@ def _bad(path, key: str, value, valid: str) -> InvalidParameter:
     return InvalidParameter("regime", str(path), f'has "{key}": {_json(value)}, which {valid}')
 
 
+ECHO = 60      # characters of a value echoed in an error (a 100 MB string is cut, not printed)
+
+
 def _json(value) -> str:
-    return json.dumps(value, default=str) if not isinstance(value, Decimal) else str(value)
+    text = json.dumps(value, default=str) if not isinstance(value, Decimal) else str(value)
+    return text if len(text) <= ECHO else f"{text[:ECHO]}... ({len(text):,} characters)"
 
 
 def _unknown(path, key: str) -> InvalidParameter:
@@ -41,7 +46,7 @@ def _unknown(path, key: str) -> InvalidParameter:
     keys = list(KEYS) + ["steps"]
     near = key.replace("_", "-") if key.replace("_", "-") in keys else None
     hint = f" (did you mean {near}?)" if near else suggest(key, keys)
-    return InvalidParameter("regime", str(path), f'has the unknown key "{key}": the keys are the flags\' names '
+    return InvalidParameter("regime", str(path), f'has the unknown key "{key[:ECHO]}": the keys are the flags\' names '
                             f"without their dashes ({', '.join(keys)}){hint}")
 
 
@@ -88,17 +93,12 @@ def _table(path, key: str, value):
 
 
 def load(path) -> dict:
-    """The JSON object of the regime file (numbers as exact Decimals), or InvalidParameter naming --regime."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidParameter("regime", str(path), "must be an existing JSON file")
-
+    """The JSON object of the regime file (numbers as exact Decimals; read bounded, every key once: verify.inputs),
+    or InvalidParameter naming --regime."""
     def no_constant(c):
         raise InvalidParameter("regime", str(path), f"must hold finite numbers only (found {c})")
-    try:
-        spec = json.loads(p.read_text(), parse_float=Decimal, parse_constant=no_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidParameter("regime", str(path), f"must be valid JSON ({exc})") from None
+    spec = read_json(path, "regime", LIMITS["options"], "JSON regime file", parse_float=Decimal,
+                     parse_constant=no_constant)
     if not isinstance(spec, dict):
         raise InvalidParameter("regime", str(path), "must be a JSON object whose keys are the regime flags' names "
                                "without their dashes (D, K, eta, vstar-norm, ...) and steps")

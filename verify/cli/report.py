@@ -14,6 +14,8 @@ from .progress import note
 @handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
+    from ..errors import OutputError
+    from ..run.atomic import recover_folder
     from ..run.lock import folder_lock
     from ..report import saved_parts_dir, write_report
     from ..report.render import roles_line
@@ -22,7 +24,12 @@ def report_cmd(out, src):
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
         pdir = saved_parts_dir(src or out)
         unreadable = [r["file"] for r in load_parts(pdir) if r.get("unreadable")]
-        res = write_report(out, pdir)
+        try:
+            res = write_report(out, pdir)
+        except OSError as exc:           # a disk that filled up: remove the half-built folder beside OUT
+            recover_folder(out)
+            raise OutputError(out, exc.strerror or str(exc), f"{out} is as it was and the parts are in {pdir}: free "
+                              "some space and run the same command again, or give another --out") from None
     for f in unreadable:
         note(f"verify report: {pdir}/{f} cannot be read as a part record: counted as a part that did not finish")
     s = res["summary"]

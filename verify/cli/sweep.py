@@ -49,7 +49,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
               help="measurements (repeatable): trajectory, claims, certified, certificate [default: trajectory and "
                    "claims]")
 @click.option("--claim-steps", type=click.IntRange(1, 10**7), default=2_000, show_default=True,
-              help="horizon of the per-regime claim checks (at most --steps)")
+              help="horizon of the per-regime claim checks (at most --steps; the default is cut to --steps)")
 @click.option("--arb-bits", type=click.IntRange(32, 4096), default=128, show_default=True,
               help="precision of the certified measurement")
 @click.option("--out", "out", default="reports/sweep", show_default=True, type=click.Path(file_okay=False),
@@ -70,8 +70,13 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
     exponents, ratios to the derived leading terms, each claim's verdict there, and the Dask worker that
     computed the row. Rows already computed by this code version are reused; Ctrl-C stops cleanly and the
     same command resumes."""
-    from ..run.execute import check_cluster, local_workers
+    from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
     from ..sweep import grid_size, parse_grid, run_sweep
+    if claim_steps > steps:         # the claims are checked within the run of --steps (the default is cut to it)
+        from click.core import ParameterSource
+        from ..errors import InvalidParameter
+        if click.get_current_context().get_parameter_source("claim_steps") == ParameterSource.COMMANDLINE:
+            raise InvalidParameter("claim_steps", claim_steps, f"must be at most --steps ({steps})", also=("steps",))
     axes = parse_grid(list(grid))
     if data is not None:
         from ..errors import InvalidParameter
@@ -87,6 +92,8 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
         shape = " x ".join(f"{len(v)} {k}" for k, v in axes.items())
         raise CliError(f"--grid: the grid has {n:,} regimes ({shape}); pass --yes to run them all, or fewer values")
     check_writable_dir("--out", out)            # before any row is computed
+    if scheduler_address(scheduler) is None:
+        check_tmpdir()                        # the local cluster's scratch place, before any work
     if workers is not None and check_cluster(scheduler, workers) is None:
         note(local_workers(workers, n)[1], quiet)
     with progress("verify sweep", None, quiet) as bar:

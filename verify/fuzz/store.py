@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..cache import cache_dir
 from ..errors import InvalidParameter
+from ..inputs import read_json
 from ..run.atomic import write_json_atomic
 
 
@@ -48,8 +49,8 @@ class CounterexampleStore:
         out = []
         for f in sorted(self.path.glob("*.json")) if self.path.is_dir() else ():
             try:
-                entry = json.loads(f.read_text())
-            except (OSError, ValueError):
+                entry = read_json(f, "db", what="stored counterexample")     # bounded: a foreign file is skipped
+            except InvalidParameter:
                 continue
             if isinstance(entry, dict) and isinstance(entry.get("regime"), dict):
                 out.append(entry | {"file": str(f)})

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidParameter
+from ..inputs import LIMITS, parse_json, read_text
 from .numbers import exact, frac_str
 from .setting import make_setting
 from .data import parse_data
@@ -138,21 +138,27 @@ class Convention:
         return out
 
 
+FORMATS = {".toml": "TOML", ".json": "JSON"}     # a convention file's suffix -> its format (any other: JSON)
+UNSUPPORTED = {".yaml": "YAML", ".yml": "YAML", ".ini": "INI", ".cfg": "INI"}
+
+
 def read_file(path) -> dict:
-    """The table of a convention file (TOML by its ``.toml`` suffix, else JSON), numbers as their decimal text
-    (read exactly later), or InvalidParameter naming the file."""
+    """The table of a convention file (TOML by its ``.toml`` suffix, else JSON; read bounded, every key once:
+    verify.inputs), numbers as their decimal text (read exactly later), or InvalidParameter naming the file."""
     p = Path(path)
-    if not p.is_file():
-        raise InvalidParameter("convention", str(path), "must be an existing TOML or JSON file")
-    text = p.read_text(encoding="utf-8")
-    try:
-        if p.suffix.lower() == ".toml":
+    fmt = UNSUPPORTED.get(p.suffix.lower())
+    if fmt is not None:
+        raise InvalidParameter("convention", str(path), f"is a {fmt} file by its name, and {fmt} is not supported: "
+                               "write the same table as TOML (.toml) or JSON (.json)")
+    fmt = FORMATS.get(p.suffix.lower(), "JSON")
+    text = read_text(path, "convention", LIMITS["options"], "TOML or JSON convention file")
+    if fmt == "TOML":
+        try:
             data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
-    except ValueError as exc:
-        raise InvalidParameter("convention", str(path), f"must be valid {p.suffix.lstrip('.').upper() or 'JSON'} "
-                               f"({exc})") from None
+        except ValueError as exc:
+            raise InvalidParameter("convention", str(path), f"must be valid TOML ({exc})") from None
+    else:
+        data = parse_json(text, "convention", path, "JSON file (a .toml name is read as TOML)")
     if not isinstance(data, dict):
         raise InvalidParameter("convention", str(path), "must hold a table of option = value")
     return {k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in data.items()}

@@ -1,13 +1,13 @@
 """Exact reading of user numbers: every decimal the user writes is the rational it spells."""
 from __future__ import annotations
 
-import json
 import math
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InvalidParameter
+from ..inputs import read_json
 from .validation import FLOAT64_TOO_LARGE, FLOAT64_TOO_SMALL, check_float64_range
 
 
@@ -58,22 +58,12 @@ def _exact(value, name: str) -> Fraction:
 def load_json_exact(path: str | Path, name: str, integers: bool = False):
     """Parse a JSON file with every number read as an exact rational (never through a float); with
     ``integers``, a number written with a decimal point or an exponent (``1.0``, ``1e0``) is refused."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidParameter(name, str(path), "must be an existing JSON file")
-
     def decimal(s):
         if integers:
             raise InvalidParameter(f"{name} entry", s, f"must be an integer in {path}, not a decimal")
         return exact(s, f"{name} entry")
-    try:
-        return json.loads(p.read_text(), parse_float=decimal,
-                          parse_int=lambda s: exact(s, f"{name} entry"),
-                          parse_constant=lambda s: exact(s, f"{name} entry"))
-    except json.JSONDecodeError as exc:
-        raise InvalidParameter(name, str(path), f"must be valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except (UnicodeDecodeError, OSError) as exc:
-        raise InvalidParameter(name, str(path), f"must be a readable UTF-8 JSON file ({type(exc).__name__})") from None
+    return read_json(path, name, parse_float=decimal, parse_int=lambda s: exact(s, f"{name} entry"),
+                     parse_constant=lambda s: exact(s, f"{name} entry"))
 
 
 def frac_str(x: Fraction) -> str:

@@ -9,11 +9,11 @@ version agree to when nothing changed.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from ..errors import InvalidParameter
+from ..inputs import read_json
 
 REL_TOL = 1e-9
 
@@ -25,10 +25,7 @@ def load_results(flag: str, path) -> dict:
     if not f.is_file():
         raise InvalidParameter(flag, str(path), "must be a report folder holding results.json (written by "
                                "`verify all` or `verify report`)")
-    try:
-        res = json.loads(f.read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidParameter(flag, str(path), f"must hold a readable results.json ({exc})") from None
+    res = read_json(f, flag, what="results.json")
     if not isinstance(res, dict) or "statements" not in res or "parts" not in res:
         raise InvalidParameter(flag, str(path), "must hold a results.json of `verify all` (statements, parts)")
     return res

@@ -339,11 +339,19 @@ def markdown(bl: list) -> str:
 
 
 # --- HTML ----------------------------------------------------------------------------------------
-CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.3em .5em;
-vertical-align:top;text-align:left}th{background:#f2f2f2}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
-font-size:.8em;white-space:pre-wrap}img{max-width:100%}figure{margin:1em 0}.v{font-weight:600}
-details summary{cursor:pointer}"""
+# The page fits the screen (a phone's 390 px as a 1400 px window): the viewport is the device's width; a table
+# wider than the page scrolls inside its own box (div.table), never the page; a long number or name breaks
+# anywhere rather than widening its column; and the verdict cells stick to the box's edges (sticky on both
+# sides), so the verdict stays in view however the table is scrolled. tests/test_report_browser.py measures it.
+VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;
+overflow-wrap:break-word}
+div.table{max-width:100%;overflow-x:auto;margin:1em 0}table{border-collapse:collapse;font-size:.9em}
+td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left;overflow-wrap:anywhere}
+th{background:#f2f2f2}td.verdict,th.verdict{position:sticky;left:0;right:0;background:#fff;overflow-wrap:normal;
+white-space:nowrap}th.verdict{background:#f2f2f2}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
+font-size:.8em;white-space:pre-wrap;overflow-wrap:anywhere}img{max-width:100%}figure{margin:1em 0}
+.v{font-weight:600}details summary{cursor:pointer}code{overflow-wrap:anywhere}"""
 
 
 def _code(text: str) -> str:
@@ -380,12 +388,14 @@ def html_page(bl: list, title: str = "verify report") -> str:
         elif b[0] == "pre":
             body.append(f"<pre>{html.escape(b[1])}</pre>")
         elif b[0] == "table":
-            head = "".join(f"<th>{html.escape(h)}</th>" for h in b[1])
-            rows = "".join("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>" for row in b[2])
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            cls = [' class="verdict"' if h == "verdict" else "" for h in b[1]]
+            head = "".join(f"<th{k}>{html.escape(h)}</th>" for k, h in zip(cls, b[1]))
+            rows = "".join("<tr>" + "".join(f"<td{k}>{_html_cell(c)}</td>" for k, c in zip(cls, row)) + "</tr>"
+                           for row in b[2])
+            body.append(f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
         elif b[0] == "img":
             data = base64.b64encode(b[4]).decode()
             body.append(f'<figure id="{anchor(b[1])}"><img alt="{html.escape(b[3], quote=True)}" '
                         f'src="data:image/png;base64,{data}"><figcaption>{_inline(b[2])}</figcaption></figure>')
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{VIEWPORT}<title>{html.escape(title)}'
+            f"</title><style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

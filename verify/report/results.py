@@ -14,6 +14,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from ..errors import InvalidParameter
+from ..inputs import read_json
 from ..model.paper import CITATION
 from .questions import questions_table
 from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, fuzz_items, redecide,
@@ -47,17 +49,39 @@ def unreadable_record(f: Path, why: str) -> dict:
             "unreadable": True}
 
 
+# The fields of a saved part record the report reads, with their types (verify.run.child.part_record writes them).
+RECORD_FIELDS = {"part": (str,), "kind": (str,), "arg": (str,), "status": (str,), "options": (dict, type(None)),
+                 "seconds": (int, float, type(None)), "result": (dict, type(None)), "error": (str, type(None))}
+
+
+def record_problem(rec) -> str | None:
+    """What makes ``rec`` not a part record (a missing field, a field of the wrong type, an unknown status), or
+    None: a file of another shape is counted as a part that did not finish, never read into a KeyError."""
+    from ..run.child import STATUS
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not an object"
+    for key, types in RECORD_FIELDS.items():
+        if key not in rec and key in ("part", "kind", "status"):
+            return f'no "{key}"'
+        if key in rec and (not isinstance(rec[key], types) or isinstance(rec[key], bool)):
+            return f'"{key}" is a {type(rec[key]).__name__}'
+    if rec["status"] not in STATUS:
+        return f'"status" is not one of {", ".join(STATUS)}'
+    return None
+
+
 def load_parts(pdir) -> list[dict]:
     """Every saved part record in ``pdir``, in report order (kind, then name); a file that cannot be read as a
     part record counts as a part that did not finish (:func:`unreadable_record`)."""
     recs = []
     for f in sorted(Path(pdir).glob("*.json")):
         try:
-            rec = json.loads(f.read_text())
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            rec = unreadable_record(f, f"{type(exc).__name__}: {exc}")
-        if not (isinstance(rec, dict) and "part" in rec and "status" in rec):
-            rec = unreadable_record(f, "not a part record")
+            rec = read_json(f, "from", what="part record")
+        except InvalidParameter as exc:
+            rec = unreadable_record(f, exc.valid)
+        why = None if isinstance(rec, dict) and rec.get("unreadable") else record_problem(rec)
+        if why is not None:
+            rec = unreadable_record(f, f"not a part record: {why}")
         rec["file"] = f.name
         recs.append(rec)
     rank = {k: i for i, k in enumerate(KIND_ORDER)}

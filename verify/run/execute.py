@@ -74,6 +74,19 @@ def check_cluster(scheduler: str | None, workers: int | None) -> str | None:
     return addr
 
 
+def check_tmpdir() -> None:
+    """Refuse, before a local cluster starts, a $TMPDIR that is not a writable folder: Dask's workers and the parts'
+    processes keep their scratch files there (a missing one ends in a worker's traceback, not in one line)."""
+    where = os.environ.get("TMPDIR")
+    if not where:
+        return
+    if not os.path.isdir(where) or not os.access(where, os.W_OK | os.X_OK):
+        why = "does not exist" if not os.path.exists(where) else "is not a folder" if not os.path.isdir(where) else \
+            "cannot be written"
+        raise InvalidParameter("TMPDIR", where, f"must be a folder that can be written (it {why}): create it, or "
+                               "unset TMPDIR to use the system's temporary folder")
+
+
 def machine_capacity() -> tuple[int, int, int]:
     """(cores, available memory in bytes, local workers that memory holds at WORKER_MEMORY each)."""
     import psutil
@@ -127,6 +140,8 @@ class Executor:
     def __init__(self, scheduler: str | None = None, workers: int | None = None, processes: bool = True,
                  on_interrupt: Callable | None = None):
         self.address = check_cluster(scheduler, workers)
+        if self.address is None:
+            check_tmpdir()
         self.workers = workers or os.cpu_count() or 1
         self.processes = processes
         self.on_interrupt = on_interrupt
@@ -216,5 +231,5 @@ class Executor:
                     self.client.cancel(list(futures), force=True)
 
 
-__all__ = ["Executor", "ENV_SCHEDULER", "RETRIES", "WORKER_MEMORY", "check_cluster", "scheduler_address",
-           "worker_address", "local_workers", "machine_capacity", "sigint_ignored"]
+__all__ = ["Executor", "ENV_SCHEDULER", "RETRIES", "WORKER_MEMORY", "check_cluster", "check_tmpdir",
+           "scheduler_address", "worker_address", "local_workers", "machine_capacity", "sigint_ignored"]

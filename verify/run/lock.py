@@ -1,11 +1,12 @@
 """One run per output folder: a lock held while ``verify all`` / ``verify sweep`` / ``verify report`` write OUT.
 
-The lock file is a hidden sibling of OUT (``.NAME.lock``), not inside it: ``verify all`` replaces OUT by a
-rename (verify.run.atomic), which would carry a lock file inside OUT away mid-run. The holder writes
-who it is (pid, host, start time, command) into the lock file, so a second run says whom it waits for.
+The lock file is a hidden sibling of OUT (``.NAME.lock``, removed when the run ends), not inside it: ``verify all``
+replaces OUT by a rename (verify.run.atomic), which would carry a lock file inside OUT away mid-run. The holder
+writes who it is (pid, host, start time, command) into the lock file, so a second run says whom it waits for.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -67,6 +68,8 @@ def folder_lock(out, flag: str = "out"):
     try:
         yield path
     finally:
+        with contextlib.suppress(OSError):    # removed while still held: no lock file is left beside OUT
+            path.unlink()
         lock.release()
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import Interrupted, InvalidParameter, OutputError
+from ..inputs import read_json
 from ..run.atomic import WORK, json_bytes, keep_elsewhere, write_bytes_atomic, write_json_atomic
 from ..run.execute import RETRIES, Executor, check_cluster, local_workers, worker_address
 from ..run.lock import folder_lock
@@ -122,8 +123,8 @@ def longest_first(tasks: list[dict]) -> list[dict]:
 
 def load_row(path) -> dict | None:
     try:
-        row = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        row = read_json(path, "out", what="saved row")      # bounded: a foreign file is a row to compute again
+    except InvalidParameter:
         return None
     return row if isinstance(row, dict) and row.get("status") == "ok" else None
 
