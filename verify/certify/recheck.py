@@ -259,6 +259,8 @@ class RF:
         self.n, self.m = n, m
 
     def _o(self, o):
+        if isinstance(o, Fraction):
+            o = fmpq(o.numerator, o.denominator)
         return o if isinstance(o, RF) else RF(self.n.context().constant(o), self.n.context().constant(1))
 
     def __add__(self, o):
@@ -326,6 +328,182 @@ class RFAlg:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the model, stated here (docs/setting.md), and the parameters of a regime or a family
+# ---------------------------------------------------------------------------------------------------------------
+# The certificate's formulas are checked against this statement, written without the toolkit: the reduced map the
+# file iterates must be the gradient step of this loss, and the file's parameters those of its regime block or of
+# its family's options. It covers sigma = identity, entries of mean 0 and variance v (any law: the loss sees the
+# second moments only), noise 0, zero initialisation, P^T P = lambda I, distinct query positions and uniform S*
+# weights 1/K on supports of size K; what the reduction to (alpha, delta) rests on is listed under "trusts".
+MODEL_PARAMETERS = ("D", "K", "N", "v", "c_L", "eta_V", "eta_KQ", "lambda", "beta", "V2")
+MAP_VARIABLES = ("alpha", "E") + MODEL_PARAMETERS
+
+
+def model_map(alg: RFAlg | None = None) -> dict:
+    """The reduced map and observables of the model, as exact rational functions of alpha, E = e^delta and
+    MODEL_PARAMETERS, derived here from the per-column loss.
+
+    With W_X = alpha V* and column j of S the softmax of logits delta on its support g_j (K entries) and 0 off it,
+    S_j has K entries E/Z and D - K entries 1/Z (Z = K E + D - K). For i.i.d. entries of variance v,
+    E||V* X w||^2 = v ||V*||_F^2 ||w||^2, so one column's loss (c_L/2) E||W_X X S_j - V* X S*_j||^2 is
+    ell = (c_L/2) v V2 ||alpha S_j - S*_j||^2 and L = N ell. GD on W_X: the gradient is parallel to V*
+    (dL/dW_X = (dL/dalpha) V*/V2), so alpha' = alpha - (eta_V/V2) dL/dalpha. GD on W_KQ: column j's logits move by
+    -eta_KQ beta^2 lambda^2 dL/dl_j (P^T P = lambda I, distinct queries), the gradient in the logits sums to 0, and
+    K of its entries share dell/d delta, so delta' - delta = -eta_KQ beta^2 lambda^2 D/(K (D - K)) dell/d delta,
+    with d/d delta = E d/dE. ||S - S*||_F^2 = N ||S_j - S*_j||^2 and ||W_X - V*||_F^2 = V2 (alpha - 1)^2."""
+    alg = alg or RFAlg(MAP_VARIABLES)
+    a, E = alg.var("alpha"), alg.var("E")
+    D, K, N, v, cL, eV, eKQ, lam, beta, V2 = (alg.var(n) for n in MODEL_PARAMETERS)
+    sq = lambda t: alg.power(t, 2)  # noqa: E731
+    Z = K * E + D - K
+    on, off = E / Z, 1 / Z
+    ell = cL / 2 * v * V2 * (K * sq(a * on - 1 / K) + (D - K) * sq(a * off))
+    L = N * ell
+    return {"alpha_next": a - eV / V2 * L.derivative("alpha"),
+            "delta_increment": -eKQ * sq(beta) * sq(lam) * D / (K * (D - K)) * E * ell.derivative("E"),
+            "loss": L, "s_err2": N * (K * sq(on - 1 / K) + (D - K) * sq(off)), "w_err2": V2 * sq(a - 1)}
+
+
+def check_model(F: "Formulas") -> None:
+    """The file's reduced map in the parameters (and with it, by map-identities, every other formula) is the
+    model's (:func:`model_map`), and its prefactor of ||W_X - V*||^2 is V2: exact identities of rational
+    functions."""
+    alg = RFAlg(MAP_VARIABLES)
+    env = {n: alg.var(n) for n in MAP_VARIABLES}
+    model = model_map(alg)
+    for name in ("alpha_next", "delta_increment", "loss", "s_err2"):
+        if not F("reduced_map_parameters", name, env, alg).equals(model[name]):
+            raise CheckFailed("model", f"reduced_map_parameters.{name} is not the model's (the gradient step of "
+                              "the loss stated in this checker)")
+    if not (F("prefactors", "w_err2", env, alg) * alg.power(env["alpha"] - 1, 2)).equals(model["w_err2"]):
+        raise CheckFailed("model", "prefactors.w_err2 is not ||V*||_F^2")
+
+
+# What the model needs of a regime (option: the value it must have); a regime or family naming another value, or
+# an option this checker does not know, is refused (step "regime").
+MODEL_OPTIONS = {"sigma": "identity", "law_mean": "0", "noise_sd": "0", "init": "zero", "init_scale": "0",
+                 "p_structure": "orthogonal", "data": "gaussian", "sstar_weights": None}
+FREE_OPTIONS = ("d", "M", "seed", "law", "law_var", "loss", "p_kind", "p_lambda", "beta", "relu_at_zero",
+                "wp_trainable", "vstar_source", "data_note", "query", "eta", "eta_v", "eta_kq", "vstar_norm",
+                "vstar_norm2", "vstar", "preset", "supports", "K", "N", "D")
+PRESET_COLUMNS = {"sts": lambda D, K: [list(range(K))], "gslp": lambda D, K: [[0]],
+                  "gcn": lambda D, K: [[(j + i) % D for i in range(K)] for j in range(D)],
+                  "cnn": lambda D, K: [list(range(j * K, (j + 1) * K)) for j in range(D // K)]}
+
+
+def _model_requirements(opts: dict, where: str) -> None:
+    for k, v in opts.items():
+        if k not in MODEL_OPTIONS and k not in FREE_OPTIONS:
+            raise CheckFailed("regime", f"{where}: option {k!r} is not one this checker's model states")
+    for k, want in MODEL_OPTIONS.items():
+        got = opts.get(k, want)
+        if (got is None) != (want is None) or (got is not None and str(got) != want and frac_or(got) != frac_or(want)):
+            raise CheckFailed("regime", f"{where}: {k} = {got!r}, but the model stated here needs {k} = {want!r}")
+
+
+def frac_or(text):
+    """An exact rational if ``text`` reads as one, else the text."""
+    try:
+        return Fraction(str(text))
+    except (ValueError, ZeroDivisionError):
+        return str(text)
+
+
+def regime_parameters(regime: dict) -> dict:
+    """{parameter: exact value} of MODEL_PARAMETERS from a one-regime file's "regime" block (the toolkit's record of
+    every option in force), read here by the model's rules: K and N from the supports (each of K distinct tokens in
+    0..D-1), c_L = 1 (summed loss) or 1/(M N) (mean), v the entry variance, V2 = ||V*||_F^2 (of the explicit V*, or
+    the norm squared)."""
+    _model_requirements(regime, "regime")
+    D, sup = int(regime["D"]), regime["supports"]
+    if not (isinstance(sup, list) and sup and all(isinstance(g, list) for g in sup)):
+        raise CheckFailed("regime", "regime: supports must be a list of index lists")
+    K, N = len(sup[0]), len(sup)
+    if any(len(g) != K or len(set(g)) != K or not all(type(i) is int and 0 <= i < D for i in g) for g in sup):
+        raise CheckFailed("regime", f"regime: every support must hold K = {K} distinct tokens of 0..{D - 1}")
+    if (int(regime["K"]), int(regime["N"])) != (K, N):
+        raise CheckFailed("regime", f"regime: K = {regime['K']}, N = {regime['N']} stated, the supports give K = {K}, "
+                          f"N = {N}")
+    if regime.get("preset") is not None and PRESET_COLUMNS[regime["preset"]](D, K) != sup:
+        raise CheckFailed("regime", f"regime: the supports are not the {regime['preset']} preset's at D = {D}, K = {K}")
+    q = regime.get("query")
+    if not (isinstance(q, list) and len(q) == N and len(set(q)) == N and all(type(i) is int and 0 <= i < D for i in q)):
+        raise CheckFailed("regime", "regime: the query positions must be N distinct tokens")
+    if regime.get("vstar") is not None:
+        V2 = sum((frac(x) ** 2 for row in regime["vstar"] for x in row), Fraction(0))
+    else:
+        V2 = frac(regime["vstar_norm"]) ** 2
+    if V2 != frac(regime["vstar_norm2"]):
+        raise CheckFailed("regime", f"regime: vstar_norm2 = {regime['vstar_norm2']} is not ||V*||_F^2 = {V2}")
+    loss = regime.get("loss", "sum")
+    if loss not in ("sum", "mean"):
+        raise CheckFailed("regime", f"regime: loss {loss!r} is neither sum nor mean")
+    return {"D": Fraction(D), "K": Fraction(K), "N": Fraction(N), "v": frac(regime.get("law_var", "1")),
+            "c_L": Fraction(1) if loss == "sum" else 1 / (int(regime["M"]) * Fraction(N)),
+            "eta_V": frac(regime["eta_v"]), "eta_KQ": frac(regime["eta_kq"]),
+            "lambda": frac(regime.get("p_lambda", "1")), "beta": frac(regime.get("beta", "1")), "V2": V2}
+
+
+FAMILY_RANGED = ("D", "eta", "eta_kq", "vstar_norm")
+
+
+def family_ties(spec: dict) -> dict:
+    """{parameter: formula text in the family's ranged names} (MODEL_PARAMETERS), from its fixed options and the
+    names it ranges over, by the model's rules and the toolkit's defaults (make_setting: eta_KQ = eta_V = eta unless
+    eta_kq is given, v = law_var = 1, lambda = p_lambda = 1, beta = 1, summed loss, V2 = vstar_norm^2 with
+    vstar_norm = 1 by default; N = 1 (sts, gslp), D (gcn), D/K (cnn))."""
+    opts, ranged = dict(spec["options"]), set(spec["ranges"])
+    if not ranged <= set(FAMILY_RANGED) or ranged & set(opts):
+        raise CheckFailed("regime", f"family: ranges over {sorted(ranged)}; this checker reads ranges of "
+                          f"{', '.join(FAMILY_RANGED)} not also fixed")
+    _model_requirements(opts, "family")
+    if opts.get("vstar") is not None or opts.get("supports") is not None or opts.get("N") is not None:
+        raise CheckFailed("regime", "family: this checker reads families given by a preset, K and ||V*|| only")
+    val = lambda n, default: f"({n})" if n in ranged else f"({frac_or(opts.get(n, default))})"  # noqa: E731
+    preset, K = opts.get("preset"), opts.get("K", 1 if opts.get("preset") == "gslp" else None)
+    if preset not in PRESET_COLUMNS or K is None or (preset == "gslp" and int(K) != 1):
+        raise CheckFailed("regime", f"family: preset {preset!r} with K = {K!r} is not one this checker's model reads")
+    D, Kt = val("D", None), f"({int(K)})"
+    N = {"sts": "(1)", "gslp": "(1)", "gcn": D, "cnn": f"({D}/{Kt})"}[preset]
+    eta = val("eta", "1/10")
+    loss = opts.get("loss", "sum")
+    if loss not in ("sum", "mean"):
+        raise CheckFailed("regime", f"family: loss {loss!r} is neither sum nor mean")
+    return {"D": D, "K": Kt, "N": N, "v": val("law_var", "1"),
+            "c_L": "(1)" if loss == "sum" else f"(1/({int(opts.get('M', 1))}*{N}))", "eta_V": eta,
+            "eta_KQ": val("eta_kq", None) if ("eta_kq" in ranged or opts.get("eta_kq") is not None) else eta,
+            "lambda": val("p_lambda", "1"), "beta": val("beta", "1"), "V2": f"{val('vstar_norm', '1')}^2"}
+
+
+def tie_values(ties: dict, values: dict) -> dict:
+    """{parameter: exact value} of a member ``values`` (ranged name -> exact value) by the ties."""
+    return {k: evaluate(parse(t), values, Frac) for k, t in ties.items()}
+
+
+def check_ties(ties: dict, stated: dict | None, ranges: dict) -> None:
+    """The file's own ties (spec "parameters"), when given, are the model's, as rational functions of the ranged
+    names (a name whose range is one value taken at that value)."""
+    if stated is None:
+        return
+    names = sorted({n for t in list(ties.values()) + list(stated.values()) for n in _names(parse(str(t)))})
+    alg = RFAlg(names or ["D"])
+    env = {n: alg.var(n) for n in names}
+    for n, (lo, hi) in ranges.items():
+        if n in env and frac(lo) == frac(hi):
+            env[n] = alg.num(0) + frac(lo)
+    for k in MODEL_PARAMETERS:
+        if k not in stated or not evaluate(parse(str(stated[k])), env, alg).equals(evaluate(parse(ties[k]), env, alg)):
+            raise CheckFailed("parameters", f"the spec's {k} = {stated.get(k)!r} is not the family's {ties[k]} (its "
+                              "options by the model's rules)")
+
+
+def _names(node) -> set:
+    if node[0] == "var":
+        return {node[1]}
+    return set().union(*[_names(c) for c in node[1:] if isinstance(c, tuple)])
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the checker
 # ---------------------------------------------------------------------------------------------------------------
 class Formulas:
@@ -350,6 +528,10 @@ def frac(text) -> Fraction:
         return Fraction(str(text))
     except (ValueError, ZeroDivisionError):
         raise CheckFailed("format", f"{text!r} is not an exact rational") from None
+
+
+def _text(params: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in params.items())
 
 
 def check_parameters(cert: dict, F: Formulas) -> tuple:
@@ -868,6 +1050,11 @@ def check_constants(cert: dict, shells: list, T0: int, F: Formulas, P, pre: dict
 # ----- files --------------------------------------------------------------------------------------------------------
 def check_regime(cert: dict, F: Formulas, log) -> None:
     """A one-regime certificate (kind "slow-manifold")."""
+    want = regime_parameters(cert["regime"])
+    stated = {k: frac(v) for k, v in cert["parameters"].items()}
+    if stated != want:
+        raise CheckFailed("regime", f"the parameters stated {_text(stated)} are not the regime block's {_text(want)}")
+    log("regime", "the regime block is in the model's scope and gives the stated parameters " + _text(want))
     P, pre = check_parameters(cert, F)
     log("parameters", f"(s, x, y) = ({P[0]}, {P[1]}, {P[2]})")
     Pi = [(p, p) for p in P]
@@ -1293,6 +1480,24 @@ def cover_gap(boxes: list, target: dict):
     return rec(boxes, 0, {})
 
 
+def check_cell_parameters(cell: dict, ties: dict) -> None:
+    """The cell's stated parameter box contains every member's parameters: each tie is checked to be a monomial in
+    the positive ranged names, so its extremes over the cell's box are at its corners (exact); D over integers
+    [lo, hi] is taken as the reals [lo, hi] (the ties are monomials: no integer is skipped between corners)."""
+    where = f"cell {cell['path'] or 'root'}"
+    box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["box"].items()}
+    stated = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    alg = RFAlg(sorted(box))
+    env = {k: alg.var(k) for k in box}
+    if set(stated) != set(MODEL_PARAMETERS):
+        raise CheckFailed("parameters", f"{where}: the parameters must be {', '.join(MODEL_PARAMETERS)}")
+    for k, t in ties.items():
+        got = corner_range(evaluate(parse(t), env, alg), box)
+        if got is None or not (stated[k][0] <= got[0] and got[1] <= stated[k][1]):
+            raise CheckFailed("parameters", f"{where}: {k} = {t} ranges over {got} on the cell's box {cell['box']}, "
+                              f"not inside the stated [{stated[k][0]}, {stated[k][1]}]")
+
+
 def check_cell_invariants(F: Formulas, cell: dict) -> list:
     """The cell's stated invariant box contains the invariant formulas' enclosure over its parameter box."""
     env = {k: interval(frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
@@ -1380,6 +1585,8 @@ def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tu
     """One cell of a family: invariants, region, entry (Taylor prefix or tube), slabs and normalised limits
     (``formulas``: the spec's parameters in the ranged names, if given). Returns its (z0 at T0 as stated, slab
     hull function)."""
+    if formulas is not None:
+        check_cell_parameters(cell, formulas)
     P = check_cell_invariants(F, cell)
     reg = cell["region"]
     if entry_kind(cell) == "tube":
@@ -1411,22 +1618,34 @@ def check_family(cert: dict, F: Formulas, log) -> None:
     if gap is not None:
         raise CheckFailed("family-cover", f"no cell covers {gap}")
     log("family-cover", f"{len(cells)} cells cover the family {spec['ranges']}")
+    ties = family_ties(spec)
+    check_ties(ties, spec.get("parameters"), spec["ranges"])
+    log("regime", f"the family's options are in the model's scope; its parameters: {_text(ties)}")
     if any(entry_kind(c) == "tube" for c in cells):
         check_linearity(F)
         log("tube-linearity", "alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact)")
-    by_path = {c["path"]: (c, *check_cell(F, c, log, spec.get("parameters"))) for c in cells}
+    by_path = {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
     for q, (lo, hi) in cert["normalised_limits"].items():
         if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
                    for c in cells):
             raise CheckFailed("limits", f"the family's lim {q}/leading_{q} [{lo}, {hi}] does not hold every cell's")
     log("limits", "the family's table of normalised limits holds every cell's")
     for m in cert.get("members", []):
-        check_member(F, m, *by_path[m["cell"]])
+        if m.get("cell") not in by_path:
+            raise CheckFailed("members", f"member {m.get('values')}: its cell {m.get('cell')!r} is not in the file")
+        check_member(F, m, *by_path[m["cell"]], ties)
     log("members", f"{len(cert.get('members', []))} members' shells and bounds")
 
 
-def check_member(F: Formulas, m: dict, cell: dict, z0, hull) -> None:
+def check_member(F: Formulas, m: dict, cell: dict, z0, hull, ties: dict) -> None:
+    """A stated member: its parameters are its values' by the model's ties, its values lie in its cell's box, its
+    invariants in the cell's, and its shells and bounds follow from the cell's slab hulls with its own c."""
+    values = {k: frac(v) for k, v in m["values"].items()}
     params = {k: frac(v) for k, v in m["parameters"].items()}
+    if set(values) != set(cell["box"]) or params != tie_values(ties, values):
+        raise CheckFailed("members", f"member {m['values']}: its parameters are not its values' by the family's ties")
+    if not all(frac(lo) <= values[n] <= frac(hi) for n, (lo, hi) in cell["box"].items()):
+        raise CheckFailed("members", f"member {m['values']}: not in its cell's box {cell['box']}")
     alg = RFAlg(sorted(params))
     P = tuple(_rf_value(F("invariants", n, {k: alg.var(k) for k in params}, alg), params) for n in PARAM_NAMES)
     if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(P, cell["invariants"])):
@@ -1460,6 +1679,9 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
     check_derivatives(F)
     log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
         "rational identities)")
+    check_model(F)
+    log("model", "the reduced map and observables are the gradient step of the model's loss, derived here "
+        "(sigma = identity, per-column loss in (alpha, delta))")
     if cert["kind"] == "slow-manifold":
         check_regime(cert, F, log)
     elif cert["kind"] == "family":
