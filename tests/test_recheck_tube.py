@@ -224,3 +224,31 @@ def test_a_leafless_or_garbled_quadtree_is_refused():
         with pytest.raises(rc.CheckFailed) as e:
             list(rc.tree_leaves(bad, root, "t"))
         assert e.value.step == "tube-invariance"
+
+
+def test_the_builder_keeps_a_margin_at_a_leaf_the_checker_may_refuse():
+    """The audit's leaf at D = 109: the re-checker enclosed phi_lower = tr' - lower(cl') in [-4.969e-12, 0.022] and
+    refused it, while the builder's own enclosure (other rounding, other second-order terms) lay ~5e-12 higher and
+    passed its zero-margin test. A leaf whose phi_lower starts within 1e-11 above 0 must now be refused by the
+    builder (so the quadtree splits it further, or the attempt fails), one clear of the margin (2^-24 of the tube's
+    width 0.02, ~1.2e-9) accepted; the re-checker refuses the audit's enclosure."""
+    from flint import arb
+
+    from verify.certify.tube import FENCE_MARGIN, Graph, Slab, gap_failure
+    w = Fraction(1, 50)
+    g = Graph("alpha", (Fraction(0), Fraction(1), Fraction(2), Fraction(3)), (Fraction(0),) * 4, (w,) * 4)
+    sl = Slab.of(g, 0)
+    box = tuple(arb(v) for v in (0, Fraction(1, 2), 0, 1))
+    pU, inc = arb(-0.011, 0.0105), arb(0.15, 0.05)                 # clear of the upper fence; no crossing
+    # phi_lower in [5e-12, 2e-6] (a narrow ball: Arb's 30-bit radius rounds its ends by ~1e-15 only)
+    near = rc.interval(Fraction(5, 10**12), Fraction(2, 10**6))
+    assert 0 < near.lower() < 1e-11                                 # the zero-margin test accepted this
+    assert "lower fence" in gap_failure(sl, box, near, pU, inc)
+    clear = rc.interval(2 * FENCE_MARGIN * w, Fraction(2, 10**6))
+    assert gap_failure(sl, box, clear, pU, inc) == ""
+    # the re-checker's verdict on the audit's enclosure of the same kind of leaf: refused at tube-invariance's test
+    tg = rc.TubeGraph({"clock": "alpha", "knots": ["0", "1", "2", "3"], "lower": ["0"] * 4, "upper": ["1/50"] * 4,
+                       "trees": ["0", "0"]}, "alpha", "t")
+    audit = rc.interval(Fraction(-4969, 10**15), Fraction(2, 10**6))
+    why = rc.leaf_failure(tg, 0, (Fraction(0), Fraction(1, 2), Fraction(0), Fraction(1)), (audit, pU, inc))
+    assert "lower fence" in why

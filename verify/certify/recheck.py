@@ -46,6 +46,7 @@ way ``verify`` computed them and the stated ones can be compared up to rounding.
 from __future__ import annotations
 
 import base64
+import bisect
 import itertools
 import json
 import math
@@ -506,11 +507,51 @@ def _names(node) -> set:
 # ---------------------------------------------------------------------------------------------------------------
 # the checker
 # ---------------------------------------------------------------------------------------------------------------
+def compile_arb(trees: list, names: list):
+    """A Python function of the variables ``names`` returning the tuple of the trees' values over Arb balls,
+    computed as :func:`evaluate` computes them over :class:`Arb` (the same operations in the same order, integer
+    powers by :func:`tight_power`), each distinct subtree once (a subtree evaluated twice gives the same ball, so
+    this changes the time only). The source is generated from the parsed trees alone: variables become positional
+    arguments _a0, _a1, ..., numbers are integers, and the only calls are exp, log, sqrt and tight_power."""
+    arg = {n: f"_a{i}" for i, n in enumerate(names)}
+    seen, lines = {}, []
+
+    def emit(node) -> str:
+        if node[0] == "var":
+            if node[1] not in arg:
+                raise CheckFailed("format", f"formula uses {node[1]!r}, which is not given here")
+            return arg[node[1]]
+        if node in seen:
+            return seen[node]
+        kind = node[0]
+        if kind == "num":
+            expr = f"_arb({int(node[1])})"
+        elif kind == "neg":
+            expr = f"-{emit(node[1])}"
+        elif kind == "pow":
+            expr = f"_pow({emit(node[1])}, {int(node[2])})"
+        elif kind in FUNCTIONS:
+            expr = f"{emit(node[1])}.{kind}()"
+        elif kind in ("+", "-", "*", "/"):
+            expr = f"{emit(node[1])} {kind} {emit(node[2])}"
+        else:
+            raise CheckFailed("format", f"a formula node {kind!r}")
+        seen[node] = f"_t{len(seen)}"
+        lines.append(f"    {seen[node]} = {expr}")
+        return seen[node]
+    outs = [emit(t) for t in trees]
+    src = f"def _formulas({', '.join(arg.values())}):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
+    namespace = {"_arb": arb, "_pow": tight_power}
+    exec(compile(src, "<certificate formulas>", "exec"), namespace)
+    return namespace["_formulas"]
+
+
 class Formulas:
-    """The file's formulas, parsed once, evaluated over any algebra."""
+    """The file's formulas, parsed once, evaluated over any algebra (over Arb balls by code compiled once per
+    formula or group of formulas: :func:`compile_arb`)."""
 
     def __init__(self, spec: dict):
-        self.trees = {}
+        self.trees, self.compiled = {}, {}
         for group, items in spec.items():
             if isinstance(items, dict) and group != "variables":
                 for name, text in items.items():
@@ -520,7 +561,24 @@ class Formulas:
     def __call__(self, group, name, env, alg):
         if (group, name) not in self.trees:
             raise CheckFailed("format", f"the file gives no formula {group}.{name}")
+        if alg is Arb:
+            return self.arb(((group, name),), env)[0]
         return evaluate(self.trees[(group, name)], env, alg)
+
+    def arb(self, keys: tuple, env: dict) -> tuple:
+        """The Arb balls of the formulas ``keys`` ((group, name) pairs) at ``env``, by one compiled function."""
+        got = self.compiled.get(keys)
+        if got is None:
+            missing = [k for k in keys if k not in self.trees]
+            if missing:
+                raise CheckFailed("format", f"the file gives no formula {missing[0][0]}.{missing[0][1]}")
+            names = sorted(set().union(*(_names(self.trees[k]) for k in keys)))
+            got = self.compiled[keys] = (compile_arb([self.trees[k] for k in keys], names), names)
+        fn, names = got
+        try:
+            return fn(*[env[n] for n in names])
+        except KeyError as exc:
+            raise CheckFailed("format", f"formula uses {exc.args[0]!r}, which is not given here") from None
 
 
 def frac(text) -> Fraction:
@@ -736,12 +794,17 @@ class Profile:
             raise CheckFailed("format", "C_runs must give one non-increasing value per annulus and the core "
                               f"({J + 1} in all)")
 
+    @property
+    def rising_cuts(self) -> list:
+        """The annuli's inner edges u0 r^(i+1), i < J, increasing (computed once)."""
+        if not hasattr(self, "_cuts"):
+            self._cuts = [self.u0 * self.ratio ** (i + 1) for i in range(len(self.values) - 1)][::-1]
+        return self._cuts
+
     def annulus(self, u: Fraction) -> int:
-        """The deepest annulus whose closed interval holds u."""
-        i, J = 0, len(self.values) - 1
-        while i < J and u <= self.u0 * self.ratio ** (i + 1):
-            i += 1
-        return i
+        """The deepest annulus whose closed interval holds u: the number of inner edges u0 r^(i+1) >= u."""
+        cuts = self.rising_cuts
+        return len(cuts) - bisect.bisect_left(cuts, u)
 
     def least(self, lo: Fraction) -> Fraction:
         """C at its least on [lo, ...] (the deepest annulus meeting it)."""
@@ -832,8 +895,12 @@ def check_cover(boxes: list, prof: Profile) -> None:
     u0 = prof.u0
     edges = sorted({b[0] for b in boxes} | {b[1] for b in boxes} | {Fraction(0), u0})
     edges = [e for e in edges if 0 <= e <= u0]
-    for lo, hi in zip(edges, edges[1:]):
-        spans = sorted((b[2], b[3]) for b in boxes if b[0] <= lo and b[1] >= hi)
+    spanning = [[] for _ in edges[1:]]              # per elementary interval, the boxes spanning it
+    for b in boxes:
+        for i in range(bisect.bisect_left(edges, b[0]), bisect.bisect_right(edges, b[1]) - 1):
+            spanning[i].append((b[2], b[3]))
+    for (lo, hi), spans in zip(zip(edges, edges[1:]), spanning):
+        spans.sort()
         C = prof.values[prof.annulus(hi)]
         reach = -C
         for e0, e1 in spans:
@@ -1102,13 +1169,27 @@ class TubeGraph:
         if any(b <= a for a, b in zip(self.knots, self.knots[1:])) or any(lo > hi for lo, hi in
                                                                           zip(self.lower, self.upper)):
             raise CheckFailed("format", f"{self.where}: knots must increase and lower <= upper at every knot")
+        # the fences' slopes, exact, computed once (every leaf of a slab uses them)
+        self._slopes = {id(f): [(f[k + 1] - f[k]) / (self.knots[k + 1] - self.knots[k]) for k in range(n)]
+                        for f in (self.lower, self.upper)}
+        self._balls = {}
 
     @property
     def slabs(self) -> int:
         return len(self.knots) - 1
 
     def slope(self, k: int, fence: list) -> Fraction:
-        return (fence[k + 1] - fence[k]) / (self.knots[k + 1] - self.knots[k])
+        return self._slopes[id(fence)][k]
+
+    def slab_balls(self, k: int) -> tuple:
+        """Slab k's exact numbers as balls, made once: (c_k, lower_k, slope of lower, upper_k - lower_k, slope of
+        upper - slope of lower)."""
+        got = self._balls.get(k)
+        if got is None:
+            bL, bU = self.slope(k, self.lower), self.slope(k, self.upper)
+            got = self._balls[k] = (ball(self.knots[k]), ball(self.lower[k]), ball(bL),
+                                    ball(self.upper[k] - self.lower[k]), ball(bU - bL))
+        return got
 
     def value(self, fence: list, cl: Fraction) -> Fraction:
         """The piecewise linear fence at a clock cl inside [c_0, c_n] (continuous: either slab at a knot)."""
@@ -1123,14 +1204,26 @@ class TubeGraph:
         at = [cl_lo, cl_hi] + [c for c in self.knots if cl_lo < c < cl_hi]
         return all(self.value(self.lower, c) <= tr_lo and tr_hi <= self.value(self.upper, c) for c in at)
 
+    def next_balls(self, k: int) -> tuple:
+        """(c_(k+1), the width of slab k + 1, the fences' bends (slope on slab k + 1 minus slope on slab k)) as
+        balls, made once."""
+        got = self._balls.get(("next", k))
+        if got is None:
+            got = self._balls[("next", k)] = (
+                ball(self.knots[k + 1]), ball(self.knots[k + 2] - self.knots[k + 1]),
+                tuple(ball(self.slope(k + 1, f) - self.slope(k, f)) for f in (self.lower, self.upper)))
+        return got
+
     def transverse(self, k: int, C: arb, Th: arb) -> arb:
         """tr = lower(cl) + theta (upper(cl) - lower(cl)) over a box of slab k, as a ball."""
-        dc = C - ball(self.knots[k])
-        return ball(self.lower[k]) + ball(self.slope(k, self.lower)) * dc + Th * self.width(k, dc)
+        ck, lk, bL, _, _ = self.slab_balls(k)
+        dc = C - ck
+        return lk + bL * dc + Th * self.width(k, dc)
 
     def width(self, k: int, dc: arb) -> arb:
         """W = upper - lower at cl = c_k + dc on slab k, as one linear function (no cancellation of two balls)."""
-        return ball(self.upper[k] - self.lower[k]) + ball(self.slope(k, self.upper) - self.slope(k, self.lower)) * dc
+        _, _, _, wk, gw = self.slab_balls(k)
+        return wk + gw * dc
 
 
 def tree_leaves(tree: str, root: tuple, where: str):
@@ -1146,6 +1239,8 @@ def tree_leaves(tree: str, root: tuple, where: str):
             yield b
         elif bit == "1":
             cm, tm = (b[0] + b[1]) / 2, (b[2] + b[3]) / 2
+            if isinstance(cm, arb) and not (cm.is_exact() and tm.is_exact()):
+                raise CheckFailed("tube-invariance", f"{where}: the stated quadtree is deeper than the precision")
             stack += [(cm, b[1], tm, b[3]), (cm, b[1], b[2], tm), (b[0], cm, tm, b[3]), (b[0], cm, b[2], tm)]
         else:
             raise CheckFailed("tube-invariance", f"{where}: the stated quadtree has a symbol {bit!r}")
@@ -1164,19 +1259,32 @@ def unit_increments(F: Formulas, clock: str, cl: arb, tr: arb, S: arb, KAP: arb,
     """The per-unit-x increments i_cl, i_tr (the map's increments at x = 1, y = kappa) and, with ``derivatives``,
     their derivatives in the clock (_c), in the transverse coordinate (_t) and, with ``with_s``, in s (_s)."""
     env = {"alpha": cl if clock == "alpha" else tr, "E": graph_E(clock, cl, tr, S), "s": S, "x": arb(1), "y": KAP}
-    a, d = (F("reduced_map", f"{q}_increment", env, Arb) for q in ("alpha", "delta"))
+    keys = UNIT_KEYS + (JACOBIAN_KEYS if derivatives else ()) + (S_KEYS if derivatives and with_s else ())
+    v = F.arb(keys, env)                         # one compiled function: shared subexpressions once
+    a, d = v[0], v[1]
     cl_name, tr_name = ("a", "d") if clock == "alpha" else ("d", "a")
     out = {"cl": a if clock == "alpha" else d, "tr": d if clock == "alpha" else a}
     if not derivatives:
         return out
+    jac = {k[1]: x for k, x in zip(keys[2:], v[2:])}
     for which, b in (("cl", cl_name), ("tr", tr_name)):
         # d/d zeta = d/d delta (zeta = delta + log s); at fixed zeta, d/ds = d/ds at fixed delta - (1/s) d/d delta
-        out[f"{which}_c"] = F("jacobian", f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}", env, Arb)
-        out[f"{which}_t"] = F("jacobian", f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}", env, Arb)
+        out[f"{which}_c"] = jac[f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}"]
+        out[f"{which}_t"] = jac[f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}"]
         if with_s:
-            d_s = F("jacobian", f"d{b}_s", env, Arb)
-            out[f"{which}_s"] = d_s - F("jacobian", f"d{b}_delta", env, Arb) / S if clock == "zeta" else d_s
+            d_s = jac[f"d{b}_s"]
+            out[f"{which}_s"] = d_s - jac[f"d{b}_delta"] / S if clock == "zeta" else d_s
     return out
+
+
+UNIT_KEYS = (("reduced_map", "alpha_increment"), ("reduced_map", "delta_increment"))
+JACOBIAN_KEYS = tuple(("jacobian", n) for n in ("da_alpha", "da_delta", "dd_alpha", "dd_delta"))
+S_KEYS = (("jacobian", "da_s"), ("jacobian", "dd_s"))
+
+
+def _pt(v) -> arb:
+    """An exact number as a ball (an Arb ball passes through)."""
+    return v if isinstance(v, arb) else ball(v)
 
 
 def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mid) -> tuple:
@@ -1184,29 +1292,28 @@ def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mi
     continued linearly from slab k, = (theta - theta_e) W(cl) + x (i_tr - b_e i_cl) (theta_e = 0, b_e = b_L for the
     lower fence, 1 and b_U for the upper, W = upper - lower). The identity part is exact; the rest is enclosed in
     the mean-value form about the box's centre in (cl, theta) and, when S is an interval, about s_mid in s; and
-    intersected with the direct enclosure over the box."""
+    intersected with the direct enclosure over the box. The box's ends (exact numbers or exact balls) are dyadic,
+    so its centre is an exact ball."""
     S, X, KAP = balls
-    c_lo, c_hi, t_lo, t_hi = box
-    ck, bL, bU = g.knots[k], g.slope(k, g.lower), g.slope(k, g.upper)
-    C, Th = interval(c_lo, c_hi), interval(t_lo, t_hi)
+    c_lo, c_hi, t_lo, t_hi = (_pt(v) for v in box)
+    ck, lk, bL, wk, gW = g.slab_balls(k)
+    bU = bL + gW                                                              # exact: dyadic slopes
+    C, Th = c_lo.union(c_hi), t_lo.union(t_hi)
     cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
-    Wm = g.upper[k] - g.lower[k] + (bU - bL) * (cm - ck)                     # exact at the centre
-    W = g.width(k, C - ball(ck))
-    B = unit_increments(F, g.clock, C, g.transverse(k, C, Th), S, KAP, True, s_mid is not None)
-    M = unit_increments(F, g.clock, ball(cm), ball(g.lower[k] + bL * (cm - ck) + tm * Wm),
-                        S if s_mid is None else ball(s_mid), KAP)
+    Wm, W = wk + gW * (cm - ck), wk + gW * (C - ck)
+    B = unit_increments(F, g.clock, C, lk + bL * (C - ck) + Th * W, S, KAP, True, s_mid is not None)
+    sm = None if s_mid is None else _pt(s_mid)
+    M = unit_increments(F, g.clock, cm, lk + bL * (cm - ck) + tm * Wm, S if sm is None else sm, KAP)
     out = []
-    for theta_e, b in ((0, bL), (1, bU)):
-        bb = ball(b)
+    for theta_e, bb in ((0, bL), (1, bU)):
         psi_c, psi_t = B["tr_c"] - bb * B["cl_c"], B["tr_t"] - bb * B["cl_t"]
         # phi = (theta - theta_e) W(cl) + x psi, psi = i_tr - b i_cl in the mean-value form (d tr/d theta = W,
         # d tr/d cl = b_L + theta W'); the clock's and s's shares of psi times x as one product
-        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (ball(bL) + Th * ball(bU - bL))) * (C - ball(cm))
-        if s_mid is not None:
-            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - ball(s_mid))
+        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (bL + Th * gW)) * (C - cm)
+        if sm is not None:
+            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - sm)
         # theta's share keeps the identity with x's: W (1 + x psi_t), the transverse contraction
-        first = ball((tm - theta_e) * Wm) + W * (1 + X * psi_t) * (Th - ball(tm)) + (Th - theta_e) * ball(
-            bU - bL) * (C - ball(cm))
+        first = (tm - theta_e) * Wm + W * (1 + X * psi_t) * (Th - tm) + (Th - theta_e) * gW * (C - cm)
         mv = first + X * psi
         direct = (Th - theta_e) * W + X * (B["tr"] - bb * B["cl"])
         out.append(mv.intersection(direct) if mv.is_finite() and direct.is_finite() else mv)
@@ -1221,19 +1328,17 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
     pL, pU, inc = gaps
     if not all(v.is_finite() for v in gaps):
         return "an unbounded enclosure"
-    i_lo, i_hi = lower(inc), upper(inc)
-    if not (0 < i_lo and i_hi < g.knots[k + 2] - g.knots[k + 1]):
-        return f"the clock advance x i_cl in [{float(i_lo):.4g}, {float(i_hi):.4g}] is not inside (0, the width of " \
-               f"slab {k + 1})"
-    over = box[1] + i_hi - g.knots[k + 1]
-    for name, fence, phi, sign in (("lower", g.lower, pL, 1), ("upper", g.upper, pU, -1)):
-        cases = [phi]
-        if over > 0:
-            cases.append(phi - ball(g.slope(k + 1, fence) - g.slope(k, fence)) * interval(0, over))
-        for v in cases:
-            if (sign > 0 and not lower(v) >= 0) or (sign < 0 and not upper(v) <= 0):
-                return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(lower(v)):.4g}, " \
-                       f"{float(upper(v)):.4g}])"
+    top, width_next, bends = g.next_balls(k)
+    if not (inc > 0 and inc < width_next):
+        return f"the clock advance x i_cl in [{float(inc.lower()):.4g}, {float(inc.upper()):.4g}] is not inside " \
+               f"(0, the width of slab {k + 1})"
+    over = _pt(box[1]) + inc.upper() - top
+    span = None if over <= 0 else arb(0).union(over.upper())
+    for name, phi, sign, bend in (("lower", pL, 1, bends[0]), ("upper", pU, -1, bends[1])):
+        for v in [phi] + ([phi - bend * span] if span is not None else []):
+            if (sign > 0 and not v >= 0) or (sign < 0 and not v <= 0):
+                return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(v.lower()):.4g}, " \
+                       f"{float(v.upper()):.4g}])"
     return ""
 
 
@@ -1256,7 +1361,8 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
     for k, tree in enumerate(g.trees):
         where = f"{g.where}, slab {k} (clock in [{float(g.knots[k]):.6g}, {float(g.knots[k + 1]):.6g}])"
         inc_lo = None
-        for box in tree_leaves(tree, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), where):
+        root = (ball(g.knots[k]), ball(g.knots[k + 1]), arb(0), arb(1))
+        for box in tree_leaves(tree, root, where):
             why = ""
             for split in parts:                     # the whole s range, or else each of its pieces
                 lows = []
@@ -1265,7 +1371,7 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
                     why = leaf_failure(g, k, box, gaps)
                     if why:
                         break
-                    lows.append(lower(gaps[2]))
+                    lows.append(gaps[2].lower())    # an exact point below every advance
                 if not why:
                     inc_lo = min(lows) if inc_lo is None else min(inc_lo, *lows)
                     break
@@ -1273,7 +1379,7 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
                 raise CheckFailed("tube-invariance", f"{where}, box clock [{float(box[0]):.6g}, {float(box[1]):.6g}],"
                                   f" theta [{float(box[2]):.4g}, {float(box[3]):.4g}]: {why}")
             count += 1
-        least.append(inc_lo)
+        least.append(None if inc_lo is None else lower(inc_lo))
     return least, count
 
 
@@ -1541,9 +1647,13 @@ def decode_slabs(stored: dict, region: dict, where: str) -> list:
 def check_slabs(results: list, cell: dict) -> list:
     """Each stated slab hull contains the hull of the boxes inside the slab, and every box lies in a slab."""
     slabs = decode_slabs(cell["slabs"], cell["region"], f"cell {cell['path'] or 'root'}")
+    los, within = [sl[0] for sl in slabs], [[] for _ in slabs]
+    for r in results:                               # a box lies in the slab whose lower edge is the last <= its own
+        k = bisect.bisect_right(los, r[0][0]) - 1
+        if k >= 0 and r[0][1] <= slabs[k][1]:
+            within[k].append(r)
     seen = 0
-    for sl in slabs:
-        inner = [r for r in results if sl[0] <= r[0][0] and r[0][1] <= sl[1]]
+    for sl, inner in zip(slabs, within):
         seen += len(inner)
         if not inner:
             continue
@@ -1661,6 +1771,56 @@ def check_member(F: Formulas, m: dict, cell: dict, z0, hull, ties: dict) -> None
     check_bounds(m["bounds"], int(cell["T0"]), {}, lambda t: tail(shells, t, F, list(P), pre, prof))
 
 
+def check_formulas(cert: dict, log=lambda step, detail: None) -> Formulas:
+    """The file's formulas, once checked: the coordinates are the reduced map, every derivative is one, and the
+    reduced map is the model's (map-identities, model). Sets Arb's precision to the file's."""
+    ctx.prec = int(cert["bits"])
+    F = Formulas(cert["map"])
+    check_map_identities(F)
+    check_derivatives(F)
+    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
+        "rational identities)")
+    check_model(F)
+    log("model", "the reduced map and observables are the gradient step of the model's loss, derived here "
+        "(sigma = identity, per-column loss in (alpha, delta))")
+    return F
+
+
+def check_query_cell(cert: dict, cell: dict, values: dict, log=lambda step, detail: None) -> list:
+    """What a query of a family file (``verify certify --family F --query ...``) re-checks before it answers from
+    ``cell``: the file's formulas (:func:`check_formulas`), the family's ties to the model, the member ``values``
+    (ranged name -> exact value) inside the cell's box with its invariants inside the cell's invariant box, and the
+    cell in full (:func:`check_cell`: its parameters, region, entry, slabs and limits). Returns the log lines; Arb's
+    precision is restored after."""
+    lines, prec = [], ctx.prec
+
+    def keep(step, detail):
+        lines.append((step, detail))
+        log(step, detail)
+    try:
+        F = check_formulas(cert, keep)
+        spec = cert["spec"]
+        ties = family_ties(spec)
+        check_ties(ties, spec.get("parameters"), spec["ranges"])
+        where = f"cell {cell['path'] or 'root'}"
+        vals = {k: Fraction(v) for k, v in values.items()}
+        if set(vals) != set(cell["box"]) or not all(frac(lo) <= vals[n] <= frac(hi) for n, (lo, hi) in
+                                                   cell["box"].items()):
+            raise CheckFailed("members", f"the member {values} is not in {where}'s box {cell['box']}")
+        params = tie_values(ties, vals)
+        inv = [evaluate(F.trees[("invariants", n)], params, Frac) for n in PARAM_NAMES]
+        if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(inv, cell["invariants"])):
+            raise CheckFailed("members", f"the member's invariants {inv} are not in {where}'s {cell['invariants']}")
+        if entry_kind(cell) == "tube":
+            check_linearity(F)
+        check_cell(F, cell, keep, ties)
+        return lines
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"the file lacks or misstates an entry ({type(exc).__name__}: {exc})") from None
+    finally:
+        ctx.prec = prec
+
+
 def check_file(path: str, log=lambda step, detail: None) -> dict:
     """Re-check a certificate file; raises CheckFailed naming the first failing step."""
     try:
@@ -1673,15 +1833,7 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
     if cert.get("version") != VERSION:
         raise CheckFailed("format", f"{path} is a verify-certificate file of version {cert.get('version')}; this "
                           f"checker reads version {VERSION} (re-save it with verify certify ... --save FILE)")
-    ctx.prec = int(cert["bits"])
-    F = Formulas(cert["map"])
-    check_map_identities(F)
-    check_derivatives(F)
-    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
-        "rational identities)")
-    check_model(F)
-    log("model", "the reduced map and observables are the gradient step of the model's loss, derived here "
-        "(sigma = identity, per-column loss in (alpha, delta))")
+    F = check_formulas(cert, log)
     if cert["kind"] == "slow-manifold":
         check_regime(cert, F, log)
     elif cert["kind"] == "family":

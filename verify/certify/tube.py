@@ -201,9 +201,10 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
 
 # What the builder accepts, the re-checker (verify.certify.recheck) must accept from the stored numbers alone. Its
 # enclosures of phi and of the clock advance are the same mean-value forms written independently, and differ from
-# these by rounding and by second-order terms of the box (an audit saw 5e-12 on a tube 0.02 wide, at D = 109, where
-# a leaf was accepted here with phi's lower end at 0). So a leaf must clear every test by a margin: FENCE_MARGIN of
-# the tube's width at the slab's first knot for phi, and of the advance's bound (the next slab's width) for the clock.
+# these by rounding (Arb's radii carry 30 bits: the ends of a ball as wide as the tube move by ~2^-30 of its width)
+# and by second-order terms of the box (an audit saw 5e-12 on a tube 0.02 wide, at D = 109, where a leaf was
+# accepted here with phi's lower end at 0). So a leaf must clear every test by a margin: FENCE_MARGIN (64 times
+# that rounding) of the tube's width at the slab's first knot for phi, and of the next slab's width for the clock.
 FENCE_MARGIN = Fraction(1, 2**24)
 
 

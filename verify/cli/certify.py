@@ -196,10 +196,16 @@ def family_query(path, query, Ts, as_json) -> None:
     fc = load_family(path)
     values = parse_query(query, fc.spec)
     bounds = fc.bounds(values, Ts, None if as_json else 8)
+    # the bounds come from cells the independent re-checker checked in this call (FamilyCertificate.recheck)
+    checked = {p or "root": [step for step, _ in lines] for p, lines in fc.rechecked.items()}
     if as_json:
         click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
+                               "rechecked": {"checker": "verify.certify.recheck", "cells": checked},
                                "bounds": bounds}, indent=1))
         return
+    for path, steps in checked.items():
+        click.echo(f"  re-checked in this call by the independent checker (verify.certify.recheck): cell {path} "
+                   f"({', '.join(dict.fromkeys(steps))})")
     for b in bounds:
         click.echo(f"  {b['T']:>14d}  " + "  ".join(f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err",
                                                                                           "w_err")))
