@@ -74,6 +74,9 @@ class CheckFailed(Exception):
         self.step, self.detail = step, detail
         super().__init__(f"{step}: {detail}")
 
+    def __reduce__(self):                   # as it was raised, from a Dask worker too
+        return CheckFailed, (self.step, self.detail)
+
 
 def tokens(text: str) -> list:
     out, pos = [], 0
@@ -1343,12 +1346,12 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
 
 
 def s_parts(s_range: tuple, n: int) -> list:
-    """The cell's s range in ``n`` equal pieces, each with its centre (one point: itself, no centre)."""
+    """The cell's s range in ``n`` equal pieces, each with a ball of its centre (one point: itself, no centre)."""
     lo, hi = s_range
     if lo == hi:
         return [(interval(lo, lo), None)]
     cuts = [lo + (hi - lo) * Fraction(j, n) for j in range(n + 1)]
-    return [(interval(a, b), (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+    return [(interval(a, b), ball((a + b) / 2)) for a, b in zip(cuts, cuts[1:])]
 
 
 def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tuple:
@@ -1692,9 +1695,19 @@ def entry_kind(cell: dict) -> str:
 
 
 def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
-    """One cell of a family: invariants, region, entry (Taylor prefix or tube), slabs and normalised limits
-    (``formulas``: the spec's parameters in the ranged names, if given). Returns its (z0 at T0 as stated, slab
-    hull function)."""
+    """One cell of a family: parameters, invariants, region, entry (Taylor prefix or tube), slabs and normalised
+    limits (``formulas``: the parameters in the ranged names, :func:`family_ties`). Returns its (z0 at T0 as stated,
+    slab rows); a failure names the cell."""
+    try:
+        return _check_cell(F, cell, log, formulas)
+    except CheckFailed as exc:
+        where = f"cell {cell.get('path') or 'root'}"
+        if exc.detail.startswith(where):
+            raise
+        raise CheckFailed(exc.step, f"{where}: {exc.detail}") from None
+
+
+def _check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
     if formulas is not None:
         check_cell_parameters(cell, formulas)
     P = check_cell_invariants(F, cell)
@@ -1716,10 +1729,41 @@ def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tu
     last = {"a": deep[0][0], "b": deep[0][1], "Lt": deep[1], "W": deep[2]}
     check_limits(cell["normalised_limits"], last, Fraction(1))
     log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']} ({how})")
-    return zs, hull
+    return zs, slabs
 
 
-def check_family(cert: dict, F: Formulas, log) -> None:
+def checked_cell(map_spec: dict, bits: int, cell: dict, ties: dict) -> tuple:
+    """One cell's re-check on its own (a Dask task: its inputs and outputs are plain data): (the log lines, z0,
+    the slab rows)."""
+    ctx.prec = bits
+    lines = []
+    zs, slabs = check_cell(Formulas(map_spec), cell, lambda step, detail: lines.append((step, detail)), ties)
+    return lines, zs, slabs
+
+
+def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) -> dict:
+    """{path: (cell, z0, slab rows)} of every cell, each re-checked (:func:`check_cell`); with ``workers`` > 1 on a
+    dask.distributed LocalCluster of that many single-threaded processes (dask imported here only: the checker
+    needs nothing of the toolkit), the cells in any order, the first failure raised."""
+    cells = cert["cells"]
+    if workers <= 1 or len(cells) < 2:
+        return {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
+    from dask.distributed import Client, LocalCluster, as_completed
+    out = {}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        futures = {client.submit(checked_cell, cert["map"], int(cert["bits"]), c, ties, pure=False): c
+                   for c in cells}
+        for fut in as_completed(futures):
+            cell = futures[fut]
+            lines, zs, slabs = fut.result()
+            for step, detail in lines:
+                log(step, detail)
+            out[cell["path"]] = (cell, zs, slabs)
+    return out
+
+
+def check_family(cert: dict, F: Formulas, log, workers: int = 1) -> None:
     """A family certificate: the cells cover the family, each cell closes, the table holds the cells' limits, and
     each stated member's shells and bounds follow from its cell."""
     spec, cells = cert["spec"], cert["cells"]
@@ -1734,7 +1778,7 @@ def check_family(cert: dict, F: Formulas, log) -> None:
     if any(entry_kind(c) == "tube" for c in cells):
         check_linearity(F)
         log("tube-linearity", "alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact)")
-    by_path = {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
+    by_path = checked_cells(F, cert, ties, log, workers)
     for q, (lo, hi) in cert["normalised_limits"].items():
         if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
                    for c in cells):
@@ -1743,7 +1787,8 @@ def check_family(cert: dict, F: Formulas, log) -> None:
     for m in cert.get("members", []):
         if m.get("cell") not in by_path:
             raise CheckFailed("members", f"member {m.get('values')}: its cell {m.get('cell')!r} is not in the file")
-        check_member(F, m, *by_path[m["cell"]], ties)
+        cell, z0, slabs = by_path[m["cell"]]
+        check_member(F, m, cell, z0, slab_hull(slabs), ties)
     log("members", f"{len(cert.get('members', []))} members' shells and bounds")
 
 
@@ -1821,8 +1866,9 @@ def check_query_cell(cert: dict, cell: dict, values: dict, log=lambda step, deta
         ctx.prec = prec
 
 
-def check_file(path: str, log=lambda step, detail: None) -> dict:
-    """Re-check a certificate file; raises CheckFailed naming the first failing step."""
+def check_file(path: str, log=lambda step, detail: None, workers: int = 1) -> dict:
+    """Re-check a certificate file; raises CheckFailed naming the first failing step (a family's cells on
+    ``workers`` Dask processes when > 1)."""
     try:
         with open(path) as fh:
             cert = json.load(fh)
@@ -1837,7 +1883,7 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
     if cert["kind"] == "slow-manifold":
         check_regime(cert, F, log)
     elif cert["kind"] == "family":
-        check_family(cert, F, log)
+        check_family(cert, F, log, workers)
     else:
         raise CheckFailed("format", f"unknown certificate kind {cert['kind']!r}")
     return cert
@@ -1872,9 +1918,17 @@ def check_derivatives(F: Formulas) -> None:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m verify.certify.recheck FILE", file=sys.stderr)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    workers = 1
+    if len(argv) == 3 and argv[1] == "--workers":
+        try:
+            workers = int(argv.pop(2))
+        except ValueError:
+            workers = 0
+        argv.pop(1)
+    if len(argv) != 1 or not 1 <= workers <= 64:
+        print("usage: python -m verify.certify.recheck FILE [--workers N] (N in 1..64: a family's cells on N Dask "
+              "processes)", file=sys.stderr)
         return 2
     lines = []
 
@@ -1882,7 +1936,7 @@ def main(argv=None) -> int:
         lines.append(f"ok  {step}: {detail}")
         print(lines[-1])
     try:
-        cert = check_file(argv[0], log)
+        cert = check_file(argv[0], log, workers)
     except CheckFailed as exc:
         print(f"FAILED {exc.step}: {exc.detail}")
         return 1
