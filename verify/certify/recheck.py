@@ -1,11 +1,17 @@
 """An independent re-checker of saved certificates: ``python -m verify.certify.recheck FILE``.
 
 It imports nothing from ``verify``: only python-flint (Arb balls, exact rational polynomials) and the
-standard library, so that a certificate does not rest on the program that found it. It reads the JSON
+standard library (and dask.distributed, imported directly, when asked to spread a family's cells over
+``--workers N`` processes), so that a certificate does not rest on the program that found it. It reads the JSON
 written by ``verify certify ... --save FILE`` (one regime) or ``--family ... --save FILE`` (a family of
 regimes) and re-verifies, step by step:
 
-  parameters      the invariants (r, x, y) and the prefactors from the regime's parameters, by the formulas given
+  model           the file's reduced map and observables in the parameters are, exactly, the gradient step of the
+                  model stated here (model_map: the per-column loss of sigma = identity in (alpha, delta))
+  regime          the regime block (a family: its options and ranges) is in that model's scope and gives the stated
+                  parameters by the model's rules (regime_parameters, family_ties)
+  parameters      the invariants (r, x, y) and the prefactors from the regime's parameters, by the formulas given;
+                  a family cell's parameter box holds its box's members (the ties at its corners)
   map-identities  the slow-manifold coordinates are the reduced map in other variables: exact identities of
                   rational functions (flint's fmpq_mpoly), including that the map in (r, x, y) is the map in
                   the original parameters, and that every stated derivative is the derivative
@@ -33,7 +39,10 @@ regimes) and re-verifies, step by step:
   limits          the stated limit constants contain the last shell's
 
 It exits 0 when every step passes, and 1 naming the first step whose stated numbers are tighter than it can
-verify. What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
+verify (2: bad usage). The functions another file kind's re-check reuses: model_map (the model's reduced map as
+exact rational functions), check_model (a file's map against it), regime_parameters and family_ties (the
+parameters of a regime block or of a family's options), check_formulas, check_cell and check_query_cell (what a
+query of a family file re-checks before it answers). What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
 proved symbolically in verify.derive.reduction; the comparison lemma's generic inequalities, decided by two SMT
 solvers; exprel increasing); it prints them.
 

@@ -54,7 +54,8 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
               "family's ranged parameters (D=100,eta=0.1)")
 @click.option("--scheduler", default=None, help="Dask scheduler address for a family's cells (default: a "
               "LocalCluster; also $VERIFY_SCHEDULER)")
-@click.option("--workers", type=int, default=None, help="worker processes of the LocalCluster for a family's cells")
+@click.option("--workers", type=int, default=None, help="worker processes of the LocalCluster for a family's cells (to "
+              "certify them, or with --recheck to re-check them)")
 @click.option("--at", "at", default=None, help="comma-separated steps T at which to print the bounds "
               "(default 1e3,1e6,1e9,1e12; any size: the cost does not grow with T)")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object: "bounds" and "certificate"')
@@ -79,7 +80,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     if recheck is not None:
-        sys.exit(run_recheck(recheck))
+        sys.exit(run_recheck(recheck, workers))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
     # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
@@ -245,11 +246,13 @@ def check_save_path(path: str) -> None:
         raise InvalidParameter("save", path, "must be a file path in an existing folder")
 
 
-def run_recheck(path: str) -> int:
-    """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
-    returned (0 verified, 1 a step failed, 2 bad usage)."""
+def run_recheck(path: str, workers: int | None = None) -> int:
+    """Run the independent re-checker on ``path`` in a fresh interpreter (a family's cells on ``workers`` Dask
+    processes); its output is printed, its exit status returned (0 verified, 1 a step failed, 2 bad usage)."""
     import subprocess
-    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
+    extra = ["--workers", str(workers)] if workers else []
+    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, *extra], capture_output=True,
+                          text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:
         click.echo(proc.stderr, err=True, nl=False)
