@@ -56,8 +56,10 @@ from __future__ import annotations
 
 import base64
 import bisect
+import importlib
 import itertools
 import json
+import logging
 import math
 import re
 import struct
@@ -1758,11 +1760,13 @@ def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) ->
     if workers <= 1 or len(cells) < 2:
         return {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
     from dask.distributed import Client, LocalCluster, as_completed
+    # run as ``python -m``, this module is __main__, whose functions Dask would ship by value (with a copy of flint's
+    # context, whose precision the task then sets in vain): the workers import it by its name instead
+    task = checked_cell if __name__ != "__main__" else importlib.import_module(__spec__.name).checked_cell
     out = {}
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        futures = {client.submit(checked_cell, cert["map"], int(cert["bits"]), c, ties, pure=False): c
-                   for c in cells}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        futures = {client.submit(task, cert["map"], int(cert["bits"]), c, ties, pure=False): c for c in cells}
         for fut in as_completed(futures):
             cell = futures[fut]
             lines, zs, slabs = fut.result()
