@@ -238,8 +238,9 @@ def test_a_tampered_family_is_refused_the_same_on_dask_workers(small_family_path
     bad = tmp_path / "tampered.json"
     bad.write_text(json.dumps(data))
     root = Path(__file__).resolve().parents[1]
-    run = lambda *a: subprocess.run([sys.executable, "-m", "verify.certify.recheck", *a], capture_output=True,  # noqa: E731
-                                    text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "verify.certify.recheck", *args], capture_output=True, text=True,
+                              cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     r = run(str(bad), "--workers", "2")
     assert r.returncode == 1 and re.match(r"FAILED (tube-time|prefix):", r.stdout.splitlines()[-1]), r.stdout[-400:]
     assert "cell D9:" in r.stdout.splitlines()[-1]

@@ -42,12 +42,15 @@ It exits 0 when every step passes, and 1 naming the first step whose stated numb
 verify (2: bad usage). The functions another file kind's re-check reuses: model_map (the model's reduced map as
 exact rational functions), check_model (a file's map against it), regime_parameters and family_ties (the
 parameters of a regime block or of a family's options), check_formulas, check_cell and check_query_cell (what a
-query of a family file re-checks before it answers). What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
+query of a family file re-checks before it answers).
+
+What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
 proved symbolically in verify.derive.reduction; the comparison lemma's generic inequalities, decided by two SMT
 solvers; exprel increasing); it prints them.
 
 Formulas are parsed by a small recursive-descent parser (numbers, names, + - * /, ^ with an integer exponent,
-exp, log, sqrt; no ``eval``) and evaluated over Arb balls or over exact rational functions. The partial
+exp, log, sqrt; no ``eval`` of the file's text) and evaluated over exact rational functions, or over Arb balls by
+Python code generated from the parsed trees alone (compile_arb; the toolkit evaluates its formulas with it too). The partial
 derivatives the mean-value forms use are formulas of the file too; each is first checked to be the exact
 derivative of its formula (flint differentiates the rational functions), so the numbers here are computed the
 way ``verify`` computed them and the stated ones can be compared up to rounding.

@@ -16,8 +16,8 @@ agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxe
               tr = lower + theta (upper - lower)), and every member: the clock advances by more than 0 and less
               than the next slab, and the image lies between the fences, phi_upper = tr' - upper(cl') <= 0 and
               phi_lower = tr' - lower(cl') >= 0, each by a small margin (FENCE_MARGIN: what passes here must pass
-              the re-checker's own enclosures of the same quantities). phi is enclosed in the mean-value form in (cl, theta): with the
-              per-unit-x increments i_cl, i_tr and an edge of slope b,
+              the re-checker's own enclosures of the same quantities). phi is enclosed in the mean-value form in
+              (cl, theta): with the per-unit-x increments i_cl, i_tr and an edge of slope b,
                   phi = (theta - theta_edge) W(cl) + x (i_tr - b i_cl),  W = upper - lower,
               so the identity part is exact and interval arithmetic loses only second order in the box; a step
               that may cross into slab k + 1 is also checked against that slab's edge (slope b'):
