@@ -1748,10 +1748,17 @@ def _check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> t
 
 def checked_cell(map_spec: dict, bits: int, cell: dict, ties: dict) -> tuple:
     """One cell's re-check on its own (a Dask task: its inputs and outputs are plain data): (the log lines, z0,
-    the slab rows)."""
+    the slab rows), or (None, the failed step, why) (the checker's exception class is its module's, which on a
+    worker is not the class of the ``python -m`` run that reads the result)."""
     ctx.prec = bits
     lines = []
-    zs, slabs = check_cell(Formulas(map_spec), cell, lambda step, detail: lines.append((step, detail)), ties)
+    try:
+        zs, slabs = check_cell(Formulas(map_spec), cell, lambda step, detail: lines.append((step, detail)), ties)
+    except CheckFailed as exc:
+        return None, exc.step, exc.detail
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        return None, "format", f"cell {cell.get('path') or 'root'}: the file lacks or misstates an entry " \
+                               f"({type(exc).__name__}: {exc})"
     return lines, zs, slabs
 
 
@@ -1773,6 +1780,8 @@ def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) ->
         for fut in as_completed(futures):
             cell = futures[fut]
             lines, zs, slabs = fut.result()
+            if lines is None:
+                raise CheckFailed(zs, slabs)
             for step, detail in lines:
                 log(step, detail)
             out[cell["path"]] = (cell, zs, slabs)
