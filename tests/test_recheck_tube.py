@@ -239,7 +239,7 @@ def test_the_builder_keeps_a_margin_at_a_leaf_the_checker_may_refuse():
     w = Fraction(1, 50)
     g = Graph("alpha", (Fraction(0), Fraction(1), Fraction(2), Fraction(3)), (Fraction(0),) * 4, (w,) * 4)
     sl = Slab.of(g, 0)
-    box = tuple(arb(v) for v in (0, Fraction(1, 2), 0, 1))
+    box = tuple(rc.ball(v) for v in (0, Fraction(1, 2), 0, 1))
     pU, inc = arb(-0.011, 0.0105), arb(0.15, 0.05)                 # clear of the upper fence; no crossing
     # phi_lower in [5e-12, 2e-6] (a narrow ball: Arb's 30-bit radius rounds its ends by ~1e-15 only)
     near = rc.interval(Fraction(5, 10**12), Fraction(2, 10**6))
