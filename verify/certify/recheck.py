@@ -1872,6 +1872,7 @@ def check_query_cell(cert: dict, cell: dict, values: dict, log=lambda step, deta
         spec = cert["spec"]
         ties = family_ties(spec)
         check_ties(ties, spec.get("parameters"), spec["ranges"])
+        keep("regime", f"the family's options are in the model's scope; its parameters: {_text(ties)}")
         where = f"cell {cell['path'] or 'root'}"
         vals = {k: Fraction(v) for k, v in values.items()}
         if set(vals) != set(cell["box"]) or not all(frac(lo) <= vals[n] <= frac(hi) for n, (lo, hi) in
