@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify.certify.family import FamilySpec, certify_family
-from verify.certify.files import family_file, load_family, save
+from verify.certify.family import FamilySpec
+from verify.certify.files import load_family
 from verify.cli import main
 from verify.derive.invariants import invariant_map, invariants_of
 from verify.engines import iterate
@@ -67,8 +67,9 @@ def test_two_regimes_with_the_same_invariants_agree_to_40_digits():
 
 
 @pytest.fixture(scope="module")
-def family():
-    return certify_family(SPEC, workers=2, processes=False)
+def family(small_family):
+    assert small_family.spec == SPEC
+    return small_family                # tests/conftest.py: made once per session
 
 
 def test_cells_cover_the_family_and_split_where_they_must(family):
@@ -116,10 +117,8 @@ def test_uniform_limits_and_late_relative_width(family):
 
 
 @pytest.fixture(scope="module")
-def family_path(family, tmp_path_factory):
-    path = tmp_path_factory.mktemp("fam") / "family.json"
-    save(family_file(family, [10**6, 10**12], [{"D": 8, "eta": ETA[0]}, {"D": 9, "eta": ETA[1]}]), path)
-    return path
+def family_path(small_family_path):
+    return small_family_path
 
 
 def test_query_in_the_one_regime_format_and_refusals(family_path):
@@ -128,6 +127,9 @@ def test_query_in_the_one_regime_format_and_refusals(family_path):
     assert ok.exit_code == 0, ok.output
     out = json.loads(ok.stdout)
     assert [b["T"] for b in out["bounds"]] == [10**6, 10**12]
+    # answered from a cell the independent checker re-checked in this call (the member D = 9 lies in cell D9:)
+    assert out["rechecked"]["checker"] == "verify.certify.recheck"
+    assert {"model", "regime", "cell"} <= set(out["rechecked"]["cells"]["D9:"]), out["rechecked"]
     assert all(set(b) >= {"T", *QUANTITIES} and len(b["w_err"]) == 2 for b in out["bounds"])
     # a member just outside a range is refused, naming the parameter and the range
     for query, name in (("D=10,eta=0.063", "D"), ("D=9,eta=0.06375001", "eta"), ("D=9", "eta")):

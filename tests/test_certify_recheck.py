@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from verify.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-REGIME = ["--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4", "--vstar-norm", "2"]   # T0 = 32, ~1000 boxes
+REGIME = ["--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4", "--vstar-norm", "2"]   # as conftest's
 
 
 def recheck(path) -> subprocess.CompletedProcess:
@@ -29,11 +29,8 @@ def recheck(path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cert") / "cert.json"
-    r = CliRunner().invoke(main, ["certify", *REGIME, "--at", "0,17,40,1e6,1e12", "--save", str(path)])
-    assert r.exit_code == 0, r.output
-    return path
+def saved(regime_certificate) -> Path:
+    return regime_certificate          # tests/conftest.py: made once per session
 
 
 def tampered(saved: Path, tmp_path: Path, change) -> Path:
@@ -58,7 +55,8 @@ def test_saved_file_has_the_named_keys(saved):
 def test_the_untouched_file_is_verified(saved):
     r = recheck(saved)
     assert r.returncode == 0, r.stdout + r.stderr
-    for step in ("map-identities", "parameters", "prefix", "region", "shells", "bounds", "constants", "limits"):
+    for step in ("map-identities", "model", "regime", "parameters", "prefix", "region", "shells", "bounds",
+                 "constants", "limits"):
         assert f"ok  {step}" in r.stdout
 
 
@@ -85,7 +83,8 @@ def _tighten(pair, which):
     (lambda d: d["map"]["reduced_map"].__setitem__("delta_increment",
                                                   d["map"]["reduced_map"]["delta_increment"] + "*(1 + 1/1000)"),
      "map-identities"),
-    (lambda d: d["parameters"].__setitem__("eta_V", "1/3"), "parameters"),
+    (lambda d: d["parameters"].__setitem__("eta_V", "1/3"), "regime"),       # not the regime block's
+    (lambda d: d["invariants"].__setitem__("x", str(Fraction(d["invariants"]["x"]) * 2)), "parameters"),
 ])
 def test_a_tampered_file_is_rejected_naming_the_step(saved, tmp_path, change, step):
     r = recheck(tampered(saved, tmp_path, change))
@@ -102,14 +101,19 @@ def test_cli_recheck_runs_the_checker(saved, tmp_path):
 
 
 def test_the_checker_imports_nothing_of_the_toolkit(saved):
-    """Its own import statements name only the standard library and flint; and a fresh interpreter running it
+    """Its own import statements name only the standard library and flint (and dask.distributed inside the function
+    that spreads a family's cells over --workers); and a fresh interpreter running it
     (python -X importtime -m verify.certify.recheck) loads no verify module but the two (lazy) package files and
     their lazy-export helper (itself importing only the standard library), and no SymPy, NumPy or mpmath."""
     tree = ast.parse((ROOT / "verify" / "certify" / "recheck.py").read_text())
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
     assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))
-    assert roots <= set(sys.stdlib_module_names) | {"flint", "__future__"}, roots
+    # dask only inside a function (for --workers N), never at the top of the module
+    top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
+    assert roots <= set(sys.stdlib_module_names) | {"flint", "__future__", "dask"}, roots
+    assert top <= set(sys.stdlib_module_names) | {"flint", "__future__"}, top
     r = subprocess.run([sys.executable, "-X", "importtime", "-m", "verify.certify.recheck", str(saved)],
                        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout

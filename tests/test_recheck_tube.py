@@ -3,7 +3,8 @@
 One tube cell (sts K = 4, D = 64, eta in [1/16, 1/8]) is built by the toolkit and saved as a family file; the
 re-checker (python -m verify.certify.recheck) must accept it, and reject it naming the obligation when one stated
 number is tightened: a fence value, a quadtree, T0, z(T0), kappa, the start, the last slab, the parameters' ties
-to the ranged names (the spec's "parameters", added here when the saved file lacks them). Its own numbers are
+to the ranged names (the spec's "parameters", added here when the saved file lacks them: the checker derives its
+own from the family's options and refuses ties that differ). Its own numbers are
 compared with the construction's (the leaf count, T0 = the time bound exactly) and with hand values (y/x = 1/4 for
 every member, 1/8 and 1/2 at the corners of the parameter box that forgets eta_V = eta_KQ); its enclosure of the
 fence gaps is compared with the gaps of single members stepped by the map at a point.
@@ -130,23 +131,20 @@ def _kappa_hi_down(c, d):
     c["entry"]["kappa"][1] = _frac(Fraction(1, 4) - Fraction(1, 2**60))
 
 
-def _no_ties(c, d):
-    del d["spec"]["parameters"]
-
-
 @pytest.mark.parametrize("change, step", [
     (_upper_down, "tube-invariance"), (_leaf_dropped, "tube-invariance"), (_start_off, "tube-start"),
     (_last_slab_wide, "tube-handover"), (lambda c, d: c.update(T0=c["T0"] - 1), "tube-time"),
     (_z_hi_down, "tube-time"), (_z_lo_up, "tube-time"), (_kappa_lo_up, "tube-kappa"),
-    (_kappa_hi_down, "tube-kappa"), (_no_ties, "tube-kappa"),
+    (_kappa_hi_down, "tube-kappa"),
     (lambda c, d: c["entry"].update(kind="spline"), "format"),
     (lambda c, d: d["spec"]["parameters"].update(eta_KQ="2*eta"), "parameters"),
-], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "no-ties", "kind",
+], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "kind",
         "tie-outside-box"])
 def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, step):
     code, out = rechecked(tampered(saved, tmp_path, change))
     assert code == 1 and f"FAILED {step}:" in out, out
-    assert "cell root" in out, out
+    # a cell's number names the cell; the family's ties are refused before any cell
+    assert ("the spec's eta_KQ" in out) if step == "parameters" else ("cell root" in out), out
 
 
 def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(saved):
@@ -154,6 +152,9 @@ def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(sa
     which lets eta_V and eta_KQ range apart over [1/16, 1/8], y/x spans [1/8, 1/2]."""
     data = json.loads(saved.read_text())
     F, c = rc.Formulas(data["map"]), data["cells"][0]
+    # the checker's own ties from the family's options (the model's rules) are the hand-written ones, on the family
+    del data["spec"]["parameters"]
+    rc.check_ties(rc.family_ties(data["spec"]), TIES | {"D": "64"}, data["spec"]["ranges"])
     for ties, hand in ((TIES, (Fraction(1, 4), Fraction(1, 4))), (None, (Fraction(1, 8), Fraction(1, 2)))):
         rc.check_kappa(F, c, hand, ties)
         for narrower in ((hand[0] + Fraction(1, 2**70), hand[1]), (hand[0], hand[1] - Fraction(1, 2**70))):
@@ -224,3 +225,31 @@ def test_a_leafless_or_garbled_quadtree_is_refused():
         with pytest.raises(rc.CheckFailed) as e:
             list(rc.tree_leaves(bad, root, "t"))
         assert e.value.step == "tube-invariance"
+
+
+def test_the_builder_keeps_a_margin_at_a_leaf_the_checker_may_refuse():
+    """The audit's leaf at D = 109: the re-checker enclosed phi_lower = tr' - lower(cl') in [-4.969e-12, 0.022] and
+    refused it, while the builder's own enclosure (other rounding, other second-order terms) lay ~5e-12 higher and
+    passed its zero-margin test. A leaf whose phi_lower starts within 1e-11 above 0 must now be refused by the
+    builder (so the quadtree splits it further, or the attempt fails), one clear of the margin (2^-24 of the tube's
+    width 0.02, ~1.2e-9) accepted; the re-checker refuses the audit's enclosure."""
+    from flint import arb
+
+    from verify.certify.tube import FENCE_MARGIN, Graph, Slab, gap_failure
+    w = Fraction(1, 50)
+    g = Graph("alpha", (Fraction(0), Fraction(1), Fraction(2), Fraction(3)), (Fraction(0),) * 4, (w,) * 4)
+    sl = Slab.of(g, 0)
+    box = tuple(rc.ball(v) for v in (0, Fraction(1, 2), 0, 1))
+    pU, inc = arb(-0.011, 0.0105), arb(0.15, 0.05)                 # clear of the upper fence; no crossing
+    # phi_lower in [5e-12, 2e-6] (a narrow ball: Arb's 30-bit radius rounds its ends by ~1e-15 only)
+    near = rc.interval(Fraction(5, 10**12), Fraction(2, 10**6))
+    assert 0 < near.lower() < 1e-11                                 # the zero-margin test accepted this
+    assert "lower fence" in gap_failure(sl, box, near, pU, inc)
+    clear = rc.interval(2 * FENCE_MARGIN * w, Fraction(2, 10**6))
+    assert gap_failure(sl, box, clear, pU, inc) == ""
+    # the re-checker's verdict on the audit's enclosure of the same kind of leaf: refused at tube-invariance's test
+    tg = rc.TubeGraph({"clock": "alpha", "knots": ["0", "1", "2", "3"], "lower": ["0"] * 4, "upper": ["1/50"] * 4,
+                       "trees": ["0", "0"]}, "alpha", "t")
+    audit = rc.interval(Fraction(-4969, 10**15), Fraction(2, 10**6))
+    why = rc.leaf_failure(tg, 0, (Fraction(0), Fraction(1, 2), Fraction(0), Fraction(1)), (audit, pU, inc))
+    assert "lower fence" in why

@@ -312,6 +312,30 @@ def _timed_certificate(regime: dict) -> dict:
 FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query_seconds_max": 1.0}
 
 
+def recheck_timing(fc, workers: int = 2) -> dict:
+    """The independent re-check of a family certificate's saved file beside its certification: ``python -m
+    verify.certify.recheck FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
+    when it verifies the file and takes no longer than the certification took (issue 29: a re-check must not be
+    slower than the certification it checks)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from .certify.files import family_file, save
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "family.json")
+        save(family_file(fc, [10**12], []), path)
+        t = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, "--workers", str(workers)],
+                           capture_output=True, text=True)
+        seconds = time.perf_counter() - t
+    verified = r.returncode == 0 and "certificate verified" in r.stdout
+    return {"cells": len(fc.cells), "workers": workers, "certify_seconds": round(fc.seconds, 2),
+            "recheck_seconds": round(seconds, 2), "verified": verified,
+            "failure": "" if verified else (r.stdout.strip().splitlines() or [r.stderr.strip()])[-1],
+            "met": verified and seconds <= fc.seconds}
+
+
 def family_targets(quick: bool) -> dict:
     """verify certify for families: (1) the benchmark family (sts, K = 4, D = 8..512, eta in [1/16, 1/8],
     ||V*|| = 1) on a 2-worker LocalCluster, stopped at the time target (600 s) and reported as met or with the
@@ -339,7 +363,8 @@ def family_targets(quick: bool) -> dict:
             target = {"completed": True, "seconds": time.perf_counter() - t, "cells": len(fc.cells), "run": True,
                       "entries": fc.entries(), "relative_width_at_1e12": _widest_at_1e12(fc, [
                           {"D": d, "eta": e} for d in (8, 100, 512) for e in (Fraction(1, 16), Fraction(3, 32),
-                                                                              Fraction(1, 8))])}
+                                                                              Fraction(1, 8))]),
+                      "recheck": recheck_timing(fc, 2)}
         except FamilyIncomplete as exc:
             target = {"completed": False, "seconds": exc.seconds, "cells_done": exc.done,
                       "cells_pending": exc.pending, "run": True, "complete_through_D": exc.complete_through}
@@ -639,6 +664,12 @@ def to_markdown(res: dict) -> str:
                 f"not finished within {tf['seconds']:.0f} s: {tf['cells_done']} cells certified, {tf['cells_pending']} "
                 "pending" + (f"; every length D <= {tf['complete_through_D']} closed" if tf.get("complete_through_D")
                              else ""))
+        rk = tf.get("recheck")
+        if rk:
+            done += (f"; its file re-checked by the independent checker in {rk['recheck_seconds']:.0f} s on "
+                     f"{rk['workers']} workers against {rk['certify_seconds']:.0f} s to certify "
+                     f"({'verified' if rk['verified'] else 'NOT verified: ' + rk['failure']}; no slower than the "
+                     f"certification: {'met' if rk['met'] else 'NOT met'})")
         lines += [f"Family certificate (target {tf['spec']['ranges']}, sts K = 4, ||V*|| = 1, 2 workers): {done} "
                   f"(target <= {fa['targets']['seconds_max']} s: {'met' if fa['met']['seconds'] else 'NOT met'}). "
                   f"On {fa['query_family']['ranges']}: a member query {fa['query_seconds'] * 1e3:.0f} ms in process, "

@@ -398,6 +398,8 @@ class FamilyCertificate:
     seconds: float = 0.0
     kind: str = "family"
     source: str = ""                    # the file it was read from (verify.certify.files.load_family), if any
+    file: dict | None = None            # that file's content: a query re-checks the cells it uses from it
+    rechecked: dict = field(default_factory=dict)   # cell path -> the re-checker's log of it, in this process
 
     def __repr__(self) -> str:
         return f"FamilyCertificate({dict(self.spec.ranges)}, {len(self.cells)} cells)"
@@ -429,6 +431,7 @@ class FamilyCertificate:
         from .coordinates import c_exact, param_values
         from .obligations import raise_first_failure
         cell = self.cell_of(values)
+        self.recheck(cell, values)
         s = self.spec.setting(values)
         reg = cell["region"]
         u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
@@ -439,6 +442,22 @@ class FamilyCertificate:
                                c_exact(param_values(s)))
         raise_first_failure(obs)
         return s, cell, shells
+
+    def recheck(self, cell: dict, values: dict) -> None:
+        """Before answering for a member from a family file: the independent re-checker's check of the cell it
+        uses (verify.certify.recheck.check_query_cell: the file's formulas against the model, the family's
+        parameters, the member inside the cell and its invariants inside the cell's, and the cell in full),
+        once per cell in this process; a file that does not re-check is refused (InvalidParameter "family",
+        naming the failed step). A certificate computed in this process (no file) needs none."""
+        if self.file is None:
+            return
+        from .recheck import CheckFailed, check_query_cell
+        try:
+            lines = check_query_cell(self.file, cell, values)
+        except CheckFailed as exc:
+            raise InvalidParameter("family", self.source or "the family", f"must re-check: the independent re-checker "
+                                   f"refused cell {cell['path'] or 'root'} at step {exc.step}: {exc.detail}") from None
+        self.rechecked.setdefault(cell["path"], lines)
 
     def profile(self, cell: dict):
         """The region's C(u) of a cell (verify.certify.region.Profile, from its runs; refused naming the file and
@@ -455,7 +474,7 @@ class FamilyCertificate:
         """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
         family certificate; for T < T0 from the member's own Arb prefix (computed now: T steps)."""
         from ..derive.invariants import prefactors_of
-        from .bounds import bounds_json, tail_bounds
+        from .bounds import ObservablesNotPositive, bounds_json, tail_bounds
         from .coordinates import param_values
         s, cell, shells = self.member_shells(values)
         bits, T0, P, pre = self.knobs.get("bits", 128), int(cell["T0"]), param_values(s), prefactors_of(s)
@@ -463,7 +482,12 @@ class FamilyCertificate:
         out = []
         for T in Ts:
             if T >= T0:
-                b = tail_bounds(shells, T - T0, P, pre, prof, bits)
+                try:
+                    b = tail_bounds(shells, T - T0, P, pre, prof, bits)
+                except ObservablesNotPositive as exc:
+                    from .obligations import CertificateFailed, Obligation
+                    raise CertificateFailed(Obligation("observables-positive", f"Lt > 0 and h + eps u^2 > 0 at T = "
+                                                       f"{T}", "arb", False, str(exc))) from None
                 out.append(bounds_json(b, T, "family certificate: comparison lemma on the cell's region", bits, digits))
             else:
                 out.append(bounds_json(_own_prefix(P, pre, T, bits), T, "prefix of this member (Arb balls)", bits,

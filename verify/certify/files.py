@@ -230,7 +230,8 @@ def load_family(path):
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InvalidParameter("family", str(path), f"must be a complete family certificate file (it lacks or "
                                f"misstates {exc})") from None
-    return FamilyCertificate(spec, data["cells"], {"bits": bits}, data.get("seconds", 0.0), source=str(path))
+    return FamilyCertificate(spec, data["cells"], {"bits": bits}, data.get("seconds", 0.0), source=str(path),
+                             file=data)
 
 
 __all__ = ["FORMAT", "VERSION", "certificate_file", "family_file", "load_family", "regime_file", "save",

@@ -160,38 +160,11 @@ VARIABLES = {"alpha": "row multiple (W_X = alpha V*)", "E": "e^delta, delta the 
 
 def compile_formulas(texts, args):
     """A Python function of ``args`` returning the tuple of the formulas ``texts`` over Arb balls, evaluated
-    exactly as the re-checker evaluates them (verify.certify.recheck: its parser, its tree, its integer powers,
-    the same operation order), so both get the same balls. Identical subtrees are computed once (hash-consing:
-    a subtree evaluated twice gives the same ball, so this changes nothing but the time)."""
-    from flint import arb
-
-    from .recheck import FUNCTIONS, parse, tight_power
-    seen, lines = {}, []
-
-    def emit(node) -> str:
-        if node[0] == "var":
-            return node[1]
-        if node in seen:
-            return seen[node]
-        kind = node[0]
-        if kind == "num":
-            expr = f"_arb({node[1]})"
-        elif kind == "neg":
-            expr = f"-{emit(node[1])}"
-        elif kind == "pow":
-            expr = f"_pow({emit(node[1])}, {node[2]})"
-        elif kind in FUNCTIONS:
-            expr = f"{emit(node[1])}.{kind}()"
-        else:
-            expr = f"{emit(node[1])} {kind} {emit(node[2])}"
-        seen[node] = f"_t{len(seen)}"
-        lines.append(f"    {seen[node]} = {expr}")
-        return seen[node]
-    outs = [emit(parse(t)) for t in texts]
-    src = f"def _formulas({', '.join(args)}):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
-    namespace = {"_arb": arb, "_pow": tight_power}
-    exec(compile(src, "<certificate formulas>", "exec"), namespace)
-    return namespace["_formulas"]
+    exactly as the re-checker evaluates them: by the re-checker's own compiler (verify.certify.recheck.compile_arb:
+    its parser, its tree, its integer powers, the same operation order, each shared subtree once), so both get the
+    same balls."""
+    from .recheck import compile_arb, parse
+    return compile_arb([parse(t) for t in texts], list(args))
 
 
 @dataclass(frozen=True)

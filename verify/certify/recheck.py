@@ -1,11 +1,17 @@
 """An independent re-checker of saved certificates: ``python -m verify.certify.recheck FILE``.
 
 It imports nothing from ``verify``: only python-flint (Arb balls, exact rational polynomials) and the
-standard library, so that a certificate does not rest on the program that found it. It reads the JSON
+standard library (and dask.distributed, imported directly, when asked to spread a family's cells over
+``--workers N`` processes), so that a certificate does not rest on the program that found it. It reads the JSON
 written by ``verify certify ... --save FILE`` (one regime) or ``--family ... --save FILE`` (a family of
 regimes) and re-verifies, step by step:
 
-  parameters      the invariants (r, x, y) and the prefactors from the regime's parameters, by the formulas given
+  model           the file's reduced map and observables in the parameters are, exactly, the gradient step of the
+                  model stated here (model_map: the per-column loss of sigma = identity in (alpha, delta))
+  regime          the regime block (a family: its options and ranges) is in that model's scope and gives the stated
+                  parameters by the model's rules (regime_parameters, family_ties)
+  parameters      the invariants (r, x, y) and the prefactors from the regime's parameters, by the formulas given;
+                  a family cell's parameter box holds its box's members (the ties at its corners)
   map-identities  the slow-manifold coordinates are the reduced map in other variables: exact identities of
                   rational functions (flint's fmpq_mpoly), including that the map in (r, x, y) is the map in
                   the original parameters, and that every stated derivative is the derivative
@@ -33,12 +39,18 @@ regimes) and re-verifies, step by step:
   limits          the stated limit constants contain the last shell's
 
 It exits 0 when every step passes, and 1 naming the first step whose stated numbers are tighter than it can
-verify. What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
+verify (2: bad usage). The functions another file kind's re-check reuses: model_map (the model's reduced map as
+exact rational functions), check_model (a file's map against it), regime_parameters and family_ties (the
+parameters of a regime block or of a family's options), check_formulas, check_cell and check_query_cell (what a
+query of a family file re-checks before it answers).
+
+What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
 proved symbolically in verify.derive.reduction; the comparison lemma's generic inequalities, decided by two SMT
 solvers; exprel increasing); it prints them.
 
 Formulas are parsed by a small recursive-descent parser (numbers, names, + - * /, ^ with an integer exponent,
-exp, log, sqrt; no ``eval``) and evaluated over Arb balls or over exact rational functions. The partial
+exp, log, sqrt; no ``eval`` of the file's text) and evaluated over exact rational functions, or over Arb balls by
+Python code generated from the parsed trees alone (compile_arb; the toolkit evaluates its formulas with it too). The partial
 derivatives the mean-value forms use are formulas of the file too; each is first checked to be the exact
 derivative of its formula (flint differentiates the rational functions), so the numbers here are computed the
 way ``verify`` computed them and the stated ones can be compared up to rounding.
@@ -46,8 +58,11 @@ way ``verify`` computed them and the stated ones can be compared up to rounding.
 from __future__ import annotations
 
 import base64
+import bisect
+import importlib
 import itertools
 import json
+import logging
 import math
 import re
 import struct
@@ -72,6 +87,9 @@ class CheckFailed(Exception):
     def __init__(self, step: str, detail: str):
         self.step, self.detail = step, detail
         super().__init__(f"{step}: {detail}")
+
+    def __reduce__(self):                   # as it was raised, from a Dask worker too
+        return CheckFailed, (self.step, self.detail)
 
 
 def tokens(text: str) -> list:
@@ -259,6 +277,8 @@ class RF:
         self.n, self.m = n, m
 
     def _o(self, o):
+        if isinstance(o, Fraction):
+            o = fmpq(o.numerator, o.denominator)
         return o if isinstance(o, RF) else RF(self.n.context().constant(o), self.n.context().constant(1))
 
     def __add__(self, o):
@@ -326,13 +346,229 @@ class RFAlg:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the model, stated here (docs/setting.md), and the parameters of a regime or a family
+# ---------------------------------------------------------------------------------------------------------------
+# The certificate's formulas are checked against this statement, written without the toolkit: the reduced map the
+# file iterates must be the gradient step of this loss, and the file's parameters those of its regime block or of
+# its family's options. It covers sigma = identity, entries of mean 0 and variance v (any law: the loss sees the
+# second moments only), noise 0, zero initialisation, P^T P = lambda I, distinct query positions and uniform S*
+# weights 1/K on supports of size K; what the reduction to (alpha, delta) rests on is listed under "trusts".
+MODEL_PARAMETERS = ("D", "K", "N", "v", "c_L", "eta_V", "eta_KQ", "lambda", "beta", "V2")
+MAP_VARIABLES = ("alpha", "E") + MODEL_PARAMETERS
+
+
+def model_map(alg: RFAlg | None = None) -> dict:
+    """The reduced map and observables of the model, as exact rational functions of alpha, E = e^delta and
+    MODEL_PARAMETERS, derived here from the per-column loss.
+
+    With W_X = alpha V* and column j of S the softmax of logits delta on its support g_j (K entries) and 0 off it,
+    S_j has K entries E/Z and D - K entries 1/Z (Z = K E + D - K). For i.i.d. entries of variance v,
+    E||V* X w||^2 = v ||V*||_F^2 ||w||^2, so one column's loss (c_L/2) E||W_X X S_j - V* X S*_j||^2 is
+    ell = (c_L/2) v V2 ||alpha S_j - S*_j||^2 and L = N ell. GD on W_X: the gradient is parallel to V*
+    (dL/dW_X = (dL/dalpha) V*/V2), so alpha' = alpha - (eta_V/V2) dL/dalpha. GD on W_KQ: column j's logits move by
+    -eta_KQ beta^2 lambda^2 dL/dl_j (P^T P = lambda I, distinct queries), the gradient in the logits sums to 0, and
+    K of its entries share dell/d delta, so delta' - delta = -eta_KQ beta^2 lambda^2 D/(K (D - K)) dell/d delta,
+    with d/d delta = E d/dE. ||S - S*||_F^2 = N ||S_j - S*_j||^2 and ||W_X - V*||_F^2 = V2 (alpha - 1)^2."""
+    alg = alg or RFAlg(MAP_VARIABLES)
+    a, E = alg.var("alpha"), alg.var("E")
+    D, K, N, v, cL, eV, eKQ, lam, beta, V2 = (alg.var(n) for n in MODEL_PARAMETERS)
+    sq = lambda t: alg.power(t, 2)  # noqa: E731
+    Z = K * E + D - K
+    on, off = E / Z, 1 / Z
+    ell = cL / 2 * v * V2 * (K * sq(a * on - 1 / K) + (D - K) * sq(a * off))
+    L = N * ell
+    return {"alpha_next": a - eV / V2 * L.derivative("alpha"),
+            "delta_increment": -eKQ * sq(beta) * sq(lam) * D / (K * (D - K)) * E * ell.derivative("E"),
+            "loss": L, "s_err2": N * (K * sq(on - 1 / K) + (D - K) * sq(off)), "w_err2": V2 * sq(a - 1)}
+
+
+def check_model(F: "Formulas") -> None:
+    """The file's reduced map in the parameters (and with it, by map-identities, every other formula) is the
+    model's (:func:`model_map`), and its prefactor of ||W_X - V*||^2 is V2: exact identities of rational
+    functions."""
+    alg = RFAlg(MAP_VARIABLES)
+    env = {n: alg.var(n) for n in MAP_VARIABLES}
+    model = model_map(alg)
+    for name in ("alpha_next", "delta_increment", "loss", "s_err2"):
+        if not F("reduced_map_parameters", name, env, alg).equals(model[name]):
+            raise CheckFailed("model", f"reduced_map_parameters.{name} is not the model's (the gradient step of "
+                              "the loss stated in this checker)")
+    if not (F("prefactors", "w_err2", env, alg) * alg.power(env["alpha"] - 1, 2)).equals(model["w_err2"]):
+        raise CheckFailed("model", "prefactors.w_err2 is not ||V*||_F^2")
+
+
+# What the model needs of a regime (option: the value it must have); a regime or family naming another value, or
+# an option this checker does not know, is refused (step "regime").
+MODEL_OPTIONS = {"sigma": "identity", "law_mean": "0", "noise_sd": "0", "init": "zero", "init_scale": "0",
+                 "p_structure": "orthogonal", "data": "gaussian", "sstar_weights": None}
+FREE_OPTIONS = ("d", "M", "seed", "law", "law_var", "loss", "p_kind", "p_lambda", "beta", "relu_at_zero",
+                "wp_trainable", "vstar_source", "data_note", "query", "eta", "eta_v", "eta_kq", "vstar_norm",
+                "vstar_norm2", "vstar", "preset", "supports", "K", "N", "D")
+PRESET_COLUMNS = {"sts": lambda D, K: [list(range(K))], "gslp": lambda D, K: [[0]],
+                  "gcn": lambda D, K: [[(j + i) % D for i in range(K)] for j in range(D)],
+                  "cnn": lambda D, K: [list(range(j * K, (j + 1) * K)) for j in range(D // K)]}
+
+
+def _model_requirements(opts: dict, where: str) -> None:
+    for k, v in opts.items():
+        if k not in MODEL_OPTIONS and k not in FREE_OPTIONS:
+            raise CheckFailed("regime", f"{where}: option {k!r} is not one this checker's model states")
+    for k, want in MODEL_OPTIONS.items():
+        got = opts.get(k, want)
+        if (got is None) != (want is None) or (got is not None and str(got) != want and frac_or(got) != frac_or(want)):
+            raise CheckFailed("regime", f"{where}: {k} = {got!r}, but the model stated here needs {k} = {want!r}")
+
+
+def frac_or(text):
+    """An exact rational if ``text`` reads as one, else the text."""
+    try:
+        return Fraction(str(text))
+    except (ValueError, ZeroDivisionError):
+        return str(text)
+
+
+def regime_parameters(regime: dict) -> dict:
+    """{parameter: exact value} of MODEL_PARAMETERS from a one-regime file's "regime" block (the toolkit's record of
+    every option in force), read here by the model's rules: K and N from the supports (each of K distinct tokens in
+    0..D-1), c_L = 1 (summed loss) or 1/(M N) (mean), v the entry variance, V2 = ||V*||_F^2 (of the explicit V*, or
+    the norm squared)."""
+    _model_requirements(regime, "regime")
+    D, sup = int(regime["D"]), regime["supports"]
+    if not (isinstance(sup, list) and sup and all(isinstance(g, list) for g in sup)):
+        raise CheckFailed("regime", "regime: supports must be a list of index lists")
+    K, N = len(sup[0]), len(sup)
+    if any(len(g) != K or len(set(g)) != K or not all(type(i) is int and 0 <= i < D for i in g) for g in sup):
+        raise CheckFailed("regime", f"regime: every support must hold K = {K} distinct tokens of 0..{D - 1}")
+    if (int(regime["K"]), int(regime["N"])) != (K, N):
+        raise CheckFailed("regime", f"regime: K = {regime['K']}, N = {regime['N']} stated, the supports give K = {K}, "
+                          f"N = {N}")
+    if regime.get("preset") is not None and PRESET_COLUMNS[regime["preset"]](D, K) != sup:
+        raise CheckFailed("regime", f"regime: the supports are not the {regime['preset']} preset's at D = {D}, K = {K}")
+    q = regime.get("query")
+    if not (isinstance(q, list) and len(q) == N and len(set(q)) == N and all(type(i) is int and 0 <= i < D for i in q)):
+        raise CheckFailed("regime", "regime: the query positions must be N distinct tokens")
+    if regime.get("vstar") is not None:
+        V2 = sum((frac(x) ** 2 for row in regime["vstar"] for x in row), Fraction(0))
+    else:
+        V2 = frac(regime["vstar_norm"]) ** 2
+    if V2 != frac(regime["vstar_norm2"]):
+        raise CheckFailed("regime", f"regime: vstar_norm2 = {regime['vstar_norm2']} is not ||V*||_F^2 = {V2}")
+    loss = regime.get("loss", "sum")
+    if loss not in ("sum", "mean"):
+        raise CheckFailed("regime", f"regime: loss {loss!r} is neither sum nor mean")
+    return {"D": Fraction(D), "K": Fraction(K), "N": Fraction(N), "v": frac(regime.get("law_var", "1")),
+            "c_L": Fraction(1) if loss == "sum" else 1 / (int(regime["M"]) * Fraction(N)),
+            "eta_V": frac(regime["eta_v"]), "eta_KQ": frac(regime["eta_kq"]),
+            "lambda": frac(regime.get("p_lambda", "1")), "beta": frac(regime.get("beta", "1")), "V2": V2}
+
+
+FAMILY_RANGED = ("D", "eta", "eta_kq", "vstar_norm")
+
+
+def family_ties(spec: dict) -> dict:
+    """{parameter: formula text in the family's ranged names} (MODEL_PARAMETERS), from its fixed options and the
+    names it ranges over, by the model's rules and the toolkit's defaults (make_setting: eta_KQ = eta_V = eta unless
+    eta_kq is given, v = law_var = 1, lambda = p_lambda = 1, beta = 1, summed loss, V2 = vstar_norm^2 with
+    vstar_norm = 1 by default; N = 1 (sts, gslp), D (gcn), D/K (cnn))."""
+    opts, ranged = dict(spec["options"]), set(spec["ranges"])
+    if not ranged <= set(FAMILY_RANGED) or ranged & set(opts):
+        raise CheckFailed("regime", f"family: ranges over {sorted(ranged)}; this checker reads ranges of "
+                          f"{', '.join(FAMILY_RANGED)} not also fixed")
+    _model_requirements(opts, "family")
+    if opts.get("vstar") is not None or opts.get("supports") is not None or opts.get("N") is not None:
+        raise CheckFailed("regime", "family: this checker reads families given by a preset, K and ||V*|| only")
+    val = lambda n, default: f"({n})" if n in ranged else f"({frac_or(opts.get(n, default))})"  # noqa: E731
+    preset, K = opts.get("preset"), opts.get("K", 1 if opts.get("preset") == "gslp" else None)
+    if preset not in PRESET_COLUMNS or K is None or (preset == "gslp" and int(K) != 1):
+        raise CheckFailed("regime", f"family: preset {preset!r} with K = {K!r} is not one this checker's model reads")
+    D, Kt = val("D", None), f"({int(K)})"
+    N = {"sts": "(1)", "gslp": "(1)", "gcn": D, "cnn": f"({D}/{Kt})"}[preset]
+    eta = val("eta", "1/10")
+    loss = opts.get("loss", "sum")
+    if loss not in ("sum", "mean"):
+        raise CheckFailed("regime", f"family: loss {loss!r} is neither sum nor mean")
+    return {"D": D, "K": Kt, "N": N, "v": val("law_var", "1"),
+            "c_L": "(1)" if loss == "sum" else f"(1/({int(opts.get('M', 1))}*{N}))", "eta_V": eta,
+            "eta_KQ": val("eta_kq", None) if ("eta_kq" in ranged or opts.get("eta_kq") is not None) else eta,
+            "lambda": val("p_lambda", "1"), "beta": val("beta", "1"), "V2": f"{val('vstar_norm', '1')}^2"}
+
+
+def tie_values(ties: dict, values: dict) -> dict:
+    """{parameter: exact value} of a member ``values`` (ranged name -> exact value) by the ties."""
+    return {k: evaluate(parse(t), values, Frac) for k, t in ties.items()}
+
+
+def check_ties(ties: dict, stated: dict | None, ranges: dict) -> None:
+    """The file's own ties (spec "parameters"), when given, are the model's, as rational functions of the ranged
+    names (a name whose range is one value taken at that value)."""
+    if stated is None:
+        return
+    names = sorted({n for t in list(ties.values()) + list(stated.values()) for n in _names(parse(str(t)))})
+    alg = RFAlg(names or ["D"])
+    env = {n: alg.var(n) for n in names}
+    for n, (lo, hi) in ranges.items():
+        if n in env and frac(lo) == frac(hi):
+            env[n] = alg.num(0) + frac(lo)
+    for k in MODEL_PARAMETERS:
+        if k not in stated or not evaluate(parse(str(stated[k])), env, alg).equals(evaluate(parse(ties[k]), env, alg)):
+            raise CheckFailed("parameters", f"the spec's {k} = {stated.get(k)!r} is not the family's {ties[k]} (its "
+                              "options by the model's rules)")
+
+
+def _names(node) -> set:
+    if node[0] == "var":
+        return {node[1]}
+    return set().union(*[_names(c) for c in node[1:] if isinstance(c, tuple)])
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the checker
 # ---------------------------------------------------------------------------------------------------------------
+def compile_arb(trees: list, names: list):
+    """A Python function of the variables ``names`` returning the tuple of the trees' values over Arb balls,
+    computed as :func:`evaluate` computes them over :class:`Arb` (the same operations in the same order, integer
+    powers by :func:`tight_power`), each distinct subtree once (a subtree evaluated twice gives the same ball, so
+    this changes the time only). The source is generated from the parsed trees alone: variables become positional
+    arguments _a0, _a1, ..., numbers are integers, and the only calls are exp, log, sqrt and tight_power."""
+    arg = {n: f"_a{i}" for i, n in enumerate(names)}
+    seen, lines = {}, []
+
+    def emit(node) -> str:
+        if node[0] == "var":
+            if node[1] not in arg:
+                raise CheckFailed("format", f"formula uses {node[1]!r}, which is not given here")
+            return arg[node[1]]
+        if node in seen:
+            return seen[node]
+        kind = node[0]
+        if kind == "num":
+            expr = f"_arb({int(node[1])})"
+        elif kind == "neg":
+            expr = f"-{emit(node[1])}"
+        elif kind == "pow":
+            expr = f"_pow({emit(node[1])}, {int(node[2])})"
+        elif kind in FUNCTIONS:
+            expr = f"{emit(node[1])}.{kind}()"
+        elif kind in ("+", "-", "*", "/"):
+            expr = f"{emit(node[1])} {kind} {emit(node[2])}"
+        else:
+            raise CheckFailed("format", f"a formula node {kind!r}")
+        seen[node] = f"_t{len(seen)}"
+        lines.append(f"    {seen[node]} = {expr}")
+        return seen[node]
+    outs = [emit(t) for t in trees]
+    src = f"def _formulas({', '.join(arg.values())}):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
+    namespace = {"_arb": arb, "_pow": tight_power}
+    exec(compile(src, "<certificate formulas>", "exec"), namespace)
+    return namespace["_formulas"]
+
+
 class Formulas:
-    """The file's formulas, parsed once, evaluated over any algebra."""
+    """The file's formulas, parsed once, evaluated over any algebra (over Arb balls by code compiled once per
+    formula or group of formulas: :func:`compile_arb`)."""
 
     def __init__(self, spec: dict):
-        self.trees = {}
+        self.trees, self.compiled = {}, {}
         for group, items in spec.items():
             if isinstance(items, dict) and group != "variables":
                 for name, text in items.items():
@@ -342,7 +578,24 @@ class Formulas:
     def __call__(self, group, name, env, alg):
         if (group, name) not in self.trees:
             raise CheckFailed("format", f"the file gives no formula {group}.{name}")
+        if alg is Arb:
+            return self.arb(((group, name),), env)[0]
         return evaluate(self.trees[(group, name)], env, alg)
+
+    def arb(self, keys: tuple, env: dict) -> tuple:
+        """The Arb balls of the formulas ``keys`` ((group, name) pairs) at ``env``, by one compiled function."""
+        got = self.compiled.get(keys)
+        if got is None:
+            missing = [k for k in keys if k not in self.trees]
+            if missing:
+                raise CheckFailed("format", f"the file gives no formula {missing[0][0]}.{missing[0][1]}")
+            names = sorted(set().union(*(_names(self.trees[k]) for k in keys)))
+            got = self.compiled[keys] = (compile_arb([self.trees[k] for k in keys], names), names)
+        fn, names = got
+        try:
+            return fn(*[env[n] for n in names])
+        except KeyError as exc:
+            raise CheckFailed("format", f"formula uses {exc.args[0]!r}, which is not given here") from None
 
 
 def frac(text) -> Fraction:
@@ -350,6 +603,10 @@ def frac(text) -> Fraction:
         return Fraction(str(text))
     except (ValueError, ZeroDivisionError):
         raise CheckFailed("format", f"{text!r} is not an exact rational") from None
+
+
+def _text(params: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in params.items())
 
 
 def check_parameters(cert: dict, F: Formulas) -> tuple:
@@ -554,12 +811,17 @@ class Profile:
             raise CheckFailed("format", "C_runs must give one non-increasing value per annulus and the core "
                               f"({J + 1} in all)")
 
+    @property
+    def rising_cuts(self) -> list:
+        """The annuli's inner edges u0 r^(i+1), i < J, increasing (computed once)."""
+        if not hasattr(self, "_cuts"):
+            self._cuts = [self.u0 * self.ratio ** (i + 1) for i in range(len(self.values) - 1)][::-1]
+        return self._cuts
+
     def annulus(self, u: Fraction) -> int:
-        """The deepest annulus whose closed interval holds u."""
-        i, J = 0, len(self.values) - 1
-        while i < J and u <= self.u0 * self.ratio ** (i + 1):
-            i += 1
-        return i
+        """The deepest annulus whose closed interval holds u: the number of inner edges u0 r^(i+1) >= u."""
+        cuts = self.rising_cuts
+        return len(cuts) - bisect.bisect_left(cuts, u)
 
     def least(self, lo: Fraction) -> Fraction:
         """C at its least on [lo, ...] (the deepest annulus meeting it)."""
@@ -650,8 +912,12 @@ def check_cover(boxes: list, prof: Profile) -> None:
     u0 = prof.u0
     edges = sorted({b[0] for b in boxes} | {b[1] for b in boxes} | {Fraction(0), u0})
     edges = [e for e in edges if 0 <= e <= u0]
-    for lo, hi in zip(edges, edges[1:]):
-        spans = sorted((b[2], b[3]) for b in boxes if b[0] <= lo and b[1] >= hi)
+    spanning = [[] for _ in edges[1:]]              # per elementary interval, the boxes spanning it
+    for b in boxes:
+        for i in range(bisect.bisect_left(edges, b[0]), bisect.bisect_right(edges, b[1]) - 1):
+            spanning[i].append((b[2], b[3]))
+    for (lo, hi), spans in zip(zip(edges, edges[1:]), spanning):
+        spans.sort()
         C = prof.values[prof.annulus(hi)]
         reach = -C
         for e0, e1 in spans:
@@ -868,6 +1134,11 @@ def check_constants(cert: dict, shells: list, T0: int, F: Formulas, P, pre: dict
 # ----- files --------------------------------------------------------------------------------------------------------
 def check_regime(cert: dict, F: Formulas, log) -> None:
     """A one-regime certificate (kind "slow-manifold")."""
+    want = regime_parameters(cert["regime"])
+    stated = {k: frac(v) for k, v in cert["parameters"].items()}
+    if stated != want:
+        raise CheckFailed("regime", f"the parameters stated {_text(stated)} are not the regime block's {_text(want)}")
+    log("regime", "the regime block is in the model's scope and gives the stated parameters " + _text(want))
     P, pre = check_parameters(cert, F)
     log("parameters", f"(s, x, y) = ({P[0]}, {P[1]}, {P[2]})")
     Pi = [(p, p) for p in P]
@@ -915,13 +1186,27 @@ class TubeGraph:
         if any(b <= a for a, b in zip(self.knots, self.knots[1:])) or any(lo > hi for lo, hi in
                                                                           zip(self.lower, self.upper)):
             raise CheckFailed("format", f"{self.where}: knots must increase and lower <= upper at every knot")
+        # the fences' slopes, exact, computed once (every leaf of a slab uses them)
+        self._slopes = {id(f): [(f[k + 1] - f[k]) / (self.knots[k + 1] - self.knots[k]) for k in range(n)]
+                        for f in (self.lower, self.upper)}
+        self._balls = {}
 
     @property
     def slabs(self) -> int:
         return len(self.knots) - 1
 
     def slope(self, k: int, fence: list) -> Fraction:
-        return (fence[k + 1] - fence[k]) / (self.knots[k + 1] - self.knots[k])
+        return self._slopes[id(fence)][k]
+
+    def slab_balls(self, k: int) -> tuple:
+        """Slab k's exact numbers as balls, made once: (c_k, lower_k, slope of lower, upper_k - lower_k, slope of
+        upper - slope of lower)."""
+        got = self._balls.get(k)
+        if got is None:
+            bL, bU = self.slope(k, self.lower), self.slope(k, self.upper)
+            got = self._balls[k] = (ball(self.knots[k]), ball(self.lower[k]), ball(bL),
+                                    ball(self.upper[k] - self.lower[k]), ball(bU - bL))
+        return got
 
     def value(self, fence: list, cl: Fraction) -> Fraction:
         """The piecewise linear fence at a clock cl inside [c_0, c_n] (continuous: either slab at a knot)."""
@@ -936,14 +1221,26 @@ class TubeGraph:
         at = [cl_lo, cl_hi] + [c for c in self.knots if cl_lo < c < cl_hi]
         return all(self.value(self.lower, c) <= tr_lo and tr_hi <= self.value(self.upper, c) for c in at)
 
+    def next_balls(self, k: int) -> tuple:
+        """(c_(k+1), the width of slab k + 1, the fences' bends (slope on slab k + 1 minus slope on slab k)) as
+        balls, made once."""
+        got = self._balls.get(("next", k))
+        if got is None:
+            got = self._balls[("next", k)] = (
+                ball(self.knots[k + 1]), ball(self.knots[k + 2] - self.knots[k + 1]),
+                tuple(ball(self.slope(k + 1, f) - self.slope(k, f)) for f in (self.lower, self.upper)))
+        return got
+
     def transverse(self, k: int, C: arb, Th: arb) -> arb:
         """tr = lower(cl) + theta (upper(cl) - lower(cl)) over a box of slab k, as a ball."""
-        dc = C - ball(self.knots[k])
-        return ball(self.lower[k]) + ball(self.slope(k, self.lower)) * dc + Th * self.width(k, dc)
+        ck, lk, bL, _, _ = self.slab_balls(k)
+        dc = C - ck
+        return lk + bL * dc + Th * self.width(k, dc)
 
     def width(self, k: int, dc: arb) -> arb:
         """W = upper - lower at cl = c_k + dc on slab k, as one linear function (no cancellation of two balls)."""
-        return ball(self.upper[k] - self.lower[k]) + ball(self.slope(k, self.upper) - self.slope(k, self.lower)) * dc
+        _, _, _, wk, gw = self.slab_balls(k)
+        return wk + gw * dc
 
 
 def tree_leaves(tree: str, root: tuple, where: str):
@@ -959,6 +1256,8 @@ def tree_leaves(tree: str, root: tuple, where: str):
             yield b
         elif bit == "1":
             cm, tm = (b[0] + b[1]) / 2, (b[2] + b[3]) / 2
+            if isinstance(cm, arb) and not (cm.is_exact() and tm.is_exact()):
+                raise CheckFailed("tube-invariance", f"{where}: the stated quadtree is deeper than the precision")
             stack += [(cm, b[1], tm, b[3]), (cm, b[1], b[2], tm), (b[0], cm, tm, b[3]), (b[0], cm, b[2], tm)]
         else:
             raise CheckFailed("tube-invariance", f"{where}: the stated quadtree has a symbol {bit!r}")
@@ -977,19 +1276,32 @@ def unit_increments(F: Formulas, clock: str, cl: arb, tr: arb, S: arb, KAP: arb,
     """The per-unit-x increments i_cl, i_tr (the map's increments at x = 1, y = kappa) and, with ``derivatives``,
     their derivatives in the clock (_c), in the transverse coordinate (_t) and, with ``with_s``, in s (_s)."""
     env = {"alpha": cl if clock == "alpha" else tr, "E": graph_E(clock, cl, tr, S), "s": S, "x": arb(1), "y": KAP}
-    a, d = (F("reduced_map", f"{q}_increment", env, Arb) for q in ("alpha", "delta"))
+    keys = UNIT_KEYS + (JACOBIAN_KEYS if derivatives else ()) + (S_KEYS if derivatives and with_s else ())
+    v = F.arb(keys, env)                         # one compiled function: shared subexpressions once
+    a, d = v[0], v[1]
     cl_name, tr_name = ("a", "d") if clock == "alpha" else ("d", "a")
     out = {"cl": a if clock == "alpha" else d, "tr": d if clock == "alpha" else a}
     if not derivatives:
         return out
+    jac = {k[1]: x for k, x in zip(keys[2:], v[2:])}
     for which, b in (("cl", cl_name), ("tr", tr_name)):
         # d/d zeta = d/d delta (zeta = delta + log s); at fixed zeta, d/ds = d/ds at fixed delta - (1/s) d/d delta
-        out[f"{which}_c"] = F("jacobian", f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}", env, Arb)
-        out[f"{which}_t"] = F("jacobian", f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}", env, Arb)
+        out[f"{which}_c"] = jac[f"d{b}_{'alpha' if clock == 'alpha' else 'delta'}"]
+        out[f"{which}_t"] = jac[f"d{b}_{'delta' if clock == 'alpha' else 'alpha'}"]
         if with_s:
-            d_s = F("jacobian", f"d{b}_s", env, Arb)
-            out[f"{which}_s"] = d_s - F("jacobian", f"d{b}_delta", env, Arb) / S if clock == "zeta" else d_s
+            d_s = jac[f"d{b}_s"]
+            out[f"{which}_s"] = d_s - jac[f"d{b}_delta"] / S if clock == "zeta" else d_s
     return out
+
+
+UNIT_KEYS = (("reduced_map", "alpha_increment"), ("reduced_map", "delta_increment"))
+JACOBIAN_KEYS = tuple(("jacobian", n) for n in ("da_alpha", "da_delta", "dd_alpha", "dd_delta"))
+S_KEYS = (("jacobian", "da_s"), ("jacobian", "dd_s"))
+
+
+def _pt(v) -> arb:
+    """An exact number as a ball (an Arb ball passes through)."""
+    return v if isinstance(v, arb) else ball(v)
 
 
 def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mid) -> tuple:
@@ -997,29 +1309,28 @@ def fence_gaps(F: Formulas, g: TubeGraph, k: int, box: tuple, balls: tuple, s_mi
     continued linearly from slab k, = (theta - theta_e) W(cl) + x (i_tr - b_e i_cl) (theta_e = 0, b_e = b_L for the
     lower fence, 1 and b_U for the upper, W = upper - lower). The identity part is exact; the rest is enclosed in
     the mean-value form about the box's centre in (cl, theta) and, when S is an interval, about s_mid in s; and
-    intersected with the direct enclosure over the box."""
+    intersected with the direct enclosure over the box. The box's ends (exact numbers or exact balls) are dyadic,
+    so its centre is an exact ball."""
     S, X, KAP = balls
-    c_lo, c_hi, t_lo, t_hi = box
-    ck, bL, bU = g.knots[k], g.slope(k, g.lower), g.slope(k, g.upper)
-    C, Th = interval(c_lo, c_hi), interval(t_lo, t_hi)
+    c_lo, c_hi, t_lo, t_hi = (_pt(v) for v in box)
+    ck, lk, bL, wk, gW = g.slab_balls(k)
+    bU = bL + gW                                                              # exact: dyadic slopes
+    C, Th = c_lo.union(c_hi), t_lo.union(t_hi)
     cm, tm = (c_lo + c_hi) / 2, (t_lo + t_hi) / 2
-    Wm = g.upper[k] - g.lower[k] + (bU - bL) * (cm - ck)                     # exact at the centre
-    W = g.width(k, C - ball(ck))
-    B = unit_increments(F, g.clock, C, g.transverse(k, C, Th), S, KAP, True, s_mid is not None)
-    M = unit_increments(F, g.clock, ball(cm), ball(g.lower[k] + bL * (cm - ck) + tm * Wm),
-                        S if s_mid is None else ball(s_mid), KAP)
+    Wm, W = wk + gW * (cm - ck), wk + gW * (C - ck)
+    B = unit_increments(F, g.clock, C, lk + bL * (C - ck) + Th * W, S, KAP, True, s_mid is not None)
+    sm = None if s_mid is None else _pt(s_mid)
+    M = unit_increments(F, g.clock, cm, lk + bL * (cm - ck) + tm * Wm, S if sm is None else sm, KAP)
     out = []
-    for theta_e, b in ((0, bL), (1, bU)):
-        bb = ball(b)
+    for theta_e, bb in ((0, bL), (1, bU)):
         psi_c, psi_t = B["tr_c"] - bb * B["cl_c"], B["tr_t"] - bb * B["cl_t"]
         # phi = (theta - theta_e) W(cl) + x psi, psi = i_tr - b i_cl in the mean-value form (d tr/d theta = W,
         # d tr/d cl = b_L + theta W'); the clock's and s's shares of psi times x as one product
-        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (ball(bL) + Th * ball(bU - bL))) * (C - ball(cm))
-        if s_mid is not None:
-            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - ball(s_mid))
+        psi = (M["tr"] - bb * M["cl"]) + (psi_c + psi_t * (bL + Th * gW)) * (C - cm)
+        if sm is not None:
+            psi = psi + (B["tr_s"] - bb * B["cl_s"]) * (S - sm)
         # theta's share keeps the identity with x's: W (1 + x psi_t), the transverse contraction
-        first = ball((tm - theta_e) * Wm) + W * (1 + X * psi_t) * (Th - ball(tm)) + (Th - theta_e) * ball(
-            bU - bL) * (C - ball(cm))
+        first = (tm - theta_e) * Wm + W * (1 + X * psi_t) * (Th - tm) + (Th - theta_e) * gW * (C - cm)
         mv = first + X * psi
         direct = (Th - theta_e) * W + X * (B["tr"] - bb * B["cl"])
         out.append(mv.intersection(direct) if mv.is_finite() and direct.is_finite() else mv)
@@ -1034,29 +1345,27 @@ def leaf_failure(g: TubeGraph, k: int, box: tuple, gaps: tuple) -> str:
     pL, pU, inc = gaps
     if not all(v.is_finite() for v in gaps):
         return "an unbounded enclosure"
-    i_lo, i_hi = lower(inc), upper(inc)
-    if not (0 < i_lo and i_hi < g.knots[k + 2] - g.knots[k + 1]):
-        return f"the clock advance x i_cl in [{float(i_lo):.4g}, {float(i_hi):.4g}] is not inside (0, the width of " \
-               f"slab {k + 1})"
-    over = box[1] + i_hi - g.knots[k + 1]
-    for name, fence, phi, sign in (("lower", g.lower, pL, 1), ("upper", g.upper, pU, -1)):
-        cases = [phi]
-        if over > 0:
-            cases.append(phi - ball(g.slope(k + 1, fence) - g.slope(k, fence)) * interval(0, over))
-        for v in cases:
-            if (sign > 0 and not lower(v) >= 0) or (sign < 0 and not upper(v) <= 0):
-                return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(lower(v)):.4g}, " \
-                       f"{float(upper(v)):.4g}])"
+    top, width_next, bends = g.next_balls(k)
+    if not (inc > 0 and inc < width_next):
+        return f"the clock advance x i_cl in [{float(inc.lower()):.4g}, {float(inc.upper()):.4g}] is not inside " \
+               f"(0, the width of slab {k + 1})"
+    over = _pt(box[1]) + inc.upper() - top
+    span = None if over <= 0 else arb(0).union(over.upper())
+    for name, phi, sign, bend in (("lower", pL, 1, bends[0]), ("upper", pU, -1, bends[1])):
+        for v in [phi] + ([phi - bend * span] if span is not None else []):
+            if (sign > 0 and not v >= 0) or (sign < 0 and not v <= 0):
+                return f"the image may leave the {name} fence (tr' - {name}(cl') in [{float(v.lower()):.4g}, " \
+                       f"{float(v.upper()):.4g}])"
     return ""
 
 
 def s_parts(s_range: tuple, n: int) -> list:
-    """The cell's s range in ``n`` equal pieces, each with its centre (one point: itself, no centre)."""
+    """The cell's s range in ``n`` equal pieces, each with a ball of its centre (one point: itself, no centre)."""
     lo, hi = s_range
     if lo == hi:
         return [(interval(lo, lo), None)]
     cuts = [lo + (hi - lo) * Fraction(j, n) for j in range(n + 1)]
-    return [(interval(a, b), (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+    return [(interval(a, b), ball((a + b) / 2)) for a, b in zip(cuts, cuts[1:])]
 
 
 def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tuple:
@@ -1069,7 +1378,8 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
     for k, tree in enumerate(g.trees):
         where = f"{g.where}, slab {k} (clock in [{float(g.knots[k]):.6g}, {float(g.knots[k + 1]):.6g}])"
         inc_lo = None
-        for box in tree_leaves(tree, (g.knots[k], g.knots[k + 1], Fraction(0), Fraction(1)), where):
+        root = (ball(g.knots[k]), ball(g.knots[k + 1]), arb(0), arb(1))
+        for box in tree_leaves(tree, root, where):
             why = ""
             for split in parts:                     # the whole s range, or else each of its pieces
                 lows = []
@@ -1078,7 +1388,7 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
                     why = leaf_failure(g, k, box, gaps)
                     if why:
                         break
-                    lows.append(lower(gaps[2]))
+                    lows.append(gaps[2].lower())    # an exact point below every advance
                 if not why:
                     inc_lo = min(lows) if inc_lo is None else min(inc_lo, *lows)
                     break
@@ -1086,7 +1396,7 @@ def check_invariance(F: Formulas, g: TubeGraph, balls: tuple, parts: list) -> tu
                 raise CheckFailed("tube-invariance", f"{where}, box clock [{float(box[0]):.6g}, {float(box[1]):.6g}],"
                                   f" theta [{float(box[2]):.4g}, {float(box[3]):.4g}]: {why}")
             count += 1
-        least.append(inc_lo)
+        least.append(None if inc_lo is None else lower(inc_lo))
     return least, count
 
 
@@ -1293,6 +1603,24 @@ def cover_gap(boxes: list, target: dict):
     return rec(boxes, 0, {})
 
 
+def check_cell_parameters(cell: dict, ties: dict) -> None:
+    """The cell's stated parameter box contains every member's parameters: each tie is checked to be a monomial in
+    the positive ranged names, so its extremes over the cell's box are at its corners (exact); D over integers
+    [lo, hi] is taken as the reals [lo, hi] (the ties are monomials: no integer is skipped between corners)."""
+    where = f"cell {cell['path'] or 'root'}"
+    box = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["box"].items()}
+    stated = {k: (frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
+    alg = RFAlg(sorted(box))
+    env = {k: alg.var(k) for k in box}
+    if set(stated) != set(MODEL_PARAMETERS):
+        raise CheckFailed("parameters", f"{where}: the parameters must be {', '.join(MODEL_PARAMETERS)}")
+    for k, t in ties.items():
+        got = corner_range(evaluate(parse(t), env, alg), box)
+        if got is None or not (stated[k][0] <= got[0] and got[1] <= stated[k][1]):
+            raise CheckFailed("parameters", f"{where}: {k} = {t} ranges over {got} on the cell's box {cell['box']}, "
+                              f"not inside the stated [{stated[k][0]}, {stated[k][1]}]")
+
+
 def check_cell_invariants(F: Formulas, cell: dict) -> list:
     """The cell's stated invariant box contains the invariant formulas' enclosure over its parameter box."""
     env = {k: interval(frac(lo), frac(hi)) for k, (lo, hi) in cell["parameters"].items()}
@@ -1336,9 +1664,13 @@ def decode_slabs(stored: dict, region: dict, where: str) -> list:
 def check_slabs(results: list, cell: dict) -> list:
     """Each stated slab hull contains the hull of the boxes inside the slab, and every box lies in a slab."""
     slabs = decode_slabs(cell["slabs"], cell["region"], f"cell {cell['path'] or 'root'}")
+    los, within = [sl[0] for sl in slabs], [[] for _ in slabs]
+    for r in results:                               # a box lies in the slab whose lower edge is the last <= its own
+        k = bisect.bisect_right(los, r[0][0]) - 1
+        if k >= 0 and r[0][1] <= slabs[k][1]:
+            within[k].append(r)
     seen = 0
-    for sl in slabs:
-        inner = [r for r in results if sl[0] <= r[0][0] and r[0][1] <= sl[1]]
+    for sl, inner in zip(slabs, within):
         seen += len(inner)
         if not inner:
             continue
@@ -1377,9 +1709,21 @@ def entry_kind(cell: dict) -> str:
 
 
 def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
-    """One cell of a family: invariants, region, entry (Taylor prefix or tube), slabs and normalised limits
-    (``formulas``: the spec's parameters in the ranged names, if given). Returns its (z0 at T0 as stated, slab
-    hull function)."""
+    """One cell of a family: parameters, invariants, region, entry (Taylor prefix or tube), slabs and normalised
+    limits (``formulas``: the parameters in the ranged names, :func:`family_ties`). Returns its (z0 at T0 as stated,
+    slab rows); a failure names the cell."""
+    try:
+        return _check_cell(F, cell, log, formulas)
+    except CheckFailed as exc:
+        where = f"cell {cell.get('path') or 'root'}"
+        if exc.detail.startswith(where):
+            raise
+        raise CheckFailed(exc.step, f"{where}: {exc.detail}") from None
+
+
+def _check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
+    if formulas is not None:
+        check_cell_parameters(cell, formulas)
     P = check_cell_invariants(F, cell)
     reg = cell["region"]
     if entry_kind(cell) == "tube":
@@ -1399,10 +1743,52 @@ def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tu
     last = {"a": deep[0][0], "b": deep[0][1], "Lt": deep[1], "W": deep[2]}
     check_limits(cell["normalised_limits"], last, Fraction(1))
     log("cell", f"{cell['path'] or 'root'}: {len(results)} boxes, T0 = {cell['T0']} ({how})")
-    return zs, hull
+    return zs, slabs
 
 
-def check_family(cert: dict, F: Formulas, log) -> None:
+def checked_cell(map_spec: dict, bits: int, cell: dict, ties: dict) -> tuple:
+    """One cell's re-check on its own (a Dask task: its inputs and outputs are plain data): (the log lines, z0,
+    the slab rows), or (None, the failed step, why) (the checker's exception class is its module's, which on a
+    worker is not the class of the ``python -m`` run that reads the result)."""
+    ctx.prec = bits
+    lines = []
+    try:
+        zs, slabs = check_cell(Formulas(map_spec), cell, lambda step, detail: lines.append((step, detail)), ties)
+    except CheckFailed as exc:
+        return None, exc.step, exc.detail
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        return None, "format", f"cell {cell.get('path') or 'root'}: the file lacks or misstates an entry " \
+                               f"({type(exc).__name__}: {exc})"
+    return lines, zs, slabs
+
+
+def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) -> dict:
+    """{path: (cell, z0, slab rows)} of every cell, each re-checked (:func:`check_cell`); with ``workers`` > 1 on a
+    dask.distributed LocalCluster of that many single-threaded processes (dask imported here only: the checker
+    needs nothing of the toolkit), the cells in any order, the first failure raised."""
+    cells = cert["cells"]
+    if workers <= 1 or len(cells) < 2:
+        return {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
+    from dask.distributed import Client, LocalCluster, as_completed
+    # run as ``python -m``, this module is __main__, whose functions Dask would ship by value (with a copy of flint's
+    # context, whose precision the task then sets in vain): the workers import it by its name instead
+    task = checked_cell if __name__ != "__main__" else importlib.import_module(__spec__.name).checked_cell
+    out = {}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        futures = {client.submit(task, cert["map"], int(cert["bits"]), c, ties, pure=False): c for c in cells}
+        for fut in as_completed(futures):
+            cell = futures[fut]
+            lines, zs, slabs = fut.result()
+            if lines is None:
+                raise CheckFailed(zs, slabs)
+            for step, detail in lines:
+                log(step, detail)
+            out[cell["path"]] = (cell, zs, slabs)
+    return out
+
+
+def check_family(cert: dict, F: Formulas, log, workers: int = 1) -> None:
     """A family certificate: the cells cover the family, each cell closes, the table holds the cells' limits, and
     each stated member's shells and bounds follow from its cell."""
     spec, cells = cert["spec"], cert["cells"]
@@ -1411,22 +1797,35 @@ def check_family(cert: dict, F: Formulas, log) -> None:
     if gap is not None:
         raise CheckFailed("family-cover", f"no cell covers {gap}")
     log("family-cover", f"{len(cells)} cells cover the family {spec['ranges']}")
+    ties = family_ties(spec)
+    check_ties(ties, spec.get("parameters"), spec["ranges"])
+    log("regime", f"the family's options are in the model's scope; its parameters: {_text(ties)}")
     if any(entry_kind(c) == "tube" for c in cells):
         check_linearity(F)
         log("tube-linearity", "alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact)")
-    by_path = {c["path"]: (c, *check_cell(F, c, log, spec.get("parameters"))) for c in cells}
+    by_path = checked_cells(F, cert, ties, log, workers)
     for q, (lo, hi) in cert["normalised_limits"].items():
         if not all(frac(lo) <= frac(c["normalised_limits"][q][0]) and frac(c["normalised_limits"][q][1]) <= frac(hi)
                    for c in cells):
             raise CheckFailed("limits", f"the family's lim {q}/leading_{q} [{lo}, {hi}] does not hold every cell's")
     log("limits", "the family's table of normalised limits holds every cell's")
     for m in cert.get("members", []):
-        check_member(F, m, *by_path[m["cell"]])
+        if m.get("cell") not in by_path:
+            raise CheckFailed("members", f"member {m.get('values')}: its cell {m.get('cell')!r} is not in the file")
+        cell, z0, slabs = by_path[m["cell"]]
+        check_member(F, m, cell, z0, slab_hull(slabs), ties)
     log("members", f"{len(cert.get('members', []))} members' shells and bounds")
 
 
-def check_member(F: Formulas, m: dict, cell: dict, z0, hull) -> None:
+def check_member(F: Formulas, m: dict, cell: dict, z0, hull, ties: dict) -> None:
+    """A stated member: its parameters are its values' by the model's ties, its values lie in its cell's box, its
+    invariants in the cell's, and its shells and bounds follow from the cell's slab hulls with its own c."""
+    values = {k: frac(v) for k, v in m["values"].items()}
     params = {k: frac(v) for k, v in m["parameters"].items()}
+    if set(values) != set(cell["box"]) or params != tie_values(ties, values):
+        raise CheckFailed("members", f"member {m['values']}: its parameters are not its values' by the family's ties")
+    if not all(frac(lo) <= values[n] <= frac(hi) for n, (lo, hi) in cell["box"].items()):
+        raise CheckFailed("members", f"member {m['values']}: not in its cell's box {cell['box']}")
     alg = RFAlg(sorted(params))
     P = tuple(_rf_value(F("invariants", n, {k: alg.var(k) for k in params}, alg), params) for n in PARAM_NAMES)
     if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(P, cell["invariants"])):
@@ -1442,8 +1841,60 @@ def check_member(F: Formulas, m: dict, cell: dict, z0, hull) -> None:
     check_bounds(m["bounds"], int(cell["T0"]), {}, lambda t: tail(shells, t, F, list(P), pre, prof))
 
 
-def check_file(path: str, log=lambda step, detail: None) -> dict:
-    """Re-check a certificate file; raises CheckFailed naming the first failing step."""
+def check_formulas(cert: dict, log=lambda step, detail: None) -> Formulas:
+    """The file's formulas, once checked: the coordinates are the reduced map, every derivative is one, and the
+    reduced map is the model's (map-identities, model). Sets Arb's precision to the file's."""
+    ctx.prec = int(cert["bits"])
+    F = Formulas(cert["map"])
+    check_map_identities(F)
+    check_derivatives(F)
+    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
+        "rational identities)")
+    check_model(F)
+    log("model", "the reduced map and observables are the gradient step of the model's loss, derived here "
+        "(sigma = identity, per-column loss in (alpha, delta))")
+    return F
+
+
+def check_query_cell(cert: dict, cell: dict, values: dict, log=lambda step, detail: None) -> list:
+    """What a query of a family file (``verify certify --family F --query ...``) re-checks before it answers from
+    ``cell``: the file's formulas (:func:`check_formulas`), the family's ties to the model, the member ``values``
+    (ranged name -> exact value) inside the cell's box with its invariants inside the cell's invariant box, and the
+    cell in full (:func:`check_cell`: its parameters, region, entry, slabs and limits). Returns the log lines; Arb's
+    precision is restored after."""
+    lines, prec = [], ctx.prec
+
+    def keep(step, detail):
+        lines.append((step, detail))
+        log(step, detail)
+    try:
+        F = check_formulas(cert, keep)
+        spec = cert["spec"]
+        ties = family_ties(spec)
+        check_ties(ties, spec.get("parameters"), spec["ranges"])
+        keep("regime", f"the family's options are in the model's scope; its parameters: {_text(ties)}")
+        where = f"cell {cell['path'] or 'root'}"
+        vals = {k: Fraction(v) for k, v in values.items()}
+        if set(vals) != set(cell["box"]) or not all(frac(lo) <= vals[n] <= frac(hi) for n, (lo, hi) in
+                                                   cell["box"].items()):
+            raise CheckFailed("members", f"the member {values} is not in {where}'s box {cell['box']}")
+        params = tie_values(ties, vals)
+        inv = [evaluate(F.trees[("invariants", n)], params, Frac) for n in PARAM_NAMES]
+        if not all(frac(lo) <= p <= frac(hi) for p, (lo, hi) in zip(inv, cell["invariants"])):
+            raise CheckFailed("members", f"the member's invariants {inv} are not in {where}'s {cell['invariants']}")
+        if entry_kind(cell) == "tube":
+            check_linearity(F)
+        check_cell(F, cell, keep, ties)
+        return lines
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"the file lacks or misstates an entry ({type(exc).__name__}: {exc})") from None
+    finally:
+        ctx.prec = prec
+
+
+def check_file(path: str, log=lambda step, detail: None, workers: int = 1) -> dict:
+    """Re-check a certificate file; raises CheckFailed naming the first failing step (a family's cells on
+    ``workers`` Dask processes when > 1)."""
     try:
         with open(path) as fh:
             cert = json.load(fh)
@@ -1454,16 +1905,11 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
     if cert.get("version") != VERSION:
         raise CheckFailed("format", f"{path} is a verify-certificate file of version {cert.get('version')}; this "
                           f"checker reads version {VERSION} (re-save it with verify certify ... --save FILE)")
-    ctx.prec = int(cert["bits"])
-    F = Formulas(cert["map"])
-    check_map_identities(F)
-    check_derivatives(F)
-    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact "
-        "rational identities)")
+    F = check_formulas(cert, log)
     if cert["kind"] == "slow-manifold":
         check_regime(cert, F, log)
     elif cert["kind"] == "family":
-        check_family(cert, F, log)
+        check_family(cert, F, log, workers)
     else:
         raise CheckFailed("format", f"unknown certificate kind {cert['kind']!r}")
     return cert
@@ -1498,9 +1944,17 @@ def check_derivatives(F: Formulas) -> None:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m verify.certify.recheck FILE", file=sys.stderr)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    workers = 1
+    if len(argv) == 3 and argv[1] == "--workers":
+        try:
+            workers = int(argv.pop(2))
+        except ValueError:
+            workers = 0
+        argv.pop(1)
+    if len(argv) != 1 or not 1 <= workers <= 64:
+        print("usage: python -m verify.certify.recheck FILE [--workers N] (N in 1..64: a family's cells on N Dask "
+              "processes)", file=sys.stderr)
         return 2
     lines = []
 
@@ -1508,7 +1962,7 @@ def main(argv=None) -> int:
         lines.append(f"ok  {step}: {detail}")
         print(lines[-1])
     try:
-        cert = check_file(argv[0], log)
+        cert = check_file(argv[0], log, workers)
     except CheckFailed as exc:
         print(f"FAILED {exc.step}: {exc.detail}")
         return 1

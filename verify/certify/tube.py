@@ -15,8 +15,9 @@ agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxe
   invariance  for every box of the slabs [c_k, c_k+1], k < n - 1 (a quadtree of the slab in (cl, theta),
               tr = lower + theta (upper - lower)), and every member: the clock advances by more than 0 and less
               than the next slab, and the image lies between the fences, phi_upper = tr' - upper(cl') <= 0 and
-              phi_lower = tr' - lower(cl') >= 0. phi is enclosed in the mean-value form in (cl, theta): with the
-              per-unit-x increments i_cl, i_tr and an edge of slope b,
+              phi_lower = tr' - lower(cl') >= 0, each by a small margin (FENCE_MARGIN: what passes here must pass
+              the re-checker's own enclosures of the same quantities). phi is enclosed in the mean-value form in
+              (cl, theta): with the per-unit-x increments i_cl, i_tr and an edge of slope b,
                   phi = (theta - theta_edge) W(cl) + x (i_tr - b i_cl),  W = upper - lower,
               so the identity part is exact and interval arithmetic loses only second order in the box; a step
               that may cross into slab k + 1 is also checked against that slab's edge (slope b'):
@@ -198,26 +199,45 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
     return out[0], out[1], X * icl
 
 
-def leaf_failure(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
-    """("", the step's least clock advance) when every member's image of the box lies in the tube (module
-    docstring), else (why, None)."""
-    pL, pU, inc = box_phi(g, sl, box, S, X, KAP, fn, Sm)
+# What the builder accepts, the re-checker (verify.certify.recheck) must accept from the stored numbers alone. Its
+# enclosures of phi and of the clock advance are the same mean-value forms written independently, and differ from
+# these by rounding (Arb's radii carry 30 bits: the ends of a ball as wide as the tube move by ~2^-30 of its width)
+# and by second-order terms of the box (an audit saw 5e-12 on a tube 0.02 wide, at D = 109, where a leaf was
+# accepted here with phi's lower end at 0). So a leaf must clear every test by a margin: FENCE_MARGIN (64 times
+# that rounding) of the tube's width at the slab's first knot for phi, and of the next slab's width for the clock.
+FENCE_MARGIN = Fraction(1, 2**24)
+
+
+def gap_failure(sl: Slab, box: tuple, pL, pU, inc) -> str:
+    """Why the enclosures (phi_lower, phi_upper, x i_cl) of a box of slab ``sl`` do not show that its image lies in
+    the tube with the margin FENCE_MARGIN ("" if they do): the clock advances by more than m_c and less than the
+    next slab's width minus m_c, phi_lower >= m and phi_upper <= -m (against slab k + 1's fences too when the step
+    may cross c_(k+1)), m = FENCE_MARGIN W(c_k), m_c = FENCE_MARGIN (c_(k+2) - c_(k+1))."""
     if not (pL.is_finite() and pU.is_finite() and inc.is_finite()):
-        return "an unbounded enclosure", None
-    if not inc > 0:
-        return f"the clock may not advance (x i_cl = {inc.str(5, radius=False)})", None
-    if not inc < sl.width_next:
-        return f"a step may pass the next slab (x i_cl = {inc.str(5, radius=False)})", None
+        return "an unbounded enclosure"
+    m, m_c = exact(FENCE_MARGIN) * sl.Wk, exact(FENCE_MARGIN) * sl.width_next
+    if not inc > m_c:
+        return f"the clock may not advance (x i_cl = {inc.str(5, radius=False)})"
+    if not inc < sl.width_next - m_c:
+        return f"a step may pass the next slab (x i_cl = {inc.str(5, radius=False)})"
     # a step from cl <= c_hi passes c_{k+1} by at most c_hi + x i_cl - c_{k+1}: there the edge has bent by b' - b
     over = box[1] + inc.upper() - sl.top
     crossing = not over <= 0
     span = arb(0).union(over.upper()) if crossing else None
     for (name, phi, sign), bend in zip((("lower", pL, 1), ("upper", pU, -1)), sl.bends):
         for v in [phi] + ([phi - bend * span] if crossing else []):
-            if not (v >= 0 if sign > 0 else v <= 0):
+            if not (v >= m if sign > 0 else v <= -m):
                 return f"the image may leave the {name} fence (phi in [{float(v.lower()):.3g}, " \
-                       f"{float(v.upper()):.3g}])", None
-    return "", inc.lower()
+                       f"{float(v.upper()):.3g}], margin {float(m.mid()):.3g})"
+    return ""
+
+
+def leaf_failure(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
+    """("", the step's least clock advance) when every member's image of the box lies in the tube with the margin
+    of :func:`gap_failure` (module docstring), else (why, None)."""
+    pL, pU, inc = box_phi(g, sl, box, S, X, KAP, fn, Sm)
+    why = gap_failure(sl, box, pL, pU, inc)
+    return (why, None) if why else ("", inc.lower())
 
 
 def s_pieces(s_range: tuple, n: int) -> list:
@@ -345,5 +365,5 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     return C, Slab.of(g, k).transverse(C, ball(t_lo, t_hi))
 
 
-__all__ = ["CLOCKS", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside",
-           "leaf_failure", "linearity_obligation", "s_pieces", "slab_boxes", "state_of"]
+__all__ = ["CLOCKS", "FENCE_MARGIN", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside",
+           "gap_failure", "leaf_failure", "linearity_obligation", "s_pieces", "slab_boxes", "state_of"]

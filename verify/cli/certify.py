@@ -56,7 +56,8 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
               "family's ranged parameters (D=100,eta=0.1)")
 @click.option("--scheduler", default=None, help="Dask scheduler address for a family's cells (default: a "
               "LocalCluster; also $VERIFY_SCHEDULER)")
-@click.option("--workers", type=int, default=None, help="worker processes of the LocalCluster for a family's cells")
+@click.option("--workers", type=int, default=None, help="worker processes of the LocalCluster for a family's cells (to "
+              "certify them, or with --recheck to re-check them)")
 @click.option("--at", "at", default=None, help="comma-separated steps T at which to print the bounds "
               "(default 1e3,1e6,1e9,1e12; any size: the cost does not grow with T)")
 @click.option("--json", "as_json", is_flag=True, help='print one JSON object: "bounds" and "certificate"')
@@ -81,7 +82,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     if recheck is not None:
-        sys.exit(run_recheck(recheck))
+        sys.exit(run_recheck(recheck, workers))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
     # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
@@ -203,11 +204,17 @@ def family_query(path, query, Ts, as_json) -> None:
     fc = load_family(path)
     values = parse_query(query, fc.spec)
     bounds = fc.bounds(values, Ts, None if as_json else 8)
+    # the bounds come from cells the independent re-checker checked in this call (FamilyCertificate.recheck)
+    checked = {p or "root": [step for step, _ in lines] for p, lines in fc.rechecked.items()}
     if as_json:
         click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
+                               "rechecked": {"checker": "verify.certify.recheck", "cells": checked},
                                "bounds": bounds}, indent=1))
         return
     click.echo("member " + ", ".join(f"{k}={v}" for k, v in values.items()) + f" of the family in {path}:")
+    for cell, steps in checked.items():
+        click.echo(f"  re-checked in this call by the independent checker (verify.certify.recheck): cell {cell} "
+                   f"({', '.join(dict.fromkeys(steps))})")
     print_bounds(bounds)
 
 
@@ -269,13 +276,15 @@ def save_kept(data: dict, path: str) -> None:
                           "the certificate could not be kept anywhere: free some space and run again") from None
 
 
-def run_recheck(path: str) -> int:
-    """Run the independent re-checker on ``path`` in a fresh interpreter; its output is printed, its exit status
-    returned (0 verified, 1 a step failed, 2 bad usage)."""
+def run_recheck(path: str, workers: int | None = None) -> int:
+    """Run the independent re-checker on ``path`` in a fresh interpreter (a family's cells on ``workers`` Dask
+    processes); its output is printed, its exit status returned (0 verified, 1 a step failed, 2 bad usage)."""
     import subprocess
     from ..inputs import check_input
     check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
-    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path], capture_output=True, text=True)
+    extra = ["--workers", str(workers)] if workers else []
+    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, *extra], capture_output=True,
+                          text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:
         click.echo(proc.stderr, err=True, nl=False)

@@ -399,6 +399,10 @@ def target_sentences(bench: dict) -> list[str]:
                 f"not finished within {g(fam['targets']['seconds_max'])} s ({tf.get('cells_done')} cells done"
                 + (f", every length through D = {tf['complete_through_D']} closed" if tf.get("complete_through_D") else "")
                 + ")")
+        rk = tf.get("recheck")
+        if tf.get("completed") and rk:
+            done += (f"; its file re-checked by the independent checker in {g(rk['recheck_seconds'])} s on "
+                     f"{rk['workers']} workers ({'verified' if rk['verified'] else 'NOT verified'})")
         from_file = (f", {g(fam['query_file_seconds'])} s from its file of {g(fam['file_bytes_per_cell'] / 1e3)} kB "
                      "a cell" if "file_bytes_per_cell" in fam else "")
         out.append(f"Family certificate of sts, K = 4, D = 8…512, η ∈ [1/16, 1/8]: {done}; a member query takes "
