@@ -145,8 +145,9 @@ def test_query_in_the_one_regime_format_and_refusals(family_path):
     # the printed table has its column headers (as the one-regime certificate's)
     text = CliRunner().invoke(main, ["certify", "--family", str(family_path), "--query", "D=9,eta=0.063",
                                      "--at", "1e6"]).stdout.splitlines()
-    assert text[1].split() == ["T", "L", "-", "L_opt", "||S", "-", "S*||_F", "||W_X", "-", "V*||_F"], text
-    assert text[2].split()[0] == "1000000" and "member D=9, eta=63/1000" in text[0], text
+    assert "member D=9, eta=63/1000" in text[0] and "re-checked in this call" in text[1], text
+    assert text[2].split() == ["T", "L", "-", "L_opt", "||S", "-", "S*||_F", "||W_X", "-", "V*||_F"], text
+    assert text[3].split()[0] == "1000000", text
 
 
 def _recheck(path):
