@@ -327,8 +327,9 @@ class CliError(click.ClickException):
         self.exit_code = exit_code
 
 
-# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input).
-EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 130
+# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input); 5: a run that did not
+# finish every part (verify all: stderr names them and says how to resume).
+EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 3, 4, 5, 130
 
 
 def handle_errors(f):
