@@ -19,7 +19,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..model import make_setting
 from ..model.data import data_models
 from ..model.setting import DEFAULTS
 from ..model.sigmas import family_syntax
@@ -215,6 +214,7 @@ def command_name() -> str:
 def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
     """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
     is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
+    from ..model import make_setting
     from .sizes import check_build
     args, _ = setting_args(kw)
     check_build(args, yes=yes, quiet=quiet, command=command_name())
