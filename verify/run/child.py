@@ -4,10 +4,11 @@ Dask cannot stop a running task, so :func:`run_task` starts the part as a child 
 (:data:`CHILD_ENTRY` with TASK OUT) in its own process group and watches it: when the CPU time of the
 part's processes passes its CPU guard, or its wall time passes its wall guard (verify.model.profiles), it
 kills the group by its pid: the part is recorded as a timeout, with the guard that tripped, and the worker
-is free for the next task at once. Every record says the CPU seconds the part used. The child also exits when its worker dies (it watches its parent's pid), so a
-lost worker leaves no orphan running, and removes its scratch folder (``verify-part-*``) on the way. An
-interrupted run asks every worker to :func:`stop_children` before the cluster closes. ``task["isolate"] =
-False`` runs the part in the worker process itself (no time limit; the tests use it with in-process workers).
+is free for the next task at once. Every record says the CPU seconds the part used. The child also exits
+when its worker dies (it watches its parent's pid), so a lost worker leaves no orphan running, and removes
+its scratch folder (``verify-part-*``) on the way. An interrupted run asks every worker to
+:func:`stop_children` before the cluster closes. ``task["isolate"] = False`` runs the part in the worker
+process itself (no guard; the tests use it with in-process workers).
 
 The task (what the client sends) and the record (what comes back) are small JSON-ready dicts; the
 client saves the record, atomically.
@@ -95,6 +96,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def waited_children_cpu() -> float:
+    """CPU seconds (user + system) of the child processes of this process that have been waited for."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def tree_cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user + system) used so far by the process ``pid`` and every process below it (None once it
     is gone)."""
@@ -123,7 +131,7 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
     come from, for the record."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), waited_children_cpu()
     remove_stale_scratch()
     tmp = Path(tempfile.mkdtemp(prefix="verify-part-"))
     cpu = 0.0
@@ -152,9 +160,11 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
                         tripped = f"its wall time passed {guard['wall']:.0f} s"
                 if tripped is not None:
                     _kill_group(proc)
-                    return part_record(task, "timeout", time.perf_counter() - t0, worker=worker, cpu_seconds=cpu,
-                                       error=f"stopped (process group {proc.pid}) after {time.perf_counter() - t0:.0f} s "
-                                             f"of wall time and {cpu:.0f} s of CPU time: {tripped} ({guard['why']})")
+                    cpu = max(cpu, waited_children_cpu() - c0)
+                    wall = time.perf_counter() - t0
+                    return part_record(task, "timeout", wall, worker=worker, cpu_seconds=cpu,
+                                       error=f"stopped (process group {proc.pid}) after {wall:.0f} s of wall time "
+                                             f"and {cpu:.0f} s of CPU time: {tripped} ({guard['why']})")
             except BaseException:   # the worker is shutting down: take the child with it
                 _kill_group(proc)
                 raise
@@ -165,12 +175,16 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
         try:
             rec = json.loads(ofile.read_text())
         except (OSError, ValueError):
-            return part_record(task, "failed", time.perf_counter() - t0, worker=worker, cpu_seconds=cpu,
+            return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
+                               cpu_seconds=waited_children_cpu() - c0,
                                error=f"the part's process exited with status {proc.returncode} without a result: "
                                      f"{stderr}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rec["worker"] = worker
+    # the whole part process, its start-up and imports included (a worker runs one part at a time, so the CPU
+    # time of the children it has waited for grew by this part's alone)
+    rec["cpu_seconds"] = round(waited_children_cpu() - c0, 3)
     return rec
 
 
@@ -257,4 +271,5 @@ def main(argv: list[str]) -> None:
     write_json_atomic(argv[1], rec, make_parents=False)
 
 
-__all__ = ["run_task", "run_here", "run_in_child", "tree_cpu_seconds", "cpu_now", "stop_children", "part_record", "json_ready", "STATUS", "RUNNING"]
+__all__ = ["run_task", "run_here", "run_in_child", "tree_cpu_seconds", "waited_children_cpu", "cpu_now", "stop_children",
+           "part_record", "json_ready", "STATUS", "RUNNING"]

@@ -8,9 +8,9 @@ finished "ok" with the same options and the same code version is not run again; 
 makes every part run again. A part that raises, or that its guard stops (:func:`part_guard`: a CPU-time
 limit scaled by the machine's measured slowness, and a wall-time limit well above it; there is no budget for
 all parts together, so a slow or busy machine finishes every part, only later), is recorded with that status
-and its error; it never stops the run, and :func:`unfinished` names it for the command to report. The report folder is then built
-beside OUT and swapped into place (verify.run.atomic), so a report is complete or absent. A lock
-on OUT (verify.run.lock) turns a second concurrent run on the same OUT into a clear error.
+and its error; it never stops the run, and :func:`unfinished` names it for the command to report. The report
+folder is then built beside OUT and swapped into place (verify.run.atomic), so a report is complete or absent.
+A lock on OUT (verify.run.lock) turns a second concurrent run on the same OUT into a clear error.
 
 Nothing computed is lost: a record that cannot be written into OUT (a full disk) is kept in a
 ``verify-unsaved-*`` folder and the run stops with :class:`verify.errors.OutputError` saying where; Ctrl-C
@@ -216,8 +216,8 @@ def run_parts(out, profile: str = "ci", *, fresh: bool = False, scheduler: str |
 
     ``scheduler``/``workers``/``processes``: see verify.run.execute.Executor (``workers`` is capped at what the
     machine holds; ``RunState.notes`` says so). ``isolate``: each part in a child process under its guard
-    (:func:`part_guard`; ``part_timeout`` a wall-time limit instead), else in the worker itself. ``convention``: see the module
-    docstring. Ctrl-C raises :class:`verify.errors.Interrupted` once the run has stopped cleanly.
+    (:func:`part_guard`; ``part_timeout`` a wall-time limit instead), else in the worker itself. ``convention``:
+    see the module docstring. Ctrl-C raises :class:`verify.errors.Interrupted` once the run has stopped cleanly.
     """
     check_profile(profile)
     address = check_cluster(scheduler, workers)
