@@ -75,7 +75,7 @@ def test_a_part_stopped_by_its_guard_names_itself_and_the_printed_command_resume
     for name in not_ok:                                         # each named on stderr with its status
         assert any(line.split()[2:4] == [name, st[name][0]] for line in r.stderr.splitlines()
                    if line.startswith("  not finished:")), r.stderr
-    assert "--timeout 20: the wall-time limit" in r.stderr
+    assert "the part's time limit of 20 s of wall time (--timeout)" in r.stderr
     cmd = _resume_command(r.stderr)
     assert "--fresh" not in cmd and "--timeout" not in cmd      # the user's limit tripped: the profile's guard
     assert cmd[cmd.index("--out") + 1] == str(out)

@@ -173,7 +173,7 @@ def part_guard(profile: str, part_timeout: float | None = None, factor: float | 
     (--timeout) that many seconds of wall time, as the user asked, and no CPU limit."""
     if part_timeout is not None:
         return {"cpu": None, "wall": float(part_timeout), "slowness": None,
-                "why": f"--timeout {part_timeout:g}: the wall-time limit of one part"}
+                "why": f"the part's time limit of {part_timeout:g} s of wall time (--timeout)"}
     f = slowness() if factor is None else factor
     cpu = PROFILES[profile]["part"] * f
     return {"cpu": cpu, "wall": cpu * WALL_PER_CPU, "slowness": round(f, 2),
