@@ -641,3 +641,17 @@ def test_cli_fuzz_db_must_be_a_directory(tmp_path):
     f.write_text("x")
     res = CliRunner().invoke(main, ["fuzz", "--claim", "wp-zero", "--db", str(f)])
     assert res.exit_code == 2 and "invalid --db" in res.output
+
+
+def test_fuzz_progress_counts_every_example_and_every_shrink_step():
+    """The progress callback sees each example Hypothesis hands to the claim (the searched ones, then the shrink
+    steps), so ``verify fuzz`` counts examples, not claims; counted against the search's own tallies."""
+    ticks = []
+    # seed 0 at the ci budget finds the control's counterexample (test_cli_fuzz_json_and_text), so it shrinks
+    res = fuzz("neg-loss-monotone-any-eta", PROFILE_BUDGET["ci"]["examples"], 0, None,
+               progress=lambda judged, shrinking: ticks.append((judged, shrinking)))
+    searched = [j for j, s in ticks if not s]
+    assert searched == list(range(1, len(searched) + 1))                 # one tick per example, in order
+    assert len(searched) == res["generated"] - res["discarded"]["hypothesis_filter"]
+    assert sum(1 for _, s in ticks if s) == res["shrink_calls"]
+    assert res["falsified"] and res["shrink_calls"] > 0 and not ticks[0][1]

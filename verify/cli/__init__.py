@@ -44,7 +44,8 @@ class LazyGroup(OneLineGroup):
              epilog="Invalid input: one line naming the flag, exit status 2. Numerical trouble (a float64 run "
                     "overflowed or became NaN): one line with the step, the quantity and what to try, exit status 3. "
                     "An output that could not be written although its place was checked first (a full disk): one "
-                    "line saying where the computed work was kept, exit status 4. Ctrl-C: the work stops cleanly, "
+                    "line saying where the computed work was kept, exit status 4. A verify all whose parts did not all finish: "
+                    "each named on stderr with why, and the command that resumes it, exit status 5. Ctrl-C: the work stops cleanly, "
                     "one line says what was saved (verify all and verify sweep resume from it), exit status 130.")
 @click.version_option(package_name="verify")
 def main():

@@ -82,7 +82,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     A certificate that does not close exits with status 1 and names the failed obligation.
     """
     if recheck is not None:
-        sys.exit(run_recheck(recheck, workers))
+        sys.exit(run_recheck(recheck, workers, quiet))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
     # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
@@ -94,7 +94,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         from .regime import merge
         merge(kw, regime_file, "refused")
     if any(is_range(kw.get(n)) for n in RANGED):
-        return family_certify(kw, parse_at(at), save, as_json, scheduler, workers)
+        return family_certify(kw, parse_at(at), save, as_json, scheduler, workers, quiet)
     if kw.get("D") is None:
         from ..errors import InvalidParameter
         raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
@@ -152,8 +152,10 @@ def print_bounds(bounds: list[dict]) -> None:
         click.echo(f"  {b['T']:>14d}  " + "  ".join(f"{c:>29s}" for c in cells))
 
 
-def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
-    """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor."""
+def family_certify(kw: dict, Ts, save, as_json, scheduler, workers, quiet: bool = False) -> None:
+    """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor, with the
+    cells certified so far (of those known: a failed cell is bisected into more) on stderr."""
+    from .progress import progress
     from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range
     from ..certify.files import family_file
     from ..certify.obligations import CertificateFailed
@@ -166,7 +168,9 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers) -> None:
     spec = FamilySpec.of({k: v for k, v in opts.items() if k != "D"} | ({"D": opts["D"]} if "D" in opts else {}),
                          ranges)
     try:
-        fc = certify_family(spec, scheduler=scheduler, workers=workers)
+        with progress("verify certify: family cells certified", None, quiet) as bar:
+            fc = certify_family(spec, scheduler=scheduler, workers=workers,
+                                progress=lambda done, pending: bar.update(completed=done, total=done + pending))
     except CertificateFailed as exc:
         click.echo(json.dumps({"status": "failed", "failed_obligation": exc.obligation.as_dict()}, indent=1)
                    if as_json else str(exc), err=not as_json)
@@ -276,15 +280,19 @@ def save_kept(data: dict, path: str) -> None:
                           "the certificate could not be kept anywhere: free some space and run again") from None
 
 
-def run_recheck(path: str, workers: int | None = None) -> int:
+def run_recheck(path: str, workers: int | None = None, quiet: bool = False) -> int:
     """Run the independent re-checker on ``path`` in a fresh interpreter (a family's cells on ``workers`` Dask
-    processes); its output is printed, its exit status returned (0 verified, 1 a step failed, 2 bad usage)."""
+    processes); its output is printed, its exit status returned (0 verified, 1 a step failed, 2 bad usage). The
+    time elapsed is shown on stderr meanwhile (the re-checker, which imports nothing of the toolkit, reports no
+    steps)."""
     import subprocess
     from ..inputs import check_input
+    from .progress import progress
     check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
     extra = ["--workers", str(workers)] if workers else []
-    proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, *extra], capture_output=True,
-                          text=True)
+    with progress(f"verify certify --recheck {path}", None, quiet):
+        proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, *extra], capture_output=True,
+                              text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:
         click.echo(proc.stderr, err=True, nl=False)

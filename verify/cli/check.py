@@ -13,7 +13,7 @@ from importlib import resources
 import click
 from click.core import ParameterSource
 
-from ..engines.arb import MAX_BITS, MIN_BITS
+from ..engines.bits import MAX_BITS, MIN_BITS
 from .options import convention_from_options, convention_options, handle_errors
 from .sizes import check_build
 

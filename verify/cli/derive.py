@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-import sympy as sp
 
 from ..errors import InvalidParameter
 from ..model.sigmas import parse_sigma
@@ -105,6 +104,7 @@ def _render(obj, fmt):
         return {k: _render(v, fmt) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_render(v, fmt) for v in obj]
+    import sympy as sp
     if isinstance(obj, (sp.Basic, sp.MatrixBase)):
         return sp.latex(obj) if fmt == "latex" else sp.sstr(obj)
     return obj

@@ -75,11 +75,16 @@ def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     if database is not None:
         check_writable_dir("--db", database)     # before the search, so that what it finds can be kept
     results = []
-    with progress("verify fuzz", len(ids), quiet) as bar:
-        for c in ids:
-            bar.update(description=f"fuzz: {c}")
-            results.append(fuzz(c, examples, seed, database))
-            bar.advance()
+    with progress("verify fuzz (examples)", len(ids) * examples, quiet) as bar:
+        for i, c in enumerate(ids):
+            bar.update(completed=i * examples, description=f"fuzz: {c}")
+
+            def tick(judged, shrinking, base=i * examples, c=c):
+                # Hypothesis may draw a few more than --examples (discards): the count stops at the claim's share
+                bar.update(completed=base + min(judged, examples),
+                           description=f"fuzz: {c}" + (" (shrinking the counterexample)" if shrinking else ""))
+            results.append(fuzz(c, examples, seed, database, progress=tick))
+            bar.update(completed=(i + 1) * examples)
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=1))
     else:

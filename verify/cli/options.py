@@ -19,7 +19,6 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..model import make_setting
 from ..model.data import data_models
 from ..model.setting import DEFAULTS
 from ..model.sigmas import family_syntax
@@ -215,6 +214,7 @@ def command_name() -> str:
 def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
     """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
     is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
+    from ..model import make_setting
     from .sizes import check_build
     args, _ = setting_args(kw)
     check_build(args, yes=yes, quiet=quiet, command=command_name())
@@ -333,8 +333,9 @@ class CliError(click.ClickException):
         self.exit_code = exit_code
 
 
-# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input).
-EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 130
+# Exit statuses besides 0 and click's own 1 (a failed certificate) and 2 (invalid input); 5: a run that did not
+# finish every part (verify all: stderr names them and says how to resume).
+EXIT_NUMERICAL, EXIT_OUTPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 3, 4, 5, 130
 
 
 def handle_errors(f):

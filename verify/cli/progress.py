@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass, field
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TaskID, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.text import Text
 
 ANNOUNCE_SECONDS = 5          # estimates above this are said on stderr before the work starts
 CONFIRM_SECONDS = 3600        # estimates above this need --yes
@@ -37,14 +38,39 @@ def note(message: str, quiet: bool = False, console: Console | None = None) -> N
         (console or stderr_console()).print(message, highlight=False, markup=False, soft_wrap=True)
 
 
+UNSET = "unset"       # a task whose caller gives no ETA (Bar.set_eta): the ETA follows the count
+
+
+def eta_text(eta_end) -> str:
+    """What an ETA set by :meth:`Bar.set_eta` reads now: 'about 3 min left', or 'time left unknown'."""
+    if eta_end is None:
+        return "time left unknown"
+    return f"about {duration(max(0.0, eta_end - time.monotonic()))} left"
+
+
+class EtaColumn(ProgressColumn):
+    """The rich display's ETA: the caller's estimate where it gives one (Bar.set_eta), else rich's, from the count."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_count = TimeRemainingColumn()
+
+    def render(self, task) -> Text:
+        eta_end = task.fields.get("eta_end", UNSET)
+        if eta_end is UNSET:
+            return Text("ETA ") + self.by_count.render(task)
+        return Text(eta_text(eta_end), style="progress.remaining")
+
+
 @dataclass
 class PlainTask:
-    """One task of a plain display: its description, count, total and start time."""
+    """One task of a plain display: its description, count, total, start time and ETA (UNSET: from the count)."""
 
     description: str
     total: float | None
     completed: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    eta_end: object = UNSET
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
@@ -52,7 +78,9 @@ class PlainTask:
         if self.total:
             text += f"{self.completed:g}/{self.total:g} ({100 * self.completed / self.total:.0f}%), "
         text += f"{duration(elapsed)} elapsed"
-        if self.total and 0 < self.completed < self.total:
+        if self.eta_end is not UNSET:
+            text += f", {eta_text(self.eta_end)}"
+        elif self.total and 0 < self.completed < self.total:
             text += f", about {duration(elapsed * (self.total - self.completed) / self.completed)} left"
         return text
 
@@ -125,6 +153,14 @@ class Bar:
         elif self.plain_task is not None:
             self.update(completed=self.plain_task.completed + n, description=description)
 
+    def set_eta(self, seconds: float | None) -> None:
+        """Replace the count-based ETA by the caller's estimate of the ``seconds`` left (None: unknown, shown so)."""
+        end = None if seconds is None else time.monotonic() + seconds
+        if self.progress is not None:
+            self.progress.update(self.task, eta_end=end)
+        elif self.plain_task is not None:
+            self.plain_task.eta_end = end
+
     def add(self, description: str, total: float | None) -> "Bar":
         """Another task (a new phase) in the same display."""
         if self.progress is not None:
@@ -154,8 +190,7 @@ def progress(description: str, total: float | None, quiet: bool = False, console
         with Plain(con, interval) as plain:
             yield Bar(plain=plain, plain_task=plain.add(description, total))
         return
-    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("ETA"), TimeRemainingColumn())
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), EtaColumn())
     with Progress(*cols, console=con, transient=transient) as p:
         yield Bar(p, p.add_task(description, total=total))
 

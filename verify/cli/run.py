@@ -17,8 +17,7 @@ import math
 
 import click
 
-from ..engines import iterate
-from ..engines.arb import MAX_BITS, MIN_BITS
+from ..engines.bits import MAX_BITS, MIN_BITS
 from ..engines.trajectory import Record
 from ..model import make_setting
 from .options import CliError, handle_errors, regime_option, setting_args, setting_options
@@ -219,6 +218,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     certified digit (``dps`` caps the digits), cross-checked by mpmath up to step ARB_CHECK_STEPS.
     ``bar`` (a verify.cli.progress.Bar) follows the runs.
     """
+    from ..engines import iterate
     from ..engines.trajectory import checkpoint_steps
     engine, why = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)

@@ -42,10 +42,10 @@ from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
 from ..model.validation import check_int
+from .bits import MAX_BITS, MIN_BITS
 from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
 
-MIN_BITS, MAX_BITS = 53, 1 << 16
 MAX_STEPS = 10**9         # longest certified horizon accepted (about 6 hours at 5e4 steps/s)
 JAC_BITS = 64    # working precision of the Jacobian enclosure (see CertifiedState.step)
 # A state this large (|alpha| or |delta|) is far off every convergent trajectory (alpha -> 1, delta ~ log T):

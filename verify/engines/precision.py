@@ -33,12 +33,12 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-import mpmath
-
 from ..errors import InvalidParameter, PrecisionError
+from ..lazy import lazy_module
 from .arith import Arith
 from .trajectory import Trajectory
 
+mpmath = lazy_module("mpmath")           # loaded when a tolerance is first asked for (a --help needs none)
 FLOAT64_DIGITS = 53 * math.log10(2)      # 15.95
 # Digits the reference carries beyond the run's working digits (after its own horizon loss): the
 # reference's error is then 10^-20 of the run's tolerance, negligible in the comparison.

@@ -281,6 +281,7 @@ class Search:
     failure: tuple | None = None
     shrink_calls: int = 0
     slowest: float = 0.0
+    tick: object = None           # progress: called as tick(examples judged, shrinking) after each example
 
     def property_of(self, obj, preds):
         """The property Hypothesis tests: judges a regime, counts it (until the first failure; later calls
@@ -301,6 +302,8 @@ class Search:
                                           | ({"replay_check": j.replay_check} if j.replay_check else {}))
             else:
                 self.shrink_calls += 1
+            if self.tick is not None:
+                self.tick(sum(self.counts.values()), self.failure is not None)
             if j.status in ("fails", "crash"):
                 self.failure = (regime, j)
                 raise (Falsified if j.status == "fails" else Crashed)(j.detail)
@@ -309,10 +312,11 @@ class Search:
         return prop
 
 
-def _searched(obj, strat, preds, examples: int, seed: int, cid: str) -> Search:
+def _searched(obj, strat, preds, examples: int, seed: int, cid: str, tick=None) -> Search:
     """Run the Hypothesis search under ``seed`` (generate, target, shrink; no Hypothesis database: ours is
-    verify.fuzz.store) and return what it saw, with Hypothesis's own rejections counted as a discard reason."""
-    search = Search()
+    verify.fuzz.store) and return what it saw, with Hypothesis's own rejections counted as a discard reason.
+    ``tick(judged, shrinking)`` is called after each example (progress)."""
+    search = Search(tick=tick)
     cfg = settings(max_examples=examples, database=None, deadline=None, derandomize=False, print_blob=False,
                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                    phases=(Phase.generate, Phase.target, Phase.shrink))
@@ -378,10 +382,11 @@ def _search_evidence(search: Search, scope_of, seed: int, rerun: str, new_fail, 
 
 
 def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, database=DEFAULT_DB,
-         strategy=None) -> dict:
+         strategy=None, progress=None) -> dict:
     """Search for a regime that falsifies ``claim`` (an id or a claim object); the result dict (module
     docstring): verdict, evidence, counterexample (with "replayed"), discards by reason, seed, database.
-    ``database=None`` keeps nothing between runs; ``seed=None`` draws a seed and records it."""
+    ``database=None`` keeps nothing between runs; ``seed=None`` draws a seed and records it. ``progress(judged,
+    shrinking)`` is called after each example judged (the count includes discarded ones)."""
     examples = check_int("examples", examples, 1, 100_000)
     seed_drawn = seed is None
     seed = secrets.randbelow(MAX_SEED + 1) if seed is None else check_int("seed", seed, 0, MAX_SEED)
@@ -391,7 +396,8 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
     store = None if database is None else CounterexampleStore(database, cid)
     t0 = time.perf_counter()
     replayed, cleared = _replayed(store, obj, preds)
-    search = _searched(obj, strategy if strategy is not None else strategy_for(obj), preds, examples, seed, cid)
+    search = _searched(obj, strategy if strategy is not None else strategy_for(obj), preds, examples, seed, cid,
+                       progress)
     found = search.failure
     save_error = None
     if found is not None and store is not None:

@@ -1,9 +1,17 @@
-"""The setting: validated, immutable descriptions of one regime (docs/setting.md)."""
-from .laws import LAW_NAMES, Law, parse_law
-from .numbers import exact, frac_str, load_json_exact
-from .presets import PRESETS, preset_supports
-from .setting import Setting, make_setting, validate
-from .sigmas import Sigma, parse_sigma, sigma_families
+"""The setting: validated, immutable descriptions of one regime (docs/setting.md).
 
+Each public name loads its module on first use (verify.lazy), so that a light module of this package (the
+profiles, the option spellings) is imported without the rest.
+"""
+from ..lazy import lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(("LAW_NAMES", "Law", "parse_law"), ".laws"),
+    **dict.fromkeys(("exact", "frac_str", "load_json_exact"), ".numbers"),
+    **dict.fromkeys(("PRESETS", "preset_supports"), ".presets"),
+    **dict.fromkeys(("Setting", "make_setting", "validate"), ".setting"),
+    **dict.fromkeys(("Sigma", "parse_sigma", "sigma_families"), ".sigmas"),
+}
 __all__ = ["Setting", "make_setting", "validate", "Law", "parse_law", "Sigma", "parse_sigma",
            "exact", "frac_str", "load_json_exact", "PRESETS", "preset_supports", "LAW_NAMES", "sigma_families"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

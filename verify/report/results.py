@@ -141,7 +141,7 @@ def part_entry(rec: dict, statements: list[dict], reused: list[str]) -> dict:
     res = rec.get("result") or {}
     dec = decision_of(rec, statements)
     return {"name": rec["part"], "kind": rec["kind"], "status": rec["status"], "seconds": rec.get("seconds") or 0.0,
-            "verdict": dec["verdict"], "scope_label": dec["scope_label"], "reason": dec["reason"],
+            "cpu_seconds": rec.get("cpu_seconds"), "verdict": dec["verdict"], "scope_label": dec["scope_label"], "reason": dec["reason"],
             "statements": [brief(st) for st in statements], "finding": short(finding_of(rec, statements), 400),
             "error": rec.get("error"), "reused": rec["part"] in reused, "anchor": anchor(rec["part"]),
             "evidence": f"parts/{rec['file']}", "replay": res.get("replay") if isinstance(res.get("replay"), str) else None,

@@ -1,12 +1,14 @@
 """Running one part on a worker: in a child process with a time limit (default), or in the worker itself.
 
 Dask cannot stop a running task, so :func:`run_task` starts the part as a child process
-(:data:`CHILD_ENTRY` with TASK OUT) in its own process group, waits at most the part's time limit,
-and on expiry kills the group by its pid: the part is recorded as a timeout and the worker is free for
-the next task at once. The child also exits when its worker dies (it watches its parent's pid), so a
-lost worker leaves no orphan running, and removes its scratch folder (``verify-part-*``) on the way. An
-interrupted run asks every worker to :func:`stop_children` before the cluster closes. ``task["isolate"] =
-False`` runs the part in the worker process itself (no time limit; the tests use it with in-process workers).
+(:data:`CHILD_ENTRY` with TASK OUT) in its own process group and watches it: when the CPU time of the
+part's processes passes its CPU guard, or its wall time passes its wall guard (verify.model.profiles), it
+kills the group by its pid: the part is recorded as a timeout, with the guard that tripped, and the worker
+is free for the next task at once. Every record says the CPU seconds the part used. The child also exits
+when its worker dies (it watches its parent's pid), so a lost worker leaves no orphan running, and removes
+its scratch folder (``verify-part-*``) on the way. An interrupted run asks every worker to
+:func:`stop_children` before the cluster closes. ``task["isolate"] = False`` runs the part in the worker
+process itself (no guard; the tests use it with in-process workers).
 
 The task (what the client sends) and the record (what comes back) are small JSON-ready dicts; the
 client saves the record, atomically.
@@ -43,13 +45,22 @@ def now_utc() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def part_record(task: dict, status: str, seconds: float, result=None, error=None, worker=None) -> dict:
-    """The saved form of one part's outcome (OUT/_work/parts/<part>.json; verify.report reads it)."""
+def part_record(task: dict, status: str, seconds: float, result=None, error=None, worker=None,
+                cpu_seconds: float | None = None) -> dict:
+    """The saved form of one part's outcome (OUT/_work/parts/<part>.json; verify.report reads it): ``seconds``
+    of wall time and ``cpu_seconds`` of CPU time (user + system, the part's child processes included)."""
     if status not in STATUS:
         raise ValueError(f"status must be one of {STATUS}, not {status!r}")
     return {"part": task["name"], "kind": task["kind"], "arg": task["arg"], "options": task["options"],
             "code_version": task["code_version"], "status": status, "seconds": round(seconds, 3),
+            "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 3),
             "finished": now_utc(), "worker": worker, "error": error, "result": result}
+
+
+def cpu_now() -> float:
+    """CPU seconds (user + system) of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def json_ready(obj):
@@ -61,18 +72,19 @@ def json_ready(obj):
 
 def run_here(task: dict, worker: str | None = None) -> dict:
     """Run the part in this process; a part that raises is a "failed" record with its traceback."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_now()
     try:
         if task.get("module"):
             importlib.import_module(task["module"])
         sp = spec(task["kind"])
         result = json_ready(sp.run(task["arg"], task["profile"], task.get("convention")))
-        rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker)
+        rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker,
+                          cpu_seconds=cpu_now() - c0)
         if not sp.applies(task.get("convention")):
             rec["convention_note"] = sp.convention_note()
         return rec
     except Exception as exc:
-        return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
+        return part_record(task, "failed", time.perf_counter() - t0, worker=worker, cpu_seconds=cpu_now() - c0,
                            error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
 
 
@@ -84,14 +96,45 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str = "") -> dict:
-    """Run the part in a child process; kill its process group after ``timeout`` seconds (``why``: which
-    limit that is, for the record)."""
+def waited_children_cpu() -> float:
+    """CPU seconds (user + system) of the child processes of this process that have been waited for."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by the process ``pid`` and every process below it (None once it
+    is gone)."""
+    import psutil
+    try:
+        root = psutil.Process(pid)
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        return None
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + (t.children_user + t.children_system if p is root else 0.0)
+    return total
+
+
+POLL_SECONDS = 0.5     # how often a running part's CPU and wall time are compared with its guards
+
+
+def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
+    """Run the part in a child process; kill its process group when its CPU time passes ``guard["cpu"]``
+    seconds (None: no CPU guard) or its wall time ``guard["wall"]``; ``guard["why"]`` says where the limits
+    come from, for the record."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), waited_children_cpu()
     remove_stale_scratch()
     tmp = Path(tempfile.mkdtemp(prefix="verify-part-"))
+    cpu = 0.0
     try:
         (tmp / "worker.pid").write_text(str(os.getpid()))
         tfile, ofile = tmp / "task.json", tmp / "record.json"
@@ -102,12 +145,26 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
                                     start_new_session=True)
             RUNNING[proc.pid] = str(tmp)
             try:
-                proc.wait(timeout=max(timeout, 0.0))
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                return part_record(task, "timeout", time.perf_counter() - t0, worker=worker,
-                                   error=f"killed (process group {proc.pid}) after {timeout:.0f} s: "
-                                         + (why or f"the part's time limit of {timeout:.0f} s"))
+                tripped = None
+                while tripped is None:
+                    try:
+                        proc.wait(timeout=POLL_SECONDS)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    cpu = tree_cpu_seconds(proc.pid) or cpu
+                    wall = time.perf_counter() - t0
+                    if guard.get("cpu") is not None and cpu > guard["cpu"]:
+                        tripped = f"its CPU time passed {guard['cpu']:.0f} s"
+                    elif wall > guard["wall"]:
+                        tripped = f"its wall time passed {guard['wall']:.0f} s"
+                if tripped is not None:
+                    _kill_group(proc)
+                    cpu = max(cpu, waited_children_cpu() - c0)
+                    wall = time.perf_counter() - t0
+                    return part_record(task, "timeout", wall, worker=worker, cpu_seconds=cpu,
+                                       error=f"stopped (process group {proc.pid}) after {wall:.0f} s of wall time "
+                                             f"and {cpu:.0f} s of CPU time: {tripped} ({guard['why']})")
             except BaseException:   # the worker is shutting down: take the child with it
                 _kill_group(proc)
                 raise
@@ -119,11 +176,15 @@ def run_in_child(task: dict, timeout: float, worker: str | None = None, why: str
             rec = json.loads(ofile.read_text())
         except (OSError, ValueError):
             return part_record(task, "failed", time.perf_counter() - t0, worker=worker,
+                               cpu_seconds=waited_children_cpu() - c0,
                                error=f"the part's process exited with status {proc.returncode} without a result: "
                                      f"{stderr}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rec["worker"] = worker
+    # the whole part process, its start-up and imports included (a worker runs one part at a time, so the CPU
+    # time of the children it has waited for grew by this part's alone)
+    rec["cpu_seconds"] = round(waited_children_cpu() - c0, 3)
     return rec
 
 
@@ -165,15 +226,12 @@ def stop_children() -> int:
 
 
 def run_task(task: dict) -> dict:
-    """The Dask task of one part: check the time budget and the code version, then run it.
+    """The Dask task of one part: check the code version, then run it under its guard.
 
-    ``task``: name, kind, arg, module, profile, options, code_version, timeout (seconds), deadline
-    (epoch seconds: the run's total budget), isolate.
+    ``task``: name, kind, arg, module, profile, options, code_version, guard ({"cpu": seconds or None, "wall":
+    seconds, "why": text}: see :func:`run_in_child`), isolate.
     """
     worker = worker_address()
-    if time.time() >= task["deadline"]:
-        return part_record(task, "skipped", 0.0, worker=worker,
-                           error=f"the profile's time budget ({task['budget']} s) was used up before it started")
     mine = code_version()
     if mine != task["code_version"]:
         return part_record(task, "failed", 0.0, worker=worker,
@@ -181,10 +239,7 @@ def run_task(task: dict) -> dict:
                                  f"({task['code_version']}): install the same verify on every worker")
     if not task.get("isolate", True):
         return run_here(task, worker)
-    left = task["deadline"] - time.time()
-    if left < task["timeout"]:
-        return run_in_child(task, left, worker, f"the profile's time budget of {task['budget']} s ran out")
-    return run_in_child(task, task["timeout"], worker, f"the part's time limit of {task['timeout']:g} s")
+    return run_in_child(task, task["guard"], worker)
 
 
 def _watch_parent(scratch: Path) -> int:
@@ -216,4 +271,5 @@ def main(argv: list[str]) -> None:
     write_json_atomic(argv[1], rec, make_parents=False)
 
 
-__all__ = ["run_task", "run_here", "run_in_child", "stop_children", "part_record", "json_ready", "STATUS", "RUNNING"]
+__all__ = ["run_task", "run_here", "run_in_child", "tree_cpu_seconds", "waited_children_cpu", "cpu_now", "stop_children",
+           "part_record", "json_ready", "STATUS", "RUNNING"]

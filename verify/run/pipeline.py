@@ -5,10 +5,12 @@ module only plans and executes. Each finished part is saved by the client, atomi
 OUT/_work/parts/<part>.json, together with the options it ran with and the code version (a hash of
 the sources, :mod:`verify.run.version`). An interrupted or repeated run resumes: a part whose record
 finished "ok" with the same options and the same code version is not run again; editing a source file
-makes every part run again. A part that raises, times out, or is cut by the profile's time budget is
-recorded with that status and its error; it never stops the run. The report folder is then built
-beside OUT and swapped into place (verify.run.atomic), so a report is complete or absent. A lock
-on OUT (verify.run.lock) turns a second concurrent run on the same OUT into a clear error.
+makes every part run again. A part that raises, or that its guard stops (:func:`part_guard`: a CPU-time
+limit scaled by the machine's measured slowness, and a wall-time limit well above it; there is no budget for
+all parts together, so a slow or busy machine finishes every part, only later), is recorded with that status
+and its error; it never stops the run, and :func:`unfinished` names it for the command to report. The report
+folder is then built beside OUT and swapped into place (verify.run.atomic), so a report is complete or absent.
+A lock on OUT (verify.run.lock) turns a second concurrent run on the same OUT into a clear error.
 
 Nothing computed is lost: a record that cannot be written into OUT (a full disk) is kept in a
 ``verify-unsaved-*`` folder and the run stops with :class:`verify.errors.OutputError` saying where; Ctrl-C
@@ -28,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Interrupted, InvalidParameter, OutputError, suggest
-from ..model.profiles import PROFILES, check_profile
+from ..model.profiles import PROFILES, WALL_PER_CPU, check_profile
 from .atomic import WORK, json_bytes, keep_elsewhere, recover_folder, write_json_atomic
 from .child import part_record, run_task, stop_children
 from .execute import RETRIES, Executor, check_cluster, local_workers
 from .lock import folder_lock
 from .parts import REGISTRY, discover
+from .speed import slowness
 from .version import code_version
 
 DEFAULT_OUT = "reports/latest"     # gitignored; the committed example lives in reports/example
@@ -121,6 +124,7 @@ class RunState:
     executor: dict = field(default_factory=dict)    # what ran the parts (verify.run.execute.Executor.describe)
     code_version: str = ""
     notes: list = field(default_factory=list)       # what the user should know (e.g. --workers capped)
+    guard: dict = field(default_factory=dict)       # the parts' guard of this run (part_guard)
 
 
 def save_record(path: Path, rec: dict, saved: int) -> None:
@@ -162,15 +166,28 @@ def prune_saved(pdir: Path, keep: set, only, version: str) -> None:
             f.unlink()
 
 
+def part_guard(profile: str, part_timeout: float | None = None, factor: float | None = None) -> dict:
+    """The guard of every part of a run: ``{"cpu": seconds or None, "wall": seconds, "why": text, "slowness":
+    factor}``. By default the profile's CPU-time limit times this machine's slowness (verify.run.speed, measured
+    unless ``factor`` is given), and WALL_PER_CPU times that as the wall-time limit; with ``part_timeout``
+    (--timeout) that many seconds of wall time, as the user asked, and no CPU limit."""
+    if part_timeout is not None:
+        return {"cpu": None, "wall": float(part_timeout), "slowness": None,
+                "why": f"the part's time limit of {part_timeout:g} s of wall time (--timeout)"}
+    f = slowness() if factor is None else factor
+    cpu = PROFILES[profile]["part"] * f
+    return {"cpu": cpu, "wall": cpu * WALL_PER_CPU, "slowness": round(f, 2),
+            "why": f"the {profile} profile's guard against a hang: {PROFILES[profile]['part']} CPU seconds x "
+                   f"{f:.2f} (this machine's measured slowness), {WALL_PER_CPU}x that of wall time"}
+
+
 def execute(todo: list, pdir: Path, profile: str, state: RunState, *, scheduler, workers, processes: bool,
             isolate: bool, part_timeout, convention, progress) -> None:
     """Run the parts of ``todo`` on the executor, saving each record as it arrives (:func:`save_record`)."""
-    lim = PROFILES[profile]
-    timeout = float(part_timeout if part_timeout is not None else lim["part"])
-    deadline = time.time() + lim["total"]
+    state.guard = guard = part_guard(profile, part_timeout)
     tasks = {p.name: {"name": p.name, "kind": p.kind, "arg": p.arg, "module": REGISTRY[p.kind].module,
                       "profile": profile, "options": opts, "code_version": state.code_version,
-                      "timeout": timeout, "deadline": deadline, "budget": lim["total"], "isolate": isolate}
+                      "guard": guard, "isolate": isolate}
                       | ({"convention": dict(convention)} if convention else {})
              for p, opts in todo}
     files = {p.name: p.filename for p, _ in todo}
@@ -198,9 +215,9 @@ def run_parts(out, profile: str = "ci", *, fresh: bool = False, scheduler: str |
     called as each finishes (status "reused" for a saved one).
 
     ``scheduler``/``workers``/``processes``: see verify.run.execute.Executor (``workers`` is capped at what the
-    machine holds; ``RunState.notes`` says so). ``isolate``: each part in a child process with a time limit
-    (``part_timeout``, default the profile's), else in the worker itself. ``convention``: see the module
-    docstring. Ctrl-C raises :class:`verify.errors.Interrupted` once the run has stopped cleanly.
+    machine holds; ``RunState.notes`` says so). ``isolate``: each part in a child process under its guard
+    (:func:`part_guard`; ``part_timeout`` a wall-time limit instead), else in the worker itself. ``convention``:
+    see the module docstring. Ctrl-C raises :class:`verify.errors.Interrupted` once the run has stopped cleanly.
     """
     check_profile(profile)
     address = check_cluster(scheduler, workers)
@@ -228,11 +245,23 @@ def run_parts(out, profile: str = "ci", *, fresh: bool = False, scheduler: str |
     return state
 
 
+def unfinished(records: list) -> list[tuple[str, str, str]]:
+    """(part, status, why) of every record that did not finish "ok", in the records' order: what a run must
+    report as not done, and what running it again recomputes."""
+    out = []
+    for r in records:
+        if r.get("status") != "ok":
+            why = (r.get("error") or "").strip().splitlines()
+            out.append((r["part"], r.get("status") or "unknown", why[0] if why else ""))
+    return out
+
+
 def verify_all(out=DEFAULT_OUT, profile: str = "ci", *, progress=None, on_report=None, **kw) -> dict:
     """Lock OUT, run the parts into OUT/_work/parts, then write the report folder OUT atomically.
 
     Keyword arguments go to :func:`run_parts`; ``on_report(state)`` is called before the report is
-    written. Returns the results dict (also OUT/results.json)."""
+    written. Returns the results dict (also OUT/results.json), with ``"unfinished"`` (:func:`unfinished`) and
+    ``"guard"`` (:func:`part_guard`, empty when every part was reused) added."""
     from ..report import write_report
     check_profile(profile)
     t0 = time.perf_counter()
@@ -248,8 +277,9 @@ def verify_all(out=DEFAULT_OUT, profile: str = "ci", *, progress=None, on_report
             raise OutputError(out, exc.strerror or str(exc), f"the {len(state.done)} parts are saved in "
                               f"{parts_dir(out)}: `verify report --from {out} --out ELSEWHERE` writes the report "
                               "elsewhere, or free some space and run the same command again") from None
-    return res
+    return res | {"unfinished": unfinished(state.done), "guard": state.guard}
 
 
 __all__ = ["Part", "plan", "part_options", "parts_dir", "load_saved", "RunState", "run_parts", "verify_all",
+           "part_guard", "unfinished",
            "DEFAULT_OUT"]

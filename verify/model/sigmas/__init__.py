@@ -18,10 +18,17 @@ import re
 
 from ...errors import InvalidParameter
 from ..flags import DEFAULTS
-from .base import Kernel, Sigma, X, vectorised
+from .base import Kernel, Sigma, vectorised, x_symbol
 
 FAMILIES: dict[str, type[Sigma]] = {}
 _FAMILY_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+def __getattr__(name: str):
+    """``X``, the argument of sigma in every SymPy form (verify.model.sigmas.base.x_symbol), made on first use."""
+    if name == "X":
+        return x_symbol()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(cls: type[Sigma]) -> type[Sigma]:

@@ -13,12 +13,22 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-import sympy as sp
-
 from ...errors import InvalidParameter
-from ..symbols import A, B, C, mu_u, mu_z
+from ...lazy import lazy_module
 
-X = sp.Symbol("x", real=True)          # the argument of sigma in every SymPy form
+sp = lazy_module("sympy")      # loaded when a SymPy form is first asked for (a --help needs none)
+
+
+def x_symbol():
+    """The argument of sigma in every SymPy form (also ``X``: SymPy symbols of one name and assumptions are one)."""
+    return sp.Symbol("x", real=True)
+
+
+def __getattr__(name: str):
+    """``X`` (:func:`x_symbol`), made on first use so that importing this module does not load SymPy."""
+    if name == "X":
+        return x_symbol()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -144,22 +154,26 @@ def _at_zero(sigma: Sigma) -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def _is_identity(sigma: Sigma) -> bool:
+    X = x_symbol()
     return sp.simplify(sigma.expr(X) - X) == 0
 
 
 @lru_cache(maxsize=None)
 def _is_linear(sigma: Sigma) -> bool:
+    X = x_symbol()
     e = sp.expand(sigma.expr(X))
     return e.is_polynomial(X) and sp.degree(e, X) == 1 and e.subs(X, 0) == 0
 
 
 @lru_cache(maxsize=None)
 def _numpy_of(sigma: Sigma):
+    X = x_symbol()
     return sp.lambdify(X, sigma.expr(X), modules=[dict(sigma.numpy_functions), "numpy"])
 
 
 @lru_cache(maxsize=None)
 def _radial_slope(sigma: Sigma) -> sp.Expr:
+    from ..symbols import A, B, C, mu_u, mu_z
     al = sp.Symbol("alpha", positive=True)
     a_, b_, c_ = sp.symbols("a_ b_ c_", positive=True)
     e = sigma.kernel.ell.subs({A: al**2 * a_, C: al * c_, B: b_, mu_u: 0, mu_z: 0}, simultaneous=True)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import math
 
-import sympy as sp
-
-from ..symbols import A, B, C
 from . import register
+from ...lazy import lazy_module
 from .base import Kernel, Sigma, vectorised
+
+sp = lazy_module("sympy")      # loaded when a SymPy form is first asked for (a --help needs none)
 
 
 @register
@@ -22,6 +22,7 @@ class Erf(Sigma):
         return sp.erf(x)
 
     def gaussian_kernel(self) -> Kernel:
+        from ..symbols import A, B, C
         euu = 2 / sp.pi * sp.asin(2 * A / (1 + 2 * A))
         ezz = 2 / sp.pi * sp.asin(2 * B / (1 + 2 * B))
         euz = 2 / sp.pi * sp.asin(2 * C / sp.sqrt((1 + 2 * A) * (1 + 2 * B)))

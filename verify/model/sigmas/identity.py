@@ -1,11 +1,11 @@
 """sigma(x) = x: the linear model; its kernel uses the first two moments only, so it holds for any entry law."""
 from __future__ import annotations
 
-import sympy as sp
-
-from ..symbols import A, B, C, mu_u, mu_z
 from . import register
+from ...lazy import lazy_module
 from .base import Kernel, Sigma
+
+sp = lazy_module("sympy")      # loaded when a SymPy form is first asked for (a --help needs none)
 
 
 @register
@@ -21,5 +21,6 @@ class Identity(Sigma):
         return x
 
     def gaussian_kernel(self) -> Kernel:
+        from ..symbols import A, B, C, mu_u, mu_z
         ell = A - 2 * C + B + (mu_u - mu_z) ** 2
         return Kernel(self, ell, sp.diff(ell, mu_u).subs({mu_u: 0, mu_z: 0}), "exact derivative", A + mu_u**2)
