@@ -52,6 +52,24 @@ def saved(cell, tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def time_check(saved) -> dict:
+    """The arguments of the re-checker's tube-time step, caught during one whole re-check of the saved file in this
+    process (which passes): the least advances over the slabs are verified once and shared by the tampered T0 and
+    z(T0) cases, which change nothing those advances depend on."""
+    seen = {}
+    real = rc.check_time
+
+    def spy(F, cell, graphs, least, P, Q_max, u_most):
+        seen.update(F=F, graphs=graphs, least=least, P=P, Q_max=Q_max, u_most=u_most)
+        return real(F, cell, graphs, least, P, Q_max, u_most)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rc, "check_time", spy)
+        code, out = rechecked(saved)
+    assert code == 0 and "certificate verified" in out and set(seen) == {"F", "graphs", "least", "P", "Q_max", "u_most"}, out
+    return seen
+
+
 def rechecked(path) -> tuple[int, str]:
     """(exit code, output) of the re-checker's main in this process (Arb's precision restored after)."""
     out, prec = io.StringIO(), ctx.prec
@@ -136,17 +154,30 @@ def _no_ties(c, d):
 
 @pytest.mark.parametrize("change, step", [
     (_upper_down, "tube-invariance"), (_leaf_dropped, "tube-invariance"), (_start_off, "tube-start"),
-    (_last_slab_wide, "tube-handover"), (lambda c, d: c.update(T0=c["T0"] - 1), "tube-time"),
-    (_z_hi_down, "tube-time"), (_z_lo_up, "tube-time"), (_kappa_lo_up, "tube-kappa"),
+    (_last_slab_wide, "tube-handover"), (_kappa_lo_up, "tube-kappa"),
     (_kappa_hi_down, "tube-kappa"), (_no_ties, "tube-kappa"),
     (lambda c, d: c["entry"].update(kind="spline"), "format"),
     (lambda c, d: d["spec"]["parameters"].update(eta_KQ="2*eta"), "parameters"),
-], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "no-ties", "kind",
-        "tie-outside-box"])
+], ids=["fence", "leaf", "start", "last-slab", "kappa-lo", "kappa-hi", "no-ties", "kind", "tie-outside-box"])
 def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, step):
     code, out = rechecked(tampered(saved, tmp_path, change))
     assert code == 1 and f"FAILED {step}:" in out, out
     assert "cell root" in out, out
+
+
+@pytest.mark.parametrize("change", [lambda c, d: c.update(T0=c["T0"] - 1), _z_hi_down, _z_lo_up],
+                         ids=["T0", "z-hi", "z-lo"])
+def test_a_tightened_time_or_z_is_rejected_by_the_time_step(saved, time_check, tmp_path, change):
+    """The tube-time step on the tampered cell, with the least advances the whole re-check verified (time_check)."""
+    cell = json.loads(tampered(saved, tmp_path, change).read_text())["cells"][0]
+    prec = ctx.prec
+    try:
+        with pytest.raises(rc.CheckFailed) as e:
+            rc.check_time(time_check["F"], cell, time_check["graphs"], time_check["least"], time_check["P"],
+                          time_check["Q_max"], time_check["u_most"])
+    finally:
+        ctx.prec = prec
+    assert e.value.step == "tube-time" and "cell root" in str(e.value), str(e.value)
 
 
 def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(saved):
