@@ -343,6 +343,7 @@ def _real_subset() -> list[str]:
     return only
 
 
+@pytest.mark.slow
 def test_real_pipeline_subset_through_the_cli(tmp_path):
     out = tmp_path / "rep"
     only = _real_subset()
@@ -388,6 +389,7 @@ def _stop_group(proc):
         proc.wait()
 
 
+@pytest.mark.slow
 def test_killed_process_resumes(tmp_path):
     """Kill a real `verify all` (our own process group) while a part runs, one part being saved; rerun completes
     it. The part process that was running (its own session: the kill does not reach it) sees its worker gone,
@@ -612,6 +614,7 @@ def _our_processes(marker: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
     """SIGINT to the whole process group of a real `verify all` (what Ctrl-C at a terminal sends) while a part runs,
     another being saved: one line on stderr and no traceback, exit status 130, no part process left running, no

@@ -94,6 +94,7 @@ def _numbers_equal(a, b) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 def test_sweep_through_the_scheduler_rows_once_on_its_workers_equal_to_local(cluster, tmp_path):
     out = tmp_path / "sw"
     args = ["sweep", "--scheduler", cluster["address"], "--grid", "D=8,16", "--grid", "K=2,4", "--steps", "4000",
@@ -115,6 +116,7 @@ def test_sweep_through_the_scheduler_rows_once_on_its_workers_equal_to_local(clu
     assert (out / "sweep.parquet").is_file() and (out / "figures" / "exponents-vs-D.png").is_file()
 
 
+@pytest.mark.slow
 def test_lost_worker_sweep_completes_with_every_row_once(cluster, tmp_path):
     """Kill one worker (its process) while it computes a row: its task is run again elsewhere. The rows of D in
     HOLD_D hold (tests/gate.py) until the kill; being the cheapest they run last (longest first), so each worker

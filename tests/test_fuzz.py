@@ -464,6 +464,7 @@ def test_default_database_is_not_tracked(monkeypatch):
         assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", str(probe)]).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_unseeded_fuzz_leaves_a_fresh_checkout_clean(tmp_path):
     # a copy of the tracked files of this tree, committed: then `verify fuzz` (unseeded, default database)

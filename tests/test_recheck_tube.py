@@ -89,6 +89,7 @@ def tampered(saved: Path, tmp_path: Path, change) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_tube_cell_rechecks_in_a_fresh_interpreter(saved, cell):
     r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", str(saved)], capture_output=True, text=True,
                        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
@@ -152,6 +153,7 @@ def _no_ties(c, d):
     del d["spec"]["parameters"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, step", [
     (_upper_down, "tube-invariance"), (_leaf_dropped, "tube-invariance"), (_start_off, "tube-start"),
     (_last_slab_wide, "tube-handover"), (_kappa_lo_up, "tube-kappa"),
@@ -165,6 +167,7 @@ def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, s
     assert "cell root" in out, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [lambda c, d: c.update(T0=c["T0"] - 1), _z_hi_down, _z_lo_up],
                          ids=["T0", "z-hi", "z-lo"])
 def test_a_tightened_time_or_z_is_rejected_by_the_time_step(saved, time_check, tmp_path, change):
@@ -180,6 +183,7 @@ def test_a_tightened_time_or_z_is_rejected_by_the_time_step(saved, time_check, t
     assert e.value.step == "tube-time" and "cell root" in str(e.value), str(e.value)
 
 
+@pytest.mark.slow
 def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(saved):
     """y/x = eta_KQ lambda^2 beta^2 ||V*||^2/(K eta_V N) = 1/4 at K = 4 with one eta (by hand); on the parameter box,
     which lets eta_V and eta_KQ range apart over [1/16, 1/8], y/x spans [1/8, 1/2]."""
@@ -193,6 +197,7 @@ def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(sa
             assert e.value.step == "tube-kappa"
 
 
+@pytest.mark.slow
 def test_linearity_holds_for_the_map_and_fails_for_a_quadratic_step(saved):
     rc.check_linearity(rc.Formulas(json.loads(saved.read_text())["map"]))
     for a_inc, d_inc in (("x*alpha + x^2*E", "y*E"), ("x*alpha", "y*E + x*y")):
@@ -216,6 +221,7 @@ def _point_gap(F, g, k, cl, theta, s, x, kap):
     return tr1 - fence(g.lower), tr1 - fence(g.upper)
 
 
+@pytest.mark.slow
 def test_the_gap_enclosure_holds_single_members_over_a_range_of_s(saved):
     """fence_gaps over boxes of both graphs, with s over [s(66), s(62)] (the mean-value form in s about its
     centre), contains the gaps of members at the boxes' corners and centres and at the range's ends; and with one s

@@ -269,6 +269,7 @@ def test_rate_constants_and_their_figure_against_each_axis(tmp_path):
     assert (tmp_path / "sw" / "figures" / "constants-vs-D.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
     """SIGINT to the process group of a real `verify sweep` while a row runs, one row being saved: one line, no
     traceback, exit status 130, no table; the same sweep planned again reuses the saved row and computes only the
