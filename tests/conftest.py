@@ -56,3 +56,16 @@ def ci_claims():
     takes minutes; the tests that change a claim's evidence run it again themselves)."""
     from lemmas import CLAIMS
     return {cid: c.run("ci") for cid, c in CLAIMS.items()}
+
+
+@pytest.fixture(scope="session")
+def tube_cell():
+    """One family cell entered through the tube alone (sts K = 4, ||V*|| = 1, D = 64, every eta in [1/16, 1/8]),
+    built once by the toolkit and shared by tests/test_tube.py and tests/test_recheck_tube.py (none changes it)."""
+    from fractions import Fraction
+    from verify.certify.family import CELL_KNOBS, Cell, FamilySpec, certify_cell
+    spec = FamilySpec.of({"preset": "sts", "K": 4, "vstar_norm": "1"},
+                         {"D": (64, 64), "eta": (Fraction(1, 16), Fraction(1, 8))})
+    out = certify_cell(spec, Cell(spec.ranges), CELL_KNOBS | {"entry": "tube"})
+    assert out["status"] == "certified" and out["entry"]["kind"] == "tube", out.get("failed_obligation")
+    return out

@@ -22,7 +22,7 @@ import pytest
 from flint import ctx
 
 from verify.certify import recheck as rc
-from verify.certify.family import CELL_KNOBS, Cell, FamilyCertificate, FamilySpec, certify_cell
+from verify.certify.family import CELL_KNOBS, FamilyCertificate, FamilySpec
 from verify.certify.files import family_file, save
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +34,10 @@ TIES = {"D": "D", "K": "4", "N": "1", "v": "1", "c_L": "1", "eta_V": "eta", "eta
 
 
 @pytest.fixture(scope="module")
-def cell() -> dict:
-    spec = FamilySpec.of(OPTIONS, RANGES)
-    out = certify_cell(spec, Cell(spec.ranges), CELL_KNOBS | {"entry": "tube"})
-    assert out["status"] == "certified" and out["entry"]["kind"] == "tube", out.get("failed_obligation")
-    return out
+def cell(tube_cell) -> dict:
+    """The cell of OPTIONS and RANGES (conftest.py builds it once for this module and tests/test_tube.py)."""
+    assert tube_cell["box"] == {k: [str(v) for v in r] for k, r in RANGES.items()}, tube_cell["box"]
+    return tube_cell
 
 
 @pytest.fixture(scope="module")
