@@ -115,6 +115,7 @@ def run(out, **kw):
     return pipeline.verify_all(out, "ci", processes=False, isolate=False, workers=kw.pop("workers", 2), **kw)
 
 
+@pytest.mark.slow
 def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     out = tmp_path / "rep"
@@ -188,6 +189,7 @@ def test_broken_lister_and_broken_module_are_recorded_failures(tmp_path, monkeyp
     assert not [c for c in fk.calls if c.startswith("claim")]
 
 
+@pytest.mark.slow
 def test_interrupted_run_leaves_no_half_written_report_and_resumes(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     out = tmp_path / "rep"
