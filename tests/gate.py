@@ -1,7 +1,8 @@
 """A part and a sweep measurement that block until the test releases them (tests/waiting.py says how a test
 uses them): the part named in $VERIFY_GATE_HOLD_PART, when its module is loaded (the runner imports the
-plug-ins after a part's module, in the part's own process), and the measurement "gate". Imported only by the runs a test starts with ``VERIFY_PLUGINS=gate``, never by the test process,
-so the registries of the tests' own process stay those of the sources.
+plug-ins after a part's module, in the part's own process), and the measurement "gate". Imported only by the
+runs a test starts with ``VERIFY_PLUGINS=gate``, never by the test process, so the registries of the tests' own
+process stay those of the sources.
 """
 from __future__ import annotations
 
