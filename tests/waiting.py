@@ -1,5 +1,5 @@
 """Waiting on events instead of sleeping: the bounded poll every test uses, and the environment of a run that
-imports tests/gate.py (parts and a sweep measurement that block until the test releases them).
+imports tests/gate.py (a part and a sweep measurement that block until the test releases them).
 
 A test that must interrupt or kill a run *while something runs* puts ``tests/`` on PYTHONPATH and sets
 ``VERIFY_PLUGINS=gate`` (verify.run.parts: the runner and the sweep import the module in every process) and
