@@ -324,6 +324,7 @@ def test_a_read_only_output_place_is_refused_before_the_work(tmp_path):
 
 # ----- the work is kept when writing fails anyway ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_counterexample_that_cannot_be_saved_is_printed_and_said_in_one_line(tmp_path, monkeypatch):
     """The database accepted the check before the search but refuses the write (a full disk): the
     counterexample is still printed with its replay command, and the last line says it was not saved."""
@@ -381,6 +382,7 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "building the regime" in res.output and "--yes" in res.output, res.output
 
 
+@pytest.mark.slow
 def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch):
     from verify.cli import progress
     monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)
