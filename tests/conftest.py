@@ -1,9 +1,16 @@
-"""Test configuration: Hypothesis profiles live here and only here.
+"""Test configuration: Hypothesis profiles live here and only here, and the session's on-disk cache.
 
 ``ci`` (selected when CI=true or with HYPOTHESIS_PROFILE=ci) is derandomised with a fixed budget,
 so a run is reproducible; ``dev`` explores more, randomly.
+
+The on-disk cache (verify.cache: cached derivations, the fuzz database) is a temporary folder made for the
+session and removed after it, named by $VERIFY_CACHE_DIR, which every process the tests start inherits (and
+pytest-xdist's workers share): a local run computes what CI computes, never reusing a derivation cached by
+an earlier run, while the tests of one session still share what they derive.
 """
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -13,6 +20,22 @@ settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None
 settings.register_profile("dev", max_examples=60, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+_CACHE_OWNER = "_VERIFY_TEST_CACHE_OWNER"   # the pid of the process that made the session's cache folder
+
+
+def pytest_configure(config):
+    """A fresh cache folder for the session (module docstring); xdist's workers inherit the controller's."""
+    if os.environ.get(_CACHE_OWNER) and os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    os.environ["VERIFY_CACHE_DIR"] = tempfile.mkdtemp(prefix="verify-test-cache-")
+    os.environ[_CACHE_OWNER] = str(os.getpid())
+
+
+def pytest_unconfigure(config):
+    if os.environ.get(_CACHE_OWNER) == str(os.getpid()):
+        shutil.rmtree(os.environ.pop("VERIFY_CACHE_DIR"), ignore_errors=True)
+        os.environ.pop(_CACHE_OWNER)
 
 
 def holds_values(obj, path="$"):
@@ -73,3 +96,16 @@ def regime_certificate(tmp_path_factory):
     r = CliRunner().invoke(main, ["certify", *REGIME, "--at", "0,17,40,1e6,1e12", "--save", str(path)])
     assert r.exit_code == 0, r.output
     return path
+
+
+@pytest.fixture(scope="session")
+def tube_cell():
+    """One family cell entered through the tube alone (sts K = 4, ||V*|| = 1, D = 64, every eta in [1/16, 1/8]),
+    built once by the toolkit and shared by tests/test_tube.py and tests/test_recheck_tube.py (none changes it)."""
+    from fractions import Fraction
+    from verify.certify.family import CELL_KNOBS, Cell, FamilySpec, certify_cell
+    spec = FamilySpec.of({"preset": "sts", "K": 4, "vstar_norm": "1"},
+                         {"D": (64, 64), "eta": (Fraction(1, 16), Fraction(1, 8))})
+    out = certify_cell(spec, Cell(spec.ranges), CELL_KNOBS | {"entry": "tube"})
+    assert out["status"] == "certified" and out["entry"]["kind"] == "tube", out.get("failed_obligation")
+    return out

@@ -2,8 +2,9 @@
 failing part does not stop the run, one run per output folder, outputs in gitignored places.
 
 Most tests register fast fake parts (verify.run.parts registry) and run them on an in-process Dask cluster
-(worker threads, parts run in the worker); two run the real pipeline on a small subset of parts on a
-LocalCluster of worker processes, each part in a child process, one of them killed midway.
+(worker threads, parts run in the worker); one runs the real pipeline on a small subset of parts, and two run
+it with a part held by tests/gate.py until released (so a kill or Ctrl-C lands while it runs) on a
+LocalCluster of worker processes, each part in a child process.
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,7 @@ from verify.report import validate
 from verify.run.atomic import WORK
 
 from test_report import check_html, question_rows
+from waiting import gate_env, release, started, wait_for
 
 ROOT = Path(pipeline.__file__).resolve().parents[2]
 
@@ -114,6 +115,7 @@ def run(out, **kw):
     return pipeline.verify_all(out, "ci", processes=False, isolate=False, workers=kw.pop("workers", 2), **kw)
 
 
+@pytest.mark.slow
 def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     out = tmp_path / "rep"
@@ -187,6 +189,7 @@ def test_broken_lister_and_broken_module_are_recorded_failures(tmp_path, monkeyp
     assert not [c for c in fk.calls if c.startswith("claim")]
 
 
+@pytest.mark.slow
 def test_interrupted_run_leaves_no_half_written_report_and_resumes(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     out = tmp_path / "rep"
@@ -342,6 +345,7 @@ def _real_subset() -> list[str]:
     return only
 
 
+@pytest.mark.slow
 def test_real_pipeline_subset_through_the_cli(tmp_path):
     out = tmp_path / "rep"
     only = _real_subset()
@@ -369,36 +373,50 @@ def test_real_pipeline_subset_through_the_cli(tmp_path):
     assert again["questions"] == res["questions"] and again["parts"] == [p | {"reused": False} for p in res["parts"]]
 
 
-def test_killed_process_resumes(tmp_path):
-    """Kill a real `verify all` (our own process group) once a part is saved; rerun completes it. The part process
-    that was running (its own session: the kill does not reach it) finishes, sees its worker gone and removes its
-    verify-part-* folder."""
-    out, tmp = tmp_path / "rep", tmp_path / "tmp"
+def _gated_run(tmp_path, quiet=True):
+    """(command, environment, out, scratch folder, gate folder) of a real `verify all` of the parts convergence
+    and attention on one worker: convergence runs and is saved first (parts run in their order), then attention
+    holds (tests/gate.py) until the test releases it."""
+    out, tmp, gate = tmp_path / "rep", tmp_path / "tmp", tmp_path / "gate"
     tmp.mkdir()
-    cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out), "--quiet",
-           "--workers", "1", "--only", "attention", "--only", "convergence"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
+    gate.mkdir()
+    cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out),
+           "--workers", "1", "--only", "convergence", "--only", "attention"] + (["--quiet"] if quiet else [])
+    return cmd, gate_env(gate, dict(os.environ, TMPDIR=str(tmp)), hold_part="attention"), out, tmp, gate
+
+
+def _stop_group(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.mark.slow
+def test_killed_process_resumes(tmp_path):
+    """Kill a real `verify all` (our own process group) while a part runs, one part being saved; rerun completes
+    it. The part process that was running (its own session: the kill does not reach it) sees its worker gone,
+    stops and removes its verify-part-* folder."""
+    cmd, env, out, tmp, gate = _gated_run(tmp_path)
+    pdir = out / WORK / "parts"
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    pdir = out / WORK / "parts"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list(pdir.glob("*.json")):
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        wait_for(lambda: started(gate, "attention") and (pdir / "convergence.json").exists(),
+                 "convergence saved and attention running", proc=proc)
+    finally:
+        _stop_group(proc)                                     # SIGKILL to the whole group, while attention runs
     assert not (out / "index.html").exists() and not (out / "results.json").exists()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _our_processes(str(tmp)):
-        time.sleep(0.2)
-    assert not _our_processes(str(tmp))                       # the part process did not outlive its part
+    wait_for(lambda: not _our_processes(str(tmp)), "the part process gone after its worker")
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
-    assert saved and saved < {"attention", "convergence"}      # one part finished before the kill
+    assert saved == {"convergence"}                            # the held part was running, never saved
+    release(gate)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     # a folder the killed worker had no time to remove is removed by the next part run (its worker is gone)
     assert not list(tmp.glob("verify-part-*"))
     res = json.loads((out / "results.json").read_text())
-    assert {p["name"] for p in res["parts"] if p["reused"]} == saved
+    assert {p["name"] for p in res["parts"] if p["reused"]} == {"convergence"}
+    assert {p["name"]: p["status"] for p in res["parts"]} == {"convergence": "ok", "attention": "ok"}
     assert (out / "index.html").is_file()
 
 
@@ -598,25 +616,22 @@ def _our_processes(marker: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
-    """SIGINT to the whole process group of a real `verify all` (what Ctrl-C at a terminal sends) once one part
-    is saved: one line on stderr and no traceback, exit status 130, no part process left running, no
+    """SIGINT to the whole process group of a real `verify all` (what Ctrl-C at a terminal sends) while a part runs,
+    another being saved: one line on stderr and no traceback, exit status 130, no part process left running, no
     verify-part-* folder left, and the same command then reuses the saved part."""
-    out, tmp = tmp_path / "rep", tmp_path / "tmp"
-    tmp.mkdir()
-    cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out),
-           "--workers", "1", "--only", "attention", "--only", "convergence"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
+    cmd, env, out, tmp, gate = _gated_run(tmp_path, quiet=False)
+    pdir = out / WORK / "parts"
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    pdir = out / WORK / "parts"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and not list(pdir.glob("*.json")):
-        time.sleep(0.05)
-    assert list(pdir.glob("*.json")), "no part finished in time"
-    time.sleep(0.5)                                           # the next part is running in its child process
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    try:
+        wait_for(lambda: started(gate, "attention") and (pdir / "convergence.json").exists(),
+                 "convergence saved and attention running", proc=proc)
+        os.killpg(proc.pid, signal.SIGINT)                    # attention is running in its child process
+        _, err = proc.communicate(timeout=120)
+    finally:
+        _stop_group(proc)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Exception ignored" not in err, err
     last = err.strip().splitlines()[-1]
@@ -624,7 +639,9 @@ def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
     assert not list(tmp.glob("verify-part-*")) and not _our_processes(str(tmp))
     assert not (out / "index.html").exists()
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
-    r = CliRunner().invoke(main, ["all", "--out", str(out), "--quiet", "--only", "attention", "--only", "convergence"])
-    assert r.exit_code == 0, r.output
+    assert saved == {"convergence"}
+    release(gate)
+    r = subprocess.run(cmd + ["--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
     res = json.loads((out / "results.json").read_text())
     assert {p["name"] for p in res["parts"] if p["reused"]} == saved

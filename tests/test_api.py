@@ -189,6 +189,7 @@ def test_certify_bounds_contain_the_iteration():
         assert lo <= Fraction(str(getattr(rec, q))) <= hi or abs(float(getattr(rec, q))) < 1e-30, (q, b[q])
 
 
+@pytest.mark.slow
 def test_sweep_rows_agree_with_the_engine(tmp_path):
     """One row per regime, its final L - L_opt equal to the reduced mpmath iteration's (independent engine)."""
     res = verify.sweep({"D": [8, 16], "K": [2]}, steps=400, out=tmp_path / "sw", measures=["trajectory"],

@@ -72,6 +72,7 @@ def family(small_family):
     return small_family                # tests/conftest.py: made once per session
 
 
+@pytest.mark.slow
 def test_cells_cover_the_family_and_split_where_they_must(family):
     """The box is cut into ranges of lengths spanning at most D_SPAN of their least D: at D = 8, 9 a range holds
     one length (8/40 < 1); each cell holds the whole eta range and closes: one cell per D."""
@@ -87,6 +88,7 @@ def members(draw):
     return {"D": D, "eta": eta}
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(members())
@@ -107,6 +109,7 @@ def test_members_bounds_contain_a_60_digit_iteration(family, values):
             assert Fraction(b[q][0]) - tol <= v <= Fraction(b[q][1]) + tol, (values, rec.step, q, b[q], float(v))
 
 
+@pytest.mark.slow
 def test_uniform_limits_and_late_relative_width(family):
     """lim q/leading_q is within 1e-12 of 1 for every member (the derived leading terms are the limits, uniformly),
     and a member's band at T = 1e12 is narrow."""
@@ -121,6 +124,7 @@ def family_path(small_family_path):
     return small_family_path
 
 
+@pytest.mark.slow
 def test_query_in_the_one_regime_format_and_refusals(family_path):
     ok = CliRunner().invoke(main, ["certify", "--family", str(family_path), "--query", "D=9,eta=0.063",
                                    "--at", "1e6,1e12", "--json"])
@@ -180,6 +184,7 @@ def _tamper_runs(region: dict, scale, extra: int) -> None:
     region["C_runs"] = [[str(Fraction(c) * scale), n + extra], *rest]
 
 
+@pytest.mark.slow
 def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_path):
     ok = _recheck(family_path)
     assert ok.returncode == 0, ok.stdout
@@ -242,6 +247,7 @@ def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():
     assert lo <= Fraction(5, 9) <= hi and hi - lo < Fraction(1, 10**6)
 
 
+@pytest.mark.slow
 def test_a_query_from_the_file_contains_the_certificate_and_a_60_digit_iteration(family, family_path):
     """The member D = 9, eta = 0.063 answered from the saved (compact) file: its bounds contain (here equal) the
     in-memory certificate's, and contain the 60-digit mpmath iteration of its reduced recursion at T0 + 500."""
@@ -257,6 +263,7 @@ def test_a_query_from_the_file_contains_the_certificate_and_a_60_digit_iteration
         assert flo - abs(v) / 10**45 <= v <= fhi + abs(v) / 10**45, (q, float(v), from_file[q])
 
 
+@pytest.mark.slow
 def test_the_stored_hulls_are_doubles_on_the_initial_grids_u_edges(family_path):
     """Every stored hull is a pair of finite doubles lo <= hi; and the decoded rows are those doubles exactly,
     on the u-edges of the region's initial grid (verify.certify.region.initial_boxes)."""
@@ -309,6 +316,7 @@ def test_C_runs_expand_back_with_the_checkers_code(pairs):
         expand_runs([[runs[0][0], 0]])
 
 
+@pytest.mark.slow
 def test_a_version_1_or_garbled_family_file_is_refused_naming_it(family_path, tmp_path):
     """A version-1 file (slabs as decimal rows) and a file whose slabs are garbled are refused with one line
     naming --family, the file and what is wrong; nothing is answered."""

@@ -22,6 +22,7 @@ def all_json():
     return json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_check_json_validates_and_every_verdict_is_derived(all_json):
     jsonschema.validate(all_json, load_schema())
     from lemmas import CLAIMS as REGISTRY
@@ -39,6 +40,7 @@ def test_check_json_validates_and_every_verdict_is_derived(all_json):
                                                                               if not (v is None or isinstance(v, bool))]
 
 
+@pytest.mark.slow
 def test_scopes_read_differently(all_json):
     """"proved for all dimensions" and "checked at dimensions {...}" never look alike."""
     labels = {st["id"]: st["scope_label"] for r in all_json for st in r["statements"]}
@@ -48,6 +50,7 @@ def test_scopes_read_differently(all_json):
         assert ("all dimensions" in lab) or ("checked at dimensions" in lab), sid
 
 
+@pytest.mark.slow
 def test_schema_rejects_a_bad_verdict_and_a_string_holds(all_json):
     claim, st = all_json[0], all_json[0]["statements"][0]
 

@@ -30,6 +30,7 @@ def _first_overshoot(eta: Fraction, steps: int) -> int:
     return next(r.step for r in tr.records if max(float(a) for a in r.alpha) > 1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_a_convention_round_trip_through_verify_all_and_compare(tmp_path):
     """The mean loss divides the loss scale c_L by M N: in the control's cnn regime (D = 8, K = 2, so N = 4, and
     M = 2) every GD update is 1/8 of the summed loss's, so its first overshoot of alpha is the summed-loss run's

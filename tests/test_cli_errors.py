@@ -327,6 +327,7 @@ def test_a_read_only_output_place_is_refused_before_the_work(tmp_path):
 
 # ----- the work is kept when writing fails anyway ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_counterexample_that_cannot_be_saved_is_printed_and_said_in_one_line(tmp_path, monkeypatch):
     """The database accepted the check before the search but refuses the write (a full disk): the
     counterexample is still printed with its replay command, and the last line says it was not saved."""
@@ -351,17 +352,30 @@ BIG = ["--D", "8", "--K", "2", "--preset", "sts", "--M", "4096", "--d", "4096"]
 
 
 def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
-    """M d = 17 million exact entries: the estimate comes from a 64 x 64 build within seconds (a build at
-    that size takes half an hour), and above the confirmation time the command stops without --yes."""
-    import time
+    """M d = 17 million exact entries: the estimate comes from a 64 x 64 build (a build at that size takes half an
+    hour; the V*s built are recorded, none larger), and above the confirmation time the command stops without
+    --yes."""
+    import itertools
+    import types
     from verify.cli import progress, sizes
-    t0 = time.perf_counter()
+    from verify.model import setting
+    built, real_vstar = [], setting._vstar
+
+    def spy(vstar, vstar_norm, M, d, seed):
+        built.append(M * d)
+        return real_vstar(vstar, vstar_norm, M, d, seed)
+    monkeypatch.setattr(setting, "_vstar", spy)
     res = CliRunner().invoke(main, ["run", *BIG, "--steps", "10", "--estimate-only"])
     assert res.exit_code == 0 and "to build the regime" in res.output and "16,777,216" in res.output, res.output
-    assert time.perf_counter() - t0 < 60
-    # the estimate scales the calibration by the entries: 4096^2 / 64^2 = 4096 times one 64 x 64 build
+    assert built and max(built) <= 64 * 64                   # only the calibration was built
+    # the estimate scales the calibration by the entries: 4096^2 / 64^2 = 4096 times one 64 x 64 build (a clock
+    # that moves one second between its two readings)
+    clock = itertools.count()
+    monkeypatch.setattr(sizes, "time", types.SimpleNamespace(perf_counter=lambda: float(next(clock))))
+    assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 4096, "d": 4096}) == 4096.0
     monkeypatch.setattr(sizes, "LARGE_ENTRIES", 0)
-    assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 64, "d": 64}) < 60
+    assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 64, "d": 64}) == 1.0
+    assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 128, "d": 32}) == 2.0   # 64 x 32 built, twice as many asked
     monkeypatch.setattr(progress, "CONFIRM_SECONDS", 1e-3)
     res = CliRunner().invoke(main, ["run", *BIG, "--steps", "10"])
     assert res.exit_code == 2 and res.output.count("\n") == 1 and "--yes" in res.output, res.output
@@ -371,6 +385,7 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "building the regime" in res.output and "--yes" in res.output, res.output
 
 
+@pytest.mark.slow
 def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch):
     from verify.cli import progress
     monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)

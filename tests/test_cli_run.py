@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from verify.cli import main
+from waiting import wait_for
 
 ARGS = ["run", "--D", "13", "--K", "3", "--N", "5", "--M", "2", "--d", "4", "--eta", "0.07", "--steps", "200",
         "--engine", "reduced", "--dps", "50", "--json"]
@@ -243,8 +244,7 @@ def test_progress_follows_the_run_and_its_cross_check():
     with progress("verify check", 10, console=Console(file=plain), interval=0.05) as bar:   # not a terminal
         assert bar.progress is None and bar.shown
         bar.advance(4, description="verify check: lemma-C.2")
-        import time
-        time.sleep(0.3)
+        wait_for(lambda: "4/10" in plain.getvalue(), "a plain progress line after the advance")
     lines = plain.getvalue().splitlines()
     assert lines and "verify check: lemma-C.2: 4/10 (40%)" in lines[-1] and "elapsed" in lines[-1]
     assert "left" in lines[-1]                                       # an estimate of the time left

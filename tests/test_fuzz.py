@@ -453,14 +453,18 @@ def test_invalid_arguments():
 
 
 # ----- the database lives outside git ------------------------------------------------------------
-def test_default_database_is_not_tracked():
-    assert DEFAULT_DB == ROOT / ".cache" / "verify" / "fuzz-db"
+def test_default_database_is_not_tracked(monkeypatch):
+    from verify.cache import ENV_CACHE_DIR, cache_dir
+    assert DEFAULT_DB == cache_dir("fuzz-db")                  # the session's cache folder (tests/conftest.py)
+    monkeypatch.delenv(ENV_CACHE_DIR)
+    assert cache_dir("fuzz-db") == ROOT / ".cache" / "verify" / "fuzz-db"     # outside the tests
     assert not (ROOT / "fuzz-db").exists() or not any((ROOT / "fuzz-db").iterdir())
     if shutil.which("git") and (ROOT / ".git").exists():
-        probe = DEFAULT_DB / "claim" / "x.json"
+        probe = cache_dir("fuzz-db") / "claim" / "x.json"
         assert subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", str(probe)]).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_unseeded_fuzz_leaves_a_fresh_checkout_clean(tmp_path):
     # a copy of the tracked files of this tree, committed: then `verify fuzz` (unseeded, default database)
@@ -474,6 +478,7 @@ def test_unseeded_fuzz_leaves_a_fresh_checkout_clean(tmp_path):
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
         subprocess.run(git + cmd, check=True)
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop("VERIFY_CACHE_DIR")                                 # the default database of that checkout
     res = subprocess.run([sys.executable, "-c", "from verify.cli import main; main()", "fuzz", "--claim",
                           "neg-loss-monotone-any-eta", "--examples", "200"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)

@@ -109,6 +109,7 @@ def test_regime_outcome_holds_has_one_type():
 
 
 # ----- every verdict follows from the records, by the one rule ----------------------------------------
+@pytest.mark.slow
 def test_every_statement_verdict_is_the_rule_applied_to_its_records(results):
     for cid, r in results.items():
         d = r.as_dict()
@@ -125,6 +126,7 @@ def test_every_statement_verdict_is_the_rule_applied_to_its_records(results):
                     assert e["threshold"]["why"], (st["id"], e["route"])   # every numeric decision says why
 
 
+@pytest.mark.slow
 def test_proved_only_when_the_proofs_cover_the_statement(results):
     """A statement reads "proved" exactly when its exact records cover its scope; otherwise its label says
     where it was checked ("checked at dimensions {...}")."""
@@ -139,6 +141,7 @@ def test_proved_only_when_the_proofs_cover_the_statement(results):
                 assert not covered(proofs, scope)
 
 
+@pytest.mark.slow
 def test_expected_verdicts_for_independent_reasons(results):
     from verify.derive.reduction import prove_identity_general, prove_reduction_symbolic
     gen = prove_reduction_symbolic()
@@ -164,6 +167,7 @@ def test_expected_verdicts_for_independent_reasons(results):
     assert results["theorem-3.2-ood"].verdict == "certified"
 
 
+@pytest.mark.slow
 def test_negative_controls_are_refuted_with_replays_that_replay(results):
     for cid in ("neg-alpha-le-1", "neg-loss-monotone-any-eta", "neg-rate-exponential"):
         assert all(st.role == "control" for st in REGISTRY[cid].statements)
@@ -225,6 +229,7 @@ def statement(results, sid: str) -> dict:
 LEMMA_PARTS = ["lemma-C.2-small-step", "lemma-C.2-large-step", "lemma-C.2-other-sigma"]
 
 
+@pytest.mark.slow
 def test_lemma_c2_is_judged_part_by_part(results):
     """Each range of the step-size hypothesis has its own verdict: the small-step range is proved in every
     dimension (its scope names the assumptions the proof used), the large-step range, where the induction does not
@@ -264,6 +269,7 @@ def test_the_two_step_ranges_split_the_stability_range_exactly():
             assert not (small.holds(s) and large.holds(s)) and (small.holds(s) or large.holds(s)) == stable.holds(s)
 
 
+@pytest.mark.slow
 def test_theorem_3_1_is_judged_part_by_part(results):
     """The upper bound, the lower bound (D-uniform, as stated), its T-rate and the sufficient time each have a
     verdict; a lower bound whose constant is hidden is not refuted by finitely many sizes, and what the
@@ -280,6 +286,7 @@ def test_theorem_3_1_is_judged_part_by_part(results):
     assert "at most" in lower["why"] and lower["corrected"] and "(D - K)" in lower["corrected"]
 
 
+@pytest.mark.slow
 def test_theorem_3_1_d_dependence_from_the_leading_terms(results):
     """The lower bound's D-dependence rests on the derivation: from the hand-derived leading term of the loss,
     K N (D - K) / (4 D eta T), the D-exponent as D -> oo is 0 at fixed N and 1 with N = D/K; the claim
@@ -311,6 +318,7 @@ def test_theorem_3_1_d_dependence_from_the_leading_terms(results):
                                                                   abs=0.02)
 
 
+@pytest.mark.slow
 def test_theorem_3_1_family_records(results):
     """The ci family (sts, K = 4, D = 8..9, eta in [1/16, 51/800], ||V*|| = 1) adds, against hand values: bounds for
     every member to the upper and lower-T parts; to the lower part a context bound on any D-uniform c_lo at D = 9,
@@ -337,6 +345,7 @@ def test_theorem_3_1_family_records(results):
     assert results["theorem-3.1"].numbers["family"]["family"] == fam
 
 
+@pytest.mark.slow
 def test_tstar_is_a_sufficient_time_and_the_onset_linear(results):
     """Hand value: the slow-manifold law gives T* ~ K D / (2 eta ||V*||^2), exponent 1 in D at fixed K: the
     sufficient time O(D^2) holds (supported), and the linear growth is the toolkit's sharper finding."""
@@ -437,6 +446,7 @@ def test_nan_never_holds(cid, monkeypatch):
 
 
 # ----- numbers behind the verdicts ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_lemma_c2_alpha1_closed_form(results):
     """alpha(1) = eta c_L v <S(0), S*> = eta N / D for the first (identity, cnn D=8 K=2) regime,
     against the full-matrix engine's first step."""
@@ -495,6 +505,7 @@ def test_loss_monotone_regime_checks():
     assert neg.holds is False
 
 
+@pytest.mark.slow
 def test_ood_formula_and_monte_carlo(results, monkeypatch):
     from lemmas import theorem_3_2_ood as ood
     assert ood.prove_formula()[0]
@@ -519,6 +530,7 @@ def test_ood_formula_and_monte_carlo(results, monkeypatch):
     assert abs(vals.mean() - exact) < 5 * vals.std() / math.sqrt(len(vals))
 
 
+@pytest.mark.slow
 def test_theorem_3_2_is_judged_as_quantified(results):
     """For every epsilon there is a T: the certified constants bound L_ood by C_ood/(eta T) for T >= T0. Recomputed
     here by hand from c_hi, and checked against the full-matrix engine (no symmetry assumed) at T0 and 3 T0, where
@@ -546,6 +558,7 @@ def test_theorem_3_2_is_judged_as_quantified(results):
     assert st["why"] and any(e["kind"] == "monte-carlo" and e["holds"] for e in st["evidence"])
 
 
+@pytest.mark.slow
 def test_the_vstar_question_is_answered_beside_theorem_3_2(results):
     """Reviewer question 5, a finding beside the claim: eta T L_ood does not grow with ||V*||. Hand value behind it:
     ||S - S*||^2 ~ N (D - K)/(2 eta T ||V*||^2) (the leading term), so ||V*||^2 ||S - S*||^2 eta T -> N (D - K)/2."""
@@ -599,6 +612,7 @@ def test_regime_check_reports_hypotheses():
     assert REGISTRY["wp-zero"].regime_check(regime("cnn", 6, 2, M=1, d=2), 10).data["in_hypotheses"] is True
 
 
+@pytest.mark.slow
 def test_outside_records_never_decide(results):
     """Regimes outside a claim's hypotheses are reported with what they found (role "outside")."""
     c2 = results["lemma-C.2"]
@@ -620,6 +634,7 @@ def _ball_records(st: dict) -> list:
     return [e for e in st["evidence"] if e["kind"] == "arb" and e["route"].startswith("certified full-matrix engine")]
 
 
+@pytest.mark.slow
 def test_lemma_c2_full_matrix_balls_bound_the_offspan_residual(results):
     """In every fixed regime the certified full-matrix engine (no reduction assumed) decides alpha_i(t) > 0 and
     |off-span| <= 1e-60 over t <= 60; independently, its alpha balls contain the reduced recursion at 80 digits and its
@@ -642,6 +657,7 @@ def test_lemma_c2_full_matrix_balls_bound_the_offspan_residual(results):
                 assert all(x.contains(0) and x.upper() <= mpmath.mpf(10) ** -60 for x in rec.offspan)
 
 
+@pytest.mark.slow
 def test_lemma_c2_sinusoidal_counterexample_is_certified_outside(results):
     """The sinusoidal-P regime below 2K/(c_L v N): a ball of alpha(3) entirely below 0, recorded outside the large-step
     part's hypotheses (P^T P = lambda I), so it never decides; the 60-digit mpmath iteration gives alpha(3) < 0 too."""
@@ -655,6 +671,7 @@ def test_lemma_c2_sinusoidal_counterexample_is_certified_outside(results):
     assert float(iterate(s, 3, "full", "mpmath", dps=60, checkpoints=[3]).final.alpha[0]) < -0.5
 
 
+@pytest.mark.slow
 def test_two_level_attention_full_balls_are_certified_and_lose_it_outside(results):
     """The finding beside two-level-attention is certified over t <= 40 in every regime; the 60-digit direct
     iteration in the ReLU (W_P frozen) regime has its on-support entries equal to 50 digits. Fed a sinusoidal P (outside

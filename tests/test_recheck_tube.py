@@ -23,7 +23,7 @@ import pytest
 from flint import ctx
 
 from verify.certify import recheck as rc
-from verify.certify.family import CELL_KNOBS, Cell, FamilyCertificate, FamilySpec, certify_cell
+from verify.certify.family import CELL_KNOBS, FamilyCertificate, FamilySpec
 from verify.certify.files import family_file, save
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +35,10 @@ TIES = {"D": "D", "K": "4", "N": "1", "v": "1", "c_L": "1", "eta_V": "eta", "eta
 
 
 @pytest.fixture(scope="module")
-def cell() -> dict:
-    spec = FamilySpec.of(OPTIONS, RANGES)
-    out = certify_cell(spec, Cell(spec.ranges), CELL_KNOBS | {"entry": "tube"})
-    assert out["status"] == "certified" and out["entry"]["kind"] == "tube", out.get("failed_obligation")
-    return out
+def cell(tube_cell) -> dict:
+    """The cell of OPTIONS and RANGES (conftest.py builds it once for this module and tests/test_tube.py)."""
+    assert tube_cell["box"] == {k: [str(v) for v in r] for k, r in RANGES.items()}, tube_cell["box"]
+    return tube_cell
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +50,24 @@ def saved(cell, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("tube") / "family.json"
     save(data, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def time_check(saved) -> dict:
+    """The arguments of the re-checker's tube-time step, caught during one whole re-check of the saved file in this
+    process (which passes): the least advances over the slabs are verified once and shared by the tampered T0 and
+    z(T0) cases, which change nothing those advances depend on."""
+    seen = {}
+    real = rc.check_time
+
+    def spy(F, cell, graphs, least, P, Q_max, u_most):
+        seen.update(F=F, graphs=graphs, least=least, P=P, Q_max=Q_max, u_most=u_most)
+        return real(F, cell, graphs, least, P, Q_max, u_most)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rc, "check_time", spy)
+        code, out = rechecked(saved)
+    assert code == 0 and "certificate verified" in out and set(seen) == {"F", "graphs", "least", "P", "Q_max", "u_most"}, out
+    return seen
 
 
 def rechecked(path) -> tuple[int, str]:
@@ -72,6 +89,7 @@ def tampered(saved: Path, tmp_path: Path, change) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_tube_cell_rechecks_in_a_fresh_interpreter(saved, cell):
     r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", str(saved)], capture_output=True, text=True,
                        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
@@ -131,15 +149,14 @@ def _kappa_hi_down(c, d):
     c["entry"]["kappa"][1] = _frac(Fraction(1, 4) - Fraction(1, 2**60))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, step", [
     (_upper_down, "tube-invariance"), (_leaf_dropped, "tube-invariance"), (_start_off, "tube-start"),
-    (_last_slab_wide, "tube-handover"), (lambda c, d: c.update(T0=c["T0"] - 1), "tube-time"),
-    (_z_hi_down, "tube-time"), (_z_lo_up, "tube-time"), (_kappa_lo_up, "tube-kappa"),
+    (_last_slab_wide, "tube-handover"), (_kappa_lo_up, "tube-kappa"),
     (_kappa_hi_down, "tube-kappa"),
     (lambda c, d: c["entry"].update(kind="spline"), "format"),
     (lambda c, d: d["spec"]["parameters"].update(eta_KQ="2*eta"), "parameters"),
-], ids=["fence", "leaf", "start", "last-slab", "T0", "z-hi", "z-lo", "kappa-lo", "kappa-hi", "kind",
-        "tie-outside-box"])
+], ids=["fence", "leaf", "start", "last-slab", "kappa-lo", "kappa-hi", "kind", "tie-outside-box"])
 def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, step):
     code, out = rechecked(tampered(saved, tmp_path, change))
     assert code == 1 and f"FAILED {step}:" in out, out
@@ -147,6 +164,23 @@ def test_a_tightened_tube_is_rejected_naming_the_step(saved, tmp_path, change, s
     assert ("the spec's eta_KQ" in out) if step == "parameters" else ("cell root" in out), out
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("change", [lambda c, d: c.update(T0=c["T0"] - 1), _z_hi_down, _z_lo_up],
+                         ids=["T0", "z-hi", "z-lo"])
+def test_a_tightened_time_or_z_is_rejected_by_the_time_step(saved, time_check, tmp_path, change):
+    """The tube-time step on the tampered cell, with the least advances the whole re-check verified (time_check)."""
+    cell = json.loads(tampered(saved, tmp_path, change).read_text())["cells"][0]
+    prec = ctx.prec
+    try:
+        with pytest.raises(rc.CheckFailed) as e:
+            rc.check_time(time_check["F"], cell, time_check["graphs"], time_check["least"], time_check["P"],
+                          time_check["Q_max"], time_check["u_most"])
+    finally:
+        ctx.prec = prec
+    assert e.value.step == "tube-time" and "cell root" in str(e.value), str(e.value)
+
+
+@pytest.mark.slow
 def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(saved):
     """y/x = eta_KQ lambda^2 beta^2 ||V*||^2/(K eta_V N) = 1/4 at K = 4 with one eta (by hand); on the parameter box,
     which lets eta_V and eta_KQ range apart over [1/16, 1/8], y/x spans [1/8, 1/2]."""
@@ -163,6 +197,7 @@ def test_kappa_is_one_quarter_for_every_member_and_wider_on_the_parameter_box(sa
             assert e.value.step == "tube-kappa"
 
 
+@pytest.mark.slow
 def test_linearity_holds_for_the_map_and_fails_for_a_quadratic_step(saved):
     rc.check_linearity(rc.Formulas(json.loads(saved.read_text())["map"]))
     for a_inc, d_inc in (("x*alpha + x^2*E", "y*E"), ("x*alpha", "y*E + x*y")):
@@ -186,6 +221,7 @@ def _point_gap(F, g, k, cl, theta, s, x, kap):
     return tr1 - fence(g.lower), tr1 - fence(g.upper)
 
 
+@pytest.mark.slow
 def test_the_gap_enclosure_holds_single_members_over_a_range_of_s(saved):
     """fence_gaps over boxes of both graphs, with s over [s(66), s(62)] (the mean-value form in s about its
     centre), contains the gaps of members at the boxes' corners and centres and at the range's ends; and with one s

@@ -53,6 +53,7 @@ def proved(ci_claims):
     return out
 
 
+@pytest.mark.slow
 def test_every_proved_scope_names_assumptions_that_a_violation_leaves_out(ci_claims):
     items = proved(ci_claims)
     ids = {label for label, _, _ in items}

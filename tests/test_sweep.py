@@ -269,34 +269,40 @@ def test_rate_constants_and_their_figure_against_each_axis(tmp_path):
     assert (tmp_path / "sw" / "figures" / "constants-vs-D.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
-    """SIGINT to the process group of a real `verify sweep` once one row is saved: one line, no traceback, exit
-    status 130, no table; the same sweep planned again reuses every saved row (and computes only the rest)."""
+    """SIGINT to the process group of a real `verify sweep` while a row runs, one row being saved: one line, no
+    traceback, exit status 130, no table; the same sweep planned again reuses the saved row and computes only the
+    other. On one worker the rows run longest first: D = 16, then D = 8, which holds (tests/gate.py) until the
+    interrupt."""
     import os
     import signal
     import subprocess
     import sys
-    import time
-    from pathlib import Path
     from verify.sweep.run import sort_rows
-    root = Path(__file__).resolve().parents[1]
-    out, grid, steps = tmp_path / "sw", ["D=8,16,32,64,128,256", "K=2"], 50_000_000
-    args = ["sweep", *[a for g in grid for a in ("--grid", g)], "--steps", str(steps), "--measure", "trajectory",
-            "--workers", "1", "--out", str(out)]
+    from waiting import gate_env, started, wait_for
+    out, grid, steps, gate = tmp_path / "sw", ["D=8,16", "K=2"], 2000, tmp_path / "gate"
+    gate.mkdir()
+    measures = ["trajectory", "gate"]
+    args = ["sweep", *[a for g in grid for a in ("--grid", g)], "--steps", str(steps),
+            *[a for m in measures for a in ("--measure", m)], "--workers", "1", "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-c", "from verify.cli import main; main()", *args],
-                            env=dict(os.environ, PYTHONPATH=str(root)), start_new_session=True,
+                            env=gate_env(gate, hold_d="8"), start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     rows = out / "_work" / "rows"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not list(rows.glob("*.json")):
-        time.sleep(0.05)
-    assert list(rows.glob("*.json")), "no row finished in time"
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    try:
+        wait_for(lambda: started(gate, "D8") and list(rows.glob("*.json")), "the row D = 16 saved and D = 8 running",
+                 proc=proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130 and "Traceback" not in err and "Exception ignored" not in err, err
     assert err.strip().splitlines()[-1].startswith("Error: interrupted") and "resume" in err
-    saved = len(list(rows.glob("*.json")))
-    assert 1 <= saved < 6 and not (out / "sweep.parquet").exists()
-    tasks = plan_rows(parse_grid(grid), steps, ["trajectory"], {}, code_version())
+    saved = [json.loads(f.read_text()) for f in rows.glob("*.json")]
+    assert [r["D"] for r in saved] == [16] and not (out / "sweep.parquet").exists()
+    tasks = plan_rows(parse_grid(grid), steps, measures, {}, code_version())
     _, todo, reused = sort_rows(tasks, rows, fresh=False)
-    assert reused == saved and len(todo) == 6 - saved
+    assert reused == 1 and [dict(map(tuple, t["point"]))["D"] for t in todo] == [8]

@@ -11,7 +11,7 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from verify.certify.family import Cell, FamilySpec, certify_cell
+from verify.certify.family import FamilySpec
 from verify.certify.region import Profile
 from verify.certify.tube import Graph, check_graph, linearity_obligation
 from verify.engines import iterate
@@ -22,12 +22,10 @@ SPEC = FamilySpec.of({"preset": "sts", "K": 4, "vstar_norm": "1"}, {"D": (64, 64
 
 
 @pytest.fixture(scope="module")
-def cell():
-    """D = 64 and every eta in [1/16, 1/8] as one cell, entered through the tube alone."""
-    from verify.certify.family import CELL_KNOBS
-    res = certify_cell(SPEC, Cell(SPEC.ranges), CELL_KNOBS | {"entry": "tube"})
-    assert res["status"] == "certified", res.get("failed_obligation")
-    return res
+def cell(tube_cell):
+    """D = 64 and every eta in [1/16, 1/8] as one cell, entered through the tube alone (conftest.py: SPEC's cell)."""
+    assert tube_cell["box"] == {k: [str(v) for v in r] for k, r in SPEC.ranges}, tube_cell["box"]
+    return tube_cell
 
 
 def test_the_increments_are_linear_in_x_and_y():
@@ -35,12 +33,14 @@ def test_the_increments_are_linear_in_x_and_y():
     assert ob.ok and ob.method == "sympy"
 
 
+@pytest.mark.slow
 def test_one_cell_holds_the_whole_eta_range_through_the_tube(cell):
     assert cell["entry"]["kind"] == "tube" and cell["box"]["eta"] == ["1/16", "1/8"]
     assert [g["clock"] for g in cell["entry"]["graphs"]] == ["alpha", "zeta"]
     assert all(len(g["trees"]) == len(g["knots"]) - 2 for g in cell["entry"]["graphs"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eta", [ETA[0], Fraction(3, 32), ETA[1]])
 def test_members_are_in_R_at_T0_by_a_30_digit_iteration(cell, eta):
     """At the tube's T0 the member's own iteration has u <= u0 and |eps| <= C(u), eps = (alpha - alpha*(u))/u^3
@@ -60,6 +60,7 @@ def test_members_are_in_R_at_T0_by_a_30_digit_iteration(cell, eta):
     assert z_lo <= 1 / u_q**2 <= z_hi
 
 
+@pytest.mark.slow
 def test_a_fence_moved_across_the_curve_is_refused(cell):
     """Negative control: lower the alpha graph's upper fence, from the middle on, below its lower fence's
     midline; the members' images then leave the tube and the same box checks refuse it."""

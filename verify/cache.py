@@ -1,6 +1,8 @@
 """The on-disk cache: where cached files live, and results that depend only on the code, kept between runs.
 
-Location: ``.cache/verify/`` at the project root in a source checkout (gitignored), else the user cache
+Location: the folder named by the environment variable ``VERIFY_CACHE_DIR`` (:data:`ENV_CACHE_DIR`) when it
+is set (the tests set it to a temporary folder for their session, so a local run computes what CI computes),
+else ``.cache/verify/`` at the project root in a source checkout (gitignored), else the user cache
 (``$XDG_CACHE_HOME/verify``, by default ``~/.cache/verify``). A result cached by :func:`by_code_version`
 is a pickle named by the function, its arguments and the code version (verify.run.version): any edit of
 the sources makes a new file, so a cached derivation is never reused across edits. Files are written
@@ -18,11 +20,14 @@ from importlib import metadata
 from .run.atomic import write_bytes_atomic
 
 _ROOT = Path(__file__).resolve().parents[1]
+ENV_CACHE_DIR = "VERIFY_CACHE_DIR"
 
 
 def cache_dir(name: str = "") -> Path:
     """The cache folder ``name`` (module docstring); not created here."""
-    if (_ROOT / "pyproject.toml").is_file() and (_ROOT / "verify").is_dir():
+    if os.environ.get(ENV_CACHE_DIR):
+        base = Path(os.environ[ENV_CACHE_DIR])
+    elif (_ROOT / "pyproject.toml").is_file() and (_ROOT / "verify").is_dir():
         base = _ROOT / ".cache" / "verify"
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "verify"
@@ -67,4 +72,4 @@ def by_code_version(name: str):
     return wrap
 
 
-__all__ = ["by_code_version", "cache_dir"]
+__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir"]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..jsonable import jsonable
 from .execute import worker_address
-from .parts import source_root, spec
+from .parts import plugin_modules, source_root, spec
 from .version import code_version
 
 STATUS = ("ok", "failed", "timeout", "skipped")
@@ -76,6 +76,8 @@ def run_here(task: dict, worker: str | None = None) -> dict:
     try:
         if task.get("module"):
             importlib.import_module(task["module"])
+        for mod in plugin_modules():          # after the part's module: a plug-in may wrap its part
+            importlib.import_module(mod)
         sp = spec(task["kind"])
         result = json_ready(sp.run(task["arg"], task["profile"], task.get("convention")))
         rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker,

@@ -25,11 +25,19 @@ runner records it in the part's options, so it keys the saved result.
 Discovery: every module under ``verify/`` and ``lemmas/`` with a line starting with ``@part(`` is
 imported by :func:`discover` (a text search, so no module is imported just to find out), which is how
 ``verify all`` finds the parts; nothing else needs to be listed anywhere.
+
+Plug-ins from outside the source tree: the environment variable ``VERIFY_PLUGINS`` (:data:`ENV_PLUGINS`) names
+modules, comma-separated, importable on the Python path, that are imported wherever parts are discovered or
+run (:func:`discover`, and verify.run.child after the part's own module) and wherever sweep measurements are
+(verify.sweep.measures, on every Dask worker too): what they register with :func:`part` or ``@measure`` joins
+the run. The tests use it for a part and a measurement that block until the test releases them (tests/gate.py),
+so an interrupt always lands while one is running.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +46,8 @@ from typing import Callable
 # The packages whose modules may register parts, relative to the source root.
 PACKAGES = ("verify", "lemmas")
 _DECORATOR = re.compile(r"^@part\(", re.MULTILINE)
+# Modules outside the source tree that register parts or measurements (module docstring).
+ENV_PLUGINS = "VERIFY_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -142,10 +152,16 @@ def part_modules(root: Path | None = None) -> list[str]:
     return mods
 
 
+def plugin_modules() -> list[str]:
+    """The modules named in $VERIFY_PLUGINS (module docstring), in order."""
+    return [m.strip() for m in os.environ.get(ENV_PLUGINS, "").split(",") if m.strip()]
+
+
 def discover() -> list[tuple[str, str]]:
-    """Import every module that registers parts; returns (module, error) for each that failed to import."""
+    """Import every module that registers parts (and the plug-ins of $VERIFY_PLUGINS); returns (module, error)
+    for each that failed to import."""
     problems = []
-    for mod in part_modules():
+    for mod in part_modules() + plugin_modules():
         try:
             importlib.import_module(mod)
         except Exception as exc:  # a broken module costs its parts, not the run: the pipeline reports it
@@ -160,4 +176,5 @@ def spec(kind: str) -> PartSpec:
     return REGISTRY[kind]
 
 
-__all__ = ["PartSpec", "REGISTRY", "part", "discover", "part_modules", "source_root", "spec"]
+__all__ = ["PartSpec", "REGISTRY", "ENV_PLUGINS", "part", "discover", "part_modules", "plugin_modules", "source_root",
+           "spec"]

@@ -36,6 +36,7 @@ from ..engines.fast import iterate_fast
 from ..engines.arb import iterate_certified, rad_fraction, to_fraction
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS
+from ..run.parts import plugin_modules
 from . import measurements
 
 QUANTITIES = KEYS
@@ -279,6 +280,9 @@ def certified(s, steps: int, options: dict) -> dict:
 # @measure): importing them here makes them known wherever this module is, on every Dask worker too.
 for _module in pkgutil.iter_modules(measurements.__path__):
     importlib.import_module(f"{measurements.__name__}.{_module.name}")
+# ... and the plug-ins named in $VERIFY_PLUGINS (verify.run.parts), here too for the same reason.
+for _module in plugin_modules():
+    importlib.import_module(_module)
 
 
 __all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
