@@ -247,7 +247,8 @@ class AtlasInterrupted(KeyboardInterrupt):
 
 
 def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, scheduler=None, workers=None,
-              progress=None, done: list | None = None, dask: bool = True, on_interrupt=None) -> list:
+              progress=None, done: list | None = None, dask: bool = True, on_interrupt=None,
+              deadline: float | None = None) -> list:
     """Run the cells ``seeds`` on the Dask executor; open cells are bisected while their depth is below ``depth``.
     Returns the leaves' records (``done`` first: cells finished before a resume). ``progress(record, finished,
     pending)`` is called as each cell finishes; on Ctrl-C ``on_interrupt(done, pending)`` is called (it saves)
@@ -259,15 +260,21 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
     knobs = CELL_KNOBS | (knobs or {})
     done = list(done or [])
     pending, by_name = list(seeds), {}
+    t0 = time.perf_counter()
     with (Executor(scheduler=scheduler, workers=workers) if dask else contextlib.nullcontext()) as ex:
         try:
             while pending:
+                if deadline is not None and time.perf_counter() - t0 > deadline:
+                    done += [not_run(c, deadline) for c in pending]
+                    break
                 batch, pending = pending, []
                 tasks = [(c.path or "root", (c, knobs)) for c in batch]
                 by_name = {c.path or "root": c for c in batch}
                 runs = ex.stream(run_cell, tasks) if dask else ((n, run_cell(*a)) for n, a in tasks)
                 with contextlib.closing(runs):
                     for name, res in runs:
+                        if deadline is not None and time.perf_counter() - t0 > deadline:
+                            break
                         if isinstance(res, Exception):
                             raise res
                         by_name.pop(name)
@@ -278,13 +285,19 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
                             done.append(res)
                         if progress is not None:
                             progress(res, len(done), len(pending) + len(by_name))
-                pending = list(by_name.values()) + pending
+                pending, by_name = list(by_name.values()) + pending, {}
         except KeyboardInterrupt:
             if on_interrupt is not None:
                 on_interrupt(done, list(by_name.values()) + pending)
             raise
     done.sort(key=lambda r: r["path"])
     return done
+
+
+def not_run(cell: AtlasCell, deadline: float) -> dict:
+    """The record of a cell left unrun when the deadline passed: open, saying so."""
+    return cell.as_dict() | {"status": "open", "reason": f"not run: the run's deadline ({deadline:.0f} s) passed",
+                             "checks": {}, "seconds": 0.0}
 
 
 def _hint(res: dict) -> int:
@@ -363,6 +376,36 @@ def load_atlas(path) -> dict:
     return data
 
 
+# ----- evidence -----------------------------------------------------------------------------------------------------
+def evidence(data: dict) -> list[dict]:
+    """Evidence records (verify.evidence.record) of an atlas: what its certified cells cover, stated exactly in the
+    record's fields ("covers": the (rho, x, kappa) boxes, "open": the open ones with their reasons). Today's Scope
+    cannot say "the regimes whose invariants lie in these boxes", and a wider scope would claim more than the cells
+    do, so the coverage record is informative (role "context"): it decides nothing until a scope of invariant
+    boxes exists; the proved change of coordinates (verify.derive.large_d) is a symbolic record."""
+    from ..derive.large_d import large_d_obligations
+    from ..evidence import Scope, record
+    scope = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
+    cert = [c for c in data["cells"] if c["status"] == "certified"]
+    covers = [c["box"] for c in cert]
+    n = data["counts"]
+    out = [record("atlas: cells certified for every regime at their points", "arb", scope,
+                  f"{n['certified']} of {len(data['cells'])} cells of the box {data['spec']['ranges']} certified "
+                  f"({n['open']} open, {n['refuted']} refuted): for every regime of sigma = identity (centred entries, "
+                  "P^T P = lambda I, zero initialisation) whose (rho, x, kappa) lies in a certified cell, all-time "
+                  "bounds on L - L_opt, ||S - S*||_F, ||W_X - V*||_F from the cell's T0, and the cell's limit "
+                  "constants", None, role="context", covers=covers, checks=sorted(data.get("checks", {})),
+                  open=[{"box": c["box"], "reason": c["reason"][:300]} for c in data["cells"] if c["status"] == "open"],
+                  coverage="the regimes whose invariants (rho = K/D, x, kappa = y/x) lie in one of the boxes "
+                  "'covers' (rho > 0 in every one: no D -> infinity cell is certified)")]
+    obs = large_d_obligations()
+    out.append(record("atlas: D -> infinity charts (verify.derive.large_d)", "symbolic", scope,
+                      f"{sum(o.holds is True for o in obs)}/{len(obs)} SymPy obligations hold: the start chart's "
+                      "increments are rho x A, rho y B and the manifold chart's x A_w, y B_w, each regular at rho = 0",
+                      all(o.holds is True for o in obs)))
+    return out
+
+
 # ----- queries ------------------------------------------------------------------------------------------------------
 def point_of(setting) -> tuple:
     """(rho, x, kappa) of a regime, exactly (verify.derive.invariants.invariants_of: r, x, y)."""
@@ -426,4 +469,4 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
 
 
 __all__ = ["AtlasCell", "CHECKS", "CHECK_MODULES", "CellCheck", "COORDINATES", "atlas_file", "cell_status",
-           "check_box", "checks", "load_atlas", "point_of", "query", "register", "run_atlas", "run_cell", "save_atlas", "seed_cells"]
+           "check_box", "checks", "evidence", "load_atlas", "point_of", "query", "register", "run_atlas", "run_cell", "save_atlas", "seed_cells"]

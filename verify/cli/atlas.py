@@ -7,6 +7,7 @@ import time
 
 import click
 
+from ..model.numbers import frac_str
 from .options import handle_errors
 
 
@@ -79,11 +80,14 @@ def _newest_atlas():
               ": its bounds from --atlas")
 @click.option("--atlas", "atlas_path", default=None, help="the atlas file a --query answers from (default: the "
               "newest in the cache)")
+@click.option("--figure", default=None, help="write the figure of --atlas (slices of the cube, cells by status, "
+              "the presets' paths) to this PNG file")
 @click.option("--at", "at", default=None, help="steps T for --query's bounds [1e3,1e6,1e9,1e12]")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--quiet", is_flag=True, help="no progress lines on stderr")
 @handle_errors
-def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, query, atlas_path, at, as_json, quiet):
+def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, query, atlas_path, figure, at, as_json,
+              quiet):
     """Decide every regime of a box of (rho = K/D, x, kappa = y/x) at once, cell by cell.
 
     Each cell is certified (every check holds for all its regimes), refuted (a replayable counterexample) or
@@ -94,6 +98,8 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     from .certify import check_save_path, parse_at
     if query is not None:
         return atlas_query(query, atlas_path or _newest_atlas(), parse_at(at), as_json)
+    if figure is not None:
+        return atlas_figure(atlas_path or _newest_atlas(), figure)
     from ..certify import atlas as A
     if save is not None:
         check_save_path(save)
@@ -146,7 +152,8 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
         click.echo(json.dumps(summary, indent=1))
         return
     n = data["counts"]
-    click.echo(f"atlas of rho {box['rho']}, x {box['x']}, kappa {box['kappa']}: {len(cells)} cells in "
+    rng = ", ".join(f"{n} {frac_str(lo)}..{frac_str(hi)}" for n, (lo, hi) in box.items())
+    click.echo(f"atlas of {rng}: {len(cells)} cells in "
                f"{seconds:.1f} s: {n['certified']} certified, {n['refuted']} refuted, {n['open']} open")
     for c in summary["open"]:
         click.echo(f"  open {c['path']} {c['box']}: {c['reason'][:200]}")
@@ -172,3 +179,18 @@ def atlas_query(query: str, path, Ts, as_json) -> None:
     for b in out["bounds"]:
         click.echo(f"  {b['T']:>14d}  " + "  ".join(f"[{b[q][0]}, {b[q][1]}]" for q in ("excess_loss", "s_err",
                                                                                           "w_err")))
+
+
+def atlas_figure(path, out: str) -> None:
+    """The atlas figure (verify.certify.atlas_figure) written atomically to ``out``."""
+    from ..certify import atlas as A
+    from ..certify.atlas_figure import atlas_figure as draw
+    from ..errors import InvalidParameter
+    from ..run.atomic import write_bytes_atomic
+    from .certify import check_save_path
+    if path is None:
+        raise InvalidParameter("atlas", None, "must name an atlas file (--atlas FILE): none is in the cache")
+    check_save_path(out)
+    png, caption = draw(A.load_atlas(path))
+    write_bytes_atomic(out, png)
+    click.echo(f"{out}: {caption}")
