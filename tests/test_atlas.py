@@ -203,3 +203,67 @@ def test_the_change_of_coordinates_is_proved():
     assert len(obs) == 10 and all(o.holds is True for o in obs), [o.name for o in obs if o.holds is not True]
     start, _ = charts()
     assert sp.simplify(start.A0 - (E - alpha)) == 0 and sp.simplify(start.B0 - alpha * E) == 0
+
+
+# ----- a certified cell, end to end (slow: the cell is certified in the test, ~15 s on a quiet machine) ---------
+SMALL = {"rho": (F(1, 16), F(1, 16)), "x": (F(1, 64), F(1, 32)), "kappa": (F(1, 4), F(1, 4))}
+MEMBERS = ("D=64,K=4,eta=1/16,vstar-norm=1,preset=sts", "D=64,K=4,eta=3/32,vstar-norm=1,preset=sts",
+           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts")
+
+
+@pytest.fixture(scope="module")
+def small_atlas(tmp_path_factory):
+    """The box rho = 1/16, x in [1/64, 1/32], kappa = 1/4 (the bench family's D = 64 slab as one cell), run in
+    this process, saved."""
+    from verify.certify.family import CELL_KNOBS
+    cells = A.run_atlas(A.seed_cells(SMALL), depth=0, dask=False)
+    data = A.atlas_file(SMALL, cells, knobs=CELL_KNOBS, depth=0, seconds=0.0)
+    path = tmp_path_factory.mktemp("atlas") / "small.json"
+    A.save_atlas(data, path)
+    return path
+
+
+@pytest.mark.slow
+def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
+    """Four regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
+    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand): the atlas's bounds at T = 1e5
+    hold a 40-digit mpmath iteration of the reduced engine, and at T = 1e6 a float64 one (within 1e-9 relative)."""
+    from verify.cli.atlas import parse_member
+    from verify.engines import iterate
+    data = A.load_atlas(small_atlas)
+    assert data["counts"]["certified"] == 1
+    for text in MEMBERS:
+        s = parse_member(text)
+        got = A.query(data, s, [10**5, 10**6])
+        assert got["status"] == "certified" and got["cell"]["T0"] < 10**5
+        exact = iterate(s, 10**5, "reduced", "mpmath", 40, checkpoints=[10**5]).records[-1]
+        floats = iterate(s, 10**6, "reduced", "float64", checkpoints=[10**6]).records[-1]
+        for b, rec, tol in ((got["bounds"][0], exact, F(1, 10**30)), (got["bounds"][1], floats, F(1, 10**9))):
+            for q in ("excess_loss", "s_err", "w_err"):
+                lo, hi = F(b[q][0]), F(b[q][1])
+                v = getattr(rec, q)
+                v = F(mpmath.nstr(v, 45)) if not isinstance(v, float) else F(v)
+                assert lo * (1 - tol) <= v <= hi * (1 + tol), (text, b["T"], q, float(v), b[q])
+
+
+@pytest.mark.slow
+def test_the_recheck_accepts_the_atlas_and_refuses_a_tampered_cell(small_atlas, tmp_path):
+    """python -m verify.certify.recheck_atlas passes the saved atlas; T0 lowered to 100 (digest recomputed, so
+    only the mathematics can tell) is refused at tube-time; and a query re-checks the digest of its cell."""
+    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(small_atlas)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert "1 certified cells re-checked" in res.stdout
+    data = json.loads(small_atlas.read_text())
+    cell = data["cells"][0]
+    cell["checks"]["trajectory"]["evidence"]["T0"] = 100
+    cell["digest"] = A.cell_digest(cell)
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(data))
+    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(bad)], capture_output=True,
+                         text=True)
+    assert res.returncode == 1 and "FAILED tube-time" in res.stdout, res.stdout[-2000:]
+    cell["digest"] = "0" * 64
+    bad.write_text(json.dumps(data))
+    out = CliRunner().invoke(main, ["atlas", "--query", MEMBERS[0], "--atlas", str(bad), "--json"])
+    assert out.exit_code == 2 and "digest" in out.output
