@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
-from ..errors import InvalidParameter
+from ..errors import Interrupted, InvalidParameter
 from ..model.numbers import frac_str
 
 COORDINATES = ("rho", "x", "kappa")
@@ -238,12 +238,9 @@ def cell_status(results: dict) -> tuple:
     return "open", (f"{bad[0]}: {bad[1]['reason']}" if bad else "no check applies to this cell")
 
 
-class AtlasInterrupted(KeyboardInterrupt):
-    """Ctrl-C during an atlas run: the finished cells and the pending ones were saved to ``partial``."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+class AtlasInterrupted(Interrupted):
+    """Ctrl-C during an atlas run: the finished cells and the pending ones were saved (the message says where and
+    how to resume)."""
 
 
 def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, scheduler=None, workers=None,

@@ -130,6 +130,8 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
         data = A.atlas_file(box, finished, knobs=CELL_KNOBS, depth=depth, seconds=time.perf_counter() - t0,
                             pending=pending)
         path = (save + ".partial") if save else str(A.cache_path(data)).replace(".json", ".partial.json")
+        if save is None:
+            A.cache_path(data).parent.mkdir(parents=True, exist_ok=True)
         A.save_atlas(data, path)
         raise A.AtlasInterrupted(f"interrupted: {len(finished)} cells finished and {len(pending)} pending saved to "
                                  f"{path}; resume with: verify atlas --resume {path}"
