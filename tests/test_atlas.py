@@ -267,3 +267,15 @@ def test_the_recheck_accepts_the_atlas_and_refuses_a_tampered_cell(small_atlas, 
     bad.write_text(json.dumps(data))
     out = CliRunner().invoke(main, ["atlas", "--query", MEMBERS[0], "--atlas", str(bad), "--json"])
     assert out.exit_code == 2 and "digest" in out.output
+
+
+def test_the_coverage_record_names_exactly_the_certified_boxes_and_decides_nothing(tmp_path):
+    """Two cells, the first marked certified by hand: the record's "covers" is its box alone, the open cell is
+    listed with its reason, and the record is informative (holds None), since no scope yet says "these boxes"."""
+    data = json.loads(_synthetic_atlas(tmp_path).read_text())
+    data["cells"][0]["status"] = "certified"
+    data["counts"] = {"certified": 1, "refuted": 0, "open": 1}
+    rec = A.coverage_record(data)
+    assert rec["covers"] == [{"rho": ["1/4", "3/8"], "x": ["1/8", "1/4"], "kappa": ["1/4", "1/2"]}]
+    assert [o["box"]["rho"] for o in rec["open"]] == [["3/8", "1/2"]] and rec["holds"] is None
+    assert rec["role"] == "context"
