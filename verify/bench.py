@@ -383,15 +383,18 @@ def family_targets(quick: bool) -> dict:
 # Region A of the atlas (issue 27): every D >= 2K and D -> infinity, x in [1/64, 1], kappa in [1/256, 4]
 ATLAS_REGION_A = {"rho": ("0", "1/2"), "x": ("1/64", "1"), "kappa": ("1/256", "4")}
 ATLAS_TARGETS = {"seconds_max": 3600, "certified_fraction_min": 1.0, "relative_width_at_1e12_max": 0.01}
-# quick: one small box that closes as one cell (the bench family's kappa and x at D = 16 K)
+# a small box that closes as one cell (the bench family's kappa and x at D = 16 K): atlas_targets(False, ATLAS_SMALL)
 ATLAS_SMALL = {"rho": ("1/16", "1/16"), "x": ("1/64", "1/32"), "kappa": ("1/4", "1/4")}
 
 
 def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers: int = 2) -> dict:
-    """verify atlas on region A (ATLAS_REGION_A, stopped at its time target; ``quick`` or ``box``: a small box)
-    on a LocalCluster: seconds, cells, the certified fraction (of the cells and of the box's volume, rho's
-    extent counted as is), the largest relative width (hi - lo)/lo at T = 10^12 of the certified cells' centre
-    members, and the independent re-check's seconds on the saved atlas (python -m verify.certify.recheck_atlas)."""
+    """verify atlas on region A (ATLAS_REGION_A, stopped at its time target) or on ``box``, on a LocalCluster:
+    seconds, cells, the certified fraction (of the cells and of the box's volume, rho's extent counted as is), the
+    largest relative width (hi - lo)/lo at T = 10^12 of the certified cells' centre members, and the independent
+    re-check's seconds on the saved atlas (python -m verify.certify.recheck_atlas). Not run when ``quick`` without
+    a box (the bench part of verify all runs inside a Dask worker)."""
+    if quick and box is None:
+        return {"run": False, "box": ATLAS_REGION_A, "targets": ATLAS_TARGETS}
     import subprocess
     import sys
     import tempfile
@@ -399,11 +402,11 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
 
     from .certify import atlas as A
     from .certify.family import CELL_KNOBS
-    spec = box or (ATLAS_SMALL if quick else ATLAS_REGION_A)
+    spec = box or ATLAS_REGION_A
     rng = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in spec.items()}
     t = time.perf_counter()
     cells = A.run_atlas(A.seed_cells(rng), depth=depth, workers=workers,
-                        deadline=None if (quick or box) else ATLAS_TARGETS["seconds_max"])
+                        deadline=None if box else ATLAS_TARGETS["seconds_max"])
     seconds = time.perf_counter() - t
     data = A.atlas_file(rng, cells, knobs=CELL_KNOBS, depth=depth, seconds=seconds)
     vol = lambda b: math.prod(max(Fraction(hi) - Fraction(lo), Fraction(0)) for lo, hi in b.values())  # noqa: E731
@@ -424,7 +427,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
             "certified_fraction": len(certified) / len(cells), "certified_volume_fraction": frac_volume,
             "relative_width_at_1e12": width, "recheck_seconds": recheck, "recheck_passed": rc.returncode == 0,
             "recheck_output": rc.stdout.strip().splitlines()[-1:] if rc.stdout else [],
-            "targets": ATLAS_TARGETS, "region_a": box is None and not quick}
+            "targets": ATLAS_TARGETS, "region_a": box is None, "run": True}
 
 
 def _atlas_width(cell: dict, data: dict) -> float:
@@ -710,7 +713,9 @@ def to_markdown(res: dict) -> str:
                   f"T = 1e12 {fa['relative_width_at_1e12']:.2g} (target <= 10%: "
                   f"{'met' if fa['met']['relative_width'] else 'NOT met'}).", ""]
     at = res.get("atlas")
-    if at:
+    if at and not at.get("run"):
+        lines += [f"Atlas of region A {at['box']}: not run (quick).", ""]
+    elif at:
         w = at["relative_width_at_1e12"]
         lines += [f"Atlas ({'region A' if at['region_a'] else 'a small box'} {at['box']}, depth {at['depth']}, "
                   f"{at['workers']} workers): {at['cells']} cells in {at['seconds']:.0f} s, {at['counts']}; certified "
