@@ -115,7 +115,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     radius, Monte Carlo, and the two Dask targets unless turned off): a progress total."""
     with_dask = dask if dask is not None else not quick
     sizes = full_sizes(quick)
-    return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 8
+    return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 9
             + (2 if with_dask else 0) + (0 if quick else 1))
 
 
@@ -405,6 +405,72 @@ def family_targets(quick: bool) -> dict:
                 "relative_width_at_1e12_max"], "query": max(secs) <= FAMILY_TARGETS["query_seconds_max"]}}
 
 
+# Region A of the atlas (issue 27): every D >= 2K and D -> infinity, x in [1/64, 1], kappa in [1/256, 4]
+ATLAS_REGION_A = {"rho": ("0", "1/2"), "x": ("1/64", "1"), "kappa": ("1/256", "4")}
+ATLAS_TARGETS = {"seconds_max": 3600, "certified_fraction_min": 1.0, "relative_width_at_1e12_max": 0.01}
+# a small box that closes as one cell (the bench family's kappa and x at D = 16 K): atlas_targets(False, ATLAS_SMALL)
+ATLAS_SMALL = {"rho": ("1/16", "1/16"), "x": ("1/64", "1/32"), "kappa": ("1/4", "1/4")}
+
+
+def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers: int = 2) -> dict:
+    """verify atlas on region A (ATLAS_REGION_A, stopped at its time target) or on ``box``, on a LocalCluster:
+    seconds, cells, the certified fraction (of the cells and of the box's volume, rho's extent counted as is), the
+    largest relative width (hi - lo)/lo at T = 10^12 of the certified cells' centre members, and the independent
+    re-check's seconds on the saved atlas (python -m verify.certify.recheck_atlas). Not run when ``quick`` without
+    a box (the bench part of verify all runs inside a Dask worker)."""
+    if quick and box is None:
+        return {"run": False, "box": ATLAS_REGION_A, "targets": ATLAS_TARGETS}
+    import subprocess
+    import sys
+    import tempfile
+    from fractions import Fraction
+
+    from .certify import atlas as A
+    from .certify.family import CELL_KNOBS
+    spec = box or ATLAS_REGION_A
+    rng = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in spec.items()}
+    t = time.perf_counter()
+    cells = A.run_atlas(A.seed_cells(rng), depth=depth, workers=workers,
+                        deadline=None if box else ATLAS_TARGETS["seconds_max"])
+    seconds = time.perf_counter() - t
+    data = A.atlas_file(rng, cells, knobs=CELL_KNOBS, depth=depth, seconds=seconds)
+    vol = lambda b: math.prod(max(Fraction(hi) - Fraction(lo), Fraction(0)) for lo, hi in b.values())  # noqa: E731
+    whole = vol({n: spec[n] for n in spec})
+    certified = [c for c in data["cells"] if c["status"] == "certified"]
+    frac_volume = (float(sum(vol(c["box"]) for c in certified) / whole) if whole else
+                   float(len(certified) == len(cells)))
+    width = max((_atlas_width(c, data) for c in certified), default=None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "atlas.json")
+        A.save_atlas(data, path)
+        t = time.perf_counter()
+        rc = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", path], capture_output=True,
+                            text=True)
+        recheck = time.perf_counter() - t
+    return {"box": {n: list(v) for n, v in spec.items()}, "depth": depth, "workers": workers,
+            "seconds": seconds, "cells": len(cells), "counts": data["counts"],
+            "certified_fraction": len(certified) / len(cells), "certified_volume_fraction": frac_volume,
+            "relative_width_at_1e12": width, "recheck_seconds": recheck, "recheck_passed": rc.returncode == 0,
+            "recheck_output": rc.stdout.strip().splitlines()[-1:] if rc.stdout else [],
+            "targets": ATLAS_TARGETS, "region_a": box is None, "run": True}
+
+
+def _atlas_width(cell: dict, data: dict) -> float:
+    """The largest relative width at T = 10^12 of the cell's centre member (representative regime: prefactors 1)."""
+    from fractions import Fraction
+
+    from .certify.atlas import AtlasCell
+    from .certify.family import cell_bounds
+    c = AtlasCell.of_record(cell)
+    rho, x, kap = ((lo + hi) / 2 for lo, hi in c.box)
+    P = (rho / (1 - rho), x, kap * x)
+    pre = {"excess_loss": Fraction(1), "s_err2": Fraction(1), "w_err2": Fraction(1)}
+    ev = cell["checks"]["trajectory"]["evidence"] | {"path": cell["path"]}
+    b = cell_bounds(ev, P, pre, [10**12], int(data["bits"]), "the atlas")[0]
+    return max(float((Fraction(b[q][1]) - Fraction(b[q][0])) / Fraction(b[q][0])) for q in ("excess_loss", "s_err",
+                                                                                            "w_err"))
+
+
 def _widest_at_1e12(fc, members: list) -> float:
     """The largest relative width (hi - lo)/lo at T = 10^12 over the members' three quantities."""
     from fractions import Fraction
@@ -598,6 +664,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     tick("all-time certificate")
     res["family"] = family_targets(quick)
     tick("family certificate")
+    res["atlas"] = atlas_targets(quick)
+    tick("atlas")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if not quick:
@@ -679,6 +747,18 @@ def to_markdown(res: dict) -> str:
                   + f"{fa['query_command_seconds']:.2f} s as a command (target < 1 s); largest relative width at "
                   f"T = 1e12 {fa['relative_width_at_1e12']:.2g} (target <= 10%: "
                   f"{'met' if fa['met']['relative_width'] else 'NOT met'}).", ""]
+    at = res.get("atlas")
+    if at and not at.get("run"):
+        lines += [f"Atlas of region A {at['box']}: not run (quick).", ""]
+    elif at:
+        w = at["relative_width_at_1e12"]
+        lines += [f"Atlas ({'region A' if at['region_a'] else 'a small box'} {at['box']}, depth {at['depth']}, "
+                  f"{at['workers']} workers): {at['cells']} cells in {at['seconds']:.0f} s, {at['counts']}; certified "
+                  f"{at['certified_fraction']:.0%} of the cells, {at['certified_volume_fraction']:.0%} of the volume; "
+                  f"largest relative width at T = 1e12 {'-' if w is None else f'{w:.2g}'} (target <= "
+                  f"{at['targets']['relative_width_at_1e12_max']:.0%}); the independent re-check "
+                  f"{'passed' if at['recheck_passed'] else 'FAILED'} in {at['recheck_seconds']:.1f} s "
+                  f"(target for region A: every cell certified in <= {at['targets']['seconds_max']} s).", ""]
     m = res["monte_carlo"]
     lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
               f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",

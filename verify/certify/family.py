@@ -303,10 +303,10 @@ def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
     return min(ks), max(ks)
 
 
-def _entry(spec: FamilySpec, cell: Cell, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
-    """How every member of the cell enters R: the tube (verify.certify.entry) when it closes, else (knob
-    "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and the prefix's end
-    ball), or its "failed_obligation"."""
+def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """How every member of the box P (kappa = y/x in ``kappa``) enters R: the tube (verify.certify.entry) when it
+    closes, else (knob "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and
+    the prefix's end ball), or its "failed_obligation"."""
     from .arbfun import widened
     from .certificate import run_prefix
     from .coordinates import c_exact
@@ -314,7 +314,7 @@ def _entry(spec: FamilySpec, cell: Cell, P: tuple, u0: Fraction, rc, knobs: dict
     from .obligations import Obligation
     why = ""
     if knobs.get("entry", "auto") in ("auto", "tube"):
-        kappa = tuple(widened(*kappa_box(spec, cell)))
+        kappa = tuple(widened(*kappa))
         Q_max = max(r.Q[1] for r in rc.results)
         ent = entry(P, kappa, u0, rc.profile, Q_max, c_exact((P[0][1], P[1][1], P[2][1])), knobs["bits"])
         if ent.ok:
@@ -335,16 +335,23 @@ def _entry(spec: FamilySpec, cell: Cell, P: tuple, u0: Fraction, rc, knobs: dict
 def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     """One cell: its invariant box, region, Taylor-model prefix and slab hulls (module docstring); a JSON-ready
     dict with "status" "certified" or "failed" (and the failed obligation). A Dask task: pure, small in and out."""
+    return cell.as_dict() | certify_box(invariant_box(spec, cell), kappa_box(spec, cell), cell.hint, knobs)
+
+
+def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict) -> dict:
+    """Every member of a box of invariants ((s, x, y) ranges, kappa = y/x in ``kappa``): region, entry and slab
+    hulls (module docstring), as certify_cell's record without the cell's own fields (path, box). Shared by the
+    family cells and the atlas's (verify.certify.atlas)."""
     from .arbfun import widened
     t = time.perf_counter()
     # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
-    P = tuple(widened(lo, hi) for lo, hi in invariant_box(spec, cell))
-    u0, m, rc = _region(P, cell.hint, knobs)
-    out = {**cell.as_dict(), "invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P], "C_multiple": m}
+    P = tuple(widened(lo, hi) for lo, hi in box)
+    u0, m, rc = _region(P, hint, knobs)
+    out = {"invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P], "C_multiple": m}
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
-    entered = _entry(spec, cell, P, u0, rc, knobs)
+    entered = _entry(kappa, P, u0, rc, knobs)
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     from .bounds import normalised_limits
@@ -427,21 +434,11 @@ class FamilyCertificate:
     def member_shells(self, values: dict):
         """(setting, cell, shells): the comparison lemma for one member, with its own exact cubic coefficient over
         its cell's slab hulls and z(T0) range (raises CertificateFailed if the lemma's inequalities fail)."""
-        from .comparison import schedule
-        from .coordinates import c_exact, param_values
-        from .obligations import raise_first_failure
+        from .coordinates import param_values
         cell = self.cell_of(values)
         self.recheck(cell, values)
         s = self.spec.setting(values)
-        reg = cell["region"]
-        u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
-        # this cell's hulls only: the other cells' stay encoded
-        slabs = decode_slabs(cell["slabs"], reg, self.source or "the family", cell["path"] or "root")
-        z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
-        shells, obs = schedule(slab_hull(slabs), u0, J, z0, self.knobs.get("bits", 128), ratio,
-                               c_exact(param_values(s)))
-        raise_first_failure(obs)
-        return s, cell, shells
+        return s, cell, cell_shells(cell, param_values(s), self.knobs.get("bits", 128), self.source or "the family")
 
     def recheck(self, cell: dict, values: dict) -> None:
         """Before answering for a member from a family file: the independent re-checker's check of the cell it
@@ -460,39 +457,19 @@ class FamilyCertificate:
         self.rechecked.setdefault(cell["path"], lines)
 
     def profile(self, cell: dict):
-        """The region's C(u) of a cell (verify.certify.region.Profile, from its runs; refused naming the file and
-        the cell when they do not count its annuli)."""
-        from .region import Profile
-        reg = cell["region"]
-        try:
-            return Profile.of_runs(reg["u0"], reg["ratio"], int(reg["shells"]), reg["C_runs"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidParameter("family", self.source or "the family", f"must state cell {cell['path'] or 'root'}"
-                                   f"'s C(u) as runs [C, count] ({exc})") from None
+        """The region's C(u) of a cell (cell_profile)."""
+        return cell_profile(cell, self.source or "the family")
 
     def bounds(self, values: dict, Ts, digits: int | None = None) -> list[dict]:
         """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
         family certificate; for T < T0 from the member's own Arb prefix (computed now: T steps)."""
         from ..derive.invariants import prefactors_of
-        from .bounds import ObservablesNotPositive, bounds_json, tail_bounds
         from .coordinates import param_values
-        s, cell, shells = self.member_shells(values)
-        bits, T0, P, pre = self.knobs.get("bits", 128), int(cell["T0"]), param_values(s), prefactors_of(s)
-        prof = self.profile(cell)
-        out = []
-        for T in Ts:
-            if T >= T0:
-                try:
-                    b = tail_bounds(shells, T - T0, P, pre, prof, bits)
-                except ObservablesNotPositive as exc:
-                    from .obligations import CertificateFailed, Obligation
-                    raise CertificateFailed(Obligation("observables-positive", f"Lt > 0 and h + eps u^2 > 0 at T = "
-                                                       f"{T}", "arb", False, str(exc))) from None
-                out.append(bounds_json(b, T, "family certificate: comparison lemma on the cell's region", bits, digits))
-            else:
-                out.append(bounds_json(_own_prefix(P, pre, T, bits), T, "prefix of this member (Arb balls)", bits,
-                                       digits))
-        return out
+        cell = self.cell_of(values)
+        self.recheck(cell, values)          # a file's cell is re-checked before any bound is read from it
+        s = self.spec.setting(values)
+        return cell_bounds(cell, param_values(s), prefactors_of(s), Ts, self.knobs.get("bits", 128),
+                           self.source or "the family", digits)
 
     def as_dict(self) -> dict:
         from .bounds import QUANTITIES
@@ -504,6 +481,58 @@ class FamilyCertificate:
                                          "leading term of verify.derive.asymptotics (e.g. K N (D - K)/(4 D eta T) "
                                          "for L - L_opt with eta_KQ = eta, lambda = beta = 1)",
             "quantities": list(QUANTITIES), "seconds": round(self.seconds, 2)}
+
+
+def cell_shells(cell: dict, P: tuple, bits: int, source: str) -> list:
+    """The comparison lemma's shells for the member with invariants P (exact) in a certified cell (a record with
+    "region", "slabs", "z_at_T0"): its own cubic coefficient over the cell's slab hulls (raises CertificateFailed
+    if the lemma's inequalities fail). Used by family and atlas queries."""
+    from .comparison import schedule
+    from .coordinates import c_exact
+    from .obligations import raise_first_failure
+    reg = cell["region"]
+    u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
+    # this cell's hulls only: the other cells' stay encoded
+    slabs = decode_slabs(cell["slabs"], reg, source, cell["path"] or "root")
+    z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
+    shells, obs = schedule(slab_hull(slabs), u0, J, z0, bits, ratio, c_exact(P))
+    raise_first_failure(obs)
+    return shells
+
+
+def cell_profile(cell: dict, source: str):
+    """The region's C(u) of a certified cell (verify.certify.region.Profile, from its runs; refused naming the file
+    and the cell when they do not count its annuli)."""
+    from .region import Profile
+    reg = cell["region"]
+    try:
+        return Profile.of_runs(reg["u0"], reg["ratio"], int(reg["shells"]), reg["C_runs"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidParameter("family", source, f"must state cell {cell['path'] or 'root'}'s C(u) as runs "
+                               f"[C, count] ({exc})") from None
+
+
+def cell_bounds(cell: dict, P: tuple, pre: dict, Ts, bits: int, source: str, digits: int | None = None) -> list:
+    """A member's bounds at each T (invariants P, prefactors pre, exact) in the one-regime ``bounds`` format: for
+    T >= T0 of its certified cell from the comparison lemma on the cell's region; below T0 from the member's own
+    Arb prefix (computed now: T steps)."""
+    from .bounds import ObservablesNotPositive, bounds_json, tail_bounds
+    from .obligations import CertificateFailed, Obligation
+    shells = cell_shells(cell, P, bits, source)
+    T0, prof = int(cell["T0"]), cell_profile(cell, source)
+    out = []
+    for T in Ts:
+        if T >= T0:
+            try:
+                b = tail_bounds(shells, T - T0, P, pre, prof, bits)
+            except ObservablesNotPositive as exc:      # a vacuous enclosure: refused as a failed obligation
+                raise CertificateFailed(Obligation("observables-positive", f"Lt > 0 and h + eps u^2 > 0 at T = {T}",
+                                                   "arb", False, str(exc))) from None
+            out.append(bounds_json(b, T, "family certificate: comparison lemma on the cell's region", bits, digits))
+        else:
+            out.append(bounds_json(_own_prefix(P, pre, T, bits), T, "prefix of this member (Arb balls)", bits,
+                                   digits))
+    return out
 
 
 def _own_prefix(P: tuple, pre: dict, T: int, bits: int) -> dict:
@@ -650,4 +679,4 @@ def _num(name: str, text: str):
 
 
 __all__ = ["Cell", "FamilyCertificate", "FamilySpec", "RANGED", "certify_cell", "certify_family", "check_family",
-           "invariant_box", "is_range", "parse_range", "slab_hull"]
+           "cell_bounds", "cell_shells", "certify_box", "invariant_box", "is_range", "parse_range", "slab_hull"]

@@ -13,6 +13,7 @@ COMMANDS = [
     ("derive", "derive_cmd"),
     ("check", "check_cmd"),
     ("certify", "certify_cmd"),
+    ("atlas", "atlas_cmd"),
     ("probe", "probe_cmd"),
     ("fuzz", "fuzz_cmd"),
     ("bench", "bench_cmd"),

@@ -1,0 +1,281 @@
+"""The atlas (verify.certify.atlas, ``verify atlas``), its D -> infinity charts (verify.derive.large_d) and its
+independent re-checker (verify.certify.recheck_atlas).
+
+Second opinions: hand values for a cell's invariant box and bisection; the generated reduced recursion of the
+model (verify.derive.invariants.step_map, in the original parameters, no chart) at D = 1e8 evaluated with 50-digit
+mpmath against the charts; a 40-digit mpmath iteration of the reduced engine (verify.engines, independent of the
+invariants and of the atlas) and float64 beyond for members of a certified cell; the independent re-checker for
+saved atlases, and tampered copies refused naming the step.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy as sp
+from click.testing import CliRunner
+
+from verify.certify import atlas as A
+from verify.cli import main
+
+F = Fraction
+
+
+def test_a_cell_maps_to_its_invariant_box_and_representative_parameters():
+    """rho in [1/4, 1/3], x in [1/8, 1/4], kappa in [2, 3]: by hand s = rho/(1 - rho) in [1/3, 1/2], y = kappa x in
+    [1/4, 3/4]; the representative regimes have D = 1/rho in [3, 4], eta_KQ = kappa x."""
+    c = A.AtlasCell(((F(1, 4), F(1, 3)), (F(1, 8), F(1, 4)), (F(2), F(3))), "0:")
+    assert c.invariants() == ((F(1, 3), F(1, 2)), (F(1, 8), F(1, 4)), (F(1, 4), F(3, 4)))
+    p = c.parameters()
+    assert p["D"] == ["3", "4"] and p["eta_KQ"] == ["1/4", "3/4"] and p["eta_V"] == ["1/8", "1/4"]
+    assert all(p[k] == ["1", "1"] for k in ("K", "N", "v", "c_L", "lambda", "beta", "V2"))
+
+
+def test_bisection_cuts_the_widest_relative_interval_and_seeds_tile_the_box():
+    """Relative widths (hi - lo)/hi: rho 1/2, x 1/3, kappa 3/4 -> kappa is halved; a 2 x 1 x 3 grid has six cells
+    whose volumes add up to the box's."""
+    c = A.AtlasCell(((F(1, 4), F(1, 2)), (F(2, 3), F(1)), (F(1), F(4))), "s:")
+    a, b = c.split()
+    assert a.box[2] == (F(1), F(5, 2)) and b.box[2] == (F(5, 2), F(4)) and a.box[:2] == c.box[:2]
+    assert (a.path, b.path, a.depth) == ("s:0", "s:1", 1)
+    box = {"rho": (F(1, 8), F(1, 2)), "x": (F(1, 4), F(1)), "kappa": (F(1, 2), F(2))}
+    seeds = A.seed_cells(box, (2, 1, 3))
+    vol = lambda bx: math.prod(hi - lo for lo, hi in bx)  # noqa: E731
+    assert len(seeds) == 6 and sum(vol(s.box) for s in seeds) == vol(box.values())
+
+
+def test_cell_status_follows_the_checks():
+    """One refutation refutes; all certified certifies; otherwise open naming the first check that did not."""
+    ok = {"status": "certified", "reason": "fine", "evidence": {}}
+    no = {"status": "open", "reason": "slab 3 failed", "evidence": {}}
+    bad = {"status": "refuted", "reason": "alpha(17) < 0", "evidence": {}}
+    assert A.cell_status({"a": ok, "b": ok})[0] == "certified"
+    assert A.cell_status({"a": ok, "b": no}) == ("open", "b: slab 3 failed")
+    assert A.cell_status({"a": no, "b": bad}) == ("refuted", "b: alpha(17) < 0")
+    assert A.cell_status({})[0] == "open"
+
+
+def test_a_registered_check_joins_every_cell_it_applies_to():
+    """A check registered by another module runs on the cells it applies to and decides with the others: a check
+    that leaves a cell open keeps it open even where the trajectory would certify (here the trajectory check does
+    not apply: the registry is consulted, not a kind string)."""
+    calls = []
+    extra = A.CellCheck("always-open", "a test check", lambda cell, knobs: (calls.append(cell.path) or
+                                                                           {"status": "open", "reason": "by design",
+                                                                            "evidence": {}}),
+                        lambda cell, res: None, applies=lambda cell: cell.box[1][0] > 1)
+    A.register(extra)
+    try:
+        with pytest.raises(ValueError, match="already registered"):
+            A.register(A.CellCheck("always-open", "another", extra.run, extra.recheck))
+        cell = A.AtlasCell(((F(0), F(1, 8)), (F(3, 2), F(7, 4)), (F(1), F(2))), "t:")
+        rec = A.run_cell(cell, {})
+        assert calls == ["t:"] and rec["status"] == "open"
+        # rho = 0 in the cell: the trajectory check says so (its D -> infinity chart is not certified)
+        assert "rho = 0" in rec["checks"]["trajectory"]["reason"] and rec["checks"]["always-open"]["reason"] == \
+            "by design"
+        # a cell outside the extra check's range runs the trajectory check only
+        rec2 = A.run_cell(A.AtlasCell(((F(0), F(1, 8)), (F(1, 2), F(1)), (F(1), F(2))), "u:"), {})
+        assert "always-open" not in rec2["checks"] and calls == ["t:"]
+    finally:
+        A.CHECKS.pop("always-open")
+
+
+def test_a_cell_across_x_2_is_not_certified():
+    """x past 2 (alpha' - 1 = (1 - x)(alpha - 1) grows) is outside the hypothesis: the cell stays open, and the
+    region check of the family machinery, asked directly, does not close either."""
+    from verify.certify.family import CELL_KNOBS, certify_box
+    cell = A.AtlasCell(((F(1, 4), F(51, 200)), (F(31, 16), F(33, 16)), (F(1, 4), F(51, 200))), "x2:")
+    rec = A.run_cell(cell, CELL_KNOBS)
+    assert rec["status"] == "open" and ">= 2" in rec["reason"]
+    raw = certify_box(cell.invariants(), cell.box[2], 0, CELL_KNOBS | {"shells": 8, "max_depth": 2})
+    assert raw["status"] == "failed"
+
+
+@pytest.mark.parametrize("argv,flag", [(["--rho", "1/2..1", "--x", "1/4", "--kappa", "1"], "--rho"),
+                                       (["--rho", "1/4", "--x", "1..2", "--kappa", "1"], "--x"),
+                                       (["--rho", "1/4", "--x", "1/2", "--kappa", "0..1"], "--kappa"),
+                                       (["--rho", "1/4", "--x", "1/2"], "--kappa"),
+                                       (["--rho", "1/4", "--x", "1/2", "--kappa", "1", "--grid", "2,2"], "--grid")])
+def test_bad_boxes_are_refused_naming_the_flag(argv, flag):
+    res = CliRunner().invoke(main, ["atlas", *argv])
+    assert res.exit_code == 2 and flag in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def _synthetic_atlas(tmp_path):
+    box = {"rho": (F(1, 4), F(1, 2)), "x": (F(1, 8), F(1, 4)), "kappa": (F(1, 4), F(1, 2))}
+    cells = []
+    for c in A.seed_cells(box, (2, 1, 1)):
+        cells.append(c.as_dict() | {"status": "open", "reason": f"trajectory: test reason {c.path}", "checks": {},
+                                    "seconds": 0})
+    from verify.certify.family import CELL_KNOBS
+    data = A.atlas_file(box, cells, knobs=CELL_KNOBS, depth=0, seconds=0.0)
+    path = tmp_path / "atlas.json"
+    A.save_atlas(data, path)
+    return path
+
+
+def test_a_query_outside_every_certified_cell_exits_2_naming_the_nearest_open_cell(tmp_path):
+    """sts, K = 4, D = 10 (rho = 2/5), eta = 1/2, ||V*|| = 1: x = eta N/K = 1/8, kappa = ||V*||^2/(K N) = 1/4 by
+    hand: inside the second open cell (rho in [3/8, 1/2]), which the message names."""
+    path = _synthetic_atlas(tmp_path)
+    res = CliRunner().invoke(main, ["atlas", "--query", "D=10,K=4,eta=1/2,vstar-norm=1,preset=sts", "--atlas",
+                                    str(path), "--json"])
+    assert res.exit_code == 2, res.output
+    assert "0.0.0:" not in res.output and "1.0.0:" in res.output and "rho = 0.4" in res.output
+
+
+def test_the_recheck_refuses_an_edited_cell_and_a_gap(tmp_path):
+    """An atlas of open cells passes the re-checker (it decides nothing); a cell edited after writing is refused
+    at the digest step; a cell removed leaves a gap, refused at atlas-cover."""
+    from verify.certify import recheck_atlas as RA
+    path = _synthetic_atlas(tmp_path)
+    assert RA.check_atlas(json.loads(path.read_text()), lambda *a: None) == {"certified": 0, "refuted": 0, "open": 2}
+    data = json.loads(path.read_text())
+    data["cells"][0]["reason"] = "edited"
+    with pytest.raises(RA.R.CheckFailed) as exc:
+        RA.check_atlas(data, lambda *a: None)
+    assert exc.value.step == "digest"
+    data = json.loads(path.read_text())
+    data["cells"].pop()
+    with pytest.raises(RA.R.CheckFailed) as exc:
+        RA.check_atlas(data, lambda *a: None)
+    assert exc.value.step == "atlas-cover"
+
+
+def test_the_recheck_refuses_representative_regimes_at_another_point(tmp_path):
+    """The ties must give s = rho/(1 - rho), x, y = kappa x by the file's own formulas: D = 2/rho does not."""
+    from verify.certify import recheck_atlas as RA
+    data = json.loads(_synthetic_atlas(tmp_path).read_text())
+    data["spec"]["parameters"]["D"] = "2*rho^(-1)"
+    with pytest.raises(RA.R.CheckFailed) as exc:
+        RA.check_atlas(data, lambda *a: None)
+    assert exc.value.step == "coordinates"
+
+
+# ----- the D -> infinity charts -------------------------------------------------------------------------------
+def test_the_charts_are_the_map_at_D_1e8():
+    """At D = 1e8, K = 3 (rho = 3e-8), N = 5, ||V*||^2 = 7/4, eta_V = 1/10, eta_KQ = 1/20, alpha = 0.7,
+    delta = 2.3: the generated map in the original parameters (verify.derive.invariants.step_map, no chart),
+    evaluated with 50-digit mpmath, equals alpha + rho x A, delta + rho y B of the start chart and the manifold
+    chart's increments (x, y by hand); and A, B are within O(rho) of their rho = 0 limits E - alpha, alpha E."""
+    from verify.derive.invariants import PARAMETERS, V2, step_map
+    from verify.derive.large_d import E, charts, rho, w
+    from verify.model.symbols import alpha, delta
+    mpmath.mp.dps = 50
+    vals = dict(zip(map(str, PARAMETERS), [10**8, 3, 5, 1, 1, F(1, 10), F(1, 20), 1, 1, F(7, 4)]))
+    at = {p: sp.Rational(str(vals[str(p)])) for p in PARAMETERS} | {alpha: sp.Rational(7, 10),
+                                                                   delta: sp.Rational(23, 10)}
+    a_next, inc = step_map()
+    da = mpmath.mpf(sp.N(a_next.subs(at), 50)) - mpmath.mpf("0.7")
+    dd = mpmath.mpf(sp.N(inc.subs(at), 50))
+    x_ = mpmath.mpf(1) / 10 * 5 / 3                      # eta_V c_L v N/K
+    y_ = mpmath.mpf(1) / 20 * mpmath.mpf(7) / 4 / 9      # eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2
+    rh, Ev = mpmath.mpf(3) / 10**8, mpmath.exp(mpmath.mpf("2.3"))
+    start, man = charts()
+    f = lambda e, env: mpmath.mpf(sp.N(e.subs(env), 50))  # noqa: E731
+    env = {rho: sp.Rational(3, 10**8), E: sp.exp(sp.Rational(23, 10)), alpha: sp.Rational(7, 10)}
+    A_, B_ = f(start.A, env), f(start.B, env)
+    assert abs(rh * x_ * A_ - da) < mpmath.mpf(10) ** -35 * abs(da)
+    assert abs(rh * y_ * B_ - dd) < mpmath.mpf(10) ** -35 * abs(dd)
+    # regular at rho = 0: A, B differ from their limits by O(rho) (here at most 10 rho E^3 ~ 3e-4)
+    tol = 10 * rh * Ev**3
+    assert abs(A_ - (Ev - mpmath.mpf("0.7"))) < tol and abs(B_ - mpmath.mpf("0.7") * Ev) < tol
+    wv = Ev * rh / (1 - rh)                              # w = e^delta s, s = K/(D - K)
+    envw = {rho: sp.Rational(3, 10**8), w: sp.exp(sp.Rational(23, 10)) * sp.Rational(3, 10**8 - 3),
+            alpha: sp.Rational(7, 10)}
+    assert abs(x_ * f(man.A, envw) - da) < mpmath.mpf(10) ** -35 * abs(da)
+    assert abs(y_ * f(man.B, envw) - dd) < mpmath.mpf(10) ** -35 * abs(dd)
+    assert abs(wv - f(w, envw)) < mpmath.mpf(10) ** -45
+
+
+@pytest.mark.slow
+def test_the_change_of_coordinates_is_proved():
+    """The SymPy obligations of verify.derive.large_d all hold, and the limits are the hand values."""
+    from verify.derive.large_d import E, charts, large_d_obligations
+    from verify.model.symbols import alpha
+    obs = large_d_obligations()
+    assert len(obs) == 10 and all(o.holds is True for o in obs), [o.name for o in obs if o.holds is not True]
+    start, _ = charts()
+    assert sp.simplify(start.A0 - (E - alpha)) == 0 and sp.simplify(start.B0 - alpha * E) == 0
+
+
+# ----- a certified cell, end to end (slow: the cell is certified in the test, ~15 s on a quiet machine) ---------
+SMALL = {"rho": (F(1, 16), F(1, 16)), "x": (F(1, 64), F(1, 32)), "kappa": (F(1, 4), F(1, 4))}
+MEMBERS = ("D=64,K=4,eta=1/16,vstar-norm=1,preset=sts", "D=64,K=4,eta=3/32,vstar-norm=1,preset=sts",
+           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts")
+
+
+@pytest.fixture(scope="module")
+def small_atlas(tmp_path_factory):
+    """The box rho = 1/16, x in [1/64, 1/32], kappa = 1/4 (the bench family's D = 64 slab as one cell), run in
+    this process, saved."""
+    from verify.certify.family import CELL_KNOBS
+    cells = A.run_atlas(A.seed_cells(SMALL), depth=0, dask=False)
+    data = A.atlas_file(SMALL, cells, knobs=CELL_KNOBS, depth=0, seconds=0.0)
+    path = tmp_path_factory.mktemp("atlas") / "small.json"
+    A.save_atlas(data, path)
+    return path
+
+
+@pytest.mark.slow
+def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
+    """Four regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
+    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand): the atlas's bounds at T = 1e5
+    hold a 40-digit mpmath iteration of the reduced engine, and at T = 1e6 a float64 one (within 1e-9 relative)."""
+    from verify.cli.atlas import parse_member
+    from verify.engines import iterate
+    data = A.load_atlas(small_atlas)
+    assert data["counts"]["certified"] == 1
+    for text in MEMBERS:
+        s = parse_member(text)
+        got = A.query(data, s, [10**5, 10**6])
+        assert got["status"] == "certified" and got["cell"]["T0"] < 10**5
+        exact = iterate(s, 10**5, "reduced", "mpmath", 40, checkpoints=[10**5]).records[-1]
+        floats = iterate(s, 10**6, "reduced", "float64", checkpoints=[10**6]).records[-1]
+        for b, rec, tol in ((got["bounds"][0], exact, F(1, 10**30)), (got["bounds"][1], floats, F(1, 10**9))):
+            for q in ("excess_loss", "s_err", "w_err"):
+                lo, hi = F(b[q][0]), F(b[q][1])
+                v = getattr(rec, q)
+                v = F(mpmath.nstr(v, 45)) if not isinstance(v, float) else F(v)
+                assert lo * (1 - tol) <= v <= hi * (1 + tol), (text, b["T"], q, float(v), b[q])
+
+
+@pytest.mark.slow
+def test_the_recheck_accepts_the_atlas_and_refuses_a_tampered_cell(small_atlas, tmp_path):
+    """python -m verify.certify.recheck_atlas passes the saved atlas; T0 lowered to 100 (digest recomputed, so
+    only the mathematics can tell) is refused at tube-time; and a query re-checks the digest of its cell."""
+    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(small_atlas)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert "1 certified cells re-checked" in res.stdout
+    data = json.loads(small_atlas.read_text())
+    cell = data["cells"][0]
+    cell["checks"]["trajectory"]["evidence"]["T0"] = 100
+    cell["digest"] = A.cell_digest(cell)
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(data))
+    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(bad)], capture_output=True,
+                         text=True)
+    assert res.returncode == 1 and "FAILED tube-time" in res.stdout, res.stdout[-2000:]
+    cell["digest"] = "0" * 64
+    bad.write_text(json.dumps(data))
+    out = CliRunner().invoke(main, ["atlas", "--query", MEMBERS[0], "--atlas", str(bad), "--json"])
+    assert out.exit_code == 2 and "digest" in out.output
+
+
+def test_the_coverage_record_names_exactly_the_certified_boxes_and_decides_nothing(tmp_path):
+    """Two cells, the first marked certified by hand: the record's "covers" is its box alone, the open cell is
+    listed with its reason, and the record is informative (holds None), since no scope yet says "these boxes"."""
+    data = json.loads(_synthetic_atlas(tmp_path).read_text())
+    data["cells"][0]["status"] = "certified"
+    data["counts"] = {"certified": 1, "refuted": 0, "open": 1}
+    rec = A.coverage_record(data)
+    assert rec["covers"] == [{"rho": ["1/4", "3/8"], "x": ["1/8", "1/4"], "kappa": ["1/4", "1/2"]}]
+    assert [o["box"]["rho"] for o in rec["open"]] == [["3/8", "1/2"]] and rec["holds"] is None
+    assert rec["role"] == "context"

@@ -1,0 +1,167 @@
+"""The independent re-checker for atlas files: ``python -m verify.certify.recheck_atlas FILE``.
+
+Like verify.certify.recheck (whose steps it reuses: it imports that module and nothing else of ``verify``, only
+python-flint and the standard library besides), it re-verifies a file written by ``verify atlas --save FILE``:
+
+  format          kind "atlas", the box (rho, x, kappa), every cell's status one of certified / refuted / open
+  digest          each cell's sha256 over its canonical JSON matches (a cell edited after writing is named)
+  coordinates     the representative regimes' parameters (spec.parameters, formulas in rho, x, kappa) give, by the
+                  file's own invariant formulas, exactly s = rho/(1 - rho), x = x, y = kappa x (an identity of
+                  rational functions): so every point of a cell stands for the regimes with those invariants
+  atlas-cover     the cells (whatever their status) cover the box
+  cell checks     each certified cell's checks, by name (RECHECKS): "trajectory" is the family cell re-check of
+                  verify.certify.recheck (invariants, region, entry through the tube or the Taylor prefix, slab
+                  hulls, limits) on the cell's parameter box, which must hold the ties' image of the cell; a check
+                  this checker does not know is refused (a cell is certified only by what was re-checked)
+
+Open cells decide nothing and are only counted; a cell holding rho = 0 cannot be certified in this file format
+(its representative D = 1/rho is infinite) and is refused if it claims so.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from fractions import Fraction
+
+from . import recheck as R
+
+STATUSES = ("certified", "refuted", "open")
+COORDINATES = ("rho", "x", "kappa")
+
+
+def check_digest(cell: dict) -> None:
+    body = {k: v for k, v in cell.items() if k != "digest"}
+    got = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    if got != cell.get("digest"):
+        raise R.CheckFailed("digest", f"cell {cell.get('path')}: its content does not match its digest (changed "
+                            "after it was written)")
+
+
+def check_coordinates(F: R.Formulas, ties: dict) -> None:
+    """s = rho/(1 - rho), x = x, y = kappa x from the ties, exactly, by the file's invariant formulas."""
+    alg = R.RFAlg(list(COORDINATES))
+    names = {k: alg.var(k) for k in COORDINATES}
+    env = {k: R.evaluate(R.parse(str(v)), names, alg) for k, v in ties.items()}
+    rho, x, kappa = names["rho"], names["x"], names["kappa"]
+    want = {"s": rho / (alg.num(1) - rho), "x": x, "y": kappa * x}
+    for n in R.PARAM_NAMES:
+        if not F("invariants", n, env, alg).equals(want[n]):
+            raise R.CheckFailed("coordinates", f"the representative regimes' {n} is not the atlas's "
+                                f"{ {'s': 'rho/(1 - rho)', 'x': 'x', 'y': 'kappa x'}[n] }")
+
+
+def check_ties_in_box(cell: dict, ties: dict) -> None:
+    """The ties' image of the cell's (rho, x, kappa) box lies in its stated parameter box (each tie a monomial)."""
+    alg = R.RFAlg(list(COORDINATES))
+    names = {k: alg.var(k) for k in COORDINATES}
+    box = {k: (R.frac(lo), R.frac(hi)) for k, (lo, hi) in cell["box"].items()}
+    if box["rho"][0] <= 0:
+        raise R.CheckFailed("coordinates", f"cell {cell['path']}: a certified cell must have rho > 0 (this format "
+                            "states a cell through regimes with D = 1/rho)")
+    for k, v in ties.items():
+        got = R.corner_range(R.evaluate(R.parse(str(v)), names, alg), box)
+        lo, hi = (R.frac(t) for t in cell["parameters"][k])
+        if got is None or not (lo <= got[0] and got[1] <= hi):
+            raise R.CheckFailed("parameters", f"cell {cell['path']}: {k} = {v} does not range inside the stated "
+                                f"[{lo}, {hi}]")
+
+
+def recheck_trajectory(F: R.Formulas, cell: dict, result: dict, ties: dict, log) -> None:
+    view = dict(result["evidence"]) | {"path": cell["path"], "box": cell["box"], "parameters": cell["parameters"]}
+    R.check_cell(F, view, log, ties)
+
+
+RECHECKS = {"trajectory": recheck_trajectory}
+
+
+def check_atlas(cert: dict, log) -> dict:
+    """Every step of the module docstring; raises CheckFailed naming the first that fails."""
+    if cert.get("kind") != "atlas":
+        raise R.CheckFailed("format", "not an atlas file (kind must be 'atlas')")
+    R.ctx.prec = int(cert["bits"])
+    F = R.Formulas(cert["map"])
+    R.check_map_identities(F)
+    R.check_derivatives(F)
+    log("map-identities", "the coordinates are the reduced map, and the derivatives are derivatives (exact)")
+    spec, cells = cert["spec"], cert["cells"]
+    ties = spec["parameters"]
+    check_coordinates(F, ties)
+    log("coordinates", "the representative regimes D = 1/rho, eta_V = x, eta_KQ = kappa x, the rest 1, have "
+        "s = rho/(1 - rho), x, y = kappa x (exact)")
+    for c in cells:
+        if c.get("status") not in STATUSES:
+            raise R.CheckFailed("format", f"cell {c.get('path')}: status {c.get('status')!r} is not one of "
+                                f"{', '.join(STATUSES)}")
+        check_digest(c)
+    log("digest", f"{len(cells)} cells match their digests")
+    target = {n: (R.frac(lo), R.frac(hi)) for n, (lo, hi) in spec["ranges"].items()}
+    gap = R.cover_gap([{n: (R.frac(lo), R.frac(hi)) for n, (lo, hi) in c["box"].items()} for c in cells], target)
+    if gap is not None:
+        raise R.CheckFailed("atlas-cover", f"no cell covers {gap}")
+    log("atlas-cover", f"{len(cells)} cells cover {spec['ranges']}")
+    counts = {s: 0 for s in STATUSES}
+    linear = False
+    for c in cells:
+        counts[c["status"]] += 1
+        if c["status"] == "open":
+            continue
+        if c["status"] == "refuted":
+            raise R.CheckFailed("cell-checks", f"cell {c['path']}: refuted, but this checker replays no "
+                                "counterexample yet (none of its checks refutes)")
+        if not c.get("checks"):
+            raise R.CheckFailed("cell-checks", f"cell {c['path']}: certified by no check")
+        check_ties_in_box(c, ties)
+        for name, res in c["checks"].items():
+            if name not in RECHECKS:
+                raise R.CheckFailed("cell-checks", f"cell {c['path']}: certified by the check {name!r}, which this "
+                                    f"checker does not re-check (it knows {', '.join(RECHECKS)})")
+            if res.get("status") != "certified":
+                raise R.CheckFailed("cell-checks", f"cell {c['path']}: certified, but its check {name} says "
+                                    f"{res.get('status')}")
+            if name == "trajectory" and R.entry_kind(res["evidence"]) == "tube" and not linear:
+                R.check_linearity(F)
+                linear = True
+            RECHECKS[name](F, c, res, ties, log)
+    if counts != cert.get("counts", counts):
+        raise R.CheckFailed("format", f"the stated counts {cert.get('counts')} are not the cells' {counts}")
+    log("cell-checks", f"{counts['certified']} certified cells re-checked; {counts['open']} open")
+    return counts
+
+
+def check_file(path: str, log=lambda step, detail: None) -> dict:
+    try:
+        with open(path) as fh:
+            cert = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise R.CheckFailed("format", f"cannot read {path}: {exc}") from None
+    if not isinstance(cert, dict) or cert.get("format") != "verify-certificate" or cert.get("version") != R.VERSION:
+        raise R.CheckFailed("format", f"{path} is not a verify-certificate file of version {R.VERSION}")
+    check_atlas(cert, log)
+    return cert
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m verify.certify.recheck_atlas FILE", file=sys.stderr)
+        return 2
+
+    def log(step, detail):
+        print(f"ok  {step}: {detail}")
+    try:
+        cert = check_file(argv[0], log)
+    except R.CheckFailed as exc:
+        print(f"FAILED {exc.step}: {exc.detail}")
+        return 1
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        print(f"FAILED format: the file lacks or misstates an entry ({type(exc).__name__}: {exc})")
+        return 1
+    for t in cert.get("trusts", []):
+        print(f"trusted: {t['statement']} ({t['proof']})")
+    print(f"atlas verified: {argv[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
