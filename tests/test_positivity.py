@@ -9,6 +9,7 @@ member changes sign; a tampered stored result is refused, naming the step.
 """
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import random
@@ -174,15 +175,21 @@ def test_recheck_refuses_a_tampered_result(certified, change, step):
 
 
 def test_recheck_imports_nothing_of_verify(tmp_path, certified):
-    path = tmp_path / "cell.json"
+    """Its import statements name only the standard library and flint, and a fresh interpreter running it loads no
+    verify module but the (lazy) package files, and no SymPy, NumPy or mpmath."""
+    tree = ast.parse((ROOT / "verify" / "certify" / "recheck_positivity.py").read_text())
+    roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+    assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))
+    assert roots <= set(sys.stdlib_module_names) | {"flint", "__future__"}, roots
+    path = tmp_path / "cells.json"
     path.write_text(json.dumps({"cells": [certified]}))
-    code = ("import sys, runpy; sys.argv = ['x', %r]; "
-            "import verify.certify.recheck_positivity as m; rc = m.main(); "
-            "bad = [k for k in sys.modules if k.startswith('verify') and k not in "
-            "('verify', 'verify.certify', 'verify.certify.recheck_positivity')]; print(rc, bad)") % str(path)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert out.stdout.strip().splitlines()[-1] == "0 []", out.stdout + out.stderr
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "verify.certify.recheck_positivity", str(path)],
+                       capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0 and r.stdout.startswith("passed: 1 certified"), r.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert {m for m in loaded if m.split(".")[0] == "verify"} <= {"verify", "verify.certify", "verify.lazy"}
+    assert not {m for m in loaded if m.split(".")[0] in ("sympy", "numpy", "mpmath")}
 
 
 def test_region_b_cells_cover_region_b():
