@@ -11,7 +11,9 @@ passes verify.certify.recheck_positivity.
 As a check of the atlas's registry (verify.certify.atlas, CellCheck: name, statement, run(cell, knobs),
 recheck(cell, result), applies(cell)) it is :data:`POSITIVITY_CHECK`.
 
-Command: ``python -m verify.certify.region_b [--depth N] [--workers N] [--deadline SECONDS] [--quick] --save FILE``.
+Command: ``python -m verify.certify.region_b [--depth N] [--workers N] [--deadline SECONDS] [--quick] [--save FILE]``
+(default file: the cache, where Lemma C.2's large-step part reads it; a deadline that passes exits 1, saying how
+to finish).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Callable
 
 from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
@@ -128,6 +131,52 @@ def summary(leaves: list, total: float, seconds: float, complete: bool, depth: i
             "cells": leaves}
 
 
+def cache_file() -> Path:
+    """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
+    from ..cache import cache_dir
+    return cache_dir("region-b") / "region-b.json"
+
+
+def _point_in(cell: dict, point: tuple) -> bool:
+    return all(Fraction(cell[n][0]) <= p <= Fraction(cell[n][1]) for n, p in zip(NAMES, point))
+
+
+def cell_of_point(cells: list, point: tuple) -> dict | None:
+    """The stored cell (a result's "cells" entry) holding the point (rho, x, kappa), certified ones first."""
+    hits = [c for c in cells if _point_in(c["cell"], point)]
+    return next((c for c in hits if c["status"] == "certified"), hits[0] if hits else None)
+
+
+def cells_holding(settings) -> list:
+    """The initial cells of Region B holding the settings' points (each once), for a run confined to them."""
+    from ..derive.invariants import invariants_of
+    out = []
+    for s in settings:
+        r, x, y = invariants_of(s)
+        pt = (1 / (1 + r), x, y / x)
+        c = next((c for c in initial_cells() if _point_in(c, pt)), None)
+        if c is not None and c not in out:
+            out.append(c)
+    return out
+
+
+def run_cells_here(cells: list, depth: int = 1) -> dict:
+    """:func:`run_region_b`'s result for a few cells in this process (no executor: e.g. inside a claim's part that
+    already runs on a Dask worker), bisecting open ones ``depth`` times; the decided fraction is of Region B's
+    whole volume (so a few cells decide a small fraction)."""
+    t0 = time.perf_counter()
+    leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
+    while pending:
+        c, path = pending.pop()
+        res = _task(c, path)
+        if res["status"] == "open" and len(path.split(":")[1]) < depth:
+            pending += [(h, path + str(k)) for k, h in enumerate(halves(c))]
+        else:
+            leaves.append(res)
+    # the fraction is of Region B's whole volume: these cells are a part of it
+    return summary(leaves, sum(region_b_volume(c) for c in initial_cells()), time.perf_counter() - t0, True, depth)
+
+
 # ----- the atlas's cell check -----------------------------------------------------------------------------------------
 def _bounds(cell) -> dict:
     b = cell.bounds if hasattr(cell, "bounds") else cell
@@ -181,7 +230,8 @@ POSITIVITY_CHECK = PositivityCheck()
 def main(argv=None) -> int:
     from ..run.atomic import write_json_atomic
     ap = argparse.ArgumentParser(prog="python -m verify.certify.region_b", description=__doc__.split("\n")[0])
-    ap.add_argument("--save", required=True, help="the result file (JSON, written atomically)")
+    ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the cache file "
+                                                 "Lemma C.2 reads, .cache/verify/region-b/region-b.json)")
     ap.add_argument("--depth", type=int, default=DEPTH, help="bisections of an open cell (0..8)")
     ap.add_argument("--workers", type=int, default=None, help="local Dask workers")
     ap.add_argument("--deadline", type=float, default=None, help="seconds; cells not run by then are left open")
@@ -192,8 +242,14 @@ def main(argv=None) -> int:
     if a.deadline is not None and not a.deadline > 0:
         ap.error(f"--deadline {a.deadline}: must be > 0 seconds")
     cells = initial_cells((0, 11)) if a.quick else None
+    if a.workers is not None and a.workers < 1:
+        ap.error(f"--workers {a.workers}: must be an integer >= 1")
+    save = Path(a.save) if a.save else cache_file()
+    if not save.parent.is_dir() and a.save:
+        ap.error(f"--save {a.save}: its folder does not exist")
     out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
-    write_json_atomic(a.save, out)
+    write_json_atomic(save, out)
+    a.save = str(save)
     print(f"Region B: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
           f"{out['counts']['refuted']} refuted; decided fraction {out['decided_fraction']:.4f} of the volume in "
           f"(rho, x, log2 kappa); {out['seconds']} s; saved {a.save}")
@@ -203,9 +259,11 @@ def main(argv=None) -> int:
     return 0
 
 
+
+__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "PositivityCheck", "VERSION", "applies", "cache_file", "cell_of_point",
+           "cells_holding", "check_recheck", "check_run", "halves", "initial_cells", "run_cells_here", "run_region_b",
+           "summary"]
+
+
 if __name__ == "__main__":
     sys.exit(main())
-
-
-__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "PositivityCheck", "VERSION", "applies", "check_recheck", "check_run",
-           "halves", "initial_cells", "run_region_b", "summary"]
