@@ -212,3 +212,14 @@ def test_atlas_check_shape(certified):
     wider = CELL | {"x": (F(17, 10), F(39, 20))}
     with pytest.raises(ValueError, match="does not hold the atlas cell"):
         chk.recheck(wider, {"status": "certified", "evidence": certified})
+
+
+def test_counterexample_search_finds_and_replays_outside_and_nothing_in_a_certified_cell():
+    from verify.fuzz.positivity import search
+    out = search({"rho": (F(1, 2), F(9, 16)), "x": (F(5, 2), F(3)), "kappa": (F(3), F(4))}, examples=3, horizon=40)
+    assert out["counterexamples"], out
+    ce = out["counterexamples"][0]
+    # x >= 5/2 lies outside 0 < x < 2; the 40-digit replay at 10x the horizon fails at the same step
+    assert ce["inside_hypotheses"] is False and ce["replay"]["same_step"] and ce["replay"]["horizon"] == 400
+    assert ce["alpha"] < 0 and ce["replay"]["alpha"] < 0
+    assert search(CELL, examples=5, horizon=200)["counterexamples"] == []

@@ -236,6 +236,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="local Dask workers")
     ap.add_argument("--deadline", type=float, default=None, help="seconds; cells not run by then are left open")
     ap.add_argument("--quick", action="store_true", help="two rho slices only (a smoke run)")
+    ap.add_argument("--fuzz", type=int, default=50, help="Hypothesis examples per open cell in the counterexample "
+                                                         "search (verify.fuzz.positivity; 0: none)")
     a = ap.parse_args(argv)
     if not 0 <= a.depth <= 8:
         ap.error(f"--depth {a.depth}: must be an integer in 0..8")
@@ -247,7 +249,16 @@ def main(argv=None) -> int:
     save = Path(a.save) if a.save else cache_file()
     if not save.parent.is_dir() and a.save:
         ap.error(f"--save {a.save}: its folder does not exist")
+    if a.fuzz < 0:
+        ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
     out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
+    if a.fuzz and out["counts"]["open"]:
+        from ..fuzz.positivity import search_open
+        out["search"] = search_open(out, a.fuzz)
+        found = [c for s in out["search"] for c in s["counterexamples"] if c["inside_hypotheses"]
+                 and not c["replay"]["holds"]]
+        if found:
+            print(f"counterexamples (replayed at 10x the horizon): {found}")
     write_json_atomic(save, out)
     a.save = str(save)
     print(f"Region B: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
