@@ -223,3 +223,21 @@ def test_counterexample_search_finds_and_replays_outside_and_nothing_in_a_certif
     assert ce["inside_hypotheses"] is False and ce["replay"]["same_step"] and ce["replay"]["horizon"] == 400
     assert ce["alpha"] < 0 and ce["replay"]["alpha"] < 0
     assert search(CELL, examples=5, horizon=200)["counterexamples"] == []
+
+
+def test_delta_is_not_monotone_inside_region_b():
+    """Why the band keeps only delta >= 0: delta' - delta < 0 where alpha > 1 + (1 + r)/(e^delta - 1). A member of
+    Region B (rho = 0.85, x = 1.88, kappa = 3.9) has steps where delta falls, while alpha stays > 0."""
+    step = _generated_map()
+    with mpmath.workdps(20):
+        rho, x, kappa = mpmath.mpf("0.85"), mpmath.mpf("1.88"), mpmath.mpf("3.9")
+        a, d, falls, low = mpmath.mpf(0), mpmath.mpf(0), 0, mpmath.inf
+        for _ in range(2000):
+            an, inc = step(a, d, 1 / rho - 1, x, kappa * x)
+            falls += inc < 0
+            # the sign of inc from the formula by hand: alpha (1 - alpha) E + alpha (alpha + r), E = e^delta
+            E, r = mpmath.e ** d, 1 / rho - 1
+            assert (inc < 0) == (a * ((1 - a) * E + a + r) < 0)
+            a, d = an, d + inc
+            low = min(low, a)
+    assert falls > 0 and low > 0

@@ -57,8 +57,8 @@ def first_nonpositive(member: tuple, horizon: int, exact: bool = False) -> tuple
     return None, low
 
 
-def search(cell: dict, examples: int = 100, horizon: int = 2000, seed: int = 0) -> dict:
-    """Hypothesis over the cell's members; returns {"examples", "horizon", "counterexamples": [...]} where each
+def search(cell: dict, examples: int = 100, horizon: int = 2000) -> dict:
+    """Hypothesis over the cell's members (derandomized: reproducible from the cell alone); returns {"examples", "horizon", "counterexamples": [...]} where each
     counterexample states the member, t, alpha(t) and its replay at REPLAY_FACTOR x horizon (40 digits)."""
     found: list = []
     tried = [0]
@@ -76,7 +76,6 @@ def search(cell: dict, examples: int = 100, horizon: int = 2000, seed: int = 0) 
                 "horizon": REPLAY_FACTOR * horizon, "arithmetic": f"mpmath {DPS} digits", "t": t2, "alpha": a2,
                 "holds": t2 is None, "same_step": t2 == t}})
 
-    del seed        # derandomized: the search is reproducible from the cell alone
     try:
         probe()
     except Unsatisfiable:
