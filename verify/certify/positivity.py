@@ -36,7 +36,7 @@ import sympy as sp
 from ..derive.invariants import SCOPE, invariant_map, r, x, y
 from ..derive.obligations import Obligation, stopwatch
 from ..model.symbols import alpha, delta
-from .arbfun import ball, exact, hi_frac, lambdify_arb, lo_frac
+from .arbfun import ball, exact, lambdify_arb
 
 VERSION = 1
 NAMES = ("rho", "x", "kappa")
@@ -48,7 +48,6 @@ MIN_WIDTH = Fraction(1, 2**20)                      # a box is not bisected belo
 MAX_BOXES = 6000                                    # boxes checked per cell before it is left open
 REGION_B = {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
             "kappa": (Fraction(1, 256), Fraction(4))}   # x from min(1, r) (the small-step edge) to 19/10
-CHECKS = ("first-step", "alpha-lower", "alpha-upper", "delta-nonnegative", "cover")
 
 
 def _in_w(e):
@@ -297,6 +296,11 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
         raise ValueError(f"cell outside the hypotheses: {why}")
     out = {"version": VERSION, "cell": {n: [_frac(v) for v in box[n]] for n in NAMES}, "prec": PREC,
            "w_pieces": W_PIECES}
+    unproved = [o.key for o in obligations() if o.holds is not True]
+    if unproved:
+        return out | {"status": "open", "failed": "obligations",
+                      "reason": f"the band argument's symbolic steps are not all proved: {unproved}"}
+    out["obligations"] = [o.key for o in obligations()]
     band, slack = choose_band(box)
     if band is None:
         return out | {"status": "open", "reason": "no band [L, A] with L > 0 satisfies the invariance conditions at "
