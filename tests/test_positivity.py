@@ -241,3 +241,13 @@ def test_delta_is_not_monotone_inside_region_b():
             a, d = an, d + inc
             low = min(low, a)
     assert falls > 0 and low > 0
+
+
+@pytest.mark.parametrize("args, flag", [(["--depth", "9"], "--depth 9"), (["--fuzz", "-1"], "--fuzz -1"),
+                                        (["--deadline", "0"], "--deadline 0.0"), (["--workers", "0"], "--workers 0"),
+                                        ([], "--save /nonexistent-dir/x.json")])
+def test_region_b_command_refuses_bad_input_in_one_line(args, flag, capsys):
+    with pytest.raises(SystemExit) as exc:
+        RB.main(args + ["--save", "/nonexistent-dir/x.json"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and flag in err[0]

@@ -227,9 +227,17 @@ class PositivityCheck:
 POSITIVITY_CHECK = PositivityCheck()
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad input in one line naming the flag and its valid range, exit status 2 (the toolkit's rule)."""
+
+    def error(self, message):
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None) -> int:
     from ..run.atomic import write_json_atomic
-    ap = argparse.ArgumentParser(prog="python -m verify.certify.region_b", description=__doc__.split("\n")[0])
+    ap = _Parser(prog="python -m verify.certify.region_b", description=__doc__.split("\n")[0])
     ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the cache file "
                                                  "Lemma C.2 reads, .cache/verify/region-b/region-b.json)")
     ap.add_argument("--depth", type=int, default=DEPTH, help="bisections of an open cell (0..8)")
@@ -246,11 +254,11 @@ def main(argv=None) -> int:
     cells = initial_cells((0, 11)) if a.quick else None
     if a.workers is not None and a.workers < 1:
         ap.error(f"--workers {a.workers}: must be an integer >= 1")
+    if a.fuzz < 0:
+        ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
     save = Path(a.save) if a.save else cache_file()
     if not save.parent.is_dir() and a.save:
         ap.error(f"--save {a.save}: its folder does not exist")
-    if a.fuzz < 0:
-        ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
     out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
     if a.fuzz and out["counts"]["open"]:
         from ..fuzz.positivity import search_open
