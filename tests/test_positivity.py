@@ -251,3 +251,35 @@ def test_region_b_command_refuses_bad_input_in_one_line(args, flag, capsys):
         RB.main(args + ["--save", "/nonexistent-dir/x.json"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and flag in err[0]
+
+
+def _saved_run(tmp_path, monkeypatch, change=None):
+    """A saved Region B run in a temporary cache holding one certified cell around sts D = 3, K = 2, eta = 7/2
+    (rho = 2/3, x = 7/4, kappa = 1/2), optionally tampered with."""
+    cell = {"rho": (F(5, 8), F(11, 16)), "x": (F(17, 10), F(9, 5)), "kappa": (F(1, 256), F(4))}
+    res = json.loads(json.dumps(P.decide_positivity(cell))) | {"path": "c0:"}
+    if change:
+        change(res)
+    path = tmp_path / "region-b.json"
+    path.write_text(json.dumps(RB.summary([res], 8.65, 1.0, True, 0)))
+    monkeypatch.setattr(RB, "cache_file", lambda: path)
+
+
+def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
+    from lemmas.lemma_C_2 import region_b_records
+    from lemmas.support.runs import regime
+    _saved_run(tmp_path, monkeypatch)
+    inside, outside = regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1"), regime("sts", 8, 2, M=1, d=1, eta="3")
+    recs, cover = region_b_records([inside, outside])
+    assert len(recs) == 1 and recs[0]["kind"] == "arb" and recs[0]["holds"] is True
+    assert recs[0]["scope"]["horizon"] == "all" and recs[0]["scope"]["dims"] == ["M=1 d=2 D=3 N=1 K=2"]
+    assert cover["certified"] == 1 and cover["cells"] == 1 and "re-checked" in cover["source"]
+
+
+def test_lemma_refuses_a_tampered_saved_run(tmp_path, monkeypatch):
+    from lemmas.lemma_C_2 import region_b_records
+    from lemmas.support.runs import regime
+    _saved_run(tmp_path, monkeypatch, lambda d: d["band"].update(L="2"))
+    recs, cover = region_b_records([regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1")])
+    assert "refused" in cover["source"] and "first-step" in cover["source"]
+    assert cover["cells"] == 1 and recs[0]["holds"] is True      # its own cell, decided again in this run
