@@ -9,9 +9,16 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
   makes the factor 1 - x ||s||^2 >= 0, so alpha >= 0 gives alpha(t+1) >= x p_on > 0.
 - ``lemma-C.2-large-step`` (sigma = identity, min(K, D - K) < x < 2K): the factor can be negative near S = S*.
   The proof attempt (verify.derive.stability.large_step_obligations) closes at K = D (an invariant interval
-  [0, 2]) but for K < D two steps stay open: delta(t) >= 0 for all t (it needs a bound on the delta block's
-  step, which the hypotheses do not give) and an invariant upper bound on alpha. This part therefore rests on
-  Arb balls over finite t (certified) and float64 runs, and names the open steps.
+  [0, 2]) but for K < D two steps stay open in symbolic form: delta(t) >= 0 for all t and an invariant upper bound
+  on alpha. Cell by cell they close together (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa)
+  an invariant band L <= alpha <= A, delta >= 0, holding the first step, gives alpha(t) >= L > 0 for every t,
+  checked in Arb and re-checked independently (verify.certify.recheck_positivity). The part reads Region B's
+  result (verify.certify.region_b: rho in [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the
+  cache when a run saved it there, else decides the cells holding this claim's regimes; its records cover the
+  regimes inside certified cells for all t, and state the cells' coverage of Region B. Region B is not the whole
+  hypothesis (x/K in (1.9, 2), rho outside [1/8, 7/8], kappa outside [1/256, 4] stay out), so the part is not
+  certified over every regime: the verdict names what was certified. Arb balls over finite t and float64 runs
+  complete it.
 - ``lemma-C.2-other-sigma`` (sigma in {erf, relu with W_P frozen, x + x^3/10}, while GD is a descent run): Arb
   balls of every alpha_i(t), t = 1..H, and float64 runs, relying on the reduction (rows stay along v*_m) in
   symbolic dimensions. No step-size condition is derived for sigma != identity, and x <= 1 does not suffice:
@@ -287,11 +294,71 @@ def outside_numbers(rec: dict) -> dict:
     return {"regime": rec["regime_text"], "t": t, "alpha": float(rec["alpha"][t]) if t is not None else None}
 
 
-def large_step_why() -> dict:
+def large_step_why(cover: dict | None = None) -> dict:
     """The large-step part's one sentence: what backs it, and the proof steps that stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
+    band = ("" if not cover else f"; for every t, an invariant band certified {cover['certified']} of "
+            f"{cover['cells']} cells of Region B ({100 * cover['decided_fraction']:.1f}% of its volume in (rho, x, "
+            "log2 kappa)), which is not the whole hypothesis")
     return {"lemma-C.2-large-step": "Arb balls over finite t in the regimes run and a proof at K = D; for K < D the "
-                                    "induction does not close, open: " + "; ".join(still_open)}
+                                    "symbolic induction does not close, open: " + "; ".join(still_open) + band}
+
+
+def region_b_result(settings) -> tuple[dict, str]:
+    """Region B's result: the saved run in the cache (verify.certify.region_b.CACHE_FILE) when there is one, every
+    certified cell re-checked by the independent re-checker; else the initial cells holding ``settings``' points,
+    decided now. Returns (result, where it came from)."""
+    from verify.certify.recheck_positivity import CheckFailed, recheck
+    from verify.certify.region_b import cache_file, cells_holding, run_cells_here
+    path = cache_file()
+    if path.is_file():
+        import json
+        res = json.loads(path.read_text())
+        try:
+            for c in res["cells"]:
+                if c["status"] == "certified":
+                    recheck(c)
+            return res, f"saved run {path.name} (every certified cell re-checked independently)"
+        except (CheckFailed, KeyError, TypeError) as exc:
+            return run_cells_here(cells_holding(settings)), f"the saved run was refused ({exc}); the regimes' cells"
+    return run_cells_here(cells_holding(settings)), "the cells holding this claim's regimes, decided in this run"
+
+
+def region_b_records(settings) -> tuple[list, dict]:
+    """The invariant-band records of the large-step part: one Arb record (all t) over the regimes whose points lie
+    in certified cells, with the coverage of Region B; open cells as context records naming their reasons."""
+    from verify.certify.positivity import obligations as band_obligations
+    from verify.certify.region_b import cell_of_point
+    from verify.derive.invariants import invariants_of
+    res, source = region_b_result(settings)
+    cells = res["cells"]
+    inside = []
+    for s_ in settings:
+        r_, x_, y_ = invariants_of(s_)
+        c = cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
+        if c is not None and c["status"] == "certified":
+            inside.append((s_, c))
+    obs = band_obligations()
+    steps_ok = all(o.holds is True for o in obs)
+    cover = {"cells": len(cells), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
+             "decided_fraction": res["decided_fraction"], "measure": res["measure"], "region": res["region"],
+             "source": source}
+    recs = []
+    if inside:
+        scope = Scope(dims=tuple(sorted({dims_of(s_) for s_, _ in inside})), sigma=("identity",), conventions="all",
+                      horizon="all")
+        bands = "; ".join(f"{regime_label(s_)}: alpha(t) in [{c['band']['L']}, {c['band']['A']}]" for s_, c in inside)
+        recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
+                           "verify.certify.recheck_positivity), every t >= 1", "arb", scope,
+                           f"{len(inside)} regimes in certified cells, for all t: {bands}; Region B: "
+                           f"{cover['certified']} of {cover['cells']} cells certified, "
+                           f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})",
+                           True if steps_ok else None, threshold=ARB_THRESHOLD, coverage=cover,
+                           relies_on=[{"step": o.name, "status": o.status} for o in obs]))
+    for c in res.get("open", []):
+        recs.append(record(f"Region B cell {c['path']} open", "arb", Scope(sigma=("identity",)),
+                           f"cell {c['cell']}: {c['reason']}", None, role="context"))
+    return recs, cover
 
 
 @register("lemma-C.2")
@@ -421,6 +488,9 @@ class LemmaC2(Check):
         outside = outside_records(self)
         for sid, recs in outside.items():
             ev[sid] += recs
+        band_recs, cover = region_b_records([s_ for s_ in regs if self.part_of(s_) == "lemma-C.2-large-step"
+                                             and 0 < s_.K < s_.D])
+        ev["lemma-C.2-large-step"] += band_recs
         T = HORIZON[profile]
         ev["lemma-C.2-small-step"].append(record(
             "interpretation of C_1, C_2, C_3", "float64", Scope(dims=tuple(sorted({dims_of(s_) for s_ in regs})),
@@ -431,8 +501,9 @@ class LemmaC2(Check):
                    # by 1; at K = D alpha(t) = 1 - q^t approaches 1 from below)
                    "alpha_overshoot": [min(e["max"] for e in envs if e["interior"]),
                                        max(e["max"] for e in envs if e["interior"])],
-                   "outside_step_size": outside_numbers(outside["lemma-C.2-other-sigma"][0])}
-        return Evaluation(ev, numbers=numbers, why=large_step_why(),
+                   "outside_step_size": outside_numbers(outside["lemma-C.2-other-sigma"][0]),
+                   "region_b": cover}
+        return Evaluation(ev, numbers=numbers, why=large_step_why(cover),
                           replay=f"verify check lemma-C.2 --profile {profile} --json",
                           convention=convention(regs[0]) | {"horizon_float64": T, "horizon_arb": ARB_HORIZON[profile],
                                                             "arb_bits": 128})

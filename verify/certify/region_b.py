@@ -1,0 +1,288 @@
+"""Region B of the atlas: Lemma C.2's large-step range decided cell by cell, on the Dask executor.
+
+Region B is rho = K/D in [1/8, 7/8], x from min(1, r) (r = 1/rho - 1, the small-step edge) to 19/10 and kappa in
+[1/256, 4]. It is cut into cells (rho in sixteenths, x in eighths below 1 and tenths above, kappa whole; the cells
+of a rho slice start at the eighth below its small-step edge), each decided by verify.certify.positivity; an open
+cell is bisected across its widest relative interval (kappa in log scale) up to ``depth`` times, on the executor of
+verify.run.execute. The decided fraction is by volume in (rho, x, log2 kappa) inside Region B
+(positivity.region_b_volume). The result is plain versioned JSON, written atomically; every certified cell in it
+passes verify.certify.recheck_positivity.
+
+As a check of the atlas's registry (verify.certify.atlas, CellCheck: name, statement, run(cell, knobs),
+recheck(cell, result), applies(cell)) it is :data:`POSITIVITY_CHECK`.
+
+Command: ``python -m verify.certify.region_b [--depth N] [--workers N] [--deadline SECONDS] [--quick] [--save FILE]``
+(default file: the cache, where Lemma C.2's large-step part reads it; a deadline that passes exits 1, saying how
+to finish).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Callable
+
+from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
+
+VERSION = 1
+KIND = "lemma-C.2-region-B"
+DEPTH = 3
+STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every t >= 1 and every member of the cell "
+             "(an invariant band [L, A] x {delta >= 0} holding the first step)")
+
+
+def _x_breaks() -> list:
+    return [Fraction(k, 8) for k in range(1, 8)] + [Fraction(k, 10) for k in range(10, 20)]
+
+
+def initial_cells(rho_steps: tuple | None = None) -> list:
+    """Region B's initial cells: dicts {"rho": (lo, hi), "x": .., "kappa": ..} of Fractions (``rho_steps``: the rho
+    slices to keep, by index, for a small run)."""
+    rl, rh = REGION_B["rho"]
+    n = int((rh - rl) * 16)
+    xs = _x_breaks()
+    out = []
+    for i in range(n):
+        if rho_steps is not None and i not in rho_steps:
+            continue
+        rho = (rl + Fraction(i, 16), rl + Fraction(i + 1, 16))
+        edge = small_step_edge(rho[1])            # the edge's lowest point over the slice (r decreases in rho)
+        for a, b in zip(xs, xs[1:]):
+            if b > edge:
+                out.append({"rho": rho, "x": (a, b), "kappa": REGION_B["kappa"]})
+    return out
+
+
+def halves(cell: dict) -> tuple:
+    """Two halves across the widest relative interval (kappa measured in log2)."""
+    def width(n):
+        lo, hi = cell[n]
+        return math.log2(hi / lo) / 10 if n == "kappa" else float((hi - lo) / hi)
+    n = max(NAMES, key=width)
+    lo, hi = cell[n]
+    mid = Fraction(2) ** round((math.log2(lo) + math.log2(hi)) / 2) if n == "kappa" else (lo + hi) / 2
+    if not lo < mid < hi:
+        mid = (lo + hi) / 2
+    return cell | {n: (lo, mid)}, cell | {n: (mid, hi)}
+
+
+def _task(cell: dict, path: str) -> dict:
+    """One cell on a worker: its decision with its place in the bisection tree and its time."""
+    t = time.perf_counter()
+    res = decide_positivity(cell)
+    return res | {"path": path, "seconds": round(time.perf_counter() - t, 3)}
+
+
+def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int | None = None, scheduler=None,
+                 processes: bool = True, deadline: float | None = None, progress: Callable | None = None) -> dict:
+    """Decide every cell (default: :func:`initial_cells`) on the executor, bisecting open ones up to ``depth``;
+    past ``deadline`` seconds the cells not yet run are recorded open ("not run: deadline") and ``complete`` is
+    False. Returns the versioned result (module docstring)."""
+    from ..run.execute import Executor
+    cells = initial_cells() if cells is None else cells
+    total = sum(region_b_volume(c) for c in cells)
+    t0 = time.perf_counter()
+    leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
+    complete = True
+    with Executor(scheduler=scheduler, workers=workers, processes=processes) as ex:
+        while pending:
+            batch, pending = pending, []
+            by_path = {p: c for c, p in batch}
+            for path, res in ex.stream(_task, [(p, (c, p)) for c, p in batch]):
+                if isinstance(res, Exception):
+                    res = {"version": VERSION, "cell": {n: [str(v) for v in by_path[path][n]] for n in NAMES},
+                           "status": "open", "reason": f"the check raised {type(res).__name__}: {res}"[:600],
+                           "failed": "error", "path": path}
+                over = deadline is not None and time.perf_counter() - t0 > deadline
+                if res["status"] == "open" and len(path.split(":")[1]) < depth and not over:
+                    pending += [(h, path + str(k)) for k, h in enumerate(halves(by_path[path]))]
+                else:
+                    leaves.append(res)
+                if progress is not None:
+                    progress(len(leaves), len(pending))
+            if deadline is not None and time.perf_counter() - t0 > deadline and pending:
+                complete = False
+                leaves += [{"version": VERSION, "cell": {n: [str(v) for v in c[n]] for n in NAMES}, "path": p,
+                            "status": "open", "failed": "not-run", "reason": "not run: the deadline passed"}
+                           for c, p in pending]
+                pending = []
+    return summary(leaves, total, time.perf_counter() - t0, complete, depth)
+
+
+def summary(leaves: list, total: float, seconds: float, complete: bool, depth: int) -> dict:
+    """The versioned result: cells sorted by path, decided and open volume fractions, the open cells' reasons."""
+    leaves = sorted(leaves, key=lambda c: c["path"])
+    vol = lambda c: region_b_volume({n: tuple(Fraction(v) for v in c["cell"][n]) for n in NAMES})  # noqa: E731
+    cert = sum(vol(c) for c in leaves if c["status"] == "certified")
+    refuted = [c for c in leaves if c["status"] == "refuted"]
+    opened = [c for c in leaves if c["status"] == "open"]
+    return {"version": VERSION, "kind": KIND, "statement": STATEMENT, "region": {n: [str(v) if v is not None else
+                                                                                   "min(1, r)" for v in REGION_B[n]]
+                                                                               for n in NAMES},
+            "measure": "volume in (rho, x, log2 kappa) inside Region B", "depth": depth, "complete": complete,
+            "seconds": round(seconds, 1), "volume": total, "decided_fraction": (cert / total) if total else 0.0,
+            "counts": {"certified": len(leaves) - len(refuted) - len(opened), "refuted": len(refuted),
+                       "open": len(opened)},
+            "open": [{"path": c["path"], "cell": c["cell"], "reason": c["reason"]} for c in opened],
+            "cells": leaves}
+
+
+def cache_file() -> Path:
+    """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
+    from ..cache import cache_dir
+    return cache_dir("region-b") / "region-b.json"
+
+
+def _point_in(cell: dict, point: tuple) -> bool:
+    return all(Fraction(cell[n][0]) <= p <= Fraction(cell[n][1]) for n, p in zip(NAMES, point))
+
+
+def cell_of_point(cells: list, point: tuple) -> dict | None:
+    """The stored cell (a result's "cells" entry) holding the point (rho, x, kappa), certified ones first."""
+    hits = [c for c in cells if _point_in(c["cell"], point)]
+    return next((c for c in hits if c["status"] == "certified"), hits[0] if hits else None)
+
+
+def cells_holding(settings) -> list:
+    """The initial cells of Region B holding the settings' points (each once), for a run confined to them."""
+    from ..derive.invariants import invariants_of
+    out = []
+    for s in settings:
+        r, x, y = invariants_of(s)
+        pt = (1 / (1 + r), x, y / x)
+        c = next((c for c in initial_cells() if _point_in(c, pt)), None)
+        if c is not None and c not in out:
+            out.append(c)
+    return out
+
+
+def run_cells_here(cells: list, depth: int = 1) -> dict:
+    """:func:`run_region_b`'s result for a few cells in this process (no executor: e.g. inside a claim's part that
+    already runs on a Dask worker), bisecting open ones ``depth`` times; the decided fraction is of Region B's
+    whole volume (so a few cells decide a small fraction)."""
+    t0 = time.perf_counter()
+    leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
+    while pending:
+        c, path = pending.pop()
+        res = _task(c, path)
+        if res["status"] == "open" and len(path.split(":")[1]) < depth:
+            pending += [(h, path + str(k)) for k, h in enumerate(halves(c))]
+        else:
+            leaves.append(res)
+    # the fraction is of Region B's whole volume: these cells are a part of it
+    return summary(leaves, sum(region_b_volume(c) for c in initial_cells()), time.perf_counter() - t0, True, depth)
+
+
+# ----- the atlas's cell check -----------------------------------------------------------------------------------------
+def _bounds(cell) -> dict:
+    b = cell.bounds if hasattr(cell, "bounds") else cell
+    return {n: tuple(Fraction(v) for v in b[n]) for n in NAMES}
+
+
+def applies(cell) -> bool:
+    """The cell meets Lemma C.2's large-step range (some member with x > min(1, r)) and lies in the hypotheses with
+    rho > 0 (the band argument needs r finite)."""
+    b = _bounds(cell)
+    return in_hypotheses(b) is None and b["x"][1] > small_step_edge(b["rho"][1])
+
+
+def check_run(cell, knobs: dict | None = None) -> dict:
+    """The atlas's run(cell, knobs): status, reason and the stored result as evidence."""
+    res = decide_positivity(_bounds(cell))
+    return {"status": res["status"], "reason": res["reason"], "evidence": res}
+
+
+def check_recheck(cell, result: dict) -> None:
+    """The atlas's recheck(cell, result): the independent re-checker on the stored evidence (ValueError naming the
+    step), and the evidence's cell holds the atlas cell."""
+    from .recheck_positivity import CheckFailed, recheck
+    if result.get("status") != "certified":
+        return
+    ev = result["evidence"]
+    b = _bounds(cell.get("box", cell) if isinstance(cell, dict) else cell)
+    stated = {n: tuple(Fraction(v) for v in ev["cell"][n]) for n in NAMES}
+    if not all(stated[n][0] <= b[n][0] and b[n][1] <= stated[n][1] for n in NAMES):
+        raise ValueError(f"positivity: the stated cell {ev['cell']} does not hold the atlas cell")
+    try:
+        recheck(ev)
+    except CheckFailed as exc:
+        raise ValueError(f"positivity: re-check step {exc.step} failed: {exc.detail}") from None
+
+
+@dataclass(frozen=True)
+class PositivityCheck:
+    """The cell check in the shape of the atlas registry's CellCheck (name, statement, run, recheck, applies)."""
+
+    name: str = "positivity"
+    statement: str = STATEMENT
+    run: Callable = field(default=check_run)
+    recheck: Callable = field(default=check_recheck)
+    applies: Callable = field(default=applies)
+
+
+POSITIVITY_CHECK = PositivityCheck()
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad input in one line naming the flag and its valid range, exit status 2 (the toolkit's rule)."""
+
+    def error(self, message):
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None) -> int:
+    from ..run.atomic import write_json_atomic
+    ap = _Parser(prog="python -m verify.certify.region_b", description=__doc__.split("\n")[0])
+    ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the cache file "
+                                                 "Lemma C.2 reads, .cache/verify/region-b/region-b.json)")
+    ap.add_argument("--depth", type=int, default=DEPTH, help="bisections of an open cell (0..8)")
+    ap.add_argument("--workers", type=int, default=None, help="local Dask workers")
+    ap.add_argument("--deadline", type=float, default=None, help="seconds; cells not run by then are left open")
+    ap.add_argument("--quick", action="store_true", help="two rho slices only (a smoke run)")
+    ap.add_argument("--fuzz", type=int, default=50, help="Hypothesis examples per open cell in the counterexample "
+                                                         "search (verify.fuzz.positivity; 0: none)")
+    a = ap.parse_args(argv)
+    if not 0 <= a.depth <= 8:
+        ap.error(f"--depth {a.depth}: must be an integer in 0..8")
+    if a.deadline is not None and not a.deadline > 0:
+        ap.error(f"--deadline {a.deadline}: must be > 0 seconds")
+    cells = initial_cells((0, 11)) if a.quick else None
+    if a.workers is not None and a.workers < 1:
+        ap.error(f"--workers {a.workers}: must be an integer >= 1")
+    if a.fuzz < 0:
+        ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
+    save = Path(a.save) if a.save else cache_file()
+    if not save.parent.is_dir() and a.save:
+        ap.error(f"--save {a.save}: its folder does not exist")
+    out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
+    if a.fuzz and out["counts"]["open"]:
+        from ..fuzz.positivity import search_open
+        out["search"] = search_open(out, a.fuzz)
+        found = [c for s in out["search"] for c in s["counterexamples"] if c["inside_hypotheses"]
+                 and not c["replay"]["holds"]]
+        if found:
+            print(f"counterexamples (replayed at 10x the horizon): {found}")
+    write_json_atomic(save, out)
+    a.save = str(save)
+    print(f"Region B: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
+          f"{out['counts']['refuted']} refuted; decided fraction {out['decided_fraction']:.4f} of the volume in "
+          f"(rho, x, log2 kappa); {out['seconds']} s; saved {a.save}")
+    if not out["complete"]:
+        print("the deadline passed before every cell ran: run again with a later --deadline to finish", file=sys.stderr)
+        return 1
+    return 0
+
+
+
+__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "PositivityCheck", "VERSION", "applies", "cache_file", "cell_of_point",
+           "cells_holding", "check_recheck", "check_run", "halves", "initial_cells", "run_cells_here", "run_region_b",
+           "summary"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
