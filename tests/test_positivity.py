@@ -283,3 +283,24 @@ def test_lemma_refuses_a_tampered_saved_run(tmp_path, monkeypatch):
     recs, cover = region_b_records([regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1")])
     assert "refused" in cover["source"] and "first-step" in cover["source"]
     assert cover["cells"] == 1 and recs[0]["holds"] is True      # its own cell, decided again in this run
+
+
+def test_the_atlas_runs_and_its_rechecker_rechecks_the_positivity_check(certified):
+    """The check is in the atlas's registry (imported through CHECK_MODULES, as a Dask worker does), applies to a
+    Region B cell and not to a small-step one; the atlas re-checker's "positivity" step accepts the stored band and
+    refuses it with its upper end lowered (alpha' could leave the band: hand-checked failure of invariance)."""
+    from verify.certify import atlas, recheck_atlas
+    from verify.certify.recheck import CheckFailed
+    check = atlas.checks()["positivity"]
+    assert check.applies(CELL) and not check.applies({"rho": (F(1, 4), F(1, 2)), "x": (F(1, 64), F(1, 32)),
+                                                      "kappa": (F(1, 4), F(1, 2))})
+    box = {n: [str(lo), str(hi)] for n, (lo, hi) in CELL.items()}
+    lines = []
+    recheck_atlas.recheck_positivity(None, {"path": "0", "box": box}, {"evidence": certified},
+                                     None, lambda step, detail: lines.append(step))
+    assert lines == ["positivity"]
+    bad = json.loads(json.dumps(certified))
+    lo, hi = F(bad["band"]["L"]), F(bad["band"]["A"])
+    bad["band"]["A"] = str(lo + (hi - lo) / 8)
+    with pytest.raises(CheckFailed):
+        recheck_atlas.recheck_positivity(None, {"path": "0", "box": box}, {"evidence": bad}, None, lambda *a: None)

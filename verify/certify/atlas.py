@@ -53,7 +53,7 @@ REPRESENTATIVE = {"D": "rho^(-1)", "K": "1", "N": "1", "v": "1", "c_L": "1", "et
                   "lambda": "1", "beta": "1", "V2": "1"}
 # Modules that register further cell checks when imported (e.g. "verify.certify.positivity", Lemma C.2's
 # alpha > 0 over Region B): imported by :func:`checks` in every process that runs cells.
-CHECK_MODULES: tuple = ()
+CHECK_MODULES: tuple = ("verify.certify.region_b",)
 
 
 # ----- the registry of cell checks ---------------------------------------------------------------------------------

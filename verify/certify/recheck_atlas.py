@@ -72,7 +72,22 @@ def recheck_trajectory(F: R.Formulas, cell: dict, result: dict, ties: dict, log)
     R.check_cell(F, view, log, ties)
 
 
-RECHECKS = {"trajectory": recheck_trajectory}
+def recheck_positivity(F: R.Formulas, cell: dict, result: dict, ties: dict, log) -> None:
+    """Lemma C.2's alpha > 0 over the cell: the stored band re-checked by verify.certify.recheck_positivity (which
+    states the map itself), and the band's cell holds the atlas cell."""
+    from . import recheck_positivity as P
+    ev = result["evidence"]
+    if not all(R.frac(ev["cell"][n][0]) <= R.frac(cell["box"][n][0]) and R.frac(cell["box"][n][1])
+               <= R.frac(ev["cell"][n][1]) for n in cell["box"]):
+        raise R.CheckFailed("positivity", f"cell {cell['path']}: the band's cell {ev['cell']} does not hold the cell")
+    try:
+        P.recheck(ev)
+    except P.CheckFailed as exc:
+        raise R.CheckFailed("positivity", f"cell {cell['path']}: step {exc.step}: {exc.detail}") from None
+    log("positivity", f"cell {cell['path']}: alpha(t) >= {ev['band']['L']} for every t >= 1 (band re-checked)")
+
+
+RECHECKS = {"trajectory": recheck_trajectory, "positivity": recheck_positivity}
 
 
 def check_atlas(cert: dict, log) -> dict:

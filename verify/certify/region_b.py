@@ -26,6 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
+from .atlas import CellCheck, register
 from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
 
 VERSION = 1
@@ -213,18 +214,8 @@ def check_recheck(cell, result: dict) -> None:
         raise ValueError(f"positivity: re-check step {exc.step} failed: {exc.detail}") from None
 
 
-@dataclass(frozen=True)
-class PositivityCheck:
-    """The cell check in the shape of the atlas registry's CellCheck (name, statement, run, recheck, applies)."""
-
-    name: str = "positivity"
-    statement: str = STATEMENT
-    run: Callable = field(default=check_run)
-    recheck: Callable = field(default=check_recheck)
-    applies: Callable = field(default=applies)
-
-
-POSITIVITY_CHECK = PositivityCheck()
+# Registered in the atlas's registry of cell checks (verify.certify.atlas.CHECK_MODULES imports this module).
+POSITIVITY_CHECK = register(CellCheck("positivity", STATEMENT, check_run, check_recheck, applies))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -279,7 +270,7 @@ def main(argv=None) -> int:
 
 
 
-__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "PositivityCheck", "VERSION", "applies", "cache_file", "cell_of_point",
+__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "VERSION", "applies", "cache_file", "cell_of_point",
            "cells_holding", "check_recheck", "check_run", "halves", "initial_cells", "run_cells_here", "run_region_b",
            "summary"]
 
