@@ -155,4 +155,4 @@ def test_a_proof_assuming_more_than_the_hypotheses_is_not_proved():
         st = Claimed("by-hand", "columns stay two-valued", "claim", tuple(h for h in full if h != dropped), scope)
         d = decide(ev, st.scope)
         assert d.verdict != "proved", dropped
-        assert d.verdict == "certified"      # exact, but over less than the statement speaks of
+        assert d.verdict == "supported"      # exact, but over less than the statement speaks of
