@@ -362,16 +362,22 @@ def proof(route: str, steps: list[dict], *, replay: str | None = None, **data) -
     return record(route, kind, scope, result, True, replay=replay, steps=steps, **data)
 
 
+EXTENTS = ("whole", "part", "")
+
+
 @dataclass(frozen=True)
 class Decision:
-    """A verdict, the scope it covers (as it reads), and why."""
+    """A verdict, the scope it covers (as it reads), and why; ``extent``: "whole" when exact or rigorous records
+    establish the whole statement (proved, certified), "part" when they establish a part of it only (supported,
+    with a certified part), "" otherwise."""
 
     verdict: str
     scope: str
     reason: str
+    extent: str = ""
 
     def as_dict(self) -> dict:
-        return {"verdict": self.verdict, "scope": self.scope, "reason": self.reason}
+        return {"verdict": self.verdict, "scope": self.scope, "reason": self.reason, "extent": self.extent}
 
 
 def _scope(rec: dict) -> Scope:
@@ -412,36 +418,56 @@ def _routes(recs: list[dict]) -> str:
     return "; ".join(dict.fromkeys(r["route"] for r in recs))
 
 
+def _field_covers(a, b) -> bool:
+    return a == ALL or (b != ALL and set(b) <= set(a))
+
+
 def uncovered(scopes: list[Scope], statement: Scope) -> list[str]:
-    """The quantifiers of ``statement`` the union of ``scopes`` leaves uncovered, as they read ("all dimensions",
-    "all t", ...): each field checked alone, the others widened to everything."""
+    """What of ``statement`` the union of ``scopes`` leaves uncovered, as it reads ("all dimensions", "all t",
+    "sigma {erf}", ...): per atom of the statement (one sigma, convention and dims value) that is not covered, the
+    quantifiers the scopes matching its sigma and convention miss, named with the atom when there are several."""
     out = []
-    wide = [Scope(s.dims, ALL, ALL, ALL) for s in scopes]
-    if not covered(wide, Scope(statement.dims)):
-        out.append(statement.dims_label())
-    for name, text in (("sigma", "every sigma"), ("conventions", "every convention")):
-        v = getattr(statement, name)
-        one = [Scope(ALL, **{name: getattr(s, name)}) for s in scopes]
-        if not covered(one, Scope(**{name: v})):
-            out.append(text if v == ALL else f"{name} {{{', '.join(v)}}}")
-    if not covered([Scope(horizon=s.horizon) for s in scopes], Scope(horizon=statement.horizon)):
-        out.append(_horizon_label(statement.horizon))
-    if not covered([Scope(assumes=s.assumes) for s in scopes], Scope(assumes=statement.assumes)):
-        out.append("only under further assumptions")
+    atoms = statement.atoms()
+    for atom in atoms:
+        if covered(scopes, atom):
+            continue
+        fit = [s for s in scopes if _field_covers(s.sigma, atom.sigma) and _field_covers(s.conventions, atom.conventions)]
+        gaps = []
+        if not fit:
+            gaps.append(("every sigma" if atom.sigma == ALL else f"sigma {{{', '.join(atom.sigma)}}}")
+                        if not any(_field_covers(s.sigma, atom.sigma) for s in scopes) else
+                        "every convention" if atom.conventions == ALL else
+                        f"conventions {{{', '.join(atom.conventions)}}}")
+        else:
+            if not covered([Scope(s.dims) for s in fit], Scope(atom.dims)):
+                gaps.append(atom.dims_label())
+            if not any(_horizon_covers(s.horizon, atom.horizon) for s in fit):
+                gaps.append(_horizon_label(atom.horizon))
+            if not any(set(s.assumes) <= closure(atom.assumes) for s in fit):
+                gaps.append("the statement's hypotheses alone (it assumed more)")
+        text = ", ".join(gaps) or "all of it at once"
+        if len(atoms) > 1 and atom.sigma != ALL and statement.sigma != ALL and len(statement.sigma) > 1 and fit:
+            text += f" (sigma {atom.sigma[0]})"
+        if text not in out:
+            out.append(text)
     return out
 
 
 def _certified_part(rigorous: list[dict], statement: Scope) -> str:
     """What the rigorous records certify of a statement they do not cover: where, and what they leave."""
-    where = list(dict.fromkeys(_where(_scope(r)) for r in rigorous))
+    several = statement.sigma == ALL or len(statement.sigma) > 1
+    where = list(dict.fromkeys(_where(_scope(r), several) for r in rigorous))
     gaps = uncovered([_scope(r) for r in rigorous], statement)
-    return ("certified only on part of the statement: " + "; ".join(where) + f" ({_routes(rigorous)})"
-            + (", not for " + ", ".join(gaps) if gaps else ""))
+    word = "proved" if all(r["kind"] in PROOF_KINDS for r in rigorous) else "certified"
+    return (f"{word} only on part of the statement: " + "; ".join(where) + f" ({_routes(rigorous)})"
+            + (", not for " + "; ".join(gaps) if gaps else ""))
 
 
-def _where(sc: Scope) -> str:
-    """Where a record certified, in a reason: its sizes and horizon ("at {D=8 ...}, t <= 150")."""
-    return f"{sc.dims_label().replace('checked at dimensions', 'at')}, {_horizon_label(sc.horizon)}"
+def _where(sc: Scope, sigma: bool) -> str:
+    """Where a record certified, in a reason: its sizes, its sigma (with ``sigma``: the statement names several) and
+    horizon ("at {D=8 ...}, t <= 150")."""
+    sig = ", sigma " + "/".join(sc.sigma) if sigma and sc.sigma != ALL else ""
+    return f"{sc.dims_label().replace('checked at dimensions', 'at')}{sig}, {_horizon_label(sc.horizon)}"
 
 
 def decide(records: list[dict], statement: Scope) -> Decision:
@@ -472,15 +498,16 @@ def decide(records: list[dict], statement: Scope) -> Decision:
     confirming = [r for r in tests if r["holds"] is True]
     proofs = [r for r in confirming if r["kind"] in PROOF_KINDS]
     if proofs and covered([_scope(r) for r in proofs], statement):
-        return Decision("proved", statement.label(), "exact proofs cover the whole statement: " + _routes(proofs))
+        return Decision("proved", statement.label(), "exact proofs cover the whole statement: " + _routes(proofs),
+                        "whole")
     rigorous = [r for r in confirming if r["kind"] in RIGOROUS_KINDS]
     if rigorous and covered([_scope(r) for r in rigorous], statement):
         return Decision("certified", statement.label(), "rigorous enclosures" + (" and exact proofs" if proofs else "")
-                        + " cover the whole statement: " + _routes(rigorous))
+                        + " cover the whole statement: " + _routes(rigorous), "whole")
     if rigorous:
         rest = [r for r in confirming if r["kind"] not in RIGOROUS_KINDS]
         return Decision("supported", _union_label(rigorous + rest), _certified_part(rigorous, statement) + "; "
-                        + (f"the rest rests on {_routes(rest)}" if rest else "nothing else covers the rest"))
+                        + (f"the rest rests on {_routes(rest)}" if rest else "nothing else covers the rest"), "part")
     if confirming:
         return Decision("supported", _union_label(confirming), "numerics or a formal expansion agree, no "
                         "counterexample: " + _routes(confirming))
@@ -542,7 +569,7 @@ def compare(x, op: str, bound) -> bool | None:
     return bool(np.all(res))
 
 
-__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "From",
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "EXTENTS", "Scope", "From",
            "Region", "intersect", "covered", "uncovered",
            "record", "proof",
            "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of",

@@ -22,6 +22,14 @@ def regime_scope(setting, steps: int) -> Scope:
                  horizon=int(steps))
 
 
+def runs_scope(settings, horizon: int) -> dict:
+    """What a statement about "the regimes run, over t <= H" speaks of (verify.checks.Evaluation.scopes): the
+    settings' dimensions, sigma and convention labels, and the horizon H."""
+    pick = lambda f: tuple(dict.fromkeys(f(s) for s in settings))  # noqa: E731
+    return {"dims": pick(dims_of), "sigma": pick(lambda s: s.sigma.spec()), "conventions": pick(conventions_of),
+            "horizon": int(horizon)}
+
+
 def conventions_in(settings) -> tuple:
     """The convention labels of ``settings`` (verify.model.setting.conventions_of), each once, in order: what a
     record's scope says of the runs it covers."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..model.paper import CITATION
 from .questions import questions_table
-from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, fuzz_items, redecide,
+from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, extents, fuzz_items, redecide,
                          statements_of)
 
 SCHEMA_VERSION = "2.0"
@@ -24,7 +24,7 @@ KIND_ORDER = ("derive", "convergence", "attention", "certify", "reconcile", "cla
 CHECK_FIELDS = ("id", "kind", "title", "source", "questions", "profile", "convention", "numbers", "replay")
 PROBE_FIELDS = ("question", "regimes", "findings", "classification", "fits")
 BRIEF = ("id", "text", "role", "about", "relation", "hypotheses", "verdict", "scope_label", "short_scope", "reason",
-         "why", "corrected", "saved_verdict")
+         "why", "corrected", "saved_verdict", "extent")
 
 
 def schema() -> dict:
@@ -242,6 +242,7 @@ def summary(parts: list[dict], statements: list[dict], timing: dict) -> dict:
         per_part[p["verdict"]] = per_part.get(p["verdict"], 0) + 1
     return {"parts": len(parts), "ok": sum(p["status"] == "ok" for p in parts),
             "not_ok": sum(p["status"] != "ok" for p in parts), "verdicts": per_part, "roles": counts(statements),
+            "extents": extents(statements),
             "part_seconds": round(sum(p["seconds"] for p in parts), 3)} | timing
 
 
