@@ -535,7 +535,7 @@ class Statement:
         that :func:`decide` derives from the records."""
         d = decide(self.evidence, self.scope)
         return {"statement": self.text, "role": self.role, "scope": self.scope.as_dict(), "evidence": self.evidence,
-                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason}
+                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason, "extent": d.extent}
 
 
 def headline(statements: list[Statement]) -> dict:

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS, QUANTITIES
 from .numbers import MissingNumber, check, field, number, statement, statements
-from .render import count_text
+from .render import count_text, extent_text
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "reports" / "example"
@@ -154,11 +154,15 @@ class Writer:
     def rule(self) -> str:
         s = field(self.r, "summary")
         roles = {k: field(self.r, "summary", "roles", k) or {} for k in ("claim", "control", "finding")}
+        ext = extent_text(s, "claim")
         return ("- **Every verdict is derived from evidence records by one rule** (`verify/evidence.py`, "
-                "[docs/verdicts.md](docs/verdicts.md)) and printed with its scope: \"all dimensions\" means a proof in "
-                "symbolic dimensions, \"checked at dimensions {…}\" names the sizes checked. This report: "
+                "[docs/verdicts.md](docs/verdicts.md)) and printed with its scope: *proved* and *certified* mean that "
+                "proofs or rigorous enclosures cover everything the statement quantifies over (every D, every t, "
+                "every regime); a statement established on a finite part only (\"checked at dimensions {…}\", "
+                "\"t <= 150\") reads *supported*, and its why names that part. This report: "
                 f"{s['parts']} parts ({s['ok']} finished). **The paper's claims**, part by part: "
-                f"{sum(roles['claim'].values())} statements, {count_text(roles['claim'])}; negative controls: "
+                f"{sum(roles['claim'].values())} statements, {count_text(roles['claim'])}"
+                + (f" ({ext})" if ext else "") + "; negative controls: "
                 f"{sum(roles['control'].values())}, {count_text(roles['control'])}; the toolkit's own findings: "
                 f"{sum(roles['finding'].values())}, {count_text(roles['finding'])}. A finding (an edge regime outside a "
                 "claim's hypotheses, a sharper statement) is never counted as a verdict on the paper.")

@@ -17,23 +17,28 @@ def _ids(sts: list[dict]) -> str:
     return ", ".join(f"`{s['id']}`" for s in sts)
 
 
+def _n(n: int, singular: str, plural: str) -> str:
+    """"none is", "1 is", "3 are": a count with its verb."""
+    return f"none {singular}" if n == 0 else f"{n} {singular if n == 1 else plural}"
+
+
 def holds_and_fails(claims: list[dict]) -> str:
-    """"Of the paper's N claim parts, A hold over the whole statement (...), B are established on a finite part
-    only (...), ..." from the claim parts' verdicts and extents."""
+    """"of the paper's N claim parts, A are established over the whole statement (...), B only on a finite part of
+    what they quantify over (...), ..." from the claim parts' verdicts and extents."""
     whole = [s for s in claims if s.get("extent") == "whole"]
     part = [s for s in claims if s.get("extent") == "part"]
     numeric = [s for s in claims if s["verdict"] == "supported" and s.get("extent") != "part"]
     refuted = [s for s in claims if s["verdict"] == "refuted"]
     open_ = [s for s in claims if s["verdict"] in ("inconclusive", "not checked")]
-    out = [f"of the paper's {len(claims)} claim parts, {len(whole)} are established over the whole statement"
-           + (f" ({_ids(whole)})" if whole else ""),
-           f"{len(part)} only on a finite part of what they quantify over (supported"
-           + (f": {_ids(part)})" if part else ")")]
+    out = [f"of the paper's {len(claims)} claim parts, {_n(len(whole), 'is', 'are')} established over the whole "
+           "statement" + (f" ({_ids(whole)})" if whole else ""),
+           f"{_n(len(part), 'is', 'are')} established only on a finite part of what it quantifies over, so supported"
+           + (f" ({_ids(part)})" if part else "")]
     if numeric:
-        out.append(f"{len(numeric)} rest on numerics or a formal expansion alone ({_ids(numeric)})")
-    out.append(f"{len(refuted)} are refuted" + (f" ({_ids(refuted)})" if refuted else ""))
+        out.append(f"{_n(len(numeric), 'rests', 'rest')} on numerics or a formal expansion alone ({_ids(numeric)})")
+    out.append(f"{_n(len(refuted), 'is', 'are')} refuted" + (f" ({_ids(refuted)})" if refuted else ""))
     if open_:
-        out.append(f"{len(open_)} undecided ({_ids(open_)})")
+        out.append(f"{_n(len(open_), 'is', 'are')} undecided ({_ids(open_)})")
     return ", ".join(out[:-1]) + " and " + out[-1]
 
 
