@@ -257,15 +257,16 @@ class Check:
 
     @staticmethod
     def restated(st: Claimed, fields: dict | None) -> Claimed:
-        """``st`` with its scope's ``fields`` (Evaluation.scopes: dims, conventions, horizon) set; its hypotheses
-        stay."""
+        """``st`` with its scope's ``fields`` (Evaluation.scopes: dims, sigma, conventions, horizon, also) set; its
+        hypotheses stay, and are every part's in ``also``."""
         if not fields:
             return st
-        unknown = set(fields) - {"dims", "sigma", "conventions", "horizon"}
+        unknown = set(fields) - {"dims", "sigma", "conventions", "horizon", "also"}
         if unknown:
-            raise AssertionError(f"{st.id}: a statement's scope is restated by dims, sigma, conventions or horizon, "
-                                 f"not {sorted(unknown)}")
-        return replace(st, scope=replace(st.scope, **fields))
+            raise AssertionError(f"{st.id}: a statement's scope is restated by dims, sigma, conventions, horizon or "
+                                 f"also, not {sorted(unknown)}")
+        also = tuple(replace(p, assumes=st.scope.assumes) for p in fields.get("also", ()))
+        return replace(st, scope=replace(st.scope, **(fields | {"also": also})))
 
     @staticmethod
     def under(st: Claimed, conv) -> Claimed:

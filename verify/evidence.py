@@ -127,7 +127,9 @@ class Scope:
     ``conventions``: ``"all"`` or a tuple of specs / labels (``"reference"``). ``horizon``: ``"all"`` (every t),
     an integer H (t <= H) or :class:`From` (every t >= t0, or from some T* on). ``assumes``: hypothesis ids
     (verify.model.hypotheses): the scope is restricted to settings where all of them hold -- "each regime of
-    the hypotheses" is ``dims="all"`` with the statement's hypotheses assumed.
+    the hypotheses" is ``dims="all"`` with the statement's hypotheses assumed. ``also``: further scopes a
+    statement speaks of besides this one (a union, e.g. "the regimes run", whose sizes and sigmas do not form a
+    product); a record's scope has none.
     """
 
     dims: str | tuple = ALL
@@ -135,6 +137,7 @@ class Scope:
     conventions: str | tuple = ALL
     horizon: object = ALL
     assumes: tuple = ()
+    also: tuple = ()
 
     def __post_init__(self):
         for name in ("dims", "sigma", "conventions"):
@@ -157,6 +160,9 @@ class Scope:
         if isinstance(h, np.integer):
             object.__setattr__(self, "horizon", int(h))
         object.__setattr__(self, "assumes", tuple(sorted(x.id for x in hypotheses(self.assumes))))
+        if not all(isinstance(p, Scope) and not p.also for p in self.also):
+            raise TypeError(f"Scope.also must be a tuple of Scopes without their own: {self.also!r}")
+        object.__setattr__(self, "also", tuple(self.also))
 
     def covers(self, other: "Scope") -> bool:
         """Whether every point of ``other`` lies in this scope: its dims (computed for regions), sigma and
@@ -176,6 +182,8 @@ class Scope:
         setting-level assumption; a run-level assumption is the run's to check). A dims Region admits no
         setting by its label: a region scope admits a setting only through its other members."""
         from .model.setting import conventions_of
+        if any(p.admits(setting) for p in self.also):
+            return True
         if self.dims != ALL and not any(isinstance(d, str) and d.split()[:5] == dims_of(setting).split()
                                         for d in self.dims):
             return False
@@ -186,11 +194,13 @@ class Scope:
         return all(h.holds(setting) for h in hypotheses(self.assumes) if h.holds is not None)
 
     def atoms(self) -> list["Scope"]:
-        """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole)."""
+        """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole), with the atoms
+        of the scopes in ``also``."""
         vals = [getattr(self, n) if getattr(self, n) == ALL else [(x,) for x in getattr(self, n)]
                 for n in ("dims", "sigma", "conventions")]
         return [Scope(d, s, c, self.horizon, self.assumes)
-                for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
+                for d, s, c in product(*[[v] if v == ALL else v for v in vals])] + [a for p in self.also
+                                                                                   for a in p.atoms()]
 
     def dims_label(self) -> str:
         """How the dims read: "all dimensions", or "checked at dimensions {...}" (labels and regions)."""
@@ -206,7 +216,7 @@ class Scope:
         out = ", ".join((self.dims_label(), sig, conv, _horizon_label(self.horizon)))
         if self.assumes:
             out += ", assuming {" + "; ".join(h.text for h in hypotheses(self.assumes)) + "}"
-        return out
+        return "; ".join([out] + [p.label() for p in self.also])
 
     def short_label(self) -> str:
         """The label folded: counts instead of long lists (the full label is one click away in reports)."""
@@ -216,14 +226,14 @@ class Scope:
                  fold(self.conventions, "every convention", "conventions"), _horizon_label(self.horizon)]
         if self.assumes:
             parts.append(f"{len(self.assumes)} assumptions")
-        return ", ".join(parts)
+        return "; ".join([", ".join(parts)] + [p.short_label() for p in self.also])
 
     def as_dict(self) -> dict:
         enc = lambda v: v if v == ALL else [x.as_dict() if isinstance(x, Region) else x for x in v]  # noqa: E731
         hor = {"from": self.horizon.start} if isinstance(self.horizon, From) else self.horizon
         return {"dims": enc(self.dims), "sigma": enc(self.sigma), "conventions": enc(self.conventions),
                 "horizon": hor, "assumes": list(self.assumes), "label": self.label(),
-                "short_label": self.short_label()}
+                "short_label": self.short_label()} | ({"also": [p.as_dict() for p in self.also]} if self.also else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Scope":
@@ -231,7 +241,8 @@ class Scope:
                                                   for x in v)
         h = d["horizon"]
         return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]),
-                   From(h["from"]) if isinstance(h, dict) else h, tuple(d.get("assumes", ())))
+                   From(h["from"]) if isinstance(h, dict) else h, tuple(d.get("assumes", ())),
+                   tuple(cls.from_dict(p) for p in d.get("also", ())))
 
 
 def _member_label(x) -> str:
@@ -316,6 +327,8 @@ def record(route: str, kind: str, scope: Scope, result: str, holds, *, role: str
         raise ValueError(f"evidence role must be one of {ROLES}, not {role!r}")
     if not isinstance(scope, Scope):
         raise TypeError(f"scope must be a Scope, not {type(scope).__name__}")
+    if scope.also:
+        raise ValueError(f"{route!r}: a record states one scope (no 'also')")
     holds = _as_holds(holds)
     if role in ("context", "failed") and holds is not None:
         raise ValueError(f"a {role} record has holds = None, not {holds!r}")
@@ -425,32 +438,29 @@ def _field_covers(a, b) -> bool:
 def uncovered(scopes: list[Scope], statement: Scope) -> list[str]:
     """What of ``statement`` the union of ``scopes`` leaves uncovered, as it reads ("all dimensions", "all t",
     "sigma {erf}", ...): per atom of the statement (one sigma, convention and dims value) that is not covered, the
-    quantifiers the scopes matching its sigma and convention miss, named with the atom when there are several."""
-    out = []
-    atoms = statement.atoms()
-    for atom in atoms:
+    quantifiers the scopes of its sigma miss; atoms missing the same ones are named together ("(sigma erf, relu)")."""
+    out = {}
+    for atom in statement.atoms():
         if covered(scopes, atom):
             continue
-        fit = [s for s in scopes if _field_covers(s.sigma, atom.sigma) and _field_covers(s.conventions, atom.conventions)]
+        fit = [s for s in scopes if _field_covers(s.sigma, atom.sigma)]
         gaps = []
         if not fit:
-            gaps.append(("every sigma" if atom.sigma == ALL else f"sigma {{{', '.join(atom.sigma)}}}")
-                        if not any(_field_covers(s.sigma, atom.sigma) for s in scopes) else
-                        "every convention" if atom.conventions == ALL else
-                        f"conventions {{{', '.join(atom.conventions)}}}")
+            gaps.append("every sigma" if atom.sigma == ALL else f"sigma {{{', '.join(atom.sigma)}}}")
         else:
             if not covered([Scope(s.dims) for s in fit], Scope(atom.dims)):
                 gaps.append(atom.dims_label())
             if not any(_horizon_covers(s.horizon, atom.horizon) for s in fit):
                 gaps.append(_horizon_label(atom.horizon))
+            if not any(_field_covers(s.conventions, atom.conventions) for s in fit):
+                gaps.append("every convention" if atom.conventions == ALL else
+                            f"conventions {{{', '.join(atom.conventions)}}}")
             if not any(set(s.assumes) <= closure(atom.assumes) for s in fit):
                 gaps.append("the statement's hypotheses alone (it assumed more)")
-        text = ", ".join(gaps) or "all of it at once"
-        if len(atoms) > 1 and atom.sigma != ALL and statement.sigma != ALL and len(statement.sigma) > 1 and fit:
-            text += f" (sigma {atom.sigma[0]})"
-        if text not in out:
-            out.append(text)
-    return out
+        sig = atom.sigma[0] if fit and atom.sigma != ALL and statement.sigma != ALL and len(statement.sigma) > 1 else ""
+        out.setdefault(", ".join(gaps) or "all of it at once", []).append(sig)
+    return [text + (f" (sigma {', '.join(dict.fromkeys(s for s in sigs if s))})" if any(sigs) else "")
+            for text, sigs in out.items()]
 
 
 def _certified_part(rigorous: list[dict], statement: Scope) -> str:

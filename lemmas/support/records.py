@@ -23,11 +23,17 @@ def regime_scope(setting, steps: int) -> Scope:
 
 
 def runs_scope(settings, horizon: int) -> dict:
-    """What a statement about "the regimes run, over t <= H" speaks of (verify.checks.Evaluation.scopes): the
-    settings' dimensions, sigma and convention labels, and the horizon H."""
-    pick = lambda f: tuple(dict.fromkeys(f(s) for s in settings))  # noqa: E731
-    return {"dims": pick(dims_of), "sigma": pick(lambda s: s.sigma.spec()), "conventions": pick(conventions_of),
-            "horizon": int(horizon)}
+    """What a statement about "the regimes run, over t <= H" speaks of (verify.checks.Evaluation.scopes): per sigma
+    and convention of the settings, their dimensions, and the horizon H; the first group in the scope's own fields,
+    the others in ``also`` (the runs are a union, not a product of sizes and sigmas)."""
+    groups = {}
+    for s in settings:
+        groups.setdefault((s.sigma.spec(), conventions_of(s)), []).append(dims_of(s))
+    parts = [Scope(dims=tuple(dict.fromkeys(dims)), sigma=(sig,), conventions=(conv,), horizon=int(horizon))
+             for (sig, conv), dims in groups.items()]
+    first = parts[0]
+    return {"dims": first.dims, "sigma": first.sigma, "conventions": first.conventions, "horizon": first.horizon,
+            "also": tuple(parts[1:])}
 
 
 def conventions_in(settings) -> tuple:
