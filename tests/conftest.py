@@ -38,13 +38,13 @@ CLAIM_EXPECTED = {
     "two-level-attention.full-balls": ("certified", "whole", ["rigorous enclosures cover the whole statement"]),
     "loss-monotone": ("supported", "", ["numerics or a formal expansion agree"]),
     # every D: certificates at D = 8 (K = 2) and over the family D = 8..9 (K = 4, eta in a range) only
-    "theorem-3.1-upper": ("supported", "part", ["certified only on part of the statement", "D = 8..9",
+    "theorem-3.1-upper": ("supported", "part", ["certified only on part of the statement", "D=8..9",
                                                 "not for all dimensions"]),
     "theorem-3.1-lower": ("inconclusive", "", ["undecided only because the constant is hidden",
                                               "Every piece of evidence points against it",
                                               "is false for any stated c_lo above"]),
     # "in each regime of the hypotheses": the same two certificates cover finitely many regimes
-    "theorem-3.1-lower-T": ("supported", "part", ["certified only on part of the statement", "D = 8..9"]),
+    "theorem-3.1-lower-T": ("supported", "part", ["certified only on part of the statement", "D=8..9"]),
     "theorem-3.1-tstar": ("supported", "", ["numerics or a formal expansion agree"]),
     # the family's normalised limits over D = 8..9 only; every D rests on the formal expansion
     "theorem-3.1.leading-terms": ("supported", "part", ["certified only on part of the statement",
