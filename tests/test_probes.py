@@ -23,7 +23,7 @@ from verify.derive.asymptotics import leading_terms
 from verify.engines import Arith, iterate
 from verify.engines.full import FullState
 from verify.errors import InvalidParameter
-from verify.evidence import VERDICTS, Scope, decide
+from verify.evidence import Scope, decide
 from verify.model import make_setting, symbols as sy
 from verify.model.hypotheses import closure, hypothesis
 from verify.model.quantities import KEYS
