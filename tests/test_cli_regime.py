@@ -103,7 +103,8 @@ def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
     assert small["admits"] is True and small["proved_here"] is True and small["coverage"].startswith("proved here")
     text = invoke(["check", "lemma-C.2", "--regime", write(tmp_path, {"D": 8, "K": 2, "preset": "cnn", "eta": "3/4",
                                                                       "steps": 50}), "--quiet"]).stdout
-    assert "no proof covers it: its proofs assume K = D" in text
+    assert "lemma-C.2-large-step [claim, supported]: the regime is inside its scope; no proof covers it: it has no " \
+           "exact proof" in text
 
 
 def test_check_regime_works_for_the_theorems(tmp_path):
