@@ -7,18 +7,20 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
   columns): the recursion (*) alpha(t+1) = (1 - x ||s||^2) alpha(t) + x p_on by matrix calculus, and every
   inequality of the induction by z3 and cvc5 in block form (symbolic K, D, N, e^delta): ||s||^2 <= max(1/K, 1/(D - K))
   makes the factor 1 - x ||s||^2 >= 0, so alpha >= 0 gives alpha(t+1) >= x p_on > 0.
-- ``lemma-C.2-large-step`` (sigma = identity, min(K, D - K) < x < 2K): the factor can be negative near S = S*.
-  The proof attempt (verify.derive.stability.large_step_obligations) closes at K = D (an invariant interval
-  [0, 2]) but for K < D two steps stay open in symbolic form: delta(t) >= 0 for all t and an invariant upper bound
-  on alpha. Cell by cell they close together (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa)
-  an invariant band L <= alpha <= A, delta >= 0, holding the first step, gives alpha(t) >= L > 0 for every t,
-  checked in Arb and re-checked independently (verify.certify.recheck_positivity). The part reads Region B's
-  result (verify.certify.region_b: rho in [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the
-  cache when a run saved it there, else decides the cells holding this claim's regimes; its records cover the
-  regimes inside certified cells for all t, and state the cells' coverage of Region B. Region B is not the whole
-  hypothesis (x/K in (1.9, 2), rho outside [1/8, 7/8], kappa outside [1/256, 4] stay out), so the part is not
-  certified over every regime: the verdict names what was certified. Arb balls over finite t and float64 runs
-  complete it.
+- ``lemma-C.2-large-step`` (sigma = identity, 0 < K < D, min(K, D - K) < x < 2K): the factor can be negative
+  near S = S*. The proof attempt (verify.derive.stability.large_step_obligations) leaves two steps open in
+  symbolic form: delta(t) >= 0 for all t and an invariant upper bound on alpha. Cell by cell they close together
+  (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa) an invariant band L <= alpha <= A, delta >= 0,
+  holding the first step, gives alpha(t) >= L > 0 for every t, checked in Arb and re-checked independently
+  (verify.certify.recheck_positivity). The part reads Region B's result (verify.certify.region_b: rho in
+  [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the cache when a run saved it there, else
+  decides the cells holding this claim's regimes; its records cover the regimes inside certified cells for all t,
+  and state the cells' coverage of Region B. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
+  [1/8, 7/8], kappa outside [1/256, 4] stay out), so the statement, for every t and every size, is supported:
+  the verdict names what was certified. Arb balls over finite t and float64 runs complete it.
+- ``lemma-C.2-k-equals-d`` (sigma = identity, K = D, K < x < 2K): the large step at K = D, where S = S* from
+  the start and alpha(t) stays in the invariant interval (0, 2]: a proof for every dimension and every t
+  (verify.derive.stability.k_equals_d_obligations).
 - ``lemma-C.2-other-sigma`` (sigma in {erf, relu with W_P frozen, x + x^3/10}, while GD is a descent run): Arb
   balls of every alpha_i(t), t = 1..H, and float64 runs, relying on the reduction (rows stay along v*_m) in
   symbolic dimensions. No step-size condition is derived for sigma != identity, and x <= 1 does not suffice:
@@ -77,7 +79,8 @@ SOURCE = "Lemma C.2 (appendix)"
 HYPOTHESES = ("zero-init", "centred", "iid-entries", "gaussian-or-linear", "wp-zero", "K>0", "eta-stable", "orthogonal-P", "uniform-S*",
               "distinct-queries", "descent")
 SMALL = HYPOTHESES + ("identity", "eta-small-step")
-LARGE = HYPOTHESES + ("identity", "eta-large-step")
+LARGE = HYPOTHESES + ("identity", "eta-large-step", "0<K<D")
+AT_K_EQUALS_D = HYPOTHESES + ("identity", "eta-large-step", "K=D")
 EVERY = dict(dims="all", conventions="all", horizon="all")
 C_CONSTANTS = ("our reading (the paper's text is not at hand): C_1 = lower envelope inf_{t>=1} alpha_i(t) (identity: "
                "attained at t = 1, alpha(1) = eta c_L v N / D); C_2 = upper envelope sup_t alpha_i(t) = 1 + overshoot "
@@ -224,8 +227,10 @@ def proof_records() -> dict:
     """The proofs' evidence per part (verify.derive.stability, with the reduction's symbolic-dimension
     obligations for sigma = identity: the two-valued columns and W_P = 0 every step relies on)."""
     columns = obligations_for(parse_sigma("identity"), "all", explicit=False)
-    small = proof_routes("induction: alpha(t) > 0 for t >= 1 (sigma = identity, x <= min(K, D - K))",
-                         positivity_obligations().obligations + columns)
+    # the load-bearing steps: the SymPy reduction (two-valued columns of S, W_P = 0, the affine alpha recursion)
+    # and the SMT induction (z3 and cvc5) on it
+    small = proof_routes("the SymPy reduction, then an SMT induction: alpha(t) > 0 for t >= 1 (sigma = identity, "
+                         "x <= min(K, D - K))", positivity_obligations().obligations + columns)
     # the kernel route (Coq, verify.coq): the induction's SMT steps as theorems; "not run" without coqc
     kernel = kernel_route("lemma-C.2", KERNEL_KEYS)
     for rec in small:
@@ -233,11 +238,11 @@ def proof_records() -> dict:
             rec["kernel"] = kernel
             rec["result"] += (f"; {kernel['status']} (Coq): {kernel['why']}" if kernel["status"] != "not run"
                               else f"; kernel route not run: {kernel['why']}")
-    kd = proof_routes("K = D: alpha(t) in (0, 2] for t >= 1 and 0 < x < 2K (sigma = identity)",
-                      k_equals_d_obligations().obligations + columns)
+    kd = proof_routes("the SymPy reduction, then an SMT induction at K = D: alpha(t) in (0, 2] for t >= 1 and "
+                      "0 < x < 2K (sigma = identity)", k_equals_d_obligations().obligations + columns)
     large = proof_routes("induction for min(K, D - K) < x < 2K, K < D (sigma = identity): attempt",
                          large_step_obligations().obligations + columns)
-    return {"lemma-C.2-small-step": small, "lemma-C.2-large-step": kd + large}
+    return {"lemma-C.2-small-step": small, "lemma-C.2-large-step": large, "lemma-C.2-k-equals-d": kd}
 
 
 def arb_record(s_, H: int) -> dict:
@@ -294,14 +299,17 @@ def outside_numbers(rec: dict) -> dict:
     return {"regime": rec["regime_text"], "t": t, "alpha": float(rec["alpha"][t]) if t is not None else None}
 
 
-def large_step_why(cover: dict | None = None) -> dict:
-    """The large-step part's one sentence: what backs it, and the proof steps that stay open."""
+def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) -> dict:
+    """The large-step part's one sentence: what is certified, what the rest rests on, and the proof steps that
+    stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
     band = ("" if not cover else f"; for every t, an invariant band certified {cover['certified']} of "
             f"{cover['cells']} cells of Region B ({100 * cover['decided_fraction']:.1f}% of its volume in (rho, x, "
             "log2 kappa)), which is not the whole hypothesis")
-    return {"lemma-C.2-large-step": "Arb balls over finite t in the regimes run and a proof at K = D; for K < D the "
-                                    "symbolic induction does not close, open: " + "; ".join(still_open) + band}
+    return {"lemma-C.2-large-step": f"certified only for t <= {ARB_HORIZON[profile]} in {regimes_run} regimes (Arb "
+                                    f"balls; the full-matrix balls to t <= {FULL_STEPS[profile]}), float64 runs agree "
+                                    f"to t = {HORIZON[profile]}{band}; for every t and every size the induction does "
+                                    "not close, open: " + "; ".join(still_open)}
 
 
 def region_b_result(settings) -> tuple[dict, str]:
@@ -361,6 +369,7 @@ def region_b_records(settings) -> tuple[list, dict]:
     return recs, cover
 
 
+
 @register("lemma-C.2")
 class LemmaC2(Check):
     title = ("Lemma C.2: " + POSITIVE + ", under eta_V < 2K/(c_L v N) (sigma in {identity, erf, relu with W_P "
@@ -372,8 +381,10 @@ class LemmaC2(Check):
     statements = (
         Claimed("lemma-C.2-small-step", "For sigma = identity and eta_V c_L v N <= min(K, D - K) (<= K when K = D): "
                 + POSITIVE + ".", "claim", SMALL, Scope(sigma=("identity",), **EVERY), source=SOURCE),
-        Claimed("lemma-C.2-large-step", "For sigma = identity and min(K, D - K) < eta_V c_L v N < 2K (K < eta_V c_L v "
-                "N < 2K when K = D): " + POSITIVE + ".", "claim", LARGE, Scope(sigma=("identity",), **EVERY),
+        Claimed("lemma-C.2-large-step", "For sigma = identity, 0 < K < D and min(K, D - K) < eta_V c_L v N < 2K: "
+                + POSITIVE + ".", "claim", LARGE, Scope(sigma=("identity",), **EVERY), source=SOURCE),
+        Claimed("lemma-C.2-k-equals-d", "For sigma = identity, K = D and K < eta_V c_L v N < 2K (the large step at "
+                "K = D): " + POSITIVE + ".", "claim", AT_K_EQUALS_D, Scope(sigma=("identity",), **EVERY),
                 source=SOURCE),
         Claimed("lemma-C.2-other-sigma", "For sigma in {erf, relu with W_P frozen, x + x^3/10}, eta_V < 2K/(c_L v N) "
                 "and while GD is a descent run (L(t+1) <= L(t)): " + POSITIVE + ".", "claim", HYPOTHESES,
@@ -503,7 +514,8 @@ class LemmaC2(Check):
                                        max(e["max"] for e in envs if e["interior"])],
                    "outside_step_size": outside_numbers(outside["lemma-C.2-other-sigma"][0]),
                    "region_b": cover}
-        return Evaluation(ev, numbers=numbers, why=large_step_why(cover),
+        large = sum(self.part_of(s_) == "lemma-C.2-large-step" for s_ in regs)
+        return Evaluation(ev, numbers=numbers, why=large_step_why(profile, large, cover),
                           replay=f"verify check lemma-C.2 --profile {profile} --json",
                           convention=convention(regs[0]) | {"horizon_float64": T, "horizon_arb": ARB_HORIZON[profile],
                                                             "arb_bits": 128})

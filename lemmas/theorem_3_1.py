@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 from verify.checks import Check, Claimed, Evaluation
-from verify.evidence import Scope, record
+from verify.evidence import From, Scope, record
 from verify.fits import loglog_slope
 from verify.model.hypotheses import REFERENCE as REFERENCE_HYPOTHESES
 from verify.model.paper import exponent_of, theorem_3_1_orders, theorem_3_1_tstar_order
@@ -50,7 +50,9 @@ from lemmas.support.records import REPLAY_FACTOR, conventions_in, prerequisite, 
 from lemmas.support.runs import convention, fmt, regime, regime_label
 
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + REFERENCE_HYPOTHESES
-SCOPE = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
+# "for every T >= T*" with T* existential: every D, K, eta, ||V*|| of the hypotheses (which pin the reference
+# convention), every T from some T* on
+SCOPE = Scope(dims="all", sigma=("identity",), conventions=("reference",), horizon=From())
 SOURCE = "Theorem 3.1; reviewer questions 1, 5, 6, 9"
 ORDERS_TEXT = ("L - L_opt vs K D^4/(eta T), ||S - S*||_F vs D^{5/2}/(||V*|| sqrt(eta T)), ||W_X - V*||_F vs "
                "D^2 sqrt(K/(eta T))")
@@ -297,10 +299,19 @@ def family_records(profile: str) -> dict:
 
 
 def family_numbers(fam: dict) -> dict:
-    """The family's figures the report quotes: its scope, cells, normalised limits and the c_lo bounds."""
+    """The family's figures the report quotes: which family (and whether it is a saved file, re-checked, or the
+    profile's own), its cells, normalised limits and the c_lo bounds."""
     rec = fam["limits"]
-    return {"family": rec["scope"]["dims"][0], "cells": rec.get("cells"), "normalised_limits": rec.get(
-        "normalised_limits"), "uniform_lower_constant": fam["uniform-lower-constant"].get("bounds")}
+    src = rec.get("family_source") or {}
+    return {"family": rec.get("family") or family_text(rec), "cells": rec.get("cells"),
+            "source": src.get("kind"), "path": src.get("path"), "rechecked": src.get("rechecked"),
+            "source_note": src.get("note"), "normalised_limits": rec.get("normalised_limits"),
+            "uniform_lower_constant": fam["uniform-lower-constant"].get("bounds")}
+
+
+def family_text(rec: dict) -> str:
+    """How a family record's members read (its scope's dims)."""
+    return Scope.from_dict(rec["scope"]).dims_label().removeprefix("checked at dimensions ").strip("{}")
 
 
 # ---- the sufficient time T* ------------------------------------------------------------------------------------
@@ -420,15 +431,27 @@ class Theorem31(Check):
         suff, lin, tnums = tstar_records(profile)
         ev["theorem-3.1-tstar"] = suff
         ev["theorem-3.1.onset-linear"] = lin
-        lower_why = ("not refuted as quantified: a hidden constant is not refuted by finitely many sizes. The derived "
-                     "leading terms (a formal expansion, checked against GD) fall below the claimed orders by powers "
-                     "of D, so no D-uniform c_lo exists if they hold for every D"
+        fam_bounds = fam["uniform-lower-constant"].get("bounds")
+        fam_c = {q: float(Fraction(v)) for q, v in fam_bounds.items()} if fam_bounds else {}
+        # the smallest certified bound on a D-uniform c_lo per quantity: any stated c_lo above it is contradicted
+        lowest = {q: min(v for v in (fam_c.get(q), bounds.get(q, {}).get("bound")) if v is not None)
+                  for q in KEYS if q in fam_c or q in bounds}
+        lower_why = ("undecided only because the constant is hidden: finitely many sizes cannot refute that some c_lo "
+                     "exists. Every piece of evidence points against it: the derived leading terms (a formal expansion, "
+                     "checked against GD) fall below the claimed orders by powers of D, so no D-uniform c_lo exists if "
+                     "they hold for every D"
                      + (f"; certified at D = {base.D}: any such c_lo is at most "
                         + ", ".join(f"{v['bound']:.3g}" for v in bounds.values()) if bounds else "")
-                     + (f"; certified over the family {fam['uniform-lower-constant']['scope']['dims'][0]}: at D = "
-                        f"{fam['uniform-lower-constant']['D']} any such c_lo is at most " + ", ".join(
-                            f"{float(Fraction(v)):.3g}" for v in fam["uniform-lower-constant"]["bounds"].values())
-                        if "bounds" in fam["uniform-lower-constant"] else ""))
+                     + (f"; certified over the family {family_text(fam['uniform-lower-constant'])}: at D = "
+                        f"{fam['uniform-lower-constant']['D']} any such c_lo is at most "
+                        + ", ".join(f"{v:.3g}" for v in fam_c.values()) if fam_c else "")
+                     + (". The statement is false for any stated c_lo above " + ", ".join(
+                         f"{v:.3g} for {QUANTITIES[q].text}" for q, v in lowest.items()) if lowest else ""))
+        family_note = record("which family certificate the family records read", "arb", SCOPE,
+                             fam["upper"].get("family_source", {}).get("note", "the profile's own family"), None,
+                             role="context")
+        for sid in ("theorem-3.1-upper", "theorem-3.1-lower-T", "theorem-3.1.leading-terms"):
+            ev[sid].append(family_note)
         return Evaluation(
             evidence=ev, replay=f"verify derive --asymptotics --json && verify check theorem-3.1 --profile {profile} "
                                 "--json",

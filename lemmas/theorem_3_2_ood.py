@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from verify.fits import loglog_slope
-from verify.evidence import Scope, compare, record
+from verify.evidence import From, Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation
 from verify.model.profiles import per_profile
@@ -256,7 +256,7 @@ def vstar_record(T: int = 20000) -> tuple[dict, dict]:
 
 HYPOTHESES = ('identity', 'test-law-finite-variance', 'noise-free', 'zero-init', 'centred', 'orthogonal-P',
               'uniform-S*', 'distinct-queries', '0<K<D', 'eta-small-step')
-SCOPE = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
+SCOPE = Scope(dims="all", sigma=("identity",), conventions="all", horizon=From())   # "for every T' >= T"
 SOURCE = "Theorem 3.2"
 STATEMENT = ("For sigma = identity and test entries i.i.d. with finite mean mu and variance v: for every epsilon > 0 "
              "there is a T such that for every T' >= T the trained student's OOD excess loss (over the teacher's, 0 "

@@ -22,7 +22,7 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
 from lemmas.support.runs import convention, regime, regime_label
-from lemmas.support.records import bounded_series_outcome, outcome_record
+from lemmas.support.records import bounded_series_outcome, outcome_record, runs_scope
 from lemmas.support.balls import ball_run, below, decide_margins, fact_record, records_of, upper_str
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
@@ -143,5 +143,6 @@ class TwoLevelAttention(Check):
                                  note="columns of S are no longer two-valued (reviewer question 8)"))
         return Evaluation({self.id: ev, "two-level-attention.full-balls": ball_records(profile, regimes(),
                                                                                        self.hypotheses)},
+                          scopes={"two-level-attention.full-balls": runs_scope(regimes(), n)},
                           replay=f"verify check two-level-attention --profile {profile} --json",
                           convention=convention(regimes()[0]))

@@ -207,7 +207,7 @@ def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_
 
 
 def test_family_evidence_for_the_theorem_claim():
-    """family_evidence(ci): four arb records over the family's scope (its members as dims, the hypotheses as
+    """family_evidence(ci): four arb records over the family's scope (its members as a region, the hypotheses as
     assumptions), checked against hand values at the largest D = 9 (K = 4, N = 1, ||V*|| = 1): the limit of
     eta T (L - L_opt) is the derived leading constant K N (D - K)/(4 D) = 20/36 = 5/9; the bound on a D-uniform
     c_lo is that limit's upper end over the claimed orders' constants K D^4 = 26244, D^(5/2)/||V*|| = 243 and
@@ -217,8 +217,12 @@ def test_family_evidence_for_the_theorem_claim():
     ev = {r["use"]: r for r in family_evidence("ci")}
     assert set(ev) == {"upper", "lower", "uniform-lower-constant", "limits"}
     assert all(r["kind"] == "arb" for r in ev.values())
+    from verify.regions import Interval
     scope = Scope.from_dict(ev["upper"]["scope"])
-    assert scope.dims == ("sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1",) and scope.conventions == ("reference",)
+    (region,) = scope.dims
+    assert region.label() == "sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1" and scope.conventions == ("reference",)
+    assert (region.interval("D"), region.interval("eta"), region.interval("K")) == (
+        Interval(8, 9, integer=True), Interval(*ETA), Interval(4, 4, integer=True))
     assert {"zero-init", "orthogonal-P", "identity", "one-eta", "eta-stable", "0<K<D"} <= set(scope.assumes)
     tests = [ev[u] for u in ("upper", "lower", "limits")]
     assert all(r["role"] == "test" and r["holds"] is True for r in tests)
@@ -232,6 +236,31 @@ def test_family_evidence_for_the_theorem_claim():
         top = Fraction(ev["limits"]["limits_at_largest_D"][q][1])
         assert top / norm <= Fraction(c["bounds"][q]) <= top / norm * (1 + Fraction(1, 10**10)), q
     assert Fraction(5, 9) / 26244 <= Fraction(c["bounds"]["excess_loss"]) < Fraction(5, 9) / 26244 * (1 + Fraction(1, 10**10))
+
+
+@pytest.mark.slow
+def test_a_saved_family_is_read_only_when_it_rechecks(family_path, tmp_path, monkeypatch):
+    """A saved family file (named by VERIFY_FAMILY_FILE, as `verify check --family-file` does) is read when the
+    independent re-checker verifies it: its records say so and replay with the re-checker. A tampered copy (the
+    table's limit of ||S - S*|| cut to 1) or a file above the ci budget is not read: the profile's own family is,
+    and the records say why."""
+    from verify.certify import records as mod
+    monkeypatch.setenv(mod.FAMILY_FILE_VARIABLE, str(family_path))
+    ev = {r["use"]: r for r in mod.family_evidence("ci")}
+    src = ev["upper"]["family_source"]
+    assert src["kind"] == "saved" and src["rechecked"] is True and src["path"] == str(family_path)
+    assert ev["upper"]["replay"] == f"python -m verify.certify.recheck {family_path}"
+    data = json.loads(family_path.read_text())
+    data["normalised_limits"]["s_err"][1] = "1"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    monkeypatch.setenv(mod.FAMILY_FILE_VARIABLE, str(bad))
+    src = mod.family_evidence("ci")[0]["family_source"]
+    assert src["kind"] == "own" and "did not re-check (limits" in src["note"], src
+    monkeypatch.setenv(mod.FAMILY_FILE_VARIABLE, str(family_path))
+    monkeypatch.setattr(mod, "RECHECK_CI_BYTES", 10)
+    src = mod.family_evidence("ci")[0]["family_source"]
+    assert src["kind"] == "own" and "was not re-checked within the ci profile's budget" in src["note"], src
 
 
 def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():

@@ -82,8 +82,9 @@ def _lemma_c2_at(tmp_path, eta: str, preset="cnn") -> dict:
 def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
     """cnn, D = 8, K = 2: N = 4, so x = eta_V c_L v N = 4 eta (by hand) and min(K, D - K) = 2, 2K = 4. At
     eta = 3/4, x = 3: inside Lemma C.2's large-step statement (2 < x < 4) and outside the small-step one, whose
-    induction assumes x <= min(K, D - K); the large-step statement's exact proof assumes K = D, so no proof covers
-    the regime. At eta = 1/5, x = 0.8 and the small-step induction covers it."""
+    induction assumes x <= min(K, D - K); the large-step statement (0 < K < D) has no exact proof (its induction does
+    not close; the proof at K = D is the k-equals-d statement's, which does not speak of K = 2 < D), so no proof
+    covers the regime. At eta = 1/5, x = 0.8 and the small-step induction covers it."""
     from jsonschema import validate
     from verify.cli.check import REGIME_SCHEMA, load_schema
     out = _lemma_c2_at(tmp_path, "3/4")
@@ -94,14 +95,16 @@ def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
     assert out["holds"] is True and out["in_hypotheses"] is True                # the property holds here ...
     assert large["admits"] is True and large["proved_here"] is False            # ... but no proof covers it
     assert small["admits"] is False and any("min(K, D - K)" in u for u in small["unmet"])
-    assert "no proof covers it" in large["coverage"] and "K = D" in large["coverage"]
+    assert "no proof covers it" in large["coverage"] and "it has no exact proof" in large["coverage"]
+    assert st["lemma-C.2-k-equals-d"]["admits"] is False
     assert any(r["kind"] in ("symbolic", "smt") and not r["covers"] and any("min(K, D - K)" in u for u in r["unmet"])
                for r in small["routes"])
     small = {s["id"]: s for s in _lemma_c2_at(tmp_path, "1/5")["statements"]}["lemma-C.2-small-step"]
     assert small["admits"] is True and small["proved_here"] is True and small["coverage"].startswith("proved here")
     text = invoke(["check", "lemma-C.2", "--regime", write(tmp_path, {"D": 8, "K": 2, "preset": "cnn", "eta": "3/4",
                                                                       "steps": 50}), "--quiet"]).stdout
-    assert "no proof covers it: its proofs assume K = D" in text
+    assert "lemma-C.2-large-step [claim, supported]: the regime is inside its scope; no proof covers it: it has no " \
+           "exact proof" in text
 
 
 def test_check_regime_works_for_the_theorems(tmp_path):

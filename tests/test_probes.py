@@ -23,7 +23,7 @@ from verify.derive.asymptotics import leading_terms
 from verify.engines import Arith, iterate
 from verify.engines.full import FullState
 from verify.errors import InvalidParameter
-from verify.evidence import VERDICTS, Scope, decide
+from verify.evidence import Scope, decide
 from verify.model import make_setting, symbols as sy
 from verify.model.hypotheses import closure, hypothesis
 from verify.model.quantities import KEYS
@@ -179,6 +179,31 @@ def test_cli_list_and_json():
     assert res.exit_code == 0 and "k-zero.frozen" in res.output and "PROVED" in res.output
 
 
+# Every finding's verdict, worked out by hand from what it quantifies over and what its evidence covers: proved
+# where an exact record covers every size (K = D's closed form, K = 0's fixed point, lambda's equivalence); certified
+# where the finding speaks of the regimes run over t <= H and Arb balls enclose exactly that; supported where only
+# numerics back it, or where the exact identity is checked at one explicit size of a statement for every law and size
+# (non-gaussian.identity-any-law).
+PROBE_VERDICTS = {
+    "d-eq-k.geometric": "proved", "k-zero.frozen": "proved", "p-scale.lambda-equivalence": "proved",
+    "nonuniform-s.finite-horizon": "certified", "nonzero-init.finite-t": "certified",
+    "nonzero-init.finite-horizon": "certified", "p-scale.sinusoidal-finite-horizon": "certified",
+    "p-scale.sinusoidal-lemma-C2": "certified",
+    "non-gaussian.identity-any-law": "supported", "non-gaussian.erf-law-matters": "supported",
+    "finite-sample.realisable-rate": "supported", "finite-sample.noise-floor": "supported",
+    "full-attention.x-block-fades": "supported", "full-attention.same-rate": "supported",
+    "k-near-d.tails": "supported", "k-one.tails": "supported", "large-eta.boundary": "supported",
+    "nonuniform-s.tails": "supported", "nonzero-init.realign": "supported", "p-scale.sinusoidal-tails": "supported",
+    "rates.t-exponents": "supported", "rates.d-scan": "supported", "real-data.recovery": "supported",
+    "real-data.t-exponents": "supported", "real-data.lemma-C2": "supported", "real-data.second-moments": "supported",
+    "tstar.linear-at-fixed-K": "supported", "tstar.quadratic-when-K-grows": "supported",
+}
+
+
+def test_every_finding_has_a_hand_derived_verdict():
+    assert set(PROBE_VERDICTS) == {st.id for p in PROBES.values() for st in p.statements}
+
+
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_every_probe_reports_required_fields(results, name):
     out = results(name)
@@ -188,11 +213,9 @@ def test_every_probe_reports_required_fields(results, name):
     assert out["regimes"] and all("config" in r for r in out["regimes"]) and out["replay"].startswith("verify probe")
     assert "--profile ci" in out["replay"]
     assert [st["id"] for st in out["statements"]] == [st.id for st in PROBES[name].statements]
-    # every statement's verdict is the rule applied to its records
+    # every statement's verdict is the hand-derived one (PROBE_VERDICTS)
     for st in out["statements"]:
-        assert st["role"] == "finding" and st["verdict"] in VERDICTS
-        d = decide(st["evidence"], Scope.from_dict(st["scope"]))
-        assert (st["verdict"], st["scope_label"], st["reason"]) == (d.verdict, d.scope, d.reason), st["id"]
+        assert st["role"] == "finding" and st["verdict"] == PROBE_VERDICTS[st["id"]], (st["id"], st["why"])
         for e in st["evidence"]:
             assert e["holds"] in (True, False, None)
             if e["role"] == "test" and e["holds"] is not None and e["kind"] not in ("symbolic", "smt", "formal"):
@@ -345,9 +368,10 @@ def test_nonuniform_s_exponents_and_engine_route(results):
 def test_non_gaussian(results):
     out = results("non-gaussian")
     n = out["numbers"]
-    # the closed-form identity is checked at explicit sizes (M=2 d=2 D=3 N=2): certified, labelled so
-    assert verdict(out) == "certified" and "checked at dimensions {M=2 d=2 D=3 N=2}" in out["statements"][0][
-        "scope_label"]
+    # the closed-form identity is checked at explicit sizes (M=2 d=2 D=3 N=2) only, of a statement for every size:
+    # supported, and its scope and why name where it was proved
+    assert verdict(out) == "supported" and "checked at dimensions {M=2 d=2 D=3 N=2}" in out["statements"][0][
+        "scope_label"] and "proved only on part of the statement" in out["statements"][0]["why"]
     assert n["identity_max_trajectory_difference_across_laws"] == 0
     assert n["identity_max_z_score"] < 4      # Monte Carlo agrees with the closed form under every law
     assert all(r > 0 for r in n["erf_ratio_mc_loss_to_gaussian_closed_form_at_T"].values())

@@ -210,12 +210,22 @@ def test_verdicts_are_counted_per_role(report):
     statements themselves (a hand count of the fakes above)."""
     out, res = report
     roles = res["summary"]["roles"]
-    assert roles["claim"] == {"proved": 1, "certified": 1, "inconclusive": 1, "supported": 1}
+    # by hand: lemma-C.2 proved (a proof over EVERY); theorem-3.1-upper supported (an Arb record at one size, t <= 1000,
+    # of a statement for every size and t: a finite part); tstar supported (numerics); lower inconclusive (formal)
+    assert roles["claim"] == {"proved": 1, "inconclusive": 1, "supported": 2}
+    assert res["summary"]["extents"]["claim"] == {"whole": 1, "part": 1}
     assert roles["control"] == {"refuted": 1}
     # findings: onset-linear, k-zero's two, the rates probe's two (old shape), convergence, fuzz
     assert roles["finding"] == {"supported": 4, "refuted": 2, "proved": 1}
     head = (out / "index.md").read_text().split("## ", 1)[0]
-    assert "**The paper's claims**: 4 statements, 1 proved, 1 certified, 1 supported, 0 refuted, 1 inconclusive" in head
+    assert ("**The paper's claims**: 4 statements, 1 proved, 2 supported, 0 refuted, 1 inconclusive; 1 established over "
+            "the whole statement, 1 on a finite part only") in head
+    # the first sentence, before any table: what holds, what fails (by hand from the four parts above)
+    first = head.split("# verify: report", 1)[1].strip().split("\n\n", 1)[0]
+    assert first == ("In short: of the paper's 4 claim parts, 1 is established over the whole statement (`lemma-C.2`), "
+                     "1 is established only on a finite part of what it quantifies over, so supported "
+                     "(`theorem-3.1-upper`), 1 rests on numerics or a formal expansion alone (`theorem-3.1-tstar`), "
+                     "none is refuted and 1 is undecided (`theorem-3.1-lower`).")
 
 
 def test_an_edge_refutation_is_never_a_refuted_paper_claim(tmp_path, no_figures):
@@ -362,7 +372,8 @@ def test_rebuild_keeps_saved_parts_and_replaces_report(tmp_path, no_figures):
 
 
 def header(out: Path) -> str:
-    return (out / "index.md").read_text().split("\n\n")[2]
+    """The header's paragraph on where the report comes from (after the opening sentence)."""
+    return next(p for p in (out / "index.md").read_text().split("\n\n") if p.startswith("Checks of"))
 
 
 def test_the_header_says_whose_wall_time_it_quotes(tmp_path, no_figures):

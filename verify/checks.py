@@ -77,7 +77,10 @@ class Claimed:
 class Evaluation:
     """What a check's routes found: evidence records per statement id, the numbers quoted elsewhere (by key),
     the arrays behind its figure, how to replay it, the options it ran with, and per statement an optional
-    one-sentence ``why`` and, where a statement fails, the ``corrected`` statement."""
+    one-sentence ``why``, where a statement fails the ``corrected`` statement, and ``scopes``: what a statement
+    about "the regimes run, over t <= H" speaks of at this profile and convention (Scope fields by name: the
+    runs' dims and convention labels, the horizon H), computed from the settings the check runs, never from
+    its records."""
 
     evidence: dict
     numbers: dict = field(default_factory=dict)
@@ -87,6 +90,7 @@ class Evaluation:
     why: dict = field(default_factory=dict)
     corrected: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    scopes: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -142,8 +146,11 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        """The headline (first) statement's verdict."""
-        return self.headline["verdict"]
+        """The weakest verdict among the claim's parts (its statements of role "claim" or "control"; a check
+        stating only findings: among those): a claim holds as a whole only as far as its weakest part
+        (:func:`weakest`), never its first or strongest part's verdict."""
+        judged = [s for s in self.statements if s["role"] != "finding"] or self.statements
+        return weakest(s["verdict"] for s in judged)
 
     def statement(self, sid: str) -> dict:
         return next(s for s in self.statements if s["id"] == sid)
@@ -155,6 +162,16 @@ class CheckResult:
                          "replay": self.replay} | self.extra)
 
 
+# From the weakest to the strongest: a conjunction of parts is refuted when one part is, undecided when one part
+# is, and established no further than its least established part.
+STRENGTH = ("refuted", "inconclusive", "supported", "certified", "proved")
+
+
+def weakest(verdicts) -> str:
+    """The weakest of ``verdicts`` (:data:`STRENGTH`)."""
+    return min(verdicts, key=STRENGTH.index)
+
+
 def decided(st: Claimed, records: list, why: str | None = None, corrected: str | None = None) -> dict:
     """A statement as saved: its declaration, its records, and the verdict, scope label and reason the one rule
     derives from them (``why`` defaults to the rule's reason)."""
@@ -162,7 +179,7 @@ def decided(st: Claimed, records: list, why: str | None = None, corrected: str |
         raise AssertionError(f"statement {st.id!r} has no evidence record")
     d = decide(records, st.scope)
     return st.as_dict() | {"evidence": records, "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason,
-                           "why": why or d.reason, "corrected": corrected}
+                           "extent": d.extent, "why": why or d.reason, "corrected": corrected}
 
 
 class Check:
@@ -225,8 +242,8 @@ class Check:
         ids = [st.id for st in self.statements]
         if set(ev.evidence) != set(ids):
             raise AssertionError(f"{self.id}: evidence for {sorted(ev.evidence)}, statements {sorted(ids)}")
-        sts = [decided(self.under(st, judged), ev.evidence[st.id], ev.why.get(st.id), ev.corrected.get(st.id))
-               for st in self.statements]
+        sts = [decided(self.restated(self.under(st, judged), ev.scopes.get(st.id)), ev.evidence[st.id],
+                       ev.why.get(st.id), ev.corrected.get(st.id)) for st in self.statements]
         convention = {"profile": profile, "hypotheses": [h.text for h in judged.adjust(self.hypotheses)],
                       "source": self.source, "run_convention": conv.as_dict(), **ev.convention}
         return CheckResult(self.id, self.kind, self.title, self.source, self.questions, profile, sts, ev.numbers,
@@ -237,6 +254,19 @@ class Check:
         """The convention the statements are judged in after :meth:`evaluate` ran under ``conv`` (``conv``
         itself; a probe that could not take some keyword judges in the rest)."""
         return conv
+
+    @staticmethod
+    def restated(st: Claimed, fields: dict | None) -> Claimed:
+        """``st`` with its scope's ``fields`` (Evaluation.scopes: dims, sigma, conventions, horizon, also) set; its
+        hypotheses stay, and are every part's in ``also``."""
+        if not fields:
+            return st
+        unknown = set(fields) - {"dims", "sigma", "conventions", "horizon", "also"}
+        if unknown:
+            raise AssertionError(f"{st.id}: a statement's scope is restated by dims, sigma, conventions, horizon or "
+                                 f"also, not {sorted(unknown)}")
+        also = tuple(replace(p, assumes=st.scope.assumes) for p in fields.get("also", ()))
+        return replace(st, scope=replace(st.scope, **(fields | {"also": also})))
 
     @staticmethod
     def under(st: Claimed, conv) -> Claimed:
@@ -366,4 +396,4 @@ class Catalogue:
 
 
 __all__ = ["Check", "Claimed", "Evaluation", "RegimeOutcome", "CheckResult", "Catalogue", "ROLES", "RELATIONS",
-           "decided", "module_name"]
+           "STRENGTH", "decided", "module_name", "weakest"]

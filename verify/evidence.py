@@ -5,8 +5,8 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
 :func:`decide` derives the verdict, the scope it covers and the reason from them:
 
   refuted       a record inside the statement's hypotheses found a counterexample, with a replay
-                command; an exact one must assume nothing the statement's hypotheses do not imply, a
-                numeric one must also have replayed to the same conclusion at a longer horizon
+                command; an exact one, or a certified bound (Arb) that contradicts the statement, must
+                assume nothing the statement's hypotheses do not imply, a numeric one must also have replayed to the same conclusion at a longer horizon
                 (``replay_check``)
   inconclusive  a counterexample that did not replay, a measurement that failed or could not
                 decide (NaN, not reached, ...), or no record that bears on the statement
@@ -14,10 +14,19 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
                 statement's whole scope (every dimension, sigma, convention and t it speaks of); a
                 proof made of several steps is one record (:func:`proof`) whose scope is the
                 intersection of its steps', so a general lemma among them never widens it
-  certified     exact or rigorous-enclosure (Arb) records confirm it, over the finite scope they
-                state (e.g. "checked at dimensions {...}", "t <= 150")
-  supported     only numerics (float64, mpmath, Monte Carlo) or a formal asymptotic expansion confirm
-                it, with no counterexample
+  certified     rigorous enclosures (Arb), or exact records and enclosures together, whose scopes
+                cover the statement's whole scope
+  supported     numerics (float64, mpmath, Monte Carlo) or a formal asymptotic expansion confirm it,
+                with no counterexample; or exact / rigorous records confirm it on a part of its scope
+                only (a statement for every D enclosed at D in {8, 9}), and the reason says which
+                part was certified and what the rest rests on
+
+A statement's scope carries its quantifiers as data: which sizes (``dims``: "all", checked sizes, or
+boxes of sizes and parameters, :class:`verify.regions.Region`), which sigma and conventions, which
+horizon (every t, t <= H, or every t >= T* via :class:`From`) and which hypotheses (``assumes``: "each
+regime of the hypotheses"). Coverage is computed (:func:`covered`, :meth:`Scope.covers`), never read
+from a label. A refutation comes from an exact counterexample, a certified bound (Arb) that contradicts
+the statement inside its hypotheses, or a numeric counterexample that replayed; the reason says which.
 
 A scope names the hypotheses it assumes (``Scope.assumes``, ids of verify.model.hypotheses): a proof
 whose steps assumed more than the statement's hypotheses guarantee does not cover the statement. A
@@ -39,6 +48,7 @@ from itertools import product
 import numpy as np
 
 from .model.hypotheses import closure, hypotheses
+from .regions import Region, union_covers
 
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo", "formal")
@@ -58,55 +68,124 @@ REPLAY_FACTOR = 10
 
 
 @dataclass(frozen=True)
-class Scope:
-    """What a statement speaks of, or what a record covers.
+class From:
+    """The horizon "every t >= start": ``start`` an integer, or None for "from some T* on" (what a statement
+    "there is T* such that for every T >= T*" quantifies over; a record with a named start covers it)."""
 
-    Each of ``dims``, ``sigma``, ``conventions`` is ``"all"`` or a tuple of the values covered: ``dims``
-    as labels such as ``"M=2 d=2 D=3 N=2 K=2"``, ``sigma`` as specs, ``conventions`` as labels
-    (``"reference"``); ``horizon`` is ``"all"`` (every t) or the last step covered; ``assumes`` is a
-    tuple of hypothesis ids (verify.model.hypotheses): the scope is restricted to settings where all of
-    them hold.
+    start: int | None = None
+
+    def __post_init__(self):
+        s = self.start
+        if not (s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0)):
+            raise TypeError(f"From.start must be None or a step count >= 0, not {s!r}")
+        if s is not None:
+            object.__setattr__(self, "start", int(s))
+
+    def label(self) -> str:
+        return "every t >= some T*" if self.start is None else f"t >= {self.start}"
+
+
+def _horizon_covers(a, b) -> bool:
+    """Whether the horizon ``a`` (of a record) covers the horizon ``b`` (of a statement)."""
+    if a == ALL:
+        return True
+    if isinstance(a, From):
+        # "t >= s" covers "t >= s'" for s' >= s, and "from some T* on" (take T* = s); nothing of the form t <= H
+        return isinstance(b, From) and (b.start is None or (a.start is not None and b.start >= a.start))
+    return not isinstance(b, From) and b != ALL and b <= a
+
+
+def _horizon_label(h) -> str:
+    return "all t" if h == ALL else h.label() if isinstance(h, From) else f"t <= {h}"
+
+
+def _member_key(x) -> str:
+    return x if isinstance(x, str) else "\x00" + x.label()
+
+
+def _dims_covered(members: list, target) -> bool:
+    """Whether the union of ``members`` (dims values of records: "all", labels, Regions) covers ``target`` (one
+    dims atom of a statement: "all", a label or a Region). Labels are compared as they are (a finite set of
+    sizes); Regions by computed coverage (verify.regions.union_covers), "all" being the whole space."""
+    if any(m == ALL for m in members):
+        return True
+    if isinstance(target, str) and target != ALL and target in members:
+        return True
+    regions = [m for m in members if isinstance(m, Region)]
+    if target == ALL:
+        return union_covers(regions, Region())
+    return isinstance(target, Region) and union_covers(regions, target)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a statement speaks of (its quantifiers, as data), or what a record covers.
+
+    ``dims``: ``"all"`` (every size) or a tuple of members, each a label such as ``"M=2 d=2 D=3 N=2 K=2"`` (one
+    checked size: compared as it is) or a :class:`verify.regions.Region` (a box of sizes and parameters, e.g.
+    D = 8..512 and eta in [1/16, 1/8], or "every D >= 16": compared by computed coverage). ``sigma`` and
+    ``conventions``: ``"all"`` or a tuple of specs / labels (``"reference"``). ``horizon``: ``"all"`` (every t),
+    an integer H (t <= H) or :class:`From` (every t >= t0, or from some T* on). ``assumes``: hypothesis ids
+    (verify.model.hypotheses): the scope is restricted to settings where all of them hold -- "each regime of
+    the hypotheses" is ``dims="all"`` with the statement's hypotheses assumed. ``also``: further scopes a
+    statement speaks of besides this one (a union, e.g. "the regimes run", whose sizes and sigmas do not form a
+    product); a record's scope has none.
     """
 
     dims: str | tuple = ALL
     sigma: str | tuple = ALL
     conventions: str | tuple = ALL
-    horizon: str | int = ALL
+    horizon: object = ALL
     assumes: tuple = ()
+    also: tuple = ()
 
     def __post_init__(self):
         for name in ("dims", "sigma", "conventions"):
             v = getattr(self, name)
+            if isinstance(v, Region):
+                v = (v,)
             if isinstance(v, (list, set, frozenset)):
-                object.__setattr__(self, name, tuple(sorted(map(str, v))))
+                v = tuple(sorted(v, key=_member_key)) if name == "dims" else tuple(sorted(map(str, v)))
             elif isinstance(v, str) and v != ALL:
-                object.__setattr__(self, name, (v,))
+                v = (v,)
             elif not (v == ALL or isinstance(v, tuple)):
                 raise TypeError(f"Scope.{name} must be 'all' or a tuple, not {v!r}")
+            if v != ALL and not all(isinstance(x, str) or (name == "dims" and isinstance(x, Region)) for x in v):
+                raise TypeError(f"Scope.{name} members must be labels{' or Regions' if name == 'dims' else ''}: {v!r}")
+            object.__setattr__(self, name, v)
         h = self.horizon
-        if not (h == ALL or (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and h >= 0)):
-            raise TypeError(f"Scope.horizon must be 'all' or a step count >= 0, not {h!r}")
+        if not (h == ALL or isinstance(h, From)
+                or (isinstance(h, (int, np.integer)) and not isinstance(h, bool) and h >= 0)):
+            raise TypeError(f"Scope.horizon must be 'all', a step count >= 0 or a From, not {h!r}")
         if isinstance(h, np.integer):
             object.__setattr__(self, "horizon", int(h))
         object.__setattr__(self, "assumes", tuple(sorted(x.id for x in hypotheses(self.assumes))))
+        if not all(isinstance(p, Scope) and not p.also for p in self.also):
+            raise TypeError(f"Scope.also must be a tuple of Scopes without their own: {self.also!r}")
+        object.__setattr__(self, "also", tuple(self.also))
 
     def covers(self, other: "Scope") -> bool:
-        """Whether every point of ``other`` lies in this scope: its values are among ours, and every
-        hypothesis this scope assumes is implied by those ``other`` assumes."""
-        for name in ("dims", "sigma", "conventions"):
-            a, b = getattr(self, name), getattr(other, name)
+        """Whether every point of ``other`` lies in this scope: its dims (computed for regions), sigma and
+        conventions among ours, its horizon within ours, and every hypothesis this scope assumes implied by
+        those ``other`` assumes."""
+        return covered([self], other)
+
+    def _covers_besides_dims(self, atom: "Scope") -> bool:
+        for name in ("sigma", "conventions"):
+            a, b = getattr(self, name), getattr(atom, name)
             if a != ALL and (b == ALL or not set(b) <= set(a)):
                 return False
-        if not set(self.assumes) <= closure(other.assumes):
-            return False
-        a, b = self.horizon, other.horizon
-        return a == ALL or (b != ALL and b <= a)
+        return set(self.assumes) <= closure(atom.assumes) and _horizon_covers(self.horizon, atom.horizon)
 
     def admits(self, setting) -> bool:
         """Whether the regime ``setting`` lies in this scope (its sizes, sigma, convention, and every
-        setting-level assumption; a run-level assumption is the run's to check)."""
+        setting-level assumption; a run-level assumption is the run's to check). A dims Region admits no
+        setting by its label: a region scope admits a setting only through its other members."""
         from .model.setting import conventions_of
-        if self.dims != ALL and not any(d.split()[:5] == dims_of(setting).split() for d in self.dims):
+        if any(p.admits(setting) for p in self.also):
+            return True
+        if self.dims != ALL and not any(isinstance(d, str) and d.split()[:5] == dims_of(setting).split()
+                                        for d in self.dims):
             return False
         if self.sigma != ALL and setting.sigma.spec() not in self.sigma:
             return False
@@ -115,45 +194,59 @@ class Scope:
         return all(h.holds(setting) for h in hypotheses(self.assumes) if h.holds is not None)
 
     def atoms(self) -> list["Scope"]:
-        """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole)."""
+        """The scope split into one scope per (dims, sigma, conventions) value ("all" stays whole), with the atoms
+        of the scopes in ``also``."""
         vals = [getattr(self, n) if getattr(self, n) == ALL else [(x,) for x in getattr(self, n)]
                 for n in ("dims", "sigma", "conventions")]
         return [Scope(d, s, c, self.horizon, self.assumes)
-                for d, s, c in product(*[[v] if v == ALL else v for v in vals])]
+                for d, s, c in product(*[[v] if v == ALL else v for v in vals])] + [a for p in self.also
+                                                                                   for a in p.atoms()]
+
+    def dims_label(self) -> str:
+        """How the dims read: "all dimensions", or "checked at dimensions {...}" (labels and regions)."""
+        if self.dims == ALL:
+            return "all dimensions"
+        return "checked at dimensions {" + "; ".join(_member_label(x) for x in self.dims) + "}"
 
     def label(self) -> str:
         """How the scope reads in every output: "all dimensions" and "checked at dimensions {...}"
         never look alike; the assumptions are named."""
-        dims = "all dimensions" if self.dims == ALL else "checked at dimensions {" + "; ".join(self.dims) + "}"
         sig = "every sigma" if self.sigma == ALL else "sigma in {" + ", ".join(self.sigma) + "}"
         conv = "every convention" if self.conventions == ALL else "conventions {" + ", ".join(self.conventions) + "}"
-        hor = "all t" if self.horizon == ALL else f"t <= {self.horizon}"
-        out = ", ".join((dims, sig, conv, hor))
+        out = ", ".join((self.dims_label(), sig, conv, _horizon_label(self.horizon)))
         if self.assumes:
             out += ", assuming {" + "; ".join(h.text for h in hypotheses(self.assumes)) + "}"
-        return out
+        return "; ".join([out] + [p.label() for p in self.also])
 
     def short_label(self) -> str:
         """The label folded: counts instead of long lists (the full label is one click away in reports)."""
         def fold(v, one, many):
-            return one if v == ALL else (", ".join(v) if len(v) <= 2 else f"{len(v)} {many}")
+            return one if v == ALL else (", ".join(map(_member_label, v)) if len(v) <= 2 else f"{len(v)} {many}")
         parts = [fold(self.dims, "all dimensions", "sizes"), fold(self.sigma, "every sigma", "sigmas"),
-                 fold(self.conventions, "every convention", "conventions"),
-                 "all t" if self.horizon == ALL else f"t <= {self.horizon}"]
+                 fold(self.conventions, "every convention", "conventions"), _horizon_label(self.horizon)]
         if self.assumes:
             parts.append(f"{len(self.assumes)} assumptions")
-        return ", ".join(parts)
+        return "; ".join([", ".join(parts)] + [p.short_label() for p in self.also])
 
     def as_dict(self) -> dict:
-        enc = lambda v: v if v == ALL else list(v)  # noqa: E731
+        enc = lambda v: v if v == ALL else [x.as_dict() if isinstance(x, Region) else x for x in v]  # noqa: E731
+        hor = {"from": self.horizon.start} if isinstance(self.horizon, From) else self.horizon
         return {"dims": enc(self.dims), "sigma": enc(self.sigma), "conventions": enc(self.conventions),
-                "horizon": self.horizon, "assumes": list(self.assumes), "label": self.label(),
-                "short_label": self.short_label()}
+                "horizon": hor, "assumes": list(self.assumes), "label": self.label(),
+                "short_label": self.short_label()} | ({"also": [p.as_dict() for p in self.also]} if self.also else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Scope":
-        dec = lambda v: v if v == ALL else tuple(v)  # noqa: E731
-        return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]), d["horizon"], tuple(d.get("assumes", ())))
+        dec = lambda v: v if v == ALL else tuple(Region.from_dict(x) if isinstance(x, dict) else x  # noqa: E731
+                                                  for x in v)
+        h = d["horizon"]
+        return cls(dec(d["dims"]), dec(d["sigma"]), dec(d["conventions"]),
+                   From(h["from"]) if isinstance(h, dict) else h, tuple(d.get("assumes", ())),
+                   tuple(cls.from_dict(p) for p in d.get("also", ())))
+
+
+def _member_label(x) -> str:
+    return x.label() if isinstance(x, Region) else x
 
 
 def dims_label(M, d, D, N, K) -> str:
@@ -166,26 +259,46 @@ def dims_of(setting) -> str:
     return dims_label(setting.M, setting.d, setting.D, setting.N, setting.K)
 
 
+def _meet_horizon(a, b):
+    if a == ALL:
+        return b
+    if b == ALL:
+        return a
+    if isinstance(a, From) and isinstance(b, From):
+        return From(None if a.start is None or b.start is None else max(a.start, b.start))
+    if isinstance(a, From) or isinstance(b, From):
+        raise ValueError(f"the horizons {a!r} and {b!r} meet in a window, which a scope cannot state")
+    return min(a, b)
+
+
 def intersect(scopes: list[Scope]) -> Scope:
-    """The scope every one of ``scopes`` covers (what a conjunction of steps covers): common values, the
-    shortest horizon, and every assumption of any of them."""
+    """The scope every one of ``scopes`` covers (what a conjunction of steps covers): common values (the
+    common part of regions), the shortest horizon, and every assumption of any of them."""
     def meet(a, b):
         if a == ALL:
             return b
         if b == ALL:
             return a
-        return tuple(x for x in a if x in b)
+        out = [x for x in a if isinstance(x, str) and x in b]
+        out += [m for x in a if isinstance(x, Region) for y in b if isinstance(y, Region)
+                for m in [x.meet(y)] if not m.empty()]
+        return tuple(out)
     out = Scope()
     for sc in scopes:
-        h = out.horizon if sc.horizon == ALL else (sc.horizon if out.horizon == ALL else min(out.horizon, sc.horizon))
-        out = Scope(meet(out.dims, sc.dims), meet(out.sigma, sc.sigma), meet(out.conventions, sc.conventions), h,
-                    out.assumes + sc.assumes)
+        out = Scope(meet(out.dims, sc.dims), meet(out.sigma, sc.sigma), meet(out.conventions, sc.conventions),
+                    _meet_horizon(out.horizon, sc.horizon), out.assumes + sc.assumes)
     return out
 
 
 def covered(scopes: list[Scope], target: Scope) -> bool:
-    """Whether the union of ``scopes`` covers ``target`` (each of its atoms lies in one scope)."""
-    return all(any(s.covers(a) for s in scopes) for a in target.atoms())
+    """Whether the union of ``scopes`` covers ``target``: for each of its atoms, the scopes that cover it in
+    sigma, conventions, horizon and assumptions cover its dims together (regions by union, verify.regions)."""
+    for atom in target.atoms():
+        fit = [s for s in scopes if s._covers_besides_dims(atom)]
+        members = [m for s in fit for m in ((ALL,) if s.dims == ALL else s.dims)]
+        if not _dims_covered(members, atom.dims if atom.dims == ALL else atom.dims[0]):
+            return False
+    return True
 
 
 def _as_holds(holds):
@@ -214,6 +327,8 @@ def record(route: str, kind: str, scope: Scope, result: str, holds, *, role: str
         raise ValueError(f"evidence role must be one of {ROLES}, not {role!r}")
     if not isinstance(scope, Scope):
         raise TypeError(f"scope must be a Scope, not {type(scope).__name__}")
+    if scope.also:
+        raise ValueError(f"{route!r}: a record states one scope (no 'also')")
     holds = _as_holds(holds)
     if role in ("context", "failed") and holds is not None:
         raise ValueError(f"a {role} record has holds = None, not {holds!r}")
@@ -260,16 +375,22 @@ def proof(route: str, steps: list[dict], *, replay: str | None = None, **data) -
     return record(route, kind, scope, result, True, replay=replay, steps=steps, **data)
 
 
+EXTENTS = ("whole", "part", "")
+
+
 @dataclass(frozen=True)
 class Decision:
-    """A verdict, the scope it covers (as it reads), and why."""
+    """A verdict, the scope it covers (as it reads), and why; ``extent``: "whole" when exact or rigorous records
+    establish the whole statement (proved, certified), "part" when they establish a part of it only (supported,
+    with a certified part), "" otherwise."""
 
     verdict: str
     scope: str
     reason: str
+    extent: str = ""
 
     def as_dict(self) -> dict:
-        return {"verdict": self.verdict, "scope": self.scope, "reason": self.reason}
+        return {"verdict": self.verdict, "scope": self.scope, "reason": self.reason, "extent": self.extent}
 
 
 def _scope(rec: dict) -> Scope:
@@ -286,14 +407,77 @@ def _union_label(recs: list[dict]) -> str:
 
 
 def _refutes(r: dict, statement: Scope) -> bool:
-    """Whether a counterexample record refutes the statement: an exact one only when it assumed nothing the
-    statement's hypotheses do not imply; a numeric one only when it replayed; a formal one never alone."""
-    if r["kind"] in PROOF_KINDS:
+    """Whether a counterexample record refutes the statement: an exact one or a certified bound (Arb) only when
+    it assumed nothing the statement's hypotheses do not imply; a numeric one only when it replayed; a formal
+    one never alone."""
+    if r["kind"] in RIGOROUS_KINDS:
         return set(r["scope"].get("assumes", ())) <= closure(statement.assumes)
     if r["kind"] == "formal":
         return False
     rc = r.get("replay_check")
     return isinstance(rc, dict) and rc.get("holds") is False
+
+
+def _refutation(r: dict) -> str:
+    """Which kind of refutation ``r`` is, in words."""
+    if r["kind"] in PROOF_KINDS:
+        return "an exact counterexample"
+    if r["kind"] == "arb":
+        return "a certified bound (rigorous enclosure) contradicts it"
+    return f"a counterexample that failed again at t = {r['replay_check']['horizon']}"
+
+
+def _routes(recs: list[dict]) -> str:
+    return "; ".join(dict.fromkeys(r["route"] for r in recs))
+
+
+def _field_covers(a, b) -> bool:
+    return a == ALL or (b != ALL and set(b) <= set(a))
+
+
+def uncovered(scopes: list[Scope], statement: Scope) -> list[str]:
+    """What of ``statement`` the union of ``scopes`` leaves uncovered, as it reads ("all dimensions", "all t",
+    "sigma {erf}", ...): per atom of the statement (one sigma, convention and dims value) that is not covered, the
+    quantifiers the scopes of its sigma miss; atoms missing the same ones are named together ("(sigma erf, relu)")."""
+    out = {}
+    for atom in statement.atoms():
+        if covered(scopes, atom):
+            continue
+        fit = [s for s in scopes if _field_covers(s.sigma, atom.sigma)]
+        gaps = []
+        if not fit:
+            gaps.append("every sigma" if atom.sigma == ALL else f"sigma {{{', '.join(atom.sigma)}}}")
+        else:
+            if not covered([Scope(s.dims) for s in fit], Scope(atom.dims)):
+                gaps.append(atom.dims_label())
+            if not any(_horizon_covers(s.horizon, atom.horizon) for s in fit):
+                gaps.append(_horizon_label(atom.horizon))
+            if not any(_field_covers(s.conventions, atom.conventions) for s in fit):
+                gaps.append("every convention" if atom.conventions == ALL else
+                            f"conventions {{{', '.join(atom.conventions)}}}")
+            if not any(set(s.assumes) <= closure(atom.assumes) for s in fit):
+                gaps.append("the statement's hypotheses alone (it assumed more)")
+        sig = atom.sigma[0] if fit and atom.sigma != ALL and statement.sigma != ALL and len(statement.sigma) > 1 else ""
+        out.setdefault(", ".join(gaps) or "all of it at once", []).append(sig)
+    return [text + (f" (sigma {', '.join(dict.fromkeys(s for s in sigs if s))})" if any(sigs) else "")
+            for text, sigs in out.items()]
+
+
+def _certified_part(rigorous: list[dict], statement: Scope) -> str:
+    """What the rigorous records certify of a statement they do not cover: where, and what they leave."""
+    several = statement.sigma == ALL or len(statement.sigma) > 1
+    where = list(dict.fromkeys(_where(_scope(r), several) for r in rigorous))
+    gaps = uncovered([_scope(r) for r in rigorous], statement)
+    word = "proved" if all(r["kind"] in PROOF_KINDS for r in rigorous) else "certified"
+    return (f"{word} only on part of the statement: " + "; ".join(where) + f" ({_routes(rigorous)})"
+            + (", not for " + "; ".join(gaps) if gaps else ""))
+
+
+def _where(sc: Scope, sigma: bool) -> str:
+    """Where a record certified, in a reason: its sizes, its sigma (with ``sigma``: the statement names several) and
+    horizon ("at {D=8 ...}, t <= 150")."""
+    sig = ", sigma " + "/".join(sc.sigma) if sigma and sc.sigma != ALL else ""
+    return f"{sc.dims_label().replace('checked at dimensions', 'at')}{sig}, {_horizon_label(sc.horizon)}"
 
 
 def decide(records: list[dict], statement: Scope) -> Decision:
@@ -307,14 +491,14 @@ def decide(records: list[dict], statement: Scope) -> Decision:
     refuting = [r for r in counter if _refutes(r, statement)]
     if refuting:
         first = refuting[0]
-        return Decision("refuted", _union_label(refuting), f"{first['route']}: {first['result']} "
+        return Decision("refuted", _union_label(refuting), f"{_refutation(first)}: {first['route']}: {first['result']} "
                         f"(replay: {first['replay']})")
     if counter:
         first = counter[0]
         why = ("a formal asymptotic expansion contradicts it, and a formal expansion cannot refute on its own"
                if first["kind"] == "formal" else
-               "an exact counterexample assumes more than the statement's hypotheses"
-               if first["kind"] in PROOF_KINDS else "a counterexample did not replay at a longer horizon")
+               "an exact counterexample or certified bound assumes more than the statement's hypotheses"
+               if first["kind"] in RIGOROUS_KINDS else "a counterexample did not replay at a longer horizon")
         return Decision("inconclusive", _union_label(counter), f"{why}: {first['route']}: {first['result']}")
     undecided = [r for r in records if r["role"] == "failed" or (r["role"] == "test" and r["holds"] is None)]
     if undecided:
@@ -324,15 +508,19 @@ def decide(records: list[dict], statement: Scope) -> Decision:
     confirming = [r for r in tests if r["holds"] is True]
     proofs = [r for r in confirming if r["kind"] in PROOF_KINDS]
     if proofs and covered([_scope(r) for r in proofs], statement):
-        return Decision("proved", statement.label(), "exact proofs cover the statement: "
-                        + "; ".join(r["route"] for r in proofs))
+        return Decision("proved", statement.label(), "exact proofs cover the whole statement: " + _routes(proofs),
+                        "whole")
     rigorous = [r for r in confirming if r["kind"] in RIGOROUS_KINDS]
+    if rigorous and covered([_scope(r) for r in rigorous], statement):
+        return Decision("certified", statement.label(), "rigorous enclosures" + (" and exact proofs" if proofs else "")
+                        + " cover the whole statement: " + _routes(rigorous), "whole")
     if rigorous:
-        return Decision("certified", _union_label(rigorous), "exact or rigorous enclosures over a finite scope: "
-                        + "; ".join(r["route"] for r in rigorous))
+        rest = [r for r in confirming if r["kind"] not in RIGOROUS_KINDS]
+        return Decision("supported", _union_label(rigorous + rest), _certified_part(rigorous, statement) + "; "
+                        + (f"the rest rests on {_routes(rest)}" if rest else "nothing else covers the rest"), "part")
     if confirming:
         return Decision("supported", _union_label(confirming), "numerics or a formal expansion agree, no "
-                        "counterexample: " + "; ".join(r["route"] for r in confirming))
+                        "counterexample: " + _routes(confirming))
     return Decision("inconclusive", statement.label(), "no record inside the statement's hypotheses decides it")
 
 
@@ -357,7 +545,7 @@ class Statement:
         that :func:`decide` derives from the records."""
         d = decide(self.evidence, self.scope)
         return {"statement": self.text, "role": self.role, "scope": self.scope.as_dict(), "evidence": self.evidence,
-                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason}
+                "verdict": d.verdict, "scope_label": d.scope, "reason": d.reason, "extent": d.extent}
 
 
 def headline(statements: list[Statement]) -> dict:
@@ -391,7 +579,8 @@ def compare(x, op: str, bound) -> bool | None:
     return bool(np.all(res))
 
 
-__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "Scope", "intersect", "covered",
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "EXTENTS", "Scope", "From",
+           "Region", "intersect", "covered", "uncovered",
            "record", "proof",
            "Decision", "decide", "Statement", "headline", "finite", "compare", "dims_label", "dims_of",
            "REPLAY_FACTOR"]

@@ -22,6 +22,20 @@ def regime_scope(setting, steps: int) -> Scope:
                  horizon=int(steps))
 
 
+def runs_scope(settings, horizon: int) -> dict:
+    """What a statement about "the regimes run, over t <= H" speaks of (verify.checks.Evaluation.scopes): per sigma
+    and convention of the settings, their dimensions, and the horizon H; the first group in the scope's own fields,
+    the others in ``also`` (the runs are a union, not a product of sizes and sigmas)."""
+    groups = {}
+    for s in settings:
+        groups.setdefault((s.sigma.spec(), conventions_of(s)), []).append(dims_of(s))
+    parts = [Scope(dims=tuple(dict.fromkeys(dims)), sigma=(sig,), conventions=(conv,), horizon=int(horizon))
+             for (sig, conv), dims in groups.items()]
+    first = parts[0]
+    return {"dims": first.dims, "sigma": first.sigma, "conventions": first.conventions, "horizon": first.horizon,
+            "also": tuple(parts[1:])}
+
+
 def conventions_in(settings) -> tuple:
     """The convention labels of ``settings`` (verify.model.setting.conventions_of), each once, in order: what a
     record's scope says of the runs it covers."""

@@ -15,9 +15,12 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..cache import by_code_version
 from ..errors import InvalidParameter
-from ..evidence import Scope, dims_of, record
+import os
+from pathlib import Path
+
+from ..cache import by_code_version, cache_dir
+from ..evidence import From, Region, Scope, dims_of, record
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
 from ..model.setting import REFERENCE_LABEL
@@ -122,10 +125,91 @@ def family_label(ranges: dict, options: dict = FAMILY_OPTIONS) -> str:
             f"||V*|| = {options['vstar_norm']}")
 
 
+def family_region(ranges: dict, options: dict = FAMILY_OPTIONS) -> Region:
+    """The members a family covers, as a box: every integer D and every eta in its ranges, its fixed K and
+    ||V*||, the sts teacher's sizes (M = d = N = 1); read as :func:`family_label`."""
+    return Region(D=ranges["D"], eta=ranges["eta"], K=options["K"], vnorm=Fraction(options["vstar_norm"]), M=1, d=1,
+                  N=1, text=family_label(ranges, options))
+
+
 def family_scope(ranges: dict) -> Scope:
-    """The family's members (dims), sigma = identity, the reference convention, every T, FAMILY_ASSUMES."""
-    return Scope(dims=(family_label(ranges),), sigma=("identity",), conventions=(REFERENCE_LABEL,), horizon="all",
+    """The family's members (a region of sizes and parameters), sigma = identity, the reference convention, every
+    T from some T0 on (each cell's bounds hold from its T0), FAMILY_ASSUMES."""
+    return Scope(dims=family_region(ranges), sigma=("identity",), conventions=(REFERENCE_LABEL,), horizon=From(),
                  assumes=FAMILY_ASSUMES)
+
+
+# A saved family certificate a claim reads when it exists and re-checks: the file named by the environment variable
+# VERIFY_FAMILY_FILE (`verify check --family-file FILE` sets it), else the one `verify bench` saves when it completes
+# the target family. At the ci profile a file above RECHECK_CI_BYTES is not re-checked (the independent re-checker
+# reads every cell: minutes for the target family's tens of megabytes), so the claim keeps its own family and says so.
+FAMILY_FILE_VARIABLE = "VERIFY_FAMILY_FILE"
+RECHECK_CI_BYTES = 2_000_000
+
+
+def bench_family_path() -> Path:
+    """Where `verify bench` saves the target family's certificate (gitignored cache)."""
+    return cache_dir("families") / "target-family.json"
+
+
+def saved_family_path() -> Path | None:
+    """The saved family file a claim should read (module comment above), or None when there is none."""
+    named = os.environ.get(FAMILY_FILE_VARIABLE)
+    if named:
+        return Path(named)
+    path = bench_family_path()
+    return path if path.is_file() else None
+
+
+@by_code_version("family-recheck")
+def _rechecked(path: str, size: int, mtime_ns: int) -> str:
+    """The independent re-check of a family file (verify.certify.recheck, which imports nothing of the toolkit):
+    "" when it verified, else the failing step; cached by the file's size and time and by code version."""
+    from .recheck import CheckFailed, check_file
+    try:
+        check_file(path)
+    except CheckFailed as exc:
+        return f"{exc.step}: {exc.detail}"
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        return f"format: {type(exc).__name__}: {exc}"
+    return ""
+
+
+def chosen_family(profile: str):
+    """(family certificate, source) for the claims at ``profile``: a saved family file (:func:`saved_family_path`)
+    when it loads and the independent re-checker verifies it (the whole file; at ci only below RECHECK_CI_BYTES),
+    else the profile's own family (FAMILIES[profile]). ``source`` says which and why: {"kind": "saved" | "own",
+    "path", "rechecked", "note"}. A CertificateFailed of the own family propagates."""
+    from ..errors import InvalidParameter
+    from .files import load_family
+    path, note = saved_family_path(), ""
+    if path is not None:
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            size, note = None, f"the saved family file {path} cannot be read ({exc})"
+        if size is not None and profile == "ci" and size > RECHECK_CI_BYTES:
+            note = (f"a saved family certificate ({path}, {size / 1e6:.1f} MB) was not re-checked within the ci profile's "
+                    f"budget (files above {RECHECK_CI_BYTES / 1e6:.0f} MB are re-checked at dev and deep), so it is not "
+                    "read")
+        elif size is not None:
+            failed = _rechecked(str(path), size, path.stat().st_mtime_ns)
+            if failed:
+                note = f"the saved family certificate {path} did not re-check ({failed}), so it is not read"
+            else:
+                try:
+                    fc = load_family(path)
+                    options = {k: str(v) for k, v in dict(fc.spec.options).items()}
+                    if all(options.get(k) == str(v) for k, v in FAMILY_OPTIONS.items()):
+                        return fc, {"kind": "saved", "path": str(path), "rechecked": True, "note": (
+                            f"the saved family certificate {path}, re-checked in full by the independent re-checker "
+                            "(python -m verify.certify.recheck)")}
+                    note = f"the saved family certificate {path} is of another family ({dict(fc.spec.options)}): not read"
+                except InvalidParameter as exc:
+                    note = f"the saved family certificate {path} does not load ({exc}), so it is not read"
+    own = f"the profile's own family ({family_label(FAMILIES[profile])}), certified in this run"
+    return profile_family(profile), {"kind": "own", "path": None, "rechecked": False,
+                                     "note": (note + "; " if note else "no saved family certificate; ") + own}
 
 
 @by_code_version("family-certificate")
@@ -146,18 +230,23 @@ def family_evidence(profile: str) -> list[dict]:
     close gives one failed record per use."""
     check_profile(profile)
     ranges = FAMILIES[profile]
-    scope, label = family_scope(ranges), family_label(ranges)
     replay = (f"verify certify --preset sts --K 4 --D {ranges['D'][0]}..{ranges['D'][1]} --eta "
               f"{frac_str(ranges['eta'][0])}..{frac_str(ranges['eta'][1])} --vstar-norm 1 --json")
     try:
-        fc = profile_family(profile)
+        fc, source = chosen_family(profile)
     except CertificateFailed as exc:
+        scope, label = family_scope(ranges), family_label(ranges)
         return [record(f"family certificate of {label}", "arb", scope, f"the family certificate did not close, so "
                        f"nothing is certified: {exc}", None, role="failed", replay=replay, use=u) for u in FAMILY_USES]
+    ranges = fc.spec.range_of
+    scope, label = family_scope(ranges), family_label(ranges)
+    if source["kind"] == "saved":
+        replay = f"python -m verify.certify.recheck {source['path']}"
     table = fc.table()
     at_max = limits_at_largest_D(fc, table)
     common = dict(replay=replay, cells=len(fc.cells), normalised_limits={q: [frac_str(lo), frac_str(hi)]
-                                                                         for q, (lo, hi) in table.items()})
+                                                                         for q, (lo, hi) in table.items()},
+                  family=label, family_source=source)
     n = fc.entries()
     entry = (f"every member's entry into the region through the entry tube ({n['tube']} cells) or a Taylor-model "
              f"Arb prefix over the cell ({n['taylor']})")
@@ -176,7 +265,7 @@ def family_evidence(profile: str) -> list[dict]:
                    all(lo > 0 for lo, _ in table.values()), threshold={"value": "lim q/leading_q > 0 for every "
                    "member", "why": "a positive lower limit of (eta T)^p q is a lower rate constant from some T on"},
                    use="lower", **common),
-            uniform_lower_record(fc, at_max, scope, replay),
+            uniform_lower_record(fc, at_max, scope, replay) | {"family": label, "family_source": source},
             record(f"family certificate: the normalised limit constants over {label}", "arb", scope,
                    "lim q(T)/leading_q(T) for every member lies in " + "; ".join(
                        f"{q}: 1 + [{float(lo - 1):.3g}, {float(hi - 1):.3g}]" for q, (lo, hi) in table.items())

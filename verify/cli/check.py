@@ -186,8 +186,16 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
     return jsonable(res)
 
 
+def parts_line(r: dict) -> str:
+    """Every judged part's verdict of a claim's result ("lemma-C.2-small-step proved, lemma-C.2-large-step supported,
+    ..."; its findings aside unless it states only findings): the claim-level line, never one part's verdict."""
+    judged = [st for st in r["statements"] if st["role"] != "finding"] or r["statements"]
+    return ", ".join(f"{st['id']} {st['verdict']}" for st in judged)
+
+
 def _print_claim(r: dict) -> None:
     click.echo(f"{r['id']}: {r['title']}")
+    click.echo(f"  parts: {parts_line(r)}")
     for st in r["statements"]:
         _print_statement(st)
     click.echo(f"  replay: {r['replay']}")
@@ -275,11 +283,15 @@ def summary_table(results: list[dict]):
 @convention_options
 @click.option("--json", "as_json", is_flag=True,
               help="print JSON (schema verify/schemas/check.schema.json; with --regime check_regime.schema.json)")
+@click.option("--family-file", "family_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              metavar="FILE", help="a saved family certificate (verify certify with ranges --save FILE) for Theorem "
+                                   "3.1's family evidence: read when the independent re-checker verifies it (default: "
+                                   "the one verify bench saves, if any; else the profile's own family)")
 @click.option("--list", "list_only", is_flag=True, help="list the claim ids and statements, run nothing")
 @click.option("--yes", is_flag=True, help="with --regime: run even when the estimate exceeds an hour")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet, **kw):
+def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quiet, family_file, **kw):
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts. The convention flags (or --convention FILE) set the convention every
     claim is judged in (with --regime: they replace the file's options)."""
@@ -312,9 +324,13 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
         else:
             _print_regime(res)
         return
+    if family_file is not None:
+        import os
+        from ..certify.records import FAMILY_FILE_VARIABLE
+        os.environ[FAMILY_FILE_VARIABLE] = str(family_file)
     with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
         results = check_results(ids, profile, convention=conv,
-                                tick=lambda cid, r: bar.advance(description=f"check: {cid} {r['statements'][0]['verdict']}"))
+                                tick=lambda cid, r: bar.advance(description=f"check: {cid}: {parts_line(r)}"))
     if as_json:
         click.echo(json.dumps(results, indent=1))
         return

@@ -30,6 +30,7 @@ from .support.classify import classify
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
+from lemmas.support.records import runs_scope
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 
@@ -206,7 +207,9 @@ class NonuniformS(Probe):
             fits={lab: fits_json(r["fits"]) | {"shape_err": r["f_shape"].as_dict()} for lab, r in res.items()},
             numbers={lab: r["numbers"] | {"certified_secant_exponents": balls[lab]["secants"],
                                           "certified_horizon": balls[lab]["reached"]} for lab, r in res.items()},
-            data={lab: r["series"] | {"shape_err": r["shape"]} for lab, r in res.items()})
+            data={lab: r["series"] | {"shape_err": r["shape"]} for lab, r in res.items()},
+            scopes={"nonuniform-s.finite-horizon": runs_scope([regime_setting(**kw) for kw in REGIMES.values()],
+                                                              SIZES[profile]["ball_steps"])})
 
     def draw(self, res: dict) -> Drawing:
         """The three quantities with the claimed slopes, and the within-support shape error."""

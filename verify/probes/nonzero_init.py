@@ -38,6 +38,7 @@ from .support.classify import classify
 from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
 from .support.records import finding, reference, scope_of
+from lemmas.support.records import runs_scope
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 
@@ -244,6 +245,7 @@ class NonzeroInit(Probe):
     def evaluate(self, profile):
         res = runs(profile)
         decay, start, balls = certified_records(profile)
+        ran = [setting_for(seed) for seed in SIZES[profile]["seeds"]]
         steps = SIZES[profile]["steps"]
         first = next(iter(res.values()))
         ser, f_off, f_bias = first["series"], first["f_off"], first["f_bias"]
@@ -265,7 +267,9 @@ class NonzeroInit(Probe):
                      "per_seed": {str(seed): {"one_step_law_max_rel_dev": r["law_dev"], "offspan_fit": r["f_off"].label}
                                   for seed, r in res.items()},
                      "certified": balls},
-            data=dict(ser))
+            data=dict(ser),
+            scopes={"nonzero-init.finite-horizon": runs_scope(ran, SIZES[profile]["ball_steps"]),
+                    "nonzero-init.finite-t": runs_scope(ran, 1)})
 
     def draw(self, res: dict) -> Drawing:
         name = self.id

@@ -38,6 +38,7 @@ from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
 from .support.records import finding, reference, scope_of
+from lemmas.support.records import runs_scope
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 
@@ -255,7 +256,10 @@ class PScale(Probe):
                      "sinusoidal_exponents": {q: r["f_sin"][q].exponent for q in KEYS},
                      "sinusoidal_lemma_C2_alpha": r["c2_alpha"]["mpmath"], "certified": balls},
             data={"lambda": trimmed(r["red_lam"]), "equivalent": trimmed(r["red_eq"]), "sinusoidal": trimmed(r["sin"]),
-                  "identity_P": trimmed(r["ide"])})
+                  "identity_P": trimmed(r["ide"])},
+            scopes={"p-scale.sinusoidal-finite-horizon": runs_scope(
+                        [regime_setting(**SMALL, p_kind="sinusoidal", p_structure="general")], n["ball_steps"]),
+                    "p-scale.sinusoidal-lemma-C2": runs_scope([regime_setting(**C2_BREAK)], C2_STEPS)})
 
     def draw(self, res: dict) -> Drawing:
         name = self.id

@@ -36,6 +36,8 @@ from .systems import System, groups_of, system_json, systems_for
 ASSUMES = ("slow-manifold", "identity", "0<K<D", "zero-init", "centred", "orthogonal-P", "distinct-queries",
            "uniform-S*")
 SCOPE = Scope(dims="all", sigma=("identity",), conventions=(FAMILY_LABEL,), horizon="all", assumes=ASSUMES)
+# "the reduced recursion" exists where the reduction holds: columns of S two-valued (P^T P = lambda I, distinct queries)
+REDUCED_RECURSION = Scope("all", ("identity",), "all", "all", assumes=("orthogonal-P", "distinct-queries"))
 CONDITIONS = "every condition (both step-size blocks stable, W_X relaxed within T*, 1 <= N <= D)"
 
 
@@ -153,7 +155,7 @@ def derived_statements() -> dict:
     return {"combination_rules": Statement(
                 "the reduced recursion (σ = identity) depends on eta_KQ, lambda, beta only through eta_KQ lambda^2 "
                 "beta^2, on c_L, v only through c_L v, on the rows of V* only through ||V*||_F^2, on eta_V only in "
-                "the alpha step, and not on M or d", IDENTITY, [combination_record()], "further"),
+                "the alpha step, and not on M or d", REDUCED_RECURSION, [combination_record()], "further"),
             "eta_v_not_entering": Statement(
                 "eta_V (and M, d) does not enter the leading terms of "
                 + ", ".join(TEXT[q] for q in TERMS) + ": it enters only the step-size conditions", SCOPE,

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS, QUANTITIES
 from .numbers import MissingNumber, check, field, number, statement, statements
-from .render import count_text
+from .render import count_text, extent_text
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "reports" / "example"
@@ -75,6 +75,11 @@ def _fits_text(entry: dict) -> str:
             + "; derived " + ", ".join(entry["d_exponents"][q] for q in qs) + ")")
 
 
+# The reconciliation decides statements about the leading terms of the slow-manifold expansion, a formal (not
+# proved) expansion checked against GD: its verdicts hold for those terms, and the README says so.
+ON_EXPANSION = ", for the leading terms of the formal slow-manifold expansion, which it assumes"
+
+
 def reconcile_line(rec: dict) -> str:
     """The "Which convention?" bullet: what the solver found over the whole family, and GD at its representative."""
     main = rec["readings"][0]["systems"]
@@ -87,10 +92,11 @@ def reconcile_line(rec: dict) -> str:
            f"{dpow(rates['general']['tstar_exponent'])}; ")
     if joint["feasible"]:
         rep = rec["representative"]
-        out += (f"{joint['text']} hold together (*{head}*) at, for example, {rep['text']} ({rep['combinations_text']}). "
+        out += (f"{joint['text']} hold together (*{head}*{ON_EXPANSION}) at, for example, {rep['text']} "
+                f"({rep['combinations_text']}). "
                 f"GD there shows D-exponents {_fits_text(rep)}.")
     else:
-        out += f"{joint['text']} cannot hold together (*{head}*, certificate: {joint['certificate']['sum']})."
+        out += f"{joint['text']} cannot hold together (*{head}*{ON_EXPANSION}, certificate: {joint['certificate']['sum']})."
     for rd in rec["readings"][1:]:
         s = rd["systems"][-1]
         st = rec["verdicts"][f"{rd['id']}:{s['id'].replace('+', '_')}"]
@@ -148,11 +154,15 @@ class Writer:
     def rule(self) -> str:
         s = field(self.r, "summary")
         roles = {k: field(self.r, "summary", "roles", k) or {} for k in ("claim", "control", "finding")}
+        ext = extent_text(s, "claim")
         return ("- **Every verdict is derived from evidence records by one rule** (`verify/evidence.py`, "
-                "[docs/verdicts.md](docs/verdicts.md)) and printed with its scope: \"all dimensions\" means a proof in "
-                "symbolic dimensions, \"checked at dimensions {…}\" names the sizes checked. This report: "
+                "[docs/verdicts.md](docs/verdicts.md)) and printed with its scope: *proved* and *certified* mean that "
+                "proofs or rigorous enclosures cover everything the statement quantifies over (every D, every t, "
+                "every regime); a statement established on a finite part only (\"checked at dimensions {…}\", "
+                "\"t <= 150\") reads *supported*, and its why names that part. This report: "
                 f"{s['parts']} parts ({s['ok']} finished). **The paper's claims**, part by part: "
-                f"{sum(roles['claim'].values())} statements, {count_text(roles['claim'])}; negative controls: "
+                f"{sum(roles['claim'].values())} statements, {count_text(roles['claim'])}"
+                + (f" ({ext})" if ext else "") + "; negative controls: "
                 f"{sum(roles['control'].values())}, {count_text(roles['control'])}; the toolkit's own findings: "
                 f"{sum(roles['finding'].values())}, {count_text(roles['finding'])}. A finding (an edge regime outside a "
                 "claim's hypotheses, a sharper statement) is never counted as a verdict on the paper.")
@@ -328,7 +338,8 @@ class Writer:
 # How the README names the parts of the paper's claims, by statement id (a statement it does not name reads
 # by its id).
 LEMMA_C2 = {"lemma-C.2": "as stated", "lemma-C.2-small-step": "small steps", "lemma-C.2-large-step": "the rest of the "
-            "step-size range", "lemma-C.2-other-sigma": "σ ≠ identity"}
+            "step-size range, 0 < K < D", "lemma-C.2-k-equals-d": "the large step at K = D",
+            "lemma-C.2-other-sigma": "σ ≠ identity"}
 THEOREM_3_1 = {"theorem-3.1-upper": "upper bound", "theorem-3.1-lower": "lower bound with D-uniform constants",
                "theorem-3.1-lower-T": "T-rate of the lower bound", "theorem-3.1-tstar": "sufficient time T* = O(D²)"}
 

@@ -24,6 +24,7 @@ from ..model.paper import RESULTS, result_of
 from .results import anchor, short
 from .sections import builtin_sections
 from .statements import proof_routes
+from .summary import first_sentence
 
 VERDICT_COLOURS = {"proved": "#1b7f3b", "certified": "#2e8b57", "supported": "#4a7fb5", "refuted": "#b22222",
                    "inconclusive": "#a0782c", "not checked": "#777777", "n/a": "#777777"}
@@ -50,11 +51,22 @@ def count_text(c: dict) -> str:
     return ", ".join(f"{c.get(v, 0)} {v}" for v in shown)
 
 
+def extent_text(summary: dict, role: str) -> str:
+    """"2 established over the whole statement, 5 on a finite part only": how many statements of ``role`` exact or
+    rigorous records establish over all they quantify over (proved, certified), and how many on a part of it only
+    (supported, with a certified part); "" for a report without the counts."""
+    e = (summary.get("extents") or {}).get(role)
+    if not e:
+        return ""
+    return f"{e['whole']} established over the whole statement, {e['part']} on a finite part only"
+
+
 def roles_line(summary: dict) -> str:
     """The verdict counts per role in one line (what ``verify all`` and ``verify report`` print)."""
     r = summary["roles"]
-    return (f"the paper's claims: {count_text(r['claim'])}; negative controls: {count_text(r['control'])}; "
-            f"the toolkit's findings: {count_text(r['finding'])}")
+    ext = extent_text(summary, "claim")
+    return (f"the paper's claims: {count_text(r['claim'])}" + (f" ({ext})" if ext else "")
+            + f"; negative controls: {count_text(r['control'])}; the toolkit's findings: {count_text(r['finding'])}")
 
 
 def scope_cell(st: dict):
@@ -98,19 +110,25 @@ def convention_text(results: dict) -> str:
 
 def header(results: dict) -> list:
     s, prov, roles = results["summary"], results["provenance"], results["summary"]["roles"]
+    ext = {role: extent_text(s, role) for role in roles}
     return [("h", 1, "verify: report", "top"),
+            ("p", first_sentence(results)),
             ("p", f"Checks of *{results['paper']}*. Profile `{results['profile']}`, built {results['generated']}, "
                   f"commit `{prov['git_commit']}`. Parts: {s['ok']} finished, {s['not_ok']} not. {timing_text(s)}"),
             ("p", convention_text(results)),
-            ("p", f"**The paper's claims**: {sum(roles['claim'].values())} statements, {count_text(roles['claim'])}. "
+            ("p", f"**The paper's claims**: {sum(roles['claim'].values())} statements, {count_text(roles['claim'])}"
+                  + (f"; {ext['claim']}" if ext["claim"] else "") + ". "
                   f"**Negative controls**: {sum(roles['control'].values())}, {count_text(roles['control'])}. "
-                  f"**The toolkit's own findings**: {sum(roles['finding'].values())}, {count_text(roles['finding'])}. "
+                  f"**The toolkit's own findings**: {sum(roles['finding'].values())}, {count_text(roles['finding'])}"
+                  + (f"; {ext['finding']}" if ext["finding"] else "") + ". "
                   "Each is counted apart: a finding (an edge regime outside a claim's hypotheses, a sharper statement, "
                   "an answer to a reviewer) is never a verdict on the paper."),
-            ("p", "Verdicts: proved = exact symbolic / SMT records covering the statement's whole scope; certified = "
-                  "exact or rigorous-enclosure (Arb) records over the finite scope they state; supported = numerics or "
-                  "a formal expansion agree, no counterexample; refuted = a counterexample inside the hypotheses with a "
-                  "replay command (a numeric one replayed to the same conclusion at a 10x longer horizon); "
+            ("p", "Verdicts: proved = exact symbolic / SMT records covering the statement's whole scope (every size, t "
+                  "and regime it quantifies over); certified = rigorous enclosures (Arb), with exact records or alone, "
+                  "covering the whole statement; supported = numerics or a formal expansion agree and no counterexample, "
+                  "or exact / rigorous records establish it on a finite part only (the why names that part); refuted = "
+                  "a counterexample inside the hypotheses with a replay command (an exact one, a certified bound that "
+                  "contradicts, or a numeric one replayed to the same conclusion at a 10x longer horizon); "
                   "inconclusive; not checked = no finished part judged it. Every verdict here is derived again from "
                   "the parts' evidence records by one rule (verify.evidence.decide), with the scope it covers (folded: "
                   "the full scope is one click away). How to read them: docs/verdicts.md. Conventions: "
@@ -150,10 +168,12 @@ def claims_blocks(results: dict) -> list:
         rows.append(claim_row(st, g if g != last else "", fuzz))
         last = g
     c = results["summary"]["roles"]["claim"]
+    ext = extent_text(results["summary"], "claim")
     out = [("h", 2, "The paper's claims, part by part", "claims"),
            ("p", f"{sum(c.values())} statements, each a part of one of the paper's claims as quantified, judged on "
-                 f"its own: {count_text(c)}. Nothing outside a claim's hypotheses is judged here (those regimes are "
-                 "the toolkit's findings, below). Where a statement fails, the corrected statement follows.")]
+                 f"its own: {count_text(c)}" + (f" ({ext})" if ext else "") + ". Nothing outside a claim's hypotheses "
+                 "is judged here (those regimes are the toolkit's findings, below). Where a statement fails, the "
+                 "corrected statement follows.")]
     if rows:
         out.append(("table", ["result", "statement", "verdict", "why", "scope", "corrected statement"], rows))
     else:

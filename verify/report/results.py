@@ -14,11 +14,12 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from ..checks import weakest
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.paper import CITATION
 from .questions import questions_table
-from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, fuzz_items, redecide,
+from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, extents, fuzz_items, redecide,
                          statements_of)
 
 SCHEMA_VERSION = "2.0"
@@ -26,7 +27,7 @@ KIND_ORDER = ("derive", "convergence", "attention", "certify", "reconcile", "cla
 CHECK_FIELDS = ("id", "kind", "title", "source", "questions", "profile", "convention", "numbers", "replay")
 PROBE_FIELDS = ("question", "regimes", "findings", "classification", "fits")
 BRIEF = ("id", "text", "role", "about", "relation", "hypotheses", "verdict", "scope_label", "short_scope", "reason",
-         "why", "corrected", "saved_verdict")
+         "why", "corrected", "saved_verdict", "extent")
 
 
 def schema() -> dict:
@@ -104,7 +105,8 @@ def brief(st: dict) -> dict:
 
 
 def decision_of(rec: dict, statements: list[dict]) -> dict:
-    """{verdict, scope_label, reason} of a saved part: its headline (first) statement's, decided again. A part
+    """{verdict, scope_label, reason} of a saved part: its headline (first) statement's, decided again; for a claim
+    judged in several parts, its weakest part's (verify.checks.weakest), the reason listing every part. A part
     that did not finish is "not checked"; bench makes no claim ("n/a")."""
     if rec["status"] != "ok":
         return {"verdict": NOT_CHECKED, "scope_label": NO_SCOPE, "reason": f"the part did not finish ({rec['status']})"}
@@ -118,6 +120,13 @@ def decision_of(rec: dict, statements: list[dict]) -> dict:
         ev = [e for st in statements for e in (st["evidence"] or [])]
         d = redecide({"evidence": ev, "scope": FUZZ_SCOPE.as_dict()})
         return {k: d[k] for k in ("verdict", "scope_label", "reason")}
+    judged = [st for st in statements if st["role"] != "finding"]
+    if rec["kind"] == "claim" and len(judged) > 1:
+        # a claim judged part by part is as established as its weakest part, never its first or strongest
+        w = next(st for st in judged if st["verdict"] == weakest(x["verdict"] for x in judged))
+        return {"verdict": w["verdict"], "scope_label": w["scope_label"],
+                "reason": "every part: " + ", ".join(f"{st['id']} {st['verdict']}" for st in judged)
+                          + f"; the weakest, {w['id']}: {w['reason']}"}
     return {k: statements[0][k] for k in ("verdict", "scope_label", "reason")}
 
 
@@ -180,7 +189,8 @@ def check_entry(rec: dict, statements: list[dict]) -> dict:
     if rec["kind"] == "probe":
         out |= {k: res[k] for k in PROBE_FIELDS if k in res}
     out.setdefault("numbers", {})
-    head = statements[0] if statements else {"verdict": "inconclusive", "scope_label": NO_SCOPE, "reason": ""}
+    head = decision_of(rec, statements) if statements else {"verdict": "inconclusive", "scope_label": NO_SCOPE,
+                                                            "reason": ""}
     return out | {"statements": statements, "verdict": head["verdict"], "scope_label": head["scope_label"],
                   "reason": head["reason"]}
 
@@ -266,6 +276,7 @@ def summary(parts: list[dict], statements: list[dict], timing: dict) -> dict:
         per_part[p["verdict"]] = per_part.get(p["verdict"], 0) + 1
     return {"parts": len(parts), "ok": sum(p["status"] == "ok" for p in parts),
             "not_ok": sum(p["status"] != "ok" for p in parts), "verdicts": per_part, "roles": counts(statements),
+            "extents": extents(statements),
             "part_seconds": round(sum(p["seconds"] for p in parts), 3)} | timing
 
 

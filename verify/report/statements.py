@@ -73,15 +73,15 @@ def short_scope(evidence: list | None, label: str, statement_scope: Scope) -> st
 
 def _decision(ev: list | None, target: Scope) -> dict:
     if ev is None:
-        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE,
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE, "extent": "",
                 "reason": "no evidence records: the report derives every verdict from records"}
     try:
         d = decide(ev, target)
     except (ValueError, TypeError) as exc:
-        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE,
+        return {"verdict": "inconclusive", "scope_label": NO_SCOPE, "short_scope": NO_SCOPE, "extent": "",
                 "reason": f"unreadable evidence records: {exc}"}
     return {"verdict": d.verdict, "scope_label": d.scope, "short_scope": short_scope(ev, d.scope, target),
-            "reason": d.reason}
+            "reason": d.reason, "extent": d.extent}
 
 
 def redecide(st: dict) -> dict:
@@ -163,7 +163,7 @@ def fuzz_statement(item: dict) -> dict:
         ev = [record(f"fuzz {item.get('claim')}", "float64", FUZZ_SCOPE, "no evidence records saved", None,
                      role="failed")]
     return {"id": f"fuzz:{item.get('claim')}", "about": item.get("claim"), "relation": "supports",
-            "text": f"no counterexample to {item.get('claim')} in regimes drawn inside its hypotheses (verify fuzz)",
+            "text": f"{item.get('claim')} holds in every regime drawn inside its hypotheses (verify fuzz)",
             "role": "finding", "scope": FUZZ_SCOPE.as_dict(), "evidence": ev, "verdict": item.get("verdict")}
 
 
@@ -212,7 +212,7 @@ def declared_statements(rec: dict) -> list[dict]:
     return [{"id": st.id, "part": rec["part"], "check": rec["arg"], "text": st.text, "role": st.role,
              "about": st.about, "relation": st.relation, "hypotheses": [h.text for h in st.hypotheses],
              "scope": st.scope.as_dict(), "evidence": None, "verdict": NOT_CHECKED, "scope_label": NO_SCOPE,
-             "short_scope": NO_SCOPE, "reason": why, "why": why, "corrected": None}
+             "short_scope": NO_SCOPE, "extent": "", "reason": why, "why": why, "corrected": None}
             for st in getattr(check, "statements", ())]
 
 
@@ -232,6 +232,17 @@ def counts(statements: list[dict]) -> dict:
     return out
 
 
+def extents(statements: list[dict]) -> dict:
+    """{role: {"whole": n, "part": n}}: how many statements exact or rigorous records establish over the whole
+    statement (proved, certified), and how many on a finite part of it only (supported, with a certified part;
+    verify.evidence.Decision.extent)."""
+    out = {role: {"whole": 0, "part": 0} for role in ROLES}
+    for st in statements:
+        if st.get("extent") in ("whole", "part"):
+            out[st["role"]][st["extent"]] += 1
+    return out
+
+
 __all__ = ["NO_SCOPE", "NOT_CHECKED", "anchor", "is_record", "records_of", "scope_of", "short_scope", "redecide", "normalised",
            "fuzz_items", "fuzz_statement", "saved_statements", "statements_of", "declared_statements",
-           "report_statements", "counts"]
+           "report_statements", "counts", "extents"]

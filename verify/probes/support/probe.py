@@ -25,7 +25,7 @@ class Probe(Check):
 
     def evaluation(self, evidence: dict, *, regimes: list, findings: list, classification: dict, numbers: dict,
                    data: dict, replay: str, fits: dict | None = None, convention: dict | None = None,
-                   why: dict | None = None) -> Evaluation:
+                   why: dict | None = None, scopes: dict | None = None) -> Evaluation:
         """The :class:`~verify.checks.Evaluation` of a probe: its records per statement id, the numbers quoted
         elsewhere (by key), the arrays behind its figure, and, besides, the quoted question, the regimes run
         (every option of each), the findings in words, the classification of Theorem 3.1's quantities in the
@@ -34,7 +34,7 @@ class Probe(Check):
             raise AssertionError(f"{self.id}: classification must cover {KEYS}, not {sorted(classification)}")
         extra = {"question": question_text(*self.questions), "regimes": regimes, "findings": findings,
                  "classification": classification, "fits": fits or {}}
-        return Evaluation(evidence, numbers, data, replay, convention or {}, why or {}, {}, extra)
+        return Evaluation(evidence, numbers, data, replay, convention or {}, why or {}, {}, extra, scopes or {})
 
     def run(self, profile: str = "ci", convention=None) -> CheckResult:
         """:meth:`Check.run` under ``convention`` (default: the active one), every regime built in it
