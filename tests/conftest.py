@@ -155,3 +155,21 @@ def tube_cell():
     out = certify_cell(spec, Cell(spec.ranges), CELL_KNOBS | {"entry": "tube"})
     assert out["status"] == "certified" and out["entry"]["kind"] == "tube", out.get("failed_obligation")
     return out
+
+
+def rechecked(path) -> tuple[int, str]:
+    """(exit code, output) of the independent re-checker's main run in this process on ``path`` (Arb's precision
+    restored after), for the re-checker's tests."""
+    import contextlib
+    import io
+
+    from flint import ctx
+
+    from verify.certify import recheck as rc
+    out, prec = io.StringIO(), ctx.prec
+    try:
+        with contextlib.redirect_stdout(out):
+            code = rc.main([str(path)])
+    finally:
+        ctx.prec = prec
+    return code, out.getvalue()

@@ -12,8 +12,6 @@ the toolkit and of the checker. The certificates are tests/conftest.py's session
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from fractions import Fraction
@@ -21,21 +19,12 @@ from fractions import Fraction
 import mpmath
 import pytest
 from click.testing import CliRunner
-from flint import ctx
 
+from conftest import rechecked
 from verify.certify import recheck as rc
 from verify.cli import main
 
 
-def rechecked(path) -> tuple[int, str]:
-    """(exit code, output) of the re-checker's main in this process (Arb's precision restored after)."""
-    out, prec = io.StringIO(), ctx.prec
-    try:
-        with contextlib.redirect_stdout(out):
-            code = rc.main([str(path)])
-    finally:
-        ctx.prec = prec
-    return code, out.getvalue()
 
 
 def _substituted(text: str, values: dict) -> str:

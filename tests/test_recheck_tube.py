@@ -11,8 +11,6 @@ fence gaps is compared with the gaps of single members stepped by the map at a p
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 from flint import ctx
 
+from conftest import rechecked
 from verify.certify import recheck as rc
 from verify.certify.family import CELL_KNOBS, FamilyCertificate, FamilySpec
 from verify.certify.files import family_file, save
@@ -70,15 +69,6 @@ def time_check(saved) -> dict:
     return seen
 
 
-def rechecked(path) -> tuple[int, str]:
-    """(exit code, output) of the re-checker's main in this process (Arb's precision restored after)."""
-    out, prec = io.StringIO(), ctx.prec
-    try:
-        with contextlib.redirect_stdout(out):
-            code = rc.main([str(path)])
-    finally:
-        ctx.prec = prec
-    return code, out.getvalue()
 
 
 def tampered(saved: Path, tmp_path: Path, change) -> Path:
