@@ -103,3 +103,11 @@ def test_scopes_with_regions_round_trip():
     sc = Scope(dims=(Region(D=(8, 512), K=4, text="sts K=4 D=8..512"), "M=1 d=1 D=8 N=1 K=2"), horizon=From(7))
     assert Scope.from_dict(sc.as_dict()) == sc
     assert "sts K=4 D=8..512" in sc.label() and "t >= 7" in sc.label()
+
+
+def test_a_region_reads_as_its_name_in_text_never_as_its_repr():
+    """A finding's f-string and a saved label show the region's name (or its intervals), not the dataclass repr
+    (the example report once read "Region(bounds=(('D', Interval(...") where the family's name belonged)."""
+    named = Region(D=Interval(8, 9, integer=True), text="sts K=4 D=8..9")
+    assert f"the family {named}" == "the family sts K=4 D=8..9"
+    assert "Interval(" not in str(Region(D=Interval(16, integer=True))) and "Region(" not in str(Region())

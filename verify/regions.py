@@ -208,6 +208,10 @@ class Region:
             return self.text
         return ", ".join(iv.label(n) for n, iv in self.bounds) or "every dimension"
 
+    def __str__(self) -> str:
+        # how a region reads in a finding's text or a saved label: its name, never the dataclass's repr
+        return self.label()
+
     def as_dict(self) -> dict:
         return {"region": {n: iv.as_dict() for n, iv in self.bounds}, "text": self.text, "label": self.label()}
 
