@@ -64,6 +64,7 @@ def regimes(draw, max_D=24, max_M=2, fracs=(Fraction(1, 10), Fraction(7, 100), F
                         wp_trainable=sigma != "relu")   # ReLU is reducible with W_P frozen only
 
 
+@pytest.mark.slow
 @given(regimes(), st.sampled_from([128, 256]))
 def test_enclosures_contain_100_digit_trajectory(s, bits):
     steps, cps = 120, [0, 1, 5, 37, 120]

@@ -107,6 +107,7 @@ def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
            "exact proof" in text
 
 
+@pytest.mark.slow
 def test_check_regime_works_for_the_theorems(tmp_path):
     """Theorem 3.1 has no per-regime property: nothing is run in the regime, and every statement says whether
     its scope admits the regime; sigma = erf is outside every one of them (they assume sigma = identity)."""

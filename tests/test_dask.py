@@ -195,6 +195,7 @@ def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatc
     assert saved["status"] == "timeout"
 
 
+@pytest.mark.slow
 def test_bench_dask_targets_run_at_tiny_sizes():
     """Smoke run of the two Dask benchmarks (the lead measures them at full size; speed is never asserted)."""
     from verify import bench

@@ -147,6 +147,7 @@ def _central(fx, WX, Y, L, which: str, idx, h):
 ENTRIES = [("W_X", (0, 0)), ("W_X", (0, 5)), ("Y", (0, 1)), ("Y", (0, 6)), ("logits", (0, 0)), ("logits", (3, 0))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["identity", "erf"])
 def test_finite_sum_gradients_match_central_differences_on_the_digits(spec):
     """The loss over the 1,797 images at 40 digits, differentiated by central differences (h = 1e-15: error
@@ -177,6 +178,7 @@ def test_finite_sum_gradients_match_central_differences_on_the_digits(spec):
             assert abs(exact[w][i] - v) <= mpmath.mpf("1e-22") * max(abs(v), 1), (w, i, exact[w][i], v)
 
 
+@pytest.mark.slow
 def test_the_second_moment_route_equals_the_per_image_sum():
     """sigma = identity on the digits: E||W_X X S + Y S - V* X S*||^2 from E[vec X vec X^T] (no loop over images)
     and as the mean over the images agree to 25 digits at 30-digit precision, and to 1e-12 in float64, in the loss,

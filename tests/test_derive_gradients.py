@@ -125,6 +125,7 @@ def test_derived_gradients_match_central_differences(spec, extra):
             assert _worst(gP, st.excess_loss, st.WP) < TOL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("identity", dict(law_mean="0.3", **GENERAL_P)), ("erf", PERM_P)])
 def test_sympy_derivative_of_the_composed_model_matches_central_differences(spec, extra):
     """SymPy differentiates the whole model (logits from P and W_KQ, column softmax, kernel sum) at

@@ -171,6 +171,7 @@ def tiny_report(out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_report_references_files_that_exist(tiny):
     out = tiny
     md = (out / "index.md").read_text(encoding="utf-8")
@@ -180,6 +181,7 @@ def test_report_references_files_that_exist(tiny):
     assert any(t.startswith("parts/") for t in LINK.findall(md)), "the report links no part: the link check is empty"
 
 
+@pytest.mark.slow
 def test_real_parts_report_the_paper_claims_apart(tiny):
     """From real parts: the first table holds the claim statements only (wp-zero's), the controls come out
     refuted and are counted as controls, and what the edge probes find (K = 0, K = D: outside Theorem 3.1's

@@ -49,6 +49,7 @@ def _grads_jax(st):
     return gX, gY @ fx.P.T, float(fx.beta) * fx.P @ G @ fx.P.T
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("identity", dict(law_mean="0.3", law="exponential", **GENERAL_P)),
                                         ("erf", dict(p_kind="permutation", p_lambda="4", beta="3/2")),
                                         # one row and a permutation P: SymPy's composed polynomial model is large
