@@ -141,6 +141,9 @@ ROWS = [
     # --- reconcile ------------------------------------------------------------------------------
     (["export", "--coq", "{MISSING}", "--group", "nonsense"], "--group", "nonsense"),
     (["prove", "--coq", "{MISSING}"], "--coq", "{MISSING}"),
+    (["atlas", "--rho", "1/2..1/4", "--x", "1/64..1/32", "--kappa", "1/4"], "--rho", "1/2..1/4", "LO <= HI"),
+    (["atlas", "--rho", "0..1/2", "--x", "1/64..3", "--kappa", "1/4"], "--x", "1/64..3", "x < 2"),
+    (["atlas", "--rho", "1/16", "--x", "1/64", "--kappa", "0"], "--kappa", "0", "(0, infinity)"),
     (["reconcile", "--claims", "{MISSING}"], "--claims", "{MISSING}"),
     (["reconcile", "--claims", "{BAD_JSON}"], "--claims", "{BAD_JSON}"),
     (["reconcile", "--profile", "huge"], "--profile", "huge"),
