@@ -84,27 +84,18 @@ def _alphas(step, rho, x, kappa, T: int) -> list:
         return out
 
 
-def test_members_stay_in_the_band_short(certified):
+@pytest.mark.parametrize("seed, members, steps", [
+    (7, 3, 300), pytest.param(11, 4, 10_000, marks=pytest.mark.slow)], ids=["300-steps", "10k-steps"])
+def test_members_stay_in_the_band(certified, seed, members, steps):
+    """Random members of the certified cell iterated at 40 digits: every alpha(t), t >= 1, in [L, A], and above 0."""
     step = _generated_map()
     L, A = F(certified["band"]["L"]), F(certified["band"]["A"])
-    rng = random.Random(7)
-    for _ in range(3):
+    rng = random.Random(seed)
+    for _ in range(members):
         rho, x, kappa = _member(rng, CELL)
-        al = _alphas(step, mpmath.mpf(rho.numerator) / rho.denominator, x, kappa, 300)
-        assert min(al) >= float(L) and max(al) <= float(A)
-        assert min(al) > 0
-
-
-@pytest.mark.slow
-def test_members_stay_in_the_band_10k_steps(certified):
-    """Random members of the certified cell, 10^4 steps at 40 digits: every alpha(t), t >= 1, in [L, A]."""
-    step = _generated_map()
-    L, A = F(certified["band"]["L"]), F(certified["band"]["A"])
-    rng = random.Random(11)
-    for _ in range(4):
-        rho, x, kappa = _member(rng, CELL)
-        al = _alphas(step, mpmath.mpf(rho.numerator) / rho.denominator, x, kappa, 10_000)
+        al = _alphas(step, mpmath.mpf(rho.numerator) / rho.denominator, x, kappa, steps)
         assert float(L) <= min(al) and max(al) <= float(A)
+        assert min(al) > 0
 
 
 @pytest.mark.slow
