@@ -27,7 +27,7 @@ from verify.report import validate
 from verify.run.atomic import WORK
 
 from test_report import check_html, question_rows
-from waiting import gate_env, release, started, wait_for
+from waiting import WAIT_LIMIT, gate_env, release, start_as_from_a_terminal, started, wait_for
 
 ROOT = Path(pipeline.__file__).resolve().parents[2]
 
@@ -603,6 +603,19 @@ def test_a_convention_keys_the_saved_parts_and_reaches_the_parts_that_take_it(tm
     assert "convention_note" not in recs["derive"] and "reference convention" in recs["claim:lemma-C.2"]["convention_note"]
 
 
+def _process_tree(pid: int) -> list[str]:
+    """The command lines (shortened) of ``pid``'s process group and of its descendants, for a failure message."""
+    import psutil
+    found = []
+    for p in psutil.process_iter(["pid", "ppid", "cmdline"]):
+        try:
+            if os.getpgid(p.pid) == pid or pid in [a.pid for a in p.parents()]:
+                found.append(f"{p.pid}<-{p.info['ppid']}: {' '.join(p.info['cmdline'] or [])[:160]}")
+        except (psutil.Error, ProcessLookupError):
+            continue
+    return found
+
+
 def _our_processes(marker: str) -> list[str]:
     """Command lines of running processes that mention ``marker`` (a test's own temporary folder)."""
     found = []
@@ -623,13 +636,20 @@ def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
     verify-part-* folder left, and the same command then reuses the saved part."""
     cmd, env, out, tmp, gate = _gated_run(tmp_path, quiet=False)
     pdir = out / WORK / "parts"
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start_as_from_a_terminal(cmd, env)
     try:
         wait_for(lambda: started(gate, "attention") and (pdir / "convergence.json").exists(),
                  "convergence saved and attention running", proc=proc)
         os.killpg(proc.pid, signal.SIGINT)                    # attention is running in its child process
-        _, err = proc.communicate(timeout=120)
+        try:
+            _, err = proc.communicate(timeout=WAIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            alive = "running" if proc.poll() is None else f"exited {proc.returncode}"
+            tree = _process_tree(proc.pid)
+            _stop_group(proc)
+            _, err = proc.communicate()
+            raise AssertionError(f"verify all ({alive}) or a process holding its output did not end "
+                                 f"{WAIT_LIMIT:.0f} s after SIGINT; processes: {tree}; stderr: {err}") from None
     finally:
         _stop_group(proc)
     assert proc.returncode == 130, err

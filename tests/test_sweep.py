@@ -280,15 +280,14 @@ def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
     import subprocess
     import sys
     from verify.sweep.run import sort_rows
-    from waiting import gate_env, started, wait_for
+    from waiting import gate_env, start_as_from_a_terminal, started, wait_for
     out, grid, steps, gate = tmp_path / "sw", ["D=8,16", "K=2"], 2000, tmp_path / "gate"
     gate.mkdir()
     measures = ["trajectory", "gate"]
     args = ["sweep", *[a for g in grid for a in ("--grid", g)], "--steps", str(steps),
             *[a for m in measures for a in ("--measure", m)], "--workers", "1", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", "from verify.cli import main; main()", *args],
-                            env=gate_env(gate, hold_d="8"), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_as_from_a_terminal([sys.executable, "-c", "from verify.cli import main; main()", *args],
+                                    env=gate_env(gate, hold_d="8"))
     rows = out / "_work" / "rows"
     try:
         wait_for(lambda: started(gate, "D8") and list(rows.glob("*.json")), "the row D = 16 saved and D = 8 running",

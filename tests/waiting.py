@@ -11,6 +11,8 @@ measures or asserts a time. This module registers nothing (tests/gate.py does, o
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Callable
@@ -61,3 +63,16 @@ def started(folder: Path, name: str) -> bool:
 def release(folder: Path) -> None:
     """Let every held part or row go on (and any held later pass at once)."""
     (Path(folder) / "release").write_text("go")
+
+
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_as_from_a_terminal(cmd: list[str], env: dict) -> subprocess.Popen:
+    """Start ``cmd`` in its own session (so a test can signal its whole process group) with SIGINT at its default
+    disposition, as a shell's foreground job has it: a test suite itself started in the background (``pytest &``
+    in a script) inherits SIGINT *ignored*, the command would inherit that too, and a Ctrl-C test would then
+    measure the shell rather than the run."""
+    return subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_sigint_default,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
