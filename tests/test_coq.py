@@ -331,3 +331,19 @@ def test_trapping_box_accepted_and_moved_box_rejected():
                                                    for t in f.theorems], {"coq": "8.16.1", "interval": "4.6.1"})
     assert route["status"] == "partial" and route["why"].startswith("trapping region: 1 of 3 boxes kernel-checked")
     assert "moved past the edge rejected" in route["why"]
+
+
+def test_bench_prints_the_boxes_figure():
+    """verify bench's markdown gives the trapping region's figure: boxes, seconds, seconds per box (hand values)."""
+    from verify import bench
+    base = {"quick": False, "regime": {}, "machine": {"cpus": 2}, "convention": "c", "engines": {}, "ratios": {},
+            "certified_radius": {"bits": 256, "max_state_radius": 0.0, "steps": 1, "seconds": 0.0},
+            "monte_carlo": {"state": {"d": 4}, "mc_rms_rel_error_at_n0": 0.1, "n0": 1, "reduced_gradient_seconds": 0.1,
+                            "rows": []}}
+    kb = {"available": True, "boxes": 32, "of": 968, "files": 2, "export_seconds": 4.5, "prove_wall_seconds": 100.0,
+          "coqc_cpu_seconds": 86.0, "wall_seconds_per_box": 3.125, "cpu_seconds_per_box": 2.69,
+          "why": "trapping region: 32 of 968 boxes kernel-checked"}
+    text = bench.to_markdown(base | {"kernel_boxes": kb})
+    assert "32 of 968 boxes in 2 files" in text and "(3.12 s wall and 2.69 s CPU a box)" in text
+    missing = bench.to_markdown(base | {"kernel_boxes": {"available": False, "why": "coqc is not installed"}})
+    assert "Trapping region's boxes in Coq: not measured (coqc is not installed)" in missing
