@@ -347,3 +347,17 @@ def test_bench_prints_the_boxes_figure():
     assert "32 of 968 boxes in 2 files" in text and "(3.12 s wall and 2.69 s CPU a box)" in text
     missing = bench.to_markdown(base | {"kernel_boxes": {"available": False, "why": "coqc is not installed"}})
     assert "Trapping region's boxes in Coq: not measured (coqc is not installed)" in missing
+
+
+def test_target_of_a_box_with_a_profile():
+    """With C(u) per annulus (u0 = 1/4, r = 1/2, annuli [1/8, 1/4], [1/16, 1/8], ..., core [0, 1/64]), a box's image
+    must land in |eps'| <= C of the annulus holding u_lo/2, and the theorem states u' >= that annulus' inner edge
+    (hand values); one C for all needs no edge."""
+    from fractions import Fraction as Fr
+    from verify.coq.trapping import target_of
+    cert = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C_runs": [["1/100", 2], ["1/200", 2]]}}
+    assert target_of(cert, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 100), Fr(1, 16))   # u_lo/2 = 3/32 in [1/16, 1/8]
+    assert target_of(cert, (Fr(1, 8), Fr(3, 16), 0, 0)) == (Fr(1, 200), Fr(1, 32))   # 1/16: the edge, next annulus
+    assert target_of(cert, (Fr(0), Fr(1, 64), 0, 0)) == (Fr(1, 200), Fr(0))          # the core
+    one = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C": "1/450"}}
+    assert target_of(one, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 450), Fr(0))
