@@ -77,6 +77,7 @@ def bench_certificate() -> Path:
     written once by ``verify certify``'s own code (verify.certify.files) when absent or of another code version."""
     from ..certify import certify
     from ..certify.files import certificate_file, save
+    from ..errors import InvalidParameter
     from ..model import make_setting
     from ..model.regimes import BENCHMARK_REGIME
     path = bench_certificate_path()
@@ -84,7 +85,7 @@ def bench_certificate() -> Path:
         try:
             box_formulas(read_certificate(path))
             return path
-        except Exception:         # unreadable, or another code version's formulas: certify again
+        except (InvalidParameter, ValueError, KeyError):   # unreadable, or another code version's: certify again
             pass
     save(certificate_file(certify(make_setting(**BENCHMARK_REGIME)), []), path)
     return path
@@ -218,7 +219,7 @@ def boxes_of(cert: dict) -> list[tuple]:
 
 def moved_box(cert: dict) -> tuple:
     """The negative control: the box with the largest u (the outermost annulus, where alpha relaxes slowest, rho
-    largest) moved in eps past the region's edge, to [C, C + 2C]: there eps' > C at eps = 3C (the map contracts
+    largest) moved in eps past the region's edge, to [C, 3C]: there eps' > C at eps = 3C (the map contracts
     eps by rho < 1 only, and the drift c Q DD is positive), so the theorem is false."""
     b = max(boxes_of(cert), key=lambda b: (b[1], b[3]))
     C, _ = target_of(cert, b)
@@ -229,9 +230,14 @@ def trapping_files(path, boxes: int | None = None, per_file: int = BOXES_PER_FIL
     """The group's files: the certificate's boxes (the first ``boxes`` of them when given), ``per_file`` to a file,
     then the negative control (a box moved past the edge) in a file of its own. Each file records its source: the
     certificate's path and digest, the boxes exported and the boxes of the cover."""
-    cert = read_certificate(path)
-    F = box_formulas(cert)
+    from ..errors import InvalidParameter
     from .printer import coq
+    cert = read_certificate(path)
+    try:
+        F = box_formulas(cert)
+    except (ValueError, KeyError) as exc:
+        raise InvalidParameter("--certificate", str(path), f"must state this code version's formulas and "
+                               f"invariants ({exc})") from None
     pre = exprel_lemma(F)
     allb = boxes_of(cert)
     chosen = allb if boxes is None else allb[:boxes]
