@@ -255,7 +255,11 @@ def test_evidence_is_certified_never_proved(small):
     assert decide(ev, scope).verdict == "certified"
     tests = [r for r in ev if r["role"] == "test"]
     assert len(tests) == 6 and all(r["kind"] == "arb" and r["holds"] is True for r in tests)
-    assert {r["kind"] for r in ev if r["role"] == "context"} == {"symbolic", "smt", "arb"}
+    assert {r["kind"] for r in ev if r["role"] == "context"} == {"symbolic", "smt", "arb", "formal"}
+    # the kernel route of the boxes is context only: here never run (no route saved for this certificate)
+    (kern,) = [r for r in ev if r["kind"] == "formal"]
+    assert kern["holds"] is None and kern["result"].startswith("not run: trapping region")
+    assert kern["kernel"]["status"] == "not run" and "prefix trusted to Arb" in kern["result"]
     assert all(r["scope"]["horizon"] == "all" for r in ev)
     # a certificate that does not close is inconclusive, never a weaker claim
     failed = certificate_evidence(s, u0=cert.knobs["u0"], C=Fraction(cert.knobs["C"]) / 64)

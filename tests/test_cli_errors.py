@@ -140,6 +140,9 @@ ROWS = [
     (C + ["--sigma", "relu", "--freeze-wp"], "--sigma", "relu"),       # certificates cover sigma = identity
     # --- reconcile ------------------------------------------------------------------------------
     (["export", "--coq", "{MISSING}", "--group", "nonsense"], "--group", "nonsense"),
+    (["export", "--coq", "{MISSING}", "--group", "trapping-region", "--boxes", "0"], "--boxes", "0"),
+    (["export", "--coq", "{MISSING}", "--group", "trapping-region", "--certificate", "{BAD_JSON}"], "--certificate",
+     "{BAD_JSON}"),
     (["prove", "--coq", "{MISSING}"], "--coq", "{MISSING}"),
     (["atlas", "--rho", "1/2..1/4", "--x", "1/64..1/32", "--kappa", "1/4"], "--rho", "1/2..1/4", "LO <= HI"),
     (["atlas", "--rho", "0..1/2", "--x", "1/64..3", "--kappa", "1/4"], "--x", "1/64..3", "x < 2"),

@@ -22,6 +22,7 @@ from verify.coq.theorems import CoqFile, Theorem, variables_of
 from verify.derive.stability import block_column, next_alpha_Z2
 
 DATA = Path(__file__).parent / "data" / "coq"
+BOXES = DATA / "bench_boxes.json"        # the bench certificate's file, 3 of its 968 boxes (make_bench_boxes.py)
 needs_coq = pytest.mark.skipif(shutil.which("coqc") is None and os.environ.get("CI") != "true",
                                reason="coqc not installed (apt-get install -y coq libcoq-interval)")
 
@@ -68,12 +69,14 @@ def test_text_is_a_pure_function_of_the_obligation(c2):
 
 
 def test_every_generated_theorem_ends_in_qed():
-    """A scan of every exported file: each Theorem's proof ends in Qed; nothing admitted, no axiom declared."""
-    for f in files():
+    """A scan of every exported file (the trapping region's from the trimmed bench certificate): each Theorem's and
+    Lemma's proof ends in Qed; nothing admitted, no axiom declared."""
+    for f in files((), (("certificate", str(BOXES)),)):
         text = re.sub(r"\(\*.*?\*\)", "", f.text(), flags=re.S)      # comments (the obligations' statements)
         assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Abort)\b", text), f.name
-        blocks = re.split(r"(?m)^Theorem ", text)[1:]
-        assert len(blocks) == len(f.theorems) > 0
+        assert len(re.findall(r"(?m)^Theorem ", text)) == len(f.theorems) > 0
+        blocks = re.split(r"(?m)^(?:Theorem|Lemma) ", text)[1:]
+        assert len(blocks) == len(f.theorems) + len(re.findall(r"(?m)^Lemma ", text))
         for b in blocks:
             proof = b.split("\nProof.\n", 1)[1]
             assert proof.rstrip().endswith("Qed."), f.name
@@ -196,3 +199,165 @@ def test_report_names_the_routes():
     assert proof_routes(st({"status": "kernel-checked", "accepted": 4})) == \
         "Routes: z3, cvc5, SymPy, Coq (kernel-checked: every step)."
     assert proof_routes(st({"status": "not run"})) == "Routes: z3, cvc5, SymPy. Kernel route not run."
+
+
+# ---- the trapping region's boxes (verify.coq.trapping) -------------------------------------------------------------
+
+
+def hand_map(u, e):
+    """eps' at (u, eps) for the bench regime (gcn, D = N = 64, K = 4, eta = 1/32), by hand from the reduced recursion
+    in the parameters (not from the certificate's coordinates): p_on = (1 - u)/K, p_off = u/(D - K),
+    alpha* = p_on/||s||^2, alpha = alpha* + eps u^3; alpha' = (1 - eta N ||s||^2) alpha + eta N p_on,
+    delta' - delta = kappa p_on p_off alpha (1 - alpha K (p_on - p_off)), kappa = eta D/K = 1/2; then u' from
+    e^delta' and eps' = (alpha' - alpha*(u'))/u'^3."""
+    import mpmath as mp
+    D, K, eta = 64, 4, mp.mpf(1) / 32
+    col = lambda v: ((1 - v) / K, v / (D - K))                               # noqa: E731
+    star = lambda v: col(v)[0] / (K * col(v)[0] ** 2 + (D - K) * col(v)[1] ** 2)  # noqa: E731
+    with mp.workdps(150):
+        u, e = mp.mpf(u.numerator) / u.denominator, mp.mpf(e.numerator) / e.denominator
+        pon, poff = col(u)
+        a = star(u) + e * u**3
+        sq = K * pon**2 + (D - K) * poff**2
+        a1 = (1 - eta * 64 * sq) * a + eta * 64 * pon
+        E1 = pon / poff * mp.exp(eta * D / K * pon * poff * a * (1 - a * K * (pon - poff)))
+        u1 = (D - K) / (K * E1 + D - K)
+        return float((a1 - star(u1)) / u1**3)
+
+
+def test_hand_map_is_the_certificates_map():
+    """The hand map above agrees with the certificate's coordinates (G, X = exprel, R, Q, eps_next) at a point: so
+    the negative control's falsity below rests on the map the theorems state."""
+    from fractions import Fraction
+    from verify.coq.trapping import G as Gs, Qs, Rs, W, X, Y, box_formulas, eps, read_certificate, u
+    F = box_formulas(read_certificate(BOXES))
+    pt = {u: sp.Rational(1, 5), eps: sp.Rational(1, 1000)}
+    g = F["G"].subs(pt)
+    y = F["y"].subs(pt | {Gs: g})
+    x = (sp.exp(y) - 1) / y
+    R, Q = (F[k].subs(pt | {Gs: g, X: x}) for k in ("R", "Q"))
+    en = F["eps_next"].subs(pt | {Rs: R, Qs: Q, W: pt[u] / R})
+    assert abs(float(sp.N(en, 50)) - hand_map(Fraction(1, 5), Fraction(1, 1000))) < 1e-15
+
+
+def test_trapping_text_is_a_pure_function_of_the_box():
+    """Same box, same text (from the group's files and from box_theorem alone); the file's exact box ends appear as
+    Coq rationals; another box gives another text."""
+    import json
+    from fractions import Fraction
+    from verify.coq.trapping import box_formulas, box_theorem, read_certificate, target_of, trapping_files
+    cert = read_certificate(BOXES)
+    fs = trapping_files(BOXES)
+    assert [f.name for f in fs] == ["trapping_region_0000", "trapping_region_control"]
+    assert [f.text() for f in fs] == [f.text() for f in trapping_files(BOXES)]
+    raw = json.loads(BOXES.read_text())["region"]["boxes"]
+    b = tuple(Fraction(v) for v in raw[1])
+    thm = box_theorem("trapping_box_1", b, box_formulas(cert), *target_of(cert, b), label="box 2 of 3",
+                      key="trapping-box-1")
+    assert thm.text() == fs[0].theorems[1].text()
+    u_lo = raw[1][0].split("/")
+    assert f"({u_lo[0]} / {u_lo[1]}) <= u ->" in thm.text()                # exact, as the file states it
+    assert "(1 / 450)" in thm.text() and thm.text().rstrip().endswith("Qed.")
+    assert fs[0].theorems[2].text() != thm.text()
+    (ctl,) = fs[1].theorems
+    assert ctl.expect == "rejected" and "epsilon <= (1 / 150)" in ctl.text()   # moved to eps in [C, 3C]
+
+
+def test_moved_box_is_false_and_true_corners_map_inside():
+    """Independent values (the hand map): at the moved box's corner u = 1/4, eps = 3C the image has eps' > C (the
+    control states a falsehood); at the corners of the fixture's true boxes |eps'| <= C."""
+    from fractions import Fraction
+    from verify.coq.trapping import boxes_of, moved_box, read_certificate
+    cert = read_certificate(BOXES)
+    C = Fraction(1, 450)
+    mb = moved_box(cert)
+    assert mb == (Fraction(15, 64), Fraction(1, 4), C, 3 * C)
+    assert hand_map(mb[1], mb[3]) > float(C) * 1.3
+    for b in boxes_of(cert):
+        for uu in (b[0] or b[1] / 2, b[1]):
+            for e in (b[2], b[3]):
+                assert abs(hand_map(uu, e)) <= float(C)
+
+
+def test_certificate_route_says_what_the_kernel_accepted():
+    """kernel-checked only when every box of the cover was accepted and the control rejected (hand-built results)."""
+    from verify.coq.kernel import certificate_route
+    src = {"of": 968, "digest": "d", "certificate": "f", "trusted": "prefix trusted to Arb"}
+    ok = lambda n: [{"expect": "accepted", "status": "accepted"}] * n                     # noqa: E731
+    ctl = [{"expect": "rejected", "status": "rejected"}]
+    ver = {"coq": "8.16.1", "interval": "4.6.1"}
+    full = certificate_route(src, ok(968) + ctl, ver)
+    assert full["status"] == "kernel-checked" and full["why"].startswith("trapping region: 968 of 968 boxes kernel")
+    assert "prefix trusted to Arb" in full["why"]
+    part = certificate_route(src, ok(4) + ctl, ver)
+    assert part["status"] == "partial" and "4 of 968 boxes" in part["why"] and "of the 4 exported" in part["why"]
+    bad = certificate_route(src, ok(967) + [{"expect": "accepted", "status": "rejected"}] + ctl, ver)
+    assert bad["status"] == "rejected"
+    loose = certificate_route(src, ok(968) + [{"expect": "rejected", "status": "accepted"}], ver)
+    assert loose["status"] == "rejected" and "NOT rejected" in loose["why"]
+
+
+def test_export_trapping_region_options(tmp_path):
+    """--certificate and --boxes: the first N boxes and the control; bad values exit 2 naming the flag."""
+    import json
+    from verify.cli import main
+    res = CliRunner().invoke(main, ["export", "--coq", str(tmp_path), "--group", "trapping-region", "--certificate",
+                                    str(BOXES), "--boxes", "2"])
+    assert res.exit_code == 0, res.output
+    man = json.loads((tmp_path / "manifest.json").read_text())
+    assert [len(f["theorems"]) for f in man["files"]] == [2, 1]
+    assert man["files"][0]["source"]["boxes"] == 2 and man["files"][0]["source"]["of"] == 3
+    for args, flag in ((["--boxes", "0"], "--boxes"), (["--certificate", str(tmp_path / "none.json")], "--certificate")):
+        res = CliRunner().invoke(main, ["export", "--coq", str(tmp_path), "--group", "trapping-region",
+                                        "--certificate", str(BOXES)] + args)
+        assert res.exit_code == 2 and flag in res.output and len(res.output.strip().splitlines()) == 1
+
+
+@needs_coq
+@pytest.mark.slow
+def test_trapping_box_accepted_and_moved_box_rejected():
+    """The core box (u from 0: exprel's 0/0 at u = 0) is accepted by the kernel; the outermost box moved past the
+    edge (false: test_moved_box_is_false...) is rejected, and the route says so."""
+    from verify.coq.kernel import certificate_route
+    from verify.coq.trapping import trapping_files
+    fs = trapping_files(BOXES, boxes=1)
+    (box,) = fs[0].theorems
+    assert "0 <= u ->" in box.text()                                       # the core box
+    got = {}
+    for f in fs:
+        got |= {n: r["status"] for n, r in check_file(f.text(), f.lines())["theorems"].items()}
+    assert got == {"trapping_box_0": "accepted", "trapping_box_moved_past_edge": "rejected"}
+    route = certificate_route(dict(fs[0].source), [{"expect": t.expect, "status": got[t.name]} for f in fs
+                                                   for t in f.theorems], {"coq": "8.16.1", "interval": "4.6.1"})
+    assert route["status"] == "partial" and route["why"].startswith("trapping region: 1 of 3 boxes kernel-checked")
+    assert "moved past the edge rejected" in route["why"]
+
+
+def test_bench_prints_the_boxes_figure():
+    """verify bench's markdown gives the trapping region's figure: boxes, seconds, seconds per box (hand values)."""
+    from verify import bench
+    base = {"quick": False, "regime": {}, "machine": {"cpus": 2}, "convention": "c", "engines": {}, "ratios": {},
+            "certified_radius": {"bits": 256, "max_state_radius": 0.0, "steps": 1, "seconds": 0.0},
+            "monte_carlo": {"state": {"d": 4}, "mc_rms_rel_error_at_n0": 0.1, "n0": 1, "reduced_gradient_seconds": 0.1,
+                            "rows": []}}
+    kb = {"available": True, "boxes": 32, "of": 968, "files": 2, "export_seconds": 4.5, "prove_wall_seconds": 100.0,
+          "coqc_cpu_seconds": 86.0, "wall_seconds_per_box": 3.125, "cpu_seconds_per_box": 2.69,
+          "why": "trapping region: 32 of 968 boxes kernel-checked"}
+    text = bench.to_markdown(base | {"kernel_boxes": kb})
+    assert "32 of 968 boxes in 2 files" in text and "(3.12 s wall and 2.69 s CPU a box)" in text
+    missing = bench.to_markdown(base | {"kernel_boxes": {"available": False, "why": "coqc is not installed"}})
+    assert "Trapping region's boxes in Coq: not measured (coqc is not installed)" in missing
+
+
+def test_target_of_a_box_with_a_profile():
+    """With C(u) per annulus (u0 = 1/4, r = 1/2, annuli [1/8, 1/4], [1/16, 1/8], ..., core [0, 1/64]), a box's image
+    must land in |eps'| <= C of the annulus holding u_lo/2, and the theorem states u' >= that annulus' inner edge
+    (hand values); one C for all needs no edge."""
+    from fractions import Fraction as Fr
+    from verify.coq.trapping import target_of
+    cert = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C_runs": [["1/100", 2], ["1/200", 2]]}}
+    assert target_of(cert, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 100), Fr(1, 16))   # u_lo/2 = 3/32 in [1/16, 1/8]
+    assert target_of(cert, (Fr(1, 8), Fr(3, 16), 0, 0)) == (Fr(1, 200), Fr(1, 32))   # 1/16: the edge, next annulus
+    assert target_of(cert, (Fr(0), Fr(1, 64), 0, 0)) == (Fr(1, 200), Fr(0))          # the core
+    one = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C": "1/450"}}
+    assert target_of(one, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 450), Fr(0))

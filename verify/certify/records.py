@@ -83,6 +83,7 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
         return [record(f"all-time closed form ({d['kind']}, K = {setting.K}, D = {setting.D})", "symbolic", scope, text,
                        False, role="outside", replay=replay, rate=d["rate"])] + context
     out = []
+    kernel = trapping_kernel_record(cert, scope)
     for q, (name, scale) in POWER_TEXT.items():
         k = cert.constants[q]
         out.append(record(f"all-time certificate: upper rate of {name}", "arb", scope,
@@ -95,7 +96,20 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
                           True, threshold={"value": k["c_lo"], "why": "the certified constant c_lo > 0 (a Theta lower "
                                            "bound): prefix + invariant region + comparison lemma"},
                           replay=replay, constants=k, asymptotic=cert.asymptotic[q]))
-    return out + context
+    return out + context + [kernel]
+
+
+def trapping_kernel_record(cert, scope: Scope) -> dict:
+    """A context record: what Coq's kernel accepted of this certificate's trapping region (verify.coq: the route
+    `verify prove --coq` saved for the same certificate, by its file's digest), e.g. "trapping region: 968 of 968
+    boxes kernel-checked; prefix trusted to Arb", or that the kernel route was not run. It decides nothing: the
+    certificate's verdict is Arb's and the re-checker's."""
+    import json
+    from ..coq.kernel import trapping_route
+    from .files import certificate_file
+    route = trapping_route(json.loads(json.dumps(certificate_file(cert, []))))
+    return record("kernel route of the trapping region (Coq)", "formal", scope, f"{route['status']}: {route['why']}",
+                  None, role="context", kernel=route)
 
 
 # ----- families of regimes -----------------------------------------------------------------------------------------

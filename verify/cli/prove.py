@@ -29,6 +29,8 @@ def prove_cmd(coq_dir, workers, dask, as_json):
             click.echo(f"{g}: {s['accepted']} of {s['theorems']} theorems accepted "
                        f"({s['expected_rejected']} negative controls, expected rejected); "
                        f"{'as expected' if s['as_expected'] else 'NOT as expected'}")
+            if "certificate" in s:
+                click.echo(f"  {s['certificate']['why']}")
         click.echo(f"Coq {res['versions']['coq']}, CoqInterval {res['versions']['interval']}; coqc CPU "
                    f"{res['cpu_seconds']:.1f} s, wall {res['wall_seconds']:.1f} s; {coq_dir}/kernel.json")
     if not all(s["as_expected"] for s in res["groups"].values()):

@@ -10,7 +10,10 @@ Each group takes its statements from the objects the toolkit proves them with, n
 - ``invariants``: verify.derive.invariants' map equals its invariant form with r, x, y written in the
   parameters (a field identity: after the substitution no other parameter is free);
 - ``comparison-lemma``: the all-time certificate's discrete comparison lemma, its three inequalities (the SMT
-  obligations of verify.certify.comparison). The certificate's trapping-region boxes are not exported yet.
+  obligations of verify.certify.comparison);
+- ``trapping-region``: a saved all-time certificate's box checks as CoqInterval goals, one per box, and a box
+  moved past the region's edge as the negative control (verify.coq.trapping); options ``certificate`` (the
+  file; default the bench regime's, verify.coq.trapping.bench_certificate) and ``boxes`` (the first N only).
 
 The tactic that proves an obligation is chosen here per obligation key (a proof plan): the statement is the
 obligation's, the script only says how the kernel is to be convinced.
@@ -24,12 +27,16 @@ import sympy as sp
 from .theorems import CoqFile, Theorem, variables_of
 
 GROUPS = {}
+OPTIONS = {}          # group -> the export options its function takes (verify export --certificate, --boxes)
+OWN_BENCH = set()     # groups `verify bench` measures with a target of their own (not in the all-groups figure)
 
 
-def group(name: str):
-    """Register ``f() -> list[CoqFile]`` as the exporter of group ``name``."""
+def group(name: str, options: tuple = (), own_bench: bool = False):
+    """Register ``f(**options) -> list[CoqFile]`` as the exporter of group ``name``."""
     def deco(f):
-        GROUPS[name] = f
+        GROUPS[name], OPTIONS[name] = f, tuple(options)
+        if own_bench:
+            OWN_BENCH.add(name)
         return f
     return deco
 
@@ -209,7 +216,7 @@ LEMMA_PLANS = {
 def comparison_lemma_files() -> list[CoqFile]:
     """The discrete comparison lemma's inequalities (verify.certify.comparison; every all-time certificate cites
     them): the one-step bounds on z = 1/x^2 and the monotonicity of the step error, from the formulas z3 and cvc5
-    decided. The certificate's boxes are not among them (they stay Arb's)."""
+    decided. The certificate's boxes are the trapping-region group's."""
     from ..certify.comparison import lemma_obligations
     out = []
     for ob in lemma_obligations():
@@ -220,14 +227,25 @@ def comparison_lemma_files() -> list[CoqFile]:
     return [CoqFile("comparison_lemma", "comparison-lemma", "reals", tuple(out))]
 
 
+# ---- the all-time certificate's trapping region --------------------------------------------------------
+@group("trapping-region", options=("certificate", "boxes"), own_bench=True)
+def trapping_region_files(certificate=None, boxes=None) -> list[CoqFile]:
+    """The box checks of a saved certificate file (default: the bench regime's), one theorem per box, and the
+    negative control (verify.coq.trapping)."""
+    from .trapping import bench_certificate, trapping_files
+    return trapping_files(certificate or bench_certificate(), boxes)
+
+
 @lru_cache(maxsize=None)
-def files(groups: tuple = ()) -> tuple:
-    """The Coq files of ``groups`` (all registered groups when empty), in registry order."""
+def files(groups: tuple = (), options: tuple = ()) -> tuple:
+    """The Coq files of ``groups`` (all registered groups when empty), in registry order; ``options``: (name, value)
+    pairs, each passed to the groups that take it (OPTIONS)."""
     names = groups or tuple(GROUPS)
     unknown = [g for g in names if g not in GROUPS]
     if unknown:
         raise ValueError(f"unknown group(s) {unknown}; groups: {sorted(GROUPS)}")
-    return tuple(f for g in names for f in GROUPS[g]())
+    opts = dict(options)
+    return tuple(f for g in names for f in GROUPS[g](**{k: v for k, v in opts.items() if k in OPTIONS[g]}))
 
 
-__all__ = ["GROUPS", "group", "files", "identity_theorem", "smt_theorem", "c2_theorems", "c2_obligations"]
+__all__ = ["GROUPS", "OPTIONS", "OWN_BENCH", "group", "files", "identity_theorem", "smt_theorem", "c2_theorems", "c2_obligations"]

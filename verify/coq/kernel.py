@@ -5,7 +5,8 @@ digest, group and theorems, with the obligation each states and what the kernel 
 :func:`prove` runs ``coqc`` on every file (several at once on the project's Dask executor when there are several
 files) and reads back which theorems the kernel accepted: a file that fails is re-run with the failing theorem
 blanked out (its lines kept, so coqc's line numbers still name theorems) until what remains compiles; each
-accepted theorem's ``Print Assumptions`` must list only the axioms of Coq's standard library of reals (nothing
+accepted theorem's ``Print Assumptions`` must list only the axioms of Coq's standard library of reals and of its
+primitive integers, which CoqInterval computes with (nothing
 admitted). The result, ``kernel.json``, records per theorem the route ``coq`` with the Coq and library versions.
 """
 from __future__ import annotations
@@ -23,14 +24,20 @@ from ..cache import by_code_version
 from ..errors import InvalidParameter, VerificationError
 
 MANIFEST = "manifest.json"
+BUNDLE = "verify_accepted_together"      # the tuple of a file's theorems whose assumptions are printed once
 RESULTS = "kernel.json"
 FORMAT = "verify-coq"
 INSTALL = "apt-get install -y coq libcoq-interval"
 PACKAGES = ("coq", "libcoq-interval", "libcoq-flocq", "libcoq-coquelicot", "coinor-csdp")
 FILE_TIMEOUT = 1800            # seconds of wall time one coqc run may take
 # The axioms Coq's reals rest on (Print Assumptions lists them for any theorem over R): trusted, and named so.
-TRUSTED_AXIOMS = ("ClassicalDedekindReals.", "FunctionalExtensionality.", "Classical_Prop.", "ClassicalEpsilon.",
-                  "Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.", "PropExtensionality.")
+REAL_AXIOMS = ("ClassicalDedekindReals.", "FunctionalExtensionality.", "Classical_Prop.", "ClassicalEpsilon.",
+               "Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.", "PropExtensionality.")
+# CoqInterval computes with Coq's primitive 63-bit integers (vm_compute): the kernel implements them natively and the
+# standard library states their specification as axioms (Coq.Numbers.Cyclic.Int63: PrimInt63, Uint63). Trusted too,
+# listed in kernel.json's "trusted_axioms" like the others.
+PRIMITIVE_AXIOMS = ("PrimInt63.", "Uint63.", "PrimFloat.", "FloatAxioms.")
+TRUSTED_AXIOMS = REAL_AXIOMS + PRIMITIVE_AXIOMS
 
 
 class CoqMissing(VerificationError):
@@ -73,16 +80,18 @@ def manifest_of(files) -> dict:
     for f in files:
         out.append({"file": f"{f.name}.v", "group": f.group, "digest": f.digest(), "lines": f.lines(),
                     "theorems": [{"name": t.name, "key": t.key, "obligation": t.obligation, "expect": t.expect,
-                                  "copy": (f.group, t.name) in seen} for t in f.theorems]})
+                                  "copy": (f.group, t.name) in seen} for t in f.theorems]}
+                   | ({"source": dict(f.source)} if f.source else {}))
         seen |= {(f.group, t.name) for t in f.theorems}
     return {"format": FORMAT, "version": 1, "files": out}
 
 
-def export(out_dir, groups: tuple = ()) -> dict:
-    """Write the Coq files of ``groups`` (all when empty) and the manifest into ``out_dir``; return the manifest."""
+def export(out_dir, groups: tuple = (), options: tuple = ()) -> dict:
+    """Write the Coq files of ``groups`` (all when empty) and the manifest into ``out_dir``; return the manifest.
+    ``options``: (name, value) pairs for the groups that take them (verify.coq.groups.OPTIONS)."""
     from ..run.atomic import write_bytes_atomic, write_json_atomic
     from .groups import files
-    fs = files(tuple(groups))
+    fs = files(tuple(groups), tuple(options))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for f in fs:
@@ -126,10 +135,11 @@ def _axioms(output: str, names: list[str]) -> dict:
 
 def check_file(text: str, lines: dict) -> dict:
     """coqc on one file's text: {"theorems": {name: {"status", "error", "axioms"}}, "cpu_seconds", "runs"}.
-    Pure: the result depends only on the text (and the installed Coq)."""
+    A theorem's "axioms" are those of the file's accepted theorems together (one Print Assumptions; per theorem
+    only when the union holds an untrusted one). Pure: the result depends only on the text (and the installed Coq)."""
     status, lines = {}, {k: tuple(v) for k, v in lines.items()}
     src = text.split("\n")
-    cpu, runs = 0.0, 0
+    cpu, runs, per_theorem = 0.0, 0, False
     with tempfile.TemporaryDirectory(prefix="verify-coq-") as tmp:
         while True:
             alive = [n for n in lines if n not in status]
@@ -137,11 +147,22 @@ def check_file(text: str, lines: dict) -> dict:
             for n in status:
                 a, b = lines[n]
                 body[a - 1:b] = [""] * (b - a + 1)
-            tail = "".join(f"\nPrint Assumptions {n}." for n in alive)
+            # One Print Assumptions of a tuple of the file's theorems: it walks the libraries once (about 15 s for
+            # CoqInterval's), not once per theorem; each theorem is then credited with the union. When the union
+            # holds an untrusted axiom, the file is run again with one Print Assumptions per theorem.
+            bundle = len(alive) > 1 and not per_theorem
+            tail = (f"\nDefinition {BUNDLE} := ({', '.join(alive)}).\nPrint Assumptions {BUNDLE}." if bundle else
+                    "".join(f"\nPrint Assumptions {n}." for n in alive))
             rc, output, sec = _run_coqc("\n".join(body) + tail + "\n", Path(tmp))
             cpu, runs = cpu + sec, runs + 1
             if rc == 0:
-                for n, ax in _axioms(output, alive).items():
+                found = _axioms(output, [BUNDLE] if bundle else alive)
+                if bundle:
+                    if any(not a.startswith(TRUSTED_AXIOMS) for a in found[BUNDLE]):
+                        per_theorem = True
+                        continue
+                    found = {n: found[BUNDLE] for n in alive}
+                for n, ax in found.items():
                     untrusted = [a for a in ax if not a.startswith(TRUSTED_AXIOMS)]
                     status[n] = {"status": "accepted" if not untrusted else "rejected",
                                  "error": f"rests on untrusted axioms {untrusted}" if untrusted else "",
@@ -156,6 +177,8 @@ def check_file(text: str, lines: dict) -> dict:
                     status[n] = {"status": "rejected", "error": f"the file did not compile: {err}", "axioms": []}
                 break
             status[bad] = {"status": "rejected", "error": err, "axioms": []}
+            if len(status) == len(lines):      # nothing left to compile (a negative control's file)
+                break
     return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs}
 
 
@@ -226,17 +249,100 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
                    "expected_rejected": sum(t["group"] == g and t["expect"] == "rejected" for t in theorems),
                    "as_expected": all(t["as_expected"] for t in theorems if t["group"] == g)}
                for g in dict.fromkeys(f["group"] for f in man["files"])}
+    for g, s in summary.items():
+        src = next((f["source"] for f in man["files"] if f["group"] == g and f.get("source")), None)
+        if src is not None:
+            s["certificate"] = certificate_route(src, [t for t in theorems if t["group"] == g], ver)
+            save_route(s["certificate"])
     res = {"format": FORMAT + "-results", "versions": ver, "wall_seconds": round(wall, 3),
            "cpu_seconds": round(sum(f["cpu_seconds"] for f in per_file), 3), "files": per_file,
            "groups": summary, "theorems": theorems, "trusted_axioms": axioms,
-           "trusted": "Coq's kernel and the axioms of its standard library of reals (listed); "
-                      + TRUSTS_NOTE}
+           "trusted": "Coq's kernel and the axioms of its standard library of reals and of its primitive 63-bit "
+                      "integers, which CoqInterval computes with (listed); " + TRUSTS_NOTE}
     write_json_atomic(out / RESULTS, res)
     return res
 
 
-TRUSTS_NOTE = ("the certificate group's boxes take the Arb prefix's end ball and the region's parameters from the "
-               "saved certificate file (trusted to Arb, not re-derived in Coq)")
+TRUSTS_NOTE = ("the trapping-region group's boxes and invariants are read from the saved certificate file; its prefix "
+               "(the Arb steps to the region) is trusted to Arb, not iterated in Coq")
+
+
+def certificate_route(source: dict, theorems: list, ver: dict) -> dict:
+    """The kernel route of a certificate's box checks, from the theorems of its group: "kernel-checked" only when
+    every box of the cover was exported and accepted and the negative control was rejected; else "partial" (some
+    boxes accepted) or "rejected" (a box the certificate passes was not accepted). ``why`` says how many boxes the
+    kernel accepted out of the cover's, and what stays trusted."""
+    boxes = [t for t in theorems if t["expect"] == "accepted"]
+    controls = [t for t in theorems if t["expect"] == "rejected"]
+    n, total = sum(t["status"] == "accepted" for t in boxes), int(source["of"])
+    ok_controls = all(t["status"] == "rejected" for t in controls)
+    if n < len(boxes) or not ok_controls:
+        status = "rejected"
+    else:
+        status = "kernel-checked" if n == total else "partial"
+    why = (f"trapping region: {n} of {total} boxes kernel-checked (Coq {ver.get('coq')}, CoqInterval "
+           f"{ver.get('interval')})" + (f", of the {len(boxes)} exported" if len(boxes) < total else "")
+           + f"; the box moved past the edge {'rejected' if ok_controls else 'NOT rejected'}; {source['trusted']}")
+    return {"route": "coq", "status": status, "why": why, "accepted": n, "boxes": total, "exported": len(boxes),
+            "digest": source["digest"], "certificate": source["certificate"], "versions": ver}
+
+
+def _route_path(digest: str):
+    from ..cache import cache_dir
+    return cache_dir("coq") / f"trapping-route-{digest}.json"
+
+
+def save_route(route: dict) -> None:
+    """Keep a certificate's kernel route where its claims look for it (by the certificate's digest); a partial
+    route never replaces a complete one."""
+    from ..run.atomic import write_json_atomic
+    old = saved_route(route["digest"])
+    if old is not None and old.get("status") == "kernel-checked" and route["status"] == "partial":
+        return
+    write_json_atomic(_route_path(route["digest"]), route)
+
+
+def saved_route(digest: str) -> dict | None:
+    p = _route_path(digest)
+    try:
+        return json.loads(p.read_text()) if p.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def trapping_route(cert_file: dict) -> dict:
+    """For a claim's record: what the kernel accepted of this certificate's trapping region (a saved route of
+    :func:`prove`, by the file's digest), or "not run" with the commands that run it. Never reads "kernel-checked"
+    unless every box of the cover was accepted."""
+    from .trapping import TRUST, certificate_digest
+    got = saved_route(certificate_digest(cert_file))
+    if got is not None:
+        return got
+    return {"route": "coq", "status": "not run", "why": "trapping region: its boxes were not kernel-checked (`verify "
+            "export --coq DIR --group trapping-region --certificate FILE` then `verify prove --coq DIR`); " + TRUST}
+
+
+def trapping_bench(boxes: int | None = None) -> dict:
+    """`verify bench`'s figure for the bench certificate's box checks: export (every box, or the first ``boxes``)
+    and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU)."""
+    if coqc() is None:
+        return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
+    from .trapping import GROUP, bench_certificate
+    path = bench_certificate()
+    with tempfile.TemporaryDirectory(prefix="verify-coq-boxes-") as tmp:
+        t0 = time.perf_counter()
+        man = export(tmp, (GROUP,), (("certificate", str(path)),) + ((("boxes", boxes),) if boxes else ()))
+        t_export = time.perf_counter() - t0
+        res = prove(tmp)
+    route = res["groups"][GROUP]["certificate"]
+    n = route["exported"]
+    return {"available": True, "versions": res["versions"], "boxes": n, "of": route["boxes"],
+            "files": len(man["files"]), "export_seconds": round(t_export, 3),
+            "prove_wall_seconds": res["wall_seconds"], "coqc_cpu_seconds": res["cpu_seconds"],
+            "wall_seconds_per_box": round(res["wall_seconds"] / max(n, 1), 3),
+            "cpu_seconds_per_box": round(res["cpu_seconds"] / max(n, 1), 3),
+            "status": route["status"], "why": route["why"],
+            "as_expected": res["groups"][GROUP]["as_expected"]}
 
 
 @by_code_version("coq-kernel-route")
@@ -272,14 +378,16 @@ def kernel_route(group: str, keys) -> dict:
 
 
 def kernel_bench() -> dict:
-    """The kernel route as a `verify bench` figure: export every group and prove it (Dask when several files), with
+    """The kernel route as a `verify bench` figure: export every group (but those with a target of their own,
+    OWN_BENCH: the trapping region's boxes, :func:`trapping_bench`) and prove it (Dask when several files), with
     the wall time of each command, the theorems checked and the coqc CPU seconds per theorem; without coqc,
     {"available": False} and what to install."""
     if coqc() is None:
         return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
+    from .groups import GROUPS, OWN_BENCH
     with tempfile.TemporaryDirectory(prefix="verify-coq-bench-") as tmp:
         t0 = time.perf_counter()
-        man = export(tmp)
+        man = export(tmp, tuple(g for g in GROUPS if g not in OWN_BENCH))
         t_export = time.perf_counter() - t0
         res = prove(tmp)
     n = len(res["theorems"])
@@ -300,4 +408,5 @@ def kernel_checked(results: dict, keys) -> bool | None:
 
 
 __all__ = ["export", "prove", "check_file", "versions", "coqc", "require_coqc", "CoqMissing", "kernel_checked",
-           "MANIFEST", "RESULTS", "INSTALL", "PACKAGES", "kernel_route", "kernel_bench"]
+           "MANIFEST", "RESULTS", "INSTALL", "PACKAGES", "kernel_route", "kernel_bench", "trapping_bench",
+           "trapping_route", "certificate_route", "save_route", "saved_route"]
