@@ -279,3 +279,33 @@ def test_the_coverage_record_names_exactly_the_certified_boxes_and_decides_nothi
     assert rec["covers"] == [{"rho": ["1/4", "3/8"], "x": ["1/8", "1/4"], "kappa": ["1/4", "1/2"]}]
     assert [o["box"]["rho"] for o in rec["open"]] == [["3/8", "1/2"]] and rec["holds"] is None
     assert rec["role"] == "context"
+
+
+@pytest.mark.slow
+def test_the_stored_lower_ends_are_a_checked_hint(small_atlas):
+    """The cell stores lower ends per shell (atlas.cell_lows) that a query tries first. Against the schedule refined
+    from scratch (no hint, the second method): the refined ends given as the hint rebuild exactly the same shells;
+    ends that break the induction (1.01 u_(j+1): z_hi(t_(j+1)) >= 1/u_(j+1)^2, so z_hi lo^2 > 1) are refused shell
+    by shell, again giving the refined shells; the stored ends are kept and every obligation holds."""
+    from verify.certify.comparison import schedule
+    from verify.certify.coordinates import c_exact
+    from verify.certify.family import decode_slabs, slab_hull
+    from verify.cli.atlas import parse_member
+    data = A.load_atlas(small_atlas)
+    cell = data["cells"][0]
+    ev = cell["checks"]["trajectory"]["evidence"]
+    assert len(ev["lows"]) == int(ev["region"]["shells"]) + 1
+    reg = ev["region"]
+    hull = slab_hull(decode_slabs(ev["slabs"], reg, "test", cell["path"]))
+    args = (F(reg["u0"]), int(reg["shells"]), tuple(F(v) for v in ev["z_at_T0"]), 128, F(reg["ratio"]))
+    P = A.point_of(parse_member(MEMBERS[1]))
+    c = c_exact((P[0] / (1 - P[0]), P[1], P[2] * P[1]))
+    plain, obs = schedule(hull, *args, c)
+    assert all(o.ok for o in obs)
+    same, _ = schedule(hull, *args, c, [str(sh.lo) for sh in plain])
+    assert same == plain
+    u = [sh.u_j for sh in plain]
+    refused, _ = schedule(hull, *args, c, [str(u[j + 1] * F(101, 100)) for j in range(len(u) - 1)])
+    assert refused == plain
+    hinted, obs = schedule(hull, *args, c, ev["lows"])
+    assert all(o.ok for o in obs) and [str(sh.lo) for sh in hinted[:-1]] == [str(F(v)) for v in ev["lows"][:-1]]

@@ -186,8 +186,27 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
         tube = f" (the tube first: {bad['tube']})" if bad.get("tube") else ""
         return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{tube}"[:600],
                 "evidence": {"invariants": rec["invariants"], "C_multiple": rec["C_multiple"]}}
+    ev = {k: v for k, v in rec.items() if k not in ("status", "seconds")}
     return {"status": "certified", "reason": f"R invariant; every member in R by T0 = {rec['T0']} "
-            f"({rec['entry']['kind']})", "evidence": {k: v for k, v in rec.items() if k not in ("status", "seconds")}}
+            f"({rec['entry']['kind']})", "evidence": ev | {"lows": cell_lows(ev | {"path": cell.path}, cell, knobs.get("bits", 128))}}
+
+
+LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
+
+
+def cell_lows(ev: dict, cell: AtlasCell, bits: int = 128) -> list[str]:
+    """The comparison lemma's lower end per shell for a query to try first (verify.certify.comparison.schedule's
+    ``lows``): the smaller of the refined ends at the cell's two extreme cubic coefficients (c = s(1 + s)y rises with
+    s and y: the corners (s_lo, x_lo, y_lo) and (s_hi, x_hi, y_hi)), LOWS_MARGIN below. A hint, not evidence: a
+    query checks every shell it builds from them and refines a shell where one does not hold, so the hint
+    saves the refinement's passes (most of a query's time) without being trusted."""
+    from .arbfun import dyadic_down
+    from .family import cell_shells
+    inv = cell.invariants()
+    ends = [[sh.lo for sh in cell_shells(ev, tuple(b[k] for b in inv), bits, "the atlas")]
+            for k in (0, 1)]
+    return [frac_str(dyadic_down(min(a, b) * (1 - LOWS_MARGIN), 64)) if min(a, b) > 0 else "0"
+            for a, b in zip(*ends)]
 
 
 def trajectory_recheck(cell: dict, result: dict) -> None:
