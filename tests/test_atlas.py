@@ -208,7 +208,9 @@ def test_the_change_of_coordinates_is_proved():
 # ----- a certified cell, end to end (slow: the cell is certified in the test, ~15 s on a quiet machine) ---------
 SMALL = {"rho": (F(1, 16), F(1, 16)), "x": (F(1, 64), F(1, 32)), "kappa": (F(1, 4), F(1, 4))}
 MEMBERS = ("D=64,K=4,eta=1/16,vstar-norm=1,preset=sts", "D=64,K=4,eta=3/32,vstar-norm=1,preset=sts",
-           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts")
+           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts",
+           # D = 10^5 past the full-matrix cap: rho = K/D = 1/16, x = eta/K = 1/50, kappa = eta_KQ/(eta K) = 1/4
+           "D=100000,K=6250,eta=125,eta-kq=390625/2,vstar-norm=1,preset=sts")
 
 
 @pytest.fixture(scope="module")
@@ -225,8 +227,8 @@ def small_atlas(tmp_path_factory):
 
 @pytest.mark.slow
 def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
-    """Four regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
-    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand): the atlas's bounds at T = 1e5
+    """Five regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
+    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand; and D = 10^5, K = 6250): the atlas's bounds at T = 1e5
     hold a 40-digit mpmath iteration of the reduced engine, and at T = 1e6 a float64 one (within 1e-9 relative)."""
     from verify.cli.atlas import parse_member
     from verify.engines import iterate

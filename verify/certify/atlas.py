@@ -471,7 +471,8 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
         near = min(others, key=lambda c: _gap(point, AtlasCell.of_record(c))) if others else None
         what = (f"; the nearest open cell is {near['path']} {near['box']} ({near['reason'][:200]})" if near else
                 f"; the atlas covers {data['spec']['ranges']}")
-        raise InvalidParameter("query", where, f"lies in no certified cell of the atlas{what}")
+        raise InvalidParameter("--query", where, f"must lie in a certified cell of the atlas: its point {where} lies in "
+                               f"none{what}")
     if cell_digest(home) != home.get("digest"):
         raise InvalidParameter("atlas", data.get("source", "the atlas"), f"cell {home['path']} does not match its "
                                "digest (the file was changed after it was written)")
