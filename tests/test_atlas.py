@@ -311,3 +311,78 @@ def test_the_stored_lower_ends_are_a_checked_hint(small_atlas):
     assert refused == plain
     hinted, obs = schedule(hull, *args, c, ev["lows"])
     assert all(o.ok for o in obs) and [str(sh.lo) for sh in hinted[:-1]] == [str(F(v)) for v in ev["lows"][:-1]]
+
+
+# ----- refutations carry a replay ------------------------------------------------------------------------------
+def _alpha_float(member, steps):
+    """alpha(1..steps) of a member (rho, x, kappa) from (0, 0) with the generated invariant map in float64 (the
+    fuzzer's, verify.fuzz.positivity: not the prefix the replays use)."""
+    from verify.fuzz.positivity import _map
+    rho, x, kappa = (float(v) for v in member)
+    step, a, d, out = _map("math"), 0.0, 0.0, []
+    for _ in range(steps):
+        a, inc = step(a, d, 1 / rho - 1, x, kappa * x)
+        d += inc
+        out.append(a)
+    return out
+
+
+def _wrong_band(corner):
+    """A negative control: "alpha(t) <= 1/2 for every t >= 1", false wherever alpha rises towards 1. Its run takes the
+    member at ``corner`` of the cell (0: lower ends, 1: upper ends) and reports the first step past 1/2 (float64)."""
+    from verify.certify.replay import replay_record
+
+    def run(cell, knobs):
+        member = tuple(b[corner] for b in cell.box)
+        t = next(i + 1 for i, a in enumerate(_alpha_float(member, 400)) if a > 0.5)
+        return {"status": "refuted", "reason": f"alpha({t}) > 1/2",
+                "evidence": {"replay": replay_record("wrong-band", {"quantity": "alpha", "relation": "<=",
+                                                                   "bound": "1/2"}, member, t)}}
+    return A.CellCheck("wrong-band", "alpha(t) <= 1/2 for every t >= 1 (a deliberately wrong band)", run,
+                       lambda cell, res: None)
+
+
+INSIDE = {"rho": (F(1, 4), F(51, 200)), "x": (F(1, 2), F(3, 4)), "kappa": (F(1, 4), F(1, 2))}
+PAST_2 = {"rho": (F(1, 4), F(51, 200)), "x": (F(31, 16), F(33, 16)), "kappa": (F(1, 4), F(51, 200))}
+
+
+def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_path, monkeypatch):
+    """Inside the hypotheses the wrong band is refuted: the replay's Arb ball of alpha(t) holds the float64 value
+    of the fuzzer's generated map and lies above 1/2; its command reproduces it (exit 0); the independent re-checker
+    replays it, and refuses the replay moved to step 1 (alpha(1) = x rho = 1/8 by hand) or to a member with x = 33/16.
+    A box past x = 2 whose counterexample has x = 33/16 (outside x < 2) is open, not refuted."""
+    from verify.certify import recheck_atlas as RA
+    from verify.certify.family import CELL_KNOBS
+    monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(0)})
+    cells = A.run_atlas(A.seed_cells(INSIDE), depth=0, dask=False)
+    assert [c["status"] for c in cells] == ["refuted"], cells[0]["reason"]
+    res = cells[0]["checks"]["wrong-band"]
+    rep, got = res["evidence"]["replay"], res["evidence"]["replayed"]
+    assert rep["member"] == {"rho": "1/4", "x": "1/2", "kappa": "1/4"} and rep["regime"]["D"] == "4"
+    fl = _alpha_float((F(1, 4), F(1, 2), F(1, 4)), rep["step"])
+    assert fl[-2] <= 0.5 < fl[-1] and F(got["alpha"][0]) <= F(fl[-1]) * (1 + F(1, 10**12))
+    assert F(got["alpha"][1]) >= F(fl[-1]) * (1 - F(1, 10**12)) and F(got["alpha"][0]) > F(1, 2)
+    out = subprocess.run([sys.executable, "-c", "import sys; from verify.certify.replay import main; "
+                          "sys.exit(main(sys.argv[1:]))", json.dumps(rep)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("reproduced"), out.stdout + out.stderr
+    assert rep["command"].startswith("python -m verify.certify.replay ")
+    data = A.atlas_file(INSIDE, cells, knobs=CELL_KNOBS, depth=0, seconds=0.0)
+    data = json.loads(json.dumps(data))
+    assert RA.check_atlas(data, lambda *a: None) == {"certified": 0, "refuted": 1, "open": 0}
+    for change, phrase in ((lambda r: r.update(step=1), "does not reproduce"),
+                           (lambda r: r["member"].update(x="33/16"), "outside the hypotheses")):
+        bad = json.loads(json.dumps(data))
+        change(bad["cells"][0]["checks"]["wrong-band"]["evidence"]["replay"])
+        bad["cells"][0]["digest"] = A.cell_digest(bad["cells"][0])
+        with pytest.raises(RA.R.CheckFailed) as exc:
+            RA.check_atlas(bad, lambda *a: None)
+        assert exc.value.step == "refutation" and phrase in exc.value.detail
+    # alpha(1) = x rho = 1/8 <= 1/2: the replay at step 1 is not a counterexample
+    one = dict(rep, step=1)
+    out = subprocess.run([sys.executable, "-c", "import sys; from verify.certify.replay import main; "
+                          "sys.exit(main(sys.argv[1:]))", json.dumps(one)], capture_output=True, text=True)
+    assert out.returncode == 1 and "0.125" in out.stdout
+    # past x = 2: the counterexample's member has x = 33/16 > 2, so the cell is open, not refuted
+    monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(1)})
+    past = A.run_atlas(A.seed_cells(PAST_2), depth=0, dask=False)
+    assert past[0]["status"] == "open" and "outside (0, 2)" in past[0]["reason"]

@@ -16,7 +16,9 @@ tube or the Taylor prefix, slab hulls for the comparison lemma): every member's 
 own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell is
 
   certified   every applicable check certified it
-  refuted     a check found a member with a replayable counterexample (its evidence says how to replay it)
+  refuted     a check found a member, inside the hypotheses, with a counterexample to its statement that was
+              replayed with Arb balls before the cell was marked (verify.certify.replay; evidence["replay"] holds
+              the member, the step, the claim and the command, and the re-checker replays it again)
   open        otherwise; "reason" names the first check that did not certify and why (where: the cell's box)
 
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
@@ -241,9 +243,37 @@ def run_cell(cell: AtlasCell, knobs: dict) -> dict:
             except Exception as exc:            # noqa: BLE001 - recorded as the cell's open reason, not hidden
                 results[name] = {"status": "open", "reason": f"the check raised {type(exc).__name__}: {exc}"[:600],
                                  "evidence": {}}
+    for name, res in results.items():
+        if res["status"] == "refuted":
+            results[name] = replayed(cell, name, res)
     status, reason = cell_status(results)
     return cell.as_dict() | {"status": status, "reason": reason, "checks": results,
                              "seconds": round(time.perf_counter() - t, 2)}
+
+
+def replayed(cell: AtlasCell, name: str, res: dict) -> dict:
+    """A check's refutation, kept only when its replay (verify.certify.replay: evidence["replay"]) names a member of
+    the cell inside the hypotheses and reproduces the failure with Arb balls now; otherwise the cell is open for
+    this check, saying why. Nothing outside a statement's hypotheses counts against it."""
+    from .replay import member_of, outside_hypotheses, replay
+    rec = res.get("evidence", {}).get("replay")
+    if not isinstance(rec, dict):
+        return {"status": "open", "reason": f"a refutation without a replay does not count ({res['reason']})"[:600],
+                "evidence": res.get("evidence", {})}
+    try:
+        member = member_of(rec)
+        why = outside_hypotheses(member) or (None if cell.contains(member) else "the member is not in the cell")
+        out = None if why else replay(rec)
+    except (ValueError, KeyError, TypeError) as exc:
+        why, out = f"the replay is malformed ({exc})", None
+    if why is not None:
+        return {"status": "open", "reason": f"a counterexample that does not count against {name}: {why}"[:600],
+                "evidence": res.get("evidence", {})}
+    if not out["reproduced"]:
+        return {"status": "open", "reason": f"the counterexample did not replay: {out['detail']}"[:600],
+                "evidence": res.get("evidence", {})}
+    return res | {"reason": f"{res['reason']}; replayed: {out['detail']} (replay: {rec['command']})"[:1200],
+                  "evidence": res["evidence"] | {"replayed": out}}
 
 
 def cell_status(results: dict) -> tuple:

@@ -157,7 +157,10 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     summary = {"status": "complete", "file": path, "sha256": digest, "counts": data["counts"],
                "cells": len(cells), "seconds": round(seconds, 2),
                "open": [{"path": c["path"], "box": c["box"], "reason": c["reason"]} for c in data["cells"]
-                        if c["status"] == "open"]}
+                        if c["status"] == "open"],
+               "refuted": [{"path": c["path"], "box": c["box"], "reason": c["reason"], "replay": next(
+                   (r["evidence"]["replay"]["command"] for r in c["checks"].values() if r["status"] == "refuted"),
+                   None)} for c in data["cells"] if c["status"] == "refuted"]}
     if as_json:
         click.echo(json.dumps(summary, indent=1))
         return
@@ -167,6 +170,8 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                f"{seconds:.1f} s: {n['certified']} certified, {n['refuted']} refuted, {n['open']} open")
     for c in summary["open"]:
         click.echo(f"  open {c['path']} {c['box']}: {c['reason'][:200]}")
+    for c in summary["refuted"]:
+        click.echo(f"  refuted {c['path']} {c['box']}: {c['reason'][:200]}; replay: {c['replay']}")
     click.echo(f"saved to {path} (sha256 {digest[:16]})")
     if n["certified"] < len(cells):
         sys.exit(1)
