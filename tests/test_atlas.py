@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -386,3 +387,41 @@ def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_
     monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(1)})
     past = A.run_atlas(A.seed_cells(PAST_2), depth=0, dask=False)
     assert past[0]["status"] == "open" and "outside (0, 2)" in past[0]["reason"]
+
+
+def test_an_interrupted_atlas_resumes_running_only_its_unfinished_cells(tmp_path, monkeypatch):
+    """verify atlas --grid 3,1,1 --depth 0 --save FILE, interrupted (Ctrl-C) while its second cell runs: exit 130,
+    the message names the partial file and the resume command, FILE is not written; --resume runs exactly the two
+    cells that had not finished (not the first), and the saved atlas covers the box (the independent re-checker's
+    atlas-cover step) with each cell once. The cells' computation is replaced by a record saying so (this tests the
+    bookkeeping; the cells' mathematics is tested above), and the run is in-process (no Dask cluster)."""
+    import functools
+
+    from verify.certify import recheck_atlas as RA
+    calls = []
+
+    def fake(cell, knobs, stop_at=None):
+        calls.append(cell.path)
+        if stop_at is not None and len(calls) == stop_at:
+            raise KeyboardInterrupt
+        return cell.as_dict() | {"status": "open", "reason": "test: not computed", "checks": {}, "seconds": 0.0}
+
+    monkeypatch.setattr(A, "run_atlas", functools.partial(A.run_atlas, dask=False))
+    monkeypatch.setattr(A, "run_cell", functools.partial(fake, stop_at=2))
+    save = tmp_path / "atlas.json"
+    argv = ["atlas", "--rho", "1/4..1/2", "--x", "1/8..1/4", "--kappa", "1/4..1/2", "--grid", "3,1,1", "--depth", "0",
+            "--save", str(save), "--quiet"]
+    res = CliRunner().invoke(main, argv)
+    partial = f"{save}.partial"
+    assert res.exit_code == 130 and f"verify atlas --resume {partial} --save {save}" in res.output, res.output
+    assert not save.exists() and calls == ["0.0.0:", "1.0.0:"]
+    part = json.loads(Path(partial).read_text())
+    assert [c["path"] for c in part["cells"]] == ["0.0.0:"]
+    assert sorted(c["path"] for c in part["pending"]) == ["1.0.0:", "2.0.0:"]
+    calls.clear()
+    monkeypatch.setattr(A, "run_cell", fake)
+    res = CliRunner().invoke(main, ["atlas", "--resume", partial, "--save", str(save), "--quiet"])
+    assert res.exit_code == 1 and sorted(calls) == ["1.0.0:", "2.0.0:"], res.output     # 1: cells not certified
+    data = json.loads(save.read_text())
+    assert sorted(c["path"] for c in data["cells"]) == ["0.0.0:", "1.0.0:", "2.0.0:"] and data["pending"] == []
+    assert RA.check_atlas(data, lambda *a: None) == {"certified": 0, "refuted": 0, "open": 3}
