@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -208,7 +209,9 @@ def test_the_change_of_coordinates_is_proved():
 # ----- a certified cell, end to end (slow: the cell is certified in the test, ~15 s on a quiet machine) ---------
 SMALL = {"rho": (F(1, 16), F(1, 16)), "x": (F(1, 64), F(1, 32)), "kappa": (F(1, 4), F(1, 4))}
 MEMBERS = ("D=64,K=4,eta=1/16,vstar-norm=1,preset=sts", "D=64,K=4,eta=3/32,vstar-norm=1,preset=sts",
-           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts")
+           "D=64,K=4,eta=1/8,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,preset=sts",
+           # D = 10^5 past the full-matrix cap: rho = K/D = 1/16, x = eta/K = 1/50, kappa = eta_KQ/(eta K) = 1/4
+           "D=100000,K=6250,eta=125,eta-kq=390625/2,vstar-norm=1,preset=sts")
 
 
 @pytest.fixture(scope="module")
@@ -225,8 +228,8 @@ def small_atlas(tmp_path_factory):
 
 @pytest.mark.slow
 def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
-    """Four regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
-    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand): the atlas's bounds at T = 1e5
+    """Five regimes at points of the cell (sts K = 4, D = 64, eta = 1/16, 3/32, 1/8: x = eta/4; K = 3, D = 48,
+    eta = 1/20, eta_KQ = 3/80: x = 1/60, kappa = eta_KQ/(3 eta) = 1/4 by hand; and D = 10^5, K = 6250): the atlas's bounds at T = 1e5
     hold a 40-digit mpmath iteration of the reduced engine, and at T = 1e6 a float64 one (within 1e-9 relative)."""
     from verify.cli.atlas import parse_member
     from verify.engines import iterate
@@ -279,3 +282,146 @@ def test_the_coverage_record_names_exactly_the_certified_boxes_and_decides_nothi
     assert rec["covers"] == [{"rho": ["1/4", "3/8"], "x": ["1/8", "1/4"], "kappa": ["1/4", "1/2"]}]
     assert [o["box"]["rho"] for o in rec["open"]] == [["3/8", "1/2"]] and rec["holds"] is None
     assert rec["role"] == "context"
+
+
+@pytest.mark.slow
+def test_the_stored_lower_ends_are_a_checked_hint(small_atlas):
+    """The cell stores lower ends per shell (atlas.cell_lows) that a query tries first. Against the schedule refined
+    from scratch (no hint, the second method): the refined ends given as the hint rebuild exactly the same shells;
+    ends that break the induction (1.01 u_(j+1): z_hi(t_(j+1)) >= 1/u_(j+1)^2, so z_hi lo^2 > 1) are refused shell
+    by shell, again giving the refined shells; the stored ends are kept and every obligation holds."""
+    from verify.certify.comparison import schedule
+    from verify.certify.coordinates import c_exact
+    from verify.certify.family import decode_slabs, slab_hull
+    from verify.cli.atlas import parse_member
+    data = A.load_atlas(small_atlas)
+    cell = data["cells"][0]
+    ev = cell["checks"]["trajectory"]["evidence"]
+    assert len(ev["lows"]) == int(ev["region"]["shells"]) + 1
+    reg = ev["region"]
+    hull = slab_hull(decode_slabs(ev["slabs"], reg, "test", cell["path"]))
+    args = (F(reg["u0"]), int(reg["shells"]), tuple(F(v) for v in ev["z_at_T0"]), 128, F(reg["ratio"]))
+    P = A.point_of(parse_member(MEMBERS[1]))
+    c = c_exact((P[0] / (1 - P[0]), P[1], P[2] * P[1]))
+    plain, obs = schedule(hull, *args, c)
+    assert all(o.ok for o in obs)
+    same, _ = schedule(hull, *args, c, [str(sh.lo) for sh in plain])
+    assert same == plain
+    u = [sh.u_j for sh in plain]
+    refused, _ = schedule(hull, *args, c, [str(u[j + 1] * F(101, 100)) for j in range(len(u) - 1)])
+    assert refused == plain
+    hinted, obs = schedule(hull, *args, c, ev["lows"])
+    assert all(o.ok for o in obs) and [str(sh.lo) for sh in hinted[:-1]] == [str(F(v)) for v in ev["lows"][:-1]]
+
+
+# ----- refutations carry a replay ------------------------------------------------------------------------------
+def _alpha_float(member, steps):
+    """alpha(1..steps) of a member (rho, x, kappa) from (0, 0) with the generated invariant map in float64 (the
+    fuzzer's, verify.fuzz.positivity: not the prefix the replays use)."""
+    from verify.fuzz.positivity import _map
+    rho, x, kappa = (float(v) for v in member)
+    step, a, d, out = _map("math"), 0.0, 0.0, []
+    for _ in range(steps):
+        a, inc = step(a, d, 1 / rho - 1, x, kappa * x)
+        d += inc
+        out.append(a)
+    return out
+
+
+def _wrong_band(corner):
+    """A negative control: "alpha(t) <= 1/2 for every t >= 1", false wherever alpha rises towards 1. Its run takes the
+    member at ``corner`` of the cell (0: lower ends, 1: upper ends) and reports the first step past 1/2 (float64)."""
+    from verify.certify.replay import replay_record
+
+    def run(cell, knobs):
+        member = tuple(b[corner] for b in cell.box)
+        t = next(i + 1 for i, a in enumerate(_alpha_float(member, 400)) if a > 0.5)
+        return {"status": "refuted", "reason": f"alpha({t}) > 1/2",
+                "evidence": {"replay": replay_record("wrong-band", {"quantity": "alpha", "relation": "<=",
+                                                                   "bound": "1/2"}, member, t)}}
+    return A.CellCheck("wrong-band", "alpha(t) <= 1/2 for every t >= 1 (a deliberately wrong band)", run,
+                       lambda cell, res: None)
+
+
+INSIDE = {"rho": (F(1, 4), F(51, 200)), "x": (F(1, 2), F(3, 4)), "kappa": (F(1, 4), F(1, 2))}
+PAST_2 = {"rho": (F(1, 4), F(51, 200)), "x": (F(31, 16), F(33, 16)), "kappa": (F(1, 4), F(51, 200))}
+
+
+def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_path, monkeypatch):
+    """Inside the hypotheses the wrong band is refuted: the replay's Arb ball of alpha(t) holds the float64 value
+    of the fuzzer's generated map and lies above 1/2; its command reproduces it (exit 0); the independent re-checker
+    replays it, and refuses the replay moved to step 1 (alpha(1) = x rho = 1/8 by hand) or to a member with x = 33/16.
+    A box past x = 2 whose counterexample has x = 33/16 (outside x < 2) is open, not refuted."""
+    from verify.certify import recheck_atlas as RA
+    from verify.certify.family import CELL_KNOBS
+    monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(0)})
+    cells = A.run_atlas(A.seed_cells(INSIDE), depth=0, dask=False)
+    assert [c["status"] for c in cells] == ["refuted"], cells[0]["reason"]
+    res = cells[0]["checks"]["wrong-band"]
+    rep, got = res["evidence"]["replay"], res["evidence"]["replayed"]
+    assert rep["member"] == {"rho": "1/4", "x": "1/2", "kappa": "1/4"} and rep["regime"]["D"] == "4"
+    fl = _alpha_float((F(1, 4), F(1, 2), F(1, 4)), rep["step"])
+    assert fl[-2] <= 0.5 < fl[-1] and F(got["alpha"][0]) <= F(fl[-1]) * (1 + F(1, 10**12))
+    assert F(got["alpha"][1]) >= F(fl[-1]) * (1 - F(1, 10**12)) and F(got["alpha"][0]) > F(1, 2)
+    out = subprocess.run([sys.executable, "-c", "import sys; from verify.certify.replay import main; "
+                          "sys.exit(main(sys.argv[1:]))", json.dumps(rep)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("reproduced"), out.stdout + out.stderr
+    assert rep["command"].startswith("python -m verify.certify.replay ")
+    data = A.atlas_file(INSIDE, cells, knobs=CELL_KNOBS, depth=0, seconds=0.0)
+    data = json.loads(json.dumps(data))
+    assert RA.check_atlas(data, lambda *a: None) == {"certified": 0, "refuted": 1, "open": 0}
+    for change, phrase in ((lambda r: r.update(step=1), "does not reproduce"),
+                           (lambda r: r["member"].update(x="33/16"), "outside the hypotheses")):
+        bad = json.loads(json.dumps(data))
+        change(bad["cells"][0]["checks"]["wrong-band"]["evidence"]["replay"])
+        bad["cells"][0]["digest"] = A.cell_digest(bad["cells"][0])
+        with pytest.raises(RA.R.CheckFailed) as exc:
+            RA.check_atlas(bad, lambda *a: None)
+        assert exc.value.step == "refutation" and phrase in exc.value.detail
+    # alpha(1) = x rho = 1/8 <= 1/2: the replay at step 1 is not a counterexample
+    one = dict(rep, step=1)
+    out = subprocess.run([sys.executable, "-c", "import sys; from verify.certify.replay import main; "
+                          "sys.exit(main(sys.argv[1:]))", json.dumps(one)], capture_output=True, text=True)
+    assert out.returncode == 1 and "0.125" in out.stdout
+    # past x = 2: the counterexample's member has x = 33/16 > 2, so the cell is open, not refuted
+    monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(1)})
+    past = A.run_atlas(A.seed_cells(PAST_2), depth=0, dask=False)
+    assert past[0]["status"] == "open" and "outside (0, 2)" in past[0]["reason"]
+
+
+def test_an_interrupted_atlas_resumes_running_only_its_unfinished_cells(tmp_path, monkeypatch):
+    """verify atlas --grid 3,1,1 --depth 0 --save FILE, interrupted (Ctrl-C) while its second cell runs: exit 130,
+    the message names the partial file and the resume command, FILE is not written; --resume runs exactly the two
+    cells that had not finished (not the first), and the saved atlas covers the box (the independent re-checker's
+    atlas-cover step) with each cell once. The cells' computation is replaced by a record saying so (this tests the
+    bookkeeping; the cells' mathematics is tested above), and the run is in-process (no Dask cluster)."""
+    import functools
+
+    from verify.certify import recheck_atlas as RA
+    calls = []
+
+    def fake(cell, knobs, stop_at=None):
+        calls.append(cell.path)
+        if stop_at is not None and len(calls) == stop_at:
+            raise KeyboardInterrupt
+        return cell.as_dict() | {"status": "open", "reason": "test: not computed", "checks": {}, "seconds": 0.0}
+
+    monkeypatch.setattr(A, "run_atlas", functools.partial(A.run_atlas, dask=False))
+    monkeypatch.setattr(A, "run_cell", functools.partial(fake, stop_at=2))
+    save = tmp_path / "atlas.json"
+    argv = ["atlas", "--rho", "1/4..1/2", "--x", "1/8..1/4", "--kappa", "1/4..1/2", "--grid", "3,1,1", "--depth", "0",
+            "--save", str(save), "--quiet"]
+    res = CliRunner().invoke(main, argv)
+    partial = f"{save}.partial"
+    assert res.exit_code == 130 and f"verify atlas --resume {partial} --save {save}" in res.output, res.output
+    assert not save.exists() and calls == ["0.0.0:", "1.0.0:"]
+    part = json.loads(Path(partial).read_text())
+    assert [c["path"] for c in part["cells"]] == ["0.0.0:"]
+    assert sorted(c["path"] for c in part["pending"]) == ["1.0.0:", "2.0.0:"]
+    calls.clear()
+    monkeypatch.setattr(A, "run_cell", fake)
+    res = CliRunner().invoke(main, ["atlas", "--resume", partial, "--save", str(save), "--quiet"])
+    assert res.exit_code == 1 and sorted(calls) == ["1.0.0:", "2.0.0:"], res.output     # 1: cells not certified
+    data = json.loads(save.read_text())
+    assert sorted(c["path"] for c in data["cells"]) == ["0.0.0:", "1.0.0:", "2.0.0:"] and data["pending"] == []
+    assert RA.check_atlas(data, lambda *a: None) == {"certified": 0, "refuted": 0, "open": 3}

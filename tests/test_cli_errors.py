@@ -49,7 +49,10 @@ ROWS = [
     (R + ["--seed", "-1"], "--seed", "-1"),
     (["run", "--D", "0", "--K", "0", "--preset", "sts"], "--D", "0"),
     (["run", "--D", "-4", "--K", "0", "--preset", "sts"], "--D", "-4"),
-    (["run", "--D", "99999", "--K", "1", "--preset", "sts"], "--D", "99999"),
+    # D has no cap of its own (the reduced engine and the atlas take any D); a full-matrix run builds D x D arrays
+    (["run", "--D", "99999", "--K", "1", "--preset", "sts", "--engine", "full"], "--D", "99999", "D <= 4096"),
+    (["run", "--D", "99999", "--K", "1", "--preset", "sts", "--init", "random", "--init-scale", "1/10"], "--D",
+     "99999", "full-matrix"),                                                 # auto picks the full engine here
     (["run", "--D", "4", "--K", "5", "--preset", "sts"], "--K", "5"),
     (["run", "--D", "6", "--K", "4", "--preset", "cnn"], "--K", "4"),
     (["run", "--D", "4", "--K", "2", "--preset", "gslp"], "--K", "2"),
@@ -147,6 +150,10 @@ ROWS = [
     (["atlas", "--rho", "1/2..1/4", "--x", "1/64..1/32", "--kappa", "1/4"], "--rho", "1/2..1/4", "LO <= HI"),
     (["atlas", "--rho", "0..1/2", "--x", "1/64..3", "--kappa", "1/4"], "--x", "1/64..3", "x < 2"),
     (["atlas", "--rho", "1/16", "--x", "1/64", "--kappa", "0"], "--kappa", "0", "(0, infinity)"),
+    (["atlas", "--query", "D=9,K=x"], "--query", "D=9,K=x", "K as an integer"),
+    (["atlas", "--query", "K=3,preset=sts"], "--query", "K=3,preset=sts", "must give D"),
+    (["atlas", "--query", "D=9,K"], "--query", "D=9,K", "NAME=VALUE"),
+    (["atlas", "--query", "D=9,K=12,preset=sts"], "--query", "D=9,K=12,preset=sts", "0 <= K <= 9"),
     (["reconcile", "--claims", "{MISSING}"], "--claims", "{MISSING}"),
     (["reconcile", "--claims", "{BAD_JSON}"], "--claims", "{BAD_JSON}"),
     (["reconcile", "--profile", "huge"], "--profile", "huge"),

@@ -171,3 +171,17 @@ def test_values_are_shown_as_rationals_not_reprs():
     with pytest.raises(InvalidParameter) as info:
         make_setting(**with_(init_scale="0.5"))
     assert "init_scale = 1/2" in str(info.value) and "Fraction" not in str(info.value)
+
+
+def test_D_has_no_cap_until_a_D_x_D_array_is_built():
+    """D = 10^6 (sts, K = 3, eta = 1/10, ||V*|| = 1): a setting, with invariants r = (D - K)/K = 999997/3,
+    x = eta N/K = 1/30 and y = eta ||V*||^2/K^2 = 1/90 by hand; building P or S* (D x D, D x N) is refused naming D
+    and its range there."""
+    from verify.derive.invariants import invariants_of
+    s = make_setting(D=10**6, K=3, preset="sts", eta="1/10", vstar_norm="1")
+    assert invariants_of(s) == (Fraction(999997, 3), Fraction(1, 30), Fraction(1, 90))
+    for build in (s.p_exact, s.sstar, s.p_numeric):
+        with pytest.raises(InvalidParameter) as info:
+            build()
+        assert info.value.name == "D" and "D <= 4096" in str(info.value) and "full-matrix" in str(info.value)
+    assert make_setting(D=4096, K=3, preset="sts").sstar()[4095] == [0]

@@ -115,7 +115,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     radius, Monte Carlo, and the two Dask targets unless turned off): a progress total."""
     with_dask = dask if dask is not None else not quick
     sizes = full_sizes(quick)
-    return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 9
+    return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 10
             + (2 if with_dask else 0) + (0 if quick else 2))
 
 
@@ -460,6 +460,56 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
             "targets": ATLAS_TARGETS, "region_a": box is None, "run": True}
 
 
+ATLAS_QUERY_TARGETS = {"command_seconds_max": 1.0}
+# members of ATLAS_SMALL's cell (sts: x = eta N/K = eta/4 at D = 16 K, kappa = ||V*||^2/(K N) = 1/4 with N = K = 4)
+ATLAS_QUERY_MEMBERS = ("D=64,K=4,eta=3/32,vstar-norm=1,preset=sts", "D=48,K=3,eta=1/20,eta-kq=3/80,vstar-norm=1,"
+                       "preset=sts")
+
+
+def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
+    """A member query of a saved atlas (issue 27: <= 1 s as a command): ``verify atlas --query MEMBER --atlas FILE
+    --at 1e6,1e12 --json`` as a subprocess, its wall and CPU seconds (the child's user + system time: the machine
+    may be shared), and the same query in this process (load, re-check, bounds). The atlas is ``path`` or
+    ATLAS_SMALL (one cell) certified here first, in this process. Not run when ``quick`` without ``path``."""
+    if quick and path is None:
+        return {"run": False, "members": list(ATLAS_QUERY_MEMBERS), "targets": ATLAS_QUERY_TARGETS}
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+    from fractions import Fraction
+
+    from .certify import atlas as A
+    from .certify.family import CELL_KNOBS
+    from .cli.atlas import parse_member
+    with tempfile.TemporaryDirectory() as tmp:
+        built = None
+        if path is None:
+            rng = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in ATLAS_SMALL.items()}
+            t = time.perf_counter()
+            cells = A.run_atlas(A.seed_cells(rng), depth=0, dask=False)
+            built = time.perf_counter() - t
+            path = os.path.join(tmp, "atlas.json")
+            A.save_atlas(A.atlas_file(rng, cells, knobs=CELL_KNOBS, depth=0, seconds=built), path)
+        rows = []
+        for m in ATLAS_QUERY_MEMBERS:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            rc = subprocess.run([sys.executable, "-c", "from verify.cli import main; main()", "atlas", "--query", m,
+                                 "--atlas", path, "--at", "1e6,1e12", "--json"], capture_output=True, text=True)
+            wall = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            A.query(A.load_atlas(path) | {"source": path}, parse_member(m), [10**6, 10**12])
+            rows.append({"member": m, "exit": rc.returncode, "command_wall_seconds": wall,
+                         "command_cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+                         "in_process_seconds": time.perf_counter() - t})
+    worst = max(r["command_cpu_seconds"] for r in rows)
+    return {"run": True, "atlas": "ATLAS_SMALL, certified in this run" if built is not None else path,
+            "atlas_seconds": built, "rows": rows, "load_average": os.getloadavg(), "targets": ATLAS_QUERY_TARGETS,
+            "met": all(r["exit"] == 0 for r in rows) and worst <= ATLAS_QUERY_TARGETS["command_seconds_max"]}
+
+
 def _atlas_width(cell: dict, data: dict) -> float:
     """The largest relative width at T = 10^12 of the cell's centre member (representative regime: prefactors 1)."""
     from fractions import Fraction
@@ -671,6 +721,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     tick("family certificate")
     res["atlas"] = atlas_targets(quick)
     tick("atlas")
+    res["atlas_query"] = atlas_query_targets(quick)
+    tick("atlas query")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if not quick:
@@ -766,6 +818,13 @@ def to_markdown(res: dict) -> str:
                   f"{at['targets']['relative_width_at_1e12_max']:.0%}); the independent re-check "
                   f"{'passed' if at['recheck_passed'] else 'FAILED'} in {at['recheck_seconds']:.1f} s "
                   f"(target for region A: every cell certified in <= {at['targets']['seconds_max']} s).", ""]
+    aq = res.get("atlas_query")
+    if aq and aq.get("run"):
+        lines += ["Atlas member query (" + aq["atlas"] + "; load average " + ", ".join(f"{v:.1f}" for v in
+                  aq["load_average"]) + "): " + "; ".join(f"{r['member']}: {r['command_cpu_seconds']:.2f} s CPU, "
+                  f"{r['command_wall_seconds']:.2f} s wall as a command, {r['in_process_seconds'] * 1e3:.0f} ms in "
+                  "process" for r in aq["rows"]) + f" (target <= {aq['targets']['command_seconds_max']:g} s: "
+                  f"{'met' if aq['met'] else 'NOT met'}).", ""]
     m = res["monte_carlo"]
     lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
               f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",

@@ -16,7 +16,9 @@ tube or the Taylor prefix, slab hulls for the comparison lemma): every member's 
 own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell is
 
   certified   every applicable check certified it
-  refuted     a check found a member with a replayable counterexample (its evidence says how to replay it)
+  refuted     a check found a member, inside the hypotheses, with a counterexample to its statement that was
+              replayed with Arb balls before the cell was marked (verify.certify.replay; evidence["replay"] holds
+              the member, the step, the claim and the command, and the re-checker replays it again)
   open        otherwise; "reason" names the first check that did not certify and why (where: the cell's box)
 
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
@@ -186,8 +188,27 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
         tube = f" (the tube first: {bad['tube']})" if bad.get("tube") else ""
         return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{tube}"[:600],
                 "evidence": {"invariants": rec["invariants"], "C_multiple": rec["C_multiple"]}}
+    ev = {k: v for k, v in rec.items() if k not in ("status", "seconds")}
     return {"status": "certified", "reason": f"R invariant; every member in R by T0 = {rec['T0']} "
-            f"({rec['entry']['kind']})", "evidence": {k: v for k, v in rec.items() if k not in ("status", "seconds")}}
+            f"({rec['entry']['kind']})", "evidence": ev | {"lows": cell_lows(ev | {"path": cell.path}, cell, knobs.get("bits", 128))}}
+
+
+LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
+
+
+def cell_lows(ev: dict, cell: AtlasCell, bits: int = 128) -> list[str]:
+    """The comparison lemma's lower end per shell for a query to try first (verify.certify.comparison.schedule's
+    ``lows``): the smaller of the refined ends at the cell's two extreme cubic coefficients (c = s(1 + s)y rises with
+    s and y: the corners (s_lo, x_lo, y_lo) and (s_hi, x_hi, y_hi)), LOWS_MARGIN below. A hint, not evidence: a
+    query checks every shell it builds from them and refines a shell where one does not hold, so the hint
+    saves the refinement's passes (most of a query's time) without being trusted."""
+    from .arbfun import dyadic_down
+    from .family import cell_shells
+    inv = cell.invariants()
+    ends = [[sh.lo for sh in cell_shells(ev, tuple(b[k] for b in inv), bits, "the atlas")]
+            for k in (0, 1)]
+    return [frac_str(dyadic_down(min(a, b) * (1 - LOWS_MARGIN), 64)) if min(a, b) > 0 else "0"
+            for a, b in zip(*ends)]
 
 
 def trajectory_recheck(cell: dict, result: dict) -> None:
@@ -222,9 +243,37 @@ def run_cell(cell: AtlasCell, knobs: dict) -> dict:
             except Exception as exc:            # noqa: BLE001 - recorded as the cell's open reason, not hidden
                 results[name] = {"status": "open", "reason": f"the check raised {type(exc).__name__}: {exc}"[:600],
                                  "evidence": {}}
+    for name, res in results.items():
+        if res["status"] == "refuted":
+            results[name] = replayed(cell, name, res)
     status, reason = cell_status(results)
     return cell.as_dict() | {"status": status, "reason": reason, "checks": results,
                              "seconds": round(time.perf_counter() - t, 2)}
+
+
+def replayed(cell: AtlasCell, name: str, res: dict) -> dict:
+    """A check's refutation, kept only when its replay (verify.certify.replay: evidence["replay"]) names a member of
+    the cell inside the hypotheses and reproduces the failure with Arb balls now; otherwise the cell is open for
+    this check, saying why. Nothing outside a statement's hypotheses counts against it."""
+    from .replay import member_of, outside_hypotheses, replay
+    rec = res.get("evidence", {}).get("replay")
+    if not isinstance(rec, dict):
+        return {"status": "open", "reason": f"a refutation without a replay does not count ({res['reason']})"[:600],
+                "evidence": res.get("evidence", {})}
+    try:
+        member = member_of(rec)
+        why = outside_hypotheses(member) or (None if cell.contains(member) else "the member is not in the cell")
+        out = None if why else replay(rec)
+    except (ValueError, KeyError, TypeError) as exc:
+        why, out = f"the replay is malformed ({exc})", None
+    if why is not None:
+        return {"status": "open", "reason": f"a counterexample that does not count against {name}: {why}"[:600],
+                "evidence": res.get("evidence", {})}
+    if not out["reproduced"]:
+        return {"status": "open", "reason": f"the counterexample did not replay: {out['detail']}"[:600],
+                "evidence": res.get("evidence", {})}
+    return res | {"reason": f"{res['reason']}; replayed: {out['detail']} (replay: {rec['command']})"[:1200],
+                  "evidence": res["evidence"] | {"replayed": out}}
 
 
 def cell_status(results: dict) -> tuple:
@@ -452,7 +501,8 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
         near = min(others, key=lambda c: _gap(point, AtlasCell.of_record(c))) if others else None
         what = (f"; the nearest open cell is {near['path']} {near['box']} ({near['reason'][:200]})" if near else
                 f"; the atlas covers {data['spec']['ranges']}")
-        raise InvalidParameter("query", where, f"lies in no certified cell of the atlas{what}")
+        raise InvalidParameter("--query", where, f"must lie in a certified cell of the atlas: its point {where} lies in "
+                               f"none{what}")
     if cell_digest(home) != home.get("digest"):
         raise InvalidParameter("atlas", data.get("source", "the atlas"), f"cell {home['path']} does not match its "
                                "digest (the file was changed after it was written)")

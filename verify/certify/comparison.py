@@ -190,8 +190,21 @@ def _refined(hull, Zl, Zh, u_j, u_next, bits):
     return lo, h, n
 
 
-def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int, ratio: Fraction, c: Fraction
-             ) -> tuple[list[Shell], list[Obligation]]:
+def _hinted(hull, Zl, Zh, u_j, u_next, bits, lo):
+    """(lo, enclosures, n) on one shell with the given lower end, or None when the lemma does not apply there or
+    the induction's check z_hi(n) lo^2 <= 1 fails (see :func:`_refined`)."""
+    lo = Fraction(lo)
+    if not 0 <= lo < u_j:
+        return None
+    h = hull(lo, u_j)
+    if not _lemma_applies(h, u_j):
+        return None
+    n, zh = _shell_span(Zl, Zh, h, u_j, u_next, bits)
+    return (lo, h, n) if dyadic_up(zh) * lo**2 <= 1 else None
+
+
+def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int, ratio: Fraction, c: Fraction,
+             lows: list | None = None) -> tuple[list[Shell], list[Obligation]]:
     """Shells j = 0..shells with their entry steps; ``hull(lo, hi)`` gives the enclosures over the boxes
     meeting {lo <= u <= hi} (RegionCheck.hull; its [a, b] normalised by the cubic coefficient, here scaled by
     the regime's exact ``c``), z(T0) lies in [z0[0], z0[1]] (the prefix end ball).
@@ -218,7 +231,8 @@ def schedule(hull, u0: Fraction, shells: int, z0: tuple, bits: int, ratio: Fract
         if j == shells:
             lo, h, n = Fraction(0), hull(Fraction(0), u_j[j]), None
         else:
-            lo, h, n = _refined(hull, Zl, Zh, u_j[j], u_j[j + 1], bits)
+            hinted = _hinted(hull, Zl, Zh, u_j[j], u_j[j + 1], bits, lows[j]) if lows and j < len(lows) else None
+            lo, h, n = hinted or _refined(hull, Zl, Zh, u_j[j], u_j[j + 1], bits)
         if not _lemma_applies(h, u_j[j]):
             bad = j
             break

@@ -486,7 +486,8 @@ class FamilyCertificate:
 def cell_shells(cell: dict, P: tuple, bits: int, source: str) -> list:
     """The comparison lemma's shells for the member with invariants P (exact) in a certified cell (a record with
     "region", "slabs", "z_at_T0"): its own cubic coefficient over the cell's slab hulls (raises CertificateFailed
-    if the lemma's inequalities fail). Used by family and atlas queries."""
+    if the lemma's inequalities fail). Used by family and atlas queries. A cell's "lows" (an atlas cell's stored lower
+    ends, verify.certify.atlas.cell_lows) are tried first: a hint that saves the refinement, checked like any shell."""
     from .comparison import schedule
     from .coordinates import c_exact
     from .obligations import raise_first_failure
@@ -495,7 +496,7 @@ def cell_shells(cell: dict, P: tuple, bits: int, source: str) -> list:
     # this cell's hulls only: the other cells' stay encoded
     slabs = decode_slabs(cell["slabs"], reg, source, cell["path"] or "root")
     z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
-    shells, obs = schedule(slab_hull(slabs), u0, J, z0, bits, ratio, c_exact(P))
+    shells, obs = schedule(slab_hull(slabs), u0, J, z0, bits, ratio, c_exact(P), cell.get("lows"))
     raise_first_failure(obs)
     return shells
 

@@ -13,6 +13,11 @@ python-flint and the standard library besides), it re-verifies a file written by
                   verify.certify.recheck (invariants, region, entry through the tube or the Taylor prefix, slab
                   hulls, limits) on the cell's parameter box, which must hold the ties' image of the cell; a check
                   this checker does not know is refused (a cell is certified only by what was re-checked)
+  refutation      each refuted cell's replay (verify.certify.replay's record: statement, claim about alpha, member,
+                  step): the statement is one of the file's checks, the member lies in the cell and inside the
+                  hypotheses, and this checker iterates the member's map (its own Prefix on the file's formulas,
+                  Arb balls) to the step, where the ball of alpha must contradict the claim: the stored result is
+                  replayed, not trusted
 
 Open cells decide nothing and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -88,6 +93,52 @@ def recheck_positivity(F: R.Formulas, cell: dict, result: dict, ties: dict, log)
 
 
 RECHECKS = {"trajectory": recheck_trajectory, "positivity": recheck_positivity}
+RELATIONS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
+REPLAY_BITS = 256
+
+
+def recheck_refutation(F: R.Formulas, cell: dict, statements: dict, log) -> None:
+    """A refuted cell: some check's replay names a statement of the file, a member of the cell inside the
+    hypotheses (0 < rho < 1, 0 < x < 2, kappa > 0) and a step where its claim about alpha fails; the member's map
+    is iterated here (this checker's Prefix on the file's formulas, Arb balls) and the ball of alpha at the step
+    must lie wholly on the failing side. The stored result is not trusted."""
+    reps = [(n, r["evidence"]["replay"]) for n, r in cell.get("checks", {}).items()
+            if r.get("status") == "refuted" and isinstance(r.get("evidence", {}).get("replay"), dict)]
+    if not reps:
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: refuted, but no check carries a replay")
+    name, rep = reps[0]
+    if name not in statements or rep.get("statement") != name:
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: the replay's statement {rep.get('statement')!r} is "
+                            f"not the file's check {name!r}")
+    m = {n: R.frac(rep["member"][n]) for n in ("rho", "x", "kappa")}
+    if not (0 < m["rho"] < 1 and 0 < m["x"] < 2 and m["kappa"] > 0):
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: the member {rep['member']} is outside the "
+                            "hypotheses, so it refutes nothing")
+    if not all(R.frac(cell["box"][n][0]) <= m[n] <= R.frac(cell["box"][n][1]) for n in m):
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: the member {rep['member']} is not in the cell")
+    claim, step = rep["claim"], int(rep["step"])
+    if claim.get("quantity") != "alpha" or claim.get("relation") not in RELATIONS or step < 1:
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: this checker replays claims alpha REL bound at a "
+                            f"step >= 1, not {claim} at {step}")
+    old = R.ctx.prec
+    R.ctx.prec = REPLAY_BITS
+    try:
+        s = m["rho"] / (1 - m["rho"])
+        pre = R.Prefix(F, [(s, s), (m["x"], m["x"]), (m["kappa"] * m["x"], m["kappa"] * m["x"])])
+        pc, pb, dp = pre.balls()
+        while pre.t < step:
+            pre.step(pc, pb, dp)
+        a = pre.centre_box()[0]
+        lo, hi = R.lower(a), R.upper(a)
+    finally:
+        R.ctx.prec = old
+    holds, bound = RELATIONS[claim["relation"]], R.frac(claim["bound"])
+    if holds(lo, bound) or holds(hi, bound):
+        raise R.CheckFailed("refutation", f"cell {cell['path']}: the replay does not reproduce: alpha({step}) in "
+                            f"[{float(lo):.6g}, {float(hi):.6g}] does not contradict alpha {claim['relation']} "
+                            f"{claim['bound']}")
+    log("refutation", f"cell {cell['path']}: {name} fails at {rep['member']}, step {step}: alpha in "
+        f"[{float(lo):.6g}, {float(hi):.6g}] (replayed here)")
 
 
 def check_atlas(cert: dict, log) -> dict:
@@ -122,8 +173,8 @@ def check_atlas(cert: dict, log) -> dict:
         if c["status"] == "open":
             continue
         if c["status"] == "refuted":
-            raise R.CheckFailed("cell-checks", f"cell {c['path']}: refuted, but this checker replays no "
-                                "counterexample yet (none of its checks refutes)")
+            recheck_refutation(F, c, cert.get("checks", {}), log)
+            continue
         if not c.get("checks"):
             raise R.CheckFailed("cell-checks", f"cell {c['path']}: certified by no check")
         check_ties_in_box(c, ties)
@@ -140,7 +191,8 @@ def check_atlas(cert: dict, log) -> dict:
             RECHECKS[name](F, c, res, ties, log)
     if counts != cert.get("counts", counts):
         raise R.CheckFailed("format", f"the stated counts {cert.get('counts')} are not the cells' {counts}")
-    log("cell-checks", f"{counts['certified']} certified cells re-checked; {counts['open']} open")
+    log("cell-checks", f"{counts['certified']} certified cells re-checked; {counts['refuted']} refuted cells replayed; "
+        f"{counts['open']} open")
     return counts
 
 

@@ -8,7 +8,7 @@ import time
 import click
 
 from ..model.numbers import frac_str
-from .options import handle_errors
+from .options import CliError, handle_errors
 
 
 def parse_box(rho: str, x: str, kappa: str) -> dict:
@@ -31,31 +31,38 @@ def parse_grid(text: str) -> tuple:
     return g
 
 
+QUERY_FORM = "NAME=VALUE,... with make_setting's names, e.g. D=100000,K=3,eta=1/10,vstar-norm=1,preset=sts"
+
+
 def parse_member(text: str):
     """``D=100000,K=3,eta=1/10,vstar-norm=1,preset=sts`` -> a validated Setting (make_setting's keywords; a dash
-    in a name is an underscore)."""
+    in a name is an underscore). Any problem is reported against --query as typed, with the valid form."""
     from ..errors import InvalidParameter
     from ..model import make_setting
     kw = {}
     for item in text.split(","):
         name, sep, value = item.partition("=")
         name = name.strip().replace("-", "_")
-        if not sep or not name:
-            raise InvalidParameter("query", text, "must be NAME=VALUE,... such as D=100000,K=3,eta=1/10,"
-                                   "vstar-norm=1,preset=sts")
+        if not sep or not name or not value.strip():
+            raise InvalidParameter("--query", text, f"must be {QUERY_FORM} ({item.strip() or 'an empty item'!r} is "
+                                   "not NAME=VALUE)")
         kw[name] = value.strip()
     if "D" not in kw:
-        raise InvalidParameter("query", text, "must give D (the regime's length)")
-    for n in ("D", "K", "N", "M", "d"):
+        raise InvalidParameter("--query", text, f"must give D (the regime's length): {QUERY_FORM}")
+    for n in ("D", "K", "N", "M", "d", "seed"):
         if n in kw:
             try:
                 kw[n] = int(kw[n])
             except ValueError:
-                raise InvalidParameter("query", f"{n}={kw[n]}", f"{n} must be an integer") from None
+                raise InvalidParameter("--query", text, f"must give {n} as an integer, not {kw[n]!r}: {QUERY_FORM}"
+                                       ) from None
     try:
         return make_setting(**kw)
     except TypeError as exc:
-        raise InvalidParameter("query", text, f"names an option make_setting does not take ({exc})") from None
+        raise InvalidParameter("--query", text, f"names an option make_setting does not take ({exc}): {QUERY_FORM}"
+                               ) from None
+    except InvalidParameter as exc:
+        raise InvalidParameter("--query", text, f"must describe a valid regime ({exc.describe()})") from None
 
 
 def _newest_atlas():
@@ -150,7 +157,10 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     summary = {"status": "complete", "file": path, "sha256": digest, "counts": data["counts"],
                "cells": len(cells), "seconds": round(seconds, 2),
                "open": [{"path": c["path"], "box": c["box"], "reason": c["reason"]} for c in data["cells"]
-                        if c["status"] == "open"]}
+                        if c["status"] == "open"],
+               "refuted": [{"path": c["path"], "box": c["box"], "reason": c["reason"], "replay": next(
+                   (r["evidence"]["replay"]["command"] for r in c["checks"].values() if r["status"] == "refuted"),
+                   None)} for c in data["cells"] if c["status"] == "refuted"]}
     if as_json:
         click.echo(json.dumps(summary, indent=1))
         return
@@ -160,6 +170,8 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                f"{seconds:.1f} s: {n['certified']} certified, {n['refuted']} refuted, {n['open']} open")
     for c in summary["open"]:
         click.echo(f"  open {c['path']} {c['box']}: {c['reason'][:200]}")
+    for c in summary["refuted"]:
+        click.echo(f"  refuted {c['path']} {c['box']}: {c['reason'][:200]}; replay: {c['replay']}")
     click.echo(f"saved to {path} (sha256 {digest[:16]})")
     if n["certified"] < len(cells):
         sys.exit(1)
@@ -168,10 +180,10 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
 def atlas_query(query: str, path, Ts, as_json) -> None:
     """One regime's bounds from the atlas (verify.certify.atlas.query); exit 2 outside every certified cell."""
     from ..certify import atlas as A
-    from ..errors import InvalidParameter
-    if path is None:
-        raise InvalidParameter("atlas", None, "must name an atlas file (--atlas FILE): none is in the cache")
     s = parse_member(query)
+    if path is None:
+        raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
+                       "--x LO..HI --kappa LO..HI)")
     data = A.load_atlas(path) | {"source": str(path)}
     out = A.query(data, s, Ts, None if as_json else 8)
     if as_json:
@@ -188,11 +200,11 @@ def atlas_figure(path, out: str) -> None:
     """The atlas figure (verify.certify.atlas_figure) written atomically to ``out``."""
     from ..certify import atlas as A
     from ..certify.atlas_figure import atlas_figure as draw
-    from ..errors import InvalidParameter
     from ..run.atomic import write_bytes_atomic
     from .certify import check_save_path
     if path is None:
-        raise InvalidParameter("atlas", None, "must name an atlas file (--atlas FILE): none is in the cache")
+        raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
+                       "--x LO..HI --kappa LO..HI)")
     check_save_path(out)
     png, caption = draw(A.load_atlas(path))
     write_bytes_atomic(out, png)

@@ -228,7 +228,7 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
 PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
             "regime": "regime_file", "member": "query", "convention": "convention_file",
             "REPORT_A": "report_a", "REPORT_B": "report_b",
-            "NAME": "name", "probe": "name", "from": "src",
+            "NAME": "name", "probe": "name", "from": "src", "atlas": "atlas_path",
             "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
 
 

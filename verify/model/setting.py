@@ -27,8 +27,10 @@ P_KINDS = ("identity", "permutation", "sinusoidal", "explicit")
 P_STRUCTURES = ("orthogonal", "general")
 INITS = ("zero", "random")
 RELU_AT_ZERO = ("radial", "error")
-# Largest dimension the toolkit accepts: a full-matrix step costs O(D^3); beyond this the
-# exact engines are impractical and the reduced recursion needs no D-sized storage anyway.
+# Largest dimension a full-matrix computation accepts: it builds D x D arrays (P, S*) and a step costs O(D^3);
+# beyond this they are impractical. The cap applies where such an array is built (Setting.p_exact, Setting.sstar:
+# check_full_dims), not to a setting: the reduced recursion, the invariants and the atlas need no D-sized storage
+# and take any D. M and d (the sizes of W_X and V*, stored as M x d) keep it at construction.
 MAX_DIM = 4096
 
 
@@ -77,8 +79,16 @@ class Setting:
         """||V*||_F^2, exactly."""
         return sum(self.row_norm2(), Fraction(0))
 
+    def check_full_dims(self) -> None:
+        """Refuse, naming D and its range, a D too large for a computation that builds D x D arrays (MAX_DIM)."""
+        if self.D > MAX_DIM:
+            raise InvalidParameter("D", self.D, f"must satisfy 1 <= D <= {MAX_DIM} for a full-matrix computation (it "
+                                   "builds D x D arrays); the reduced engine, `verify atlas --query` and the "
+                                   "invariants take any D >= 1")
+
     def sstar(self) -> list[list[Fraction]]:
-        """S* as a D x N list of exact entries."""
+        """S* as a D x N list of exact entries (a full-matrix input: D <= MAX_DIM)."""
+        self.check_full_dims()
         S = [[Fraction(0)] * self.N for _ in range(self.D)]
         for j, g in enumerate(self.supports):
             w = self.sstar_weights[j] if self.sstar_weights else [Fraction(1, max(self.K, 1))] * len(g)
@@ -100,7 +110,9 @@ class Setting:
         return np.array([[float(x) for x in row] for row in self.p_exact()], dtype=float)
 
     def p_exact(self) -> list[list[Fraction]]:
-        """P with exact rational entries where the kind has them (sinusoidal: float64 values)."""
+        """P with exact rational entries where the kind has them (sinusoidal: float64 values); D x D, so D <=
+        MAX_DIM."""
+        self.check_full_dims()
         D = self.D
         if self.p_matrix is not None:
             return [list(r) for r in self.p_matrix]
@@ -283,7 +295,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
     """
     pr = Problems()
     dims = {}
-    for name, value, lo, hi in (("D", D, 1, MAX_DIM), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM),
+    for name, value, lo, hi in (("D", D, 1, None), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM),
                                 ("seed", seed, 0, None)):
         with pr.check():
             dims[name] = check_int(name, value, lo, hi)
