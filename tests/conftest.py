@@ -38,6 +38,20 @@ def pytest_unconfigure(config):
         os.environ.pop(_CACHE_OWNER)
 
 
+# Session fixtures that take tens of seconds to a few minutes to build: under pytest-xdist (`--dist loadgroup`, the
+# suite's default) the tests that use one run on one worker, so each is built once per session, not once per worker.
+SHARED_FIXTURES = ("ci_claims", "small_family", "small_family_path", "regime_certificate", "tube_cell")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put the tests that use a shared session fixture in that fixture's xdist group (SHARED_FIXTURES)."""
+    for item in items:
+        used = [f for f in SHARED_FIXTURES if f in getattr(item, "fixturenames", ())]
+        if used:
+            group = "small_family" if used[0] == "small_family_path" else used[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 # Every statement's verdict, worked out by hand from what each statement quantifies over and what its evidence
 # covers (never by applying verify.evidence.decide to the saved records again): (verdict, extent, words the why
 # must contain). "whole": exact or rigorous records cover everything the statement quantifies over; "part": they
