@@ -1956,13 +1956,16 @@ def main(argv=None) -> int:
         print("usage: python -m verify.certify.recheck FILE [--workers N] (N in 1..64: a family's cells on N Dask "
               "processes)", file=sys.stderr)
         return 2
-    lines = []
+    return report_check(lambda path, log: check_file(path, log, workers), argv[0], "certificate")
 
+
+def report_check(check, path: str, what: str) -> int:
+    """Run ``check(path, log)``, printing each step it passed, then the trusted statements and "<what> verified"
+    (exit status 0), or the step that failed (1): the output of every re-checker's command line."""
     def log(step, detail):
-        lines.append(f"ok  {step}: {detail}")
-        print(lines[-1])
+        print(f"ok  {step}: {detail}")
     try:
-        cert = check_file(argv[0], log, workers)
+        cert = check(path, log)
     except CheckFailed as exc:
         print(f"FAILED {exc.step}: {exc.detail}")
         return 1
@@ -1971,7 +1974,7 @@ def main(argv=None) -> int:
         return 1
     for t in cert.get("trusts", []):
         print(f"trusted: {t['statement']} ({t['proof']})")
-    print(f"certificate verified: {argv[0]}")
+    print(f"{what} verified: {path}")
     return 0
 
 

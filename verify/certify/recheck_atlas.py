@@ -213,21 +213,7 @@ def main(argv=None) -> int:
     if len(argv) != 1:
         print("usage: python -m verify.certify.recheck_atlas FILE", file=sys.stderr)
         return 2
-
-    def log(step, detail):
-        print(f"ok  {step}: {detail}")
-    try:
-        cert = check_file(argv[0], log)
-    except R.CheckFailed as exc:
-        print(f"FAILED {exc.step}: {exc.detail}")
-        return 1
-    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
-        print(f"FAILED format: the file lacks or misstates an entry ({type(exc).__name__}: {exc})")
-        return 1
-    for t in cert.get("trusts", []):
-        print(f"trusted: {t['statement']} ({t['proof']})")
-    print(f"atlas verified: {argv[0]}")
-    return 0
+    return R.report_check(check_file, argv[0], "atlas")
 
 
 if __name__ == "__main__":
