@@ -114,10 +114,18 @@ class Drawing:
     caption: str
 
     def png(self) -> bytes:
-        buf = io.BytesIO()
-        # Fixed metadata: the same data give the same bytes (no creation date in the file).
-        self.figure.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-        return buf.getvalue()
+        return png_bytes(self.figure, close=False)
+
+
+def png_bytes(fig, close: bool = True) -> bytes:
+    """The figure as PNG bytes, the report's size (dpi 110, tight); closed after unless ``close`` is False."""
+    buf = io.BytesIO()
+    # Fixed metadata: the same data give the same bytes (no creation date in the file).
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    if close:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    return buf.getvalue()
 
 
 # --- reading saved data ------------------------------------------------------------------------------

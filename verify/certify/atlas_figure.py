@@ -3,8 +3,9 @@ and the presets' paths as D grows (sts at fixed ||V*|| moves along rho; cnn and 
 fixed, move towards kappa -> 0)."""
 from __future__ import annotations
 
-import io
 from fractions import Fraction
+
+from ..plotting import png_bytes
 
 COLOURS = {"certified": "tab:green", "refuted": "tab:red", "open": "0.75"}
 PATH_COLOURS = ("tab:blue", "tab:purple", "tab:orange")
@@ -65,11 +66,9 @@ def atlas_figure(data: dict, paths=PATHS) -> tuple[bytes, str]:
     fig.suptitle(f"atlas of ρ {data['spec']['ranges']['rho']}, x {data['spec']['ranges']['x']}, κ "
                  f"{data['spec']['ranges']['kappa']}: {n.get('certified', 0)} certified, {n.get('refuted', 0)} "
                  f"refuted, {n.get('open', 0)} open", fontsize=10)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    png = png_bytes(fig)
     caption = ("The atlas's cells in slices of x, coloured by status (green certified: every regime of the cell "
                "has certified all-time bounds; grey open; red refuted), with the presets' regimes as D doubles from "
                "2K: sts at fixed ||V*|| moves along ρ towards 0; cnn and gcn (η scaled to keep x fixed) move towards "
                "κ → 0.")
-    return buf.getvalue(), caption
+    return png, caption

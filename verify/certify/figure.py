@@ -6,9 +6,9 @@ into plain floats; :func:`certified_band_figure` draws from a certificate or fro
 """
 from __future__ import annotations
 
-import io
 import math
 
+from ..plotting import png_bytes
 from .bounds import QUANTITIES
 LABELS = {"excess_loss": "L − L_opt", "s_err": "‖S − S*‖_F", "w_err": "‖W_X − V*‖_F"}
 T_MAX = 10**12
@@ -119,11 +119,9 @@ def certified_band_figure(cert, trajectory=None) -> tuple[bytes, str]:
     reg = data.get("regime") or {}
     fig.suptitle(f"All-time certificate ({data.get('kind', '')}), D={reg.get('D')} K={reg.get('K')} N={reg.get('N')} "
                  f"eta={reg.get('eta_v')}: certified bounds for every T, out to 10^12", fontsize=10)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    png = png_bytes(fig)
     caption = ("Certified lower and upper bounds (shaded) on L − L_opt, ‖S − S*‖_F and ‖W_X − V*‖_F for every T "
                "out to 10^12 (top, log–log), and the same bands times (ηT)^p (bottom: p = 1 for the loss, ½ for the "
                "parameter errors), which tend to the derived rate constants: Arb balls up to T0 (the band is the ball "
                "radius), then the comparison lemma on the trapping region; the float64 GD trajectory lies inside.")
-    return buf.getvalue(), caption
+    return png, caption

@@ -6,9 +6,10 @@ fits after dividing out the finite-D factors; the raw fits are drawn beside them
 """
 from __future__ import annotations
 
-import io
 import math
 from fractions import Fraction
+
+from ..plotting import png_bytes
 
 GROUPS = (("excess_loss", "L − L_opt"), ("s_err", "‖S − S*‖_F"), ("w_err", "‖W_X − V*‖_F"), ("tstar", "T*"))
 
@@ -108,9 +109,8 @@ def convention_figure(result: dict):
     ax.set_ylim(min(0, *finite) - 0.3, max(finite) + 1.2)
     ax.set_title("Which convention makes Theorem 3.1's D-exponents true?")
     fig.legend(loc="outside lower center", ncols=3, fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    return buf.getvalue(), _caption(result)
+    png = png_bytes(fig)
+    return png, _caption(result)
 
 
 __all__ = ["convention_figure"]
