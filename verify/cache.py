@@ -83,15 +83,21 @@ def entry_lock(path: Path):
         lock.release()
 
 
+def entry_path(name: str, args: tuple) -> Path:
+    """The file that keeps ``name(*args)`` for this code version and these LIBRARIES' versions."""
+    from .run.version import code_version
+    key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
+    return cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
+
+
 def by_code_version(name: str):
     """Decorator: ``f(*args)`` (arguments with a stable ``repr``) is computed once per code version (and per
     version of the LIBRARIES) and kept as ``cache_dir("derivations")/<name>-<key>-<code version>.pickle``."""
     def wrap(f):
         @functools.wraps(f)
         def cached(*args):
-            from .run.version import code_version
-            key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
-            path = cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
+            path = entry_path(name, args)
+            key = path.name[len(name) + 1:].split("-")[0]
             found = _read_pickle(path)
             if found is not _MISSING:
                 return found
@@ -111,4 +117,4 @@ def by_code_version(name: str):
     return wrap
 
 
-__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir", "entry_lock"]
+__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir", "entry_lock", "entry_path"]
