@@ -17,9 +17,12 @@ from .options import check_writable_dir, handle_errors
 @click.option("--dask/--no-dask", "dask", default=None,
               help="also measure the Dask targets: certified-sweep throughput on 1 and 2 workers, per-task "
                    "overhead [default: on, off with --quick]")
+@click.option("--only", "only", type=click.Choice(["examples"]), default=None,
+              help="run one target alone and write OUT/NAME.json and NAME.md: 'examples' times every example command "
+                   "of README.md and docs/*.md against its 60 s budget")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def bench_cmd(as_json, quick, out_dir, dask, quiet):
+def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     """Measure steps/s of every engine (and Dask's sweep scaling and overhead); write OUT/bench.json and bench.md.
 
     The full measurement takes several minutes (6 to 8 on 2 cores; bench.json records its time under
@@ -31,6 +34,13 @@ def bench_cmd(as_json, quick, out_dir, dask, quiet):
     from .progress import progress
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
     check_tmpdir()
+    if only:
+        from ..bench import run_only
+        from ..examples import documented_examples
+        with progress(f"verify bench --only {only}", len(documented_examples()), quiet) as bar:
+            res, md = run_only(only, out_dir, tick=lambda name: bar.advance(description=name))
+        click.echo(json.dumps(res, indent=1) if as_json else md)
+        return
     with progress("verify bench", measurement_count(quick, dask), quiet) as bar:
         res = run_bench(quick=quick, out_dir=out_dir, dask=dask,
                         tick=lambda name: bar.advance(description=f"bench: {name}"))
