@@ -61,7 +61,9 @@ def test_the_bench_times_the_pages_examples_and_no_other(site, monkeypatch):
 
     def fake(ex, folder, budget):
         ran.append((ex.command, sorted(p.name for p in folder.iterdir())))
-        return {"command": ex.command, "met": ex.command != "verify derive --json"}
+        met = ex.command != "verify derive --json"
+        return {"command": ex.command, "met": met, "seconds": 1.0, "cpu_seconds": 1.0, "stopped": False,
+                "exit_status": 0}
 
     monkeypatch.setattr(examples, "run_example", fake)
     res = examples.time_examples(site)

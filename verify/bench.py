@@ -679,7 +679,7 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
         res["kernel"] = kernel_bench()          # verify export/prove --coq: every group (needs coqc)
         tick("kernel route (Coq)")
     if not quick:                                # every documented example against its 60 s (verify.examples)
-        res["examples"] = time_examples(tick=lambda command: tick(f"example: {command}"))
+        res["examples"] = time_examples(tick=lambda line: tick(f"example {line}"))
     if dask if dask is not None else not quick:
         res["dask"] = {"sweep_scaling": sweep_scaling(quick)}
         tick("Dask sweep scaling")

@@ -162,7 +162,7 @@ def run_example(example: Example, folder: Path, budget: float = BUDGET_SECONDS) 
 def time_examples(root: Path = ROOT, budget: float = BUDGET_SECONDS, tick=None) -> dict:
     """Every documented example (:func:`documented_examples`) run in page order in one scratch folder holding the
     documented input files, timed against ``budget``; those of OWN_BUDGET are listed with why, not run.
-    ``tick(command)`` after each example."""
+    ``tick(line)`` after each example: the command and its time, one line."""
     tick = tick or (lambda name: None)
     rows, skipped = [], []
     with tempfile.TemporaryDirectory(prefix="verify-examples-") as tmp:
@@ -172,9 +172,13 @@ def time_examples(root: Path = ROOT, budget: float = BUDGET_SECONDS, tick=None) 
             why = own_budget(ex)
             if why:
                 skipped.append({"page": ex.page, "line": ex.line, "command": ex.command, "why": why})
+                tick(f"{ex.command}: not run ({why})")
             else:
-                rows.append(run_example(ex, Path(tmp), budget))
-            tick(ex.command)
+                r = run_example(ex, Path(tmp), budget)
+                rows.append(r)
+                tick(f"{ex.command}: {r['seconds']:.1f} s wall, {r['cpu_seconds']:.1f} s CPU"
+                     + ("" if r["met"] else " (stopped)" if r["stopped"] else
+                        f" (exit {r['exit_status']})" if r["exit_status"] else " (over budget)"))
     return {"budget_seconds": budget, "machine_cpus": os.cpu_count(), "load_average": list(os.getloadavg()),
             "examples": rows, "own_budget": skipped, "met": all(r["met"] for r in rows),
             "over_budget": [r["command"] for r in rows if not r["met"]]}

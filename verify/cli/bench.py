@@ -38,7 +38,10 @@ def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
         from ..bench import run_only
         from ..examples import documented_examples
         with progress(f"verify bench --only {only}", len(documented_examples()), quiet) as bar:
-            res, md = run_only(only, out_dir, tick=lambda name: bar.advance(description=name))
+            def tick(line):
+                bar.log(f"  {line}")
+                bar.advance()
+            res, md = run_only(only, out_dir, tick=tick)
         click.echo(json.dumps(res, indent=1) if as_json else md)
         return
     with progress("verify bench", measurement_count(quick, dask), quiet) as bar:
