@@ -50,7 +50,7 @@ def test_examples_are_the_concrete_verify_lines_of_shell_blocks(site):
     assert got == [("README.md", 11, "verify run --D 8 --K 2 --preset sts --steps 10 --json"),
                    ("README.md", 15, "verify all --profile ci"),
                    ("README.md", 16, "verify probe --list"),
-                   ("docs/b.md", 2, "verify derive --json")]
+                   ("docs/" + "b.md", 2, "verify derive --json")]
     assert examples.documented_files(site) == {"my.json": '{"D": 8}\n', "other.toml": 'loss = "mean"\n'}
 
 

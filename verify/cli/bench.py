@@ -18,7 +18,7 @@ from .options import check_writable_dir, handle_errors
               help="also measure the Dask targets: certified-sweep throughput on 1 and 2 workers, per-task "
                    "overhead [default: on, off with --quick]")
 @click.option("--only", "only", type=click.Choice(["examples"]), default=None,
-              help="run one target alone and write OUT/NAME.json and NAME.md: 'examples' times every example command "
+              help="run one target alone and write its JSON and Markdown to OUT ('examples': OUT/examples.json, .md): every example command "
                    "of README.md and docs/*.md against its 60 s budget")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
