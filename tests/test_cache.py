@@ -86,3 +86,23 @@ def test_the_fast_kernel_is_compiled_once_per_cache(tmp_path):
     assert runs[0]["loss"] == runs[1]["loss"] and runs[0]["alpha"] == runs[1]["alpha"]
     kept = list((tmp_path / "numba").glob("fast_kernel_*.py"))
     assert len(kept) == 1 and "def run_batch(" in kept[0].read_text()
+
+
+def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path, monkeypatch):
+    """A cache folder that cannot be written (here a file stands where it should be): the kernel is compiled in
+    the process, and computes what the plain-Python reduced engine computes (float64, same recursion)."""
+    from verify.engines import iterate
+    from verify.engines import fast
+    from verify.model import make_setting
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocked))
+    fast.compiled_kernel.cache_clear()
+    try:
+        s = make_setting(D=8, K=2, eta="1/8", preset="sts")
+        got = fast.iterate_fast(s, 200, checkpoints=[200]).trajectory(0).records[-1]
+        ref = iterate(s, 200, "reduced", "float64", None, [200]).records[-1]
+        assert got.excess_loss == pytest.approx(float(ref.excess_loss), rel=1e-12)
+        assert not list(tmp_path.glob("**/fast_kernel_*.py"))
+    finally:
+        fast.compiled_kernel.cache_clear()
