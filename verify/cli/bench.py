@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .options import check_writable_dir, handle_errors
+from .options import CliError, check_writable_dir, handle_errors
 
 
 @click.command("bench")
@@ -32,6 +32,8 @@ def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     from ..bench import measurement_count, run_bench, to_markdown
     from ..run.execute import check_tmpdir
     from .progress import progress
+    if only and (quick or dask is not None):
+        raise CliError(f"--only: runs the target {only!r} alone, which has no --quick or --dask: drop them")
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
     check_tmpdir()
     if only:
