@@ -51,6 +51,7 @@ def _jax():
         from ..cache import cache_dir
         jax.config.update("jax_compilation_cache_dir", str(cache_dir("jax")))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_compilation_cache_max_size", 2**28)   # least recently used entries go past 256 MB
     return jax, jax.numpy
 
 
