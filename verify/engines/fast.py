@@ -18,8 +18,8 @@ import json
 import math
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -114,11 +114,25 @@ def kernel_module_path(source: str) -> Path:
     return cache_dir("numba") / f"fast_kernel_{digest}.py"
 
 
-@lru_cache(maxsize=None)
+_KERNELS: dict = {}                  # (sigma, case) -> the compiled kernel of this process
+_KERNELS_LOCK = threading.Lock()     # threads of one process (in-process Dask workers) build a kernel once
+
+
 def compiled_kernel(sigma: Sigma, case: str):
     """numba-compiled batch driver for one sigma and case of K. Compiled once per machine: the generated
     module is written once to the cache folder and numba caches its machine code there (``cache=True``), so a
-    later process (every part of ``verify all`` is one) loads it instead of compiling again (about 3.5 s)."""
+    later process (every part of ``verify all`` is one) loads it instead of compiling again (about 3.5 s).
+    Kept per process (one build when several threads ask at once)."""
+    with _KERNELS_LOCK:
+        if (sigma, case) not in _KERNELS:
+            _KERNELS[(sigma, case)] = _build_kernel(sigma, case)
+        return _KERNELS[(sigma, case)]
+
+
+compiled_kernel.cache_clear = _KERNELS.clear      # as functools.lru_cache's, for the tests
+
+
+def _build_kernel(sigma: Sigma, case: str):
     import numba
     source = kernel_source(sigma, case)
     path = kernel_module_path(source)
@@ -133,12 +147,10 @@ def compiled_kernel(sigma: Sigma, case: str):
         return numba.njit(cache=False, fastmath=False)(ns["run_batch"])
     # A module numba can find again by name (sys.modules): a cached kernel's environment is rebuilt from it.
     name = f"verify_fast_kernel_{path.stem}"
-    mod = sys.modules.get(name)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)                 # generated from SymPy (kernel_source)
-        sys.modules[name] = mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)                     # generated from SymPy (kernel_source)
+    sys.modules[name] = mod
     for fn in ("step_pair", "row_loss", "s_err2", "p_mass"):
         setattr(mod, fn, numba.njit(cache=True, fastmath=False)(getattr(mod, fn)))
     kern = numba.njit(cache=True, fastmath=False)(mod.run_batch)
