@@ -122,6 +122,8 @@ ROWS = [
     # --- bench, all, report: output folders checked before the work ------------------------------
     (["bench", "--out", "{FILE}"], "--out", "{FILE}"),
     (["bench", "--out", "{FILE}/sub"], "--out", "{FILE}/sub"),
+    (["bench", "--only", "everything"], "--only", "everything"),
+    (["bench", "--only", "examples", "--quick"], "--only", "examples"),
     (["all", "--out", "{FILE}/sub"], "--out", "{FILE}/sub"),
     (["all", "--out", "{FILE}"], "--out", "{FILE}"),
     (["all", "--jobs", "0"], "--jobs", "0"),

@@ -211,3 +211,32 @@ def test_bench_dask_targets_run_at_tiny_sizes():
                                               "reduced_gradient_seconds": 0.1, "rows": []},
                               "dask": {"sweep_scaling": sc, "overhead": ov}})
     assert "rows/s with 1 worker" in text and "per-task overhead" in text
+
+
+def _report_then_wait(topic: str, ack: str) -> bool:
+    """A task that sends one progress message, then waits for the client to say it arrived."""
+    from distributed import Event
+    from verify.run.execute import report_progress
+    report_progress(topic, ["row", 0.25])
+    return Event(ack).wait(timeout=120)
+
+
+def test_a_task_s_progress_message_reaches_the_client():
+    """verify.run.execute.report_progress inside a task reaches the handler of Executor.subscribe while the task
+    still runs (the task waits for the client's acknowledgement: no sleep, and a lost message fails the test)."""
+    import threading
+    from distributed import Event
+    from verify.run.execute import Executor
+    got, arrived = [], threading.Event()
+
+    def handler(msg):
+        got.append(msg)
+        arrived.set()
+
+    with Executor(workers=1, processes=False) as ex:
+        ex.subscribe("verify-test-progress", handler)
+        fut = ex.client.submit(_report_then_wait, "verify-test-progress", "verify-test-ack", pure=False)
+        assert arrived.wait(120), "the progress message never reached the client"
+        Event("verify-test-ack", client=ex.client).set()
+        assert fut.result(timeout=120) is True
+    assert got == [["row", 0.25]]

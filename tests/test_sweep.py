@@ -305,3 +305,22 @@ def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
     tasks = plan_rows(parse_grid(grid), steps, measures, {}, code_version())
     _, todo, reused = sort_rows(tasks, rows, fresh=False)
     assert reused == 1 and [dict(map(tuple, t["point"]))["D"] for t in todo] == [8]
+
+
+def test_a_running_row_reports_the_fraction_of_its_steps_done(monkeypatch):
+    """A row tells the client how far it is as its measurements advance (the sweep's counter counts steps, not
+    rows): trajectory (one call of the fast engine) then certified (Arb, a progress call every 1000 steps) over
+    3000 steps, each half of the row; the messages rise to 1 and include the certified run's 1000 and 2000 steps:
+    (1 + 1000/3000)/2 and (1 + 2000/3000)/2 of the row."""
+    sent = []
+    monkeypatch.setattr(sweep_run, "report_progress", lambda topic, msg: sent.append((topic, msg)))
+    monkeypatch.setattr(sweep_run, "PROGRESS_INTERVAL", 0.0)
+    task = plan_rows(parse_grid(["D=8", "K=2"]), 3000, ["trajectory", "certified"], {"arb_bits": 128},
+                     code_version())[0]
+    row = compute_row(task)
+    assert row["status"] == "ok"
+    assert {topic for topic, _ in sent} == {sweep_run.PROGRESS_TOPIC} and {m[0] for _, m in sent} == {task["key"]}
+    fractions = [m[1] for _, m in sent]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and 0.5 in fractions
+    for want in ((1 + 1000 / 3000) / 2, (1 + 2000 / 3000) / 2):
+        assert any(abs(f - want) < 1e-12 for f in fractions), (want, fractions)

@@ -19,6 +19,7 @@ import time
 import mpmath
 import numpy as np
 
+from .examples import documented_examples, examples_markdown, time_examples
 from .run.atomic import write_bytes_atomic
 from .model import make_setting
 from .model.regimes import BENCHMARK_REGIME
@@ -116,7 +117,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     with_dask = dask if dask is not None else not quick
     sizes = full_sizes(quick)
     return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 10
-            + (2 if with_dask else 0) + (0 if quick else 2))
+            + (2 if with_dask else 0) + (0 if quick else 2 + len(documented_examples())))
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -731,6 +732,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
         tick("kernel route (Coq)")
         res["kernel_boxes"] = trapping_bench()  # the bench certificate's every box as a CoqInterval goal
         tick("trapping region's boxes (Coq)")
+    if not quick:                                # every documented example against its 60 s (verify.examples)
+        res["examples"] = time_examples(tick=lambda line: tick(f"example {line}"))
     if dask if dask is not None else not quick:
         res["dask"] = {"sweep_scaling": sweep_scaling(quick)}
         tick("Dask sweep scaling")
@@ -740,6 +743,21 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     write_bytes_atomic(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1).encode())
     write_bytes_atomic(os.path.join(out_dir, "bench.md"), to_markdown(res).encode())
     return res
+
+
+# The targets ``verify bench --only NAME`` runs alone: name -> (what it measures, its runner(tick), its Markdown).
+ONLY = {"examples": ("every example command of README.md and docs/*.md against 60 s (verify.examples)",
+                     lambda tick: time_examples(tick=tick), examples_markdown)}
+
+
+def run_only(name: str, out_dir: str, tick=None) -> tuple[dict, str]:
+    """One target of ONLY alone: its result and Markdown, written to OUT/NAME.json and OUT/NAME.md atomically."""
+    _, runner, markdown = ONLY[name]
+    res = runner(tick or (lambda what: None))
+    md = "\n".join([f"# verify bench --only {name}", ""] + markdown(res))
+    write_bytes_atomic(os.path.join(out_dir, f"{name}.json"), json.dumps(res, indent=1).encode())
+    write_bytes_atomic(os.path.join(out_dir, f"{name}.md"), md.encode())
+    return res, md
 
 
 def to_markdown(res: dict) -> str:
@@ -843,6 +861,8 @@ def to_markdown(res: dict) -> str:
                   f"{100 * ov['overhead_fraction']:.3g}% (target < {100 * ov['target_fraction']:g}%); "
                   "wall x workers over task time: "
                   f"{100 * ov['sweep_overhead_and_idle_fraction']:.3g}% overhead and idle."]
+    if res.get("examples"):
+        lines += [""] + examples_markdown(res["examples"])
     k = res.get("kernel")
     if k:
         lines += ["", (f"Kernel route (`verify export --coq`, `verify prove --coq`, Coq {k['versions']['coq']}): "

@@ -6,16 +6,21 @@ else ``.cache/verify/`` at the project root in a source checkout (gitignored), e
 (``$XDG_CACHE_HOME/verify``, by default ``~/.cache/verify``). A result cached by :func:`by_code_version`
 is a pickle named by the function, its arguments and the code version (verify.run.version): any edit of
 the sources makes a new file, so a cached derivation is never reused across edits. Files are written
-atomically (verify.run.atomic); an unreadable file is recomputed. The cache is ours: nothing else writes there.
+atomically (verify.run.atomic); an unreadable file is recomputed. An entry is computed under a lock
+(:func:`entry_lock`): processes that need it at the same time (the parts of ``verify all``) compute it once.
+The cache is ours: nothing else writes there.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import pickle
 from pathlib import Path
 from importlib import metadata
+
+from filelock import FileLock
 
 from .run.atomic import write_bytes_atomic
 
@@ -49,27 +54,67 @@ def library_versions() -> str:
     return " ".join(out)
 
 
+_MISSING = object()
+
+
+def _read_pickle(path: Path):
+    """The value kept in ``path``, or _MISSING when there is none (or it cannot be read: recomputed)."""
+    try:
+        return pickle.loads(path.read_bytes())
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
+        return _MISSING
+
+
+@contextlib.contextmanager
+def entry_lock(path: Path):
+    """Hold the lock of cache entry ``path`` (a ``.lock`` file beside it) while it is computed, so that
+    processes that need the same entry compute it once: the others wait, then read the file. Where the cache
+    folder cannot hold a lock file (read-only), each process computes for itself, as without the lock."""
+    lock = FileLock(os.fspath(path) + ".lock", thread_local=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def entry_path(name: str, args: tuple) -> Path:
+    """The file that keeps ``name(*args)`` for this code version and these LIBRARIES' versions."""
+    from .run.version import code_version
+    key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
+    return cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
+
+
 def by_code_version(name: str):
     """Decorator: ``f(*args)`` (arguments with a stable ``repr``) is computed once per code version (and per
     version of the LIBRARIES) and kept as ``cache_dir("derivations")/<name>-<key>-<code version>.pickle``."""
     def wrap(f):
         @functools.wraps(f)
         def cached(*args):
-            from .run.version import code_version
-            key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
-            path = cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
-            try:
-                return pickle.loads(path.read_bytes())
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
-                pass
-            value = f(*args)
-            for old in path.parent.glob(f"{name}-{key}-*.pickle"):
-                old.unlink(missing_ok=True)             # earlier code versions: never read again
-            write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            path = entry_path(name, args)
+            key = path.name[len(name) + 1:].split("-")[0]
+            found = _read_pickle(path)
+            if found is not _MISSING:
+                return found
+            # One process derives, the others wait for its file (parallel parts of ``verify all`` ask for the
+            # same derivations at the same time): the lock is per entry, so nested derivations cannot deadlock.
+            with entry_lock(path):
+                found = _read_pickle(path)
+                if found is not _MISSING:
+                    return found
+                value = f(*args)
+                for old in path.parent.glob(f"{name}-{key}-*.pickle"):
+                    old.unlink(missing_ok=True)             # earlier code versions: never read again
+                write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
             return value
         cached.uncached = f
         return cached
     return wrap
 
 
-__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir"]
+__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir", "entry_lock", "entry_path"]

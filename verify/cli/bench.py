@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .options import check_writable_dir, handle_errors
+from .options import CliError, check_writable_dir, handle_errors
 
 
 @click.command("bench")
@@ -17,9 +17,12 @@ from .options import check_writable_dir, handle_errors
 @click.option("--dask/--no-dask", "dask", default=None,
               help="also measure the Dask targets: certified-sweep throughput on 1 and 2 workers, per-task "
                    "overhead [default: on, off with --quick]")
+@click.option("--only", "only", type=click.Choice(["examples"]), default=None,
+              help="run one target alone and write its JSON and Markdown to OUT ('examples': OUT/examples.json, .md): every example command "
+                   "of README.md and docs/*.md against its 60 s budget")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def bench_cmd(as_json, quick, out_dir, dask, quiet):
+def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     """Measure steps/s of every engine (and Dask's sweep scaling and overhead); write OUT/bench.json and bench.md.
 
     The full measurement takes several minutes (6 to 8 on 2 cores; bench.json records its time under
@@ -29,8 +32,20 @@ def bench_cmd(as_json, quick, out_dir, dask, quiet):
     from ..bench import measurement_count, run_bench, to_markdown
     from ..run.execute import check_tmpdir
     from .progress import progress
+    if only and (quick or dask is not None):
+        raise CliError(f"--only: runs the target {only!r} alone, which has no --quick or --dask: drop them")
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
     check_tmpdir()
+    if only:
+        from ..bench import run_only
+        from ..examples import documented_examples
+        with progress(f"verify bench --only {only}", len(documented_examples()), quiet) as bar:
+            def tick(line):
+                bar.log(f"  {line}")
+                bar.advance()
+            res, md = run_only(only, out_dir, tick=tick)
+        click.echo(json.dumps(res, indent=1) if as_json else md)
+        return
     with progress("verify bench", measurement_count(quick, dask), quiet) as bar:
         res = run_bench(quick=quick, out_dir=out_dir, dask=dask,
                         tick=lambda name: bar.advance(description=f"bench: {name}"))

@@ -15,13 +15,18 @@ from .options import handle_errors
 @click.option("--dask/--no-dask", "dask", default=None,
               help="run the files on the Dask executor [default: when there is more than one file]")
 @click.option("--json", "as_json", is_flag=True, help="print kernel.json")
+@click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def prove_cmd(coq_dir, workers, dask, as_json):
+def prove_cmd(coq_dir, workers, dask, as_json, quiet):
     """Run coqc on every exported file and record, per theorem, whether the kernel accepted it (route coq, with
     the Coq and library versions) in DIR/kernel.json. Exit status 1 when a theorem did not do what was expected
     (a step rejected, or a negative control accepted); 2 when coqc is not installed."""
     from ..coq.kernel import prove
-    res = prove(coq_dir, workers=workers, executor=dask)
+    from .progress import progress
+    with progress("verify prove --coq: files checked by coqc", None, quiet) as bar:
+        res = prove(coq_dir, workers=workers, executor=dask,
+                    progress=lambda name, done, total: bar.update(completed=done, total=total,
+                                                                  description=f"coqc: {name} checked"))
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:

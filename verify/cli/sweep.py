@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 
 import click
@@ -97,17 +98,29 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
     if workers is not None and check_cluster(scheduler, workers) is None:
         note(local_workers(workers, n)[1], quiet)
     with progress("verify sweep", None, quiet) as bar:
+        # The count is in steps (regimes x steps): a running row advances it as its measurements tell how far
+        # they are (verify.sweep.run.row_progress), so one long regime does not sit at 0/1.
+        counted: dict = {}            # label -> fraction of that row counted so far
+        lock = threading.Lock()       # the rows' messages arrive on the client's event thread
 
         def start(total, todo):
-            bar.update(total=total, description=f"verify sweep ({total} regimes, {todo} to compute)")
+            bar.update(total=total * steps, description=f"verify sweep ({total} regimes x {steps} steps, "
+                                                        f"{todo} to compute)")
+
+        def count(label, fraction):
+            with lock:
+                before = counted.get(label, 0.0)
+                if fraction > before:
+                    counted[label] = fraction
+                    bar.advance((fraction - before) * steps)
 
         def tick(label, status, seconds, worker):
             if status == "failed":
                 bar.log(f"  {label}: {status}")
-            bar.advance()
+            count(label, 1.0)
         res = run_sweep(axes, steps, out, measures=list(measures) or None, claim_steps=claim_steps,
                         arb_bits=arb_bits, scheduler=scheduler, workers=workers, fresh=fresh, progress=tick,
-                        on_start=start)
+                        on_start=start, on_fraction=count)
     rows = res["rows"]
     lines = summary_lines(rows)
     if as_json:

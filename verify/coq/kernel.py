@@ -199,11 +199,13 @@ def read_manifest(out_dir) -> dict:
     return man
 
 
-def prove(out_dir, workers: int | None = None, scheduler: str | None = None, executor: bool | None = None) -> dict:
+def prove(out_dir, workers: int | None = None, scheduler: str | None = None, executor: bool | None = None,
+          progress=None) -> dict:
     """coqc on every file of ``out_dir`` (its manifest); writes and returns kernel.json.
 
     A file whose text does not match the manifest's digest (edited after export) is refused. With more than one
-    file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False."""
+    file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False. ``progress(file,
+    done, total)`` after each file (coqc checks a file as a whole: the count is of files)."""
     import hashlib
     from ..run.atomic import write_json_atomic
     man = read_manifest(out_dir)
@@ -227,9 +229,13 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
                 if isinstance(res, Exception):
                     raise res
                 results[name] = res
+                if progress:
+                    progress(name, len(results), len(tasks))
     else:
         for name, args in tasks:
             results[name] = _check_path(*args)
+            if progress:
+                progress(name, len(results), len(tasks))
     wall = time.perf_counter() - t0
     ver = versions()
     theorems, per_file = [], []

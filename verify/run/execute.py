@@ -63,6 +63,16 @@ def worker_address() -> str:
         return "local"
 
 
+def report_progress(topic: str, message) -> None:
+    """Send ``message`` to the client that subscribed to ``topic`` (:meth:`Executor.subscribe`) from the Dask task
+    running now (an event through the scheduler); nothing outside a worker."""
+    try:
+        from distributed import get_worker
+        get_worker().log_event(topic, message)
+    except (ImportError, ValueError):
+        pass
+
+
 def check_cluster(scheduler: str | None, workers: int | None) -> str | None:
     """The scheduler address to use (see :func:`scheduler_address`); --workers only sizes a local cluster."""
     addr = scheduler_address(scheduler)
@@ -197,6 +207,11 @@ class Executor:
         self.client = self.cluster = None
         self.pending = {}
 
+    def subscribe(self, topic: str, handler: Callable) -> None:
+        """Call ``handler(message)`` (on the client's event thread) for every message a task of this run sends with
+        :func:`report_progress` under ``topic``."""
+        self.client.subscribe_topic(topic, lambda event: handler(event[1]))
+
     def describe(self) -> dict:
         """What ran the work: the kind of cluster, its scheduler and its workers now."""
         info = self.client.scheduler_info() if self.client is not None else {"workers": {}}
@@ -232,4 +247,4 @@ class Executor:
 
 
 __all__ = ["Executor", "ENV_SCHEDULER", "RETRIES", "WORKER_MEMORY", "check_cluster", "check_tmpdir",
-           "scheduler_address", "worker_address", "local_workers", "machine_capacity", "sigint_ignored"]
+           "scheduler_address", "worker_address", "report_progress", "local_workers", "machine_capacity", "sigint_ignored"]

@@ -20,6 +20,7 @@ import math
 import pkgutil
 import warnings
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -53,6 +54,26 @@ class Measure:
 
 
 MEASURES: dict[str, Measure] = {}
+# The progress of the measurement running now, as the fraction of it done: set by compute_row (verify.sweep.run)
+# around each measurement; a measurement that can tell how far it is calls measurement_progress(fraction).
+_PROGRESS: ContextVar[Callable[[float], None] | None] = ContextVar("measurement_progress", default=None)
+
+
+def measurement_progress(fraction: float) -> None:
+    """Say that ``fraction`` (0..1) of the measurement running now is done (nothing when no one listens)."""
+    report = _PROGRESS.get()
+    if report is not None:
+        report(min(max(float(fraction), 0.0), 1.0))
+
+
+@contextmanager
+def progress_to(report: Callable[[float], None] | None):
+    """Route :func:`measurement_progress` of the measurement run inside to ``report(fraction)``."""
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 
 
 def measure(name: str, *, default: bool = True, summary: str = ""):
@@ -185,7 +206,8 @@ def trajectory(s, steps: int, options: dict) -> dict:
                 tr = iterate_fast(s, steps, log_points=60).trajectory(0)
                 cols["engine"] = "reduced float64 (numba)"
             else:
-                tr = iterate(s, steps, "full", "float64", None, checkpoint_steps(steps, log_points=60))
+                tr = iterate(s, steps, "full", "float64", None, checkpoint_steps(steps, log_points=60),
+                             progress=lambda t: measurement_progress(t / max(steps, 1)))
                 cols["engine"] = f"full-matrix float64 ({why})"
     except (FloatingPointError, OverflowError, RuntimeWarning) as exc:
         cols["engine"] = "reduced float64 (numba)" if ok else "full-matrix float64"
@@ -225,10 +247,10 @@ def claims(s, steps: int, options: dict) -> dict:
     from lemmas import CLAIMS   # the whole claim catalogue: loaded only by sweeps that measure claims
     horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
     cols: dict = {"claim_steps": horizon}
-    for cid in sorted(CLAIMS):
+    ids = [cid for cid in sorted(CLAIMS) if CLAIMS[cid].per_regime]
+    for k, cid in enumerate(ids):
         c = CLAIMS[cid]
-        if not c.per_regime:
-            continue
+        measurement_progress(k / len(ids))
         try:
             with strict_floats():
                 out = c.regime_check(s, horizon)
@@ -266,7 +288,7 @@ def certified(s, steps: int, options: dict) -> dict:
         for q in QUANTITIES:
             cols[f"certified_{q}_lo"] = cols[f"certified_{q}_hi"] = None
         return cols
-    tr = iterate_certified(s, steps, bits, [steps])
+    tr = iterate_certified(s, steps, bits, [steps], progress=lambda t: measurement_progress(t / max(steps, 1)))
     rec = tr.records[-1]
     for q in QUANTITIES:
         lo, hi = ball_bounds(getattr(rec, q))
@@ -285,5 +307,5 @@ for _module in plugin_modules():
     importlib.import_module(_module)
 
 
-__all__ = ["MEASURES", "Measure", "measure", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
+__all__ = ["MEASURES", "Measure", "measure", "measurement_progress", "progress_to", "check_measures", "tail_fit", "leading_terms_at", "ball_bounds",
            "QUANTITIES", "CLAIM_STEPS", "claimed_t_exponents", "rate_constants", "onset_columns"]

@@ -17,11 +17,11 @@ from pathlib import Path
 from ..errors import Interrupted, InvalidParameter, OutputError
 from ..inputs import read_json
 from ..run.atomic import WORK, json_bytes, keep_elsewhere, write_bytes_atomic, write_json_atomic
-from ..run.execute import RETRIES, Executor, check_cluster, local_workers, worker_address
+from ..run.execute import RETRIES, Executor, check_cluster, local_workers, report_progress, worker_address
 from ..run.lock import folder_lock
 from ..run.version import code_version
 from .grid import BASE, Point, points, setting_kwargs
-from .measures import ARB_BITS, CLAIM_STEPS, MEASURES, check_measures
+from .measures import ARB_BITS, CLAIM_STEPS, MEASURES, check_measures, progress_to
 from .table import write_table
 
 DEFAULT_OUT = "reports/sweep"        # gitignored
@@ -67,6 +67,25 @@ def invalid_row(task: dict) -> dict:
             "finished": now_utc(), "config": None}
 
 
+# The topic under which a row's task tells the client how far it is (verify.run.execute.report_progress): a
+# message [row key, fraction of the row done]; at most one a PROGRESS_INTERVAL seconds from a row.
+PROGRESS_TOPIC = "verify-sweep-progress"
+PROGRESS_INTERVAL = 0.5
+
+
+def row_progress(key: str, i: int, n: int):
+    """``report(fraction)`` for measurement ``i`` of a row's ``n``: sends the fraction of the whole row done (each
+    measurement an equal share) to the client, throttled to PROGRESS_INTERVAL unless ``force``."""
+    last = [0.0]
+
+    def report(fraction: float, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - last[0] >= PROGRESS_INTERVAL:
+            last[0] = now
+            report_progress(PROGRESS_TOPIC, [key, (i + fraction) / n])
+    return report
+
+
 def compute_row(task: dict) -> dict:
     """The Dask task of one regime: build its Setting and run every measurement; a measurement that raises
     makes the row "failed" with its error (the other columns are kept).
@@ -88,11 +107,15 @@ def compute_row(task: dict) -> dict:
     config = s.config()
     row |= _regime_columns(pt, config) | {"steps": task["steps"]}
     errors = []
-    for name in task["measures"]:
+    n = len(task["measures"])
+    for i, name in enumerate(task["measures"]):
+        report = row_progress(task["key"], i, n)
         try:
-            row |= MEASURES[name].func(s, task["steps"], task["options"])
+            with progress_to(report):
+                row |= MEASURES[name].func(s, task["steps"], task["options"])
         except Exception as exc:   # one measurement failing costs its columns, not the row
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        report(1.0, force=True)
     if errors:
         row["status"], row["error"] = "failed", "; ".join(errors)
     return row | {"worker": worker, "seconds": round(time.perf_counter() - t0, 4), "code_version": mine,
@@ -167,14 +190,17 @@ def save_row(path: Path, row: dict) -> None:
 
 
 def compute_rows(todo: list[dict], rdir: Path, got: dict, labels: dict, *, scheduler, workers, processes,
-                 progress, notes: list) -> dict:
-    """Run the rows of ``todo`` on the executor, saving each as it arrives; returns what ran them."""
+                 progress, notes: list, on_fraction=None) -> dict:
+    """Run the rows of ``todo`` on the executor, saving each as it arrives; returns what ran them.
+    ``on_fraction(label, fraction)``: how far a running row is, as its measurements tell (row_progress)."""
     local = None
     if scheduler is None:
         local, note = local_workers(workers, len(todo))
         notes += [note] if note else []
     with Executor(scheduler, local, processes) as ex:
         executor = ex.describe()
+        if on_fraction is not None:
+            ex.subscribe(PROGRESS_TOPIC, lambda msg: on_fraction(labels.get(msg[0], msg[0]), float(msg[1])))
         for key, row in ex.stream(compute_row, [(t["key"], (t,)) for t in longest_first(todo)]):
             if isinstance(row, BaseException):
                 t = next(x for x in todo if x["key"] == key)
@@ -206,11 +232,12 @@ def write_outputs(out, rows: list[dict], grid: dict, steps: int, meta: dict) -> 
 
 def run_sweep(grid: dict, steps: int = DEFAULT_STEPS, out=DEFAULT_OUT, *, measures=None, claim_steps: int = CLAIM_STEPS,
               arb_bits: int = ARB_BITS, scheduler: str | None = None, workers: int | None = None,
-              processes: bool = True, fresh: bool = False, progress=None, on_start=None) -> dict:
+              processes: bool = True, fresh: bool = False, progress=None, on_start=None, on_fraction=None) -> dict:
     """Run every regime of ``grid`` (verify.sweep.grid.parse_grid) on the executor and write the table.
 
     ``progress(label, status, seconds, worker)`` is called per row as it arrives ("reused" for a saved
-    one); ``on_start(total, todo)`` once the plan is known. Returns {"rows", "meta", "files", "reused",
+    one); ``on_start(total, todo)`` once the plan is known; ``on_fraction(label, fraction)`` while a row runs, with
+    the fraction of it done (its measurements' steps, claims, ...: so a long row is not silent). Returns {"rows", "meta", "files", "reused",
     "notes"} (notes: e.g. --workers capped at what the machine holds). Ctrl-C raises
     :class:`verify.errors.Interrupted` once the sweep has stopped, with every finished row saved.
     """
@@ -240,7 +267,8 @@ def run_sweep(grid: dict, steps: int = DEFAULT_STEPS, out=DEFAULT_OUT, *, measur
         if todo:
             try:
                 executor = compute_rows(todo, rdir, got, labels, scheduler=address, workers=workers,
-                                        processes=processes, progress=progress, notes=notes)
+                                        processes=processes, progress=progress, notes=notes,
+                                        on_fraction=on_fraction)
             except KeyboardInterrupt:
                 raise Interrupted(f"interrupted: {len(list(rdir.glob('*.json')))} finished rows are saved in {rdir}; "
                                   "run the same command again to resume") from None

@@ -35,6 +35,15 @@ IDENTITY = hypothesis("identity")
 UNIT_BETA = hypothesis("unit-beta")
 
 
+def batch_sum_outer(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """sum over b and n of A[r, b, i, n] B[r, b, j, n], shape (R, I, J): the batch sums of the gradients, as one
+    matrix product per chain (BLAS) rather than an einsum over small axes, about ten times slower here. The sum
+    runs in another order than einsum's, so the last bits may differ."""
+    R, Bn, I, N = A.shape
+    return (np.swapaxes(A, 1, 2).reshape(R, I, Bn * N)
+            @ np.swapaxes(B, 2, 3).reshape(R, Bn * N, B.shape[2]))
+
+
 def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
     """What a set of SGD runs covers: the setting's sizes and sigma, online SGD with batch size B (and ``what``:
     e.g. the student), t <= steps."""
@@ -92,9 +101,10 @@ class OnlineSGD:
         PS = st.P @ S                                                   # (R, D, N)
         XS = X @ S[:, None]                                             # (R, B, d, N)
         R = self.WX[:, None] @ XS + (self.WP @ PS)[:, None] - (st.V @ X @ st.Sstar + eps)    # (R, B, M, N)
-        gWX = np.einsum("rbmn,rbdn->rmd", R, XS) / B
+        gWX = batch_sum_outer(R, XS) / B                                # sum_b R_b (X_b S)^T
         gWP = R.mean(axis=1) @ np.swapaxes(PS, 1, 2)
-        gS = np.einsum("rbmD,rbmn->rDn", self.WX[:, None] @ X + (self.WP @ st.P)[:, None], R) / B
+        gS = batch_sum_outer(np.swapaxes(self.WX[:, None] @ X + (self.WP @ st.P)[:, None], 2, 3),
+                             np.swapaxes(R, 2, 3)) / B                # sum_b (W_X X_b + W_P P)^T R_b
         gLog = S * (gS - (S * gS).sum(axis=1, keepdims=True))
         G = np.zeros(self.WKQ.shape)
         G[:, :, st.q] = gLog
@@ -199,10 +209,10 @@ class AttentionSGD:
         S = self.attention(Z)
         R = self.residual(X, eps, Z, S)
         B = X.shape[1]
-        gWV = self.c * np.einsum("rbmn,rbkn->rmk", R, Z @ S) / B
+        gWV = self.c * batch_sum_outer(R, Z @ S) / B                                          # sum_b R_b (Z_b S_b)^T
         gS = self.c * np.swapaxes(Z, 2, 3) @ (np.swapaxes(self.WV, 1, 2)[:, None] @ R)     # (R, B, D, N)
         gLog = S * (gS - (S * gS).sum(axis=2, keepdims=True))                                 # softmax backward
-        gKQ = np.einsum("rbin,rbjn->rij", Z @ gLog, Z[..., self.q]) / B
+        gKQ = batch_sum_outer(Z @ gLog, Z[..., self.q]) / B
         return gWV, gKQ
 
     def draw(self):

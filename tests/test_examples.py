@@ -1,0 +1,97 @@
+"""The documented example commands (verify.examples): what counts as one, the bench times exactly the pages' list,
+and every example of the real pages still parses as a command."""
+import shlex
+
+import click
+import pytest
+
+from verify import bench, examples
+from verify.cli import bench as bench_cli
+from verify.cli import main as cli
+
+PAGE = """# A page
+
+```
+$ cat my.json
+{"D": 8}
+$ cat other.toml
+loss = "mean"
+```
+
+```
+verify run --D 8 --K 2 --preset sts \\
+           --steps 10 --json   # a comment
+verify atlas --rho LO..HI --x 1/64 [--save FILE]
+verify check --regime FILE
+verify all --profile ci
+$ verify probe --list
+```
+
+```python
+verify = 1   # python, not a command
+```
+
+```text
+verify fuzz --examples 3
+```
+"""
+
+
+@pytest.fixture
+def site(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text(PAGE, encoding="utf-8")
+    (tmp_path / "docs" / "b.md").write_text("```\nverify derive --json\n```\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_examples_are_the_concrete_verify_lines_of_shell_blocks(site):
+    got = [(e.page, e.line, e.command) for e in examples.documented_examples(site)]
+    assert got == [("README.md", 11, "verify run --D 8 --K 2 --preset sts --steps 10 --json"),
+                   ("README.md", 15, "verify all --profile ci"),
+                   ("README.md", 16, "verify probe --list"),
+                   ("docs/" + "b.md", 2, "verify derive --json")]
+    assert examples.documented_files(site) == {"my.json": '{"D": 8}\n', "other.toml": 'loss = "mean"\n'}
+
+
+def test_the_bench_times_the_pages_examples_and_no_other(site, monkeypatch):
+    """The examples target runs what the pages say, in page order, in a folder holding their input files; the
+    examples with a budget of their own are listed with why, not run."""
+    ran = []
+
+    def fake(ex, folder, budget):
+        ran.append((ex.command, sorted(p.name for p in folder.iterdir())))
+        met = ex.command != "verify derive --json"
+        return {"command": ex.command, "met": met, "seconds": 1.0, "cpu_seconds": 1.0, "stopped": False,
+                "exit_status": 0}
+
+    monkeypatch.setattr(examples, "run_example", fake)
+    res = examples.time_examples(site)
+    assert ran == [("verify run --D 8 --K 2 --preset sts --steps 10 --json", ["my.json", "other.toml"]),
+                   ("verify probe --list", ["my.json", "other.toml"]),
+                   ("verify derive --json", ["my.json", "other.toml"])]
+    assert [s["command"] for s in res["own_budget"]] == ["verify all --profile ci"]
+    assert res["met"] is False and res["over_budget"] == ["verify derive --json"]
+
+
+def test_an_example_is_timed_and_its_failure_reported(tmp_path):
+    ok = examples.run_example(examples.Example("x.md", 1, "verify probe --list"), tmp_path, budget=600)
+    bad = examples.run_example(examples.Example("x.md", 2, "verify run --D 0"), tmp_path, budget=600)
+    assert ok["exit_status"] == 0 and ok["met"] and ok["seconds"] > 0 and ok["ratio"] == round(ok["seconds"] / 600, 3)
+    assert bad["exit_status"] == 2 and not bad["met"] and "D" in bad["error"]
+
+
+def test_the_bench_only_choices_are_its_targets():
+    option = next(p for p in bench_cli.bench_cmd.params if p.name == "only")
+    assert sorted(option.type.choices) == sorted(bench.ONLY)
+
+
+@pytest.mark.parametrize("example", examples.documented_examples(), ids=lambda e: f"{e.page}:{e.line}")
+def test_every_documented_example_parses(example):
+    """Each example of the real pages names a subcommand and options it takes (a renamed flag fails here)."""
+    words = shlex.split(example.command)
+    assert words[0] == "verify"
+    ctx = click.Context(cli)
+    cmd = cli.get_command(ctx, words[1])
+    assert cmd is not None, f"{example.command}: no subcommand {words[1]!r}"
+    cmd.make_context(words[1], example.argv()[1:], resilient_parsing=False)
