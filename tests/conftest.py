@@ -43,12 +43,25 @@ def pytest_unconfigure(config):
 SHARED_FIXTURES = ("ci_claims", "small_family", "small_family_path", "regime_certificate", "tube_cell")
 
 
+def xdist_group_of(item) -> str | None:
+    """The xdist group of a test: the shared session fixture it uses (SHARED_FIXTURES), else its module when it
+    uses a module- or class-scoped fixture (test_probes.py's probe results, say: built once, read by many tests),
+    else None (the test may run on any worker)."""
+    used = [f for f in SHARED_FIXTURES if f in getattr(item, "fixturenames", ())]
+    if used:
+        return "small_family" if used[0] == "small_family_path" else used[0]
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d and d[-1].scope in ("module", "class") for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
-    """Put the tests that use a shared session fixture in that fixture's xdist group (SHARED_FIXTURES)."""
+    """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once."""
     for item in items:
-        used = [f for f in SHARED_FIXTURES if f in getattr(item, "fixturenames", ())]
-        if used:
-            group = "small_family" if used[0] == "small_family_path" else used[0]
+        group = xdist_group_of(item)
+        if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
 

@@ -65,14 +65,16 @@ def release(folder: Path) -> None:
     (Path(folder) / "release").write_text("go")
 
 
-def _sigint_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_as_from_a_terminal(cmd: list[str], env: dict) -> subprocess.Popen:
     """Start ``cmd`` in its own session (so a test can signal its whole process group) with SIGINT at its default
     disposition, as a shell's foreground job has it: a test suite itself started in the background (``pytest &``
     in a script) inherits SIGINT *ignored*, the command would inherit that too, and a Ctrl-C test would then
-    measure the shell rather than the run."""
-    return subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_sigint_default,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    measure the shell rather than the run. The disposition is set in this process around the start (a handler
+    becomes the default across exec), not in a ``preexec_fn``, which would make Python fork a process that has
+    JAX's threads (JAX warns, and the suite turns warnings into errors)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, old)
