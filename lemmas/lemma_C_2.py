@@ -303,9 +303,13 @@ def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) ->
     """The large-step part's one sentence: what is certified, what the rest rests on, and the proof steps that
     stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
-    band = ("" if not cover else f"; for every t, an invariant band certified {cover['certified']} of "
+    band = ("" if not cover else f"; for every t and every D, an invariant band certified {cover['certified']} of "
             f"{cover['cells']} cells of Region B ({100 * cover['decided_fraction']:.1f}% of its volume in (rho, x, "
-            "log2 kappa)), which is not the whole hypothesis")
+            "log2 kappa)): every regime whose (rho = K/D, x, kappa) lies in "
+            + ("; ".join(cover.get("regions", [])[:4]) + (f" or {len(cover['regions']) - 4} more cells"
+                                                         if len(cover.get("regions", [])) > 4 else "")
+               if cover.get("regions") else "no certified cell")
+            + ", which is not the whole hypothesis")
     return {"lemma-C.2-large-step": f"certified only for t <= {ARB_HORIZON[profile]} in {regimes_run} regimes (Arb "
                                     f"balls; the full-matrix balls to t <= {FULL_STEPS[profile]}), float64 runs agree "
                                     f"to t = {HORIZON[profile]}{band}; for every t and every size the induction does "
@@ -333,8 +337,11 @@ def region_b_result(settings) -> tuple[dict, str]:
 
 
 def region_b_records(settings) -> tuple[list, dict]:
-    """The invariant-band records of the large-step part: one Arb record (all t) over the regimes whose points lie
-    in certified cells, with the coverage of Region B; open cells as context records naming their reasons."""
+    """The invariant-band records of the large-step part: one Arb record (all t) whose scope is the certified cells'
+    boxes of (rho, x, kappa) as Regions (verify.certify.atlas_evidence.positivity_scope: every regime at their
+    points, every D), with the coverage of Region B and the claim's regimes inside them; open cells as context
+    records naming their reasons."""
+    from verify.certify.atlas_evidence import positivity_scope
     from verify.certify.positivity import obligations as band_obligations
     from verify.certify.region_b import cell_of_point
     from verify.derive.invariants import invariants_of
@@ -352,16 +359,21 @@ def region_b_records(settings) -> tuple[list, dict]:
              "decided_fraction": res["decided_fraction"], "measure": res["measure"], "region": res["region"],
              "source": source}
     recs = []
-    if inside:
-        scope = Scope(dims=tuple(sorted({dims_of(s_) for s_, _ in inside})), sigma=("identity",), conventions="all",
-                      horizon="all")
+    certified = [c for c in cells if c["status"] == "certified"]
+    cover["regions"] = [r.label() for r in positivity_scope([c["cell"] for c in certified]).dims] if certified else []
+    if certified:
+        # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
+        scope = positivity_scope([c["cell"] for c in certified])
         bands = "; ".join(f"{regime_label(s_)}: alpha(t) in [{c['band']['L']}, {c['band']['A']}]" for s_, c in inside)
         recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
                            "verify.certify.recheck_positivity), every t >= 1", "arb", scope,
-                           f"{len(inside)} regimes in certified cells, for all t: {bands}; Region B: "
+                           f"for every regime whose (rho, x, kappa) lies in one of the {len(certified)} certified "
+                           f"cells, alpha(t) > 0 for all t >= 1 (an invariant band); {len(inside)} of this claim's "
+                           f"regimes lie in them" + (f" ({bands})" if bands else "") + f"; Region B: "
                            f"{cover['certified']} of {cover['cells']} cells certified, "
                            f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})",
                            True if steps_ok else None, threshold=ARB_THRESHOLD, coverage=cover,
+                           cells=[c["cell"] for c in certified],
                            relies_on=[{"step": o.name, "status": o.status} for o in obs]))
     for c in res.get("open", []):
         recs.append(record(f"Region B cell {c['path']} open", "arb", Scope(sigma=("identity",)),

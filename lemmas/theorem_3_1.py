@@ -25,7 +25,9 @@ with N fixed and N = D/K, in K and ||V*||), an mpmath cross-check, the exact lea
 (SymPy, formal), the all-time certificate of the base regime (Arb + SymPy + z3 and cvc5), and the family
 certificate of the profile's family (verify.certify.family_evidence: bounds for every member of a range of D and
 eta, for the upper and lower-T parts; a certified bound on any D-uniform c_lo at its largest D, for the lower
-part; the normalised limit constants over the family, for the leading terms).
+part; the normalised limit constants over the family, for the leading terms), and the atlas
+(verify.certify.atlas_evidence: its certified cells, re-checked in the run, as regions of (rho = K/D, x, kappa)
+covering every D at their points, for the upper, lower-T, sufficient-time and leading-term parts).
 """
 from __future__ import annotations
 
@@ -314,6 +316,23 @@ def family_text(rec: dict) -> str:
     return Scope.from_dict(rec["scope"]).dims_label().removeprefix("checked at dimensions ").strip("{}")
 
 
+# ---- the atlas: regions of (rho, x, kappa) certified for every regime at their points -------------------------
+def atlas_records() -> dict:
+    """{use: record} from verify.certify.atlas_evidence.theorem_records ("upper", "lower", "limits", "tstar"): the
+    certified cells of the atlas (re-checked in this run by the independent re-checker) as Region scopes of
+    (rho = K/D, x, kappa), every D at those points included."""
+    from verify.certify.atlas_evidence import theorem_records
+    return theorem_records()
+
+
+def atlas_numbers(atl: dict) -> dict:
+    """The atlas's figures the report quotes: which file, its certified regions, T0 <= C D's C, the limits."""
+    rec = atl["upper"]
+    return {"atlas": rec.get("atlas"), "cells": rec.get("cells"), "regions": [r["label"] for r in rec.get("regions", [])],
+            "tstar_C": atl["tstar"].get("C"), "normalised_limits": rec.get("normalised_limits"),
+            "note": None if rec["role"] == "test" else rec["result"]}
+
+
 # ---- the sufficient time T* ------------------------------------------------------------------------------------
 def entry_times(Ds, factor: int = 1) -> dict:
     """T*(D) (entry into the 10% band around the leading terms; None when the band is left at the horizon) for
@@ -422,14 +441,15 @@ class Theorem31(Check):
         sym, sym_numbers = symbolic_records()
         up, lo, consts = certificate_records(base)
         fam = family_records(profile)
-        ev = {"theorem-3.1-upper": up + [fam["upper"], fit, sym["upper"]] + checks,
-              "theorem-3.1-lower-T": lo + [fam["lower"], fit] + checks,
-              "theorem-3.1.leading-terms": [sym["derived"], fam["limits"]] + checks}
+        atl = atlas_records()
+        ev = {"theorem-3.1-upper": up + [fam["upper"], atl["upper"], fit, sym["upper"]] + checks,
+              "theorem-3.1-lower-T": lo + [fam["lower"], atl["lower"], fit] + checks,
+              "theorem-3.1.leading-terms": [sym["derived"], fam["limits"], atl["limits"]] + checks}
         bound_rec, bounds = (lower_constant_bounds(base, consts) if consts else (None, {}))
         ev["theorem-3.1-lower"] = ([sym["lower"]] + ([bound_rec] if bound_rec else []) + [fam["uniform-lower-constant"]]
                                    + checks)
         suff, lin, tnums = tstar_records(profile)
-        ev["theorem-3.1-tstar"] = suff
+        ev["theorem-3.1-tstar"] = suff + [atl["tstar"]]
         ev["theorem-3.1.onset-linear"] = lin
         fam_bounds = fam["uniform-lower-constant"].get("bounds")
         fam_c = {q: float(Fraction(v)) for q, v in fam_bounds.items()} if fam_bounds else {}
@@ -456,7 +476,8 @@ class Theorem31(Check):
             evidence=ev, replay=f"verify derive --asymptotics --json && verify check theorem-3.1 --profile {profile} "
                                 "--json",
             numbers={"t_exponents": {q: [f["exponent"], f["uncertainty"], f["last_decade"]] for q, f in fits.items()},
-                     "lower_constant_bounds": bounds, "family": family_numbers(fam)} | nums | sym_numbers | tnums,
+                     "lower_constant_bounds": bounds, "family": family_numbers(fam), "atlas": atlas_numbers(atl)}
+                    | nums | sym_numbers | tnums,
             why={"theorem-3.1-lower": lower_why},
             corrected={"theorem-3.1-lower": "; ".join(f"{QUANTITIES[q].text} ~ {sp.sstr(terms()[q])}" for q in KEYS)
                        + " (the derived leading terms: the lower bound holds with these orders, with a D-uniform "

@@ -75,7 +75,8 @@ CLAIM_EXPECTED = {
     # 0 < K < D: the induction does not close; Arb balls to t = 150 in three regimes, float64 to 1500
     "lemma-C.2-large-step": ("supported", "part", ["certified only for t <= 150 in 3 regimes", "float64 runs agree "
                                                    "to t = 1500", "open: delta(t) >= 0 for all t",
-                                                   "an invariant band certified"]),
+                                                   "an invariant band certified", "every regime whose (rho = K/D, "
+                                                   "x, kappa) lies in"]),
     # K = D: alpha stays in (0, 2], an SMT induction in symbolic dimensions for every t
     "lemma-C.2-k-equals-d": ("proved", "whole", ["the SymPy reduction, then an SMT induction at K = D"]),
     # sigma != identity: Arb balls at three sizes to t = 150 only; the statement is for every size and t
@@ -89,14 +90,18 @@ CLAIM_EXPECTED = {
     "two-level-attention.full-balls": ("certified", "whole", ["rigorous enclosures cover the whole statement"]),
     "loss-monotone": ("supported", "", ["numerics or a formal expansion agree"]),
     # every D: certificates at D = 8 (K = 2) and over the family D = 8..9 (K = 4, eta in a range) only
+    # ... and over the committed atlas's cell rho = 1/16, x in [1/64, 1/32], kappa = 1/4 (every D = 16 K)
     "theorem-3.1-upper": ("supported", "part", ["certified only on part of the statement", "D=8..9",
-                                                "not for all dimensions"]),
+                                                "rho = 1/16, x in [1/64, 1/32]", "not for all dimensions"]),
     "theorem-3.1-lower": ("inconclusive", "", ["undecided only because the constant is hidden",
                                               "Every piece of evidence points against it",
                                               "is false for any stated c_lo above"]),
     # "in each regime of the hypotheses": the same two certificates cover finitely many regimes
-    "theorem-3.1-lower-T": ("supported", "part", ["certified only on part of the statement", "D=8..9"]),
-    "theorem-3.1-tstar": ("supported", "", ["numerics or a formal expansion agree"]),
+    "theorem-3.1-lower-T": ("supported", "part", ["certified only on part of the statement", "D=8..9",
+                                                  "rho = 1/16, x in [1/64, 1/32]"]),
+    # the atlas's cell certifies T0 <= C D at its points only; every D rests on the measured onsets
+    "theorem-3.1-tstar": ("supported", "part", ["certified only on part of the statement",
+                                                "rho = 1/16, x in [1/64, 1/32]"]),
     # the family's normalised limits over D = 8..9 only; every D rests on the formal expansion
     "theorem-3.1.leading-terms": ("supported", "part", ["certified only on part of the statement",
                                                         "the rest rests on the exact leading terms"]),

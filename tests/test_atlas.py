@@ -425,3 +425,69 @@ def test_an_interrupted_atlas_resumes_running_only_its_unfinished_cells(tmp_path
     data = json.loads(save.read_text())
     assert sorted(c["path"] for c in data["cells"]) == ["0.0.0:", "1.0.0:", "2.0.0:"] and data["pending"] == []
     assert RA.check_atlas(data, lambda *a: None) == {"certified": 0, "refuted": 0, "open": 3}
+
+
+# ----- the claims read the atlas (verify.certify.atlas_evidence): Region scopes of (rho, x, kappa) ----------------
+def _part(claim, sid: str, dims):
+    """Statement ``sid`` of ``claim`` with its dims replaced by ``dims`` (its hypotheses and horizon kept)."""
+    from dataclasses import replace
+    return replace(next(st for st in claim.statements if st.id == sid).scope, dims=dims)
+
+
+def test_the_committed_atlas_certifies_theorem_3_1_on_its_cell_only():
+    """The committed atlas has one cell, rho = 1/16, x in [1/64, 1/32], kappa = 1/4 (by hand: sts K = 4, D = 64,
+    eta in [1/16, 1/8], ||V*|| = 1, and every D = 16 K); it re-checks in the run. Its records certify Theorem 3.1's
+    upper part stated over a box inside the cell (x in [1/50, 1/40]), leave a box reaching past it (x up to 1/16)
+    and every D supported, the reason naming the cell; T0 <= C D with C = T0/16 (D >= 1/rho_hi = 16 when K >= 1)."""
+    from lemmas.theorem_3_1 import Theorem31
+    from verify.certify.atlas_evidence import theorem_records
+    from verify.evidence import decide
+    from verify.regions import Region
+    recs = theorem_records()
+    assert {r["role"] for r in recs.values()} == {"test"} and all(r["holds"] is True for r in recs.values())
+    assert [d["label"] for d in recs["upper"]["scope"]["dims"]] == ["kappa = 1/4, rho = 1/16, x in [1/64, 1/32]"]
+    inside = Region(rho=F(1, 16), x=(F(1, 50), F(1, 40)), kappa=F(1, 4))
+    past = Region(rho=F(1, 16), x=(F(1, 50), F(1, 16)), kappa=F(1, 4))
+    for sid, use in (("theorem-3.1-upper", "upper"), ("theorem-3.1-lower-T", "lower"), ("theorem-3.1-tstar", "tstar")):
+        assert decide([recs[use]], _part(Theorem31, sid, (inside,))).verdict == "certified", sid
+        assert decide([recs[use]], _part(Theorem31, sid, (past,))).verdict == "supported", sid
+        every = decide([recs[use]], _part(Theorem31, sid, "all"))
+        assert every.verdict == "supported" and "rho = 1/16, x in [1/64, 1/32]" in every.reason, sid
+    data = json.loads(Path(recs["upper"]["atlas"]).read_text())
+    assert F(recs["tstar"]["C"]) == F(data["cells"][0]["checks"]["trajectory"]["evidence"]["T0"], 16)
+
+
+def test_a_tampered_atlas_decides_nothing_in_the_claims(tmp_path):
+    """A cell's box widened to x <= 1/16 after it was written (digest left as it was): the re-checker refuses it at
+    its digest, every record is context saying so, and the upper part over the old cell is left inconclusive."""
+    from lemmas.theorem_3_1 import Theorem31
+    from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
+    from verify.evidence import decide
+    from verify.regions import Region
+    data = json.loads(COMMITTED_ATLAS.read_text())
+    data["cells"][0]["box"]["x"][1] = "1/16"
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(data))
+    recs = theorem_records(path)
+    assert all(r["role"] == "context" and r["holds"] is None for r in recs.values())
+    assert "refused" in recs["upper"]["result"] and "digest" in recs["upper"]["result"]
+    cell = Region(rho=F(1, 16), x=(F(1, 64), F(1, 32)), kappa=F(1, 4))
+    assert decide([recs["upper"]], _part(Theorem31, "theorem-3.1-upper", (cell,))).verdict == "inconclusive"
+
+
+def test_lemma_c2_bands_on_two_adjacent_cells_certify_their_union():
+    """Two certified bands side by side in rho ([1/4, 5/16] and [5/16, 3/8], x in [3/2, 8/5], every kappa of
+    Region B): the large-step part stated over rho in [1/4, 3/8] (a box neither cell covers alone) is certified,
+    over rho up to 7/16 supported (by hand: [3/8, 7/16] is in no cell)."""
+    from lemmas.lemma_C_2 import LemmaC2
+    from verify.certify.atlas_evidence import positivity_scope
+    from verify.evidence import decide, record
+    from verify.regions import Region
+    boxes = [{"rho": [a, b], "x": ["3/2", "8/5"], "kappa": ["1/256", "4"]} for a, b in (("1/4", "5/16"),
+                                                                                        ("5/16", "3/8"))]
+    rec = record("bands", "arb", positivity_scope(boxes), "two bands", True,
+                 threshold={"value": "band invariant", "why": "test"})
+    union = Region(rho=(F(1, 4), F(3, 8)), x=(F(3, 2), F(8, 5)), kappa=(F(1), F(2)))
+    wider = Region(rho=(F(1, 4), F(7, 16)), x=(F(3, 2), F(8, 5)), kappa=(F(1), F(2)))
+    assert decide([rec], _part(LemmaC2, "lemma-C.2-large-step", (union,))).verdict == "certified"
+    assert decide([rec], _part(LemmaC2, "lemma-C.2-large-step", (wider,))).verdict == "supported"

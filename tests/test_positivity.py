@@ -263,7 +263,10 @@ def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
     inside, outside = regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1"), regime("sts", 8, 2, M=1, d=1, eta="3")
     recs, cover = region_b_records([inside, outside])
     assert len(recs) == 1 and recs[0]["kind"] == "arb" and recs[0]["holds"] is True
-    assert recs[0]["scope"]["horizon"] == "all" and recs[0]["scope"]["dims"] == ["M=1 d=2 D=3 N=1 K=2"]
+    # the scope is the certified cell's box of (rho, x, kappa) (every D at its points), by hand from _saved_run
+    assert recs[0]["scope"]["horizon"] == "all" and [d["label"] for d in recs[0]["scope"]["dims"]] == [
+        "kappa in [1/256, 4], rho in [5/8, 11/16], x in [17/10, 9/5]"]
+    assert "1 of this claim's regimes lie in them" in recs[0]["result"]
     assert cover["certified"] == 1 and cover["cells"] == 1 and "re-checked" in cover["source"]
 
 
