@@ -424,11 +424,10 @@ def load_atlas(path) -> dict:
 
 # ----- evidence -----------------------------------------------------------------------------------------------------
 def evidence(data: dict) -> list[dict]:
-    """Evidence records (verify.evidence.record) of an atlas: what its certified cells cover, stated exactly in the
-    record's fields ("covers": the (rho, x, kappa) boxes, "open": the open ones with their reasons). Today's Scope
-    cannot say "the regimes whose invariants lie in these boxes", and a wider scope would claim more than the cells
-    do, so the coverage record is informative (role "context"): it decides nothing until a scope of invariant
-    boxes exists; the proved change of coordinates (verify.derive.large_d) is a symbolic record."""
+    """Summary records (verify.evidence.record) of an atlas: what its certified cells cover, stated exactly in the
+    record's fields ("covers": the (rho, x, kappa) boxes, "open": the open ones with their reasons), informative
+    (role "context"), and the proved change of coordinates (verify.derive.large_d) as a symbolic record. The
+    records a claim decides with are verify.certify.atlas_evidence's: Region scopes of the certified boxes."""
     return [coverage_record(data), charts_record()]
 
 
@@ -447,7 +446,8 @@ def coverage_record(data: dict) -> dict:
                   "constants", None, role="context", covers=covers, checks=sorted(data.get("checks", {})),
                   open=[{"box": c["box"], "reason": c["reason"][:300]} for c in data["cells"] if c["status"] == "open"],
                   coverage="the regimes whose invariants (rho = K/D, x, kappa = y/x) lie in one of the boxes "
-                  "'covers' (rho > 0 in every one: no D -> infinity cell is certified)")
+                  "'covers' (rho > 0 in every one: no D -> infinity cell is certified); the claims read them as "
+                  "Region scopes (verify.certify.atlas_evidence)")
 
 
 def charts_record() -> dict:
