@@ -22,8 +22,8 @@ own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell i
   open        otherwise; "reason" names the first check that did not certify and why (where: the cell's box)
 
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
-rho = 0 (D -> infinity) is open with that reason today: its coordinates with a regular limit are not built
-(see docs/atlas.md for what is open there).
+rho = 0 (D -> infinity) is open with that reason: the trajectory has no bounded limit as D -> infinity (alpha's
+peak grows like sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist (docs/atlas.md).
 
 The atlas's cells are stated, for the independent re-checker (verify.certify.recheck_atlas), as the cells of a
 family of one representative regime per point: K = N = v = c_L = lambda = beta = ||V*||^2 = 1, D = 1/rho (a
@@ -176,8 +176,9 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     enters it by T0 and the slab hulls are stated; else open with the failed obligation."""
     from .family import certify_box
     if cell.box[0][0] == 0:
-        return {"status": "open", "reason": "the cell holds rho = 0 (D -> infinity): the coordinates with a "
-                "regular limit there are not certified yet", "evidence": {}}
+        return {"status": "open", "reason": "the cell holds rho = 0 (D -> infinity): the trajectory has no bounded "
+                "limit there (the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md), and the chart that "
+                "rescales it is not built", "evidence": {}}
     if cell.box[1][1] >= 2:
         # outside the hypothesis x < 2: alpha' - 1 = (1 - x)(alpha - 1) diverges; nothing to certify
         return {"status": "open", "reason": f"x reaches {frac_str(cell.box[1][1])} >= 2 (outside the stability "

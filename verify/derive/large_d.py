@@ -20,7 +20,10 @@ invariant map by SymPy (``large_d_obligations``):
 
 What is not settled here (docs/atlas.md): the start chart holds while E stays bounded as rho -> 0, but the
 trajectory leaves it (E grows to order rho^(-1/2), alpha with it) through a layer where neither chart's
-increments are uniformly of one order; certifying cells that contain rho = 0 needs that layer's own scaling.
+increments are uniformly of one order; certifying cells that contain rho = 0 needs that layer's own scaling. In
+the start chart's limit E blows up in finite slow time while d alpha/dE ~ x/(y alpha E), so alpha^2 gains about
+2 (x/y) per unit of log E until rho E^2 ~ 1: the peak of alpha grows like sqrt(log(D/K)/kappa) (measured:
+docs/atlas.md), and that layer needs alpha rescaled by sqrt(log(1/rho)).
 """
 from __future__ import annotations
 
