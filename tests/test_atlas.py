@@ -491,3 +491,54 @@ def test_lemma_c2_bands_on_two_adjacent_cells_certify_their_union():
     wider = Region(rho=(F(1, 4), F(7, 16)), x=(F(3, 2), F(8, 5)), kappa=(F(1), F(2)))
     assert decide([rec], _part(LemmaC2, "lemma-C.2-large-step", (union,))).verdict == "certified"
     assert decide([rec], _part(LemmaC2, "lemma-C.2-large-step", (wider,))).verdict == "supported"
+
+
+# ----- the member query without SymPy (verify.certify.atlas_query) ------------------------------------------------
+QUERY_PROBE = """
+import json, sys
+from verify.cli import main
+sys.argv = ["verify", "atlas", "--query", sys.argv[1], "--atlas", sys.argv[2], "--at", "20000,1e12", "--json"]
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps({m: m in sys.modules for m in ("sympy", "jax", "dask", "mpmath")}), file=sys.stderr)
+"""
+
+
+def test_a_query_imports_no_sympy_and_its_bounds_hold_a_float64_run():
+    """``verify atlas --query`` on the committed atlas, for D = 10^5, K = 6250 (rho = 1/16, x = eta/K = 1/50,
+    kappa = eta_KQ/(eta K) = 1/4 by hand: in the cell): SymPy, JAX, Dask and mpmath are never imported, and the
+    bounds at T = 20000 (past the cell's T0) hold the reduced engine's float64 iteration (within 1e-9 relative)."""
+    from verify.certify.atlas_evidence import COMMITTED_ATLAS
+    from verify.cli.atlas import parse_member
+    from verify.engines import iterate
+    member = "D=100000,K=6250,eta=125,eta-kq=390625/2,vstar-norm=1,preset=sts"
+    res = subprocess.run([sys.executable, "-c", QUERY_PROBE, member, str(COMMITTED_ATLAS)], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stderr.strip().splitlines()[-1]) == {"sympy": False, "jax": False, "dask": False,
+                                                                 "mpmath": False}
+    out = json.loads(res.stdout)
+    assert out["point"] == {"rho": "1/16", "x": "1/50", "kappa": "1/4"} and out["cell"]["T0"] < 20000
+    rec = iterate(parse_member(member), 20000, "reduced", "float64", checkpoints=[20000]).records[-1]
+    b = out["bounds"][0]
+    for q in ("excess_loss", "s_err", "w_err"):
+        lo, hi, v = F(b[q][0]), F(b[q][1]), F(float(getattr(rec, q)))
+        assert lo * (1 - F(1, 10**9)) <= v <= hi * (1 + F(1, 10**9)), (q, float(v), b[q])
+
+
+def test_a_query_refuses_a_cell_changed_after_it_was_written(tmp_path):
+    """The committed atlas with its cell's kappa range widened (digest left as it was): the query exits 2 naming
+    the digest; a member outside the cell (D = 10, rho = 2/5) exits 2 saying it lies in no certified cell."""
+    from verify.certify.atlas_evidence import COMMITTED_ATLAS
+    data = json.loads(COMMITTED_ATLAS.read_text())
+    data["cells"][0]["box"]["kappa"] = ["1/8", "1/4"]
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(data))
+    member = "D=64,K=4,eta=1/16,vstar-norm=1,preset=sts"
+    res = CliRunner().invoke(main, ["atlas", "--query", member, "--atlas", str(path), "--at", "1e6", "--json"])
+    assert res.exit_code == 2 and "digest" in res.output, res.output
+    res = CliRunner().invoke(main, ["atlas", "--query", "D=10,K=4,eta=1/16,vstar-norm=1,preset=sts", "--atlas",
+                                    str(COMMITTED_ATLAS), "--at", "1e6"])
+    assert res.exit_code == 2 and "lies in none" in res.output, res.output

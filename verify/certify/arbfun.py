@@ -8,13 +8,10 @@ odd n, [0, max |t|^n] for even n when the ball contains 0), by multiplications o
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
-import sympy as sp
+from ..engines.balls import to_fraction
 
-from ..derive import codegen
-from ..engines.arb import to_fraction
-
-IPOW = sp.Function("ipow")
 _ARB = __import__("flint").arb          # the ball type, looked up once (ipow runs in every generated step)
 
 
@@ -88,16 +85,26 @@ def exprel_ball(x):
     return at(x.lower()).union(at(x.upper()))
 
 
+@lru_cache(maxsize=None)
+def _ipow_function():
+    """The SymPy function ipow (SymPy imported here: the ball helpers above need none of it)."""
+    import sympy as sp
+    return sp.Function("ipow")
+
+
 def with_ipow(expr):
     """``expr`` with every integer power x^n (|n| >= 2) written ipow(x, n)."""
+    import sympy as sp
+    ipow_ = _ipow_function()
     return sp.sympify(expr).replace(lambda e: e.is_Pow and e.exp.is_Integer and abs(e.exp) >= 2,
-                                    lambda e: IPOW(e.base, e.exp))
+                                    lambda e: ipow_(e.base, e.exp))
 
 
 def lambdify_arb(args, expr):
     """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`, each
     expression as written (no common subexpressions: a shared form is another formula, whose ball can differ,
     and the re-checker evaluates the formulas as written)."""
+    from ..derive import codegen
     e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
     f = codegen.lambdify(args, e, "arb", cse=False)
     f.__globals__["ipow"] = ipow

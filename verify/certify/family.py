@@ -252,7 +252,7 @@ def _slabs(rc, knobs: dict) -> list:
 
 def slab_hull(slabs: list):
     """``hull(lo, hi)`` (as verify.certify.comparison.schedule takes it) over the slabs meeting [lo, hi]."""
-    from .region import OverlapIndex
+    from .hulls import OverlapIndex
     index = OverlapIndex([(sl[0], sl[1], {"a": sl[2], "b": sl[3], "Lt": (sl[4], sl[5]), "W": (sl[6], sl[7])})
                           for sl in slabs])
     return index.hull
@@ -483,20 +483,23 @@ class FamilyCertificate:
             "quantities": list(QUANTITIES), "seconds": round(self.seconds, 2)}
 
 
-def cell_shells(cell: dict, P: tuple, bits: int, source: str) -> list:
+def cell_shells(cell: dict, P: tuple, bits: int, source: str, c: Fraction | None = None) -> list:
     """The comparison lemma's shells for the member with invariants P (exact) in a certified cell (a record with
     "region", "slabs", "z_at_T0"): its own cubic coefficient over the cell's slab hulls (raises CertificateFailed
     if the lemma's inequalities fail). Used by family and atlas queries. A cell's "lows" (an atlas cell's stored lower
-    ends, verify.certify.atlas.cell_lows) are tried first: a hint that saves the refinement, checked like any shell."""
+    ends, verify.certify.atlas.cell_lows) are tried first: a hint that saves the refinement, checked like any shell.
+    ``c``: the member's cubic coefficient when the caller has it exactly (else verify.certify.coordinates.c_exact)."""
     from .comparison import schedule
-    from .coordinates import c_exact
     from .obligations import raise_first_failure
+    if c is None:
+        from .coordinates import c_exact
+        c = c_exact(P)
     reg = cell["region"]
     u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
     # this cell's hulls only: the other cells' stay encoded
     slabs = decode_slabs(cell["slabs"], reg, source, cell["path"] or "root")
     z0 = tuple(Fraction(v) for v in cell["z_at_T0"])
-    shells, obs = schedule(slab_hull(slabs), u0, J, z0, bits, ratio, c_exact(P), cell.get("lows"))
+    shells, obs = schedule(slab_hull(slabs), u0, J, z0, bits, ratio, c, cell.get("lows"))
     raise_first_failure(obs)
     return shells
 

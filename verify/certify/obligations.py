@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import sympy as sp
-
 from ..errors import VerificationError
 
 METHODS = ("sympy", "smt", "arb")
@@ -46,6 +44,7 @@ class Obligation:
 
 def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
     """``lhs == rhs`` as an exact SymPy identity (the difference simplifies to 0)."""
+    import sympy as sp          # here, not at the top: a query that only reads obligations needs no SymPy
     diff = sp.sympify(lhs) - sp.sympify(rhs)
     if diff.free_symbols and diff.is_rational_function():
         # A rational function is 0 iff the numerator of its sum over a common denominator is the zero
@@ -64,6 +63,7 @@ def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
 
 def sign(name: str, statement: str, expr, want: str) -> Obligation:
     """``expr`` is positive / negative / nonzero for every value of its (assumption-carrying) symbols."""
+    import sympy as sp
     prop = {"positive": "is_positive", "negative": "is_negative", "nonzero": "is_nonzero",
             "nonnegative": "is_nonnegative"}[want]
     got = getattr(sp.factor(sp.simplify(expr)), prop)

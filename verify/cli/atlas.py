@@ -178,14 +178,15 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
 
 
 def atlas_query(query: str, path, Ts, as_json) -> None:
-    """One regime's bounds from the atlas (verify.certify.atlas.query); exit 2 outside every certified cell."""
-    from ..certify import atlas as A
+    """One regime's bounds from the atlas (verify.certify.atlas_query.query: no SymPy, JAX or Dask imported when
+    every T is past the cell's T0); exit 2 outside every certified cell."""
+    from ..certify import atlas_query as AQ
     s = parse_member(query)
     if path is None:
         raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
                        "--x LO..HI --kappa LO..HI)")
-    data = A.load_atlas(path) | {"source": str(path)}
-    out = A.query(data, s, Ts, None if as_json else 8)
+    data = AQ.read_atlas(path) | {"source": str(path)}
+    out = AQ.query(data, s, Ts, None if as_json else 8)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

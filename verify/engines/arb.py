@@ -25,7 +25,6 @@ enclose the exact observables of every state in the box.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,6 +41,7 @@ from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
 from ..model.validation import check_int
+from .balls import _frac_parts, arb_precision, to_fraction  # noqa: F401  (re-exported)
 from .bits import MAX_BITS, MIN_BITS
 from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
@@ -54,17 +54,6 @@ DIVERGED = 1e6
 # Beyond 2^1000 (1e301) the run is stopped as diverged: a diverging recursion squares its exponents
 # every few steps, and Arb arithmetic on such numbers becomes arbitrarily slow.
 DIVERGED_BITS = 1000
-
-
-@contextlib.contextmanager
-def arb_precision(bits: int):
-    """Run the enclosed Arb code at ``bits`` bits of working precision, restoring the old one."""
-    old = ctx.prec
-    ctx.prec = bits
-    try:
-        yield
-    finally:
-        ctx.prec = old
 
 
 @dataclass(frozen=True)
@@ -240,20 +229,10 @@ def _upper_float(x) -> float:
         return math.inf
 
 
-def _frac_parts(x):
-    m, e = x.mid().man_exp()
-    return (int(m) * 2 ** int(e), 1) if e >= 0 else (int(m), 2 ** int(-e))
-
-
 def huge(x) -> bool:
     """True when the ball's midpoint or radius has a binary exponent beyond 2^20 (a diverged run):
     exact rationals of such numbers would take megabytes, so they are printed as unbounded."""
     return any(abs(int(b.mid().man_exp()[1])) > 1 << 20 for b in (x, arb(x.rad())) if not b.is_zero())
-
-
-def to_fraction(x) -> Fraction:
-    """The midpoint of ball ``x`` as an exact rational."""
-    return Fraction(*_frac_parts(x))
 
 
 def rad_fraction(x) -> Fraction:

@@ -79,6 +79,14 @@ class Setting:
         """||V*||_F^2, exactly."""
         return sum(self.row_norm2(), Fraction(0))
 
+    def parameters(self) -> dict[str, Fraction]:
+        """The exact values the reduced map sees, by the names a certificate's formulas use (verify.certify.files:
+        D, K, N, c_L, v, lambda, beta, eta_V, eta_KQ and V2 = ||V*||_F^2); verify.model.symbols.values_at is
+        these as SymPy numbers."""
+        return {"D": Fraction(self.D), "K": Fraction(self.K), "N": Fraction(self.N), "c_L": self.loss_scale,
+                "v": Fraction(self.law.var), "lambda": Fraction(self.p_lambda), "beta": Fraction(self.beta),
+                "eta_V": Fraction(self.eta_v), "eta_KQ": Fraction(self.eta_kq), "V2": self.vstar_norm2()}
+
     def check_full_dims(self) -> None:
         """Refuse, naming D and its range, a D too large for a computation that builds D x D arrays (MAX_DIM)."""
         if self.D > MAX_DIM:
@@ -155,7 +163,7 @@ class Setting:
         if self.wp_trainable and not self.sigma.odd:
             return False, (f"sigma = {self.sigma.spec()} is not odd, so W_P leaves 0 "
                            "(freeze W_P with wp_trainable=False to study the W_X/S dynamics)")
-        if self.sigma.at_zero != 0:
+        if not self.sigma.odd and self.sigma.at_zero != 0:      # an odd sigma has sigma(0) = -sigma(0) = 0
             return False, "sigma(0) != 0"
         return True, "exact (verify.derive.reduction proves the invariance)"
 

@@ -24,6 +24,7 @@ def values_at(setting) -> dict:
     derived expressions: D, K, N, c_L, v, lambda, beta, eta_V, eta_KQ, ||V*||_F, and eta = eta_V (the one step
     size of the reference convention's leading terms, which hold when eta_V = eta_KQ)."""
     R = lambda x: sp.Rational(x.numerator, x.denominator)  # noqa: E731
-    return {D: setting.D, K: setting.K, N: setting.N, c_loss: R(setting.loss_scale), var: R(setting.law.var),
-            lam: R(setting.p_lambda), beta: R(setting.beta), eta_v: R(setting.eta_v), eta_kq: R(setting.eta_kq),
-            eta: R(setting.eta_v), vnorm: sp.sqrt(R(setting.vstar_norm2()))}
+    p = setting.parameters()
+    return {D: setting.D, K: setting.K, N: setting.N, c_loss: R(p["c_L"]), var: R(p["v"]), lam: R(p["lambda"]),
+            beta: R(p["beta"]), eta_v: R(p["eta_V"]), eta_kq: R(p["eta_KQ"]), eta: R(p["eta_V"]),
+            vnorm: sp.sqrt(R(p["V2"]))}

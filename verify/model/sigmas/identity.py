@@ -20,6 +20,11 @@ class Identity(Sigma):
     def expr(self, x):
         return x
 
+    @property
+    def is_identity(self) -> bool:
+        """True by :meth:`expr` (x -> x), without asking SymPy (a member query imports none of it)."""
+        return True
+
     def gaussian_kernel(self) -> Kernel:
         from ..symbols import A, B, C, mu_u, mu_z
         ell = A - 2 * C + B + (mu_u - mu_z) ** 2

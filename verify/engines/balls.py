@@ -1,0 +1,35 @@
+"""Arb ball helpers with no symbolic machinery: the working precision and exact rational midpoints.
+
+Kept apart from verify.engines.arb (which generates its step code from SymPy) so that a path that only evaluates
+balls, such as an atlas member query (verify.certify.atlas_query), imports neither SymPy nor the generated code.
+"""
+from __future__ import annotations
+
+import contextlib
+from fractions import Fraction
+
+from flint import ctx
+
+
+@contextlib.contextmanager
+def arb_precision(bits: int):
+    """Run the enclosed Arb code at ``bits`` bits of working precision, restoring the old one."""
+    old = ctx.prec
+    ctx.prec = bits
+    try:
+        yield
+    finally:
+        ctx.prec = old
+
+
+def _frac_parts(x):
+    m, e = x.mid().man_exp()
+    return (int(m) * 2 ** int(e), 1) if e >= 0 else (int(m), 2 ** int(-e))
+
+
+def to_fraction(x) -> Fraction:
+    """The midpoint of ball ``x`` as an exact rational."""
+    return Fraction(*_frac_parts(x))
+
+
+__all__ = ["arb_precision", "to_fraction"]
