@@ -542,3 +542,31 @@ def test_a_query_refuses_a_cell_changed_after_it_was_written(tmp_path):
     res = CliRunner().invoke(main, ["atlas", "--query", "D=10,K=4,eta=1/16,vstar-norm=1,preset=sts", "--atlas",
                                     str(COMMITTED_ATLAS), "--at", "1e6"])
     assert res.exit_code == 2 and "lies in none" in res.output, res.output
+
+
+def test_a_running_cell_reports_its_checks_phases():
+    """Progress within a cell: a registered check that enters two phases, on two cells holding rho = 0 (so the
+    trajectory check stops at once): run_atlas, in process, hands on_phase [path, check, phase, seconds] for each
+    check's start and each phase, in order per cell and check, with seconds counted from the cell's start; outside
+    a cell, phase() reports nothing."""
+    msgs = []
+
+    def run(cell, knobs):
+        A.phase("first half")
+        A.phase("second half")
+        return {"status": "certified", "reason": "by design", "evidence": {}}
+    A.register(A.CellCheck("two-phases", "a test check", run, lambda cell, res: None,
+                           applies=lambda cell: cell.box[2][0] >= 7))
+    try:
+        box = {"rho": (F(0), F(1, 8)), "x": (F(1, 8), F(1, 4)), "kappa": (F(7), F(8))}
+        cells = A.run_atlas(A.seed_cells(box, (1, 1, 2)), depth=0, dask=False, on_phase=msgs.append)
+        A.phase("outside every cell")
+    finally:
+        A.CHECKS.pop("two-phases")
+    assert [c["status"] for c in cells] == ["open", "open"]
+    for path in ("0.0.0:", "0.0.1:"):
+        mine = [m for m in msgs if m[0] == path]
+        assert [m[2] for m in mine if m[1] == "two-phases"] == ["started", "first half", "second half"]
+        assert [m[2] for m in mine if m[1] == "trajectory"] == ["started"]
+        assert all(m[3] >= 0 for m in mine) and [m[3] for m in mine] == sorted(m[3] for m in mine)
+    assert len(msgs) == 8

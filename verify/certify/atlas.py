@@ -33,6 +33,7 @@ every regime at the same point has the same trajectory.
 """
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import importlib
 import json
@@ -183,7 +184,7 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
         # outside the hypothesis x < 2: alpha' - 1 = (1 - x)(alpha - 1) diverges; nothing to certify
         return {"status": "open", "reason": f"x reaches {frac_str(cell.box[1][1])} >= 2 (outside the stability "
                 "hypothesis x < 2)", "evidence": {}}
-    rec = certify_box(cell.invariants(), cell.box[2], cell.hint, knobs)
+    rec = certify_box(cell.invariants(), cell.box[2], cell.hint, knobs, phase=phase)
     if rec["status"] != "certified":
         bad = rec["failed_obligation"]
         tube = f" (the tube first: {bad['tube']})" if bad.get("tube") else ""
@@ -233,17 +234,45 @@ register(CellCheck(
 
 
 # ----- one cell, many cells -----------------------------------------------------------------------------------------
+# Progress within a cell: the topic a running cell reports its phases under (verify.run.execute.report_progress:
+# [path, check, phase, seconds since the cell started]); run_atlas subscribes to it. _CURRENT holds the running
+# cell's (path, check, start) and, run in process, the function the phases go to directly.
+PROGRESS_TOPIC = "verify-atlas-phase"
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("atlas_cell", default=None)
+_LOCAL_SINK: contextvars.ContextVar = contextvars.ContextVar("atlas_sink", default=None)
+
+
+def phase(text: str) -> None:
+    """Tell whoever runs the atlas that the running cell's current check entered the phase ``text`` (nothing
+    outside a cell). A check calls it at its long steps; run_cell calls it as each check starts."""
+    cur = _CURRENT.get()
+    if cur is None:
+        return
+    path, check, start = cur
+    msg = [path, check, text, round(time.perf_counter() - start, 1)]
+    from ..run.execute import report_progress
+    report_progress(PROGRESS_TOPIC, msg)
+    sink = _LOCAL_SINK.get()
+    if sink is not None:
+        sink(msg)
+
+
 def run_cell(cell: AtlasCell, knobs: dict) -> dict:
-    """Every applicable check on one cell, and its status (module docstring). A Dask task: pure, small in/out."""
+    """Every applicable check on one cell, and its status (module docstring). A Dask task: pure, small in/out; it
+    reports each check's phases (:func:`phase`)."""
     t = time.perf_counter()
     results = {}
     for name, chk in checks().items():
         if chk.applies(cell):
+            token = _CURRENT.set((cell.path or "root", name, t))
+            phase("started")
             try:
                 results[name] = chk.run(cell, knobs)
             except Exception as exc:            # noqa: BLE001 - recorded as the cell's open reason, not hidden
                 results[name] = {"status": "open", "reason": f"the check raised {type(exc).__name__}: {exc}"[:600],
                                  "evidence": {}}
+            finally:
+                _CURRENT.reset(token)
     for name, res in results.items():
         if res["status"] == "refuted":
             results[name] = replayed(cell, name, res)
@@ -295,11 +324,12 @@ class AtlasInterrupted(Interrupted):
 
 def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, scheduler=None, workers=None,
               progress=None, done: list | None = None, dask: bool = True, on_interrupt=None,
-              deadline: float | None = None) -> list:
+              deadline: float | None = None, on_phase=None) -> list:
     """Run the cells ``seeds`` on the Dask executor; open cells are bisected while their depth is below ``depth``.
     Returns the leaves' records (``done`` first: cells finished before a resume). ``progress(record, finished,
-    pending)`` is called as each cell finishes; on Ctrl-C ``on_interrupt(done, pending)`` is called (it saves)
-    and the KeyboardInterrupt propagates."""
+    pending)`` is called as each cell finishes, ``on_phase([path, check, phase, seconds])`` as a running cell's
+    check enters a phase (:func:`phase`); on Ctrl-C ``on_interrupt(done, pending)`` is called (it saves) and the
+    KeyboardInterrupt propagates."""
     import contextlib
 
     from ..run.execute import Executor
@@ -308,7 +338,10 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
     done = list(done or [])
     pending, by_name = list(seeds), {}
     t0 = time.perf_counter()
+    sink = _LOCAL_SINK.set(None if dask else on_phase)
     with (Executor(scheduler=scheduler, workers=workers) if dask else contextlib.nullcontext()) as ex:
+        if dask and on_phase is not None:
+            ex.subscribe(PROGRESS_TOPIC, on_phase)
         try:
             while pending:
                 if deadline is not None and time.perf_counter() - t0 > deadline:
@@ -337,6 +370,8 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
             if on_interrupt is not None:
                 on_interrupt(done, list(by_name.values()) + pending)
             raise
+        finally:
+            _LOCAL_SINK.reset(sink)
     done.sort(key=lambda r: r["path"])
     return done
 
@@ -527,4 +562,5 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
 
 
 __all__ = ["AtlasCell", "CHECKS", "CHECK_MODULES", "CellCheck", "COORDINATES", "atlas_file", "cell_status",
-           "check_box", "checks", "evidence", "load_atlas", "point_of", "query", "register", "run_atlas", "run_cell", "save_atlas", "seed_cells"]
+           "check_box", "checks", "evidence", "load_atlas", "phase", "point_of", "PROGRESS_TOPIC", "query", "register",
+           "run_atlas", "run_cell", "save_atlas", "seed_cells"]

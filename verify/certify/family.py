@@ -27,6 +27,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Callable
 
 from ..errors import InvalidParameter
 from ..model.numbers import frac_str
@@ -338,22 +339,27 @@ def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:
     return cell.as_dict() | certify_box(invariant_box(spec, cell), kappa_box(spec, cell), cell.hint, knobs)
 
 
-def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict) -> dict:
+def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callable | None = None) -> dict:
     """Every member of a box of invariants ((s, x, y) ranges, kappa = y/x in ``kappa``): region, entry and slab
     hulls (module docstring), as certify_cell's record without the cell's own fields (path, box). Shared by the
-    family cells and the atlas's (verify.certify.atlas)."""
+    family cells and the atlas's (verify.certify.atlas). ``phase(text)``, when given, is told as each phase
+    starts (a long cell's progress)."""
     from .arbfun import widened
+    phase = phase or (lambda text: None)
     t = time.perf_counter()
     # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
     P = tuple(widened(lo, hi) for lo, hi in box)
+    phase("trapping region")
     u0, m, rc = _region(P, hint, knobs)
     out = {"invariants": [[frac_str(lo), frac_str(hi)] for lo, hi in P], "C_multiple": m}
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
+    phase("entry into the region (tube or prefix)")
     entered = _entry(kappa, P, u0, rc, knobs)
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
+    phase("slab hulls and limits")
     from .bounds import normalised_limits
     region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
               "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],

@@ -133,6 +133,12 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                        f"{rec['path']} {rec['status']} in {rec['seconds']:.1f} s"
                        + ("" if rec["status"] == "certified" else f": {rec['reason'][:160]}"), err=True)
 
+    def in_cell(msg):
+        # a running cell's check entered a phase (verify.certify.atlas.phase): [path, check, phase, seconds]
+        if not quiet:
+            click.echo(f"atlas: [{time.perf_counter() - t0:.0f} s] cell {msg[0]} {msg[1]}: {msg[2]} "
+                       f"({msg[3]:.0f} s into the cell)", err=True)
+
     def interrupted(finished, pending):
         from ..certify.family import CELL_KNOBS
         data = A.atlas_file(box, finished, knobs=CELL_KNOBS, depth=depth, seconds=time.perf_counter() - t0,
@@ -147,7 +153,7 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
 
     from ..certify.family import CELL_KNOBS
     cells = A.run_atlas(seeds, depth=depth, knobs=knobs, scheduler=scheduler, workers=workers, progress=progress,
-                        done=done, on_interrupt=interrupted)
+                        done=done, on_interrupt=interrupted, on_phase=in_cell)
     seconds = time.perf_counter() - t0
     data = A.atlas_file(box, cells, knobs=CELL_KNOBS, depth=depth, seconds=seconds)
     path = save or str(A.cache_path(data))
