@@ -570,3 +570,28 @@ def test_a_running_cell_reports_its_checks_phases():
         assert [m[2] for m in mine if m[1] == "trajectory"] == ["started"]
         assert all(m[3] >= 0 for m in mine) and [m[3] for m in mine] == sorted(m[3] for m in mine)
     assert len(msgs) == 8
+
+
+def test_the_positivity_check_searches_an_open_cell_and_trusts_only_a_replayed_counterexample(monkeypatch):
+    """Region B's check on a cell its band leaves open (the band's decision replaced by "open" here): the fuzzer's
+    finding is kept only when the atlas's Arb replay reproduces it. A stand-in search that reports alpha(3) <= 0 at
+    rho = 1/2, x = 3/2, kappa = 1 (by hand alpha(1) = x rho = 3/4 and the map keeps alpha(3) > 0 there: the replay
+    cannot reproduce it) leaves the cell open saying so; a search that finds nothing leaves it open, saying how
+    many members it tried."""
+    from verify.certify import region_b as RB
+    from verify.fuzz import positivity as FP
+    cell = A.AtlasCell(((F(7, 16), F(9, 16)), (F(11, 8), F(13, 8)), (F(1, 2), F(2))), "t:")
+    monkeypatch.setattr(RB, "decide_positivity", lambda b: {"status": "open", "reason": "band: not invariant"})
+    fake = {"member": {"rho": "1/2", "x": "3/2", "kappa": "1"}, "inside_hypotheses": True, "t": 3, "alpha": -0.1,
+            "replay": {"horizon": 20000, "holds": False}}
+    monkeypatch.setattr(FP, "search", lambda c, n, h: {"examples": n, "horizon": h, "counterexamples": [fake]})
+    A.checks()          # the registry with Region B's check; the trajectory check stubbed (it is not under test)
+    monkeypatch.setitem(A.CHECKS, "trajectory", A.CellCheck("trajectory", "stub", lambda c, k: {
+        "status": "open", "reason": "stub", "evidence": {}}, lambda c, r: None))
+    rec = A.run_cell(cell, {"fuzz": 5})
+    pos = rec["checks"]["positivity"]
+    assert pos["status"] == "open" and "did not replay" in pos["reason"], pos["reason"]
+    assert pos["evidence"]["replay"]["member"] == fake["member"] and pos["evidence"]["replay"]["step"] == 3
+    monkeypatch.setattr(FP, "search", lambda c, n, h: {"examples": n, "horizon": h, "counterexamples": []})
+    res = RB.check_run(cell, {"fuzz": 7})
+    assert res["status"] == "open" and "counterexample search (7 members, t <= 2000" in res["reason"]

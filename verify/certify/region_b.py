@@ -191,10 +191,37 @@ def applies(cell) -> bool:
     return in_hypotheses(b) is None and b["x"][1] > small_step_edge(b["rho"][1])
 
 
+FUZZ_EXAMPLES = 30      # members a counterexample search draws in a cell the band leaves open (knob "fuzz")
+FUZZ_HORIZON = 2000     # ... each iterated this many steps in float64 (verify.fuzz.positivity)
+ALPHA_POSITIVE = {"quantity": "alpha", "relation": ">", "bound": "0"}      # the claim a refutation replays
+
+
 def check_run(cell, knobs: dict | None = None) -> dict:
-    """The atlas's run(cell, knobs): status, reason and the stored result as evidence."""
+    """The atlas's run(cell, knobs): status, reason and the stored result as evidence. Where the band leaves the
+    cell open, the fuzzer searches it for a member with alpha(t) <= 0 (verify.fuzz.positivity.search; knob "fuzz":
+    members drawn, 0: none); one inside the hypotheses whose 40-digit replay fails again is returned as a refutation
+    with its replay record (verify.certify.replay), which the atlas replays with Arb balls before marking the cell
+    refuted (verify.certify.atlas.replayed)."""
+    from . import atlas as A
     res = decide_positivity(_bounds(cell))
-    return {"status": res["status"], "reason": res["reason"], "evidence": res}
+    out = {"status": res["status"], "reason": res["reason"], "evidence": res}
+    examples = int((knobs or {}).get("fuzz", FUZZ_EXAMPLES))
+    if res["status"] != "open" or examples <= 0:
+        return out
+    from ..fuzz.positivity import search
+    from .replay import replay_record
+    A.phase("counterexample search in the open cell")
+    found = search(_bounds(cell), examples, FUZZ_HORIZON)
+    bad = [f for f in found["counterexamples"] if f["inside_hypotheses"] and not f["replay"]["holds"]]
+    if not bad:
+        return out | {"reason": f"{res['reason']}; a counterexample search ({found['examples']} members, t <= "
+                                f"{FUZZ_HORIZON}, float64) found none"}
+    f = bad[0]
+    member = tuple(Fraction(f["member"][n]) for n in NAMES)
+    return {"status": "refuted", "reason": f"alpha({f['t']}) = {f['alpha']:.6g} <= 0 at the member "
+            f"{f['member']} (found by the counterexample search, failing again at 40 digits to t = "
+            f"{f['replay']['horizon']})", "evidence": res | {"search": found, "replay": replay_record(
+                "positivity", ALPHA_POSITIVE, member, f["t"])}}
 
 
 def check_recheck(cell, result: dict) -> None:
