@@ -440,10 +440,11 @@ def test_the_committed_atlas_certifies_theorem_3_1_on_its_cell_only():
     upper part stated over a box inside the cell (x in [1/50, 1/40]), leave a box reaching past it (x up to 1/16)
     and every D supported, the reason naming the cell; T0 <= C D with C = T0/16 (D >= 1/rho_hi = 16 when K >= 1)."""
     from lemmas.theorem_3_1 import Theorem31
-    from verify.certify.atlas_evidence import theorem_records
+    from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
     from verify.evidence import decide
     from verify.regions import Region
     recs = theorem_records()
+    assert recs["upper"]["atlas"] == "verify/certify/data/atlas-ci.json"
     assert {r["role"] for r in recs.values()} == {"test"} and all(r["holds"] is True for r in recs.values())
     assert [d["label"] for d in recs["upper"]["scope"]["dims"]] == ["kappa = 1/4, rho = 1/16, x in [1/64, 1/32]"]
     inside = Region(rho=F(1, 16), x=(F(1, 50), F(1, 40)), kappa=F(1, 4))
@@ -453,7 +454,7 @@ def test_the_committed_atlas_certifies_theorem_3_1_on_its_cell_only():
         assert decide([recs[use]], _part(Theorem31, sid, (past,))).verdict == "supported", sid
         every = decide([recs[use]], _part(Theorem31, sid, "all"))
         assert every.verdict == "supported" and "rho = 1/16, x in [1/64, 1/32]" in every.reason, sid
-    data = json.loads(Path(recs["upper"]["atlas"]).read_text())
+    data = json.loads(COMMITTED_ATLAS.read_text())
     assert F(recs["tstar"]["C"]) == F(data["cells"][0]["checks"]["trajectory"]["evidence"]["T0"], 16)
 
 
