@@ -586,7 +586,9 @@ def test_the_positivity_check_searches_an_open_cell_and_trusts_only_a_replayed_c
     fake = {"member": {"rho": "1/2", "x": "3/2", "kappa": "1"}, "inside_hypotheses": True, "t": 3, "alpha": -0.1,
             "replay": {"horizon": 20000, "holds": False}}
     monkeypatch.setattr(FP, "search", lambda c, n, h: {"examples": n, "horizon": h, "counterexamples": [fake]})
-    A.checks()          # the registry with Region B's check; the trajectory check stubbed (it is not under test)
+    # the registry with Region B's check (set here: another test may have swapped the registry while Region B's
+    # module registered itself), the trajectory check stubbed (it is not under test)
+    monkeypatch.setitem(A.CHECKS, "positivity", RB.POSITIVITY_CHECK)
     monkeypatch.setitem(A.CHECKS, "trajectory", A.CellCheck("trajectory", "stub", lambda c, k: {
         "status": "open", "reason": "stub", "evidence": {}}, lambda c, r: None))
     rec = A.run_cell(cell, {"fuzz": 5})
