@@ -376,8 +376,10 @@ class Picky:
         return _Outcome(True, "too short", "local", {"in_hypotheses": False})
 
 
+# The filter keeps few draws (D = 1 of D <= 4), so Hypothesis's own filter gives up on some test cases (three
+# rejections in a row): "hypothesis_filter" counts them beside its overruns, whichever regimes the seed draws.
 PICKY = valid_regimes(max_d=4, max_steps=50, sigmas=("identity", "erf"), long_horizon=False).filter(
-    lambda r: dict(r.kwargs)["D"] <= 2)
+    lambda r: dict(r.kwargs)["D"] == 1)
 
 
 def test_discards_are_counted_by_reason_and_mostly_discarded_is_not_supported():
