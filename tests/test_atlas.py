@@ -354,6 +354,7 @@ def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_
     A box past x = 2 whose counterexample has x = 33/16 (outside x < 2) is open, not refuted."""
     from verify.certify import recheck_atlas as RA
     from verify.certify.family import CELL_KNOBS
+    A.checks()   # the registering modules imported now, into the real registry, not into the stand-in
     monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(0)})
     cells = A.run_atlas(A.seed_cells(INSIDE), depth=0, dask=False)
     assert [c["status"] for c in cells] == ["refuted"], cells[0]["reason"]
@@ -384,6 +385,7 @@ def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_
                           "sys.exit(main(sys.argv[1:]))", json.dumps(one)], capture_output=True, text=True)
     assert out.returncode == 1 and "0.125" in out.stdout
     # past x = 2: the counterexample's member has x = 33/16 > 2, so the cell is open, not refuted
+    A.checks()   # the registering modules imported now, into the real registry, not into the stand-in
     monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(1)})
     past = A.run_atlas(A.seed_cells(PAST_2), depth=0, dask=False)
     assert past[0]["status"] == "open" and "outside (0, 2)" in past[0]["reason"]
