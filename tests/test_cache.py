@@ -49,6 +49,30 @@ def test_an_entry_being_computed_is_waited_for(tmp_path, monkeypatch):
     assert calls == []
 
 
+def test_a_new_entry_replaces_only_its_own_older_versions(tmp_path, monkeypatch):
+    """Writing an entry of a hyphenated name removes the files of the same name and arguments left by other code
+    versions, and keeps those of other arguments and of another name that shares its prefix (file names written
+    by hand here, in the documented pattern <name>-<key>-<code version>.pickle)."""
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path))
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    mine, other = cache.entry_key((1,)), cache.entry_key((2,))
+    assert mine != other
+    stale = folder / f"test-old-entry-{mine}-0123456789ab.pickle"
+    keep_args = folder / f"test-old-entry-{other}-0123456789ab.pickle"
+    keep_name = folder / f"test-old-entry-x-{mine}-0123456789ab.pickle"
+    for f in (stale, keep_args, keep_name):
+        f.write_bytes(pickle.dumps("old"))
+
+    @cache.by_code_version("test-old-entry")
+    def value(x):
+        return x + 1
+
+    assert value(1) == 2
+    assert not stale.exists() and keep_args.exists() and keep_name.exists()
+    assert pickle.loads(cache.entry_path("test-old-entry", (1,)).read_bytes()) == 2
+
+
 def test_no_lock_where_the_cache_folder_cannot_be_made(tmp_path):
     """Where the entry's folder cannot be made (a file stands in its place) there is no lock file: the body runs
     all the same (each process computes for itself, as before the lock existed)."""
