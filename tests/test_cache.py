@@ -121,7 +121,7 @@ def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path,
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocked))
-    fast.compiled_kernel.cache_clear()
+    fast.built_kernel.cache_clear()
     try:
         s = make_setting(D=8, K=2, eta="1/8", preset="sts")
         got = fast.iterate_fast(s, 200, checkpoints=[200]).trajectory(0).records[-1]
@@ -129,4 +129,4 @@ def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path,
         assert got.excess_loss == pytest.approx(float(ref.excess_loss), rel=1e-12)
         assert not list(tmp_path.glob("**/fast_kernel_*.py"))
     finally:
-        fast.compiled_kernel.cache_clear()
+        fast.built_kernel.cache_clear()
