@@ -73,6 +73,25 @@ def test_a_new_entry_replaces_only_its_own_older_versions(tmp_path, monkeypatch)
     assert pickle.loads(cache.entry_path("test-old-entry", (1,)).read_bytes()) == 2
 
 
+def test_a_value_that_cannot_be_pickled_is_returned_and_not_kept(tmp_path, monkeypatch):
+    """A value pickle refuses (an instance of a class defined inside a function) is returned as computed, each call
+    computes it again, and no entry file is left."""
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path))
+    calls = []
+
+    class Local:
+        pass
+
+    @cache.by_code_version("test-unpicklable")
+    def value(x):
+        calls.append(x)
+        return Local()
+
+    assert isinstance(value(1), Local) and isinstance(value(1), Local)
+    assert calls == [1, 1]
+    assert not list((tmp_path / "derivations").glob("test-unpicklable-*.pickle"))
+
+
 def test_no_lock_where_the_cache_folder_cannot_be_made(tmp_path):
     """Where the entry's folder cannot be made (a file stands in its place) there is no lock file: the body runs
     all the same (each process computes for itself, as before the lock existed)."""

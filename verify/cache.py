@@ -112,9 +112,13 @@ def by_code_version(name: str):
                 if found is not _MISSING:
                     return found
                 value = f(*args)
+                try:
+                    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                except (pickle.PicklingError, AttributeError, TypeError):
+                    return value        # e.g. an object of a class defined inside a function: computed, not kept
                 for old in path.parent.glob(f"{name}-{key}-*.pickle"):
                     old.unlink(missing_ok=True)             # earlier code versions: never read again
-                write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                write_bytes_atomic(path, data)
             return value
         cached.uncached = f
         return cached
