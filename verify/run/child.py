@@ -37,6 +37,7 @@ import traceback
 from pathlib import Path
 
 from ..jsonable import jsonable
+from ..report import part_figures
 from .execute import worker_address
 from .parts import plugin_modules, source_root, spec
 from .version import code_version
@@ -50,7 +51,7 @@ STARTER_ENTRY = "import sys; from verify.run.child import serve; serve(sys.argv[
 # What the starter imports once for all the parts it forks, besides every module that registers parts
 # (verify.run.parts.part_modules): the libraries the parts import on first use. Never JAX (it starts threads, which
 # a fork does not copy): a part that needs it imports it in its own process.
-PRELOAD = ("numpy", "sympy", "mpmath", "numba", "scipy.special", "hypothesis")
+PRELOAD = ("numpy", "sympy", "mpmath", "numba", "scipy.special", "hypothesis", "verify.report.figures")
 # The part processes this worker process runs now: process group -> scratch folder (see stop_children).
 RUNNING: dict[int, str] = {}
 
@@ -94,8 +95,13 @@ def run_here(task: dict, worker: str | None = None) -> dict:
             importlib.import_module(mod)
         sp = spec(task["kind"])
         result = json_ready(sp.run(task["arg"], task["profile"], task.get("convention")))
+        # the part's figures, drawn here on the worker (the report takes them from the record)
+        figures = part_figures({"part": task["name"], "kind": task["kind"], "arg": task["arg"], "status": "ok",
+                                "result": result})
         rec = part_record(task, "ok", time.perf_counter() - t0, result=result, worker=worker,
                           cpu_seconds=cpu_now() - c0)
+        if figures:
+            rec["figures"] = figures
         if not sp.applies(task.get("convention")):
             rec["convention_note"] = sp.convention_note()
         return rec
