@@ -299,13 +299,6 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
     return rec
 
 
-def waited_children_cpu() -> float:
-    """CPU seconds (user + system) of the child processes of this process that have been waited for."""
-    import resource
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def tree_cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user + system) used so far by the process ``pid`` and every process below it (None once it
     is gone)."""
@@ -409,5 +402,6 @@ def main(argv: list[str]) -> None:
     write_json_atomic(argv[1], rec, make_parents=False)
 
 
-__all__ = ["run_task", "run_here", "run_in_child", "start_part", "serve", "Starter", "STARTERS", "PRELOAD", "tree_cpu_seconds", "waited_children_cpu", "cpu_now", "stop_children",
+__all__ = ["run_task", "run_here", "run_in_child", "start_part", "serve", "Starter", "STARTERS", "PRELOAD",
+           "tree_cpu_seconds", "cpu_now", "stop_children",
            "part_record", "json_ready", "STATUS", "RUNNING"]
