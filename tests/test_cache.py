@@ -49,6 +49,49 @@ def test_an_entry_being_computed_is_waited_for(tmp_path, monkeypatch):
     assert calls == []
 
 
+def test_a_new_entry_replaces_only_its_own_older_versions(tmp_path, monkeypatch):
+    """Writing an entry of a hyphenated name removes the files of the same name and arguments left by other code
+    versions, and keeps those of other arguments and of another name that shares its prefix (file names written
+    by hand here, in the documented pattern <name>-<key>-<code version>.pickle)."""
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path))
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    mine, other = cache.entry_key((1,)), cache.entry_key((2,))
+    assert mine != other
+    stale = folder / f"test-old-entry-{mine}-0123456789ab.pickle"
+    keep_args = folder / f"test-old-entry-{other}-0123456789ab.pickle"
+    keep_name = folder / f"test-old-entry-x-{mine}-0123456789ab.pickle"
+    for f in (stale, keep_args, keep_name):
+        f.write_bytes(pickle.dumps("old"))
+
+    @cache.by_code_version("test-old-entry")
+    def value(x):
+        return x + 1
+
+    assert value(1) == 2
+    assert not stale.exists() and keep_args.exists() and keep_name.exists()
+    assert pickle.loads(cache.entry_path("test-old-entry", (1,)).read_bytes()) == 2
+
+
+def test_a_value_that_cannot_be_pickled_is_returned_and_not_kept(tmp_path, monkeypatch):
+    """A value pickle refuses (an instance of a class defined inside a function) is returned as computed, each call
+    computes it again, and no entry file is left."""
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path))
+    calls = []
+
+    class Local:
+        pass
+
+    @cache.by_code_version("test-unpicklable")
+    def value(x):
+        calls.append(x)
+        return Local()
+
+    assert isinstance(value(1), Local) and isinstance(value(1), Local)
+    assert calls == [1, 1]
+    assert not list((tmp_path / "derivations").glob("test-unpicklable-*.pickle"))
+
+
 def test_no_lock_where_the_cache_folder_cannot_be_made(tmp_path):
     """Where the entry's folder cannot be made (a file stands in its place) there is no lock file: the body runs
     all the same (each process computes for itself, as before the lock existed)."""
@@ -97,7 +140,7 @@ def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path,
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocked))
-    fast.compiled_kernel.cache_clear()
+    fast.built_kernel.cache_clear()
     try:
         s = make_setting(D=8, K=2, eta="1/8", preset="sts")
         got = fast.iterate_fast(s, 200, checkpoints=[200]).trajectory(0).records[-1]
@@ -105,4 +148,4 @@ def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path,
         assert got.excess_loss == pytest.approx(float(ref.excess_loss), rel=1e-12)
         assert not list(tmp_path.glob("**/fast_kernel_*.py"))
     finally:
-        fast.compiled_kernel.cache_clear()
+        fast.built_kernel.cache_clear()

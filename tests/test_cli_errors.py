@@ -422,3 +422,23 @@ def test_gd_outside_its_stable_range_is_warned():
     assert "5 >= 2K = 4" in json.loads(res.stdout)["warnings"][0]
     res = CliRunner().invoke(main, base + ["--eta", "39/10"])
     assert res.exit_code == 0 and "stable range" not in res.stderr and "warnings" not in json.loads(res.stdout)
+
+
+def test_verify_help_lists_every_sub_command_s_own_short_help_and_imports_none():
+    """``verify --help`` reads each sub-command's one-line help from its source (verify.cli.short_help): the line is
+    what click makes of the imported command itself, and listing them imports no sub-command, nor numpy or SymPy
+    (checked in a fresh interpreter)."""
+    import subprocess
+    import click
+    from verify.cli import COMMANDS, short_help
+    ctx = click.Context(main)
+    for name, attr in COMMANDS:
+        assert short_help(name, attr, 60) == main.get_command(ctx, name).get_short_help_str(60), name
+    probe = ("import sys\nfrom verify.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('verify.cli.') or m in ('numpy', 'sympy')))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "['verify.cli.group']"
+    for name, _ in COMMANDS:
+        assert f"  {name} " in r.stdout

@@ -59,7 +59,7 @@ def test_the_bench_times_the_pages_examples_and_no_other(site, monkeypatch):
     examples with a budget of their own are listed with why, not run."""
     ran = []
 
-    def fake(ex, folder, budget):
+    def fake(ex, folder, budget, baseline):
         ran.append((ex.command, sorted(p.name for p in folder.iterdir())))
         met = ex.command != "verify derive --json"
         return {"command": ex.command, "met": met, "seconds": 1.0, "cpu_seconds": 1.0, "stopped": False,
@@ -79,6 +79,21 @@ def test_an_example_is_timed_and_its_failure_reported(tmp_path):
     bad = examples.run_example(examples.Example("x.md", 2, "verify run --D 0"), tmp_path, budget=600)
     assert ok["exit_status"] == 0 and ok["met"] and ok["seconds"] > 0 and ok["ratio"] == round(ok["seconds"] / 600, 3)
     assert bad["exit_status"] == 2 and not bad["met"] and "D" in bad["error"]
+
+
+def test_an_example_meets_its_budget_by_its_cpu_time_over_the_same_run_s_baseline(tmp_path):
+    """The budget is a ratio to a baseline measured in the same run: the same command meets it against a slow
+    baseline and misses it against a baseline a million times faster than its own CPU time allows (exit 0, not
+    stopped, so only the ratio decides); the target is the budget over the baseline's seconds on the reference
+    machine (60 s / 0.06 s = 1000)."""
+    from verify.run.speed import REFERENCE_CPU_SECONDS
+    ex = examples.Example("x.md", 1, "verify probe --list")
+    slow = examples.run_example(ex, tmp_path, budget=60, baseline=10.0)
+    fast = examples.run_example(ex, tmp_path, budget=60, baseline=1e-6)
+    assert slow["target_ratio"] == fast["target_ratio"] == round(60 / REFERENCE_CPU_SECONDS, 1) == 1000
+    assert slow["exit_status"] == fast["exit_status"] == 0 and not fast["stopped"]
+    assert slow["met"] and slow["baseline_ratio"] < 1000
+    assert not fast["met"] and fast["baseline_ratio"] > 1000
 
 
 def test_the_bench_only_choices_are_its_targets():

@@ -12,7 +12,7 @@ from verify.derive.gradients import explicit_model, mu
 from verify.model.symbols import c_loss, var
 from verify.engines import iterate
 from verify.engines.arith import Arith
-from verify.engines.full import FullState, LogitState, iterate_full
+from verify.engines.full import JAX_MIN_STEPS, FullState, LogitState, iterate_full
 from verify.engines.precision import rel_diff
 from verify.errors import NumericalTrouble
 from verify.model import make_setting
@@ -140,14 +140,30 @@ def test_jax_and_numpy_backends_agree_outside_the_reduction(name):
 
 
 def test_without_jax_the_engine_falls_back_to_numpy(monkeypatch):
-    """With jax unimportable, engine=full float64 still runs (numpy), and gives the JAX run's numbers."""
+    """With jax unimportable, engine=full float64 still runs (numpy), and gives the JAX run's numbers (a run long
+    enough to take JAX by default)."""
     s = make_setting(**NON_REDUCIBLE["random-poly-wp"])
-    with_jax = iterate(s, 50, "full", "float64", checkpoints=[0, 50])
+    n = JAX_MIN_STEPS
+    with_jax = iterate(s, n, "full", "float64", checkpoints=[0, 50, n])
     monkeypatch.setitem(sys.modules, "jax", None)           # `import jax` now raises ImportError
     assert not fulljax.available()
-    without = iterate(s, 50, "full", "float64", checkpoints=[0, 50])
+    without = iterate(s, n, "full", "float64", checkpoints=[0, 50, n])
     assert with_jax.backend == "jax" and without.backend == "numpy"
     _agree(without, with_jax)
+
+
+def test_a_short_float64_run_takes_numpy_and_a_long_one_jax():
+    """A float64 full-matrix run below JAX_MIN_STEPS steps runs on numpy (JAX would compile a program for its shapes
+    first), from JAX_MIN_STEPS on JAX; a run over a data set's images takes JAX however short (only jax.grad
+    differentiates that sum). The numbers agree either way (test above)."""
+    s = make_setting(**NON_REDUCIBLE["nonuniform"])
+    assert iterate(s, 60, "full", "float64", checkpoints=[0, 60]).backend == "numpy"
+    assert iterate(s, JAX_MIN_STEPS - 1, "full", "float64", checkpoints=[JAX_MIN_STEPS - 1]).backend == "numpy"
+    assert iterate(s, JAX_MIN_STEPS, "full", "float64", checkpoints=[JAX_MIN_STEPS]).backend == "jax"
+    images = make_setting(D=8, d=8, K=2, M=2, preset="cnn", eta="1/10", data="digits", sigma="erf", init="random",
+                          init_scale="3/10")
+    assert images.data.route(images.sigma) == "images"
+    assert iterate(images, 5, "full", "float64", checkpoints=[5]).backend == "jax"
 
 
 def test_the_independent_value_after_3000_steps_at_d_64():
@@ -192,13 +208,13 @@ def test_verify_run_full_float64_prints_the_digits_a_full_step_carries():
     from decimal import Decimal
     from click.testing import CliRunner
     from verify.cli import main
-    base = ["run", "--D", "64", "--K", "4", "--preset", "gcn", "--eta", "1/32", "--steps", "100", "--arithmetic",
+    base = ["run", "--D", "64", "--K", "4", "--preset", "gcn", "--eta", "1/32", "--steps", str(JAX_MIN_STEPS), "--arithmetic",
             "float64", "--json", "--quiet"]
     out = {e: json.loads(CliRunner().invoke(main, base + ["--engine", e]).stdout) for e in ("full", "reduced")}
     full, red = out["full"]["config"], out["reduced"]["config"]
     assert full["backend"] == "jax" and "backend" not in red
     assert full["dps"] == red["dps"] - 3 and full["precision_check"]["agree"]
-    ref = iterate(make_setting(D=64, K=4, preset="gcn", eta="1/32"), 100, "reduced", "mpmath", 40).final
+    ref = iterate(make_setting(D=64, K=4, preset="gcn", eta="1/32"), JAX_MIN_STEPS, "reduced", "mpmath", 40).final
     printed = Decimal(out["full"]["final"]["excess_loss"])
     assert len(printed.as_tuple().digits) == full["dps"]
     assert abs(printed - Decimal(str(ref.excess_loss))) <= Decimal(10) ** (1 - full["dps"]) * printed

@@ -355,6 +355,28 @@ def test_a_figure_that_fails_is_reported(tmp_path, monkeypatch):
     check_html(tmp_path / "rep")
 
 
+def test_a_figure_drawn_by_its_part_is_taken_from_the_record(tmp_path, monkeypatch):
+    """A record that carries its figures (drawn in the part's own process, verify.report.part_figures) is not drawn
+    again: with the drawing broken afterwards, the report still holds the figure, byte for byte the PNG decoded
+    from the record, and the report's copy of the record leaves the PNG out."""
+    import base64
+    from verify.report import figures, part_figures
+    recs = fake_records()
+    conv = next(r for r in recs if r["part"] == "convergence")
+    conv["figures"] = part_figures(conv)
+    png = base64.b64decode(conv["figures"]["figures/convergence.png"]["png_base64"])
+    assert png.startswith(b"\x89PNG")
+
+    def broken(res):
+        raise ValueError("cannot draw convergence")
+    monkeypatch.setattr(figures, "convergence", broken)
+    save(tmp_path / "p", recs)
+    res = write_report(tmp_path / "rep", tmp_path / "p")
+    assert not any(e["file"] == "figures/convergence.png" for e in res["figure_errors"])
+    assert (tmp_path / "rep" / "figures" / "convergence.png").read_bytes() == png
+    assert "figures" not in json.loads((tmp_path / "rep" / "parts" / "convergence.json").read_text())
+
+
 def test_rebuild_keeps_saved_parts_and_replaces_report(tmp_path, no_figures):
     out = tmp_path / "rep"
     save(out / WORK / "parts", fake_records())

@@ -83,11 +83,16 @@ def entry_lock(path: Path):
         lock.release()
 
 
+def entry_key(args: tuple) -> str:
+    """The part of a cache entry's file name that names its arguments and the LIBRARIES' versions (not the code
+    version): the entries of one ``name`` and key under other code versions are the ones a new entry replaces."""
+    return hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
+
+
 def entry_path(name: str, args: tuple) -> Path:
     """The file that keeps ``name(*args)`` for this code version and these LIBRARIES' versions."""
     from .run.version import code_version
-    key = hashlib.sha256((repr(args) + library_versions()).encode()).hexdigest()[:12]
-    return cache_dir("derivations") / f"{name}-{key}-{code_version()}.pickle"
+    return cache_dir("derivations") / f"{name}-{entry_key(args)}-{code_version()}.pickle"
 
 
 def by_code_version(name: str):
@@ -96,8 +101,7 @@ def by_code_version(name: str):
     def wrap(f):
         @functools.wraps(f)
         def cached(*args):
-            path = entry_path(name, args)
-            key = path.name[len(name) + 1:].split("-")[0]
+            path, key = entry_path(name, args), entry_key(args)
             found = _read_pickle(path)
             if found is not _MISSING:
                 return found
@@ -108,13 +112,17 @@ def by_code_version(name: str):
                 if found is not _MISSING:
                     return found
                 value = f(*args)
+                try:
+                    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                except (pickle.PicklingError, AttributeError, TypeError):
+                    return value        # e.g. an object of a class defined inside a function: computed, not kept
                 for old in path.parent.glob(f"{name}-{key}-*.pickle"):
                     old.unlink(missing_ok=True)             # earlier code versions: never read again
-                write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                write_bytes_atomic(path, data)
             return value
         cached.uncached = f
         return cached
     return wrap
 
 
-__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir", "entry_lock", "entry_path"]
+__all__ = ["ENV_CACHE_DIR", "by_code_version", "cache_dir", "entry_key", "entry_lock", "entry_path"]

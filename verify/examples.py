@@ -132,9 +132,29 @@ def own_budget(example: Example) -> str | None:
                  if example.command == head or example.command.startswith(head + " ")), None)
 
 
-def run_example(example: Example, folder: Path, budget: float = BUDGET_SECONDS) -> dict:
+def baseline_seconds() -> float:
+    """The baseline of the examples' timings, measured in the same run: the CPU seconds of a fixed plain-Python
+    computation (verify.run.speed.workload: exact rationals and a float loop, best of 5), which takes
+    REFERENCE_CPU_SECONDS on the reference machine. An example's CPU time over it is a ratio that does not depend on
+    how fast this machine is; the budget of BUDGET_SECONDS on the reference machine is the ratio
+    :func:`target_ratio`."""
+    from .run.speed import workload_seconds
+    return workload_seconds(5)
+
+
+def target_ratio(budget: float = BUDGET_SECONDS) -> float:
+    """An example's CPU seconds over :func:`baseline_seconds` may be at most this: ``budget`` seconds on the reference
+    machine, in units of the baseline's time there."""
+    from .run.speed import REFERENCE_CPU_SECONDS
+    return budget / REFERENCE_CPU_SECONDS
+
+
+def run_example(example: Example, folder: Path, budget: float = BUDGET_SECONDS, baseline: float | None = None) -> dict:
     """Run ``example`` in ``folder`` (a fresh interpreter, as ``verify`` on the path would): its wall and CPU
-    seconds (the process and every child it waited for), exit status, and its ratio to ``budget``."""
+    seconds (the process and every child it waited for), exit status, its wall time's ratio to ``budget``, and its
+    CPU time's ratio to ``baseline`` (:func:`baseline_seconds`, measured now when not given), which must not exceed
+    :func:`target_ratio` for the example to meet its budget."""
+    baseline = baseline_seconds() if baseline is None else baseline
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     stopped = False
@@ -153,10 +173,12 @@ def run_example(example: Example, folder: Path, budget: float = BUDGET_SECONDS) 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     tail = err.decode(errors="replace").strip().splitlines()[-1:] if proc.returncode else []
+    ratio, target = cpu / baseline, target_ratio(budget)
     return {"page": example.page, "line": example.line, "command": example.command, "seconds": round(seconds, 2),
-            "cpu_seconds": round(cpu, 2), "ratio": round(seconds / budget, 3), "exit_status": proc.returncode,
-            "stopped": stopped, "error": tail[0][:300] if tail else "",
-            "met": (not stopped) and proc.returncode == 0 and seconds <= budget}
+            "cpu_seconds": round(cpu, 2), "ratio": round(seconds / budget, 3),
+            "baseline_seconds": round(baseline, 4), "baseline_ratio": round(ratio, 1), "target_ratio": round(target, 1),
+            "exit_status": proc.returncode, "stopped": stopped, "error": tail[0][:300] if tail else "",
+            "met": (not stopped) and proc.returncode == 0 and ratio <= target}
 
 
 def time_examples(root: Path = ROOT, budget: float = BUDGET_SECONDS, tick=None) -> dict:
@@ -165,6 +187,7 @@ def time_examples(root: Path = ROOT, budget: float = BUDGET_SECONDS, tick=None) 
     ``tick(line)`` after each example: the command and its time, one line."""
     tick = tick or (lambda name: None)
     rows, skipped = [], []
+    baseline = baseline_seconds()
     with tempfile.TemporaryDirectory(prefix="verify-examples-") as tmp:
         for name, text in documented_files(root).items():
             (Path(tmp) / name).write_text(text, encoding="utf-8")
@@ -174,12 +197,15 @@ def time_examples(root: Path = ROOT, budget: float = BUDGET_SECONDS, tick=None) 
                 skipped.append({"page": ex.page, "line": ex.line, "command": ex.command, "why": why})
                 tick(f"{ex.command}: not run ({why})")
             else:
-                r = run_example(ex, Path(tmp), budget)
+                r = run_example(ex, Path(tmp), budget, baseline)
                 rows.append(r)
                 tick(f"{ex.command}: {r['seconds']:.1f} s wall, {r['cpu_seconds']:.1f} s CPU"
                      + ("" if r["met"] else " (stopped)" if r["stopped"] else
                         f" (exit {r['exit_status']})" if r["exit_status"] else " (over budget)"))
     return {"budget_seconds": budget, "machine_cpus": os.cpu_count(), "load_average": list(os.getloadavg()),
+            "baseline_seconds": round(baseline, 4), "target_ratio": round(target_ratio(budget), 1),
+            "convention": "met: CPU seconds / the baseline's CPU seconds (a fixed plain-Python computation, same run) "
+                          "<= target_ratio, i.e. the budget's seconds on the reference machine; exit 0; not stopped",
             "examples": rows, "own_budget": skipped, "met": all(r["met"] for r in rows),
             "over_budget": [r["command"] for r in rows if not r["met"]]}
 
@@ -188,18 +214,22 @@ def examples_markdown(res: dict) -> list[str]:
     """The bench report's lines for :func:`time_examples`'s result."""
     load = ", ".join(f"{x:.1f}" for x in res["load_average"])
     over = "all within budget" if res["met"] else f"{len(res['over_budget'])} over budget"
-    lines = [f"Documented examples (README.md, docs/*.md) against {res['budget_seconds']:g} s each "
-             f"({res['machine_cpus']} CPUs, load average {load}; "
+    base = (f"; CPU time over a fixed plain-Python baseline of {res['baseline_seconds']:.3g} s measured in the same "
+            f"run, target at most {res['target_ratio']:g}x" if res.get("baseline_seconds") else "")
+    lines = [f"Documented examples (README.md, docs/*.md) against {res['budget_seconds']:g} s each on the reference "
+             f"machine ({res['machine_cpus']} CPUs, load average {load}{base}; "
              f"{over}):",
-             "", "| example | page | seconds | CPU seconds | / budget | |", "|---|---|---:|---:|---:|---|"]
+             "", "| example | page | seconds | CPU seconds | CPU / baseline | wall / budget | |",
+             "|---|---|---:|---:|---:|---:|---|"]
     for r in res["examples"]:
         verdict = "met" if r["met"] else ("stopped" if r["stopped"] else
                                           f"exit {r['exit_status']}" if r["exit_status"] else "NOT met")
+        base = f"{r['baseline_ratio']:g}x" if r.get("baseline_ratio") is not None else "–"
         lines.append(f"| `{r['command']}` | {r['page']}:{r['line']} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
-                     f"{r['ratio']:.2f} | {verdict} |")
+                     f"{base} | {r['ratio']:.2f} | {verdict} |")
     lines += [""] + [f"Not held to this budget: `{s['command']}` ({s['why']})." for s in res["own_budget"]] + [""]
     return lines
 
 
-__all__ = ["BUDGET_SECONDS", "Example", "OWN_BUDGET", "documented_examples", "documented_files", "examples_markdown",
+__all__ = ["BUDGET_SECONDS", "Example", "baseline_seconds", "target_ratio", "OWN_BUDGET", "documented_examples", "documented_files", "examples_markdown",
            "own_budget", "pages", "run_example", "time_examples"]

@@ -1,11 +1,13 @@
 """The ``verify`` command line: one sub-command per module in this package."""
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import click
 
-from .options import OneLineGroup
+from .group import OneLineGroup
 
 # (module, attribute) of each sub-command, in the order ``verify --help`` lists them.
 COMMANDS = [
@@ -27,12 +29,28 @@ COMMANDS = [
 ]
 
 
+def short_help(name: str, attr: str, limit: int = 45) -> str:
+    """The one-line help ``verify --help`` lists for the sub-command ``name``: the first sentence of its function's
+    docstring (as click shortens it), read from the module's source, so listing the sub-commands imports none of
+    them (and none of what they load: the model, numpy, SymPy)."""
+    tree = ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == attr)
+    return click.Command(name, help=ast.get_docstring(fn) or "").get_short_help_str(limit)
+
+
 class LazyGroup(OneLineGroup):
     """The sub-commands of COMMANDS, each imported when it is first asked for: ``verify certify ...`` loads the
-    certify module and what it needs, not every sub-command's (``verify --help`` loads them all to list them)."""
+    certify module and what it needs, not every sub-command's; ``verify --help`` lists them from their sources
+    (:func:`short_help`) and imports none."""
 
     def list_commands(self, ctx):
         return [name for name, _ in COMMANDS]
+
+    def format_commands(self, ctx, formatter):
+        limit = formatter.width - 6 - max(len(name) for name, _ in COMMANDS)
+        rows = [(name, short_help(name, attr, limit)) for name, attr in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx, name):
         attr = dict(COMMANDS).get(name)

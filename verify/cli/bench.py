@@ -19,7 +19,8 @@ from .options import CliError, check_writable_dir, handle_errors
                    "overhead [default: on, off with --quick]")
 @click.option("--only", "only", type=click.Choice(["examples"]), default=None,
               help="run one target alone and write its JSON and Markdown to OUT ('examples': OUT/examples.json, .md): every example command "
-                   "of README.md and docs/*.md against its 60 s budget")
+                   "of README.md and docs/*.md against its budget (60 s on the reference machine, judged as its CPU "
+                   "time over a baseline timed in the same run)")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
 def bench_cmd(as_json, quick, out_dir, dask, only, quiet):

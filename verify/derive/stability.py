@@ -28,6 +28,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from ..evidence import Scope
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas.identity import Identity
@@ -54,8 +55,10 @@ def alpha_recursion_identity(cases=("interior", "k-equals-d")) -> tuple[bool, st
 
 
 @lru_cache(maxsize=None)
+@by_code_version("delta-curvature")
 def delta_curvature() -> dict:
-    """The slow-manifold curvature of the delta block, its closed form in x and its maximum."""
+    """The slow-manifold curvature of the delta block, its closed form in x and its maximum (a SymPy derivation of
+    about two seconds, kept on disk per code version: every float64 overflow's advice quotes its threshold)."""
     red = reduced(Identity(), "interior")
     r = red.r.subs(vn, vnorm**2)
     raa, rad, rdd = sp.diff(r, alpha, 2), sp.diff(r, alpha, delta), sp.diff(r, delta, 2)

@@ -17,7 +17,8 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
     """Run GD for ``steps`` steps with one engine and arithmetic; the common entry point.
 
     engine "reduced" (the exact reduced recursion, where the setting admits it) or "full" (every entry of
-    W_X, W_P, W_KQ); arithmetic "float64" (the full engine on JAX when installed), "mpmath" (``dps``
+    W_X, W_P, W_KQ); arithmetic "float64" (the full engine on JAX when installed and the run has at least
+    ``verify.engines.full.JAX_MIN_STEPS`` = 1000 steps, else numpy), "mpmath" (``dps``
     digits) or "arb": certified Arb balls at ``bits`` bits (default 256) whose Records hold flint.arb
     balls (``x.lower()``, ``x.upper()``) containing the exact recursion's values, e.g.
     ``iterate(s, 1000, engine="full", arithmetic="arb", bits=256).final.excess_loss``.

@@ -11,6 +11,7 @@ carry and cross-checks against mpmath.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import io
@@ -114,7 +115,6 @@ def kernel_module_path(source: str) -> Path:
     return cache_dir("numba") / f"fast_kernel_{digest}.py"
 
 
-_KERNELS: dict = {}                  # (sigma, case) -> the compiled kernel of this process
 _KERNELS_LOCK = threading.Lock()     # threads of one process (in-process Dask workers) build a kernel once
 
 
@@ -122,17 +122,15 @@ def compiled_kernel(sigma: Sigma, case: str):
     """numba-compiled batch driver for one sigma and case of K. Compiled once per machine: the generated
     module is written once to the cache folder and numba caches its machine code there (``cache=True``), so a
     later process (every part of ``verify all`` is one) loads it instead of compiling again (about 3.5 s).
-    Kept per process (one build when several threads ask at once)."""
+    Kept per process by :func:`built_kernel`'s cache, behind a lock so that threads asking at once build it once."""
     with _KERNELS_LOCK:
-        if (sigma, case) not in _KERNELS:
-            _KERNELS[(sigma, case)] = _build_kernel(sigma, case)
-        return _KERNELS[(sigma, case)]
+        return built_kernel(sigma, case)
 
 
-compiled_kernel.cache_clear = _KERNELS.clear      # as functools.lru_cache's, for the tests
-
-
-def _build_kernel(sigma: Sigma, case: str):
+@functools.lru_cache(maxsize=None)
+def built_kernel(sigma: Sigma, case: str):
+    """The kernel of :func:`compiled_kernel`, written and compiled (or loaded from numba's cache); call that
+    function, which holds the lock; ``built_kernel.cache_clear()`` forgets this process's kernels."""
     import numba
     source = kernel_source(sigma, case)
     path = kernel_module_path(source)

@@ -166,18 +166,35 @@ def require_route(s: Setting, arithmetic: str, jax: bool = True, route: str | No
                            "included, so a certified run is available for sigma linear only", also=("data", "sigma"))
 
 
+# Below this many steps a float64 run takes the numpy backend: JAX compiles a program for every new set of shapes
+# (about 1.5 s of CPU time, several programs a run), which numpy's step (well under a millisecond at the sizes the
+# checks use) repays only after thousands of steps; the fuzzers and the claims' checks run many short regimes of
+# different shapes. Both backends compute the same recursion (tests/test_fulljax.py: they agree to 1e-12).
+JAX_MIN_STEPS = 1000
+
+
+def default_backend(s: Setting, steps: int, route: str | None = None) -> str:
+    """The float64 backend of a run of ``steps`` steps when none is asked for: "jax" for the finite sum over a data
+    set's images (only jax.grad differentiates it) and for runs of at least JAX_MIN_STEPS steps, when JAX can be
+    imported; else "numpy"."""
+    from . import fulljax
+    wants = (route or s.data.route(s.sigma)) == "images" or steps >= JAX_MIN_STEPS
+    return "jax" if wants and fulljax.available() else "numpy"
+
+
 def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=None, backend: str | None = None,
                  route: str | None = None) -> Trajectory:
     """Run ``steps`` full-matrix GD steps (:class:`LogitState`), recording at ``checkpoints``; ``route``: another
     exact way of computing the loss than the engines' choice (verify.engines.fullgrad.fixed).
 
-    float64 runs on JAX when it is installed (``backend="numpy"`` forces numpy); overflow / NaN raise
-    NumericalTrouble naming the step (verify.engines.guard). ``progress(step)`` follows the run.
+    float64 runs on JAX when it is installed and the run is long (:func:`default_backend`; ``backend`` forces
+    "jax" or "numpy"); overflow / NaN raise NumericalTrouble naming the step (verify.engines.guard).
+    ``progress(step)`` follows the run.
     """
     from . import fulljax
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     f64 = ar.name == "float64"
-    on_jax = f64 and (backend or ("jax" if fulljax.available() else "numpy")) == "jax"
+    on_jax = f64 and (backend or default_backend(s, max(cps), route)) == "jax"
     require_route(s, ar.name, on_jax, route)
     if on_jax:
         return fulljax.iterate_full_jax(LogitState(s, Arith.make("float64", None, max(cps)), route), cps, progress)

@@ -34,12 +34,9 @@ def _convention(res: dict):
     return convention_figure(res)
 
 
-def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]], list[dict]]:
-    """(file, caption, png, source part) for every figure whose data are in the saved records, and one
-    error entry {"file", "source", "error"} for every figure that failed to draw (it is reported in the
-    report, never dropped silently)."""
-    import traceback
-
+def figure_jobs(records: list[dict]) -> list[tuple[str, object, dict | None, str]]:
+    """(file, draw function, the result it draws, source part) of every figure of the finished ``records``."""
+    from ..run.pipeline import Part
     from . import figures as fg
     by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
     todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),
@@ -49,21 +46,61 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
             ("figures/convention.png", _convention, by.get("reconcile"), "reconcile")]
     for r in records:
         if r["kind"] == "probe" and r["status"] == "ok":
-            safe = r["file"][:-5]
+            safe = Part(r["kind"], r["arg"]).filename[:-5]
             todo.append((f"figures/{safe}.png", lambda res, n=r["arg"]: fg.probe_figure(n, res), r.get("result"),
                          r["part"]))
-    out, errors = [], []
-    for fname, fn, res, src in todo:
+    return [job for job in todo if job[1] is not None]
+
+
+def drawn(fn, res) -> dict | None:
+    """One figure drawn: {"caption", "png"} (bytes), {"error"} when drawing failed (reported, never dropped
+    silently), or None when the result holds no data for it (not a failure)."""
+    import traceback
+    try:
+        made = fn(res)
+    except Exception as exc:  # noqa: BLE001 - any drawing failure is reported as an error entry
+        return {"error": traceback.format_exception_only(type(exc), exc)[-1].strip()}
+    return {"caption": made[1], "png": made[0]} if made else None
+
+
+def part_figures(record: dict) -> dict:
+    """The figures of one finished part record, drawn: {file: {"caption", "png_base64"} or {"error"}} (files whose
+    data the record does not hold are left out). A part's own process adds this to its record (``figures``), so the
+    figures are drawn on the workers, in parallel, and not one after another when the report is written."""
+    import base64
+    out = {}
+    for fname, fn, res, _ in figure_jobs([record]):
         if not res:
             continue
-        try:
-            made = fn(res)
-        except Exception as exc:  # noqa: BLE001 - any drawing failure is reported as an error entry, below
-            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            errors.append({"file": fname, "source": src, "error": tb})
+        d = drawn(fn, res)
+        if d is not None:
+            out[fname] = ({"caption": d["caption"], "png_base64": base64.b64encode(d["png"]).decode()} if "png" in d
+                          else d)
+    return out
+
+
+def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]], list[dict]]:
+    """(file, caption, png, source part) for every figure whose data are in the saved records, and one
+    error entry {"file", "source", "error"} for every figure that failed to draw (it is reported in the
+    report, never dropped silently). A figure its part's process drew (:func:`part_figures`, the record's
+    ``figures``) is taken from the record; the others are drawn here."""
+    import base64
+    kept = {r["part"]: r.get("figures") or {} for r in records}
+    out, errors = [], []
+    for fname, fn, res, src in figure_jobs(records):
+        if not res:
             continue
-        if made:              # None: the part holds no data for this figure (not a failure)
-            out.append((fname, made[1], made[0], src))
+        d = kept.get(src, {}).get(fname)
+        if d is not None and "png_base64" in d:
+            d = {"caption": d["caption"], "png": base64.b64decode(d["png_base64"])}
+        elif d is None or "error" not in d:
+            d = drawn(fn, res)
+        if d is None:
+            continue
+        if "error" in d:
+            errors.append({"file": fname, "source": src, "error": d["error"]})
+        else:
+            out.append((fname, d["caption"], d["png"], src))
     return out, errors
 
 
@@ -119,8 +156,8 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     new = new_folder(out)
     for f, _, png, _ in figs:
         write_bytes_atomic(new / f, png)
-    for r in records:
-        write_json_atomic(new / "parts" / r["file"], {k: v for k, v in r.items() if k != "file"})
+    for r in records:        # the drawn figures are in figures/, not again in the evidence
+        write_json_atomic(new / "parts" / r["file"], {k: v for k, v in r.items() if k not in ("file", "figures")})
     write_json_atomic(new / "results.json", results)
     write_bytes_atomic(new / "index.md", markdown(bl).encode())
     write_bytes_atomic(new / "index.html", html_page(bl).encode())
@@ -128,5 +165,5 @@ def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | N
     return results
 
 
-__all__ = ["write_report", "saved_parts_dir", "make_figures", "validate", "schema", "load_parts", "run_timing",
+__all__ = ["write_report", "saved_parts_dir", "make_figures", "part_figures", "figure_jobs", "validate", "schema", "load_parts", "run_timing",
            "REPORT_FILES"]
