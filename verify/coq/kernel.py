@@ -328,9 +328,10 @@ def trapping_route(cert_file: dict) -> dict:
             "export --coq DIR --group trapping-region --certificate FILE` then `verify prove --coq DIR`); " + TRUST}
 
 
-def trapping_bench(boxes: int | None = None) -> dict:
+def trapping_bench(boxes: int | None = None, tick=None) -> dict:
     """`verify bench`'s figure for the bench certificate's box checks: export (every box, or the first ``boxes``)
-    and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU)."""
+    and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU). ``tick(line)`` after each
+    file coqc checked. The route prove() saves is what the claim's record then reads."""
     if coqc() is None:
         return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
     from .trapping import GROUP, bench_certificate
@@ -339,7 +340,8 @@ def trapping_bench(boxes: int | None = None) -> dict:
         t0 = time.perf_counter()
         man = export(tmp, (GROUP,), (("certificate", str(path)),) + ((("boxes", boxes),) if boxes else ()))
         t_export = time.perf_counter() - t0
-        res = prove(tmp)
+        res = prove(tmp, progress=(lambda name, done, total: tick(f"coqc: {name} checked ({done} of {total} files)"))
+                    if tick else None)
     route = res["groups"][GROUP]["certificate"]
     n = route["exported"]
     return {"available": True, "versions": res["versions"], "boxes": n, "of": route["boxes"],
