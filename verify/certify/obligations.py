@@ -29,7 +29,9 @@ class Obligation:
     ok: bool
     detail: str = ""
     solvers: dict | None = None     # smt: each solver's result (verify.derive.obligations.smt_obligation)
-    formula: tuple | None = field(default=None, repr=False, compare=False)   # smt: (hypotheses, conclusion), SymPy
+    formula: tuple | None = field(default=None, repr=False, compare=False)   # (hypotheses, conclusion), SymPy: smt's
+    # formula, or an identity's lhs = rhs (no hypotheses: it holds as rational functions, wherever both sides are
+    # defined), which verify.coq exports
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -59,7 +61,8 @@ def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
         if diff != 0:
             diff = sp.simplify(diff)
     return Obligation(name, statement, "sympy", diff == 0, "difference simplifies to 0" if diff == 0
-                      else f"difference does not simplify to 0: {sp.sstr(diff)[:300]}")
+                      else f"difference does not simplify to 0: {sp.sstr(diff)[:300]}",
+                      formula=((), sp.Eq(sp.sympify(lhs), sp.sympify(rhs), evaluate=False)))
 
 
 def sign(name: str, statement: str, expr, want: str) -> Obligation:

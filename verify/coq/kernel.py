@@ -11,6 +11,7 @@ admitted). The result, ``kernel.json``, records per theorem the route ``coq`` wi
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from ..cache import by_code_version
@@ -182,8 +184,35 @@ def check_file(text: str, lines: dict) -> dict:
     return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs}
 
 
-def _check_path(path: str, lines: dict) -> dict:
-    return check_file(Path(path).read_text(), lines)
+@lru_cache(maxsize=1)
+def _coq_identity() -> str:
+    return json.dumps(versions(), sort_keys=True)
+
+
+def checked_path(text: str, lines: dict) -> Path:
+    """Where coqc's verdict on a file is kept (verify cache): by the file's text, its theorems' lines and the
+    installed Coq and libraries, everything :func:`check_file`'s result depends on."""
+    from ..cache import cache_dir
+    key = hashlib.sha256(json.dumps([text, lines, _coq_identity()], sort_keys=True).encode()).hexdigest()[:24]
+    return cache_dir("coq") / "checked" / f"{key}.json"
+
+
+def _check_path(path: str, lines: dict, reuse: bool = True) -> dict:
+    """check_file on the file at ``path``, its result kept (checked_path) as soon as coqc is done, so an interrupted
+    prove resumes where it stopped; with ``reuse``, a kept result is returned ("reused": True) instead of running
+    coqc again."""
+    from ..run.atomic import write_json_atomic
+    text = Path(path).read_text()
+    p = checked_path(text, lines)
+    if reuse and p.is_file():
+        try:
+            return json.loads(p.read_text()) | {"reused": True}
+        except (OSError, ValueError):
+            pass
+    res = check_file(text, lines)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(p, res)
+    return res | {"reused": False}
 
 
 def read_manifest(out_dir) -> dict:
@@ -200,13 +229,16 @@ def read_manifest(out_dir) -> dict:
 
 
 def prove(out_dir, workers: int | None = None, scheduler: str | None = None, executor: bool | None = None,
-          progress=None) -> dict:
+          progress=None, reuse: bool = True) -> dict:
     """coqc on every file of ``out_dir`` (its manifest); writes and returns kernel.json.
+
+    Each file's verdict is kept as soon as coqc is done with it (checked_path); with ``reuse`` (the default) a file
+    whose text and Coq are unchanged is not run again (kernel.json's "files" say "reused"), so running the same
+    command again resumes an interrupted run.
 
     A file whose text does not match the manifest's digest (edited after export) is refused. With more than one
     file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False. ``progress(file,
     done, total)`` after each file (coqc checks a file as a whole: the count is of files)."""
-    import hashlib
     from ..run.atomic import write_json_atomic
     man = read_manifest(out_dir)
     out = Path(out_dir)
@@ -216,7 +248,7 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
             raise InvalidParameter("--coq", str(out_dir), f"{f['file']} is missing or differs from what "
                                    "`verify export --coq` wrote: export again")
     require_coqc()
-    tasks = [(f["file"], (str(out / f["file"]), f["lines"])) for f in man["files"]]
+    tasks = [(f["file"], (str(out / f["file"]), f["lines"], reuse)) for f in man["files"]]
     t0 = time.perf_counter()
     results = {}
     if executor is None:
@@ -242,7 +274,7 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
     for f in man["files"]:
         res = results[f["file"]]
         per_file.append({"file": f["file"], "group": f["group"], "cpu_seconds": res["cpu_seconds"],
-                         "runs": res["runs"], "theorems": len(f["theorems"])})
+                         "runs": res["runs"], "theorems": len(f["theorems"]), "reused": res["reused"]})
         for t in f["theorems"]:
             got = res["theorems"][t["name"]]
             theorems.append({**t, "group": f["group"], "file": f["file"], "route": "coq", "versions": ver,
@@ -261,7 +293,8 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
             s["certificate"] = certificate_route(src, [t for t in theorems if t["group"] == g], ver)
             save_route(s["certificate"])
     res = {"format": FORMAT + "-results", "versions": ver, "wall_seconds": round(wall, 3),
-           "cpu_seconds": round(sum(f["cpu_seconds"] for f in per_file), 3), "files": per_file,
+           "cpu_seconds": round(sum(f["cpu_seconds"] for f in per_file), 3),
+           "reused_files": sum(f["reused"] for f in per_file), "files": per_file,
            "groups": summary, "theorems": theorems, "trusted_axioms": axioms,
            "trusted": "Coq's kernel and the axioms of its standard library of reals and of its primitive 63-bit "
                       "integers, which CoqInterval computes with (listed); " + TRUSTS_NOTE}
@@ -341,7 +374,7 @@ def trapping_bench(boxes: int | None = None, tick=None) -> dict:
         man = export(tmp, (GROUP,), (("certificate", str(path)),) + ((("boxes", boxes),) if boxes else ()))
         t_export = time.perf_counter() - t0
         res = prove(tmp, progress=(lambda name, done, total: tick(f"coqc: {name} checked ({done} of {total} files)"))
-                    if tick else None)
+                    if tick else None, reuse=False)
     route = res["groups"][GROUP]["certificate"]
     n = route["exported"]
     return {"available": True, "versions": res["versions"], "boxes": n, "of": route["boxes"],
@@ -397,7 +430,7 @@ def kernel_bench() -> dict:
         t0 = time.perf_counter()
         man = export(tmp, tuple(g for g in GROUPS if g not in OWN_BENCH))
         t_export = time.perf_counter() - t0
-        res = prove(tmp)
+        res = prove(tmp, reuse=False)
     n = len(res["theorems"])
     return {"available": True, "versions": res["versions"], "files": len(man["files"]), "theorems": n,
             "export_seconds": round(t_export, 3), "prove_wall_seconds": res["wall_seconds"],
@@ -417,4 +450,4 @@ def kernel_checked(results: dict, keys) -> bool | None:
 
 __all__ = ["export", "prove", "check_file", "versions", "coqc", "require_coqc", "CoqMissing", "kernel_checked",
            "MANIFEST", "RESULTS", "INSTALL", "PACKAGES", "kernel_route", "kernel_bench", "trapping_bench",
-           "trapping_route", "certificate_route", "save_route", "saved_route"]
+           "trapping_route", "certificate_route", "save_route", "saved_route", "checked_path"]
