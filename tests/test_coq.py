@@ -361,3 +361,116 @@ def test_target_of_a_box_with_a_profile():
     assert target_of(cert, (Fr(0), Fr(1, 64), 0, 0)) == (Fr(1, 200), Fr(0))          # the core
     one = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C": "1/450"}}
     assert target_of(one, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 450), Fr(0))
+
+
+# ---- the certificate's map tied to the reduced recursion (group certificate-map) -------------------------------------
+
+
+def test_certificate_map_hand_values():
+    """The u-update and cubic-decay identities as exported, at u = 1/2, c = G = X = 1 (hand: R = 1 + (1 - u) c u^2 G X
+    = 9/8, u' = u/R = 4/9, (u - u')/u^3 = (1/18) 8 = 4/9 = c Q with Q = (1 - u) G X / R = 4/9); the domain
+    hypotheses are u < 1 and G > 0 beside the symbols' signs."""
+    from verify.coq.groups import map_theorems
+    thms = {t.key: t for t in map_theorems()}
+    assert list(thms) == ["increment-over-u2", "u-next-is-u-over-R", "cubic-decay", "eps-update"]
+    for key in ("u-next-is-u-over-R", "cubic-decay"):
+        t = thms[key]
+        pt = {s: (sp.Rational(1, 2) if s.name == "u" else 1) for s in t.variables}
+        assert [s.name for s in t.variables] == ["G", "X", "c", "u"]
+        assert t.conclusion.lhs.subs(pt) == t.conclusion.rhs.subs(pt) == sp.Rational(4, 9)
+        assert "u < 1 ->" in t.text() and "G > 0 ->" in t.text()
+    assert "G > 0" not in thms["eps-update"].text() and "u < 1 ->" in thms["eps-update"].text()
+
+
+def _off_by_u3(t):
+    """The identity with u^3 added to its right side (false: the two sides then differ by u^3 > 0), same plan."""
+    u = next(s for s in t.variables if s.name == "u")
+    from verify.coq.groups import map_domain
+    return identity_theorem(t.name + "_off", "off by u^3", t.conclusion.lhs, t.conclusion.rhs + u**3,
+                            map_domain(t.conclusion), expect="rejected", tactic=t.tactic)
+
+
+@needs_coq
+@pytest.mark.slow
+def test_certificate_map_accepted_and_off_by_u3_rejected():
+    """The four identities tying G, R, Q, eps' to the reduced map are accepted by the kernel; each with u^3 added to
+    its right side is rejected with the same plan. The variants are false: at a point of the domain (u = 1/3, every
+    other symbol 2/3: G > 0, u < 1) the sides differ."""
+    from verify.coq.groups import map_theorems
+    thms = list(map_theorems())
+    off = [_off_by_u3(t) for t in thms]
+    for t in off:
+        pt = {s: (sp.Rational(1, 3) if s.name == "u" else sp.Rational(2, 3)) for s in t.variables}
+        assert t.conclusion.lhs.subs(pt) != t.conclusion.rhs.subs(pt)
+    got = kernel(thms + off)
+    assert got == {t.name: "accepted" for t in thms} | {t.name: "rejected" for t in off}
+
+
+def test_chain_route_rule(monkeypatch):
+    """The certificate's chain is kernel-checked only when the comparison lemma, the map identities and every box
+    are; a partial box count keeps it partial (with the count), a rejected part makes it rejected (hand-built
+    routes)."""
+    from verify.coq import kernel as k
+    ok = {"route": "coq", "status": "kernel-checked", "why": "3 of 3 obligations accepted"}
+    boxes = lambda n: {"route": "coq", "status": "kernel-checked" if n == 968 else "partial",        # noqa: E731
+                       "why": f"trapping region: {n} of 968 boxes kernel-checked", "accepted": n, "boxes": 968,
+                       "digest": "d"}
+    monkeypatch.setattr(k, "group_keys", lambda g: ("a",))
+    for lemma, trap, want in ((ok, boxes(968), "kernel-checked"), (ok, boxes(96), "partial"),
+                              (ok | {"status": "rejected"}, boxes(968), "rejected"),
+                              ({"route": "coq", "status": "not run", "why": "coqc is not installed"},
+                               {"route": "coq", "status": "not run", "why": "trapping region: not run"}, "not run")):
+        monkeypatch.setattr(k, "kernel_route", lambda g, keys, lemma=lemma: lemma)
+        monkeypatch.setattr(k, "trapping_route", lambda f, trap=trap: trap)
+        r = k.chain_route({})
+        assert r["status"] == want, (lemma, trap)
+        assert "prefix" in r["why"] and r["why"].count("trapping region") == 1
+    monkeypatch.setattr(k, "kernel_route", lambda g, keys: ok)
+    monkeypatch.setattr(k, "trapping_route", lambda f: boxes(96))
+    r = k.chain_route({})
+    assert "96 of 968 boxes" in r["why"] and r["boxes_accepted"] == 96
+
+
+def test_certify_result_depends_on_the_saved_kernel_routes(tmp_path, monkeypatch):
+    """The certify part's options (what its saved result is keyed by) change when `verify prove --coq` saves a route,
+    so a cached result cannot keep saying "not run" after the kernel accepted the boxes."""
+    from verify.coq.kernel import save_route
+    from verify.run.parts import discover, spec
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path))
+    discover()
+    before = spec("certify").extra_options("", "ci")
+    save_route({"digest": "abc", "status": "partial", "accepted": 32, "boxes": 968})
+    mid = spec("certify").extra_options("", "ci")
+    save_route({"digest": "abc", "status": "kernel-checked", "accepted": 968, "boxes": 968})
+    after = spec("certify").extra_options("", "ci")
+    assert before["kernel_routes"] == [] and mid["kernel_routes"] == [["abc", "partial", 32]]
+    assert after["kernel_routes"] == [["abc", "kernel-checked", 968]]
+    assert {k: v for k, v in before.items() if k != "kernel_routes"} == \
+        {k: v for k, v in after.items() if k != "kernel_routes"}
+
+
+@needs_coq
+@pytest.mark.slow
+def test_prove_keeps_and_reuses_each_files_verdict(tmp_path, monkeypatch):
+    """A second prove of the same folder reuses the kept verdicts (same statuses, no coqc run); --fresh runs coqc
+    again; a file edited and exported again is not matched by the old verdict."""
+    import json
+    from verify.cli import main
+    from verify.coq.kernel import export, prove
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    x = sp.Symbol("x", positive=True)
+    good = identity_theorem("square", "(x + 1)^2 = x^2 + 2x + 1", (x + 1) ** 2, x**2 + 2 * x + 1)
+    monkeypatch.setattr("verify.coq.groups.files", lambda groups=(), options=(): (CoqFile("T", "t", "reals", (good,)),))
+    export(tmp_path / "d")
+    first = prove(tmp_path / "d")
+    again = prove(tmp_path / "d")
+    assert [f["reused"] for f in first["files"]] == [False] and [f["reused"] for f in again["files"]] == [True]
+    assert [t["status"] for t in again["theorems"]] == [t["status"] for t in first["theorems"]] == ["accepted"]
+    res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path / "d"), "--fresh", "--quiet"])
+    assert res.exit_code == 0 and "reused" not in res.output
+    assert json.loads((tmp_path / "d" / "kernel.json").read_text())["reused_files"] == 0
+    bad = identity_theorem("square", "(x + 1)^2 = x^2 + x + 1", (x + 1) ** 2, x**2 + x + 1)
+    monkeypatch.setattr("verify.coq.groups.files", lambda groups=(), options=(): (CoqFile("T", "t", "reals", (bad,)),))
+    export(tmp_path / "d")
+    third = prove(tmp_path / "d")
+    assert [f["reused"] for f in third["files"]] == [False] and third["theorems"][0]["status"] == "rejected"

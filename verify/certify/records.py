@@ -100,16 +100,17 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
 
 
 def trapping_kernel_record(cert, scope: Scope) -> dict:
-    """A context record: what Coq's kernel accepted of this certificate's trapping region (verify.coq: the route
-    `verify prove --coq` saved for the same certificate, by its file's digest), e.g. "trapping region: 968 of 968
-    boxes kernel-checked; prefix trusted to Arb", or that the kernel route was not run. It decides nothing: the
-    certificate's verdict is Arb's and the re-checker's."""
+    """A context record: what Coq's kernel accepted of this certificate's chain after its Arb prefix (verify.coq:
+    the comparison lemma, the identities tying its map to the reduced recursion, and its trapping region's boxes,
+    the route `verify prove --coq` saved for the same certificate by its file's digest), e.g. "kernel-checked: ...
+    968 of 968 boxes kernel-checked ...; not kernel-checked: the prefix ...", or "partial" with how many boxes, or
+    that the kernel route was not run. It decides nothing: the certificate's verdict is Arb's and the re-checker's."""
     import json
-    from ..coq.kernel import trapping_route
+    from ..coq.kernel import chain_route
     from .files import certificate_file
-    route = trapping_route(json.loads(json.dumps(certificate_file(cert, []))))
-    return record("kernel route of the trapping region (Coq)", "formal", scope, f"{route['status']}: {route['why']}",
-                  None, role="context", kernel=route)
+    route = chain_route(json.loads(json.dumps(certificate_file(cert, []))))
+    return record("kernel route of the certificate's chain after its prefix (Coq)", "formal", scope,
+                  f"{route['status']}: {route['why']}", None, role="context", kernel=route)
 
 
 # ----- families of regimes -----------------------------------------------------------------------------------------

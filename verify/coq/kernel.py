@@ -361,6 +361,53 @@ def trapping_route(cert_file: dict) -> dict:
             "export --coq DIR --group trapping-region --certificate FILE` then `verify prove --coq DIR`); " + TRUST}
 
 
+# The groups of an all-time certificate's chain after its Arb prefix, besides the boxes of its trapping region:
+# the comparison lemma (z = 1/x^2 between two sequences) and the identities tying G, R, Q, eps' to the reduced map.
+CHAIN = ("comparison-lemma", "certificate-map")
+CHAIN_OUTSIDE = ("not kernel-checked: the prefix (its T0 Arb steps to the region, trusted to Arb) and the cover of R "
+                 "by the boxes (the re-checker's sweep)")
+
+
+def group_keys(group: str) -> tuple:
+    """The keys of the obligations a group states as true (its negative controls left out), in file order."""
+    from .groups import files
+    return tuple(dict.fromkeys(t.key for f in files((group,)) for t in f.theorems if t.expect == "accepted"))
+
+
+def chain_route(cert_file: dict) -> dict:
+    """The kernel route of an all-time certificate's chain after its prefix, for its claims' record: the CHAIN
+    groups (coqc, kept per code version: :func:`kernel_route`) and the trapping region's boxes (the route `verify
+    prove --coq` saved for this certificate: :func:`trapping_route`). "kernel-checked" only when every part is;
+    "rejected" when the kernel rejected a part's true statement; "not run" when no part was run; else "partial".
+    ``parts``: each part's route; ``why`` names each part's count and what stays outside the kernel."""
+    from .trapping import GROUP
+    parts = {g: kernel_route(g, group_keys(g)) for g in CHAIN} | {GROUP: trapping_route(cert_file)}
+    st = {p["status"] for p in parts.values()}
+    status = ("rejected" if "rejected" in st else "kernel-checked" if st == {"kernel-checked"} else
+              "not run" if st == {"not run"} else "partial")
+    names = {g: g.replace("-", " ") for g in parts}
+    why = ("; ".join(p["why"] if g == GROUP else f"{names[g]}: {p['status']} ({p['why']})" for g, p in parts.items())
+           + f"; {CHAIN_OUTSIDE}")
+    trap = parts[GROUP]
+    return {"route": "coq", "status": status, "why": why, "parts": parts, "boxes_accepted": trap.get("accepted", 0),
+            "boxes": trap.get("boxes"), "digest": trap.get("digest")}
+
+
+def route_digests() -> list:
+    """(certificate digest, status, boxes accepted) of every saved trapping-region route, sorted: what a result that
+    reads a route (the certify part's record) depends on besides the code, so a later `verify prove --coq` makes
+    a saved result stale (verify.certify.part's options)."""
+    from ..cache import cache_dir
+    out = []
+    for p in sorted(cache_dir("coq").glob("trapping-route-*.json")):
+        try:
+            r = json.loads(p.read_text())
+            out.append([r["digest"], r["status"], r["accepted"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
 def trapping_bench(boxes: int | None = None, tick=None) -> dict:
     """`verify bench`'s figure for the bench certificate's box checks: export (every box, or the first ``boxes``)
     and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU). ``tick(line)`` after each
@@ -450,4 +497,5 @@ def kernel_checked(results: dict, keys) -> bool | None:
 
 __all__ = ["export", "prove", "check_file", "versions", "coqc", "require_coqc", "CoqMissing", "kernel_checked",
            "MANIFEST", "RESULTS", "INSTALL", "PACKAGES", "kernel_route", "kernel_bench", "trapping_bench",
-           "trapping_route", "certificate_route", "save_route", "saved_route", "checked_path"]
+           "trapping_route", "certificate_route", "save_route", "saved_route", "checked_path", "chain_route",
+           "route_digests", "group_keys", "CHAIN"]
