@@ -141,6 +141,9 @@ def test_claim_record_says_kernel_checked():
     route = kernel_route("lemma-C.2", ("c2-positive", "c2-factor", "c2-step", "c2-base"))
     assert route["status"] == "kernel-checked" and route["versions"]["coq"][0].isdigit()
     assert route["why"].startswith("4 of 4 obligations accepted")
+    # the accepted obligations are named by their statements, as the proof's steps are (so the report marks them)
+    want = [o for o in c2_obligations() if o.key in ("c2-positive", "c2-factor", "c2-step", "c2-base")]
+    assert sorted(route["accepted_obligations"]) == sorted(o.evidence()["route"] for o in want)
 
 
 def test_prove_without_coqc_exits_2(tmp_path, monkeypatch):
@@ -184,21 +187,40 @@ def test_comparison_lemma_accepted_and_reversed_inequality_rejected():
 
 
 def test_report_names_the_routes():
-    """The claims table's routes, from hand-built records: the SMT solvers of each step, SymPy for identities, and
-    the kernel route (partial, complete, or not run)."""
+    """The claims table's routes, from hand-built records: per obligation, the SMT solvers of each step, SymPy for
+    identities, Coq where the proof's kernel route accepted the step (by its statement), grouped; "kernel-checked"
+    for every obligation only when Coq accepted each; an all-time certificate's obligations with their routes."""
     from verify.report.statements import proof_routes
-    smt = {"method": "smt", "solvers": {"z3": {}, "cvc5": {}}}
-    steps = [smt] * 3 + [{"method": "sympy identity"}]
+    smt = [{"route": f"step {i}", "method": "smt", "solvers": {"z3": {}, "cvc5": {}}} for i in range(3)]
+    steps = smt + [{"route": "identity", "method": "sympy identity"}]
 
-    def st(kernel):
+    def st(kernel, steps=steps):
         return {"evidence": [{"route": "p", "kind": "smt", "role": "test", "scope": {}, "result": "", "holds": True,
                               "steps": steps, **({"kernel": kernel} if kernel else {})}]}
-    assert proof_routes(st(None)) == "Routes: z3, cvc5, SymPy."
-    assert proof_routes(st({"status": "kernel-checked", "accepted": 3})) == \
-        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: 3 of the proof's 4 steps)."
-    assert proof_routes(st({"status": "kernel-checked", "accepted": 4})) == \
-        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: every step)."
-    assert proof_routes(st({"status": "not run"})) == "Routes: z3, cvc5, SymPy. Kernel route not run."
+    assert proof_routes(st(None)) == "Routes: z3, cvc5, SymPy (3 obligations by z3 + cvc5, 1 by SymPy)."
+    three = {"status": "kernel-checked", "accepted_obligations": ["step 0", "step 1", "step 2"]}
+    assert proof_routes(st(three)) == ("Routes: z3, cvc5, Coq, SymPy (3 obligations by z3 + cvc5 + Coq, 1 by SymPy); "
+                                       "kernel-checked: 3 of its 4 obligations.")
+    every = {"status": "kernel-checked", "accepted_obligations": ["step 0", "step 1", "step 2", "identity"]}
+    assert proof_routes(st(every)).endswith("(3 obligations by z3 + cvc5 + Coq, 1 by SymPy + Coq); kernel-checked "
+                                            "(every obligation).")
+    assert proof_routes(st({"status": "not run"})).endswith("1 by SymPy). Kernel route not run.")
+    nested = st(None, [{"route": "inner", "steps": smt[:2]}, steps[-1]])              # a step that is a proof
+    assert proof_routes(nested) == "Routes: z3, cvc5, SymPy (2 obligations by z3 + cvc5, 1 by SymPy)."
+    ctx = {"role": "context", "kind": "symbolic", "scope": {}, "holds": None}
+    cert = {"evidence": [ctx | {"route": "obligation a", "routes": ["SymPy", "Coq"]},
+                         ctx | {"route": "obligation b", "kind": "arb", "routes": ["Arb"]},
+                         ctx | {"route": "chain", "kind": "formal", "kernel": {"status": "partial"}}]}
+    assert proof_routes(cert) == ("Routes: SymPy, Coq, Arb (1 obligation by SymPy + Coq, 1 by Arb); kernel-checked: 1 "
+                                  "of its 2 obligations.")
+
+
+def test_certificate_obligation_routes():
+    """An obligation's routes: its method's (SymPy, Arb) or its SMT solvers, and Coq when the kernel accepted it."""
+    from verify.certify.obligations import Obligation
+    assert Obligation("eps-update", "s", "sympy", True).routes(["eps-update"]) == ["SymPy", "Coq"]
+    assert Obligation("one-step-lower", "s", "smt", True, solvers={"z3": {}, "cvc5": {}}).routes() == ["z3", "cvc5"]
+    assert Obligation("region-invariant", "s", "arb", True).routes(["eps-update"]) == ["Arb"]
 
 
 # ---- the trapping region's boxes (verify.coq.trapping) -------------------------------------------------------------

@@ -17,6 +17,7 @@ from ..errors import VerificationError
 
 METHODS = ("sympy", "smt", "arb")
 EVIDENCE_KIND = {"sympy": "symbolic", "smt": "smt", "arb": "arb"}
+ROUTE = {"sympy": "SymPy", "arb": "Arb"}      # the route that decides a method's obligations (smt: its solvers)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class Obligation:
     @property
     def status(self) -> str:
         return "discharged" if self.ok else "failed"
+
+    def routes(self, kernel_keys=()) -> list[str]:
+        """The routes that decided this obligation: SymPy, z3 and cvc5 (an SMT obligation's solvers) or Arb, and Coq
+        when its name is among ``kernel_keys`` (the obligations Coq's kernel accepted, verify.coq)."""
+        base = [ROUTE[self.method]] if self.method in ROUTE else list(self.solvers or ())
+        return base + (["Coq"] if self.name in kernel_keys else [])
 
     def as_dict(self) -> dict:
         return {"name": self.name, "statement": self.statement, "method": self.method, "status": self.status,

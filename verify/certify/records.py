@@ -68,9 +68,12 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
             return [record("all-time certificate (verify certify)", "arb", scope,
                            f"the certificate did not close, so nothing is certified: {exc}", None, role="failed",
                            failed_obligation=exc.obligation.as_dict(), replay=replay)]
+    exact = isinstance(cert, ExactCertificate)
+    kernel = None if exact else trapping_kernel_record(cert, scope)
+    accepted = kernel["kernel"].get("accepted_keys", ()) if kernel else ()
     context = [record(f"obligation {o.name}", EVIDENCE_KIND[o.method], scope, f"{o.statement}: {o.status} ({o.detail})",
-                      None, role="context", obligation=o.as_dict()) for o in cert.obligations]
-    if isinstance(cert, ExactCertificate):
+                      None, role="context", obligation=o.as_dict(), routes=o.routes(accepted)) for o in cert.obligations]
+    if exact:
         d = cert.as_dict()
         if cert.case == "k-equals-d":
             text = (f"exact for every T (SymPy, closed form): L - L_opt = c_L v N ||V*||^2 rho^(2T)/(2D), "
@@ -83,7 +86,6 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
         return [record(f"all-time closed form ({d['kind']}, K = {setting.K}, D = {setting.D})", "symbolic", scope, text,
                        False, role="outside", replay=replay, rate=d["rate"])] + context
     out = []
-    kernel = trapping_kernel_record(cert, scope)
     for q, (name, scale) in POWER_TEXT.items():
         k = cert.constants[q]
         out.append(record(f"all-time certificate: upper rate of {name}", "arb", scope,

@@ -380,7 +380,7 @@ def chain_route(cert_file: dict) -> dict:
     prove --coq` saved for this certificate: :func:`trapping_route`). "kernel-checked" only when every part is;
     "rejected" when the kernel rejected a part's true statement; "not run" when no part was run; else "partial".
     ``parts``: each part's route; ``why`` names each part's count and what stays outside the kernel."""
-    from .trapping import GROUP
+    from .trapping import GROUP, OBLIGATION
     parts = {g: kernel_route(g, group_keys(g)) for g in CHAIN} | {GROUP: trapping_route(cert_file)}
     st = {p["status"] for p in parts.values()}
     status = ("rejected" if "rejected" in st else "kernel-checked" if st == {"kernel-checked"} else
@@ -389,8 +389,12 @@ def chain_route(cert_file: dict) -> dict:
     why = ("; ".join(p["why"] if g == GROUP else f"{names[g]}: {p['status']} ({p['why']})" for g, p in parts.items())
            + f"; {CHAIN_OUTSIDE}")
     trap = parts[GROUP]
+    # the certificate's obligations the kernel accepted (by name): each part's keys; the boxes' obligation only when
+    # every box of the cover was accepted
+    keys = [k for g in CHAIN for k in parts[g].get("accepted_keys", ())]
+    keys += [OBLIGATION] if trap["status"] == "kernel-checked" else []
     return {"route": "coq", "status": status, "why": why, "parts": parts, "boxes_accepted": trap.get("accepted", 0),
-            "boxes": trap.get("boxes"), "digest": trap.get("digest")}
+            "boxes": trap.get("boxes"), "digest": trap.get("digest"), "accepted_keys": keys}
 
 
 def route_digests() -> list:
@@ -460,9 +464,10 @@ def kernel_route(group: str, keys) -> dict:
     got = [t for t in res["theorems"] if t["key"] in keys]
     why = (f"{sum(t['status'] == 'accepted' for t in got)} of {len(keys)} obligations accepted by Coq "
            f"{res['versions'].get('coq')}'s kernel ({', '.join(t['name'] for t in got)})")
+    acc = [t for t in got if t["status"] == "accepted"]
     return {"route": "coq", "status": {True: "kernel-checked", False: "rejected", None: "not run"}[ok], "why": why,
-            "versions": res["versions"], "accepted": sum(t["status"] == "accepted" for t in got),
-            "obligations": len(keys)}
+            "versions": res["versions"], "accepted": len(acc), "obligations": len(keys),
+            "accepted_keys": [t["key"] for t in acc], "accepted_obligations": [t["obligation"] for t in acc]}
 
 
 def kernel_bench() -> dict:

@@ -37,6 +37,7 @@ MAX_FILE_BYTES = 256 << 20
 BOXES_PER_FILE = 32          # a file is one coqc run (a Dask task): about a minute of CPU
 PRECISION = 64               # bits of CoqInterval's floating-point intervals (the certificate's Arb used 128)
 GROUP = "trapping-region"
+OBLIGATION = "region-invariant"   # the certificate's obligation the boxes state (verify.certify.region), box by box
 TRUST = ("prefix trusted to Arb (its T0 steps are not iterated in Coq); the cover of R by the boxes is the "
          "re-checker's sweep")
 
@@ -260,4 +261,4 @@ def trapping_files(path, boxes: int | None = None, per_file: int = BOXES_PER_FIL
 
 
 __all__ = ["bench_certificate", "bench_certificate_path", "certificate_digest", "read_certificate", "box_formulas", "box_theorem", "boxes_of", "moved_box", "trapping_files",
-           "exprel_lemma", "target_of", "TRUST", "GROUP"]
+           "exprel_lemma", "target_of", "TRUST", "GROUP", "OBLIGATION"]
