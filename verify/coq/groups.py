@@ -26,6 +26,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from .theorems import CoqFile, Theorem, variables_of
 
 GROUPS = {}
@@ -255,18 +256,21 @@ def map_domain(conclusion) -> tuple:
     return out + ((sp.StrictGreaterThan(Gs, 0, evaluate=False),) if conclusion.has(Gs) else ())
 
 
-def map_theorems() -> tuple:
-    """The identities of MAP_PLANS, from the obligations verify.certify.coordinates.slow_coordinates decided (their
-    lhs = rhs as SymPy objects), in MAP_PLANS' order."""
+@lru_cache(maxsize=None)
+@by_code_version("coq-map-identities")
+def map_identities() -> tuple:
+    """(key, statement, lhs = rhs) of the identities of MAP_PLANS, from the obligations
+    verify.certify.coordinates.slow_coordinates decided, kept on disk alone (loading every coordinate costs
+    seconds)."""
     from ..certify.coordinates import slow_coordinates
     obs = {o.name: o for o in slow_coordinates().obligations}
-    out = []
-    for key, plan in MAP_PLANS.items():
-        ob = obs[key]
-        _, concl = ob.formula
-        out.append(identity_theorem(key.replace("-", "_"), ob.statement, concl.lhs, concl.rhs, map_domain(concl),
-                                    key=key, tactic=plan))
-    return tuple(out)
+    return tuple((key, obs[key].statement, obs[key].formula[1]) for key in MAP_PLANS)
+
+
+def map_theorems() -> tuple:
+    """The identities of MAP_PLANS as theorems, in MAP_PLANS' order, on the certificate's domain (map_domain)."""
+    return tuple(identity_theorem(key.replace("-", "_"), statement, concl.lhs, concl.rhs, map_domain(concl), key=key,
+                                  tactic=MAP_PLANS[key]) for key, statement, concl in map_identities())
 
 
 @group("certificate-map")

@@ -380,14 +380,15 @@ def chain_route(cert_file: dict) -> dict:
     prove --coq` saved for this certificate: :func:`trapping_route`). "kernel-checked" only when every part is;
     "rejected" when the kernel rejected a part's true statement; "not run" when no part was run; else "partial".
     ``parts``: each part's route; ``why`` names each part's count and what stays outside the kernel."""
-    from .trapping import GROUP, OBLIGATION
+    from .trapping import GROUP, OBLIGATION, TRUST
     parts = {g: kernel_route(g, group_keys(g)) for g in CHAIN} | {GROUP: trapping_route(cert_file)}
     st = {p["status"] for p in parts.values()}
     status = ("rejected" if "rejected" in st else "kernel-checked" if st == {"kernel-checked"} else
               "not run" if st == {"not run"} else "partial")
     names = {g: g.replace("-", " ") for g in parts}
-    why = ("; ".join(p["why"] if g == GROUP else f"{names[g]}: {p['status']} ({p['why']})" for g, p in parts.items())
-           + f"; {CHAIN_OUTSIDE}")
+    # the boxes' route ends in what it leaves outside the kernel (TRUST); the chain says it once, at the end
+    why = ("; ".join(p["why"].replace(f"; {TRUST}", "") if g == GROUP else f"{names[g]}: {p['status']} ({p['why']})"
+                     for g, p in parts.items()) + f"; {CHAIN_OUTSIDE}")
     trap = parts[GROUP]
     # the certificate's obligations the kernel accepted (by name): each part's keys; the boxes' obligation only when
     # every box of the cover was accepted
