@@ -496,3 +496,18 @@ def test_prove_keeps_and_reuses_each_files_verdict(tmp_path, monkeypatch):
     export(tmp_path / "d")
     third = prove(tmp_path / "d")
     assert [f["reused"] for f in third["files"]] == [False] and third["theorems"][0]["status"] == "rejected"
+
+
+def test_bench_only_kernel_boxes_writes_its_figure(tmp_path, monkeypatch):
+    """`verify bench --only kernel_boxes` runs the boxes' figure alone and writes OUT/kernel_boxes.json and .md (the
+    measurement replaced by hand values: the full run is not a test)."""
+    import json
+    from verify import bench
+    kb = {"available": True, "boxes": 968, "of": 968, "files": 32, "export_seconds": 40.0, "prove_wall_seconds": 3000.0,
+          "coqc_cpu_seconds": 2600.0, "wall_seconds_per_box": 3.099, "cpu_seconds_per_box": 2.686,
+          "why": "trapping region: 968 of 968 boxes kernel-checked"}
+    monkeypatch.setattr("verify.coq.kernel.trapping_bench", lambda tick=None: kb)
+    res, md = bench.run_only("kernel_boxes", str(tmp_path))
+    assert res == kb == json.loads((tmp_path / "kernel_boxes.json").read_text())
+    assert "968 of 968 boxes in 32 files" in md and "(3.1 s wall and 2.69 s CPU a box)" in md
+    assert (tmp_path / "kernel_boxes.md").read_text() == md

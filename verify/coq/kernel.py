@@ -253,21 +253,26 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
     results = {}
     if executor is None:
         executor = len(tasks) > 1
-    if executor:
-        from ..run.execute import Executor, local_workers
-        n, _ = local_workers(workers, len(tasks))
-        with Executor(scheduler, n) as ex:
-            for name, res in ex.stream(_check_path, tasks):
-                if isinstance(res, Exception):
-                    raise res
-                results[name] = res
+    try:
+        if executor:
+            from ..run.execute import Executor, local_workers
+            n, _ = local_workers(workers, len(tasks))
+            with Executor(scheduler, n) as ex:
+                for name, res in ex.stream(_check_path, tasks):
+                    if isinstance(res, Exception):
+                        raise res
+                    results[name] = res
+                    if progress:
+                        progress(name, len(results), len(tasks))
+        else:
+            for name, args in tasks:
+                results[name] = _check_path(*args)
                 if progress:
                     progress(name, len(results), len(tasks))
-    else:
-        for name, args in tasks:
-            results[name] = _check_path(*args)
-            if progress:
-                progress(name, len(results), len(tasks))
+    except KeyboardInterrupt:
+        from ..errors import Interrupted
+        raise Interrupted(f"interrupted: coqc's verdicts on {len(results)} of {len(tasks)} files are kept (nothing "
+                          f"written to {out / RESULTS}); run `verify prove --coq {out_dir}` again to resume") from None
     wall = time.perf_counter() - t0
     ver = versions()
     theorems, per_file = [], []
