@@ -511,3 +511,19 @@ def test_bench_only_kernel_boxes_writes_its_figure(tmp_path, monkeypatch):
     assert res == kb == json.loads((tmp_path / "kernel_boxes.json").read_text())
     assert "968 of 968 boxes in 32 files" in md and "(3.1 s wall and 2.69 s CPU a box)" in md
     assert (tmp_path / "kernel_boxes.md").read_text() == md
+
+
+@needs_coq
+def test_a_coqc_run_out_of_time_is_no_verdict_and_is_not_kept(tmp_path, monkeypatch):
+    """coqc killed at its time limit: the theorems are not accepted, the result says timed_out, and nothing is kept
+    for the next prove to reuse (a timeout is not the kernel's verdict)."""
+    from verify.coq import kernel as k
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(k, "FILE_TIMEOUT", 0)
+    x = sp.Symbol("x", positive=True)
+    f = CoqFile("T", "t", "reals", (identity_theorem("square", "s", (x + 1) ** 2, x**2 + 2 * x + 1),))
+    (tmp_path / "T.v").write_text(f.text())
+    res = k._check_path(str(tmp_path / "T.v"), f.lines())
+    assert res["timed_out"] and res["theorems"]["square"]["status"] == "rejected"
+    assert "out of time" in res["theorems"]["square"]["error"]
+    assert not k.checked_path(f.text(), f.lines()).exists()

@@ -117,6 +117,8 @@ def _run_coqc(src: str, workdir: Path) -> tuple[int, str, float]:
             if time.monotonic() - t0 > FILE_TIMEOUT:
                 proc.kill()
                 pid, status, ru = os.wait4(proc.pid, 0)
+                log.seek(0, os.SEEK_END)
+                log.write(f"\nverify: coqc killed after {FILE_TIMEOUT} s of wall time (TIMEOUT)\n")
                 break
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -141,7 +143,7 @@ def check_file(text: str, lines: dict) -> dict:
     only when the union holds an untrusted one). Pure: the result depends only on the text (and the installed Coq)."""
     status, lines = {}, {k: tuple(v) for k, v in lines.items()}
     src = text.split("\n")
-    cpu, runs, per_theorem = 0.0, 0, False
+    cpu, runs, per_theorem, timed_out = 0.0, 0, False, False
     with tempfile.TemporaryDirectory(prefix="verify-coq-") as tmp:
         while True:
             alive = [n for n in lines if n not in status]
@@ -170,6 +172,12 @@ def check_file(text: str, lines: dict) -> dict:
                                  "error": f"rests on untrusted axioms {untrusted}" if untrusted else "",
                                  "axioms": ax}
                 break
+            if "(TIMEOUT)" in output:        # not a verdict of the kernel: every theorem left is open
+                timed_out = True
+                for n in alive:
+                    status[n] = {"status": "rejected", "error": f"coqc ran out of time ({FILE_TIMEOUT} s wall)",
+                                 "axioms": []}
+                break
             m = re.search(r'line (\d+)', output)
             line = int(m.group(1)) if m else 0
             bad = next((n for n in alive if lines[n][0] <= line <= lines[n][1]), None)
@@ -181,7 +189,7 @@ def check_file(text: str, lines: dict) -> dict:
             status[bad] = {"status": "rejected", "error": err, "axioms": []}
             if len(status) == len(lines):      # nothing left to compile (a negative control's file)
                 break
-    return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs}
+    return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs} | ({"timed_out": True} if timed_out else {})
 
 
 @lru_cache(maxsize=1)
@@ -210,8 +218,9 @@ def _check_path(path: str, lines: dict, reuse: bool = True) -> dict:
         except (OSError, ValueError):
             pass
     res = check_file(text, lines)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(p, res)
+    if not res.get("timed_out"):             # a run out of time is no verdict: never kept
+        p.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(p, res)
     return res | {"reused": False}
 
 
