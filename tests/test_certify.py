@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 from fractions import Fraction
 
 import mpmath
@@ -256,10 +257,16 @@ def test_evidence_is_certified_never_proved(small):
     tests = [r for r in ev if r["role"] == "test"]
     assert len(tests) == 6 and all(r["kind"] == "arb" and r["holds"] is True for r in tests)
     assert {r["kind"] for r in ev if r["role"] == "context"} == {"symbolic", "smt", "arb", "formal"}
-    # the kernel route of the boxes is context only: here never run (no route saved for this certificate)
+    # the kernel route of the chain is context only: its boxes here never run (no route saved for this
+    # certificate), so the chain is at most partial (the comparison lemma and the map identities, with coqc)
     (kern,) = [r for r in ev if r["kind"] == "formal"]
-    assert kern["holds"] is None and kern["result"].startswith("not run: trapping region")
-    assert kern["kernel"]["status"] == "not run" and "prefix trusted to Arb" in kern["result"]
+    assert kern["holds"] is None and "trapping region: its boxes were not kernel-checked" in kern["result"]
+    assert kern["kernel"]["parts"]["trapping-region"]["status"] == "not run" and "trusted to Arb" in kern["result"]
+    assert kern["kernel"]["status"] == ("partial" if shutil.which("coqc") else "not run")
+    assert "region-invariant" not in kern["kernel"]["accepted_keys"]
+    routes = {r["obligation"]["name"]: r["routes"] for r in ev if r.get("obligation")}
+    assert routes["region-invariant"] == ["Arb"] and routes["one-step-lower"][:2] == ["z3", "cvc5"]
+    assert routes["eps-update"] == (["SymPy", "Coq"] if shutil.which("coqc") else ["SymPy"])
     assert all(r["scope"]["horizon"] == "all" for r in ev)
     # a certificate that does not close is inconclusive, never a weaker claim
     failed = certificate_evidence(s, u0=cert.knobs["u0"], C=Fraction(cert.knobs["C"]) / 64)

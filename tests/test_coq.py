@@ -141,6 +141,9 @@ def test_claim_record_says_kernel_checked():
     route = kernel_route("lemma-C.2", ("c2-positive", "c2-factor", "c2-step", "c2-base"))
     assert route["status"] == "kernel-checked" and route["versions"]["coq"][0].isdigit()
     assert route["why"].startswith("4 of 4 obligations accepted")
+    # the accepted obligations are named by their statements, as the proof's steps are (so the report marks them)
+    want = [o for o in c2_obligations() if o.key in ("c2-positive", "c2-factor", "c2-step", "c2-base")]
+    assert sorted(route["accepted_obligations"]) == sorted(o.evidence()["route"] for o in want)
 
 
 def test_prove_without_coqc_exits_2(tmp_path, monkeypatch):
@@ -184,21 +187,40 @@ def test_comparison_lemma_accepted_and_reversed_inequality_rejected():
 
 
 def test_report_names_the_routes():
-    """The claims table's routes, from hand-built records: the SMT solvers of each step, SymPy for identities, and
-    the kernel route (partial, complete, or not run)."""
+    """The claims table's routes, from hand-built records: per obligation, the SMT solvers of each step, SymPy for
+    identities, Coq where the proof's kernel route accepted the step (by its statement), grouped; "kernel-checked"
+    for every obligation only when Coq accepted each; an all-time certificate's obligations with their routes."""
     from verify.report.statements import proof_routes
-    smt = {"method": "smt", "solvers": {"z3": {}, "cvc5": {}}}
-    steps = [smt] * 3 + [{"method": "sympy identity"}]
+    smt = [{"route": f"step {i}", "method": "smt", "solvers": {"z3": {}, "cvc5": {}}} for i in range(3)]
+    steps = smt + [{"route": "identity", "method": "sympy identity"}]
 
-    def st(kernel):
+    def st(kernel, steps=steps):
         return {"evidence": [{"route": "p", "kind": "smt", "role": "test", "scope": {}, "result": "", "holds": True,
                               "steps": steps, **({"kernel": kernel} if kernel else {})}]}
-    assert proof_routes(st(None)) == "Routes: z3, cvc5, SymPy."
-    assert proof_routes(st({"status": "kernel-checked", "accepted": 3})) == \
-        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: 3 of the proof's 4 steps)."
-    assert proof_routes(st({"status": "kernel-checked", "accepted": 4})) == \
-        "Routes: z3, cvc5, SymPy, Coq (kernel-checked: every step)."
-    assert proof_routes(st({"status": "not run"})) == "Routes: z3, cvc5, SymPy. Kernel route not run."
+    assert proof_routes(st(None)) == "Routes: z3, cvc5, SymPy (3 obligations by z3 + cvc5, 1 by SymPy)."
+    three = {"status": "kernel-checked", "accepted_obligations": ["step 0", "step 1", "step 2"]}
+    assert proof_routes(st(three)) == ("Routes: z3, cvc5, Coq, SymPy (3 obligations by z3 + cvc5 + Coq, 1 by SymPy); "
+                                       "kernel-checked: 3 of its 4 obligations.")
+    every = {"status": "kernel-checked", "accepted_obligations": ["step 0", "step 1", "step 2", "identity"]}
+    assert proof_routes(st(every)).endswith("(3 obligations by z3 + cvc5 + Coq, 1 by SymPy + Coq); kernel-checked "
+                                            "(every obligation).")
+    assert proof_routes(st({"status": "not run"})).endswith("1 by SymPy). Kernel route not run.")
+    nested = st(None, [{"route": "inner", "steps": smt[:2]}, steps[-1]])              # a step that is a proof
+    assert proof_routes(nested) == "Routes: z3, cvc5, SymPy (2 obligations by z3 + cvc5, 1 by SymPy)."
+    ctx = {"role": "context", "kind": "symbolic", "scope": {}, "holds": None}
+    cert = {"evidence": [ctx | {"route": "obligation a", "routes": ["SymPy", "Coq"]},
+                         ctx | {"route": "obligation b", "kind": "arb", "routes": ["Arb"]},
+                         ctx | {"route": "chain", "kind": "formal", "kernel": {"status": "partial"}}]}
+    assert proof_routes(cert) == ("Routes: SymPy, Coq, Arb (1 obligation by SymPy + Coq, 1 by Arb); kernel-checked: 1 "
+                                  "of its 2 obligations.")
+
+
+def test_certificate_obligation_routes():
+    """An obligation's routes: its method's (SymPy, Arb) or its SMT solvers, and Coq when the kernel accepted it."""
+    from verify.certify.obligations import Obligation
+    assert Obligation("eps-update", "s", "sympy", True).routes(["eps-update"]) == ["SymPy", "Coq"]
+    assert Obligation("one-step-lower", "s", "smt", True, solvers={"z3": {}, "cvc5": {}}).routes() == ["z3", "cvc5"]
+    assert Obligation("region-invariant", "s", "arb", True).routes(["eps-update"]) == ["Arb"]
 
 
 # ---- the trapping region's boxes (verify.coq.trapping) -------------------------------------------------------------
@@ -361,3 +383,147 @@ def test_target_of_a_box_with_a_profile():
     assert target_of(cert, (Fr(0), Fr(1, 64), 0, 0)) == (Fr(1, 200), Fr(0))          # the core
     one = {"region": {"u0": "1/4", "ratio": "1/2", "shells": 3, "C": "1/450"}}
     assert target_of(one, (Fr(3, 16), Fr(1, 4), 0, 0)) == (Fr(1, 450), Fr(0))
+
+
+# ---- the certificate's map tied to the reduced recursion (group certificate-map) -------------------------------------
+
+
+def test_certificate_map_hand_values():
+    """The u-update and cubic-decay identities as exported, at u = 1/2, c = G = X = 1 (hand: R = 1 + (1 - u) c u^2 G X
+    = 9/8, u' = u/R = 4/9, (u - u')/u^3 = (1/18) 8 = 4/9 = c Q with Q = (1 - u) G X / R = 4/9); the domain
+    hypotheses are u < 1 and G > 0 beside the symbols' signs."""
+    from verify.coq.groups import map_theorems
+    thms = {t.key: t for t in map_theorems()}
+    assert list(thms) == ["increment-over-u2", "u-next-is-u-over-R", "cubic-decay", "eps-update"]
+    for key in ("u-next-is-u-over-R", "cubic-decay"):
+        t = thms[key]
+        pt = {s: (sp.Rational(1, 2) if s.name == "u" else 1) for s in t.variables}
+        assert [s.name for s in t.variables] == ["G", "X", "c", "u"]
+        assert t.conclusion.lhs.subs(pt) == t.conclusion.rhs.subs(pt) == sp.Rational(4, 9)
+        assert "u < 1 ->" in t.text() and "G > 0 ->" in t.text()
+    assert "G > 0" not in thms["eps-update"].text() and "u < 1 ->" in thms["eps-update"].text()
+
+
+def _off_by_u3(t):
+    """The identity with u^3 added to its right side (false: the two sides then differ by u^3 > 0), same plan."""
+    u = next(s for s in t.variables if s.name == "u")
+    from verify.coq.groups import map_domain
+    return identity_theorem(t.name + "_off", "off by u^3", t.conclusion.lhs, t.conclusion.rhs + u**3,
+                            map_domain(t.conclusion), expect="rejected", tactic=t.tactic)
+
+
+@needs_coq
+@pytest.mark.slow
+def test_certificate_map_accepted_and_off_by_u3_rejected():
+    """The four identities tying G, R, Q, eps' to the reduced map are accepted by the kernel; each with u^3 added to
+    its right side is rejected with the same plan. The variants are false: at a point of the domain (u = 1/3, every
+    other symbol 2/3: G > 0, u < 1) the sides differ."""
+    from verify.coq.groups import map_theorems
+    thms = list(map_theorems())
+    off = [_off_by_u3(t) for t in thms]
+    for t in off:
+        pt = {s: (sp.Rational(1, 3) if s.name == "u" else sp.Rational(2, 3)) for s in t.variables}
+        assert t.conclusion.lhs.subs(pt) != t.conclusion.rhs.subs(pt)
+    got = kernel(off + thms)         # the false ones first: coqc stops at each, so its re-runs are short
+    assert got == {t.name: "accepted" for t in thms} | {t.name: "rejected" for t in off}
+
+
+def test_chain_route_rule(monkeypatch):
+    """The certificate's chain is kernel-checked only when the comparison lemma, the map identities and every box
+    are; a partial box count keeps it partial (with the count), a rejected part makes it rejected (hand-built
+    routes)."""
+    from verify.coq import kernel as k
+    ok = {"route": "coq", "status": "kernel-checked", "why": "3 of 3 obligations accepted"}
+    boxes = lambda n: {"route": "coq", "status": "kernel-checked" if n == 968 else "partial",        # noqa: E731
+                       "why": f"trapping region: {n} of 968 boxes kernel-checked", "accepted": n, "boxes": 968,
+                       "digest": "d"}
+    monkeypatch.setattr(k, "group_keys", lambda g: ("a",))
+    for lemma, trap, want in ((ok, boxes(968), "kernel-checked"), (ok, boxes(96), "partial"),
+                              (ok | {"status": "rejected"}, boxes(968), "rejected"),
+                              ({"route": "coq", "status": "not run", "why": "coqc is not installed"},
+                               {"route": "coq", "status": "not run", "why": "trapping region: not run"}, "not run")):
+        monkeypatch.setattr(k, "kernel_route", lambda g, keys, lemma=lemma: lemma)
+        monkeypatch.setattr(k, "trapping_route", lambda f, trap=trap: trap)
+        r = k.chain_route({})
+        assert r["status"] == want, (lemma, trap)
+        assert "prefix" in r["why"] and r["why"].count("trapping region") == 1
+    monkeypatch.setattr(k, "kernel_route", lambda g, keys: ok)
+    monkeypatch.setattr(k, "trapping_route", lambda f: boxes(96))
+    r = k.chain_route({})
+    assert "96 of 968 boxes" in r["why"] and r["boxes_accepted"] == 96
+
+
+def test_certify_result_depends_on_the_saved_kernel_routes(tmp_path, monkeypatch):
+    """The certify part's options (what its saved result is keyed by) change when `verify prove --coq` saves a route,
+    so a cached result cannot keep saying "not run" after the kernel accepted the boxes."""
+    from verify.coq.kernel import save_route
+    from verify.run.parts import discover, spec
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path))
+    discover()
+    before = spec("certify").extra_options("", "ci")
+    save_route({"digest": "abc", "status": "partial", "accepted": 32, "boxes": 968})
+    mid = spec("certify").extra_options("", "ci")
+    save_route({"digest": "abc", "status": "kernel-checked", "accepted": 968, "boxes": 968})
+    after = spec("certify").extra_options("", "ci")
+    assert before["kernel_routes"] == [] and mid["kernel_routes"] == [["abc", "partial", 32]]
+    assert after["kernel_routes"] == [["abc", "kernel-checked", 968]]
+    assert {k: v for k, v in before.items() if k != "kernel_routes"} == \
+        {k: v for k, v in after.items() if k != "kernel_routes"}
+
+
+@needs_coq
+@pytest.mark.slow
+def test_prove_keeps_and_reuses_each_files_verdict(tmp_path, monkeypatch):
+    """A second prove of the same folder reuses the kept verdicts (same statuses, no coqc run); --fresh runs coqc
+    again; a file edited and exported again is not matched by the old verdict."""
+    import json
+    from verify.cli import main
+    from verify.coq.kernel import export, prove
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    x = sp.Symbol("x", positive=True)
+    good = identity_theorem("square", "(x + 1)^2 = x^2 + 2x + 1", (x + 1) ** 2, x**2 + 2 * x + 1)
+    monkeypatch.setattr("verify.coq.groups.files", lambda groups=(), options=(): (CoqFile("T", "t", "reals", (good,)),))
+    export(tmp_path / "d")
+    first = prove(tmp_path / "d")
+    again = prove(tmp_path / "d")
+    assert [f["reused"] for f in first["files"]] == [False] and [f["reused"] for f in again["files"]] == [True]
+    assert [t["status"] for t in again["theorems"]] == [t["status"] for t in first["theorems"]] == ["accepted"]
+    res = CliRunner().invoke(main, ["prove", "--coq", str(tmp_path / "d"), "--fresh", "--quiet"])
+    assert res.exit_code == 0 and "reused" not in res.output
+    assert json.loads((tmp_path / "d" / "kernel.json").read_text())["reused_files"] == 0
+    bad = identity_theorem("square", "(x + 1)^2 = x^2 + x + 1", (x + 1) ** 2, x**2 + x + 1)
+    monkeypatch.setattr("verify.coq.groups.files", lambda groups=(), options=(): (CoqFile("T", "t", "reals", (bad,)),))
+    export(tmp_path / "d")
+    third = prove(tmp_path / "d")
+    assert [f["reused"] for f in third["files"]] == [False] and third["theorems"][0]["status"] == "rejected"
+
+
+def test_bench_only_kernel_boxes_writes_its_figure(tmp_path, monkeypatch):
+    """`verify bench --only kernel_boxes` runs the boxes' figure alone and writes OUT/kernel_boxes.json and .md (the
+    measurement replaced by hand values: the full run is not a test)."""
+    import json
+    from verify import bench
+    kb = {"available": True, "boxes": 968, "of": 968, "files": 32, "export_seconds": 40.0, "prove_wall_seconds": 3000.0,
+          "coqc_cpu_seconds": 2600.0, "wall_seconds_per_box": 3.099, "cpu_seconds_per_box": 2.686,
+          "why": "trapping region: 968 of 968 boxes kernel-checked"}
+    monkeypatch.setattr("verify.coq.kernel.trapping_bench", lambda tick=None: kb)
+    res, md = bench.run_only("kernel_boxes", str(tmp_path))
+    assert res == kb == json.loads((tmp_path / "kernel_boxes.json").read_text())
+    assert "968 of 968 boxes in 32 files" in md and "(3.1 s wall and 2.69 s CPU a box)" in md
+    assert (tmp_path / "kernel_boxes.md").read_text() == md
+
+
+@needs_coq
+def test_a_coqc_run_out_of_time_is_no_verdict_and_is_not_kept(tmp_path, monkeypatch):
+    """coqc killed at its time limit: the theorems are not accepted, the result says timed_out, and nothing is kept
+    for the next prove to reuse (a timeout is not the kernel's verdict)."""
+    from verify.coq import kernel as k
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(k, "FILE_TIMEOUT", 0)
+    x = sp.Symbol("x", positive=True)
+    f = CoqFile("T", "t", "reals", (identity_theorem("square", "s", (x + 1) ** 2, x**2 + 2 * x + 1),))
+    (tmp_path / "T.v").write_text(f.text())
+    res = k._check_path(str(tmp_path / "T.v"), f.lines())
+    assert res["timed_out"] and res["theorems"]["square"]["status"] == "rejected"
+    assert "out of time" in res["theorems"]["square"]["error"]
+    assert not k.checked_path(f.text(), f.lines()).exists()

@@ -759,14 +759,23 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     return res
 
 
-# The targets ``verify bench --only NAME`` runs alone: name -> (what it measures, its runner(tick), its Markdown).
+# The targets ``verify bench --only NAME`` runs alone: name -> (what it measures, its runner(tick), its Markdown,
+# the number of ticks it makes or None when not known ahead).
 ONLY = {"examples": ("every example command of README.md and docs/*.md against 60 s (verify.examples)",
-                     lambda tick: time_examples(tick=tick), examples_markdown)}
+                     lambda tick: time_examples(tick=tick), examples_markdown, lambda: len(documented_examples())),
+        "kernel_boxes": ("every box of the bench certificate's trapping region as a CoqInterval theorem, checked by "
+                         "Coq's kernel (verify.coq.kernel.trapping_bench; its route is saved for the claim's record)",
+                         lambda tick: _kernel_boxes(tick), lambda res: kernel_boxes_markdown(res), lambda: None)}
+
+
+def _kernel_boxes(tick) -> dict:
+    from .coq.kernel import trapping_bench
+    return trapping_bench(tick=tick)
 
 
 def run_only(name: str, out_dir: str, tick=None) -> tuple[dict, str]:
     """One target of ONLY alone: its result and Markdown, written to OUT/NAME.json and OUT/NAME.md atomically."""
-    _, runner, markdown = ONLY[name]
+    _, runner, markdown, _ = ONLY[name]
     res = runner(tick or (lambda what: None))
     md = "\n".join([f"# verify bench --only {name}", ""] + markdown(res))
     write_bytes_atomic(os.path.join(out_dir, f"{name}.json"), json.dumps(res, indent=1).encode())
@@ -886,15 +895,20 @@ def to_markdown(res: dict) -> str:
                        f"({k['cpu_seconds_per_theorem']:.3g} s a theorem); "
                        f"{'as expected' if k['as_expected'] else 'NOT as expected'}.") if k["available"]
                   else f"Kernel route: not measured ({k['why']})."]
-    kb = res.get("kernel_boxes")
-    if kb:
-        lines += ["", (f"Trapping region's boxes in Coq (`verify export --coq DIR --group trapping-region`, the bench "
-                       f"certificate): {kb['boxes']} of {kb['of']} boxes in {kb['files']} files, export "
-                       f"{kb['export_seconds']:.3g} s, prove {kb['prove_wall_seconds']:.4g} s wall, coqc "
-                       f"{kb['coqc_cpu_seconds']:.4g} s CPU ({kb['wall_seconds_per_box']:.3g} s wall and "
-                       f"{kb['cpu_seconds_per_box']:.3g} s CPU a box); {kb['why']}.") if kb["available"]
-                  else f"Trapping region's boxes in Coq: not measured ({kb['why']})."]
+    if res.get("kernel_boxes"):
+        lines += [""] + kernel_boxes_markdown(res["kernel_boxes"])
     return "\n".join(lines) + "\n"
+
+
+def kernel_boxes_markdown(kb: dict) -> list[str]:
+    """The kernel_boxes target (verify.coq.kernel.trapping_bench) as Markdown lines."""
+    if not kb["available"]:
+        return [f"Trapping region's boxes in Coq: not measured ({kb['why']})."]
+    return [(f"Trapping region's boxes in Coq (`verify export --coq DIR --group trapping-region`, the bench "
+             f"certificate): {kb['boxes']} of {kb['of']} boxes in {kb['files']} files, export "
+             f"{kb['export_seconds']:.3g} s, prove {kb['prove_wall_seconds']:.4g} s wall, coqc "
+             f"{kb['coqc_cpu_seconds']:.4g} s CPU ({kb['wall_seconds_per_box']:.3g} s wall and "
+             f"{kb['cpu_seconds_per_box']:.3g} s CPU a box); {kb['why']}.")]
 
 
 @part("bench", order=90, convention_why="it times the engines in fixed regimes; a convention does not change "

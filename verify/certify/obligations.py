@@ -15,6 +15,7 @@ from ..errors import VerificationError
 
 METHODS = ("sympy", "smt", "arb")
 EVIDENCE_KIND = {"sympy": "symbolic", "smt": "smt", "arb": "arb"}
+ROUTE = {"sympy": "SymPy", "arb": "Arb"}      # the route that decides a method's obligations (smt: its solvers)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ class Obligation:
     ok: bool
     detail: str = ""
     solvers: dict | None = None     # smt: each solver's result (verify.derive.obligations.smt_obligation)
-    formula: tuple | None = field(default=None, repr=False, compare=False)   # smt: (hypotheses, conclusion), SymPy
+    formula: tuple | None = field(default=None, repr=False, compare=False)   # (hypotheses, conclusion), SymPy: smt's
+    # formula, or an identity's lhs = rhs (no hypotheses: it holds as rational functions, wherever both sides are
+    # defined), which verify.coq exports
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -36,6 +39,12 @@ class Obligation:
     @property
     def status(self) -> str:
         return "discharged" if self.ok else "failed"
+
+    def routes(self, kernel_keys=()) -> list[str]:
+        """The routes that decided this obligation: SymPy, z3 and cvc5 (an SMT obligation's solvers) or Arb, and Coq
+        when its name is among ``kernel_keys`` (the obligations Coq's kernel accepted, verify.coq)."""
+        base = [ROUTE[self.method]] if self.method in ROUTE else list(self.solvers or ())
+        return base + (["Coq"] if self.name in kernel_keys else [])
 
     def as_dict(self) -> dict:
         return {"name": self.name, "statement": self.statement, "method": self.method, "status": self.status,
@@ -58,7 +67,8 @@ def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
         if diff != 0:
             diff = sp.simplify(diff)
     return Obligation(name, statement, "sympy", diff == 0, "difference simplifies to 0" if diff == 0
-                      else f"difference does not simplify to 0: {sp.sstr(diff)[:300]}")
+                      else f"difference does not simplify to 0: {sp.sstr(diff)[:300]}",
+                      formula=((), sp.Eq(sp.sympify(lhs), sp.sympify(rhs), evaluate=False)))
 
 
 def sign(name: str, statement: str, expr, want: str) -> Obligation:

@@ -28,9 +28,12 @@ TRAJECTORY_STEPS = {"ci": 10**6, "dev": 10**7, "deep": 10**8}
 
 
 def _options(profile: str) -> dict:
-    """What the certify part's result depends on besides the code: the regime, the times, the family."""
+    """What the certify part's result depends on besides the code: the regime, the times, the family, and the
+    trapping-region routes `verify prove --coq` saved (its kernel record reads them: a later prove makes a saved
+    result stale)."""
+    from ..coq.kernel import route_digests
     return {"regime": BENCHMARK_REGIME, "at": list(AT), "trajectory_steps": TRAJECTORY_STEPS[profile],
-            "family": {k: [str(v) for v in r] for k, r in FAMILIES[profile].items()}}
+            "family": {k: [str(v) for v in r] for k, r in FAMILIES[profile].items()}, "kernel_routes": route_digests()}
 
 
 @part("certify", order=5, options=_options, convention_why="the all-time certificate is built for sigma = identity, "

@@ -68,9 +68,12 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
             return [record("all-time certificate (verify certify)", "arb", scope,
                            f"the certificate did not close, so nothing is certified: {exc}", None, role="failed",
                            failed_obligation=exc.obligation.as_dict(), replay=replay)]
+    exact = isinstance(cert, ExactCertificate)
+    kernel = None if exact else trapping_kernel_record(cert, scope)
+    accepted = kernel["kernel"].get("accepted_keys", ()) if kernel else ()
     context = [record(f"obligation {o.name}", EVIDENCE_KIND[o.method], scope, f"{o.statement}: {o.status} ({o.detail})",
-                      None, role="context", obligation=o.as_dict()) for o in cert.obligations]
-    if isinstance(cert, ExactCertificate):
+                      None, role="context", obligation=o.as_dict(), routes=o.routes(accepted)) for o in cert.obligations]
+    if exact:
         d = cert.as_dict()
         if cert.case == "k-equals-d":
             text = (f"exact for every T (SymPy, closed form): L - L_opt = c_L v N ||V*||^2 rho^(2T)/(2D), "
@@ -83,7 +86,6 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
         return [record(f"all-time closed form ({d['kind']}, K = {setting.K}, D = {setting.D})", "symbolic", scope, text,
                        False, role="outside", replay=replay, rate=d["rate"])] + context
     out = []
-    kernel = trapping_kernel_record(cert, scope)
     for q, (name, scale) in POWER_TEXT.items():
         k = cert.constants[q]
         out.append(record(f"all-time certificate: upper rate of {name}", "arb", scope,
@@ -100,16 +102,17 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
 
 
 def trapping_kernel_record(cert, scope: Scope) -> dict:
-    """A context record: what Coq's kernel accepted of this certificate's trapping region (verify.coq: the route
-    `verify prove --coq` saved for the same certificate, by its file's digest), e.g. "trapping region: 968 of 968
-    boxes kernel-checked; prefix trusted to Arb", or that the kernel route was not run. It decides nothing: the
-    certificate's verdict is Arb's and the re-checker's."""
+    """A context record: what Coq's kernel accepted of this certificate's chain after its Arb prefix (verify.coq:
+    the comparison lemma, the identities tying its map to the reduced recursion, and its trapping region's boxes,
+    the route `verify prove --coq` saved for the same certificate by its file's digest), e.g. "kernel-checked: ...
+    968 of 968 boxes kernel-checked ...; not kernel-checked: the prefix ...", or "partial" with how many boxes, or
+    that the kernel route was not run. It decides nothing: the certificate's verdict is Arb's and the re-checker's."""
     import json
-    from ..coq.kernel import trapping_route
+    from ..coq.kernel import chain_route
     from .files import certificate_file
-    route = trapping_route(json.loads(json.dumps(certificate_file(cert, []))))
-    return record("kernel route of the trapping region (Coq)", "formal", scope, f"{route['status']}: {route['why']}",
-                  None, role="context", kernel=route)
+    route = chain_route(json.loads(json.dumps(certificate_file(cert, []))))
+    return record("kernel route of the certificate's chain after its prefix (Coq)", "formal", scope,
+                  f"{route['status']}: {route['why']}", None, role="context", kernel=route)
 
 
 # ----- families of regimes -----------------------------------------------------------------------------------------

@@ -14,17 +14,19 @@ from .options import handle_errors
               help="local Dask workers running coqc, one file each [default: one per core]")
 @click.option("--dask/--no-dask", "dask", default=None,
               help="run the files on the Dask executor [default: when there is more than one file]")
+@click.option("--fresh", is_flag=True, help="run coqc on every file, even one whose verdict is kept from an earlier "
+              "run (by its text and the installed Coq) [default: reuse it, so the same command resumes]")
 @click.option("--json", "as_json", is_flag=True, help="print kernel.json")
 @click.option("--quiet", is_flag=True, help="no progress display on stderr")
 @handle_errors
-def prove_cmd(coq_dir, workers, dask, as_json, quiet):
+def prove_cmd(coq_dir, workers, dask, fresh, as_json, quiet):
     """Run coqc on every exported file and record, per theorem, whether the kernel accepted it (route coq, with
     the Coq and library versions) in DIR/kernel.json. Exit status 1 when a theorem did not do what was expected
     (a step rejected, or a negative control accepted); 2 when coqc is not installed."""
     from ..coq.kernel import prove
     from .progress import progress
     with progress("verify prove --coq: files checked by coqc", None, quiet) as bar:
-        res = prove(coq_dir, workers=workers, executor=dask,
+        res = prove(coq_dir, workers=workers, executor=dask, reuse=not fresh,
                     progress=lambda name, done, total: bar.update(completed=done, total=total,
                                                                   description=f"coqc: {name} checked"))
     if as_json:
@@ -37,6 +39,8 @@ def prove_cmd(coq_dir, workers, dask, as_json, quiet):
             if "certificate" in s:
                 click.echo(f"  {s['certificate']['why']}")
         click.echo(f"Coq {res['versions']['coq']}, CoqInterval {res['versions']['interval']}; coqc CPU "
-                   f"{res['cpu_seconds']:.1f} s, wall {res['wall_seconds']:.1f} s; {coq_dir}/kernel.json")
+                   f"{res['cpu_seconds']:.1f} s, wall {res['wall_seconds']:.1f} s"
+                   + (f" ({res['reused_files']} of {len(res['files'])} files' verdicts reused from an earlier run; "
+                      "--fresh runs them again)" if res["reused_files"] else "") + f"; {coq_dir}/kernel.json")
     if not all(s["as_expected"] for s in res["groups"].values()):
         raise SystemExit(1)

@@ -11,6 +11,8 @@ Each group takes its statements from the objects the toolkit proves them with, n
   parameters (a field identity: after the substitution no other parameter is free);
 - ``comparison-lemma``: the all-time certificate's discrete comparison lemma, its three inequalities (the SMT
   obligations of verify.certify.comparison);
+- ``certificate-map``: the identities tying the all-time certificate's G, R, Q, eps' to the reduced map
+  (verify.certify.coordinates' SymPy obligations, their lhs = rhs), on the certificate's domain;
 - ``trapping-region``: a saved all-time certificate's box checks as CoqInterval goals, one per box, and a box
   moved past the region's edge as the negative control (verify.coq.trapping); options ``certificate`` (the
   file; default the bench regime's, verify.coq.trapping.bench_certificate) and ``boxes`` (the first N only).
@@ -24,6 +26,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from .theorems import CoqFile, Theorem, variables_of
 
 GROUPS = {}
@@ -227,6 +230,58 @@ def comparison_lemma_files() -> list[CoqFile]:
     return [CoqFile("comparison_lemma", "comparison-lemma", "reals", tuple(out))]
 
 
+# ---- the all-time certificate's map in slow-manifold coordinates --------------------------------------
+# The identities that tie the certificate's G, R, Q and eps' (verify.certify.coordinates) to the reduced map, as
+# SymPy stated and decided them. They hold as rational functions, wherever both sides are defined; the
+# hypotheses are the certificate's domain, under which every denominator is positive: u in (0, 1) (u = r/(e^delta
+# + r)), G > 0 (each box proves it before using R and Q), the other symbols positive as SymPy declares them. The
+# plans give field's side conditions (denominators <> 0) their positivity facts: r (1 - u)^2 + u^2 > 0 (the
+# column's K ||s||^2 times r) and c u^2 G X (1 - u) > 0 (R - 1).
+_SS = ("assert (0 <= r * (1 - {v}) ^ 2) by (apply Rmult_le_pos; [lra | apply pow2_ge_0]); "
+       "assert (0 < {v} ^ 2) by (apply pow_lt; lra)")
+_R1 = "assert (0 < G * X * c * u ^ 2 * (1 - u)) by (repeat apply Rmult_lt_0_compat; try apply pow_lt; lra)"
+_SIDE = "field; repeat split; intro; nra."
+MAP_PLANS = {
+    "increment-over-u2": f"intros; {_SS.format(v='u')}; {_SIDE}",
+    "u-next-is-u-over-R": f"intros; {_R1}; {_SIDE}",
+    "cubic-decay": f"intros; {_R1}; {_SIDE}",
+    "eps-update": f"intros; {_SS.format(v='u')}; {_SS.format(v='w')}; {_SIDE}",
+}
+
+
+def map_domain(conclusion) -> tuple:
+    """The certificate's domain beyond the symbols' signs: u < 1, and G > 0 where G appears."""
+    from ..certify.coordinates import Gs, u
+    out = (sp.StrictLessThan(u, 1, evaluate=False),) if conclusion.has(u) else ()
+    return out + ((sp.StrictGreaterThan(Gs, 0, evaluate=False),) if conclusion.has(Gs) else ())
+
+
+@lru_cache(maxsize=None)
+@by_code_version("coq-map-identities")
+def map_identities() -> tuple:
+    """(key, statement, lhs = rhs) of the identities of MAP_PLANS, from the obligations
+    verify.certify.coordinates.slow_coordinates decided, kept on disk alone (loading every coordinate costs
+    seconds)."""
+    from ..certify.coordinates import slow_coordinates
+    obs = {o.name: o for o in slow_coordinates().obligations}
+    return tuple((key, obs[key].statement, obs[key].formula[1]) for key in MAP_PLANS)
+
+
+def map_theorems() -> tuple:
+    """The identities of MAP_PLANS as theorems, in MAP_PLANS' order, on the certificate's domain (map_domain)."""
+    return tuple(identity_theorem(key.replace("-", "_"), statement, concl.lhs, concl.rhs, map_domain(concl), key=key,
+                                  tactic=MAP_PLANS[key]) for key, statement, concl in map_identities())
+
+
+@group("certificate-map")
+def certificate_map_files() -> list[CoqFile]:
+    """The all-time certificate's coordinates tied to the reduced map (verify.certify.coordinates): the increment
+    is c u^2 G, u' = u/R, (u - u')/u^3 = c Q, and eps' = (rho eps + DD c Q) R^3; with the trapping region's boxes
+    (which bound G, R, Q, eps' by these formulas) and the comparison lemma, the certificate's chain after its Arb
+    prefix."""
+    return [CoqFile("certificate_map", "certificate-map", "reals", map_theorems())]
+
+
 # ---- the all-time certificate's trapping region --------------------------------------------------------
 @group("trapping-region", options=("certificate", "boxes"), own_bench=True)
 def trapping_region_files(certificate=None, boxes=None) -> list[CoqFile]:
@@ -248,4 +303,5 @@ def files(groups: tuple = (), options: tuple = ()) -> tuple:
     return tuple(f for g in names for f in GROUPS[g](**{k: v for k, v in opts.items() if k in OPTIONS[g]}))
 
 
-__all__ = ["GROUPS", "OPTIONS", "OWN_BENCH", "group", "files", "identity_theorem", "smt_theorem", "c2_theorems", "c2_obligations"]
+__all__ = ["GROUPS", "OPTIONS", "OWN_BENCH", "group", "files", "identity_theorem", "smt_theorem", "c2_theorems", "c2_obligations",
+           "MAP_PLANS", "map_theorems"]

@@ -11,6 +11,7 @@ admitted). The result, ``kernel.json``, records per theorem the route ``coq`` wi
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from ..cache import by_code_version
@@ -29,7 +31,8 @@ RESULTS = "kernel.json"
 FORMAT = "verify-coq"
 INSTALL = "apt-get install -y coq libcoq-interval"
 PACKAGES = ("coq", "libcoq-interval", "libcoq-flocq", "libcoq-coquelicot", "coinor-csdp")
-FILE_TIMEOUT = 1800            # seconds of wall time one coqc run may take
+FILE_TIMEOUT = 1800            # seconds of CPU one coqc run may take (a file of 32 boxes takes about 90)
+WALL_TIMEOUT = 6 * 3600        # and of wall time, however loaded the machine (nice'd runs get little CPU)
 # The axioms Coq's reals rest on (Print Assumptions lists them for any theorem over R): trusted, and named so.
 REAL_AXIOMS = ("ClassicalDedekindReals.", "FunctionalExtensionality.", "Classical_Prop.", "ClassicalEpsilon.",
                "Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.", "PropExtensionality.")
@@ -106,17 +109,26 @@ def _run_coqc(src: str, workdir: Path) -> tuple[int, str, float]:
     path = workdir / "Check.v"
     path.write_text(src)
     with open(workdir / "out.txt", "w+") as log:
+        import psutil
         proc = subprocess.Popen([require_coqc(), "-q", str(path)], cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
         t0 = time.monotonic()
         while True:
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            if time.monotonic() - t0 > FILE_TIMEOUT:
+            try:       # the limit is on coqc's CPU: under load a run takes longer in wall time, not in CPU
+                c = psutil.Process(proc.pid).cpu_times()
+                cpu = c.user + c.system
+            except psutil.Error:
+                cpu = 0.0
+            if cpu > FILE_TIMEOUT or time.monotonic() - t0 > WALL_TIMEOUT:
                 proc.kill()
                 pid, status, ru = os.wait4(proc.pid, 0)
+                log.seek(0, os.SEEK_END)
+                log.write(f"\nverify: coqc killed after {cpu:.0f} s of CPU, {time.monotonic() - t0:.0f} s of wall "
+                          f"time (TIMEOUT)\n")
                 break
-            time.sleep(0.02)
+            time.sleep(0.05)
         proc.returncode = os.waitstatus_to_exitcode(status)
         log.seek(0)
         return proc.returncode, log.read(), ru.ru_utime + ru.ru_stime
@@ -139,7 +151,7 @@ def check_file(text: str, lines: dict) -> dict:
     only when the union holds an untrusted one). Pure: the result depends only on the text (and the installed Coq)."""
     status, lines = {}, {k: tuple(v) for k, v in lines.items()}
     src = text.split("\n")
-    cpu, runs, per_theorem = 0.0, 0, False
+    cpu, runs, per_theorem, timed_out = 0.0, 0, False, False
     with tempfile.TemporaryDirectory(prefix="verify-coq-") as tmp:
         while True:
             alive = [n for n in lines if n not in status]
@@ -168,6 +180,13 @@ def check_file(text: str, lines: dict) -> dict:
                                  "error": f"rests on untrusted axioms {untrusted}" if untrusted else "",
                                  "axioms": ax}
                 break
+            if "(TIMEOUT)" in output:        # not a verdict of the kernel: every theorem left is open
+                timed_out = True
+                for n in alive:
+                    status[n] = {"status": "rejected", "error": f"coqc ran out of time ({FILE_TIMEOUT} s of CPU or "
+                                                                f"{WALL_TIMEOUT} s of wall time)",
+                                 "axioms": []}
+                break
             m = re.search(r'line (\d+)', output)
             line = int(m.group(1)) if m else 0
             bad = next((n for n in alive if lines[n][0] <= line <= lines[n][1]), None)
@@ -179,11 +198,39 @@ def check_file(text: str, lines: dict) -> dict:
             status[bad] = {"status": "rejected", "error": err, "axioms": []}
             if len(status) == len(lines):      # nothing left to compile (a negative control's file)
                 break
-    return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs}
+    return {"theorems": status, "cpu_seconds": round(cpu, 3), "runs": runs} | ({"timed_out": True} if timed_out else {})
 
 
-def _check_path(path: str, lines: dict) -> dict:
-    return check_file(Path(path).read_text(), lines)
+@lru_cache(maxsize=1)
+def _coq_identity() -> str:
+    return json.dumps(versions(), sort_keys=True)
+
+
+def checked_path(text: str, lines: dict) -> Path:
+    """Where coqc's verdict on a file is kept (verify cache): by the file's text, its theorems' lines and the
+    installed Coq and libraries, everything :func:`check_file`'s result depends on."""
+    from ..cache import cache_dir
+    key = hashlib.sha256(json.dumps([text, lines, _coq_identity()], sort_keys=True).encode()).hexdigest()[:24]
+    return cache_dir("coq") / "checked" / f"{key}.json"
+
+
+def _check_path(path: str, lines: dict, reuse: bool = True) -> dict:
+    """check_file on the file at ``path``, its result kept (checked_path) as soon as coqc is done, so an interrupted
+    prove resumes where it stopped; with ``reuse``, a kept result is returned ("reused": True) instead of running
+    coqc again."""
+    from ..run.atomic import write_json_atomic
+    text = Path(path).read_text()
+    p = checked_path(text, lines)
+    if reuse and p.is_file():
+        try:
+            return json.loads(p.read_text()) | {"reused": True}
+        except (OSError, ValueError):
+            pass
+    res = check_file(text, lines)
+    if not res.get("timed_out"):             # a run out of time is no verdict: never kept
+        p.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(p, res)
+    return res | {"reused": False}
 
 
 def read_manifest(out_dir) -> dict:
@@ -200,13 +247,16 @@ def read_manifest(out_dir) -> dict:
 
 
 def prove(out_dir, workers: int | None = None, scheduler: str | None = None, executor: bool | None = None,
-          progress=None) -> dict:
+          progress=None, reuse: bool = True) -> dict:
     """coqc on every file of ``out_dir`` (its manifest); writes and returns kernel.json.
+
+    Each file's verdict is kept as soon as coqc is done with it (checked_path); with ``reuse`` (the default) a file
+    whose text and Coq are unchanged is not run again (kernel.json's "files" say "reused"), so running the same
+    command again resumes an interrupted run.
 
     A file whose text does not match the manifest's digest (edited after export) is refused. With more than one
     file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False. ``progress(file,
     done, total)`` after each file (coqc checks a file as a whole: the count is of files)."""
-    import hashlib
     from ..run.atomic import write_json_atomic
     man = read_manifest(out_dir)
     out = Path(out_dir)
@@ -216,33 +266,38 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
             raise InvalidParameter("--coq", str(out_dir), f"{f['file']} is missing or differs from what "
                                    "`verify export --coq` wrote: export again")
     require_coqc()
-    tasks = [(f["file"], (str(out / f["file"]), f["lines"])) for f in man["files"]]
+    tasks = [(f["file"], (str(out / f["file"]), f["lines"], reuse)) for f in man["files"]]
     t0 = time.perf_counter()
     results = {}
     if executor is None:
         executor = len(tasks) > 1
-    if executor:
-        from ..run.execute import Executor, local_workers
-        n, _ = local_workers(workers, len(tasks))
-        with Executor(scheduler, n) as ex:
-            for name, res in ex.stream(_check_path, tasks):
-                if isinstance(res, Exception):
-                    raise res
-                results[name] = res
+    try:
+        if executor:
+            from ..run.execute import Executor, local_workers
+            n, _ = local_workers(workers, len(tasks))
+            with Executor(scheduler, n) as ex:
+                for name, res in ex.stream(_check_path, tasks):
+                    if isinstance(res, Exception):
+                        raise res
+                    results[name] = res
+                    if progress:
+                        progress(name, len(results), len(tasks))
+        else:
+            for name, args in tasks:
+                results[name] = _check_path(*args)
                 if progress:
                     progress(name, len(results), len(tasks))
-    else:
-        for name, args in tasks:
-            results[name] = _check_path(*args)
-            if progress:
-                progress(name, len(results), len(tasks))
+    except KeyboardInterrupt:
+        from ..errors import Interrupted
+        raise Interrupted(f"interrupted: coqc's verdicts on {len(results)} of {len(tasks)} files are kept (nothing "
+                          f"written to {out / RESULTS}); run `verify prove --coq {out_dir}` again to resume") from None
     wall = time.perf_counter() - t0
     ver = versions()
     theorems, per_file = [], []
     for f in man["files"]:
         res = results[f["file"]]
         per_file.append({"file": f["file"], "group": f["group"], "cpu_seconds": res["cpu_seconds"],
-                         "runs": res["runs"], "theorems": len(f["theorems"])})
+                         "runs": res["runs"], "theorems": len(f["theorems"]), "reused": res["reused"]})
         for t in f["theorems"]:
             got = res["theorems"][t["name"]]
             theorems.append({**t, "group": f["group"], "file": f["file"], "route": "coq", "versions": ver,
@@ -261,7 +316,8 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
             s["certificate"] = certificate_route(src, [t for t in theorems if t["group"] == g], ver)
             save_route(s["certificate"])
     res = {"format": FORMAT + "-results", "versions": ver, "wall_seconds": round(wall, 3),
-           "cpu_seconds": round(sum(f["cpu_seconds"] for f in per_file), 3), "files": per_file,
+           "cpu_seconds": round(sum(f["cpu_seconds"] for f in per_file), 3),
+           "reused_files": sum(f["reused"] for f in per_file), "files": per_file,
            "groups": summary, "theorems": theorems, "trusted_axioms": axioms,
            "trusted": "Coq's kernel and the axioms of its standard library of reals and of its primitive 63-bit "
                       "integers, which CoqInterval computes with (listed); " + TRUSTS_NOTE}
@@ -328,9 +384,62 @@ def trapping_route(cert_file: dict) -> dict:
             "export --coq DIR --group trapping-region --certificate FILE` then `verify prove --coq DIR`); " + TRUST}
 
 
-def trapping_bench(boxes: int | None = None) -> dict:
+# The groups of an all-time certificate's chain after its Arb prefix, besides the boxes of its trapping region:
+# the comparison lemma (z = 1/x^2 between two sequences) and the identities tying G, R, Q, eps' to the reduced map.
+CHAIN = ("comparison-lemma", "certificate-map")
+CHAIN_OUTSIDE = ("not kernel-checked: the prefix (its T0 Arb steps to the region, trusted to Arb) and the cover of R "
+                 "by the boxes (the re-checker's sweep)")
+
+
+def group_keys(group: str) -> tuple:
+    """The keys of the obligations a group states as true (its negative controls left out), in file order."""
+    from .groups import files
+    return tuple(dict.fromkeys(t.key for f in files((group,)) for t in f.theorems if t.expect == "accepted"))
+
+
+def chain_route(cert_file: dict) -> dict:
+    """The kernel route of an all-time certificate's chain after its prefix, for its claims' record: the CHAIN
+    groups (coqc, kept per code version: :func:`kernel_route`) and the trapping region's boxes (the route `verify
+    prove --coq` saved for this certificate: :func:`trapping_route`). "kernel-checked" only when every part is;
+    "rejected" when the kernel rejected a part's true statement; "not run" when no part was run; else "partial".
+    ``parts``: each part's route; ``why`` names each part's count and what stays outside the kernel."""
+    from .trapping import GROUP, OBLIGATION, TRUST
+    parts = {g: kernel_route(g, group_keys(g)) for g in CHAIN} | {GROUP: trapping_route(cert_file)}
+    st = {p["status"] for p in parts.values()}
+    status = ("rejected" if "rejected" in st else "kernel-checked" if st == {"kernel-checked"} else
+              "not run" if st == {"not run"} else "partial")
+    names = {g: g.replace("-", " ") for g in parts}
+    # the boxes' route ends in what it leaves outside the kernel (TRUST); the chain says it once, at the end
+    why = ("; ".join(p["why"].replace(f"; {TRUST}", "") if g == GROUP else f"{names[g]}: {p['status']} ({p['why']})"
+                     for g, p in parts.items()) + f"; {CHAIN_OUTSIDE}")
+    trap = parts[GROUP]
+    # the certificate's obligations the kernel accepted (by name): each part's keys; the boxes' obligation only when
+    # every box of the cover was accepted
+    keys = [k for g in CHAIN for k in parts[g].get("accepted_keys", ())]
+    keys += [OBLIGATION] if trap["status"] == "kernel-checked" else []
+    return {"route": "coq", "status": status, "why": why, "parts": parts, "boxes_accepted": trap.get("accepted", 0),
+            "boxes": trap.get("boxes"), "digest": trap.get("digest"), "accepted_keys": keys}
+
+
+def route_digests() -> list:
+    """(certificate digest, status, boxes accepted) of every saved trapping-region route, sorted: what a result that
+    reads a route (the certify part's record) depends on besides the code, so a later `verify prove --coq` makes
+    a saved result stale (verify.certify.part's options)."""
+    from ..cache import cache_dir
+    out = []
+    for p in sorted(cache_dir("coq").glob("trapping-route-*.json")):
+        try:
+            r = json.loads(p.read_text())
+            out.append([r["digest"], r["status"], r["accepted"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def trapping_bench(boxes: int | None = None, tick=None) -> dict:
     """`verify bench`'s figure for the bench certificate's box checks: export (every box, or the first ``boxes``)
-    and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU)."""
+    and prove on the Dask executor; seconds, boxes, seconds per box (wall and coqc CPU). ``tick(line)`` after each
+    file coqc checked. The route prove() saves is what the claim's record then reads."""
     if coqc() is None:
         return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
     from .trapping import GROUP, bench_certificate
@@ -339,7 +448,8 @@ def trapping_bench(boxes: int | None = None) -> dict:
         t0 = time.perf_counter()
         man = export(tmp, (GROUP,), (("certificate", str(path)),) + ((("boxes", boxes),) if boxes else ()))
         t_export = time.perf_counter() - t0
-        res = prove(tmp)
+        res = prove(tmp, progress=(lambda name, done, total: tick(f"coqc: {name} checked ({done} of {total} files)"))
+                    if tick else None, reuse=False)
     route = res["groups"][GROUP]["certificate"]
     n = route["exported"]
     return {"available": True, "versions": res["versions"], "boxes": n, "of": route["boxes"],
@@ -378,9 +488,10 @@ def kernel_route(group: str, keys) -> dict:
     got = [t for t in res["theorems"] if t["key"] in keys]
     why = (f"{sum(t['status'] == 'accepted' for t in got)} of {len(keys)} obligations accepted by Coq "
            f"{res['versions'].get('coq')}'s kernel ({', '.join(t['name'] for t in got)})")
+    acc = [t for t in got if t["status"] == "accepted"]
     return {"route": "coq", "status": {True: "kernel-checked", False: "rejected", None: "not run"}[ok], "why": why,
-            "versions": res["versions"], "accepted": sum(t["status"] == "accepted" for t in got),
-            "obligations": len(keys)}
+            "versions": res["versions"], "accepted": len(acc), "obligations": len(keys),
+            "accepted_keys": [t["key"] for t in acc], "accepted_obligations": [t["obligation"] for t in acc]}
 
 
 def kernel_bench() -> dict:
@@ -395,7 +506,7 @@ def kernel_bench() -> dict:
         t0 = time.perf_counter()
         man = export(tmp, tuple(g for g in GROUPS if g not in OWN_BENCH))
         t_export = time.perf_counter() - t0
-        res = prove(tmp)
+        res = prove(tmp, reuse=False)
     n = len(res["theorems"])
     return {"available": True, "versions": res["versions"], "files": len(man["files"]), "theorems": n,
             "export_seconds": round(t_export, 3), "prove_wall_seconds": res["wall_seconds"],
@@ -415,4 +526,5 @@ def kernel_checked(results: dict, keys) -> bool | None:
 
 __all__ = ["export", "prove", "check_file", "versions", "coqc", "require_coqc", "CoqMissing", "kernel_checked",
            "MANIFEST", "RESULTS", "INSTALL", "PACKAGES", "kernel_route", "kernel_bench", "trapping_bench",
-           "trapping_route", "certificate_route", "save_route", "saved_route"]
+           "trapping_route", "certificate_route", "save_route", "saved_route", "checked_path", "chain_route",
+           "route_digests", "group_keys", "CHAIN"]

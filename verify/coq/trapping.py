@@ -18,8 +18,9 @@ and t = -y, proved with the standard library) gives X an enclosure without divid
 formulas as Arb does (one variable per enclosed quantity). Every constant is the file's exact rational.
 
 What the theorems do not cover, and the records say so: the prefix (T0 Arb steps to the end ball) stays trusted
-to Arb; that the boxes cover R is the re-checker's sweep; the identities tying G, R, Q, eps_next to the reduced
-map are SymPy's obligations (re-derived exactly by the re-checker).
+to Arb; that the boxes cover R is the re-checker's sweep. The identities tying G, R, Q, eps_next to the reduced
+map are the certificate-map group's theorems (verify.coq.groups), the comparison lemma the comparison-lemma
+group's: with them the certificate's chain after its prefix is kernel-checked (verify.coq.kernel.chain_route).
 """
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ MAX_FILE_BYTES = 256 << 20
 BOXES_PER_FILE = 32          # a file is one coqc run (a Dask task): about a minute of CPU
 PRECISION = 64               # bits of CoqInterval's floating-point intervals (the certificate's Arb used 128)
 GROUP = "trapping-region"
+OBLIGATION = "region-invariant"   # the certificate's obligation the boxes state (verify.certify.region), box by box
 TRUST = ("prefix trusted to Arb (its T0 steps are not iterated in Coq); the cover of R by the boxes is the "
-         "re-checker's sweep; the identities tying G, R, Q, eps' to the reduced map are SymPy's obligations")
+         "re-checker's sweep")
 
 # Symbols of the statements (u, epsilon as in verify.certify.coordinates; R, Q print as R_, Q_ in Coq).
 u, eps = sp.Symbol("u", positive=True), sp.Symbol("epsilon", real=True)
@@ -259,4 +261,4 @@ def trapping_files(path, boxes: int | None = None, per_file: int = BOXES_PER_FIL
 
 
 __all__ = ["bench_certificate", "bench_certificate_path", "certificate_digest", "read_certificate", "box_formulas", "box_theorem", "boxes_of", "moved_box", "trapping_files",
-           "exprel_lemma", "target_of", "TRUST", "GROUP"]
+           "exprel_lemma", "target_of", "TRUST", "GROUP", "OBLIGATION"]

@@ -117,36 +117,61 @@ def normalised(st: dict, part: str, check: str | None, default_role: str = "find
             "evidence": records_of(st), "why": _why(st, dec), "corrected": st.get("corrected") or None} | dec
 
 
-def proof_routes(st: dict) -> str:
-    """Which routes decided the statement's exact proofs: SymPy, z3, cvc5 (each SMT step's solvers) and Coq (a
-    proof record's kernel route, verify.coq); "" when it has no proof. "kernel-checked" names how many of the
-    proof's steps the kernel accepted (all it was given); "kernel route not run" without coqc."""
-    names, kernel = [], []
+STEP_ROUTE = {"sympy identity": "SymPy", "matrix calculus": "SymPy"}   # a proof step's method -> its route
 
-    def walk(rec):
-        if not isinstance(rec, dict):
-            return
-        if rec.get("method") in ("sympy identity", "matrix calculus") and "SymPy" not in names:
-            names.append("SymPy")
-        for solver in (rec.get("solvers") or {}):
-            if solver not in names:
-                names.append(solver)
-        if isinstance(rec.get("kernel"), dict):
-            k = rec["kernel"]
-            kernel.append((k.get("status"), k.get("accepted"), len(rec.get("steps") or ())))
-        for step in rec.get("steps") or ():
-            walk(step)
+
+def step_routes(step: dict, accepted=()) -> list[str]:
+    """The routes that decided one step of a proof: SymPy (an identity), each SMT solver, and Coq when the kernel
+    accepted it (its statement among ``accepted``, the proof's kernel route's accepted obligations)."""
+    out = [STEP_ROUTE[step["method"]]] if step.get("method") in STEP_ROUTE else []
+    out += [s for s in (step.get("solvers") or {}) if s not in out]
+    return out + (["Coq"] if step.get("route") in accepted else [])
+
+
+def _leaves(steps) -> list:
+    """A proof's steps, a step that is itself a proof replaced by its own steps."""
+    return [leaf for step in steps if isinstance(step, dict)
+            for leaf in (_leaves(step["steps"]) if step.get("steps") else [step])]
+
+
+def obligation_routes(st: dict) -> tuple[list, list]:
+    """(routes of each obligation, kernel routes) of a statement: the steps of its proofs that hold (with the Coq
+    route where the proof's kernel route accepted the step) and the obligations its context records list with
+    their routes (an all-time certificate's: verify.certify.records), each a list of route names."""
+    per, kernel = [], []
     for rec in records_of(st) or ():
-        if rec.get("holds") is True and rec.get("role") == "test":
-            walk(rec)
-    if not names:
+        k = rec.get("kernel") if isinstance(rec.get("kernel"), dict) else None
+        if rec.get("holds") is True and rec.get("role") == "test" and rec.get("steps"):
+            if k:
+                kernel.append(k)
+            accepted = set((k or {}).get("accepted_obligations") or ())
+            per += [step_routes(step, accepted) for step in _leaves(rec["steps"])]
+        elif rec.get("role") == "context" and isinstance(rec.get("routes"), list):
+            per.append([str(r) for r in rec["routes"]])
+        elif rec.get("role") == "context" and k:
+            kernel.append(k)
+    return per, kernel
+
+
+def proof_routes(st: dict) -> str:
+    """Which routes decided the statement's obligations (the steps of its exact proofs, or an all-time certificate's
+    obligations): SymPy, z3, cvc5, Arb and Coq (verify.coq), with the obligations grouped by the routes that
+    decided each ("4 by z3 + cvc5 + Coq, 3 by SymPy"); "" when it has none. "kernel-checked" when the kernel accepted
+    every obligation, else how many; "kernel route not run" when a kernel route was not run (no coqc)."""
+    per, kernel = obligation_routes(st)
+    if not per:
         return ""
-    checked = [k for k in kernel if k[0] == "kernel-checked"]
-    if checked:
-        names.append("Coq (" + "; ".join("kernel-checked: every step" if n == m else
-                                         f"kernel-checked: {n} of the proof's {m} steps" for _, n, m in checked) + ")")
-    out = "Routes: " + ", ".join(names) + "."
-    return out + (" Kernel route not run." if any(k[0] == "not run" for k in kernel) else "")
+    names = list(dict.fromkeys(r for rs in per for r in rs))
+    groups = {}
+    for rs in per:
+        groups[" + ".join(rs)] = groups.get(" + ".join(rs), 0) + 1
+    n = sum("Coq" in rs for rs in per)
+    out = "Routes: " + ", ".join(names) + ("" if len(per) == 1 else " (" + ", ".join(
+        f"{c} by {g}" if i else f"{c} obligation{'s' * (c != 1)} by {g}" for i, (g, c) in enumerate(groups.items())) + ")")
+    if n:
+        out += "; kernel-checked" + (" (every obligation)" if n == len(per) else f": {n} of its {len(per)} obligations")
+    out += "."
+    return out + (" Kernel route not run." if any(k.get("status") == "not run" for k in kernel) else "")
 
 
 def fuzz_items(res: dict) -> list[dict]:
