@@ -116,9 +116,12 @@ def by_code_version(name: str):
                     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 except (pickle.PicklingError, AttributeError, TypeError):
                     return value        # e.g. an object of a class defined inside a function: computed, not kept
-                for old in path.parent.glob(f"{name}-{key}-*.pickle"):
-                    old.unlink(missing_ok=True)             # earlier code versions: never read again
-                write_bytes_atomic(path, data)
+                try:
+                    for old in path.parent.glob(f"{name}-{key}-*.pickle"):
+                        old.unlink(missing_ok=True)         # earlier code versions: never read again
+                    write_bytes_atomic(path, data)
+                except OSError:
+                    pass        # a cache folder that cannot be written: computed, not kept (as without the cache)
             return value
         cached.uncached = f
         return cached
