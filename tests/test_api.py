@@ -146,6 +146,7 @@ def test_gd_follows_the_leading_terms_in_another_convention():
         assert abs(ratio - 1) < 2 * u, (q, ratio, u)
 
 
+@pytest.mark.slow
 def test_plot_trajectory_writes_a_png(tmp_path, s):
     long = iterate(s, 2000, "reduced", "float64", checkpoints=[0, 1, 10, 100, 1000, 2000])
     other = iterate(s.with_(eta=s.eta_v / 2, eta_kq=s.eta_kq / 2), 2000, "reduced", "float64",
@@ -202,6 +203,7 @@ def test_sweep_rows_agree_with_the_engine(tmp_path):
     assert (tmp_path / "sw" / "sweep.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_reconcile_states_the_reference_d_exponents():
     """Hand values from the reference convention's leading terms at fixed N and K: L - L_opt ~ K N (D - K)/(4 D T
     eta) is D^0, ||S - S*||_F ~ sqrt(N (D - K)) ... is D^(1/2), ||W_X - V*||_F ~ sqrt(K) (D - K)/sqrt(D) ... is
@@ -215,6 +217,7 @@ def test_reconcile_states_the_reference_d_exponents():
                for v in res["verdicts"].values())
 
 
+@pytest.mark.slow
 def test_run_probe_k_zero_matches_the_closed_form():
     """K = 0: S* = 0 and the teacher is 0, so W_X never moves: ||W_X - V*||_F = ||V*||_F = 3/2 and
     ||S - S*||_F = ||S(0)||_F = sqrt(N/D) = sqrt(1/5) at every step of the regime sts K = 0, D = 5 (by hand)."""

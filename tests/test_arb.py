@@ -107,6 +107,7 @@ def test_round_up_and_cover_radius_are_upper_bounds():
         assert abs(Fraction(mid) - Fraction(1, 3)) <= Fraction(rad)
 
 
+@pytest.mark.slow
 def test_run_json_radii_cover_exact_value():
     s = make_setting(D=12, K=3, preset="gcn", eta="7/100", sigma="erf", M=2, d=2)
     out = run_json(s, 200, "reduced", "mpmath", 20, arb_bits=256)

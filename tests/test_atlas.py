@@ -87,6 +87,7 @@ def test_a_registered_check_joins_every_cell_it_applies_to():
         A.CHECKS.pop("always-open")
 
 
+@pytest.mark.slow
 def test_a_cell_across_x_2_is_not_certified():
     """x past 2 (alpha' - 1 = (1 - x)(alpha - 1) grows) is outside the hypothesis: the cell stays open, and the
     region check of the family machinery, asked directly, does not close either."""
@@ -121,6 +122,7 @@ def _synthetic_atlas(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_a_query_outside_every_certified_cell_exits_2_naming_the_nearest_open_cell(tmp_path):
     """sts, K = 4, D = 10 (rho = 2/5), eta = 1/2, ||V*|| = 1: x = eta N/K = 1/8, kappa = ||V*||^2/(K N) = 1/4 by
     hand: inside the second open cell (rho in [3/8, 1/2]), which the message names."""
@@ -357,6 +359,7 @@ INSIDE = {"rho": (F(1, 4), F(51, 200)), "x": (F(1, 2), F(3, 4)), "kappa": (F(1, 
 PAST_2 = {"rho": (F(1, 4), F(51, 200)), "x": (F(31, 16), F(33, 16)), "kappa": (F(1, 4), F(51, 200))}
 
 
+@pytest.mark.slow
 def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_path, monkeypatch):
     """Inside the hypotheses the wrong band is refuted: the replay's Arb ball of alpha(t) holds the float64 value
     of the fuzzer's generated map and lies above 1/2; its command reproduces it (exit 0); the independent re-checker

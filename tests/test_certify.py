@@ -272,6 +272,7 @@ def test_evidence_is_certified_never_proved(small):
     assert ev_eta[0]["role"] == "outside" and "no trapping region" in ev_eta[0]["result"]
 
 
+@pytest.mark.slow
 def test_cli_json_contract(small):
     _, cert = small
     r = CliRunner().invoke(main, ["certify", "--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4",
@@ -300,6 +301,7 @@ def test_cli_failed_certificate_exits_1_and_names_the_obligation():
     assert r.exit_code == 1 and "prefix-in-region" in r.stderr
 
 
+@pytest.mark.slow
 def test_band_figure_is_a_png(small):
     s, cert = small
     tr = iterate(s, 2000, "reduced", "float64", None, checkpoints=[1, 10, 100, 1000, 2000])

@@ -206,6 +206,7 @@ def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_
         assert r.returncode == 1 and r.stdout.splitlines()[-1].startswith(f"FAILED {step}"), (step, r.stdout[-300:])
 
 
+@pytest.mark.slow
 def test_family_evidence_for_the_theorem_claim():
     """family_evidence(ci): four arb records over the family's scope (its members as a region, the hypotheses as
     assumptions), checked against hand values at the largest D = 9 (K = 4, N = 1, ||V*|| = 1): the limit of

@@ -38,6 +38,7 @@ def latex():
     return res.stdout
 
 
+@pytest.mark.slow
 def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
     _balanced(latex)
     # gradients are LaTeX from SymPy, not plain text

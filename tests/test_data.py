@@ -204,6 +204,7 @@ def test_the_second_moment_route_equals_the_per_image_sum():
                   1e-12)
 
 
+@pytest.mark.slow
 def test_a_gaussian_with_the_digits_moments_has_the_digits_loss_for_sigma_linear_only():
     """For sigma linear the loss sees the second moments only: Gaussian X with the digits' E[vec X vec X^T] has
     exactly the digits' loss (30 digits), and so the same GD trajectory; for sigma = erf it does not."""
@@ -225,6 +226,7 @@ def test_a_gaussian_with_the_digits_moments_has_the_digits_loss_for_sigma_linear
 
 
 # ----- through the data path, isotropic data are today's -------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["identity", "erf"])
 def test_isotropic_gaussian_data_through_the_data_path_reproduce_todays_trajectory(spec):
     """N(0, I (x) I) given as a data model (second-moment route, full engine) against data = gaussian (the i.i.d.
@@ -283,6 +285,7 @@ def test_lemma_c2_holds_on_isotropic_data_and_fails_on_the_digits():
     assert offspan("digits") > 1e-2 and offspan("gaussian:digits-pixels") > 1e-2
 
 
+@pytest.mark.slow
 def test_on_the_digits_w_p_leaves_zero_for_an_odd_sigma():
     """The digits are not symmetric under X -> -X: at W = 0, dL/dY = -c sigma'(0) mean_i sigma(V* X_i S*) S^T,
     which is not 0 for sigma = erf (the mean is computed here from sklearn's floats), so W_P moves; under the
@@ -319,6 +322,7 @@ def test_a_certified_run_on_the_digits_contains_the_mpmath_run():
     assert float(balls.excess_loss.rad()) < 1e-30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("relu", dict(wp_trainable=False)), ("poly:0,1,1/2", {}), ("erf", {})])
 def test_a_gaussian_with_the_digits_moments_under_nonlinear_sigma_two_chain_rules(spec, extra):
     """The second-moment route for a nonlinear sigma (the Gaussian kernel at the tensor's quadratic forms): jax.grad

@@ -15,11 +15,13 @@ from verify.engines.full import FullState
 from verify.model import make_setting, parse_sigma
 
 
+@pytest.mark.slow
 def test_identity_closed_form_is_the_expectation_of_the_model():
     holds, _ = prove_identity_closed_form(M=2, d=2, D=3, N=2)
     assert holds
 
 
+@pytest.mark.slow
 def test_kernel_sum_equals_matrix_form():
     holds, _ = kernel_sum_equals_matrix_form()
     assert holds
@@ -90,6 +92,7 @@ def test_relu_offset_derivative_matches_quadrature():
     assert abs(closed) > 0.1 and abs(closed - quad) < 5e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,law", [("identity", "gaussian"), ("identity", "exponential"), ("identity", "student-t:5"),
                                       ("identity", "rademacher"), ("erf", "gaussian"), ("relu", "gaussian"),
                                       ("poly:0,1,0,1/10", "gaussian")])
@@ -143,6 +146,7 @@ def test_gradients_match_central_differences_to_25_digits(spec, extra):
 
 
 # ---- symmetry reduction --------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("supports", [((0, 1), (1, 2)), ((0,), (2,)), ((0, 1, 2), (0, 1, 2)), ((), ())])
 def test_reduction_is_exact_for_any_kernel(supports):
     rep = prove_reduction_generic(M=2, d=2, D=3, supports=supports)
@@ -236,6 +240,7 @@ def test_general_convention_asymptotics_reduce_to_the_reference_ones():
         assert sp.simplify(gen[k].subs({c_loss: 1, var: 1, lam: 1, beta: 1, eta_kq: eta}) - ref[k]) == 0
 
 
+@pytest.mark.slow
 def test_leading_loss_term_matches_iteration_under_the_mean_convention():
     """An independent route: iterate (mean loss, lambda = 2, eta_KQ != eta_V) and compare with the
     general leading term at T = 2e5 (corrections are O(T^-1/2): within 5%)."""

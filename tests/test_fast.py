@@ -33,6 +33,7 @@ def compare(s, steps, cps):
                     assert rel_diff(mpmath.mpf(x), y, y0) <= tol, (k, rf.step, x, y, tol)
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(regimes())
 def test_fast_matches_mpmath_within_horizon_tolerance(s):
@@ -44,6 +45,7 @@ def test_fast_matches_mpmath_long_run():
     compare(s, 4000, [0, 4000])
 
 
+@pytest.mark.slow
 def test_batch_equals_single_runs_and_file_round_trip(tmp_path):
     a = make_setting(D=16, K=4, preset="gcn", eta="1/10")
     b = make_setting(D=8, K=2, preset="sts", eta="1/3", sigma="erf", M=2, d=2)

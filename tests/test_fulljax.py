@@ -130,6 +130,7 @@ def test_fast_full_agrees_with_the_reduced_recursion_to_1e_12(name):
         _agree(tr, ref)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(NON_REDUCIBLE))
 def test_jax_and_numpy_backends_agree_outside_the_reduction(name):
     s = make_setting(**NON_REDUCIBLE[name])
@@ -150,6 +151,7 @@ def test_without_jax_the_engine_falls_back_to_numpy(monkeypatch):
     _agree(without, with_jax)
 
 
+@pytest.mark.slow
 def test_the_independent_value_after_3000_steps_at_d_64():
     """gcn, D = N = 64, K = 4, eta = 1/32, M = d = 1, zero start: a minimal JAX script reached an excess loss
     of 6.670622037613683 after 3000 steps (an independent program); both backends agree to 1e-12."""

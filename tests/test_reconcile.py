@@ -165,6 +165,7 @@ def test_conditions_by_hand():
         assert sp.expand(got[k] - form) == 0, k
 
 
+@pytest.mark.slow
 def test_combination_rules_are_proved_and_can_fail():
     from verify.reconcile.combinations import _only_through, combination_obligations, not_entering
     obs = combination_obligations()
@@ -387,6 +388,7 @@ def _exponent_dicts_are_named(obj) -> int:
 BARE = r"\b(N|vstar2|v|beta|p_norm|loss_avg|eta_v|eta_kq|a|b|c|g|h) = -?\d"
 
 
+@pytest.mark.slow
 def test_cli_json_and_text_without_numerics():
     import re
     res = _cli(["--json", "--no-numerics"])

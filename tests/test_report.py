@@ -181,6 +181,7 @@ def no_figures(monkeypatch):
     monkeypatch.setattr(verify.report, "make_figures", lambda records: ([], []))
 
 
+@pytest.mark.slow
 def test_report_folder_from_saved_parts(report):
     out, res = report
     for f in ("index.md", "index.html", "results.json", "figures/convergence.png", "figures/alpha.png"):
@@ -245,6 +246,7 @@ def test_an_edge_refutation_is_never_a_refuted_paper_claim(tmp_path, no_figures)
     assert "| outside the hypotheses of theorem-3.1-lower-T | refuted |" in row
 
 
+@pytest.mark.slow
 def test_the_first_table_holds_only_the_paper_claims_grouped_by_result(report):
     out, res = report
     claim_ids = {st["id"] for st in res["statements"] if st["role"] == "claim"}
@@ -339,6 +341,7 @@ def test_a_failed_claim_part_leaves_not_checked_rows(tmp_path, no_figures):
     assert "not checked" in section(tmp_path / "rep", "The paper's claims, part by part")
 
 
+@pytest.mark.slow
 def test_a_figure_that_fails_is_reported(tmp_path, monkeypatch):
     from verify.report import figures
 

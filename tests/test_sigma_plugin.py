@@ -80,6 +80,7 @@ def test_unknown_before_registration_then_known(toy):
     assert sig.odd and sig.at_zero == 0 and not sig.is_identity and sig.kernel.with_means
 
 
+@pytest.mark.slow
 def test_derive_proves_the_reduction_for_the_toy(toy):
     out = _invoke(["derive", "--sigma", toy, "--json"])
     assert out["sigma"] == toy

@@ -92,6 +92,7 @@ def _run(tmp_path, **kw):
     return run_sweep(args.pop("grid"), args.pop("steps"), args.pop("out"), **args)
 
 
+@pytest.mark.slow
 def test_local_sweep_table_figures_and_resume(tmp_path, monkeypatch):
     res = _run(tmp_path)
     rows, out = res["rows"], tmp_path / "sw"
@@ -232,6 +233,7 @@ def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
     assert bad["certificate_status"] == "refused" and "2K/(c_L v N)" in bad["certificate_note"]
 
 
+@pytest.mark.slow
 def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_path):
     """cnn needs K | D: of D in {4, 6} x K in {3, 4, 5} the valid regimes are (6, 3) and (4, 4) (by hand), so
     four are invalid, all for K. With --quiet the summary is still one line per kind, not one per row. The
