@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from verify.cli import main
 from verify.checks import Check
 from verify.cli.check import load_schema
-from conftest import CLAIM_EXPECTED, holds_values
+from conftest import CLAIM_EXPECTED, answered_from, holds_values
 
 REGIME_SCHEMA = "check_regime.schema.json"
 
@@ -20,14 +20,8 @@ def all_json(ci_claims):
     """`verify check --json` of every claim, each claim's run at the ci profile and the reference convention taken
     from the session's ci_claims (the same runs, computed once), so the command's own path (its order, its JSON,
     its schema validation) is tested without computing every claim a second time."""
-    original = Check.run
-
-    def run(self, profile="ci", convention=None):
-        if profile == "ci" and convention is None and self.id in ci_claims:
-            return ci_claims[self.id]
-        return original(self, profile, convention)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Check, "run", run)
+        mp.setattr(Check, "run", answered_from(ci_claims))
         res = CliRunner().invoke(main, ["check", "--json"])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)

@@ -401,7 +401,9 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch):
+def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch, claims_from_the_session):
+    """The estimate is said before the check (announced at any length here); lemma-C.2's evidence, which the
+    check reads to say which proofs cover the regime, is the session's run (claims_from_the_session)."""
     from verify.cli import progress
     monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)
     regime = tmp_path / "r.json"
