@@ -157,6 +157,7 @@ def test_fake_run_writes_every_file_and_resumes(tmp_path, monkeypatch):
     assert sorted(fk.calls) == sorted(names)
 
 
+@pytest.mark.slow
 def test_failing_part_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     fk = Fakes(monkeypatch)
     fk.explode["claim:lemma-C.2"] = ZeroDivisionError("division by zero in the claim")
@@ -238,6 +239,7 @@ def copy_sources(dst: Path) -> Path:
     return dst
 
 
+@pytest.mark.slow
 def test_editing_a_source_file_invalidates_saved_parts(tmp_path, monkeypatch):
     """The reuse key is the code version (a hash of the sources) with the options: a rerun after an edit
     runs every part again; a rerun without edits reuses them."""

@@ -54,6 +54,7 @@ def test_check_claim_agrees_with_the_engine(s):
     assert f"t = {first}" in neg.detail
 
 
+@pytest.mark.slow
 def test_check_claim_outside_the_hypotheses():
     s = make_setting(**REF, init="random", init_scale="1/10")
     out = check_claim("lemma-C.2", s, 100)
@@ -84,6 +85,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call,name", INVALID)
 def test_invalid_input_names_the_parameter(s, call, name):
     with pytest.raises(InvalidParameter) as e:
@@ -121,6 +123,7 @@ def test_leading_terms_hand_values(s):
     assert vals["w_err"][2] == pytest.approx(math.sqrt(0.18))
 
 
+@pytest.mark.slow
 def test_general_terms_reduce_to_the_reference_ones():
     # The reference-convention terms of verify.derive.asymptotics (derived separately, conventions fixed
     # before the expansion) equal the general ones at c_L = v = lambda = beta = 1, eta_KQ = eta.
@@ -132,6 +135,7 @@ def test_general_terms_reduce_to_the_reference_ones():
         assert sp.simplify(gen[q].subs(ones) - ref[k]) == 0
 
 
+@pytest.mark.slow
 def test_gd_follows_the_leading_terms_in_another_convention():
     # Every named convention away from its reference value; GD iterated to T is within 2 u(T) of the
     # leading terms (their relative corrections are O(u), u(T) = (2 c T)^(-1/2)).

@@ -84,6 +84,7 @@ def test_enclosures_contain_100_digit_trajectory(s, bits):
                 assert to_fraction(type(ball)(ball.rad())) <= bound * max(1, abs(v)), (name, ball)
 
 
+@pytest.mark.slow
 def test_radius_stays_small_at_long_horizon():
     # The benchmark regime (D = N = 64, K = 4, eta = 1/32) where naive ball iteration reaches +-inf.
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")

@@ -133,6 +133,7 @@ def test_a_query_outside_every_certified_cell_exits_2_naming_the_nearest_open_ce
     assert "0.0.0:" not in res.output and "1.0.0:" in res.output and "rho = 0.4" in res.output
 
 
+@pytest.mark.slow
 def test_the_recheck_refuses_an_edited_cell_and_a_gap(tmp_path):
     """An atlas of open cells passes the re-checker (it decides nothing); a cell edited after writing is refused
     at the digest step; a cell removed leaves a gap, refused at atlas-cover."""

@@ -89,6 +89,7 @@ def test_obligations_can_fail():
     assert not ob.ok and {r["status"] for r in ob.solvers.values()} == {"disproved"}
 
 
+@pytest.mark.slow
 def test_bounds_contain_mpmath_inside_and_beyond_prefix(small):
     s, cert = small
     assert cert.kind == "slow-manifold" and 0 < cert.T0 <= 1000

@@ -107,6 +107,7 @@ DIVERGING = ["run", "--D", "4", "--K", "2", "--preset", "sts", "--eta", "3", "--
              "--vstar-norm", "3", "--steps", "1000"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--arithmetic", "float64"], ["--arithmetic", "float64", "--engine", "full"],
                                    [], ["--arb", "128"]])
 def test_numerical_trouble_is_one_line_with_step_quantity_and_advice(extra):

@@ -59,6 +59,7 @@ def _quadrature(sig, Av, Cv, Bv, mu=(0.0, 0.0), n=120):
     return float((W * (sig(u) - sig(z)) ** 2).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", list(SIGMAS))
 @pytest.mark.parametrize("point", [(0.7, 0.3, 1.1), (2.0, -0.9, 0.8), (0.2, 0.05, 0.3)])
 def test_kernel_matches_quadrature(spec, point):
@@ -115,6 +116,7 @@ def test_population_loss_matches_monte_carlo(spec, law):
 
 
 # ---- gradients: generated code vs central finite differences, 50 digits ------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("identity", dict(law_mean="0.3", law="exponential")), ("erf", {}),
                                         ("poly:0,1,0,1/10", {}), ("relu", dict(wp_trainable=False)),
                                         ("identity", dict(loss="mean", p_lambda="4"))])
@@ -210,6 +212,7 @@ def test_stable_partials_equal_raw_derivatives(spec):
             assert abs(float(raw.subs(pt)) - float(stable.subs(pt))) < 1e-12
 
 
+@pytest.mark.slow
 def test_relu_full_engine_is_finite_at_k_equals_d():
     """K = D makes rho = 1 exactly; the stable partials keep the full engine finite and equal to reduced."""
     from verify.engines import iterate

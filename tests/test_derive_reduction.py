@@ -18,6 +18,7 @@ REDUCTION_HYPOTHESES = ("centred", "iid-entries", "gaussian-or-linear", "uniform
                         "zero-init")
 
 
+@pytest.mark.slow
 def test_symbolic_reduction_is_proved_in_every_case_and_every_dimension():
     rep = prove_reduction_symbolic()
     assert rep.proved, [o.name for o in rep.obligations if o.holds is not True]
@@ -38,6 +39,7 @@ def test_the_gap_factor_has_the_d_minus_k_denominator_and_a_wrong_one_fails():
     assert is_zero(gon - goff) is None                                # the gradient is not trivially equal
 
 
+@pytest.mark.slow
 def test_explicit_routes_are_labelled_by_their_dimensions():
     reps = explicit_routes()
     assert len(reps) == len(EXPLICIT_SIZES) and all(r.proved for r in reps)

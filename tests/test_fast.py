@@ -40,6 +40,7 @@ def test_fast_matches_mpmath_within_horizon_tolerance(s):
     compare(s, 400, [0, 1, 3, 50, 400])
 
 
+@pytest.mark.slow
 def test_fast_matches_mpmath_long_run():
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
     compare(s, 4000, [0, 4000])

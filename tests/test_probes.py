@@ -234,6 +234,7 @@ BASES = {"d-eq-k.geometric": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", v
          "p-scale.lambda-equivalence": dict(D=8, K=2, preset="sts", eta="1/2", vstar_norm="1", p_lambda="4")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sid", sorted(BASES))
 def test_proved_scopes_exclude_every_regime_violating_an_assumption(results, sid):
     out = results(sid.split(".")[0])
@@ -286,6 +287,7 @@ def test_d_eq_k_verdict_follows_its_evidence(monkeypatch):
     assert PROBES["d-eq-k"].run("ci").verdict == "inconclusive"
 
 
+@pytest.mark.slow
 def test_finite_sample_ensemble_can_fail():
     """Six seeds of online SGD with B = 1 stopped at T = 300 scatter (slopes from about -1.0 to -1.5): the ensemble
     breaks the band, so the record does not hold, and the statement is not supported."""
@@ -340,6 +342,7 @@ def test_k_zero_closed_forms(results):
     assert verdict(out) == "proved" and out["statements"][0]["relation"] == "outside"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["k-one", "k-near-d"])
 def test_interior_exponents_match_symbolic_asymptotics(results, name):
     out = results(name)
@@ -401,6 +404,7 @@ def test_large_eta_boundary_matches_linearisation(results):
     assert verdict(out) == "supported"
 
 
+@pytest.mark.slow
 def test_nonzero_init_offspan_law(results):
     out = results("nonzero-init")
     n = out["numbers"]

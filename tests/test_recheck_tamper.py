@@ -87,6 +87,7 @@ def _member_eta(d: dict) -> None:
 REGIME_FILE, FAMILY_FILE = "regime_certificate", "small_family_path"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture, change, step", [
     (REGIME_FILE, _regime_D_K, "regime"),
     (REGIME_FILE, _relabelled, "model"),

@@ -206,6 +206,7 @@ def test_report_folder_from_saved_parts(report):
     assert found and all(v is None or isinstance(v, bool) for _, v in found)
 
 
+@pytest.mark.slow
 def test_verdicts_are_counted_per_role(report):
     """The paper's claims, the negative controls and the toolkit's findings are counted apart, from the
     statements themselves (a hand count of the fakes above)."""
@@ -297,6 +298,7 @@ def test_statements_are_decided_again_from_records(tmp_path, no_figures):
     assert "verdict **supported** (checked at dimensions {M=1 d=1 D=8 N=1 K=2}" in md
 
 
+@pytest.mark.slow
 def test_long_scopes_are_folded_with_the_details_one_click_away(report):
     out, res = report
     tstar = next(s for s in res["statements"] if s["id"] == "theorem-3.1-tstar")
