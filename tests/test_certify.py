@@ -121,6 +121,7 @@ def short_prefix_regimes(draw):
                         vstar_norm=draw(st.sampled_from(["1", "3/2", "2"])))
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(short_prefix_regimes())
 def test_bounds_contain_mpmath_over_regimes(s):

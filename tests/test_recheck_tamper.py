@@ -173,6 +173,7 @@ def _u0_edited(d):
     reg["u0"] = str(Fraction(reg["u0"]) * 3 / 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, eta", [(_T0_cut, Fraction(63, 1000)), (_eta_widened, Fraction(1, 10)),
                                          (_u0_edited, Fraction(63, 1000))], ids=["T0", "eta-range", "u0"])
 def test_a_tampered_family_file_never_answers_a_bound_that_excludes_the_truth(small_family_path, tmp_path, change, eta):
