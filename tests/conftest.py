@@ -136,6 +136,30 @@ def ci_claims():
     return {cid: c.run("ci") for cid, c in CLAIMS.items()}
 
 
+def answered_from(claims: dict):
+    """A replacement for verify.checks.Check.run that answers a claim's run at the ci profile under the reference
+    convention from ``claims`` (the session's ci_claims: the same run, already computed) and runs anything else.
+    A test of a command that reads a claim's evidence (``verify check --json``, ``check ID --regime``) then tests the
+    command's own path without paying for the claim a second time."""
+    from verify.checks import Check
+    from verify.model.convention import active
+    original = Check.run
+
+    def run(self, profile="ci", convention=None):
+        reference = (convention if convention is not None else active()).is_reference
+        if profile == "ci" and reference and self.id in claims:
+            return claims[self.id]
+        return original(self, profile, convention)
+    return run
+
+
+@pytest.fixture
+def claims_from_the_session(ci_claims, monkeypatch):
+    """Check.run answered from the session's ci_claims for the test (answered_from)."""
+    from verify.checks import Check
+    monkeypatch.setattr(Check, "run", answered_from(ci_claims))
+
+
 # ----- saved certificates shared by the re-checker's tests (each costs tens of seconds to make) -----------------
 SMALL_FAMILY = ({"preset": "sts", "K": 4, "vstar_norm": "1"}, {"D": (8, 9), "eta": ("1/16", "51/800")})
 REGIME = ["--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4", "--vstar-norm", "2"]   # T0 = 32, ~1000 boxes

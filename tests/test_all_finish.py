@@ -62,6 +62,7 @@ def _resume_command(stderr: str) -> list[str]:
     return cmd[1:]
 
 
+@pytest.mark.slow
 def test_a_part_stopped_by_its_guard_names_itself_and_the_printed_command_resumes(tmp_path):
     out, hold = tmp_path / "rep", tmp_path / "hold"
     hold.touch()
@@ -88,6 +89,7 @@ def test_a_part_stopped_by_its_guard_names_itself_and_the_printed_command_resume
     assert {n for n, (_, reused) in st2.items() if reused} == finished   # only the unfinished ones ran again
 
 
+@pytest.mark.slow
 def test_timeout_1_with_no_part_finished_exits_non_zero(tmp_path):
     out, hold = tmp_path / "rep", tmp_path / "hold"
     hold.touch()
@@ -103,6 +105,7 @@ def _task(kind: str) -> dict:
             "code_version": "test"}
 
 
+@pytest.mark.slow
 def test_the_cpu_guard_stops_a_part_that_computes_and_the_wall_guard_one_that_waits(tmp_path, monkeypatch):
     """The two guards of a part, each tripped by the part it is there for: a spinning part uses CPU time (its
     wall guard is far away), a waiting part uses none (its CPU guard is far away)."""

@@ -54,6 +54,7 @@ def test_check_claim_agrees_with_the_engine(s):
     assert f"t = {first}" in neg.detail
 
 
+@pytest.mark.slow
 def test_check_claim_outside_the_hypotheses():
     s = make_setting(**REF, init="random", init_scale="1/10")
     out = check_claim("lemma-C.2", s, 100)
@@ -84,6 +85,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call,name", INVALID)
 def test_invalid_input_names_the_parameter(s, call, name):
     with pytest.raises(InvalidParameter) as e:
@@ -121,6 +123,7 @@ def test_leading_terms_hand_values(s):
     assert vals["w_err"][2] == pytest.approx(math.sqrt(0.18))
 
 
+@pytest.mark.slow
 def test_general_terms_reduce_to_the_reference_ones():
     # The reference-convention terms of verify.derive.asymptotics (derived separately, conventions fixed
     # before the expansion) equal the general ones at c_L = v = lambda = beta = 1, eta_KQ = eta.
@@ -132,6 +135,7 @@ def test_general_terms_reduce_to_the_reference_ones():
         assert sp.simplify(gen[q].subs(ones) - ref[k]) == 0
 
 
+@pytest.mark.slow
 def test_gd_follows_the_leading_terms_in_another_convention():
     # Every named convention away from its reference value; GD iterated to T is within 2 u(T) of the
     # leading terms (their relative corrections are O(u), u(T) = (2 c T)^(-1/2)).
@@ -146,6 +150,7 @@ def test_gd_follows_the_leading_terms_in_another_convention():
         assert abs(ratio - 1) < 2 * u, (q, ratio, u)
 
 
+@pytest.mark.slow
 def test_plot_trajectory_writes_a_png(tmp_path, s):
     long = iterate(s, 2000, "reduced", "float64", checkpoints=[0, 1, 10, 100, 1000, 2000])
     other = iterate(s.with_(eta=s.eta_v / 2, eta_kq=s.eta_kq / 2), 2000, "reduced", "float64",
@@ -202,6 +207,7 @@ def test_sweep_rows_agree_with_the_engine(tmp_path):
     assert (tmp_path / "sw" / "sweep.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_reconcile_states_the_reference_d_exponents():
     """Hand values from the reference convention's leading terms at fixed N and K: L - L_opt ~ K N (D - K)/(4 D T
     eta) is D^0, ||S - S*||_F ~ sqrt(N (D - K)) ... is D^(1/2), ||W_X - V*||_F ~ sqrt(K) (D - K)/sqrt(D) ... is
@@ -215,6 +221,7 @@ def test_reconcile_states_the_reference_d_exponents():
                for v in res["verdicts"].values())
 
 
+@pytest.mark.slow
 def test_run_probe_k_zero_matches_the_closed_form():
     """K = 0: S* = 0 and the teacher is 0, so W_X never moves: ||W_X - V*||_F = ||V*||_F = 3/2 and
     ||S - S*||_F = ||S(0)||_F = sqrt(N/D) = sqrt(1/5) at every step of the regime sts K = 0, D = 5 (by hand)."""

@@ -84,6 +84,7 @@ def test_enclosures_contain_100_digit_trajectory(s, bits):
                 assert to_fraction(type(ball)(ball.rad())) <= bound * max(1, abs(v)), (name, ball)
 
 
+@pytest.mark.slow
 def test_radius_stays_small_at_long_horizon():
     # The benchmark regime (D = N = 64, K = 4, eta = 1/32) where naive ball iteration reaches +-inf.
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
@@ -107,6 +108,7 @@ def test_round_up_and_cover_radius_are_upper_bounds():
         assert abs(Fraction(mid) - Fraction(1, 3)) <= Fraction(rad)
 
 
+@pytest.mark.slow
 def test_run_json_radii_cover_exact_value():
     s = make_setting(D=12, K=3, preset="gcn", eta="7/100", sigma="erf", M=2, d=2)
     out = run_json(s, 200, "reduced", "mpmath", 20, arb_bits=256)

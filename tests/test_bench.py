@@ -8,6 +8,7 @@ from verify.engines import estimate, fulljax, iterate
 from verify.model import make_setting
 
 
+@pytest.mark.slow
 def test_the_jax_baseline_reaches_the_independent_value():
     """The shipped minimal JAX script: excess loss 6.670622037613683 after 3000 steps at D = 64 (an
     independent run of the same script, outside this toolkit), to 1e-12."""

@@ -131,6 +131,7 @@ def test_the_fast_kernel_is_compiled_once_per_cache(tmp_path):
     assert len(kept) == 1 and "def run_batch(" in kept[0].read_text()
 
 
+@pytest.mark.slow
 def test_the_fast_engine_runs_where_the_cache_folder_cannot_be_written(tmp_path, monkeypatch):
     """A cache folder that cannot be written (here a file stands where it should be): the kernel is compiled in
     the process, and computes what the plain-Python reduced engine computes (float64, same recursion)."""

@@ -90,6 +90,7 @@ def test_obligations_can_fail():
     assert not ob.ok and {r["status"] for r in ob.solvers.values()} == {"disproved"}
 
 
+@pytest.mark.slow
 def test_bounds_contain_mpmath_inside_and_beyond_prefix(small):
     s, cert = small
     assert cert.kind == "slow-manifold" and 0 < cert.T0 <= 1000
@@ -121,6 +122,7 @@ def short_prefix_regimes(draw):
                         vstar_norm=draw(st.sampled_from(["1", "3/2", "2"])))
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(short_prefix_regimes())
 def test_bounds_contain_mpmath_over_regimes(s):
@@ -279,6 +281,7 @@ def test_evidence_is_certified_never_proved(small):
     assert ev_eta[0]["role"] == "outside" and "no trapping region" in ev_eta[0]["result"]
 
 
+@pytest.mark.slow
 def test_cli_json_contract(small):
     _, cert = small
     r = CliRunner().invoke(main, ["certify", "--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4",
@@ -307,6 +310,7 @@ def test_cli_failed_certificate_exits_1_and_names_the_obligation():
     assert r.exit_code == 1 and "prefix-in-region" in r.stderr
 
 
+@pytest.mark.slow
 def test_band_figure_is_a_png(small):
     s, cert = small
     tr = iterate(s, 2000, "reduced", "float64", None, checkpoints=[1, 10, 100, 1000, 2000])

@@ -51,6 +51,7 @@ def _run(s, steps):
     return iterate(s, steps, "reduced", "mpmath", 60, checkpoints=[steps]).records[-1]
 
 
+@pytest.mark.slow
 def test_two_regimes_with_the_same_invariants_agree_to_40_digits():
     """D = 12, K = 3, N = 4, ||V*||^2 = 9/4, eta = 0.07 and D = 4, K = 1, N = 1, ||V*||^2 = 1, eta = 0.28/3,
     eta_KQ = 0.0175 have the same invariants: alpha and the support mass agree to 40 digits after 2000 steps;
@@ -206,6 +207,7 @@ def test_the_checker_verifies_the_family_and_rejects_tampering(family_path, tmp_
         assert r.returncode == 1 and r.stdout.splitlines()[-1].startswith(f"FAILED {step}"), (step, r.stdout[-300:])
 
 
+@pytest.mark.slow
 def test_family_evidence_for_the_theorem_claim():
     """family_evidence(ci): four arb records over the family's scope (its members as a region, the hypotheses as
     assumptions), checked against hand values at the largest D = 9 (K = 4, N = 1, ||V*|| = 1): the limit of
@@ -263,6 +265,7 @@ def test_a_saved_family_is_read_only_when_it_rechecks(family_path, tmp_path, mon
     assert src["kind"] == "own" and "was not re-checked within the ci profile's budget" in src["note"], src
 
 
+@pytest.mark.slow
 def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():
     """The certify part's family summary carries the normalised limits and the limits at the largest D (the ci
     family's D = 9), where the loss limit contains the hand value K N (D - K)/(4 D) = 4 * 1 * 5/36 = 5/9."""

@@ -68,6 +68,7 @@ def _tighten(pair, which):
     return [str(lo + w), pair[1]] if which == 0 else [pair[0], str(hi - w)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, step", [
     (lambda d: d["bounds"][4].__setitem__("excess_loss", _tighten(d["bounds"][4]["excess_loss"], 0)), "bounds"),
     (lambda d: d["bounds"][1].__setitem__("w_err", [d["bounds"][1]["w_err"][0]] * 2), "bounds"),   # T = 17 <= T0

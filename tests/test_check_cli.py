@@ -8,15 +8,21 @@ import pytest
 from click.testing import CliRunner
 
 from verify.cli import main
+from verify.checks import Check
 from verify.cli.check import load_schema
-from conftest import CLAIM_EXPECTED, holds_values
+from conftest import CLAIM_EXPECTED, answered_from, holds_values
 
 REGIME_SCHEMA = "check_regime.schema.json"
 
 
 @pytest.fixture(scope="module")
-def all_json():
-    res = CliRunner().invoke(main, ["check", "--json"])
+def all_json(ci_claims):
+    """`verify check --json` of every claim, each claim's run at the ci profile and the reference convention taken
+    from the session's ci_claims (the same runs, computed once), so the command's own path (its order, its JSON,
+    its schema validation) is tested without computing every claim a second time."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Check, "run", answered_from(ci_claims))
+        res = CliRunner().invoke(main, ["check", "--json"])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 
@@ -65,6 +71,7 @@ def test_schema_rejects_a_bad_verdict_and_a_string_holds(all_json):
         jsonschema.validate([dict(claim, statements=[{k: v for k, v in st.items() if k != "scope"}])], load_schema())
 
 
+@pytest.mark.slow
 def test_check_text_and_selection():
     res = CliRunner().invoke(main, ["check", "neg-rate-exponential"])
     assert res.exit_code == 0, res.output
@@ -73,6 +80,7 @@ def test_check_text_and_selection():
     assert "replayed at horizon 200000: holds = False" in res.output
 
 
+@pytest.mark.slow
 def test_the_claim_line_shows_every_part():
     """The claim-level line lists every part's verdict (Lemma C.2: the small step and K = D proved, the large step
     with 0 < K < D and sigma != identity supported, by hand: conftest.CLAIM_EXPECTED), never the first part's alone."""
@@ -129,6 +137,7 @@ def test_regime_fails_with_a_replayed_counterexample(tmp_path):
     assert "FAILS" in text and "replayed at 150 steps: fails (same conclusion)" in text
 
 
+@pytest.mark.slow
 def test_regime_holds_and_outside(tmp_path):
     out = json.loads(run_regime(["lemma-C.2", "--regime", regime_file(tmp_path, **GSLP, steps=15), "--json"]).stdout)
     assert out["holds"] is True and out["status"] == "holds" and out["replay_check"] is None
@@ -140,6 +149,7 @@ def test_regime_holds_and_outside(tmp_path):
     assert "NOT met" in run_regime(["lemma-C.2", "--regime", f]).output
 
 
+@pytest.mark.slow
 def test_regime_undecided(tmp_path):
     """A horizon too short to judge an asymptotic statement is undecided, never "holds"."""
     f = regime_file(tmp_path, **GSLP, steps=8)

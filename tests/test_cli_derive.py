@@ -38,6 +38,7 @@ def latex():
     return res.stdout
 
 
+@pytest.mark.slow
 def test_latex_is_a_standalone_document_with_sympy_formulas(latex):
     _balanced(latex)
     # gradients are LaTeX from SymPy, not plain text
@@ -59,6 +60,7 @@ def test_asymptotics_latex_is_standalone_and_simplified():
     assert "sqrt(1/(D - K))" not in res.output and "sqrt(D - K)" in res.output
 
 
+@pytest.mark.slow
 def test_asymptotics_with_another_sigma_is_refused():
     res = _run("--asymptotics", "--sigma", "relu")
     assert res.exit_code == 2 and "Traceback" not in res.output
@@ -75,6 +77,7 @@ def test_json_with_another_format_is_a_usage_error(fmt):
     assert "--json" in last and f"--format {fmt}" in last
 
 
+@pytest.mark.slow
 def test_json_lists_every_obligation_with_status_method_and_scope():
     res = _run("--json", "--format", "json", "--sigma", "erf")
     assert res.exit_code == 0, res.output
@@ -86,6 +89,7 @@ def test_json_lists_every_obligation_with_status_method_and_scope():
     assert any(o["scope"]["dims"] == "all" for o in obs) and any(o["scope"]["dims"] != "all" for o in obs)
 
 
+@pytest.mark.slow
 def test_text_prints_obligations_with_status():
     res = _run("--sigma", "relu")
     assert res.exit_code == 0, res.output

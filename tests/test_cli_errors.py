@@ -314,6 +314,7 @@ def read_only_mount(folder) -> list[str] | None:
         if probe.returncode == 0 else None
 
 
+@pytest.mark.slow
 def test_a_read_only_output_place_is_refused_before_the_work(tmp_path):
     """Every command that writes an output folder refuses a read-only one at once, naming its flag, and
     writes nothing (on a real read-only mount: root writes through a chmod'ed folder)."""
@@ -366,6 +367,7 @@ def test_a_counterexample_that_cannot_be_saved_is_printed_and_said_in_one_line(t
 BIG = ["--D", "8", "--K", "2", "--preset", "sts", "--M", "4096", "--d", "4096"]
 
 
+@pytest.mark.slow
 def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
     """M d = 17 million exact entries: the estimate comes from a 64 x 64 build (a build at that size takes half an
     hour; the V*s built are recorded, none larger), and above the confirmation time the command stops without
@@ -401,7 +403,9 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch):
+def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch, claims_from_the_session):
+    """The estimate is said before the check (announced at any length here); lemma-C.2's evidence, which the
+    check reads to say which proofs cover the regime, is the session's run (claims_from_the_session)."""
     from verify.cli import progress
     monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)
     regime = tmp_path / "r.json"

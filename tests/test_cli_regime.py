@@ -79,7 +79,8 @@ def _lemma_c2_at(tmp_path, eta: str, preset="cnn") -> dict:
     return json.loads(invoke(["check", "lemma-C.2", "--regime", f, "--json", "--quiet"]).stdout)
 
 
-def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
+@pytest.mark.slow
+def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path, claims_from_the_session):
     """cnn, D = 8, K = 2: N = 4, so x = eta_V c_L v N = 4 eta (by hand) and min(K, D - K) = 2, 2K = 4. At
     eta = 3/4, x = 3: inside Lemma C.2's large-step statement (2 < x < 4) and outside the small-step one, whose
     induction assumes x <= min(K, D - K); the large-step statement (0 < K < D) has no exact proof (its induction does
@@ -108,7 +109,7 @@ def test_check_regime_says_whether_the_proof_covers_the_regime(tmp_path):
 
 
 @pytest.mark.slow
-def test_check_regime_works_for_the_theorems(tmp_path):
+def test_check_regime_works_for_the_theorems(tmp_path, claims_from_the_session):
     """Theorem 3.1 has no per-regime property: nothing is run in the regime, and every statement says whether
     its scope admits the regime; sigma = erf is outside every one of them (they assume sigma = identity)."""
     f = write(tmp_path, {"D": 8, "K": 2, "preset": "sts", "eta": "1/10", "steps": 100})

@@ -66,6 +66,7 @@ def test_bad_input_is_one_line_error(files):
     assert res.exit_code == 2 and "invalid --K 5" in res.output and "Traceback" not in res.output
 
 
+@pytest.mark.slow
 def test_derive_asymptotics_json_parses():
     import sympy as sp
     res = CliRunner().invoke(main, ["derive", "--asymptotics", "--json"])
@@ -77,6 +78,7 @@ def test_derive_asymptotics_json_parses():
         assert expr.free_symbols <= set(syms.values())
 
 
+@pytest.mark.slow
 def test_every_run_is_cross_checked_at_higher_precision():
     base = ["run", "--D", "6", "--K", "2", "--preset", "cnn", "--d", "2", "--eta", "1/10", "--steps", "150",
             "--vstar-norm", "1", "--arithmetic", "float64", "--json"]
@@ -105,6 +107,7 @@ DIVERGING = ["run", "--D", "4", "--K", "2", "--preset", "sts", "--eta", "3", "--
              "--vstar-norm", "3", "--steps", "1000"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--arithmetic", "float64"], ["--arithmetic", "float64", "--engine", "full"],
                                    [], ["--arb", "128"]])
 def test_numerical_trouble_is_one_line_with_step_quantity_and_advice(extra):
@@ -134,6 +137,7 @@ def test_numerical_trouble_names_the_first_bad_step():
     assert isinstance(info.value, FloatingPointError)     # callers that skip float trouble still do
 
 
+@pytest.mark.slow
 def test_no_runtime_warning_reaches_the_terminal():
     import os
     import subprocess
@@ -168,6 +172,7 @@ def test_run_at_high_dps_is_cross_checked(dps, steps):
 
 # ----- --arb: the balls are the result, every certified digit printed ------------------------------
 
+@pytest.mark.slow
 def test_arb_prints_every_certified_digit_and_contains_the_100_digit_value():
     import mpmath
     from verify.engines import iterate

@@ -56,6 +56,7 @@ def c2():
     return c2_theorems(c2_obligations())
 
 
+@pytest.mark.slow
 def test_small_theorem_equals_hand_written_file(c2):
     (pos,) = [t for t in c2 if t.key == "c2-positive"]
     assert pos.text() == (DATA / "c2_positive.v").read_text()

@@ -171,6 +171,7 @@ def after(profile):
 '''
 
 
+@pytest.mark.slow
 def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatch):
     mod = f"hangparts_{os.getpid()}"
     (tmp_path / f"{mod}.py").write_text(HANG_MODULE)

@@ -77,6 +77,7 @@ def records_close(t0, t1, tol: float) -> None:
 
 
 # ----- the data and their preprocessing --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_digits_are_sklearns_images_centred_and_scaled_as_stated():
     from sklearn.datasets import load_digits
     ref = load_digits()                     # fetched again, independently of verify.model.data
@@ -117,6 +118,7 @@ def test_the_isotropic_parts_are_the_averaged_blocks():
         assert sum(parse_data(spec).moments().fractions().reshape(64, 64).diagonal()) == 64
 
 
+@pytest.mark.slow
 def test_the_digits_are_recorded_as_a_convention_and_leave_the_reduction():
     s = make_setting(K=2, preset="cnn", M=2, **DIGITS)
     ok, why = s.reducible()
@@ -204,6 +206,7 @@ def test_the_second_moment_route_equals_the_per_image_sum():
                   1e-12)
 
 
+@pytest.mark.slow
 def test_a_gaussian_with_the_digits_moments_has_the_digits_loss_for_sigma_linear_only():
     """For sigma linear the loss sees the second moments only: Gaussian X with the digits' E[vec X vec X^T] has
     exactly the digits' loss (30 digits), and so the same GD trajectory; for sigma = erf it does not."""
@@ -225,6 +228,7 @@ def test_a_gaussian_with_the_digits_moments_has_the_digits_loss_for_sigma_linear
 
 
 # ----- through the data path, isotropic data are today's -------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["identity", "erf"])
 def test_isotropic_gaussian_data_through_the_data_path_reproduce_todays_trajectory(spec):
     """N(0, I (x) I) given as a data model (second-moment route, full engine) against data = gaussian (the i.i.d.
@@ -241,6 +245,7 @@ def test_isotropic_gaussian_data_through_the_data_path_reproduce_todays_trajecto
     assert abs(a.excess_loss - b.excess_loss) <= mpmath.mpf("1e-25") * a.excess_loss
 
 
+@pytest.mark.slow
 def test_images_with_identity_moments_reproduce_todays_trajectory_for_sigma_linear():
     """The 2 d D images +-e_k have second-moment tensor I (x) I (exactly): GD on their finite sum (the per-image
     route, jax.grad) is today's i.i.d. GD for sigma = identity. For sigma = erf it is not: those data are not
@@ -260,6 +265,7 @@ def test_images_with_identity_moments_reproduce_todays_trajectory_for_sigma_line
 
 
 # ----- a claim that holds on isotropic data fails on the digits -------------------------------------------------------
+@pytest.mark.slow
 def test_lemma_c2_holds_on_isotropic_data_and_fails_on_the_digits():
     """Lemma C.2 (rows of W_X stay on the lines of V*'s rows, alpha > 0): its own per-regime check holds on i.i.d.
     Gaussian data (reduced recursion) and on N(0, I (x) I) through the data path (full engine, off-span residual
@@ -283,6 +289,7 @@ def test_lemma_c2_holds_on_isotropic_data_and_fails_on_the_digits():
     assert offspan("digits") > 1e-2 and offspan("gaussian:digits-pixels") > 1e-2
 
 
+@pytest.mark.slow
 def test_on_the_digits_w_p_leaves_zero_for_an_odd_sigma():
     """The digits are not symmetric under X -> -X: at W = 0, dL/dY = -c sigma'(0) mean_i sigma(V* X_i S*) S^T,
     which is not 0 for sigma = erf (the mean is computed here from sklearn's floats), so W_P moves; under the
@@ -302,6 +309,7 @@ def test_on_the_digits_w_p_leaves_zero_for_an_odd_sigma():
     assert iterate_full(make_setting(data="gaussian:digits", **kw), 20, f64, [20]).final.wp_norm == 0
 
 
+@pytest.mark.slow
 def test_a_certified_run_on_the_digits_contains_the_mpmath_run():
     """sigma = identity: the second-moment route in exact rationals, Arb balls at 128 bits, against mpmath at 50
     digits (20 steps)."""
@@ -319,6 +327,7 @@ def test_a_certified_run_on_the_digits_contains_the_mpmath_run():
     assert float(balls.excess_loss.rad()) < 1e-30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("relu", dict(wp_trainable=False)), ("poly:0,1,1/2", {}), ("erf", {})])
 def test_a_gaussian_with_the_digits_moments_under_nonlinear_sigma_two_chain_rules(spec, extra):
     """The second-moment route for a nonlinear sigma (the Gaussian kernel at the tensor's quadratic forms): jax.grad

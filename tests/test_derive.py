@@ -15,11 +15,13 @@ from verify.engines.full import FullState
 from verify.model import make_setting, parse_sigma
 
 
+@pytest.mark.slow
 def test_identity_closed_form_is_the_expectation_of_the_model():
     holds, _ = prove_identity_closed_form(M=2, d=2, D=3, N=2)
     assert holds
 
 
+@pytest.mark.slow
 def test_kernel_sum_equals_matrix_form():
     holds, _ = kernel_sum_equals_matrix_form()
     assert holds
@@ -57,6 +59,7 @@ def _quadrature(sig, Av, Cv, Bv, mu=(0.0, 0.0), n=120):
     return float((W * (sig(u) - sig(z)) ** 2).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", list(SIGMAS))
 @pytest.mark.parametrize("point", [(0.7, 0.3, 1.1), (2.0, -0.9, 0.8), (0.2, 0.05, 0.3)])
 def test_kernel_matches_quadrature(spec, point):
@@ -90,6 +93,7 @@ def test_relu_offset_derivative_matches_quadrature():
     assert abs(closed) > 0.1 and abs(closed - quad) < 5e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,law", [("identity", "gaussian"), ("identity", "exponential"), ("identity", "student-t:5"),
                                       ("identity", "rademacher"), ("erf", "gaussian"), ("relu", "gaussian"),
                                       ("poly:0,1,0,1/10", "gaussian")])
@@ -112,6 +116,7 @@ def test_population_loss_matches_monte_carlo(spec, law):
 
 
 # ---- gradients: generated code vs central finite differences, 50 digits ------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", [("identity", dict(law_mean="0.3", law="exponential")), ("erf", {}),
                                         ("poly:0,1,0,1/10", {}), ("relu", dict(wp_trainable=False)),
                                         ("identity", dict(loss="mean", p_lambda="4"))])
@@ -143,6 +148,7 @@ def test_gradients_match_central_differences_to_25_digits(spec, extra):
 
 
 # ---- symmetry reduction --------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("supports", [((0, 1), (1, 2)), ((0,), (2,)), ((0, 1, 2), (0, 1, 2)), ((), ())])
 def test_reduction_is_exact_for_any_kernel(supports):
     rep = prove_reduction_generic(M=2, d=2, D=3, supports=supports)
@@ -206,6 +212,7 @@ def test_stable_partials_equal_raw_derivatives(spec):
             assert abs(float(raw.subs(pt)) - float(stable.subs(pt))) < 1e-12
 
 
+@pytest.mark.slow
 def test_relu_full_engine_is_finite_at_k_equals_d():
     """K = D makes rho = 1 exactly; the stable partials keep the full engine finite and equal to reduced."""
     from verify.engines import iterate
@@ -236,6 +243,7 @@ def test_general_convention_asymptotics_reduce_to_the_reference_ones():
         assert sp.simplify(gen[k].subs({c_loss: 1, var: 1, lam: 1, beta: 1, eta_kq: eta}) - ref[k]) == 0
 
 
+@pytest.mark.slow
 def test_leading_loss_term_matches_iteration_under_the_mean_convention():
     """An independent route: iterate (mean loss, lambda = 2, eta_KQ != eta_V) and compare with the
     general leading term at T = 2e5 (corrections are O(T^-1/2): within 5%)."""

@@ -102,6 +102,7 @@ def _worst(G, loss, X):
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,extra", CASES)
 def test_derived_gradients_match_central_differences(spec, extra):
     s, st = _state(spec, extra)
@@ -148,6 +149,7 @@ def test_sympy_derivative_of_the_composed_model_matches_central_differences(spec
             assert _worst(G, st.excess_loss, getattr(st, name.replace("_", ""))) < TOL
 
 
+@pytest.mark.slow
 def test_identity_matrix_form_gradients_match_central_differences():
     """verify.derive.loss.matrix_form (MatrixSymbol calculus, where SymPy can silently return 0)."""
     from verify.derive.loss import matrix_form, mu

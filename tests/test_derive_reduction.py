@@ -18,6 +18,7 @@ REDUCTION_HYPOTHESES = ("centred", "iid-entries", "gaussian-or-linear", "uniform
                         "zero-init")
 
 
+@pytest.mark.slow
 def test_symbolic_reduction_is_proved_in_every_case_and_every_dimension():
     rep = prove_reduction_symbolic()
     assert rep.proved, [o.name for o in rep.obligations if o.holds is not True]
@@ -28,6 +29,7 @@ def test_symbolic_reduction_is_proved_in_every_case_and_every_dimension():
         assert o.scope.dims == "all" and o.scope.horizon == "all" and o.method in ("sympy identity", "matrix calculus")
 
 
+@pytest.mark.slow
 def test_the_gap_factor_has_the_d_minus_k_denominator_and_a_wrong_one_fails():
     lg = logit_gradients("interior")
     gon, goff, dr = lg["on"], lg["off"], lg["dr"]
@@ -37,6 +39,7 @@ def test_the_gap_factor_has_the_d_minus_k_denominator_and_a_wrong_one_fails():
     assert is_zero(gon - goff) is None                                # the gradient is not trivially equal
 
 
+@pytest.mark.slow
 def test_explicit_routes_are_labelled_by_their_dimensions():
     reps = explicit_routes()
     assert len(reps) == len(EXPLICIT_SIZES) and all(r.proved for r in reps)
@@ -54,6 +57,7 @@ def test_explicit_routes_are_labelled_by_their_dimensions():
     assert decide(prove_reduction_symbolic().evidence(), bare).verdict != "proved"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("supports", [((0, 1), (1, 2)), ((0,), (2,)), ((0, 1, 2), (0, 1, 2)), ((), ())])
 def test_explicit_route_every_case_of_k(supports):
     assert prove_reduction_generic(M=2, d=2, D=3, supports=supports).proved
@@ -117,6 +121,7 @@ def test_delta_recursion_factor_against_the_full_engine_at_d5_k2():
             assert abs(gap - mpmath.mpf(5) / 4 * tot) > mpmath.mpf(10) ** -3
 
 
+@pytest.mark.slow
 def test_tidy_is_equal_where_d_exceeds_k():
     from verify.derive.asymptotics import leading_terms_general
     from verify.derive.reduced import reduced_step_exprs

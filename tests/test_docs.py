@@ -261,6 +261,7 @@ def generator():
     return mod
 
 
+@pytest.mark.slow
 def test_generated_pages_are_current():
     """What a fresh interpreter writes (`python docs/generate.py --check`), not this session's registries, which
     earlier tests may have changed (a toy claim registered and removed, lazily loaded modules)."""

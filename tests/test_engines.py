@@ -35,6 +35,7 @@ def _close(a, b, digits=25):
         return abs(a - b) <= mpmath.mpf(10) ** -digits * (scale if scale > 1e-30 else 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REGIMES))
 def test_reduced_equals_full_for_200_steps_at_40_digits(name):
     s = make_setting(**REGIMES[name])

@@ -74,6 +74,7 @@ def test_the_bench_times_the_pages_examples_and_no_other(site, monkeypatch):
     assert res["met"] is False and res["over_budget"] == ["verify derive --json"]
 
 
+@pytest.mark.slow
 def test_an_example_is_timed_and_its_failure_reported(tmp_path):
     ok = examples.run_example(examples.Example("x.md", 1, "verify probe --list"), tmp_path, budget=600)
     bad = examples.run_example(examples.Example("x.md", 2, "verify run --D 0"), tmp_path, budget=600)

@@ -33,17 +33,20 @@ def compare(s, steps, cps):
                     assert rel_diff(mpmath.mpf(x), y, y0) <= tol, (k, rf.step, x, y, tol)
 
 
-@settings(max_examples=15)
+@pytest.mark.slow
+@settings(max_examples=8)      # each new (sigma, case of K) compiles a numba kernel: most of the test's cost
 @given(regimes())
 def test_fast_matches_mpmath_within_horizon_tolerance(s):
     compare(s, 400, [0, 1, 3, 50, 400])
 
 
+@pytest.mark.slow
 def test_fast_matches_mpmath_long_run():
     s = make_setting(D=64, K=4, preset="gcn", eta="1/32")
     compare(s, 4000, [0, 4000])
 
 
+@pytest.mark.slow
 def test_batch_equals_single_runs_and_file_round_trip(tmp_path):
     a = make_setting(D=16, K=4, preset="gcn", eta="1/10")
     b = make_setting(D=8, K=2, preset="sts", eta="1/3", sigma="erf", M=2, d=2)

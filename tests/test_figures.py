@@ -134,6 +134,7 @@ def test_every_probe_has_its_own_figure():
     assert fg.draw_probe("k-one", res).caption == REGISTERED["k-one"].draw(res).caption
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 def test_figure_reads_without_the_code(name):
     d = draw(name)
@@ -167,6 +168,7 @@ def test_scales_are_the_declared_ones(name):
     assert [(ax.get_xscale(), ax.get_yscale()) for ax in panels(fig)] == SCALES[name]
 
 
+@pytest.mark.slow
 def test_report_wrappers_give_png_and_caption():
     png, caption = fg.probe_figure("tstar", load("tstar"))
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and "T*" in caption

@@ -78,6 +78,7 @@ def test_balls_contain_a_60_digit_mpmath_iteration_outside_the_reduction(name):
 HORIZON = {"mean-loss-lambda": 30, "beta-temperature": 30}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cnn", "erf-cnn", "relu-gcn", "poly-sts", "k-zero", "mean-loss-lambda",
                                   "beta-temperature", "D13-M2-d4"])
 def test_the_exact_reduced_recursion_lies_inside_the_full_balls(name):

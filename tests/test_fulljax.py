@@ -116,6 +116,7 @@ def _agree(run, ref, tol=1e-12):
                 assert rel_diff(float(x), float(y), 0, 1 if q in RESIDUALS else 0) <= tol, (r.step, q, x, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REGIMES))
 def test_fast_full_agrees_with_the_reduced_recursion_to_1e_12(name):
     """Both float64 full-matrix backends (JAX, numpy) against the reduced recursion (mpmath, 40 digits) on
@@ -130,6 +131,7 @@ def test_fast_full_agrees_with_the_reduced_recursion_to_1e_12(name):
         _agree(tr, ref)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(NON_REDUCIBLE))
 def test_jax_and_numpy_backends_agree_outside_the_reduction(name):
     s = make_setting(**NON_REDUCIBLE[name])
@@ -139,6 +141,7 @@ def test_jax_and_numpy_backends_agree_outside_the_reduction(name):
     _agree(iterate_full(s, 100, ar, cps, backend="numpy"), iterate(s, 100, "full", "mpmath", 30, checkpoints=cps), 1e-11)
 
 
+@pytest.mark.slow
 def test_without_jax_the_engine_falls_back_to_numpy(monkeypatch):
     """With jax unimportable, engine=full float64 still runs (numpy), and gives the JAX run's numbers (a run long
     enough to take JAX by default)."""
@@ -152,6 +155,7 @@ def test_without_jax_the_engine_falls_back_to_numpy(monkeypatch):
     _agree(without, with_jax)
 
 
+@pytest.mark.slow
 def test_a_short_float64_run_takes_numpy_and_a_long_one_jax():
     """A float64 full-matrix run below JAX_MIN_STEPS steps runs on numpy (JAX would compile a program for its shapes
     first), from JAX_MIN_STEPS on JAX; a run over a data set's images takes JAX however short (only jax.grad
@@ -166,6 +170,7 @@ def test_a_short_float64_run_takes_numpy_and_a_long_one_jax():
     assert iterate(images, 5, "full", "float64", checkpoints=[5]).backend == "jax"
 
 
+@pytest.mark.slow
 def test_the_independent_value_after_3000_steps_at_d_64():
     """gcn, D = N = 64, K = 4, eta = 1/32, M = d = 1, zero start: a minimal JAX script reached an excess loss
     of 6.670622037613683 after 3000 steps (an independent program); both backends agree to 1e-12."""
@@ -176,6 +181,7 @@ def test_the_independent_value_after_3000_steps_at_d_64():
         assert abs(got - 6.670622037613683) <= 1e-12 * 6.670622037613683, (backend, got)
 
 
+@pytest.mark.slow
 def test_float64_trouble_is_named_at_its_first_step():
     """A diverging run (sigma = x + x^3/10, eta = 3): JAX checks at checkpoints and bisects; it names the same
     step as numpy, which raises at the operation, and the 40-digit iteration's state (W_X, logits) is inside

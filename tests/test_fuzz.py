@@ -232,6 +232,7 @@ def test_widened_strategy_reaches(what, pred):
     assert pred(r, r.setting())
 
 
+@pytest.mark.slow
 def test_boundaries_of_the_step_size_hypotheses_are_hit():
     # eta c_L v N = 1 exactly (allowed by "eta_V c_L v N <= 1") and just below 2K (strict "eta-stable")
     r = reach(lambda r, s: x_of(s) == 1, valid_regimes(hypotheses=("eta-small",)))
@@ -245,6 +246,7 @@ def test_boundaries_of_the_step_size_hypotheses_are_hit():
     assert r.setting().reducible()[0]
 
 
+@pytest.mark.slow
 @settings(max_examples=8, phases=[Phase.explicit, Phase.generate])
 @example(NEG_LOSS)
 @example(R(2, D=3, K=1, preset="sts", init="random", init_scale="1/10", p_kind="sinusoidal", p_structure="general",
@@ -338,6 +340,7 @@ class Recorder:
         return _Outcome(True, "ok", "local")
 
 
+@pytest.mark.slow
 def test_seed_is_drawn_recorded_and_replays_the_run():
     first = fuzz(AlphaAtMostOne(), examples=40, database=None, strategy=SMALL)
     assert first["seed_drawn"] and isinstance(first["seed"], int) and f"--seed {first['seed']}" in first["rerun"]
@@ -382,6 +385,7 @@ PICKY = valid_regimes(max_d=4, max_steps=50, sigmas=("identity", "erf"), long_ho
     lambda r: dict(r.kwargs)["D"] == 1)
 
 
+@pytest.mark.slow
 def test_discards_are_counted_by_reason_and_mostly_discarded_is_not_supported():
     out = fuzz(Picky(), examples=30, seed=1, database=None, strategy=PICKY)
     d = out["discarded"]
@@ -492,6 +496,7 @@ def test_unseeded_fuzz_leaves_a_fresh_checkout_clean(tmp_path):
 
 
 # ----- the catalogue ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("cid", ["neg-alpha-le-1", "neg-loss-monotone-any-eta", "neg-rate-exponential"])
 def test_negative_controls_refuted_within_the_ci_budget(cid, tmp_path):
     out = fuzz_part(cid, "ci", database=tmp_path)
@@ -504,6 +509,7 @@ def test_negative_controls_refuted_within_the_ci_budget(cid, tmp_path):
         assert o.holds is False and o.data["in_hypotheses"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,strategy", [
     ("wp-zero", None), ("two-level-attention", None), ("early-alignment", None), ("loss-monotone", None),
     # lemma-C.2 inside its hypotheses, P^T P = lambda I among them (outside it the fuzzer refutes it: pinned below)
@@ -615,6 +621,7 @@ def test_pinned_neg_rate_exponential():
 
 
 # ----- command line -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_fuzz_json_and_text(tmp_path):
     res = CliRunner().invoke(main, ["fuzz", "--claim", "neg-loss-monotone-any-eta", "--seed", "0", "--no-db",
                                     "--examples", str(PROFILE_BUDGET["ci"]["examples"]), "--json"])
@@ -650,6 +657,7 @@ def test_cli_fuzz_db_must_be_a_directory(tmp_path):
     assert res.exit_code == 2 and "invalid --db" in res.output
 
 
+@pytest.mark.slow
 def test_fuzz_progress_counts_every_example_and_every_shrink_step():
     """The progress callback sees each example Hypothesis hands to the claim (the searched ones, then the shrink
     steps), so ``verify fuzz`` counts examples, not claims; counted against the search's own tallies."""

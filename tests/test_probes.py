@@ -167,6 +167,7 @@ def test_no_probe_writes_a_verdict():
         assert not pat.search(f.read_text()), f"{f.name} writes a verdict literal"
 
 
+@pytest.mark.slow
 def test_cli_list_and_json():
     res = CliRunner().invoke(main, ["probe", "--list", "--json"])
     assert res.exit_code == 0 and {r["probe"] for r in json.loads(res.stdout)} == set(PROBES)
@@ -204,6 +205,7 @@ def test_every_finding_has_a_hand_derived_verdict():
     assert set(PROBE_VERDICTS) == {st.id for p in PROBES.values() for st in p.statements}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_every_probe_reports_required_fields(results, name):
     out = results(name)
@@ -232,6 +234,7 @@ BASES = {"d-eq-k.geometric": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", v
          "p-scale.lambda-equivalence": dict(D=8, K=2, preset="sts", eta="1/2", vstar_norm="1", p_lambda="4")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sid", sorted(BASES))
 def test_proved_scopes_exclude_every_regime_violating_an_assumption(results, sid):
     out = results(sid.split(".")[0])
@@ -284,6 +287,7 @@ def test_d_eq_k_verdict_follows_its_evidence(monkeypatch):
     assert PROBES["d-eq-k"].run("ci").verdict == "inconclusive"
 
 
+@pytest.mark.slow
 def test_finite_sample_ensemble_can_fail():
     """Six seeds of online SGD with B = 1 stopped at T = 300 scatter (slopes from about -1.0 to -1.5): the ensemble
     breaks the band, so the record does not hold, and the statement is not supported."""
@@ -338,6 +342,7 @@ def test_k_zero_closed_forms(results):
     assert verdict(out) == "proved" and out["statements"][0]["relation"] == "outside"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["k-one", "k-near-d"])
 def test_interior_exponents_match_symbolic_asymptotics(results, name):
     out = results(name)
@@ -350,6 +355,7 @@ def test_interior_exponents_match_symbolic_asymptotics(results, name):
     assert verdict(out) == "supported" and out["statements"][0]["relation"] == "supports"
 
 
+@pytest.mark.slow
 def test_nonuniform_s_exponents_and_engine_route(results):
     out = results("nonuniform-s")
     for label, nums in out["numbers"].items():
@@ -365,6 +371,7 @@ def test_nonuniform_s_exponents_and_engine_route(results):
     assert float(a.loss) == pytest.approx(float(b.loss), rel=1e-10)
 
 
+@pytest.mark.slow
 def test_non_gaussian(results):
     out = results("non-gaussian")
     n = out["numbers"]
@@ -397,6 +404,7 @@ def test_large_eta_boundary_matches_linearisation(results):
     assert verdict(out) == "supported"
 
 
+@pytest.mark.slow
 def test_nonzero_init_offspan_law(results):
     out = results("nonzero-init")
     n = out["numbers"]
@@ -435,6 +443,7 @@ def test_p_scale_equivalence_and_the_sinusoidal_findings(results):
     assert float(tr.final.alpha[0]) < -0.5
 
 
+@pytest.mark.slow
 def test_tstar_exponents(results):
     out = results("tstar")
     a, b = out["numbers"]["A: K = 2"], out["numbers"]["B: K = D/2"]
@@ -468,6 +477,7 @@ def test_rates(results):
     assert d["verdict"] == "supported" and d["relation"] == "sharper" and d["about"] == "theorem-3.1-lower"
 
 
+@pytest.mark.slow
 def test_finite_sample(results):
     from verify.probes.support.sgd import OnlineSGD
     out = results("finite-sample")
@@ -494,6 +504,7 @@ def test_finite_sample(results):
     assert both[6] == one[6] and both[5] != both[6]
 
 
+@pytest.mark.slow
 def test_full_attention(results):
     out = results("full-attention")
     assert verdict(out) == "supported" and {st["relation"] for st in out["statements"]} == {"answers"}
@@ -519,6 +530,7 @@ def test_full_attention(results):
     assert out["question"].startswith("Q11: Position-only attention") and "seeds 11..12" in out["replay"]
 
 
+@pytest.mark.slow
 def test_quoted_numbers_are_named_by_key(results):
     """The numbers the README quotes are found by key, never by a route label."""
     assert results("rates")["numbers"]["worst_tail_deviation"] < 0.02
@@ -548,6 +560,7 @@ CERTIFIED = {"nonuniform-s.finite-horizon": lambda: _ball_horizon("nonuniform-s"
              "p-scale.sinusoidal-lemma-C2": lambda: 5}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sid", sorted(CERTIFIED))
 def test_finite_horizon_facts_are_certified_with_their_horizon(results, sid):
     """Each upgraded statement is certified by Arb records that reached the horizon they were asked for, and its scope
@@ -653,6 +666,7 @@ def test_a_certified_fact_is_refuted_in_a_regime_that_breaks_it(case):
     assert decide(recs, PROBES[probe].statement(sid).scope).verdict == "refuted"
 
 
+@pytest.mark.slow
 def test_the_probe_verdict_follows_a_monkeypatched_regime(monkeypatch):
     """The whole nonzero-init probe run on eta = 7/2 (x = 7/2 < 2K: GD in its stable range for alpha, but beyond the
     off-span rate bound 1 - eta v N/D = 1/8): its certified statement comes out refuted, replaying that regime. By hand,
@@ -675,6 +689,7 @@ def _real_data_runs(out: dict) -> dict:
                        "fits": classify_series(ser)} for data, ser in by.items()} for t, by in out["data"].items()}
 
 
+@pytest.mark.slow
 def test_real_data_findings_and_their_second_routes(results):
     """Every finding supported at ci; the token variances by hand from sklearn's floats; the digits' run against the
     numpy chain rule of the second-moment route (not JAX's autodiff); the quoted exponents against a least-squares
@@ -722,6 +737,7 @@ def test_real_data_findings_and_their_second_routes(results):
     assert max(np.max(np.abs(Pj - Pj[0, 0] * np.eye(8))) for Pj in fullcov.feature_gram(fx.cov, S, S)) > 1e-2
 
 
+@pytest.mark.slow
 def test_real_data_verdicts_follow_their_evidence(results):
     """The probe's record builders on altered runs: rows that stay on their lines on the digits, or a digits run
     whose exponents are the claimed ones, leave the findings unsupported (a counterexample, not replayed)."""

@@ -7,6 +7,7 @@ import json
 import math
 from fractions import Fraction
 
+import pytest
 from click.testing import CliRunner
 
 from verify.cli import main
@@ -117,6 +118,7 @@ def test_every_finding_names_the_keyword_it_could_not_take():
     assert all(r["config"]["init"] == "zero" and r["config"]["loss"] == "mean" for r in out["regimes"])
 
 
+@pytest.mark.slow
 def test_the_reference_run_is_unchanged_by_an_explicit_reference_convention():
     """The probe run with no convention and with the reference given explicitly agree key by key; a convention
     that sets loss = sum (the reference's value) differs only in what it records about the convention."""
@@ -142,6 +144,7 @@ def test_a_regime_compared_with_the_leading_terms_keeps_their_hypotheses():
     assert "summed loss" in notes["loss"] and "lambda = 1" in notes["p_lambda"]
 
 
+@pytest.mark.slow
 def test_nonzero_init_under_the_mean_loss_certifies_its_contraction_with_c_L():
     """Under --loss mean (c_L = 1/(M N) = 1/2 in nonzero-init's regime, M = 2, N = 1): the off-span rate bound is
     1 - eta c_L v N/D = 1 - (1/2)(1/2)/4 = 15/16 (hand value), the one-step law with c_L holds, and the certified

@@ -87,6 +87,7 @@ def _member_eta(d: dict) -> None:
 REGIME_FILE, FAMILY_FILE = "regime_certificate", "small_family_path"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture, change, step", [
     (REGIME_FILE, _regime_D_K, "regime"),
     (REGIME_FILE, _relabelled, "model"),
@@ -172,6 +173,7 @@ def _u0_edited(d):
     reg["u0"] = str(Fraction(reg["u0"]) * 3 / 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, eta", [(_T0_cut, Fraction(63, 1000)), (_eta_widened, Fraction(1, 10)),
                                          (_u0_edited, Fraction(63, 1000))], ids=["T0", "eta-range", "u0"])
 def test_a_tampered_family_file_never_answers_a_bound_that_excludes_the_truth(small_family_path, tmp_path, change, eta):
@@ -206,6 +208,7 @@ def test_a_query_whose_observables_leave_positive_is_refused_in_one_line(small_f
     assert "Traceback" not in r.output and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_bench_times_the_recheck_beside_the_certification(small_family):
     """verify bench's record of a family file's independent re-check (here the two-cell family, on two Dask
     workers): the file verifies, and the record carries the certification's own time beside the re-check's."""
@@ -216,6 +219,7 @@ def test_the_bench_times_the_recheck_beside_the_certification(small_family):
     assert got["certify_seconds"] == round(small_family.seconds, 2) and got["recheck_seconds"] > 0
 
 
+@pytest.mark.slow
 def test_a_tampered_family_is_refused_the_same_on_dask_workers(small_family_path, tmp_path):
     """The cells re-checked on two Dask processes (python -m verify.certify.recheck FILE --workers 2): a cell's T0
     cut to 10 is refused naming the step, as in one process; a bad --workers is a usage error (exit 2)."""

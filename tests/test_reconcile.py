@@ -133,6 +133,7 @@ def test_leading_terms_by_hand():
         assert sp.simplify(terms[q].subs(ref) - leading_terms()[key]) == 0, q
 
 
+@pytest.mark.slow
 def test_d_exponents_by_hand():
     """From the hand terms: with N ~ D^a, ||V*||^2 ~ D^e, g ~ D^G, h ~ D^H: a - G, (a + 1 - G - H - e)/2,
     (1 - G - H)/2, 1 - G - H - e; the other exponents do not depend on the family."""
@@ -165,6 +166,7 @@ def test_conditions_by_hand():
         assert sp.expand(got[k] - form) == 0, k
 
 
+@pytest.mark.slow
 def test_combination_rules_are_proved_and_can_fail():
     from verify.reconcile.combinations import _only_through, combination_obligations, not_entering
     obs = combination_obligations()
@@ -197,6 +199,7 @@ MEMBER_VECTORS = {"ref": {}, "N": {"N": 1}, "vstar2": {"vstar2": 1}, "v": {"v": 
                   "eta_kq": {"eta_kq": 1}}
 
 
+@pytest.mark.slow
 def test_every_member_exponent_against_iteration_at_two_d():
     """log(q(16)/q(4)) / log 4 of GD at T (finite-D factor divided out) equals the symbolic D-exponent within
     twice its change from T/4 to T (the O(T^-1/2) corrections halve per factor 4). The nine vectors span
@@ -387,6 +390,7 @@ def _exponent_dicts_are_named(obj) -> int:
 BARE = r"\b(N|vstar2|v|beta|p_norm|loss_avg|eta_v|eta_kq|a|b|c|g|h) = -?\d"
 
 
+@pytest.mark.slow
 def test_cli_json_and_text_without_numerics():
     import re
     res = _cli(["--json", "--no-numerics"])
@@ -409,6 +413,7 @@ def test_cli_json_and_text_without_numerics():
     assert "N ∝ D^1" in text and "η_KQ λ² β² ∝ η D^-3" in text and not re.search(BARE, text)
 
 
+@pytest.mark.slow
 def test_cli_claims_files(tmp_path):
     ref = tmp_path / "ref.json"
     ref.write_text(json.dumps({"excess_loss": {"D": 0, "K": "1"}, "s_err": {"D": "1/2", "vnorm": -1},

@@ -181,6 +181,7 @@ def no_figures(monkeypatch):
     monkeypatch.setattr(verify.report, "make_figures", lambda records: ([], []))
 
 
+@pytest.mark.slow
 def test_report_folder_from_saved_parts(report):
     out, res = report
     for f in ("index.md", "index.html", "results.json", "figures/convergence.png", "figures/alpha.png"):
@@ -205,6 +206,7 @@ def test_report_folder_from_saved_parts(report):
     assert found and all(v is None or isinstance(v, bool) for _, v in found)
 
 
+@pytest.mark.slow
 def test_verdicts_are_counted_per_role(report):
     """The paper's claims, the negative controls and the toolkit's findings are counted apart, from the
     statements themselves (a hand count of the fakes above)."""
@@ -245,6 +247,7 @@ def test_an_edge_refutation_is_never_a_refuted_paper_claim(tmp_path, no_figures)
     assert "| outside the hypotheses of theorem-3.1-lower-T | refuted |" in row
 
 
+@pytest.mark.slow
 def test_the_first_table_holds_only_the_paper_claims_grouped_by_result(report):
     out, res = report
     claim_ids = {st["id"] for st in res["statements"] if st["role"] == "claim"}
@@ -295,6 +298,7 @@ def test_statements_are_decided_again_from_records(tmp_path, no_figures):
     assert "verdict **supported** (checked at dimensions {M=1 d=1 D=8 N=1 K=2}" in md
 
 
+@pytest.mark.slow
 def test_long_scopes_are_folded_with_the_details_one_click_away(report):
     out, res = report
     tstar = next(s for s in res["statements"] if s["id"] == "theorem-3.1-tstar")
@@ -339,6 +343,7 @@ def test_a_failed_claim_part_leaves_not_checked_rows(tmp_path, no_figures):
     assert "not checked" in section(tmp_path / "rep", "The paper's claims, part by part")
 
 
+@pytest.mark.slow
 def test_a_figure_that_fails_is_reported(tmp_path, monkeypatch):
     from verify.report import figures
 

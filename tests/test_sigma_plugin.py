@@ -80,6 +80,7 @@ def test_unknown_before_registration_then_known(toy):
     assert sig.odd and sig.at_zero == 0 and not sig.is_identity and sig.kernel.with_means
 
 
+@pytest.mark.slow
 def test_derive_proves_the_reduction_for_the_toy(toy):
     out = _invoke(["derive", "--sigma", toy, "--json"])
     assert out["sigma"] == toy
@@ -89,6 +90,7 @@ def test_derive_proves_the_reduction_for_the_toy(toy):
     assert len(own) >= 4 and all(o["status"] == "proved" for o in own)
 
 
+@pytest.mark.slow
 def test_run_reduced_and_full_engines_agree_on_the_toy(toy):
     args = ["run", "--D", "6", "--K", "2", "--preset", "gcn", "--M", "2", "--d", "2", "--vstar-norm", "3/2",
             "--sigma", toy, "--eta", "1/10", "--steps", "40", "--dps", "40", "--json"]
@@ -100,6 +102,7 @@ def test_run_reduced_and_full_engines_agree_on_the_toy(toy):
         assert abs(a - b) <= Decimal("1e-30") * abs(a), key
 
 
+@pytest.mark.slow
 def test_the_fuzzer_draws_the_toy_inside_its_hypotheses(toy):
     regime = find(valid_regimes(max_d=6, long_horizon=False, hypotheses=("odd", "wp-zero")),
                   lambda r: dict(r.kwargs)["sigma"] == toy, settings=settings(database=None, max_examples=2000))

@@ -92,6 +92,7 @@ def _run(tmp_path, **kw):
     return run_sweep(args.pop("grid"), args.pop("steps"), args.pop("out"), **args)
 
 
+@pytest.mark.slow
 def test_local_sweep_table_figures_and_resume(tmp_path, monkeypatch):
     res = _run(tmp_path)
     rows, out = res["rows"], tmp_path / "sw"
@@ -135,6 +136,7 @@ def test_local_sweep_table_figures_and_resume(tmp_path, monkeypatch):
     assert [r.get("excess_loss") for r in res3["rows"]] == [r.get("excess_loss") for r in rows]
 
 
+@pytest.mark.slow
 def test_row_numbers_match_closed_forms_and_derived_leading_terms():
     """Two routes to each number: K = D has a closed form (S = S* from step 0 and
     alpha_t = 1 - (1 - eta N / D)^t); in the interior the derived leading terms must match GD at large T."""
@@ -213,6 +215,7 @@ def test_certified_enclosures_contain_the_float64_run():
         assert lo - 1e-12 * abs(x) <= x <= hi + 1e-12 * abs(x)
 
 
+@pytest.mark.slow
 def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
     """The opt-in "certificate" column: its all-time bounds at --steps contain the row's own float64 values
     (a second engine); K = D is certified exactly; eta above 2K/(c_L v N) is refused, naming why."""
@@ -232,6 +235,7 @@ def test_certificate_measure_bounds_the_trajectory_and_refuses_or_is_exact():
     assert bad["certificate_status"] == "refused" and "2K/(c_L v N)" in bad["certificate_note"]
 
 
+@pytest.mark.slow
 def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_path):
     """cnn needs K | D: of D in {4, 6} x K in {3, 4, 5} the valid regimes are (6, 3) and (4, 4) (by hand), so
     four are invalid, all for K. With --quiet the summary is still one line per kind, not one per row. The
@@ -249,6 +253,7 @@ def test_invalid_regimes_are_summarised_by_kind_and_early_horizons_flagged(tmp_p
     assert rows[(4, 4)]["tstar"] is None or rows[(4, 4)]["tstar"] != rows[(4, 4)]["tstar"]   # K = D: no 1/T phase
 
 
+@pytest.mark.slow
 def test_rate_constants_and_their_figure_against_each_axis(tmp_path):
     """constant_q = q(T) T^-p with Theorem 3.1's T-exponents (T (L - L_opt), sqrt(T) ||S - S*||_F, ...), from
     the row's own final values; the derived constant of L - L_opt is K N (D - K)/(4 D eta) in the reference

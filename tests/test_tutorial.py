@@ -54,6 +54,7 @@ def test_python_blocks_are_found():
     assert BLOCK.findall(page) == ["x = 1\n", "y = x + 1\n"]
 
 
+@pytest.mark.slow
 def test_tutorial_runs_and_writes_the_figure(tmp_path, monkeypatch, capsys):
     ns = run_page(ROOT / "docs" / "tutorial.md", tmp_path, monkeypatch)
     assert ns["__blocks__"] >= 7, "the tutorial's code blocks were not found"
