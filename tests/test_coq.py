@@ -528,3 +528,26 @@ def test_a_coqc_run_out_of_time_is_no_verdict_and_is_not_kept(tmp_path, monkeypa
     assert res["timed_out"] and res["theorems"]["square"]["status"] == "rejected"
     assert "out of time" in res["theorems"]["square"]["error"]
     assert not k.checked_path(f.text(), f.lines()).exists()
+
+
+def test_the_prove_eta_counts_only_the_files_coqc_ran(monkeypatch):
+    """Three kept verdicts reused in no time, then one file run in 60 s: 2 files left take about 120 s (60 s a
+    file run), not 2 x 15 s as a count over all four files would say; before any run the ETA is unknown."""
+    from verify.cli import prove as prove_cli
+    clock = iter([1000.0, 1060.0])     # the ticker's start, then the one run's end (reused files read no clock)
+    monkeypatch.setattr(prove_cli.time, "monotonic", lambda: next(clock))
+    seen = []
+
+    class Bar:
+        def update(self, **kw):
+            seen.append(("update", kw["completed"], kw["description"]))
+
+        def set_eta(self, seconds):
+            seen.append(("eta", seconds))
+
+    tick = prove_cli.file_ticker(Bar())
+    for i in range(3):
+        tick(f"f{i}.v", i + 1, 6, True)
+    tick("f3.v", 4, 6, False)
+    assert [s for s in seen if s[0] == "eta"] == [("eta", None)] * 3 + [("eta", 120.0)]
+    assert seen[0] == ("update", 1, "coqc: f0.v reused") and seen[-2] == ("update", 4, "coqc: f3.v checked")

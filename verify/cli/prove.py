@@ -2,10 +2,24 @@
 from __future__ import annotations
 
 import json
+import time
 
 import click
 
 from .options import handle_errors
+
+
+def file_ticker(bar):
+    """The progress callback of prove: the count of files, and an ETA from the files coqc actually ran (a file whose
+    kept verdict was reused takes no time, so counting it would promise the rest too soon)."""
+    started, ran = time.monotonic(), [0]
+
+    def tick(name, done, total, reused):
+        bar.update(completed=done, total=total, description=f"coqc: {name} {'reused' if reused else 'checked'}")
+        ran[0] += not reused
+        if done < total:
+            bar.set_eta((time.monotonic() - started) / ran[0] * (total - done) if ran[0] else None)
+    return tick
 
 
 @click.command("prove")
@@ -26,9 +40,7 @@ def prove_cmd(coq_dir, workers, dask, fresh, as_json, quiet):
     from ..coq.kernel import prove
     from .progress import progress
     with progress("verify prove --coq: files checked by coqc", None, quiet) as bar:
-        res = prove(coq_dir, workers=workers, executor=dask, reuse=not fresh,
-                    progress=lambda name, done, total: bar.update(completed=done, total=total,
-                                                                  description=f"coqc: {name} checked"))
+        res = prove(coq_dir, workers=workers, executor=dask, reuse=not fresh, progress=file_ticker(bar))
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:

@@ -256,7 +256,8 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
 
     A file whose text does not match the manifest's digest (edited after export) is refused. With more than one
     file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False. ``progress(file,
-    done, total)`` after each file (coqc checks a file as a whole: the count is of files)."""
+    done, total, reused)`` after each file (coqc checks a file as a whole: the count is of files; ``reused``: its
+    kept verdict was read, not run)."""
     from ..run.atomic import write_json_atomic
     man = read_manifest(out_dir)
     out = Path(out_dir)
@@ -281,12 +282,12 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
                         raise res
                     results[name] = res
                     if progress:
-                        progress(name, len(results), len(tasks))
+                        progress(name, len(results), len(tasks), res.get("reused", False))
         else:
             for name, args in tasks:
                 results[name] = _check_path(*args)
                 if progress:
-                    progress(name, len(results), len(tasks))
+                    progress(name, len(results), len(tasks), results[name].get("reused", False))
     except KeyboardInterrupt:
         from ..errors import Interrupted
         raise Interrupted(f"interrupted: coqc's verdicts on {len(results)} of {len(tasks)} files are kept (nothing "
@@ -448,7 +449,7 @@ def trapping_bench(boxes: int | None = None, tick=None) -> dict:
         t0 = time.perf_counter()
         man = export(tmp, (GROUP,), (("certificate", str(path)),) + ((("boxes", boxes),) if boxes else ()))
         t_export = time.perf_counter() - t0
-        res = prove(tmp, progress=(lambda name, done, total: tick(f"coqc: {name} checked ({done} of {total} files)"))
+        res = prove(tmp, progress=(lambda name, done, total, reused: tick(f"coqc: {name} checked ({done} of {total} files)"))
                     if tick else None, reuse=False)
     route = res["groups"][GROUP]["certificate"]
     n = route["exported"]
