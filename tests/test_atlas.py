@@ -22,6 +22,7 @@ import sympy as sp
 from click.testing import CliRunner
 
 from verify.certify import atlas as A
+from verify.certify import atlas_query as AQ
 from verify.cli import main
 
 F = Fraction
@@ -238,7 +239,7 @@ def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
     D = 10^5 member lies inside them (to 1e-30). Arb's balls at 133 bits cost a fifth of 40-digit mpmath steps."""
     from verify.cli.atlas import parse_member
     from verify.engines import iterate, iterate_fast
-    data = A.load_atlas(small_atlas)
+    data = AQ.read_atlas(small_atlas)
     assert data["counts"]["certified"] == 1
     settings = [parse_member(text) for text in MEMBERS]
     floats = iterate_fast(settings, 10**6, checkpoints=[10**5, 10**6])
@@ -307,7 +308,7 @@ def test_the_stored_lower_ends_are_a_checked_hint(small_atlas):
     from verify.certify.coordinates import c_exact
     from verify.certify.family import decode_slabs, slab_hull
     from verify.cli.atlas import parse_member
-    data = A.load_atlas(small_atlas)
+    data = AQ.read_atlas(small_atlas)
     cell = data["cells"][0]
     ev = cell["checks"]["trajectory"]["evidence"]
     assert len(ev["lows"]) == int(ev["region"]["shells"]) + 1

@@ -443,21 +443,6 @@ def cache_path(data: dict):
     return cache_dir("atlas") / f"atlas-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 
 
-def load_atlas(path) -> dict:
-    """An atlas file, its format checked (InvalidParameter "atlas" otherwise)."""
-    from .files import FORMAT, VERSION
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise InvalidParameter("atlas", str(path), f"must be an atlas file ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != "atlas":
-        raise InvalidParameter("atlas", str(path), "must be an atlas file (verify atlas ... --save FILE)")
-    if data.get("version") != VERSION:
-        raise InvalidParameter("atlas", str(path), f"must be of version {VERSION}, not {data.get('version')}")
-    return data
-
-
 # ----- evidence -----------------------------------------------------------------------------------------------------
 def evidence(data: dict) -> list[dict]:
     """Summary records (verify.evidence.record) of an atlas: what its certified cells cover, stated exactly in the
@@ -518,17 +503,8 @@ def _gap(point: tuple, cell: AtlasCell) -> float:
     return out
 
 
-def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
-    """A regime's bounds from an atlas (verify.certify.family.cell_bounds, the ``bounds`` format of verify
-    certify), after re-checking the cell it answers from (its digest, and every check's cheap re-check; the
-    comparison lemma for this member is run afresh). Outside every certified cell: InvalidParameter naming the
-    nearest open cell (exit status 2)."""
-    from .certificate import check_certifiable
-    from .family import cell_bounds
-    from .coordinates import param_values
-    from ..derive.invariants import prefactors_of
-    check_certifiable(setting)
-    point = point_of(setting)
+def home_cell(data: dict, point: tuple) -> dict:
+    """The certified cell holding ``point``, its digest checked; else InvalidParameter naming the nearest open cell."""
     cells = data["cells"]
     home = next((c for c in cells if c["status"] == "certified" and AtlasCell.of_record(c).contains(point)), None)
     where = ", ".join(f"{n} = {float(v):.6g}" for n, v in zip(COORDINATES, point))
@@ -542,16 +518,39 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
     if cell_digest(home) != home.get("digest"):
         raise InvalidParameter("atlas", data.get("source", "the atlas"), f"cell {home['path']} does not match its "
                                "digest (the file was changed after it was written)")
-    reg = checks()
+    return home
+
+
+def recheck_cell(data: dict, home: dict) -> None:
+    """Every check of the cell re-checked by its registered cheap re-check (the other checks' modules imported only
+    when the cell names one: CHECK_MODULES)."""
+    if not set(home["checks"]) <= set(CHECKS):
+        for mod in CHECK_MODULES:
+            importlib.import_module(mod)
     for name, res in home["checks"].items():
-        if name not in reg:
+        if name not in CHECKS:
             raise InvalidParameter("atlas", data.get("source", "the atlas"), f"cell {home['path']} rests on the "
                                    f"check {name!r}, which this program does not have")
         try:
-            reg[name].recheck(home, res)
+            CHECKS[name].recheck(home, res)
         except (ValueError, KeyError, TypeError) as exc:
             raise InvalidParameter("atlas", data.get("source", "the atlas"), f"cell {home['path']}: the "
                                    f"re-check of {name} failed ({exc})") from None
+
+
+def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
+    """A regime's bounds from an atlas (verify.certify.family.cell_bounds, the ``bounds`` format of verify
+    certify), after re-checking the cell it answers from (its digest, and every check's cheap re-check; the
+    comparison lemma for this member is run afresh). Outside every certified cell: InvalidParameter naming the
+    nearest open cell (exit status 2)."""
+    from .certificate import check_certifiable
+    from .family import cell_bounds
+    from .coordinates import param_values
+    from ..derive.invariants import prefactors_of
+    check_certifiable(setting)
+    point = point_of(setting)
+    home = home_cell(data, point)
+    recheck_cell(data, home)
     ev = home["checks"]["trajectory"]["evidence"] | {"path": home["path"]}
     P = param_values(setting)
     bounds = cell_bounds(ev, P, prefactors_of(setting), Ts, int(data.get("bits", 128)),
@@ -562,5 +561,5 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
 
 
 __all__ = ["AtlasCell", "CHECKS", "CHECK_MODULES", "CellCheck", "COORDINATES", "atlas_file", "cell_status",
-           "check_box", "checks", "evidence", "load_atlas", "phase", "point_of", "PROGRESS_TOPIC", "query", "register",
+           "check_box", "checks", "evidence", "phase", "point_of", "PROGRESS_TOPIC", "query", "register",
            "run_atlas", "run_cell", "save_atlas", "seed_cells"]

@@ -109,10 +109,11 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     if figure is not None:
         return atlas_figure(atlas_path or _newest_atlas(), figure)
     from ..certify import atlas as A
+    from ..certify import atlas_query as AQ
     if save is not None:
         check_save_path(save)
     if resume is not None:
-        old = A.load_atlas(resume)
+        old = AQ.read_atlas(resume)
         box = {n: tuple(A.Fraction(v) for v in old["spec"]["ranges"][n]) for n in A.COORDINATES}
         seeds = [A.AtlasCell.of_record(c) for c in old["pending"]]
         done, depth = old["cells"], depth if depth is not None else int(old["depth"])
@@ -205,7 +206,7 @@ def atlas_query(query: str, path, Ts, as_json) -> None:
 
 def atlas_figure(path, out: str) -> None:
     """The atlas figure (verify.certify.atlas_figure) written atomically to ``out``."""
-    from ..certify import atlas as A
+    from ..certify import atlas_query as AQ
     from ..certify.atlas_figure import atlas_figure as draw
     from ..run.atomic import write_bytes_atomic
     from .certify import check_save_path
@@ -213,6 +214,6 @@ def atlas_figure(path, out: str) -> None:
         raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
                        "--x LO..HI --kappa LO..HI)")
     check_save_path(out)
-    png, caption = draw(A.load_atlas(path))
+    png, caption = draw(AQ.read_atlas(path))
     write_bytes_atomic(out, png)
     click.echo(f"{out}: {caption}")
