@@ -532,3 +532,14 @@ def test_unfinished_new_folder_is_discarded(tmp_path):
     assert (out / "index.md").read_text() == "old" and not new.exists()
     swap_folder(new_folder(out), out)
     assert not (out / "index.md").exists()
+
+
+def test_the_claims_table_names_the_routes_that_decided_a_proved_statement():
+    """Lemma C.2's small step is proved by SymPy's reduction and an SMT induction that z3 and cvc5 both decide
+    (docs/claims.md): results.json keeps its routes although it keeps no records, and the claims table prints them
+    (before, the table worked them out from records results.json had dropped, and printed none)."""
+    results = json.loads(Path("reports/example/results.json").read_text())
+    st = next(s for s in results["statements"] if s["id"] == "lemma-C.2-small-step")
+    assert st["routes"].startswith("Routes: SymPy, z3, cvc5") and "by z3 + cvc5" in st["routes"]
+    assert st["routes"] in Path("reports/example/index.md").read_text()
+    assert all(s["routes"] == "" for s in results["statements"] if s["id"] == "theorem-3.2-ood")

@@ -149,7 +149,8 @@ def claim_row(st: dict, group: str, fuzz: dict) -> list:
     bad = [f for f in fuzz.get(st["check"], []) if f["verdict"] == "refuted"]
     if bad:
         why += " Fuzzing found a counterexample inside its hypotheses: " + ", ".join(f["part"] for f in bad) + "."
-    routes = proof_routes(st)
+    # the routes are worked out where the statement's records are at hand (results.json keeps them, not the records)
+    routes = st["routes"] if "routes" in st else proof_routes(st)
     if routes:
         why += " " + routes
     return [group, statement_cell(st), st["verdict"], why, scope_cell(st), st.get("corrected") or "—"]

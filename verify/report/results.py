@@ -19,7 +19,7 @@ from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.paper import CITATION
 from .questions import questions_table
-from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, extents, fuzz_items, redecide,
+from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, extents, fuzz_items, proof_routes, redecide,
                          statements_of)
 
 SCHEMA_VERSION = "2.0"
@@ -296,8 +296,8 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
         "profile": profile,
         "convention": run_convention(records),
         "summary": summary(parts, every, timing),
-        "statements": [brief(st) | {"part": st["part"], "check": st["check"], "anchor": anchor(st["part"])}
-                       for st in every],
+        "statements": [brief(st) | {"part": st["part"], "check": st["check"], "anchor": anchor(st["part"]),
+                                    "routes": proof_routes(st)} for st in every],
         "questions": questions_table(records, per_part, verdicts),
         "parts": parts,
         **sections(records, per_part, parts),
