@@ -543,3 +543,13 @@ def test_the_claims_table_names_the_routes_that_decided_a_proved_statement():
     assert st["routes"].startswith("Routes: SymPy, z3, cvc5") and "by z3 + cvc5" in st["routes"]
     assert st["routes"] in Path("reports/example/index.md").read_text()
     assert all(s["routes"] == "" for s in results["statements"] if s["id"] == "theorem-3.2-ood")
+
+
+def test_files_in_records_are_named_from_the_toolkit_root_not_the_machine(tmp_path):
+    """A file under the toolkit's folder reads relative to it (a committed report names no machine's prefix); one
+    elsewhere reads as given; the committed example's certificate records hold no absolute path."""
+    from verify.run.parts import source_path, source_root
+    assert source_path(source_root() / ".cache" / "verify" / "c.json") == ".cache/verify/c.json"
+    assert source_path(tmp_path / "c.json") == str(tmp_path / "c.json")
+    text = Path("reports/example/parts/certify.json").read_text()
+    assert str(source_root()) not in text and '"certificate": "/' not in text

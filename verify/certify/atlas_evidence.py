@@ -22,10 +22,11 @@ from pathlib import Path
 from ..evidence import From, Scope, record
 from ..model.numbers import frac_str
 from ..regions import Interval, Region, union_covers
+from ..run.parts import source_path
+from .atlas import COORDINATES
 
 ATLAS_FILE_VARIABLE = "VERIFY_ATLAS_FILE"
 COMMITTED_ATLAS = Path(__file__).parent / "data" / "atlas-ci.json"
-COORDINATES = ("rho", "x", "kappa")
 # What the atlas's map rests on (ids of verify.model.hypotheses): sigma = identity, 0 < K < D (rho in (0, 1)),
 # x < 2, and the reduction of full GD to the invariant map (zero initialisation, centred i.i.d. entries,
 # P^T P = lambda I, uniform S* weights: verify.derive.reduction and verify.derive.invariants). Each is implied by
@@ -39,16 +40,6 @@ def atlas_path() -> Path:
     """The atlas the claims read (module docstring)."""
     named = os.environ.get(ATLAS_FILE_VARIABLE)
     return Path(named) if named else COMMITTED_ATLAS
-
-
-def shown(path: Path) -> str:
-    """How a file reads in records and reports: relative to the toolkit's root when it lies under it (no
-    machine-specific prefix in a committed report), else as given."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        return str(Path(path).resolve().relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 def cell_region(box: dict) -> Region:
@@ -96,7 +87,7 @@ def theorem_records(path: Path | None = None) -> dict:
     K >= 1, so C = max over cells of T0 rho_hi). An atlas that does not re-check, or has no certified cell, gives a
     context record under every use (it decides nothing)."""
     path = Path(path or atlas_path())
-    replay = f"python -m verify.certify.recheck_atlas {shown(path)}"
+    replay = f"python -m verify.certify.recheck_atlas {source_path(path)}"
     data, why = rechecked_atlas(str(path))
     cells = [] if data is None else [c for c in data["cells"] if c["status"] == "certified"]
     if not cells:
@@ -111,7 +102,7 @@ def theorem_records(path: Path | None = None) -> dict:
                   max(Fraction(e["normalised_limits"][q][1]) for e in evs)) for q in evs[0]["normalised_limits"]}
     T0s = [(int(e["T0"]), Fraction(c["box"]["rho"][1])) for c, e in zip(cells, evs)]
     C = max(t * r for t, r in T0s)
-    common = dict(replay=replay, atlas=shown(path), cells=len(cells), regions=[r.as_dict() for r in regions],
+    common = dict(replay=replay, atlas=source_path(path), cells=len(cells), regions=[r.as_dict() for r in regions],
                   normalised_limits={q: [frac_str(lo), frac_str(hi)] for q, (lo, hi) in limits.items()})
     how = (f"{len(cells)} certified cells of the atlas {path.name}, re-checked in this run by the independent "
            "re-checker (trapping region, entry tube or prefix, slab hulls; the comparison lemma with each member's own "

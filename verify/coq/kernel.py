@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..cache import by_code_version
 from ..errors import InvalidParameter, VerificationError
+from ..run.parts import source_path
 
 MANIFEST = "manifest.json"
 BUNDLE = "verify_accepted_together"      # the tuple of a file's theorems whose assumptions are printed once
@@ -347,7 +348,7 @@ def certificate_route(source: dict, theorems: list, ver: dict) -> dict:
            f"{ver.get('interval')})" + (f", of the {len(boxes)} exported" if len(boxes) < total else "")
            + f"; the box moved past the edge {'rejected' if ok_controls else 'NOT rejected'}; {source['trusted']}")
     return {"route": "coq", "status": status, "why": why, "accepted": n, "boxes": total, "exported": len(boxes),
-            "digest": source["digest"], "certificate": source["certificate"], "versions": ver}
+            "digest": source["digest"], "certificate": source_path(source["certificate"]), "versions": ver}
 
 
 def _route_path(digest: str):

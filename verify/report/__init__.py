@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..run.parts import Part
 from ..run.atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
 from .results import assemble, load_parts, schema, validate
 
@@ -36,7 +37,6 @@ def _convention(res: dict):
 
 def figure_jobs(records: list[dict]) -> list[tuple[str, object, dict | None, str]]:
     """(file, draw function, the result it draws, source part) of every figure of the finished ``records``."""
-    from ..run.pipeline import Part
     from . import figures as fg
     by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
     todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),

@@ -133,6 +133,32 @@ def source_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+@dataclass(frozen=True)
+class Part:
+    """One unit of ``verify all``: a registered ``kind`` and its argument (claim id, probe name, or "")."""
+
+    kind: str
+    arg: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.arg}" if self.arg else self.kind
+
+    @property
+    def filename(self) -> str:
+        safe = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in self.name.replace(":", "--"))
+        return f"{safe}.json"
+
+
+def source_path(path) -> str:
+    """How a file reads in records and reports: relative to :func:`source_root` when it lies under it (no
+    machine-specific prefix in a committed report), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(source_root()))
+    except ValueError:
+        return str(path)
+
+
 def part_modules(root: Path | None = None) -> list[str]:
     """Dotted names of the modules that use the :func:`part` decorator (a text search of the sources)."""
     root = Path(root) if root is not None else source_root()
@@ -176,5 +202,5 @@ def spec(kind: str) -> PartSpec:
     return REGISTRY[kind]
 
 
-__all__ = ["PartSpec", "REGISTRY", "ENV_PLUGINS", "part", "discover", "part_modules", "plugin_modules", "source_root",
+__all__ = ["Part", "PartSpec", "source_path", "REGISTRY", "ENV_PLUGINS", "part", "discover", "part_modules", "plugin_modules", "source_root",
            "spec"]

@@ -35,28 +35,11 @@ from .atomic import WORK, json_bytes, keep_elsewhere, recover_folder, write_json
 from .child import part_record, run_task, stop_children
 from .execute import RETRIES, Executor, check_cluster, local_workers
 from .lock import folder_lock
-from .parts import REGISTRY, discover
+from .parts import REGISTRY, Part, discover
 from .speed import slowness
 from .version import code_version
 
 DEFAULT_OUT = "reports/latest"     # gitignored; the committed example lives in reports/example
-
-
-@dataclass(frozen=True)
-class Part:
-    """One unit of ``verify all``: a registered ``kind`` and its argument (claim id, probe name, or "")."""
-
-    kind: str
-    arg: str = ""
-
-    @property
-    def name(self) -> str:
-        return f"{self.kind}:{self.arg}" if self.arg else self.kind
-
-    @property
-    def filename(self) -> str:
-        safe = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in self.name.replace(":", "--"))
-        return f"{safe}.json"
 
 
 def plan(profile: str, only: list[str] | None = None) -> tuple[list[Part], list[tuple[Part, str]]]:
