@@ -34,6 +34,7 @@ from ..derive.asymptotics import leading_terms_general
 from ..model import symbols as sy
 from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
 
+RATE_DIRECTIONS = ("upper", "lower")
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
 
@@ -92,13 +93,26 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
                           f"{scale} {name} <= {k['c_hi']} for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
                           True, threshold={"value": k["c_hi"], "why": "the certified constant c_hi: prefix + invariant "
                                            "region + comparison lemma, every obligation discharged"},
-                          replay=replay, constants=k, asymptotic=cert.asymptotic[q]))
+                          replay=replay, constants=k, asymptotic=cert.asymptotic[q],
+                          bound=rate_bound(q, "upper", k["c_hi"])))
         out.append(record(f"all-time certificate: lower rate of {name}", "arb", scope,
                           f"{scale} {name} >= {k['c_lo']} > 0 for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
                           True, threshold={"value": k["c_lo"], "why": "the certified constant c_lo > 0 (a Theta lower "
                                            "bound): prefix + invariant region + comparison lemma"},
-                          replay=replay, constants=k, asymptotic=cert.asymptotic[q]))
+                          replay=replay, constants=k, asymptotic=cert.asymptotic[q],
+                          bound=rate_bound(q, "lower", k["c_lo"])))
     return out + context + [kernel]
+
+
+def rate_bound(quantity: str, direction: str, value: str) -> dict:
+    """What a rate record bounds, as data a consumer selects on (never its prose route): the quantity (a key of
+    POWER_TEXT), the direction ("upper": scale * quantity <= value for every T >= T0; "lower": >= value > 0) and
+    the certified constant."""
+    if quantity not in POWER_TEXT:
+        raise ValueError(f"quantity must be one of {', '.join(POWER_TEXT)}, not {quantity!r}")
+    if direction not in RATE_DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(RATE_DIRECTIONS)}, not {direction!r}")
+    return {"quantity": quantity, "direction": direction, "value": value}
 
 
 def trapping_kernel_record(cert, scope: Scope) -> dict:
