@@ -51,10 +51,10 @@ def register_route(route: Route) -> Route:
     return route
 
 
-for _r in (Route("reduced", ("arb",), ".arb", "iterate_certified", certified=True),
-           Route("full", ("arb",), ".fullarb", "iterate_certified_full", certified=True),
-           Route("reduced", ("float64", "mpmath"), ".reduced", "iterate_reduced"),
-           Route("full", ("float64", "mpmath"), ".full", "iterate_full")):
+for _r in (Route("reduced", ("float64", "mpmath"), ".reduced", "iterate_reduced"),
+           Route("full", ("float64", "mpmath"), ".full", "iterate_full"),
+           Route("reduced", ("arb",), ".arb", "iterate_certified", certified=True),
+           Route("full", ("arb",), ".fullarb", "iterate_certified_full", certified=True)):
     register_route(_r)
 
 
