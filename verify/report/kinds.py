@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..checks import weakest
+from .sections import certify_blocks, derivation_blocks, reconcile_blocks, slopes_blocks
 from .statements import FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, fuzz_items, fuzz_statement, normalised, redecide
 
 CHECK_FIELDS = ("id", "kind", "title", "source", "questions", "profile", "convention", "numbers", "replay")
@@ -73,6 +74,7 @@ class PartKind:
     order: ClassVar[int] = 1000             # report order of the kinds, smaller first
     section: ClassVar[str | None] = None    # the results.json key this kind fills (None: no section)
     collection: ClassVar[bool] = False      # the section is a list, one entry per part of the kind
+    render_rank: ClassVar[int] = 1000       # where its section's blocks come in the report's body, smaller first
 
     # ---- statements ----
     def saved_statements(self, rec: dict) -> list[dict]:
@@ -132,6 +134,11 @@ class PartKind:
     def merge(self, old, new):
         """The section after a second part of this kind added ``new`` (the last one wins by default)."""
         return new
+
+    def blocks(self, section) -> list:
+        """Its section of results.json as blocks of verify.report.render (none by default: claims and probes are
+        rendered in the report's tables)."""
+        return []
 
     # ---- reviewer questions and figures ----
     def answers_as(self, rec: dict, saved: dict) -> tuple[str, dict | None]:
@@ -246,6 +253,11 @@ class Derive(PartKind):
     order = 0
     section = "derivation"
 
+    render_rank = 40
+
+    def blocks(self, section):
+        return derivation_blocks(section)
+
     def entry(self, rec, statements, head):
         """Asymptotics, the per-sigma proofs and each sigma's verdict, keyed by the sigma spec the statement's own
         scope names (never by its text)."""
@@ -267,6 +279,11 @@ class Convergence(PartKind):
     kind = "convergence"
     order = 10
     section = "convergence"
+
+    render_rank = 10
+
+    def blocks(self, section):
+        return slopes_blocks(section)
 
     def entry(self, rec, statements, head):
         res = rec.get("result") or {}
@@ -351,6 +368,11 @@ class Certify(PartKind):
     order = 30
     section = "certify"
 
+    render_rank = 20
+
+    def blocks(self, section):
+        return certify_blocks(section)
+
     def entry(self, rec, statements, head):
         res = rec.get("result") or {}
         cert = res.get("certificate") or {}
@@ -377,6 +399,11 @@ class Reconcile(PartKind):
     kind = "reconcile"
     order = 40
     section = "reconcile"
+
+    render_rank = 30
+
+    def blocks(self, section):
+        return reconcile_blocks(section)
 
     def entry(self, rec, statements, head):
         """The widened family, each reading's systems, the representative and the reference fits, and its
@@ -421,11 +448,17 @@ def report_statements(records: list[dict]) -> list[dict]:
     return [st for r in records for st in (statements_of(r) or declared_statements(r))]
 
 
+def section_blocks(results: dict) -> list:
+    """The blocks of every registered kind's section of ``results``, in render order."""
+    kinds = sorted((k for k in REPORT_KINDS.values() if k.section), key=lambda k: k.render_rank)
+    return [b for k in kinds for b in k.blocks(results.get(k.section))]
+
+
 def empty_sections() -> dict:
     """Every registered kind's section of results.json, empty."""
     return {k.section: ([] if k.collection else None) for k in REPORT_KINDS.values() if k.section}
 
 
 __all__ = ["PartKind", "Check", "REPORT_KINDS", "report_kind", "unregister", "kind_of", "report_rank", "brief",
-           "statements_of", "declared_statements", "report_statements", "empty_sections", "CHECK_FIELDS",
+           "statements_of", "declared_statements", "report_statements", "empty_sections", "section_blocks", "CHECK_FIELDS",
            "PROBE_FIELDS", "BRIEF"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..evidence import VERDICTS
 from ..model.paper import RESULTS, result_of
 from .results import anchor, short
-from .sections import builtin_sections
+from .kinds import section_blocks
 from .statements import proof_routes
 from .summary import first_sentence
 
@@ -325,7 +325,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
     """The report's content, in order (module docstring)."""
     return (header(results) + claims_blocks(results) + controls_blocks(results) + findings_blocks(results)
             + questions_blocks(results) + numbers_blocks(results) + figures_blocks(results, figures)
-            + builtin_sections(results) + parts_blocks(results) + provenance_blocks(results))
+            + section_blocks(results) + parts_blocks(results) + provenance_blocks(results))
 
 
 # --- Markdown ------------------------------------------------------------------------------------

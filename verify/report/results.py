@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.paper import CITATION
+from .text import short
 from .kinds import REPORT_KINDS, brief, declared_statements, empty_sections, kind_of, report_rank, statements_of
 from .questions import questions_table
 from .statements import NO_SCOPE, NOT_CHECKED, anchor, counts, extents, proof_routes
@@ -81,15 +82,6 @@ def load_parts(pdir) -> list[dict]:
         recs.append(rec)
     recs.sort(key=lambda r: (report_rank(r), r["part"]))
     return recs
-
-
-def short(text: str, n: int = 240) -> str:
-    """``text`` in at most ``n`` characters, cut at a word boundary (never mid-word) and marked with "…"."""
-    if len(text) <= n:
-        return text
-    cut = text[: n - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > 0 else cut).rstrip(" ,;:") + "…"
 
 
 def decision_of(rec: dict, statements: list[dict]) -> dict:
