@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..checks import weakest
+from ..run.parts import Part
 from .sections import certify_blocks, derivation_blocks, reconcile_blocks, slopes_blocks
 from .statements import FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, fuzz_items, fuzz_statement, normalised, redecide
 
@@ -234,11 +235,10 @@ class ProbeKind(Check):
     fields = PROBE_FIELDS
 
     def catalogue(self):
-        from ..probes import PROBES
+        from ..probes import PROBES     # every probe module: loaded only for a probe part that did not finish
         return PROBES
 
     def figures(self, rec):
-        from ..run.parts import Part
         from . import figures as fg     # matplotlib: loaded only when figures are drawn
         safe = Part(rec["kind"], rec["arg"]).filename[:-5]
         return [(f"figures/{safe}.png", lambda res, n=rec["arg"]: fg.probe_figure(n, res), rec.get("result"),
@@ -454,11 +454,17 @@ def section_blocks(results: dict) -> list:
     return [b for k in kinds for b in k.blocks(results.get(k.section))]
 
 
+def check_entries(results: dict) -> list[dict]:
+    """The entries of every check section of ``results`` (claims, then probes: the kinds whose section is a list
+    of checks), in registry order."""
+    return [e for k in REPORT_KINDS.values() if isinstance(k, Check) for e in results.get(k.section) or []]
+
+
 def empty_sections() -> dict:
     """Every registered kind's section of results.json, empty."""
     return {k.section: ([] if k.collection else None) for k in REPORT_KINDS.values() if k.section}
 
 
 __all__ = ["PartKind", "Check", "REPORT_KINDS", "report_kind", "unregister", "kind_of", "report_rank", "brief",
-           "statements_of", "declared_statements", "report_statements", "empty_sections", "section_blocks", "CHECK_FIELDS",
+           "statements_of", "declared_statements", "report_statements", "empty_sections", "section_blocks", "check_entries", "CHECK_FIELDS",
            "PROBE_FIELDS", "BRIEF"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..evidence import VERDICTS
 from ..model.paper import RESULTS, result_of
 from .results import anchor, short
-from .kinds import section_blocks
+from .kinds import check_entries, section_blocks
 from .statements import proof_routes
 from .summary import first_sentence
 
@@ -259,7 +259,7 @@ def questions_blocks(results: dict) -> list:
 def numbers_blocks(results: dict) -> list:
     """Every number a claim or probe reports, by key: what the README quotes (verify.report.readme)."""
     rows = [[(f"{c['kind']} {c['id']}", "#" + anchor(c["part"])), f"`{key}`", short(json.dumps(value), 300)]
-            for c in results["claims"] + results["probes"] for key, value in (c.get("numbers") or {}).items()]
+            for c in check_entries(results) for key, value in (c.get("numbers") or {}).items()]
     if not rows:
         return []
     return [("h", 2, "Numbers", "numbers"),
