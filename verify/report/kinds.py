@@ -57,6 +57,11 @@ def kind_of(rec: dict) -> "PartKind":
     return REPORT_KINDS.get(rec.get("kind"), GENERIC)
 
 
+def kind_named(part: str) -> "PartKind":
+    """The object describing the kind of the part named ``part`` ("kind" or "kind:arg", verify.run.parts.Part)."""
+    return REPORT_KINDS.get(part.partition(":")[0], GENERIC)
+
+
 def report_rank(rec: dict) -> int:
     """Where a part's kind comes in the report (smaller first); an undescribed kind after every described one."""
     return kind_of(rec).order
@@ -76,6 +81,7 @@ class PartKind:
     section: ClassVar[str | None] = None    # the results.json key this kind fills (None: no section)
     collection: ClassVar[bool] = False      # the section is a list, one entry per part of the kind
     render_rank: ClassVar[int] = 1000       # where its section's blocks come in the report's body, smaller first
+    notes_on_claims: ClassVar[bool] = False  # its statements are notes on the claim each is ``about`` (fuzzing)
 
     # ---- statements ----
     def saved_statements(self, rec: dict) -> list[dict]:
@@ -305,6 +311,7 @@ class Fuzz(PartKind):
     kind = "fuzz"
     order = 70
     section = "fuzz"
+    notes_on_claims = True
 
     def saved_statements(self, rec):
         return [fuzz_statement(i) for i in fuzz_items(rec.get("result") or {})]
@@ -465,6 +472,6 @@ def empty_sections() -> dict:
     return {k.section: ([] if k.collection else None) for k in REPORT_KINDS.values() if k.section}
 
 
-__all__ = ["PartKind", "Check", "REPORT_KINDS", "report_kind", "unregister", "kind_of", "report_rank", "brief",
+__all__ = ["PartKind", "Check", "REPORT_KINDS", "report_kind", "unregister", "kind_of", "kind_named", "report_rank", "brief",
            "statements_of", "declared_statements", "report_statements", "empty_sections", "section_blocks", "check_entries", "CHECK_FIELDS",
            "PROBE_FIELDS", "BRIEF"]

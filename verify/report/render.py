@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..evidence import VERDICTS
 from ..model.paper import RESULTS, result_of
 from .results import anchor, short
-from .kinds import check_entries, section_blocks
+from .kinds import check_entries, kind_named, section_blocks
 from .statements import proof_routes
 from .summary import first_sentence
 
@@ -139,7 +139,7 @@ def _fuzz_notes(statements: list[dict]) -> dict:
     """check id -> the fuzz statements about it (verify fuzz inside its hypotheses)."""
     out = {}
     for st in statements:
-        if st["part"].startswith("fuzz:") and st.get("about"):
+        if kind_named(st["part"]).notes_on_claims and st.get("about"):
             out.setdefault(st["about"], []).append(st)
     return out
 
