@@ -3,6 +3,7 @@
 parameter convergence at K = 0)."""
 from __future__ import annotations
 
+from ..errors import InvalidParameter
 from ..evidence import record
 from ..model.numbers import frac_str
 from .exact import ExactCertificate, exact_certificate
@@ -23,6 +24,10 @@ class ClosedForm(Method):
 
     def build(self, setting, knobs, *, u0=None, C=None, T0=None, region_boxes=None) -> ExactCertificate:
         return exact_certificate(setting, knobs["bits"])
+
+    def file(self, cert, Ts):
+        raise InvalidParameter("save", cert.kind, "applies to slow-manifold certificates (0 < K < D): K = 0 and "
+                               "K = D are exact closed forms, printed by --json")
 
     def describe(self, d):
         return [f"  rate: {d['rate']}"]
