@@ -263,3 +263,30 @@ def test_no_consumer_switches_on_a_kind_name():
             if SWITCH.search(line) or "isinstance" in line and "ExactCertificate" in line
             or re.search(r'"(upper|lower) rate" in', line)]
     assert hits == []
+
+
+# ---- records select on structured fields -------------------------------------------------------------------------
+def test_theorem_3_1_selects_certificate_records_by_their_bound_not_their_prose(monkeypatch):
+    """The certificate's rate records are split by ``bound.direction`` and keyed by ``bound.quantity``: records whose
+    route prose says the opposite (and come in another order) are still read by their fields."""
+    from lemmas.theorem_3_1 import certificate_records
+    package = importlib.import_module("verify.certify")      # (verify.certify, the attribute, is the API function)
+    fields = [("w_err", "lower"), ("excess_loss", "upper"), ("s_err", "lower"), ("w_err", "upper"),
+              ("excess_loss", "lower"), ("s_err", "upper")]
+    recs = [{"role": "test", "route": f"{'lower' if d == 'upper' else 'upper'} rate of something",
+             "bound": {"quantity": q, "direction": d, "value": str(i)}, "constants": {"c_hi": str(i)}}
+            for i, (q, d) in enumerate(fields)] + [{"role": "context", "route": "upper rate context"}]
+    monkeypatch.setattr(package, "certificate_evidence", lambda base: recs)
+    up, lo, consts = certificate_records(None)
+    assert [r["bound"]["quantity"] for r in up] == ["excess_loss", "w_err", "s_err"]
+    assert [r["bound"]["quantity"] for r in lo] == ["w_err", "s_err", "excess_loss"]
+    assert consts == {"excess_loss": {"c_hi": "1"}, "w_err": {"c_hi": "3"}, "s_err": {"c_hi": "5"}}
+
+
+def test_a_rate_bound_names_a_known_quantity_and_direction():
+    from verify.certify.records import rate_bound
+    assert rate_bound("s_err", "lower", "1/3") == {"quantity": "s_err", "direction": "lower", "value": "1/3"}
+    with pytest.raises(ValueError, match="direction must be one of upper, lower"):
+        rate_bound("s_err", "sideways", "1")
+    with pytest.raises(ValueError, match="quantity must be one of"):
+        rate_bound("loss", "upper", "1")
