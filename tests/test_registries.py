@@ -179,6 +179,8 @@ def run(setting, steps, ar, checkpoints=None, progress=None):
 
 
 register_route(Route("toy", ("float64",), __name__, "run"))
+# preferred where it applies (three steps of the reduced engine in float64), the built-in route elsewhere
+register_route(Route("reduced", ("float64",), __name__, "run", when=lambda setting, steps: steps == 3), preferred=True)
 '''
 
 
@@ -188,16 +190,19 @@ def test_an_engine_route_in_a_new_module_is_chosen_by_iterate(tmp_path):
         iterate(s, 3, engine="toy", arithmetic="float64")
     (tmp_path / "toy_engine_route.py").write_text(ROUTE)
     sys.path.insert(0, str(tmp_path))
-    n = len(ROUTES)
+    before = list(ROUTES)
     try:
         importlib.import_module("toy_engine_route")
         assert iterate(s, 3, engine="toy", arithmetic="float64") == ("toy trajectory", 3, "float64")
+        assert iterate(s, 3, engine="reduced", arithmetic="float64") == ("toy trajectory", 3, "float64")
+        assert iterate(s, 4, engine="reduced", arithmetic="float64").steps()[-1] == 4      # the built-in route
         with pytest.raises(InvalidParameter, match="engine toy runs in float64"):
             iterate(s, 3, engine="toy", arithmetic="mpmath")
     finally:
-        del ROUTES[n:]
+        ROUTES[:] = [r for r in ROUTES if r.module != "toy_engine_route"]
         sys.path.remove(str(tmp_path))
         sys.modules.pop("toy_engine_route", None)
+    assert ROUTES == before
 
 
 # ---- claims' sigma lists -----------------------------------------------------------------------------------------

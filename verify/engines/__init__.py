@@ -1,6 +1,7 @@
 """Engines that iterate the GD recursions: reduced and full-matrix, in float64, mpmath and Arb balls."""
 import importlib
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import InvalidParameter
 from ..lazy import lazy_exports
@@ -22,32 +23,39 @@ _EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "R
 class Route:
     """One way to iterate GD: an ``engine`` ("reduced", "full", ...) in the ``arithmetics`` it serves, and the
     function that runs it, named by module (relative to this package or absolute) and attribute so a caller of one
-    route does not load the others. ``certified``: the function takes Arb ``bits`` (a precision in bits) where the
-    others take an :class:`Arith` built from ``dps``."""
+    route does not load the others. ``when``: a predicate on (setting, steps) narrowing where the route applies
+    (None: wherever its engine and arithmetic are asked for). ``certified``: the function takes Arb ``bits`` (a
+    precision in bits) where the others take an ``Arith`` (verify.engines.arith) built from ``dps``."""
 
     engine: str
     arithmetics: tuple[str, ...]
     module: str
     function: str
     certified: bool = False
+    when: Callable | None = None
 
-    def applies(self, engine: str, arithmetic: str) -> bool:
-        return engine == self.engine and arithmetic in self.arithmetics
+    def applies(self, engine: str, arithmetic: str, setting=None, steps: int = 0) -> bool:
+        return (engine == self.engine and arithmetic in self.arithmetics
+                and (self.when is None or bool(self.when(setting, steps))))
 
     def runner(self):
         return getattr(importlib.import_module(self.module, __name__), self.function)
 
 
-# In preference order: the first route that applies to (engine, arithmetic) runs; iterate() knows no engine by name.
+# In preference order: the first route that applies to (engine, arithmetic, setting, steps) runs; iterate() knows
+# no engine by name.
 ROUTES: list[Route] = []
 DEFAULT_BITS = 256
 
 
-def register_route(route: Route) -> Route:
-    """Add ``route`` to :data:`ROUTES` (after the ones already there: an earlier route is preferred)."""
-    if any(r.engine == route.engine and set(r.arithmetics) & set(route.arithmetics) for r in ROUTES):
+def register_route(route: Route, *, preferred: bool = False) -> Route:
+    """Add ``route`` to :data:`ROUTES`: after the ones already there, or before them when ``preferred`` (a route
+    that applies only somewhere, ``when``, and should win there). Two unconditional routes for the same engine and
+    arithmetic are refused: the second would never run."""
+    if route.when is None and any(r.when is None and r.engine == route.engine
+                                  and set(r.arithmetics) & set(route.arithmetics) for r in ROUTES):
         raise ValueError(f"a route for engine {route.engine!r} in {route.arithmetics} is registered already")
-    ROUTES.append(route)
+    ROUTES.insert(0, route) if preferred else ROUTES.append(route)
     return route
 
 
@@ -82,7 +90,7 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
         raise InvalidParameter("engine", engine, "must be " + _names(r.engine for r in ROUTES))
     if arithmetic not in {a for r in ROUTES for a in r.arithmetics}:
         raise InvalidParameter("arithmetic", arithmetic, "must be " + _names(a for r in ROUTES for a in r.arithmetics))
-    route = next((r for r in ROUTES if r.applies(engine, arithmetic)), None)
+    route = next((r for r in ROUTES if r.applies(engine, arithmetic, setting, steps)), None)
     if route is None:
         raise InvalidParameter("arithmetic", arithmetic, f"engine {engine} runs in " + _names(
             a for r in ROUTES if r.engine == engine for a in r.arithmetics), also=("engine",))
