@@ -168,7 +168,7 @@ def questions_block() -> str:
     from verify.report.questions import answers
     records = [{"part": name, "kind": kind, "arg": arg, "result": {"questions": registered_questions(kind, arg)}}
                for name, kind, arg in part_names()]
-    claims = {r["arg"]: r["result"] for r in records if r["kind"] == "claim"}
+    saved = {r["part"]: r["result"] for r in records}
 
     def link(name: str) -> str:
         kind, _, arg = name.partition(":")
@@ -181,7 +181,7 @@ def questions_block() -> str:
            "table matches parts the same way). The first part named answers most directly: the row's verdict in the "
            "report is its statement's (named when it is not the part's headline).", ""]
     for q in QUESTIONS:
-        hits = [r["part"] for r in records if answers(q, r, claims)]
+        hits = [r["part"] for r in records if answers(q, r, saved)]
         others = sorted((p for p in hits if p != q.primary), key=lambda p: (p.startswith(("claim:", "fuzz:")), p))
         line = f"{q.number}. {md(q.text)}  \n   Answered by: "
         line += (link(q.primary) + (f" (statement `{q.statement}`)" if q.statement else "")) if q.primary else "no part"

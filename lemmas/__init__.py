@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from verify.checks import Catalogue, Check, Claimed, Evaluation, RegimeOutcome
 
-CLAIMS = Catalogue("claim", "lemmas")
+CLAIMS = Catalogue("claim", "lemmas", "check")
 register = CLAIMS.register
 Claim = Check
 

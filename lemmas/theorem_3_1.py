@@ -265,9 +265,9 @@ def certificate_records(base) -> tuple[list, list, dict]:
     if not tests:
         failed = [e for e in ev if e["role"] in ("failed", "outside")]
         return failed, failed, {}
-    up = [e for e in tests if "upper rate" in e["route"]]
-    lo = [e for e in tests if "lower rate" in e["route"]]
-    consts = {q: e["constants"] for q, e in zip(("excess_loss", "s_err", "w_err"), up)}
+    up = [e for e in tests if (e.get("bound") or {}).get("direction") == "upper"]
+    lo = [e for e in tests if (e.get("bound") or {}).get("direction") == "lower"]
+    consts = {e["bound"]["quantity"]: e["constants"] for e in up}
     return up, lo, consts
 
 

@@ -450,8 +450,8 @@ def test_questions_answered_by_primary_named_and_listed_parts():
     assert answers(q4, _rec(q4.primary, "probe", "k-zero", {}), {})
     assert not answers(q4, _rec("probe:other", "probe", "other", {"questions": [3]}), {})
     # a fuzz part answers what its claim answers: lemma-C.2 is Q2's primary
-    assert answers(q2, _rec("fuzz:lemma-C.2", "fuzz", "lemma-C.2", {}), {"lemma-C.2": {}})
-    assert answers(q1, _rec("fuzz:theorem-3.1", "fuzz", "theorem-3.1", {}), {"theorem-3.1": {"questions": [1]}})
+    assert answers(q2, _rec("fuzz:lemma-C.2", "fuzz", "lemma-C.2", {}), {"claim:lemma-C.2": {}})
+    assert answers(q1, _rec("fuzz:theorem-3.1", "fuzz", "theorem-3.1", {}), {"claim:theorem-3.1": {"questions": [1]}})
 
 
 @pytest.fixture(scope="module")

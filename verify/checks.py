@@ -188,6 +188,7 @@ class Check:
 
     id: str = ""
     kind: str = ""
+    command: str = ""        # the verify sub-command that runs it ("check" for a claim, "probe"), set on registration
     title: str = ""
     source: str = ""
     questions: tuple = ()
@@ -247,7 +248,7 @@ class Check:
         convention = {"profile": profile, "hypotheses": [h.text for h in judged.adjust(self.hypotheses)],
                       "source": self.source, "run_convention": conv.as_dict(), **ev.convention}
         return CheckResult(self.id, self.kind, self.title, self.source, self.questions, profile, sts, ev.numbers,
-                           ev.data, ev.replay or f"verify {'check' if self.kind == 'claim' else 'probe'} {self.id} "
+                           ev.data, ev.replay or f"verify {self.command} {self.id} "
                            f"--profile {profile} --json", convention, ev.extra, time.perf_counter() - t0)
 
     def judged_in(self, conv):
@@ -307,13 +308,14 @@ class Check:
 
 
 class Catalogue:
-    """The checks of one package (claims in ``lemmas``, probes in ``verify.probes``): one module per check,
+    """The checks of one package (claims in ``lemmas``, probes in ``verify.probes``, each run by its ``command``,
+    ``verify check`` or ``verify probe``): one module per check,
     registered with :meth:`register`; :meth:`load` imports every module of the package (not its subpackages,
     nor modules whose name starts with '_') and checks that files and registrations agree (a forgotten or misplaced registration fails
     at import)."""
 
-    def __init__(self, kind: str, package: str):
-        self.kind, self.package = kind, package
+    def __init__(self, kind: str, package: str, command: str = "check"):
+        self.kind, self.package, self.command = kind, package, command
         self.checks: dict[str, Check] = {}
         self._loaded = False
 
@@ -324,7 +326,7 @@ class Catalogue:
                 raise TypeError(f"{cls!r} must subclass verify.checks.Check")
             if id in self.checks:
                 raise AssertionError(f"{self.kind} {id!r} registered twice")
-            cls.id, cls.kind = id, self.kind
+            cls.id, cls.kind, cls.command = id, self.kind, self.command
             for st in cls.statements:
                 if not isinstance(st, Claimed):
                     raise TypeError(f"{id}: statements must be verify.checks.Claimed, not {st!r}")

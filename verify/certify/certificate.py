@@ -37,7 +37,7 @@ from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened
 from .bounds import ObservablesNotPositive, bounds_json, constants, normalised_limits, tail_bounds
 from .comparison import LEMMA, lemma_obligations, schedule
 from .coordinates import K_EXP, PARAM_NAMES, c_exact, param_values, slow_coordinates
-from .exact import exact_certificate
+from .methods import method_for
 from .formulas import arb_functions
 from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .prefix import SNAPSHOT_EVERY, PrefixState
@@ -363,14 +363,19 @@ def certify(s: Setting, *, bits: int | None = None, u0=None, C=None, shells: int
     j <= shells; ratio 1/2: the dyadic shells), ``n_u``, ``n_eps`` (subdivisions of each annulus),
     ``max_depth`` (bisections of a failing box), ``max_prefix`` and ``check_every`` (prefix length limit and
     membership checkpoints), ``T0`` (end the prefix exactly there instead), ``region_boxes`` (check this
-    cover instead). Returns a :class:`Certificate`, or an exact certificate for K = 0 and K = D; raises
+    cover instead). Built by the first certificate method that applies (verify.certify.methods): a
+    :class:`Certificate` for 0 < K < D, an exact certificate for K = 0 and K = D; raises
     :class:`CertificateFailed` when an obligation fails and InvalidParameter for refused regimes.
     """
     check_certifiable(s)
     knobs = certify_knobs(bits, shells, ratio, n_u, n_eps, max_depth, max_prefix, check_every)
     T0 = None if T0 is None else check_int("T0", T0, 1, 10**9)
-    if s.K == 0 or s.K == s.D:
-        return exact_certificate(s, knobs["bits"])
+    return method_for(s).build(s, knobs, u0=u0, C=C, T0=T0, region_boxes=region_boxes)
+
+
+def build_certificate(s: Setting, knobs: dict, u0=None, C=None, T0: int | None = None, region_boxes=None):
+    """The slow-manifold certificate of ``s`` (0 < K < D) with checked ``knobs`` (:func:`certify_knobs`): prefix,
+    trapping region, comparison lemma (module docstring); the method verify.certify.slow_manifold builds with."""
     u0 = None if u0 is None else exact_number(u0, "u0")
     if u0 is not None and not 0 < u0 < 1:      # u is an attention mass off the support: 0 < u < 1
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")

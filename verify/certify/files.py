@@ -58,6 +58,7 @@ from . import fmt
 from .bounds import QUANTITIES
 from .comparison import LEMMA
 from .formulas import VARIABLES, file_map
+from .methods import method_of
 from .slabs import check_stored
 
 FORMAT, VERSION = "verify-certificate", 2
@@ -102,13 +103,9 @@ def _pair(p) -> list[str]:
 
 
 def certificate_file(cert, Ts) -> dict:
-    """The file of a certificate (module docstring): a slow-manifold certificate; exact closed forms (K = 0,
-    K = D) have no re-checkable file."""
-    from ..errors import InvalidParameter
-    if getattr(cert, "kind", None) != "slow-manifold":
-        raise InvalidParameter("save", cert.kind, "applies to slow-manifold certificates (0 < K < D): K = 0 and "
-                               "K = D are exact closed forms, printed by --json")
-    return regime_file(cert, Ts)
+    """The file of a certificate (module docstring), as its method writes it (verify.certify.methods): a
+    slow-manifold certificate's; a method without a re-checkable file (the closed forms at K = 0, K = D) refuses."""
+    return method_of(cert).file(cert, Ts)
 
 
 def regime_file(cert, Ts) -> dict:

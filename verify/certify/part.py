@@ -20,6 +20,7 @@ from ..model.regimes import BENCHMARK_REGIME
 from .certificate import CertificateFailed, certify
 from .records import FAMILIES, certificate_evidence, family_evidence, regime_scope
 from .figure import band, trajectory_of
+from .methods import method_of
 
 EXACT = {"K = D": dict(D=8, K=8, preset="cnn", eta="1/10"),
          "K = 0": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2")}
@@ -117,24 +118,10 @@ def report_section(res: dict) -> str:
     c = res.get("certificate") or {}
     lines = ["## All-time certificates (verify certify)", "",
              f"**{res.get('verdict', 'inconclusive')}**: {res.get('finding', '')}", ""]
-    if c.get("kind") == "slow-manifold":
-        r = c["region"]
-        lines += [f"Certificate: Arb prefix ({c['bits']} bits) to T0 = {c['T0']}; trapping region {r['definition']} "
-                  f"with u0 = {r['u0']}, C = {r['C']} ({r['check']['boxes']} boxes); (u - u')/u^3 in [a, b] = "
-                  f"[{float(Fraction(c['a'])):.6g}, {float(Fraction(c['b'])):.6g}] on R, tightened on {len(c['shells'])} "
-                  f"shells towards c = {c['cubic_coefficient_c']}; {len(c['obligations'])} obligations discharged "
-                  "(SymPy, z3 and cvc5, Arb). Re-check: `" + c["recheck"] + "`.", "",
-                  "| T | L - L_opt | ‖S - S*‖_F | ‖W_X - V*‖_F |", "|---:|---|---|---|"]
-        for b in res.get("bounds", []):
-            lines.append(f"| {b['T']:.0e} | " + " | ".join(f"[{b[q][0]}, {b[q][1]}]" for q in
-                                                            ("excess_loss", "s_err", "w_err")) + " |")
-        lines.append("")
-        for q, k in c["constants"].items():
-            a = c["asymptotic"][q]
-            lines.append(f"- {k['statement']}: [{k['c_lo']}, {k['c_hi']}]; as T -> infinity: "
-                         f"[{a['liminf_ge']}, {a['limsup_le']}]")
+    if c:
+        lines += method_of(c).report_lines(res)
     for label, e in (res.get("exact_cases") or {}).items():
-        lines.append(f"- {label}: {e['certificate']['rate'].get('note', '')} (`{e['replay']}`)")
+        lines.append(f"- {label}: {method_of(e['certificate']).note(e['certificate']) or ''} (`{e['replay']}`)")
     fam = res.get("family") or {}
     if fam.get("normalised_limits"):
         lines += ["", f"Family {fam['label']} ({fam['cells']} cells, each certified for all its members): "

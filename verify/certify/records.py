@@ -27,13 +27,14 @@ from ..model.setting import REFERENCE_LABEL
 from .obligations import CertificateFailed, EVIDENCE_KIND
 from ..model.flags import setting_command
 from .certificate import certify
-from .exact import ExactCertificate
+from .methods import method_of
 from .family import FamilySpec, certify_family
 from ..model.profiles import check_profile
 from ..derive.asymptotics import leading_terms_general
 from ..model import symbols as sy
 from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
 
+RATE_DIRECTIONS = ("upper", "lower")
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
 
@@ -68,37 +69,12 @@ def certificate_evidence(setting, cert=None, **knobs) -> list[dict]:
             return [record("all-time certificate (verify certify)", "arb", scope,
                            f"the certificate did not close, so nothing is certified: {exc}", None, role="failed",
                            failed_obligation=exc.obligation.as_dict(), replay=replay)]
-    exact = isinstance(cert, ExactCertificate)
-    kernel = None if exact else trapping_kernel_record(cert, scope)
+    method = method_of(cert)
+    kernel = trapping_kernel_record(cert, scope) if method.rechecks else None
     accepted = kernel["kernel"].get("accepted_keys", ()) if kernel else ()
     context = [record(f"obligation {o.name}", EVIDENCE_KIND[o.method], scope, f"{o.statement}: {o.status} ({o.detail})",
                       None, role="context", obligation=o.as_dict(), routes=o.routes(accepted)) for o in cert.obligations]
-    if exact:
-        d = cert.as_dict()
-        if cert.case == "k-equals-d":
-            text = (f"exact for every T (SymPy, closed form): L - L_opt = c_L v N ||V*||^2 rho^(2T)/(2D), "
-                    f"||W_X - V*||_F = |rho|^T ||V*||_F, ||S - S*||_F = 0 with rho = {frac_str(cert.rho())}: "
-                    "geometric decay (or exact), so the Theta lower bounds of Theorem 3.1 fail at K = D")
-        else:
-            text = ("exact for every T (SymPy): L - L_opt = 0, ||S - S*||_F = sqrt(N/D), ||W_X - V*||_F = ||V*||_F: "
-                    "the loss bound K D^4/(eta T) = 0 holds only because K = 0; the parameter errors never decay, "
-                    "so the Theta(T^(-1/2)) rates fail at K = 0")
-        return [record(f"all-time closed form ({d['kind']}, K = {setting.K}, D = {setting.D})", "symbolic", scope, text,
-                       False, role="outside", replay=replay, rate=d["rate"])] + context
-    out = []
-    for q, (name, scale) in POWER_TEXT.items():
-        k = cert.constants[q]
-        out.append(record(f"all-time certificate: upper rate of {name}", "arb", scope,
-                          f"{scale} {name} <= {k['c_hi']} for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
-                          True, threshold={"value": k["c_hi"], "why": "the certified constant c_hi: prefix + invariant "
-                                           "region + comparison lemma, every obligation discharged"},
-                          replay=replay, constants=k, asymptotic=cert.asymptotic[q]))
-        out.append(record(f"all-time certificate: lower rate of {name}", "arb", scope,
-                          f"{scale} {name} >= {k['c_lo']} > 0 for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
-                          True, threshold={"value": k["c_lo"], "why": "the certified constant c_lo > 0 (a Theta lower "
-                                           "bound): prefix + invariant region + comparison lemma"},
-                          replay=replay, constants=k, asymptotic=cert.asymptotic[q]))
-    return out + context + [kernel]
+    return method.records(setting, cert, scope, replay) + context + ([kernel] if kernel else [])
 
 
 def trapping_kernel_record(cert, scope: Scope) -> dict:
@@ -113,6 +89,17 @@ def trapping_kernel_record(cert, scope: Scope) -> dict:
     route = chain_route(json.loads(json.dumps(certificate_file(cert, []))))
     return record("kernel route of the certificate's chain after its prefix (Coq)", "formal", scope,
                   f"{route['status']}: {route['why']}", None, role="context", kernel=route)
+
+
+def rate_bound(quantity: str, direction: str, value: str) -> dict:
+    """What a rate record bounds, as data a consumer selects on (never its prose route): the quantity (a key of
+    POWER_TEXT), the direction ("upper": scale * quantity <= value for every T >= T0; "lower": >= value > 0) and
+    the certified constant."""
+    if quantity not in POWER_TEXT:
+        raise ValueError(f"quantity must be one of {', '.join(POWER_TEXT)}, not {quantity!r}")
+    if direction not in RATE_DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(RATE_DIRECTIONS)}, not {direction!r}")
+    return {"quantity": quantity, "direction": direction, "value": value}
 
 
 # ----- families of regimes -----------------------------------------------------------------------------------------

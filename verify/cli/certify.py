@@ -88,6 +88,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
     from ..certify import CertificateFailed, certify
     from ..certify.family import RANGED, is_range
+    from ..certify.methods import method_of
     from .progress import progress, progress_hook
     regime_file = kw.pop("regime_file", None)
     if regime_file is not None:
@@ -127,17 +128,8 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     click.echo(f"regime: D={s.D} K={s.K} N={s.N} M={s.M} d={s.d} sigma={s.sigma.spec()} eta={d['regime']['eta_v']} "
                f"eta_kq={d['regime']['eta_kq']} ||V*||^2={d['regime']['vstar_norm2']} loss={s.loss}")
     click.echo(f"certificate ({d['kind']}): {d['statement']}")
-    if d["kind"] == "slow-manifold":
-        r = d["region"]
-        click.echo(f"  prefix: Arb {d['bits']} bits, T0 = {d['T0']}; region {r['definition']} with u0 = {r['u0']}, "
-                   f"C = {r['C']} ({r['check']['boxes']} boxes)")
-        click.echo(f"  decay (u - u')/u^3 in [a, b] = [{float(eval_frac(d['a'])):.6g}, {float(eval_frac(d['b'])):.6g}] "
-                   f"on R, -> c = {d['cubic_coefficient_c']} on {len(d['shells'])} shells")
-        for q, v in d["constants"].items():
-            click.echo(f"  {v['statement']}: c_lo = {v['c_lo']}, c_hi = {v['c_hi']} "
-                       f"(T -> inf: [{d['asymptotic'][q]['liminf_ge']}, {d['asymptotic'][q]['limsup_le']}])")
-    else:
-        click.echo(f"  rate: {d['rate']}")
+    for line in method_of(d).describe(d):
+        click.echo(line)
     n_ok = sum(o["status"] == "discharged" for o in d["obligations"])
     methods = ", ".join(sorted({o["method"] for o in d["obligations"]}))
     click.echo(f"  obligations: {n_ok}/{len(d['obligations'])} discharged ({methods}); --json prints them all")
@@ -297,8 +289,3 @@ def run_recheck(path: str, workers: int | None = None, quiet: bool = False) -> i
     if proc.stderr:
         click.echo(proc.stderr, err=True, nl=False)
     return proc.returncode
-
-
-def eval_frac(text: str):
-    from fractions import Fraction
-    return Fraction(text)

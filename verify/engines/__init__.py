@@ -1,5 +1,11 @@
 """Engines that iterate the GD recursions: reduced and full-matrix, in float64, mpmath and Arb balls."""
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import InvalidParameter
 from ..lazy import lazy_exports
+from ..model.validation import check_int
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 # Public names and their modules, imported on first use (PEP 562): a caller of one engine (verify.engines.arb for
@@ -10,6 +16,59 @@ _EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "R
             "cover_radius": ".arb", "iterate_certified": ".arb", "iterate_fast": ".fast",
             "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision", "cross_check": ".precision",
             "require_horizon": ".precision", "tolerance": ".precision"}
+
+
+# ---- the routes: which function iterates an engine in an arithmetic ------------------------------------------
+@dataclass(frozen=True)
+class Route:
+    """One way to iterate GD: an ``engine`` ("reduced", "full", ...) in the ``arithmetics`` it serves, and the
+    function that runs it, named by module (relative to this package or absolute) and attribute so a caller of one
+    route does not load the others. ``when``: a predicate on (setting, steps) narrowing where the route applies
+    (None: wherever its engine and arithmetic are asked for). ``certified``: the function takes Arb ``bits`` (a
+    precision in bits) where the others take an ``Arith`` (verify.engines.arith) built from ``dps``."""
+
+    engine: str
+    arithmetics: tuple[str, ...]
+    module: str
+    function: str
+    certified: bool = False
+    when: Callable | None = None
+
+    def applies(self, engine: str, arithmetic: str, setting=None, steps: int = 0) -> bool:
+        return (engine == self.engine and arithmetic in self.arithmetics
+                and (self.when is None or bool(self.when(setting, steps))))
+
+    def runner(self):
+        return getattr(importlib.import_module(self.module, __name__), self.function)
+
+
+# In preference order: the first route that applies to (engine, arithmetic, setting, steps) runs; iterate() knows
+# no engine by name.
+ROUTES: list[Route] = []
+DEFAULT_BITS = 256
+
+
+def register_route(route: Route, *, preferred: bool = False) -> Route:
+    """Add ``route`` to :data:`ROUTES`: after the ones already there, or before them when ``preferred`` (a route
+    that applies only somewhere, ``when``, and should win there). Two unconditional routes for the same engine and
+    arithmetic are refused: the second would never run."""
+    if route.when is None and any(r.when is None and r.engine == route.engine
+                                  and set(r.arithmetics) & set(route.arithmetics) for r in ROUTES):
+        raise ValueError(f"a route for engine {route.engine!r} in {route.arithmetics} is registered already")
+    ROUTES.insert(0, route) if preferred else ROUTES.append(route)
+    return route
+
+
+for _r in (Route("reduced", ("float64", "mpmath"), ".reduced", "iterate_reduced"),
+           Route("full", ("float64", "mpmath"), ".full", "iterate_full"),
+           Route("reduced", ("arb",), ".arb", "iterate_certified", certified=True),
+           Route("full", ("arb",), ".fullarb", "iterate_certified_full", certified=True)):
+    register_route(_r)
+
+
+def _names(values) -> str:
+    values = list(dict.fromkeys(values))
+    return ", ".join(values[:-1]) + " or " + values[-1] if len(values) > 1 else values[0]
 
 
 def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpmath", dps: int | None = None,
@@ -23,34 +82,28 @@ def iterate(setting, steps: int, engine: str = "reduced", arithmetic: str = "mpm
     balls (``x.lower()``, ``x.upper()``) containing the exact recursion's values, e.g.
     ``iterate(s, 1000, engine="full", arithmetic="arb", bits=256).final.excess_loss``.
     float64 overflow or NaN raises NumericalTrouble (step, quantity, what to try); ``progress(step)``
-    is called as the run advances (see iterate_reduced / iterate_full).
+    is called as the run advances (see iterate_reduced / iterate_full). The function that runs is the first of
+    :data:`ROUTES` that applies.
     """
-    from ..errors import InvalidParameter
-    from ..model.validation import check_int
-    from .arb import iterate_certified
-    from .arith import Arith
-    from .full import iterate_full
-    from .reduced import iterate_reduced
     steps = check_int("steps", steps, 0, 10**12)
-    if engine not in ("reduced", "full"):
-        raise InvalidParameter("engine", engine, "must be reduced or full")
-    if arithmetic not in ("float64", "mpmath", "arb"):
-        raise InvalidParameter("arithmetic", arithmetic, "must be float64, mpmath or arb")
-    if arithmetic == "arb":
-        if engine == "reduced":
-            return iterate_certified(setting, steps, 256 if bits is None else bits, checkpoints, progress)
-        from .fullarb import iterate_certified_full
-        return iterate_certified_full(setting, steps, 256 if bits is None else bits, checkpoints, progress)
+    if engine not in {r.engine for r in ROUTES}:
+        raise InvalidParameter("engine", engine, "must be " + _names(r.engine for r in ROUTES))
+    if arithmetic not in {a for r in ROUTES for a in r.arithmetics}:
+        raise InvalidParameter("arithmetic", arithmetic, "must be " + _names(a for r in ROUTES for a in r.arithmetics))
+    route = next((r for r in ROUTES if r.applies(engine, arithmetic, setting, steps)), None)
+    if route is None:
+        raise InvalidParameter("arithmetic", arithmetic, f"engine {engine} runs in " + _names(
+            a for r in ROUTES if r.engine == engine for a in r.arithmetics), also=("engine",))
+    if route.certified:
+        return route.runner()(setting, steps, DEFAULT_BITS if bits is None else bits, checkpoints, progress)
     if bits is not None:
         raise InvalidParameter("bits", bits, "is the precision of `arithmetic=arb`; float64 and mpmath take `dps`",
                                also=("arithmetic",))
-    ar = Arith.make(arithmetic, dps, steps)
-    if engine == "reduced":
-        return iterate_reduced(setting, steps, ar, checkpoints, progress=progress)
-    return iterate_full(setting, steps, ar, checkpoints, progress=progress)
+    arith = importlib.import_module(".arith", __name__).Arith     # mpmath loads with the route that needs it
+    return route.runner()(setting, steps, arith.make(arithmetic, dps, steps), checkpoints, progress=progress)
 
 
-__all__ = ["Arith", "iterate", "iterate_full", "iterate_reduced", "require_reducible", "FullState", "ReducedState",
+__all__ = ["Arith", "iterate", "Route", "ROUTES", "register_route", "iterate_full", "iterate_reduced", "require_reducible", "FullState", "ReducedState",
            "Record", "Trajectory", "checkpoint_steps", "iterate_certified", "iterate_certified_full", "ball_str", "cover_radius", "iterate_fast",
            "cross_check", "require_horizon", "tolerance", "PrecisionWarning"]
 

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Callable
 
 from ..errors import InvalidParameter
+from .sigmas import parse_sigma, sigma_examples
 
 
 def step_x(s) -> Fraction:
@@ -307,11 +308,19 @@ def restriction(ids) -> Restriction:
                        x_min=(lambda K, D: _tightest([f(K, D) for f in los], False)) if los else None, **flags)
 
 
+def admitted_sigmas(ids) -> tuple[str, ...]:
+    """The registered sigma families' representatives (verify.model.sigmas.sigma_examples, in registry order) that
+    the hypotheses ``ids`` admit: those every sigma restriction of their closure accepts. A claim's sigma list is
+    this, so a newly registered family is tested by every claim whose hypotheses admit it."""
+    test = restriction(ids).sigma
+    return tuple(spec for spec in sigma_examples() if test is None or test(parse_sigma(spec)))
+
+
 def within(s, ids) -> tuple[bool, str]:
     """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
     unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
+__all__ = ["admitted_sigmas", "Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
            "within", "restriction", "step_x", "small_step_bound", "convention_hypothesis"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..checks import Catalogue
 from .support.probe import Probe
 
-PROBES = Catalogue("probe", "verify.probes")
+PROBES = Catalogue("probe", "verify.probes", "probe")
 
 
 def register(id: str):

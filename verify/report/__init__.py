@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..run.parts import Part
 from ..run.atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
+from .kinds import kind_of
 from .results import assemble, load_parts, schema, validate
 
 REPORT_FILES = ("index.md", "index.html", "results.json")
@@ -24,32 +24,10 @@ def saved_parts_dir(src) -> Path:
     return work if work.is_dir() else src / "parts"
 
 
-def _band(res: dict):
-    """The certified band (verify certify) from a saved certify part; None when it holds no band."""
-    from ..certify.figure import certified_band_figure
-    return certified_band_figure(res) if res.get("band") else None
-
-
-def _convention(res: dict):
-    from ..reconcile.figure import convention_figure
-    return convention_figure(res)
-
-
 def figure_jobs(records: list[dict]) -> list[tuple[str, object, dict | None, str]]:
-    """(file, draw function, the result it draws, source part) of every figure of the finished ``records``."""
-    from . import figures as fg
-    by = {r["part"]: r.get("result") for r in records if r["status"] == "ok"}
-    todo = [("figures/convergence.png", fg.convergence, by.get("convergence"), "convergence"),
-            ("figures/alpha.png", fg.alpha_trajectories, by.get("convergence"), "convergence"),
-            ("figures/attention.png", fg.attention, by.get("attention"), "attention"),
-            ("figures/certify.png", _band, by.get("certify"), "certify"),
-            ("figures/convention.png", _convention, by.get("reconcile"), "reconcile")]
-    for r in records:
-        if r["kind"] == "probe" and r["status"] == "ok":
-            safe = Part(r["kind"], r["arg"]).filename[:-5]
-            todo.append((f"figures/{safe}.png", lambda res, n=r["arg"]: fg.probe_figure(n, res), r.get("result"),
-                         r["part"]))
-    return [job for job in todo if job[1] is not None]
+    """(file, draw function, the result it draws, source part) of every figure of the finished ``records``, as
+    each part's kind lists them (verify.report.kinds)."""
+    return [job for r in records if r["status"] == "ok" for job in kind_of(r).figures(r) if job[1] is not None]
 
 
 def drawn(fn, res) -> dict | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import InvalidParameter
 from ..inputs import read_json
+from .kinds import check_entries
 
 REL_TOL = 1e-9
 
@@ -44,7 +45,7 @@ def _scalars(prefix: str, obj, out: dict) -> None:
 def numbers_of(results: dict) -> dict[str, float]:
     """{"part / key / ...": value} of every numeric headline of the claims and probes (their ``numbers``)."""
     out: dict[str, float] = {}
-    for entry in list(results.get("claims") or []) + list(results.get("probes") or []):
+    for entry in check_entries(results):
         if isinstance(entry, dict) and entry.get("part"):
             _scalars(entry["part"], entry.get("numbers") or {}, out)
     return out

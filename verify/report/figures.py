@@ -267,3 +267,15 @@ def probe_figure(name: str, res: dict):
 __all__ = ["convergence", "alpha_trajectories", "attention", "probe_figure", "draw_convergence", "draw_alpha",
            "draw_attention", "draw_probe", "draw_generic", "BUILTIN_FIGURES", "LABELS", "Drawing",
            "FigureDataError", "words"]
+
+
+def certify_band(res: dict):
+    """The certified band (verify certify) from a saved certify part; None when it holds no band."""
+    from ..certify.figure import certified_band_figure
+    return certified_band_figure(res) if res.get("band") else None
+
+
+def convention_figure(res: dict):
+    """The family of conventions (verify reconcile) from a saved reconcile part."""
+    from ..reconcile.figure import convention_figure as draw
+    return draw(res)

@@ -9,6 +9,7 @@ no finished part answers reads "not checked".
 from __future__ import annotations
 
 from ..model.paper import QUESTIONS, Question
+from .kinds import kind_of
 from .statements import NO_SCOPE, NOT_CHECKED, anchor
 
 
@@ -18,18 +19,16 @@ def named_questions(result) -> set[int]:
     return {q for q in qs if isinstance(q, int) and not isinstance(q, bool)} if isinstance(qs, list) else set()
 
 
-def answers(q: Question, rec: dict, claims: dict) -> bool:
+def answers(q: Question, rec: dict, saved: dict) -> bool:
     """Whether the saved part ``rec`` answers ``q`` (module docstring); a fuzz part answers what its claim
-    answers (``claims``: claim id -> its saved result)."""
-    name, result = rec["part"], rec.get("result")
-    if rec["kind"] == "fuzz":
-        name, result = f"claim:{rec.get('arg')}", claims.get(rec.get("arg"))
+    answers (``saved``: part name -> its saved result)."""
+    name, result = kind_of(rec).answers_as(rec, saved)
     return name == q.primary or name in q.parts or q.number in named_questions(result)
 
 
-def answering(q: Question, records: list[dict], claims: dict) -> list[dict]:
+def answering(q: Question, records: list[dict], saved: dict) -> list[dict]:
     """The parts that answer ``q``, the primary first, then in report order."""
-    return sorted((r for r in records if answers(q, r, claims)), key=lambda r: r["part"] != q.primary)
+    return sorted((r for r in records if answers(q, r, saved)), key=lambda r: r["part"] != q.primary)
 
 
 def judged(q: Question, primary: dict | None, statements: dict) -> dict | None:
@@ -51,10 +50,10 @@ def role_note(st: dict) -> str:
     return f"finding, {st['relation']} {st['about']}" if st.get("relation") and st.get("about") else "the toolkit's finding"
 
 
-def question_row(q: Question, records: list[dict], statements: dict, verdicts: dict, claims: dict) -> dict:
+def question_row(q: Question, records: list[dict], statements: dict, verdicts: dict, saved: dict) -> dict:
     """One row of the table (module docstring); ``statements``: part -> its statements (report shape);
-    ``verdicts``: part -> its verdict; ``claims``: claim id -> saved result."""
-    hits = answering(q, records, claims)
+    ``verdicts``: part -> its verdict; ``saved``: part name -> saved result."""
+    hits = answering(q, records, saved)
     ok = [r for r in hits if r["status"] == "ok"]
     primary = next((r for r in ok if r["part"] == q.primary), ok[0] if ok else None)
     st = judged(q, primary, statements)
@@ -75,8 +74,8 @@ def question_row(q: Question, records: list[dict], statements: dict, verdicts: d
 
 def questions_table(records: list[dict], statements: dict, verdicts: dict) -> list[dict]:
     """The twelve rows, in the order of verify.model.paper.QUESTIONS."""
-    claims = {r["arg"]: r.get("result") or {} for r in records if r["kind"] == "claim"}
-    return [question_row(q, records, statements, verdicts, claims) for q in QUESTIONS]
+    saved = {r["part"]: r.get("result") or {} for r in records}
+    return [question_row(q, records, statements, verdicts, saved) for q in QUESTIONS]
 
 
 __all__ = ["named_questions", "answers", "answering", "judged", "role_note", "question_row", "questions_table"]

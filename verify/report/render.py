@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..evidence import VERDICTS
 from ..model.paper import RESULTS, result_of
 from .results import anchor, short
-from .sections import builtin_sections
+from .kinds import check_entries, kind_named, section_blocks
 from .statements import proof_routes
 from .summary import first_sentence
 
@@ -139,7 +139,7 @@ def _fuzz_notes(statements: list[dict]) -> dict:
     """check id -> the fuzz statements about it (verify fuzz inside its hypotheses)."""
     out = {}
     for st in statements:
-        if st["part"].startswith("fuzz:") and st.get("about"):
+        if kind_named(st["part"]).notes_on_claims and st.get("about"):
             out.setdefault(st["about"], []).append(st)
     return out
 
@@ -259,7 +259,7 @@ def questions_blocks(results: dict) -> list:
 def numbers_blocks(results: dict) -> list:
     """Every number a claim or probe reports, by key: what the README quotes (verify.report.readme)."""
     rows = [[(f"{c['kind']} {c['id']}", "#" + anchor(c["part"])), f"`{key}`", short(json.dumps(value), 300)]
-            for c in results["claims"] + results["probes"] for key, value in (c.get("numbers") or {}).items()]
+            for c in check_entries(results) for key, value in (c.get("numbers") or {}).items()]
     if not rows:
         return []
     return [("h", 2, "Numbers", "numbers"),
@@ -325,7 +325,7 @@ def blocks(results: dict, figures: list[tuple[str, str, bytes]]) -> list:
     """The report's content, in order (module docstring)."""
     return (header(results) + claims_blocks(results) + controls_blocks(results) + findings_blocks(results)
             + questions_blocks(results) + numbers_blocks(results) + figures_blocks(results, figures)
-            + builtin_sections(results) + parts_blocks(results) + provenance_blocks(results))
+            + section_blocks(results) + parts_blocks(results) + provenance_blocks(results))
 
 
 # --- Markdown ------------------------------------------------------------------------------------

@@ -14,20 +14,15 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from ..checks import weakest
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.paper import CITATION
+from .text import short
+from .kinds import REPORT_KINDS, brief, declared_statements, empty_sections, kind_of, report_rank, statements_of
 from .questions import questions_table
-from .statements import (FUZZ_SCOPE, NO_SCOPE, NOT_CHECKED, anchor, counts, declared_statements, extents, fuzz_items, proof_routes, redecide,
-                         statements_of)
+from .statements import NO_SCOPE, NOT_CHECKED, anchor, counts, extents, proof_routes
 
 SCHEMA_VERSION = "2.0"
-KIND_ORDER = ("derive", "convergence", "attention", "certify", "reconcile", "claim", "probe", "fuzz", "bench", "discovery")
-CHECK_FIELDS = ("id", "kind", "title", "source", "questions", "profile", "convention", "numbers", "replay")
-PROBE_FIELDS = ("question", "regimes", "findings", "classification", "fits")
-BRIEF = ("id", "text", "role", "about", "relation", "hypotheses", "verdict", "scope_label", "short_scope", "reason",
-         "why", "corrected", "saved_verdict", "extent")
 
 
 def schema() -> dict:
@@ -85,65 +80,25 @@ def load_parts(pdir) -> list[dict]:
             rec = unreadable_record(f, f"not a part record: {why}")
         rec["file"] = f.name
         recs.append(rec)
-    rank = {k: i for i, k in enumerate(KIND_ORDER)}
-    recs.sort(key=lambda r: (rank.get(r.get("kind"), len(rank)), r["part"]))
+    recs.sort(key=lambda r: (report_rank(r), r["part"]))
     return recs
 
 
-def short(text: str, n: int = 240) -> str:
-    """``text`` in at most ``n`` characters, cut at a word boundary (never mid-word) and marked with "…"."""
-    if len(text) <= n:
-        return text
-    cut = text[: n - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > 0 else cut).rstrip(" ,;:") + "…"
-
-
-def brief(st: dict) -> dict:
-    """A statement without its records (the parts list; the records are in claims/probes and parts/)."""
-    return {k: st[k] for k in BRIEF if k in st}
-
-
 def decision_of(rec: dict, statements: list[dict]) -> dict:
-    """{verdict, scope_label, reason} of a saved part: its headline (first) statement's, decided again; for a claim
-    judged in several parts, its weakest part's (verify.checks.weakest), the reason listing every part. A part
-    that did not finish is "not checked"; bench makes no claim ("n/a")."""
+    """{verdict, scope_label, reason} of a saved part: its kind's decision (verify.report.kinds: the headline
+    statement's, decided again; a claim's weakest part's; bench "n/a"); a part that did not finish is "not
+    checked"."""
     if rec["status"] != "ok":
         return {"verdict": NOT_CHECKED, "scope_label": NO_SCOPE, "reason": f"the part did not finish ({rec['status']})"}
-    if rec["kind"] == "bench":
-        return {"verdict": "n/a", "scope_label": NO_SCOPE, "reason": "a benchmark makes no claim"}
-    if not statements:
-        return {"verdict": "inconclusive", "scope_label": NO_SCOPE,
-                "reason": "no evidence records: the report derives every verdict from records"}
-    if rec["kind"] == "fuzz" and len(statements) > 1:
-        # a bundle of fuzzed claims: one decision over all their records
-        ev = [e for st in statements for e in (st["evidence"] or [])]
-        d = redecide({"evidence": ev, "scope": FUZZ_SCOPE.as_dict()})
-        return {k: d[k] for k in ("verdict", "scope_label", "reason")}
-    judged = [st for st in statements if st["role"] != "finding"]
-    if rec["kind"] == "claim" and len(judged) > 1:
-        # a claim judged part by part is as established as its weakest part, never its first or strongest
-        w = next(st for st in judged if st["verdict"] == weakest(x["verdict"] for x in judged))
-        return {"verdict": w["verdict"], "scope_label": w["scope_label"],
-                "reason": "every part: " + ", ".join(f"{st['id']} {st['verdict']}" for st in judged)
-                          + f"; the weakest, {w['id']}: {w['reason']}"}
-    return {k: statements[0][k] for k in ("verdict", "scope_label", "reason")}
+    return kind_of(rec).decision(rec, statements)
 
 
 def finding_of(rec: dict, statements: list[dict]) -> str:
-    """One line saying what the part found: its own "finding" when it saved one, else its headline's why."""
+    """One line saying what the part found (its kind's finding), or why it did not finish."""
     if rec["status"] != "ok":
         err = (rec.get("error") or "").strip().splitlines()
         return f"{rec['status']}: {err[0] if err else 'no detail'}"
-    res = rec.get("result") or {}
-    if rec["kind"] == "fuzz":
-        bad = [st["about"] for st in statements if st["verdict"] == "refuted"]
-        return (f"counterexamples: {', '.join(bad)}" if bad else "no counterexample") + f" ({len(statements)} claims fuzzed)"
-    if isinstance(res.get("finding"), str) and res["finding"]:
-        return " ".join(res["finding"].split())
-    if statements:
-        return f"{statements[0]['verdict']}: {statements[0]['why']}"
-    return ""
+    return kind_of(rec).finding(rec, statements)
 
 
 def part_entry(rec: dict, statements: list[dict], reused: list[str]) -> dict:
@@ -181,90 +136,18 @@ def run_convention(records: list[dict]) -> dict:
                      + "); run `verify all` again with one convention"}
 
 
-def check_entry(rec: dict, statements: list[dict]) -> dict:
-    """A claim or probe: its declaration, its statements decided again (with their records), its numbers."""
-    res = rec.get("result") or {}
-    out = {k: res[k] for k in CHECK_FIELDS if k in res} | {"id": res.get("id") or res.get("probe") or rec["arg"],
-                                                            "kind": rec["kind"], "part": rec["part"]}
-    if rec["kind"] == "probe":
-        out |= {k: res[k] for k in PROBE_FIELDS if k in res}
-    out.setdefault("numbers", {})
-    head = decision_of(rec, statements) if statements else {"verdict": "inconclusive", "scope_label": NO_SCOPE,
-                                                            "reason": ""}
-    return out | {"statements": statements, "verdict": head["verdict"], "scope_label": head["scope_label"],
-                  "reason": head["reason"]}
-
-
-def derivation_entry(res: dict, statements: list[dict]) -> dict:
-    """The derive part: asymptotics, the per-sigma proofs and each sigma's verdict, keyed by the sigma spec the
-    statement's own scope names (never by its text)."""
-    sigmas = {}
-    for st in statements:
-        sig = (st.get("scope") or {}).get("sigma")
-        if isinstance(sig, list) and len(sig) == 1:
-            sigmas[sig[0]] = st["verdict"]
-    head = statements[0] if statements else {"verdict": "inconclusive", "scope_label": NO_SCOPE}
-    return {k: res[k] for k in ("asymptotics", "reduction", "convention", "replay") if k in res} | {
-        "sigmas": sigmas, "verdict": head["verdict"], "scope_label": head["scope_label"]}
-
-
-def certify_entry(res: dict, head: dict) -> dict:
-    cert = res.get("certificate") or {}
-    return {k: res.get(k) for k in ("statement", "finding", "bounds", "relative_width_at_1e12", "replay")} | {
-        "verdict": head["verdict"], "scope_label": head["scope_label"], "regime": res.get("regime"),
-        "T0": cert.get("T0"), "constants": cert.get("constants"), "asymptotic": cert.get("asymptotic"),
-        "region": {k: (cert.get("region") or {}).get(k) for k in ("definition", "u0", "C")},
-        "a": cert.get("a"), "b": cert.get("b"), "cubic_coefficient_c": cert.get("cubic_coefficient_c"),
-        "shells": len(cert.get("shells") or []), "obligations": len(cert.get("obligations") or []),
-        "recheck": cert.get("recheck"),
-        "exact_cases": {lab: {"note": ((e.get("certificate") or {}).get("rate") or {}).get("note"),
-                              "replay": e.get("replay")} for lab, e in (res.get("exact_cases") or {}).items()},
-        "family": {k: v for k, v in (res.get("family") or {}).items() if k != "records"}}
-
-
-def reconcile_entry(res: dict, statements: list[dict], head: dict) -> dict:
-    """The reconciliation's section: the widened family, each reading's systems, the representative and the
-    reference fits, and its statements with their verdicts (derived again here), keyed as the part keyed them."""
-    der = res.get("derivation") or {}
-    return {k: res.get(k) for k in ("family", "readings", "representative", "reference", "claims", "finding",
-                                    "replay")} | {
-        "verdict": head["verdict"], "scope_label": head["scope_label"], "statements": [brief(st) for st in statements],
-        "verdicts": {k: {"verdict": st["verdict"], "scope_label": st["scope_label"]}
-                     for k, st in zip(res.get("verdicts") or {}, statements)},
-        "leading_terms": der.get("leading_terms"), "d_exponents": der.get("d_exponents"),
-        "tstar_definition": der.get("tstar_definition")}
-
-
-def convergence_entry(res: dict, head: dict) -> dict:
-    return {"verdict": head["verdict"], "scope_label": head["scope_label"], "regime": res.get("regime"),
-            "quantities": {q: {k: v for k, v in d.items() if k != "leading_term_values"}
-                           for q, d in res.get("quantities", {}).items()}, "replay": res.get("replay")}
-
-
 def sections(records: list[dict], per_part: dict, parts: list[dict]) -> dict:
-    """claims, probes and the built-in parts' sections of results.json."""
-    out = {"claims": [], "probes": [], "derivation": None, "convergence": None, "fuzz": None, "bench": None,
-           "certify": None, "reconcile": None}
+    """The sections of results.json the finished parts fill: each registered kind's (verify.report.kinds), one
+    entry per part (claims, probes) or one for the kind."""
+    out = empty_sections()
     heads = {p["name"]: p for p in parts}
     for r in records:
         if r["status"] != "ok":
             continue
-        res, sts, head = r.get("result") or {}, per_part[r["part"]], heads[r["part"]]
-        if r["kind"] in ("claim", "probe"):
-            out[r["kind"] + "s"].append(check_entry(r, sts))
-        elif r["kind"] == "derive":
-            out["derivation"] = derivation_entry(res, sts)
-        elif r["kind"] == "convergence":
-            out["convergence"] = convergence_entry(res, head)
-        elif r["kind"] == "fuzz":
-            out["fuzz"] = out["fuzz"] or {"claims": []}
-            out["fuzz"]["claims"] += [{k: v for k, v in i.items() if k != "evidence"} for i in fuzz_items(res)]
-        elif r["kind"] == "bench":
-            out["bench"] = res
-        elif r["kind"] == "certify":
-            out["certify"] = certify_entry(res, head)
-        elif r["kind"] == "reconcile":
-            out["reconcile"] = reconcile_entry(res, sts, head)
+        k = kind_of(r)
+        if k.section is None:
+            continue
+        out[k.section] = k.merge(out.get(k.section), k.entry(r, per_part[r["part"]], heads[r["part"]]))
     return out
 
 
@@ -308,4 +191,4 @@ def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[st
 
 
 __all__ = ["SCHEMA_VERSION", "schema", "validate", "load_parts", "short", "brief", "decision_of", "run_convention",
-           "finding_of", "assemble", "anchor"]
+           "finding_of", "assemble", "anchor", "REPORT_KINDS"]

@@ -1,12 +1,13 @@
 """The report's sections on the built-in parts of ``verify all``: fitted slopes (convergence), the all-time
 certificates (certify), the convention reconciliation (reconcile) and the derivation (derive), as blocks of
-verify.report.render, read from results.json by key."""
+verify.report.render, each from its part kind's section of results.json (verify.report.kinds says which kind
+renders with which, and in which order)."""
 from __future__ import annotations
 
 import json
 from fractions import Fraction
 
-from .results import short
+from .text import short
 
 
 def _frac(x) -> str:
@@ -133,9 +134,5 @@ def derivation_blocks(der: dict | None) -> list:
                "; ".join(f"{o['name']}: {o['holds']}" for o in r.get("obligations", []))] for sg, r in red.items()])]
 
 
-def builtin_sections(results: dict) -> list:
-    return (slopes_blocks(results.get("convergence")) + certify_blocks(results.get("certify"))
-            + reconcile_blocks(results.get("reconcile")) + derivation_blocks(results.get("derivation")))
-
-
-__all__ = ["builtin_sections"]
+__all__ = ["slopes_blocks", "certificate_blocks", "certify_blocks", "family_blocks", "reconcile_blocks",
+           "derivation_blocks"]

@@ -192,61 +192,6 @@ def fuzz_statement(item: dict) -> dict:
             "role": "finding", "scope": FUZZ_SCOPE.as_dict(), "evidence": ev, "verdict": item.get("verdict")}
 
 
-def saved_statements(rec: dict) -> list[dict]:
-    """The statements a finished part saved, in its order (the first is its headline), as saved."""
-    res = rec.get("result") or {}
-    if rec["kind"] == "fuzz":
-        return [fuzz_statement(i) for i in fuzz_items(res)]
-    sts = res.get("statements")
-    if isinstance(sts, list) and sts:
-        return [st for st in sts if isinstance(st, dict)]
-    if "evidence" in res:          # a result that is one statement (its records at the top level)
-        return [{"id": res.get("id"), "text": res.get("statement"), "scope": res.get("scope"),
-                 "evidence": res.get("evidence"), "verdict": res.get("verdict")}]
-    return []
-
-
-def statements_of(rec: dict) -> list[dict]:
-    """Every statement of a saved part in the report's shape (:func:`normalised`); [] for a part that did not
-    finish or states nothing (bench)."""
-    if rec["status"] != "ok":
-        return []
-    res = rec.get("result") or {}
-    check = res.get("id") or rec.get("arg") or None
-    role = "finding"
-    if rec["kind"] == "claim":      # a claim saved in the one-statement shape of verify.evidence.headline
-        role = "control" if (res.get("convention") or {}).get("negative_control") else "claim"
-    return [normalised(st, rec["part"], check if rec["kind"] in ("claim", "probe") else None, role)
-            for st in saved_statements(rec)]
-
-
-def declared_statements(rec: dict) -> list[dict]:
-    """The statements a claim or probe that did not finish would have judged, from its registry (verdict
-    "not checked"), so a failed part leaves visible rows, never a gap; [] when the registry does not know it."""
-    if rec["status"] == "ok" or rec["kind"] not in ("claim", "probe"):
-        return []
-    try:
-        if rec["kind"] == "claim":
-            from lemmas import CLAIMS as catalogue
-        else:
-            from ..probes import PROBES as catalogue
-        check = catalogue[rec["arg"]]
-    except Exception:  # noqa: BLE001 - an unknown or unimportable check leaves the part's own row only
-        return []
-    why = f"the part did not finish ({rec['status']})"
-    return [{"id": st.id, "part": rec["part"], "check": rec["arg"], "text": st.text, "role": st.role,
-             "about": st.about, "relation": st.relation, "hypotheses": [h.text for h in st.hypotheses],
-             "scope": st.scope.as_dict(), "evidence": None, "verdict": NOT_CHECKED, "scope_label": NO_SCOPE,
-             "short_scope": NO_SCOPE, "extent": "", "reason": why, "why": why, "corrected": None}
-            for st in getattr(check, "statements", ())]
-
-
-def report_statements(records: list[dict]) -> list[dict]:
-    """Every statement of the report, in part order: the finished parts' (decided again) and the declared
-    statements of the claims and probes that did not finish ("not checked")."""
-    return [st for r in records for st in (statements_of(r) or declared_statements(r))]
-
-
 def counts(statements: list[dict]) -> dict:
     """{role: {verdict: n}} over ``statements``: the paper's claims, the negative controls and the toolkit's
     findings each counted apart (a finding outside a claim's hypotheses is never a verdict on the paper)."""
@@ -269,5 +214,4 @@ def extents(statements: list[dict]) -> dict:
 
 
 __all__ = ["NO_SCOPE", "NOT_CHECKED", "anchor", "is_record", "records_of", "scope_of", "short_scope", "redecide", "normalised",
-           "fuzz_items", "fuzz_statement", "saved_statements", "statements_of", "declared_statements",
-           "report_statements", "counts", "extents"]
+           "fuzz_items", "fuzz_statement", "counts", "extents"]

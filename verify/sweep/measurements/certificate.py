@@ -5,7 +5,7 @@ import math
 from decimal import Decimal
 
 from ...certify import CertificateFailed, certify
-from ...certify.exact import ExactCertificate
+from ...certify.methods import method_of
 from ...errors import InvalidParameter
 from ..measures import QUANTITIES, measure
 
@@ -27,7 +27,7 @@ def certificate(s, steps: int, options: dict) -> dict:
         return cols | {"certificate_status": "failed", "certificate_note": str(exc)}
     except InvalidParameter as exc:
         return cols | {"certificate_status": "refused", "certificate_note": str(exc)}
-    cols["certificate_status"] = "exact" if isinstance(cert, ExactCertificate) else "certified"
+    cols["certificate_status"] = method_of(cert).status
     cols["certificate_T0"] = cert.T0
     for label, T in (("steps", steps), ("1e12", 10**12)):
         b = cert.bounds_json(T)
