@@ -8,7 +8,8 @@ from verify.model.sigmas import parse_sigma
 
 
 def summary(rep):
-    return (rep.sigma, rep.dims, [(o.name, o.role, o.holds, o.method, o.detail, repr(o.scope), o.counterexample) for o in rep.obligations])
+    return (rep.sigma, rep.dims, [(o.name, o.role, o.holds, o.method, o.detail, repr(o.scope), o.counterexample)
+                                  for o in rep.obligations])
 
 
 def test_the_kept_proof_is_the_computed_one(tmp_path, monkeypatch):

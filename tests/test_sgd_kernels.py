@@ -14,7 +14,8 @@ STEPS = 25
 SETTINGS = [dict(D=4, K=2, preset="cnn", M=2, d=3, vstar_norm="1", loss="mean", noise_sd="1/10"),
             dict(D=5, K=2, preset="sts", M=1, d=2, vstar_norm="2", eta="1/2"),
             dict(D=4, K=1, preset="sts", d=2, law="uniform", eta="1/3", noise_sd="1/5"),
-            dict(D=4, K=2, preset="cnn", d=2, wp_trainable=False, p_kind="sinusoidal", p_structure="general", law_mean="1/5")]
+            dict(D=4, K=2, preset="cnn", d=2, wp_trainable=False, p_kind="sinusoidal", p_structure="general",
+                 law_mean="1/5")]
 
 
 def close(a, b) -> None:
