@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..cache import by_code_version
 from ..evidence import Scope, dims_label
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas import Sigma, X
@@ -522,7 +523,15 @@ def prove_reduction(sigma: Sigma, M: int | None = None, d: int | None = None, D:
     """The reduction for one sigma: the symbolic-dimension proof for any kernel, sigma's parity lemma,
     the reduced recursion for sigma's kernel, and the explicit-dimension routes (second opinion).
 
-    With explicit ``M, d, D, supports`` only that explicit size is used as the second route."""
+    With explicit ``M, d, D, supports`` only that explicit size is used as the second route. Kept on disk per
+    code version (verify.cache; about 3 s of SymPy for sigma = identity, which the derive part and several
+    claims of ``verify all`` each asked for in their own process)."""
+    return _prove_reduction(sigma, M, d, D, None if supports is None else tuple(map(tuple, supports)))
+
+
+@by_code_version("reduction-proof")
+def _prove_reduction(sigma: Sigma, M, d, D, supports) -> ProofReport:
+    """:func:`prove_reduction`, computed (``supports`` as a tuple of tuples: its repr names the cache entry)."""
     sym = prove_reduction_symbolic()
     routes = [prove_reduction_generic(M, d, D, supports)] if M is not None else explicit_routes()
     rep = ProofReport(sigma.spec(), {"symbolic": sym.dims, "explicit": [r.dims for r in routes]},

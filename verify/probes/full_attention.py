@@ -83,10 +83,7 @@ def late_jump(series: dict) -> float:
 def x_block_peak(setting, batch: int, seeds, steps: int = PEAK_STEPS) -> dict:
     """{seed: largest ||X-block of W_KQ|| of the input-dependent student over its first ``steps`` steps}."""
     st = AttentionSGD(setting, batch, True, seeds)
-    peak = np.zeros(len(st.seeds))
-    for _ in range(steps):
-        st.step()
-        peak = np.maximum(peak, st.x_block_norm())
+    peak = st.advance(steps).max(axis=1)
     return {x: float(v) for x, v in zip(st.seeds, peak)}
 
 

@@ -53,6 +53,34 @@ def sgd_scope(setting, batch: int, steps: int, what: str = "") -> Scope:
                  horizon=int(steps))
 
 
+# Largest number of pre-drawn samples (entries of X and of the label noise) held per chain at once by the compiled
+# runs: 2^21 float64 numbers, 16 MB.
+BLOCK_NUMBERS = 2**21
+
+
+def fresh_block(s, rng, batch: int, noise: float, steps: int):
+    """``steps`` steps' batches of one chain: X (steps, B, d, D) and the label noise (steps, B, M, N), the numbers
+    ``steps`` successive :func:`fresh_batches` calls draw from ``rng`` (X, then the noise, step after step). A
+    Gaussian law takes them in one call (numpy's Generator fills an array with the stream it would give call
+    after call); another law draws step by step."""
+    nx, ne = batch * s.d * s.D, batch * s.M * s.N
+    if s.law.gaussian:
+        z = rng.standard_normal((steps, nx + ne))
+        X = float(s.law.mean) + np.sqrt(float(s.law.var)) * z[:, :nx]
+        return X.reshape(steps, batch, s.d, s.D), (noise * z[:, nx:]).reshape(steps, batch, s.M, s.N)
+    X, eps = np.empty((steps, batch, s.d, s.D)), np.empty((steps, batch, s.M, s.N))
+    for t in range(steps):
+        X[t] = s.law.sample(rng, (batch, s.d, s.D))
+        eps[t] = noise * rng.standard_normal((batch, s.M, s.N))
+    return X, eps
+
+
+def blocks(s, batch: int, steps: int):
+    """Sizes of the blocks of pre-drawn steps (at most BLOCK_NUMBERS numbers each) that make up ``steps``."""
+    per = max(1, BLOCK_NUMBERS // (batch * (s.d * s.D + s.M * s.N)))
+    return [min(per, steps - k) for k in range(0, steps, per)]
+
+
 def fresh_batches(s, rngs, batch: int, noise: float):
     """One batch per chain from its own stream (X first, then the label noise, so every learner draws the same
     samples for the same seed): X (R, B, d, D) and the label noise (R, B, M, N)."""
@@ -122,6 +150,20 @@ class OnlineSGD:
         self.WKQ = self.WKQ - self.eta_kq * gKQ
         self.step_count += 1
 
+    def advance(self, steps: int) -> None:
+        """``steps`` steps of every chain by the compiled kernel (verify.probes.support.sgd_kernels.online_steps:
+        the same gradients as :meth:`gradients`, on the samples :meth:`draw` would draw)."""
+        from . import sgd_kernels    # numba, compiled (or loaded from its cache) on first use
+        st = self.pop
+        P, V, Sstar = (np.ascontiguousarray(np.asarray(a, dtype=float)) for a in (st.P, st.V, st.Sstar))
+        q = np.asarray(st.q, dtype=np.int64)
+        for n in blocks(self.s, self.B, steps):
+            for r, rng in enumerate(self.rngs):
+                X, eps = fresh_block(self.s, rng, self.B, self.noise, n)
+                sgd_kernels.online_steps(self.WX[r], self.WP[r], self.WKQ[r], X, eps, P, q, V, Sstar, self.eta_v,
+                                         self.eta_kq, bool(self.s.wp_trainable))
+            self.step_count += n
+
     def population_record(self, r: int):
         """The full-matrix engine's record (exact population quantities) at chain ``r``'s parameters."""
         st = self.pop
@@ -134,8 +176,8 @@ class OnlineSGD:
         keys = ("excess_loss", "s_err", "w_err")
         out = {x: {k: [] for k in ("step",) + keys} for x in self.seeds}
         for t in checkpoints:
-            while self.step_count < t:
-                self.step()
+            if self.step_count < t:
+                self.advance(t - self.step_count)
             for r, x in enumerate(self.seeds):
                 rec = self.population_record(r)
                 out[x]["step"].append(int(rec.step))
@@ -225,6 +267,24 @@ class AttentionSGD:
         self.WKQ = self.WKQ - self.eta_kq * self.kq_mask * gKQ
         self.step_count += 1
 
+    def advance(self, steps: int) -> np.ndarray:
+        """``steps`` steps of every chain by the compiled kernel (verify.probes.support.sgd_kernels.attention_steps:
+        the same gradients as :meth:`gradients`, on the samples :meth:`draw` would draw); returns
+        :meth:`x_block_norm` after each step, shape (R, steps)."""
+        from . import sgd_kernels    # numba, compiled (or loaded from its cache) on first use
+        P, V, Sstar = (np.ascontiguousarray(a, dtype=float) for a in (self.P, self.V, self.Sstar))
+        q = np.asarray(self.q, dtype=np.int64)
+        norms, done = np.empty((len(self.seeds), steps)), 0
+        for n in blocks(self.s, self.B, steps):
+            for r, rng in enumerate(self.rngs):
+                X, eps = fresh_block(self.s, rng, self.B, self.noise, n)
+                sgd_kernels.attention_steps(self.WV[r], self.WKQ[r], X, eps, P, q, V, Sstar, self.c, self.eta_v,
+                                            self.eta_kq, self.v_mask, self.kq_mask, self.input_dependent,
+                                            norms[r, done:done + n])
+            done += n
+            self.step_count += n
+        return norms
+
     # --- what is recorded (per chain) --------------------------------------------------------
     def x_block_norm(self) -> np.ndarray:
         """||W_KQ outside the P-P block||_F per chain: the part of the logits that sees X."""
@@ -268,8 +328,8 @@ class AttentionSGD:
         population excess loss), as lists keyed by quantity}."""
         out = {x: {"step": []} for x in self.seeds}
         for t in checkpoints:
-            while self.step_count < t:
-                self.step()
+            if self.step_count < t:
+                self.advance(t - self.step_count)
             ev = self.evaluate(Xh)
             for r, x in enumerate(self.seeds):
                 out[x]["step"].append(int(t))
