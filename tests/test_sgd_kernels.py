@@ -76,3 +76,24 @@ def test_blocks_cover_the_steps_in_bounded_pieces(monkeypatch):
     monkeypatch.setattr(sgd, "BLOCK_NUMBERS", 2**21)
     b.advance(110)
     close(a.WKQ, b.WKQ)
+
+
+def test_a_kernel_compiles_without_numbas_cache_where_it_cannot_be_written(monkeypatch):
+    """numba refuses cache=True at decoration where no cache folder can be written (a read-only install): the
+    kernel is then compiled in the process only, and computes the same."""
+    import numba
+
+    from verify.probes.support import sgd_kernels
+
+    asked = []
+
+    def njit(**kw):
+        asked.append(kw["cache"])
+        if kw["cache"]:
+            raise RuntimeError("cannot cache function 'f': no locator available for file 'sgd_kernels.py'")
+        return numba.njit(**kw)
+
+    monkeypatch.setattr(sgd_kernels, "numba", type("N", (), {"njit": staticmethod(njit)}))
+    f = sgd_kernels._jit(lambda a, b: a * b + 1.0)
+    assert asked == [True, False]
+    assert f(3.0, 4.0) == 13.0

@@ -14,7 +14,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, fastmath=False, nogil=True)
+
+
+def _jit(fn):
+    """numba's njit with its on-disk cache (beside this module, or numba's per-user folder); compiled in this
+    process only where neither can be written (a read-only install: numba refuses ``cache=True`` at once there)."""
+    try:
+        return numba.njit(cache=True, fastmath=False, nogil=True)(fn)
+    except RuntimeError:            # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False, fastmath=False, nogil=True)(fn)
 
 
 @_jit
