@@ -113,10 +113,9 @@ SLOW_WEIGHT, TEST_WEIGHT = 20.0, 1.0
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once. First
-    (tryfirst): pytest-xdist's worker reads the xdist_group marks in its own hook of the same name, which ran before
-    this one without it, so no test had a group and every shared fixture was built on both workers. Then
-    order the work units (a group, or a test in none) by their expected cost, largest first (SLOW_WEIGHT), the
+    """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once: first
+    of the collection hooks (tryfirst), so the marks are there when pytest-xdist's worker reads them in its own
+    hook of this name (under pytest 9 GroupSuffix then names the groups). Then order the work units (a group, or a test in none) by their expected cost, largest first (SLOW_WEIGHT), the
     longest-first rule for two workers: the long units start at once instead of one of them ending the run on one
     worker while the other idles. pyproject passes --no-loadscope-reorder, so xdist keeps this order (its own
     orders units by their number of tests, which puts a group of many quick tests before a 50-second test)."""
