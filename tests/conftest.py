@@ -8,9 +8,12 @@ session and removed after it, named by $VERIFY_CACHE_DIR, which every process th
 pytest-xdist's workers share): a local run computes what CI computes, never reusing a derivation cached by
 an earlier run, while the tests of one session still share what they derive.
 """
+import json
 import os
+import resource
 import shutil
 import tempfile
+import time
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,8 +27,28 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 _CACHE_OWNER = "_VERIFY_TEST_CACHE_OWNER"   # the pid of the process that made the session's cache folder
 
 
+class GroupSuffix:
+    """pytest-xdist's ``--dist loadgroup`` sends the tests whose node ids end in the same ``@group`` to one worker;
+    its worker appends the suffix by setting ``item._nodeid``, which pytest 9 no longer reads (a node's id is
+    ``item._id``), so under pytest 9 no test had a group and every shared fixture was built on both workers (and a
+    module fixture again each time its module's tests came back to a worker). This plug-in, last of the
+    collection hooks, appends the suffix where it is missing (the same string xdist would have made)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        from _pytest.nodeid import NodeId            # pytest >= 9 only (this plug-in is registered only there)
+        for item in items:
+            groups = sorted({str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args})
+            suffix = "@" + "_".join(groups)
+            if groups and not item.nodeid.endswith(suffix):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
 def pytest_configure(config):
-    """A fresh cache folder for the session (module docstring); xdist's workers inherit the controller's."""
+    """A fresh cache folder for the session (module docstring); xdist's workers inherit the controller's. On an
+    xdist worker under --dist loadgroup with pytest >= 9, the GroupSuffix plug-in."""
+    if getattr(config.option, "loadgroup", False) and int(pytest.__version__.split(".")[0]) >= 9:
+        config.pluginmanager.register(GroupSuffix(), "verify-xdist-group-suffix")
     if os.environ.get(_CACHE_OWNER) and os.environ.get("PYTEST_XDIST_WORKER"):
         return
     os.environ["VERIFY_CACHE_DIR"] = tempfile.mkdtemp(prefix="verify-test-cache-")
@@ -36,6 +59,32 @@ def pytest_unconfigure(config):
     if os.environ.get(_CACHE_OWNER) == str(os.getpid()):
         shutil.rmtree(os.environ.pop("VERIFY_CACHE_DIR"), ignore_errors=True)
         os.environ.pop(_CACHE_OWNER)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With $DURLOG set, append one JSON line per test to that file: its node id, the xdist worker, its wall and
+    CPU seconds (set-up, call and tear-down, fixtures built for it included) and when it started and ended (for
+    the workers' balance). The suite's costs in tests/README.md come from this log; nothing asserts on it."""
+    log = os.environ.get("DURLOG")
+    if not log:
+        yield
+        return
+    wall0, cpu0 = time.time(), _cpu_seconds()
+    yield
+    wall1, cpu1 = time.time(), _cpu_seconds()
+    row = {"id": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+           "wall": round(wall1 - wall0, 3), "cpu": round(cpu1 - cpu0, 3), "start": round(wall0, 3),
+           "end": round(wall1, 3), "slow": item.get_closest_marker("slow") is not None,
+           "group": next((m.args[0] for m in item.iter_markers("xdist_group")), None)}
+    with open(log, "a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 # Session fixtures that take tens of seconds to a few minutes to build: under pytest-xdist (`--dist loadgroup`, the
@@ -57,12 +106,29 @@ def xdist_group_of(item) -> str | None:
     return None
 
 
+# A test's expected cost, for the order the workers take the work in: a slow-marked test (over about 2 s of CPU,
+# the README's rule) counts as 20 of the others. Only the order depends on it, never what runs.
+SLOW_WEIGHT, TEST_WEIGHT = 20.0, 1.0
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once."""
+    """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once: first
+    of the collection hooks (tryfirst), so the marks are there when pytest-xdist's worker reads them in its own
+    hook of this name (under pytest 9 GroupSuffix then names the groups). Then order the work units (a group, or a test in none) by their expected cost, largest first (SLOW_WEIGHT), the
+    longest-first rule for two workers: the long units start at once instead of one of them ending the run on one
+    worker while the other idles. pyproject passes --no-loadscope-reorder, so xdist keeps this order (its own
+    orders units by their number of tests, which puts a group of many quick tests before a 50-second test)."""
+    unit, cost = {}, {}
     for item in items:
         group = xdist_group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+        unit[item] = group or item.nodeid
+        weight = SLOW_WEIGHT if item.get_closest_marker("slow") else TEST_WEIGHT
+        cost[unit[item]] = cost.get(unit[item], 0.0) + weight
+    position = {item: i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (-cost[unit[item]], position[item]))
 
 
 # Every statement's verdict, worked out by hand from what each statement quantifies over and what its evidence

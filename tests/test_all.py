@@ -376,16 +376,22 @@ def test_real_pipeline_subset_through_the_cli(tmp_path):
     assert again["questions"] == res["questions"] and again["parts"] == [p | {"reused": False} for p in res["parts"]]
 
 
+SAVED, HELD = "attention", "claim"               # saved first (order 11), then held (order 20)
+SAVED_FILE, HELD_PART = "attention.json", "claim:neg-loss-monotone-any-eta"   # the cheapest claim at ci
+
+
 def _gated_run(tmp_path, quiet=True):
-    """(command, environment, out, scratch folder, gate folder) of a real `verify all` of the parts convergence
-    and attention on one worker: convergence runs and is saved first (parts run in their order), then attention
-    holds (tests/gate.py) until the test releases it."""
+    """(command, environment, out, scratch folder, gate folder) of a real `verify all` of two real parts on one
+    worker: attention runs and is saved first (parts run in their order), then a negative control's claim holds
+    (tests/gate.py) until the test releases it. The two cheapest real parts at ci (about 5 s and 2 s of CPU,
+    reports/example/parts/*.json's cpu_seconds; convergence, 17 s, was the saved part before): what these tests
+    check is the run's interruption and resumption, the same for any part."""
     out, tmp, gate = tmp_path / "rep", tmp_path / "tmp", tmp_path / "gate"
     tmp.mkdir()
     gate.mkdir()
     cmd = [sys.executable, "-c", "from verify.cli import main; main()", "all", "--out", str(out),
-           "--workers", "1", "--only", "convergence", "--only", "attention"] + (["--quiet"] if quiet else [])
-    return cmd, gate_env(gate, dict(os.environ, TMPDIR=str(tmp)), hold_part="attention"), out, tmp, gate
+           "--workers", "1", "--only", SAVED, "--only", HELD_PART] + (["--quiet"] if quiet else [])
+    return cmd, gate_env(gate, dict(os.environ, TMPDIR=str(tmp)), hold_part=HELD), out, tmp, gate
 
 
 def _stop_group(proc):
@@ -404,22 +410,22 @@ def test_killed_process_resumes(tmp_path):
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: started(gate, "attention") and (pdir / "convergence.json").exists(),
-                 "convergence saved and attention running", proc=proc)
+        wait_for(lambda: started(gate, HELD) and (pdir / SAVED_FILE).exists(),
+                 f"{SAVED} saved and {HELD_PART} running", proc=proc)
     finally:
-        _stop_group(proc)                                     # SIGKILL to the whole group, while attention runs
+        _stop_group(proc)                                     # SIGKILL to the whole group, while the claim runs
     assert not (out / "index.html").exists() and not (out / "results.json").exists()
     wait_for(lambda: not _our_processes(str(tmp)), "the part process gone after its worker")
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
-    assert saved == {"convergence"}                            # the held part was running, never saved
+    assert saved == {SAVED}                                    # the held part was running, never saved
     release(gate)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     # a folder the killed worker had no time to remove is removed by the next part run (its worker is gone)
     assert not list(tmp.glob("verify-part-*"))
     res = json.loads((out / "results.json").read_text())
-    assert {p["name"] for p in res["parts"] if p["reused"]} == {"convergence"}
-    assert {p["name"]: p["status"] for p in res["parts"]} == {"convergence": "ok", "attention": "ok"}
+    assert {p["name"] for p in res["parts"] if p["reused"]} == {SAVED}
+    assert {p["name"]: p["status"] for p in res["parts"]} == {SAVED: "ok", HELD_PART: "ok"}
     assert (out / "index.html").is_file()
 
 
@@ -643,9 +649,9 @@ def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
     pdir = out / WORK / "parts"
     proc = start_as_from_a_terminal(cmd, env)
     try:
-        wait_for(lambda: started(gate, "attention") and (pdir / "convergence.json").exists(),
-                 "convergence saved and attention running", proc=proc)
-        os.killpg(proc.pid, signal.SIGINT)                    # attention is running in its child process
+        wait_for(lambda: started(gate, HELD) and (pdir / SAVED_FILE).exists(),
+                 f"{SAVED} saved and {HELD_PART} running", proc=proc)
+        os.killpg(proc.pid, signal.SIGINT)                    # the claim is running in its child process
         try:
             _, err = proc.communicate(timeout=WAIT_LIMIT)
         except subprocess.TimeoutExpired:
@@ -664,7 +670,7 @@ def test_ctrl_c_stops_verify_all_cleanly_and_the_rerun_resumes(tmp_path):
     assert not list(tmp.glob("verify-part-*")) and not _our_processes(str(tmp))
     assert not (out / "index.html").exists()
     saved = {json.loads(f.read_text())["part"] for f in pdir.glob("*.json")}
-    assert saved == {"convergence"}
+    assert saved == {SAVED}
     release(gate)
     r = subprocess.run(cmd + ["--quiet"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
