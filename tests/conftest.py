@@ -27,28 +27,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 _CACHE_OWNER = "_VERIFY_TEST_CACHE_OWNER"   # the pid of the process that made the session's cache folder
 
 
-class GroupSuffix:
-    """pytest-xdist's ``--dist loadgroup`` sends the tests whose node ids end in the same ``@group`` to one worker;
-    its worker appends the suffix by setting ``item._nodeid``, which pytest 9 no longer reads (a node's id is
-    ``item._id``), so under pytest 9 no test had a group and every shared fixture was built on both workers (and a
-    module fixture again each time its module's tests came back to a worker). This plug-in, last of the
-    collection hooks, appends the suffix where it is missing (the same string xdist would have made)."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config, items):
-        from _pytest.nodeid import NodeId            # pytest >= 9 only (this plug-in is registered only there)
-        for item in items:
-            groups = sorted({str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args})
-            suffix = "@" + "_".join(groups)
-            if groups and not item.nodeid.endswith(suffix):
-                item._id = NodeId.parse(item.nodeid + suffix)
-
-
 def pytest_configure(config):
-    """A fresh cache folder for the session (module docstring); xdist's workers inherit the controller's. On an
-    xdist worker under --dist loadgroup with pytest >= 9, the GroupSuffix plug-in."""
-    if getattr(config.option, "loadgroup", False) and int(pytest.__version__.split(".")[0]) >= 9:
-        config.pluginmanager.register(GroupSuffix(), "verify-xdist-group-suffix")
+    """A fresh cache folder for the session (module docstring); xdist's workers inherit the controller's."""
     if os.environ.get(_CACHE_OWNER) and os.environ.get("PYTEST_XDIST_WORKER"):
         return
     os.environ["VERIFY_CACHE_DIR"] = tempfile.mkdtemp(prefix="verify-test-cache-")
@@ -115,7 +95,7 @@ SLOW_WEIGHT, TEST_WEIGHT = 20.0, 1.0
 def pytest_collection_modifyitems(config, items):
     """Put each test in its xdist group (xdist_group_of), so a fixture meant to be built once is built once: first
     of the collection hooks (tryfirst), so the marks are there when pytest-xdist's worker reads them in its own
-    hook of this name (under pytest 9 GroupSuffix then names the groups). Then order the work units (a group, or a test in none) by their expected cost, largest first (SLOW_WEIGHT), the
+    hook of this name. Then order the work units (a group, or a test in none) by their expected cost, largest first (SLOW_WEIGHT), the
     longest-first rule for two workers: the long units start at once instead of one of them ending the run on one
     worker while the other idles. pyproject passes --no-loadscope-reorder, so xdist keeps this order (its own
     orders units by their number of tests, which puts a group of many quick tests before a 50-second test)."""
