@@ -221,7 +221,7 @@ def rechecked(path) -> tuple[int, str]:
 
     from flint import ctx
 
-    from verify.certify import recheck as rc
+    from recheck import certificates as rc
     out, prec = io.StringIO(), ctx.prec
     try:
         with contextlib.redirect_stdout(out):

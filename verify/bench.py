@@ -315,7 +315,7 @@ FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query
 
 def recheck_timing(fc, workers: int = 2) -> dict:
     """The independent re-check of a family certificate's saved file beside its certification: ``python -m
-    verify.certify.recheck FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
+    recheck.certificates FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
     when it verifies the file and takes no longer than the certification took (issue 29: a re-check must not be
     slower than the certification it checks)."""
     import subprocess
@@ -327,7 +327,7 @@ def recheck_timing(fc, workers: int = 2) -> dict:
         path = os.path.join(tmp, "family.json")
         save(family_file(fc, [10**12], []), path)
         t = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, "--workers", str(workers)],
+        r = subprocess.run([sys.executable, "-m", "recheck", path, "--workers", str(workers)],
                            capture_output=True, text=True)
         seconds = time.perf_counter() - t
     verified = r.returncode == 0 and "certificate verified" in r.stdout
@@ -422,7 +422,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
     """verify atlas on region A (ATLAS_REGION_A, stopped at its time target) or on ``box``, on a LocalCluster:
     seconds, cells, the certified fraction (of the cells and of the box's volume, rho's extent counted as is), the
     largest relative width (hi - lo)/lo at T = 10^12 of the certified cells' centre members, and the independent
-    re-check's seconds on the saved atlas (python -m verify.certify.recheck_atlas). Not run when ``quick`` without
+    re-check's seconds on the saved atlas (python -m recheck.atlas). Not run when ``quick`` without
     a box (the bench part of verify all runs inside a Dask worker)."""
     if quick and box is None:
         return {"run": False, "box": ATLAS_REGION_A, "targets": ATLAS_TARGETS}
@@ -450,7 +450,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
         path = os.path.join(tmp, "atlas.json")
         A.save_atlas(data, path)
         t = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", path], capture_output=True,
+        rc = subprocess.run([sys.executable, "-m", "recheck.atlas", path], capture_output=True,
                             text=True)
         recheck = time.perf_counter() - t
     return {"box": {n: list(v) for n, v in spec.items()}, "depth": depth, "workers": workers,

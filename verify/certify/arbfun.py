@@ -66,8 +66,8 @@ def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
 
 def ipow(x, n):
     """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal): the re-checker's
-    verify.certify.recheck.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
-    from .recheck import tight_power
+    recheck.certificates.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
+    from recheck.certificates import tight_power
     return tight_power(x, int(n)) if isinstance(x, _ARB) else x**int(n)
 
 

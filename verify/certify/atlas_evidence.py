@@ -8,7 +8,7 @@ over every D is certified only where the boxes cover it and supported elsewhere,
 
 Which atlas: the file named by the environment variable VERIFY_ATLAS_FILE, else the small atlas committed with the
 toolkit (COMMITTED_ATLAS: one cell, rho = 1/16, x in [1/64, 1/32], kappa = 1/4, the bench family's D = 16 K slab,
-every D = 16 K). Either is re-checked in the run by the independent re-checker (verify.certify.recheck_atlas,
+every D = 16 K). Either is re-checked in the run by the independent re-checker (recheck.atlas,
 which imports nothing of the toolkit) before a record is made from it; a file that does not re-check gives one
 context record saying why, and nothing else.
 """
@@ -67,7 +67,7 @@ def atlas_scope(regions: list[Region], horizon=From()) -> Scope:
 @lru_cache(maxsize=4)
 def rechecked_atlas(path: str) -> tuple:
     """(atlas data, "") when the independent re-checker verifies the file at ``path``, else (None, why)."""
-    from . import recheck_atlas as RA
+    from recheck import atlas as RA
     try:
         return RA.check_file(path), ""
     except RA.R.CheckFailed as exc:
@@ -87,7 +87,7 @@ def theorem_records(path: Path | None = None) -> dict:
     K >= 1, so C = max over cells of T0 rho_hi). An atlas that does not re-check, or has no certified cell, gives a
     context record under every use (it decides nothing)."""
     path = Path(path or atlas_path())
-    replay = f"python -m verify.certify.recheck_atlas {source_path(path)}"
+    replay = f"python -m recheck.atlas {source_path(path)}"
     data, why = rechecked_atlas(str(path))
     cells = [] if data is None else [c for c in data["cells"] if c["status"] == "certified"]
     if not cells:

@@ -43,7 +43,7 @@ class Entry:
     boxes: int = 0
 
     def as_dict(self, kappa: tuple) -> dict:
-        """The cell's "entry" as a family file stores it (verify.certify.recheck re-checks it)."""
+        """The cell's "entry" as a family file stores it (recheck.certificates re-checks it)."""
         from ..model.numbers import frac_str
         return {"kind": "tube", "kappa": [frac_str(kappa[0]), frac_str(kappa[1])],
                 "graphs": [g.as_dict() | {"trees": list(t)} for g, t in zip(self.graphs, self.trees)],

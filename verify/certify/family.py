@@ -117,7 +117,7 @@ class FamilySpec:
         """{parameter: a monomial in the ranged names, as formula text} (e.g. eta_V and eta_KQ both "eta"): how a
         member's parameters follow from its ranged values, when every parameter is such a monomial, found from the
         family box's corners and checked exactly at every corner and the box's centre; None otherwise. A file
-        states them so that the re-checker can take kappa = y/x over the cell's corners (verify.certify.recheck)."""
+        states them so that the re-checker can take kappa = y/x over the cell's corners (recheck.certificates)."""
         from ..derive.invariants import PARAMETERS, parameter_values
         ranged = [(n, lo, hi) for n, (lo, hi) in self.ranges if lo != hi]
         base = {n: lo for n, (lo, _) in self.ranges}
@@ -448,13 +448,13 @@ class FamilyCertificate:
 
     def recheck(self, cell: dict, values: dict) -> None:
         """Before answering for a member from a family file: the independent re-checker's check of the cell it
-        uses (verify.certify.recheck.check_query_cell: the file's formulas against the model, the family's
+        uses (recheck.certificates.check_query_cell: the file's formulas against the model, the family's
         parameters, the member inside the cell and its invariants inside the cell's, and the cell in full),
         once per cell in this process; a file that does not re-check is refused (InvalidParameter "family",
         naming the failed step). A certificate computed in this process (no file) needs none."""
         if self.file is None:
             return
-        from .recheck import CheckFailed, check_query_cell
+        from recheck.certificates import CheckFailed, check_query_cell
         try:
             lines = check_query_cell(self.file, cell, values)
         except CheckFailed as exc:

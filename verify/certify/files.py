@@ -43,7 +43,7 @@ stored every slab as 8 decimal fractions (edges included), ~250 kB a cell; it is
 
 Every number is an exact rational (a double is one: a dyadic) or a decimal rounded outward; the stated
 enclosures carry the small margin of verify.certify.arbfun.widened, and the bounds one printed digit, so that a
-re-check of the same formulas at the same precision (``python -m verify.certify.recheck FILE``) lands inside them.
+re-check of the same formulas at the same precision (``python -m recheck FILE``) lands inside them.
 """
 from __future__ import annotations
 

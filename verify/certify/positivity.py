@@ -22,7 +22,7 @@ the invariance conditions are linear in (L, A) at each sample; the rigorous chec
 Whether delta is monotone: it is not. inc < 0 where alpha > 1 + (1 + r)/(E - 1) (the inc formula), which the
 band allows; only delta >= 0 is kept invariant. At delta = 0, inc = alpha y/(1 + r) > 0 ("inc-at-start").
 
-The result is plain JSON (:data:`VERSION`), re-checked by verify.certify.recheck_positivity, which states the map
+The result is plain JSON (:data:`VERSION`), re-checked by recheck.positivity, which states the map
 by hand and imports nothing of verify.
 """
 from __future__ import annotations

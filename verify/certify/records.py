@@ -180,9 +180,9 @@ def saved_family_path() -> Path | None:
 
 @by_code_version("family-recheck")
 def _rechecked(path: str, size: int, mtime_ns: int) -> str:
-    """The independent re-check of a family file (verify.certify.recheck, which imports nothing of the toolkit):
+    """The independent re-check of a family file (recheck.certificates, which imports nothing of the toolkit):
     "" when it verified, else the failing step; cached by the file's size and time and by code version."""
-    from .recheck import CheckFailed, check_file
+    from recheck.certificates import CheckFailed, check_file
     try:
         check_file(path)
     except CheckFailed as exc:
@@ -220,7 +220,7 @@ def chosen_family(profile: str):
                     if all(options.get(k) == str(v) for k, v in FAMILY_OPTIONS.items()):
                         return fc, {"kind": "saved", "path": str(path), "rechecked": True, "note": (
                             f"the saved family certificate {path}, re-checked in full by the independent re-checker "
-                            "(python -m verify.certify.recheck)")}
+                            "(python -m recheck)")}
                     note = f"the saved family certificate {path} is of another family ({dict(fc.spec.options)}): not read"
                 except InvalidParameter as exc:
                     note = f"the saved family certificate {path} does not load ({exc}), so it is not read"
@@ -258,7 +258,7 @@ def family_evidence(profile: str) -> list[dict]:
     ranges = fc.spec.range_of
     scope, label = family_scope(ranges), family_label(ranges)
     if source["kind"] == "saved":
-        replay = f"python -m verify.certify.recheck {source['path']}"
+        replay = f"python -m recheck {source['path']}"
     table = fc.table()
     at_max = limits_at_largest_D(fc, table)
     common = dict(replay=replay, cells=len(fc.cells), normalised_limits={q: [frac_str(lo), frac_str(hi)]

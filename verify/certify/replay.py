@@ -9,7 +9,7 @@ s = rho/(1 - rho), x, y = kappa x) with Arb balls, and the refutation stands onl
 wholly on the failing side of the bound: a certified contradiction, not a float that looks like one.
 
 The atlas replays every refutation a check reports before it marks a cell refuted (run_cell), and the independent
-re-checker (verify.certify.recheck_atlas) replays it again with its own statement of the map.
+re-checker (recheck.atlas) replays it again with its own statement of the map.
 
 Command: ``python -m verify.certify.replay '<replay JSON>'`` (the "replay" record of a refuted cell, which also
 carries this command): exit 0 when the counterexample is reproduced, 1 when it is not, 2 on a malformed record.

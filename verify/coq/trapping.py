@@ -2,7 +2,7 @@
 from a saved all-time certificate file (``verify certify ... --save FILE``).
 
 Each box [u_lo, u_hi] x [e_lo, e_hi] of the file's cover becomes the re-checker's box condition
-(verify.certify.recheck.check_box) as a theorem over the reals, in the certificate's own formulas (the file's
+(recheck.certificates.check_box) as a theorem over the reals, in the certificate's own formulas (the file's
 "map", which must be this code version's verify.certify.formulas): for every u, eps in the box with u > 0,
 
     G = G(u, eps),  y = c u^2 G,  X = (e^y - 1)/y,  R = R(u, G, X),  Q = Q(u, G, X),  u' = u/R,
