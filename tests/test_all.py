@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify.run import parts, pipeline, version as codeversion
+from verify.pipeline import runner as pipeline
+from verify.run import parts, version as codeversion
 from verify.cli import main
 from verify.evidence import Scope, Statement, headline, record
 from verify.run.lock import folder_lock
@@ -233,8 +234,8 @@ def test_options_must_match_to_reuse(tmp_path, monkeypatch):
 
 
 def copy_sources(dst: Path) -> Path:
-    """The package sources (verify/, lemmas/) and tests/ copied to ``dst``."""
-    for pkg in ("verify", "lemmas", "tests"):
+    """The package sources (verify/, lemmas/, recheck/) and tests/ copied to ``dst``."""
+    for pkg in ("verify", "lemmas", "recheck", "tests"):
         shutil.copytree(ROOT / pkg, dst / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
 
@@ -452,7 +453,7 @@ def test_saved_results_keep_one_type_per_value():
     """What a part returns is saved as strict JSON with numpy booleans as booleans (never the string "True"),
     arrays as lists and non-finite floats as strings: checked against hand-written values."""
     import numpy as np
-    from verify.run.child import json_ready
+    from verify.pipeline.child import json_ready
     saved = json_ready({"holds": np.bool_(True), "a": np.array([1.0, np.nan]), "x": np.float64(np.inf), "n": np.int64(3)})
     assert saved == {"holds": True, "a": [1.0, "nan"], "x": "inf", "n": 3}
     assert saved["holds"] is True
@@ -553,7 +554,6 @@ def test_a_part_that_cannot_be_written_is_kept_elsewhere(tmp_path, monkeypatch):
 
 def test_a_report_that_cannot_be_written_leaves_the_parts_and_no_half_report(tmp_path, monkeypatch):
     import errno
-    from verify import report
     from verify.errors import OutputError
     Fakes(monkeypatch)
 
@@ -561,7 +561,7 @@ def test_a_report_that_cannot_be_written_leaves_the_parts_and_no_half_report(tmp
         from verify.run.atomic import new_folder
         new_folder(tmp_path / "rep")                     # the report had begun beside OUT
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(report, "write_report", full)
+    monkeypatch.setattr(pipeline, "write_report", full)     # the pipeline imports the report at its top
     with pytest.raises(OutputError) as info:
         run(tmp_path / "rep", only=["derive"])
     assert "verify report --from" in str(info.value) and "1 parts are saved" in str(info.value)

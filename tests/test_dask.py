@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify.run import parts, pipeline
+from verify.pipeline import runner as pipeline
+from verify.run import parts
 from verify.cli import main
 from verify.run.version import code_version
 from verify.sweep import compute_row, parse_grid, plan_rows

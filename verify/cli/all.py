@@ -51,7 +51,7 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw)
     if timeout is not None and not math.isfinite(timeout):     # FloatRange lets nan (and inf) through
         from ..errors import InvalidParameter
         raise InvalidParameter("timeout", timeout, "must be a finite number of seconds >= 1")
-    from ..run.pipeline import plan, verify_all
+    from ..pipeline.runner import plan, verify_all
     from ..run.speed import Eta, reference_part_seconds
     ctx = click.get_current_context()
     conv = convention_from_options(kw)

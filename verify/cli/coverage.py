@@ -32,7 +32,7 @@ def _run(claim_id: str, version: str) -> dict:
 def claim_result(claim_id: str, quiet: bool = False) -> tuple[dict, str]:
     """(the claim's decided statements with their evidence records, where they come from)."""
     from ..run.parts import Part
-    from ..run.pipeline import DEFAULT_OUT, load_saved, part_options, parts_dir
+    from ..pipeline.runner import DEFAULT_OUT, load_saved, part_options, parts_dir
     from ..run.version import code_version
     from .progress import note
     part, version = Part("claim", claim_id), code_version()

@@ -30,7 +30,7 @@ from ..errors import InvalidParameter
 ENV_SCHEDULER = "VERIFY_SCHEDULER"
 RETRIES = 2          # re-runs of a task that raised (a lost worker's tasks are re-run by the scheduler)
 CONNECT_TIMEOUT = "10s"
-# Memory one local worker may need: an idle worker holds about 110 MB and its part starter (verify.run.child, the
+# Memory one local worker may need: an idle worker holds about 110 MB and its part starter (verify.pipeline.child, the
 # toolkit imported) about 170 MB; the part it runs (a process forked from the starter, computing) up to about 1 GB.
 # Workers beyond available / this are refused.
 WORKER_MEMORY = 1 << 30

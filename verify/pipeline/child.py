@@ -38,16 +38,14 @@ from pathlib import Path
 
 from ..jsonable import jsonable
 from ..report import part_figures
-from .execute import worker_address
-from .parts import plugin_modules, source_root, spec
-from .version import code_version
-
-STATUS = ("ok", "failed", "timeout", "skipped")
-# How the part starter starts: an import of this module and a call, not ``-m verify.run.child`` (runpy would run
+from ..run.execute import worker_address
+from ..run.parts import STATUS, discover, plugin_modules, source_root, spec
+from ..run.version import code_version
+# How the part starter starts: an import of this module and a call, not ``-m verify.pipeline.child`` (runpy would run
 # this module a second time as __main__, beside the copy the package's own imports load).
 # Its argument is the worker's temporary folder (where the parts' scratch folders go), so that folder is on its command
 # line, and on its part processes' (forked, they keep it), for anyone looking for the processes of a run.
-STARTER_ENTRY = "import sys; from verify.run.child import serve; serve(sys.argv[1:])"
+STARTER_ENTRY = "import sys; from verify.pipeline.child import serve; serve(sys.argv[1:])"
 # What the starter imports once for all the parts it forks, besides every module that registers parts
 # (verify.run.parts.part_modules): the libraries the parts import on first use. Never JAX (it starts threads, which
 # a fork does not copy): a part that needs it imports it in its own process.
@@ -181,7 +179,6 @@ def serve(argv: list[str]) -> None:
     the part modules, then fork a part process for every request line on stdin and print its pid. When stdin closes,
     return at once if the worker is gone (its part processes see this starter go and stop), else (the worker let this
     starter go) once the part processes it started have finished."""
-    from .parts import discover
     tempfile.tempdir = argv[0] if argv else None
     parent = os.getppid()
     for mod in PRELOAD:
