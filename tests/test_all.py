@@ -332,7 +332,7 @@ def test_builtin_parts_register_where_they_compute():
     assert where["derive"] == "verify.derive.part"
     assert where["convergence"] == where["attention"] == "verify.engines.part"
     assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.support.part"
-    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench"
+    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench.timings"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text
 
@@ -432,7 +432,7 @@ def _git(*args):
 def test_default_outputs_are_gitignored_and_the_example_is_tracked():
     """`verify all`, `verify sweep` and `verify bench` write by default to gitignored folders (with their
     lock files beside them); the committed example report lives where only a deliberate --out writes."""
-    from verify.bench import run_bench
+    from verify.bench.timings import run_bench
     from verify.run.lock import lock_path
     from verify.sweep.run import DEFAULT_OUT as SWEEP_OUT
     import inspect

@@ -459,7 +459,7 @@ def test_the_committed_atlas_certifies_theorem_3_1_on_its_cell_only():
     from lemmas.theorem_3_1 import Theorem31
     from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
     from verify.evidence import decide
-    from verify.regions import Region
+    from verify.model.regions import Region
     recs = theorem_records()
     assert recs["upper"]["atlas"] == "verify/certify/data/atlas-ci.json"
     assert {r["role"] for r in recs.values()} == {"test"} and all(r["holds"] is True for r in recs.values())
@@ -481,7 +481,7 @@ def test_a_tampered_atlas_decides_nothing_in_the_claims(tmp_path):
     from lemmas.theorem_3_1 import Theorem31
     from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
     from verify.evidence import decide
-    from verify.regions import Region
+    from verify.model.regions import Region
     data = json.loads(COMMITTED_ATLAS.read_text())
     data["cells"][0]["box"]["x"][1] = "1/16"
     path = tmp_path / "tampered.json"
@@ -500,7 +500,7 @@ def test_lemma_c2_bands_on_two_adjacent_cells_certify_their_union():
     from lemmas.lemma_C_2 import LemmaC2
     from verify.certify.atlas_evidence import positivity_scope
     from verify.evidence import decide, record
-    from verify.regions import Region
+    from verify.model.regions import Region
     boxes = [{"rho": [a, b], "x": ["3/2", "8/5"], "kappa": ["1/256", "4"]} for a, b in (("1/4", "5/16"),
                                                                                         ("5/16", "3/8"))]
     rec = record("bands", "arb", positivity_scope(boxes), "two bands", True,

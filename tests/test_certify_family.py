@@ -219,7 +219,7 @@ def test_family_evidence_for_the_theorem_claim():
     ev = {r["use"]: r for r in family_evidence("ci")}
     assert set(ev) == {"upper", "lower", "uniform-lower-constant", "limits"}
     assert all(r["kind"] == "arb" for r in ev.values())
-    from verify.regions import Interval
+    from verify.model.regions import Interval
     scope = Scope.from_dict(ev["upper"]["scope"])
     (region,) = scope.dims
     assert region.label() == "sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1" and scope.conventions == ("reference",)

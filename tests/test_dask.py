@@ -200,7 +200,7 @@ def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatc
 @pytest.mark.slow
 def test_bench_dask_targets_run_at_tiny_sizes():
     """Smoke run of the two Dask benchmarks (the lead measures them at full size; speed is never asserted)."""
-    from verify import bench
+    from verify.bench import timings as bench
     sc = bench.sweep_scaling(quick=True)
     assert sc["workers_1"]["failed_rows"] == sc["workers_2"]["failed_rows"] == 0 and sc["rows"] == 2
     assert sc["ratio"] > 0 and sc["target_ratio"] == 1.8

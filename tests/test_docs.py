@@ -128,7 +128,7 @@ def test_output_names_are_outputs():
     # The names allowed in help texts without a file are exactly names the code writes.
     from verify.report import REPORT_FILES
     assert "index.md" in REPORT_FILES
-    assert '"bench.md"' in (ROOT / "verify" / "bench.py").read_text()
+    assert '"bench.md"' in (ROOT / "verify" / "bench" / "timings.py").read_text()
 
 
 # --- (a) every reference resolves -------------------------------------------------------------

@@ -212,7 +212,7 @@ def test_a_query_whose_observables_leave_positive_is_refused_in_one_line(small_f
 def test_the_bench_times_the_recheck_beside_the_certification(small_family):
     """verify bench's record of a family file's independent re-check (here the two-cell family, on two Dask
     workers): the file verifies, and the record carries the certification's own time beside the re-check's."""
-    from verify.bench import recheck_timing
+    from verify.bench.timings import recheck_timing
     got = recheck_timing(small_family, workers=2)
     assert got["verified"] and got["failure"] == "", got
     assert (got["cells"], got["workers"]) == (2, 2)

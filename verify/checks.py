@@ -29,7 +29,7 @@ import numpy as np
 
 from .errors import InvalidParameter, NumericalTrouble, suggest
 from .evidence import KINDS, Scope, decide
-from .jsonable import jsonable
+from .run.jsonable import jsonable
 from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
 from .model.convention import active, using

@@ -438,7 +438,7 @@ def save_atlas(data: dict, path) -> str:
 
 def cache_path(data: dict):
     """Where an atlas without --save goes: the gitignored cache, named by its content hash."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     raw = json.dumps(data, separators=(",", ":")).encode()
     return cache_dir("atlas") / f"atlas-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 

@@ -2,7 +2,7 @@
 
 A certified cell of an atlas (verify.certify.atlas) holds for every regime whose point (rho, x, kappa) lies in
 its box: every D with K/D in the rho range, D -> infinity included when rho_lo = 0, integers or not. So each
-record made here has for ``dims`` the cells' boxes as :class:`verify.regions.Region` s (one box when the certified
+record made here has for ``dims`` the cells' boxes as :class:`verify.model.regions.Region` s (one box when the certified
 cells tile the atlas's box), and the verdict rule (verify.evidence.decide) computes what they cover: a statement
 over every D is certified only where the boxes cover it and supported elsewhere, the reason naming the boxes.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..evidence import From, Scope, record
 from ..model.numbers import frac_str
-from ..regions import Interval, Region, union_covers
+from ..model.regions import Interval, Region, union_covers
 from ..run.parts import source_path
 from .atlas import COORDINATES
 
@@ -49,7 +49,7 @@ def cell_region(box: dict) -> Region:
 
 def certified_regions(data: dict, check: str | None = None) -> list[Region]:
     """The certified cells of an atlas (``check``: those whose result for that check is certified, whatever the
-    cell's status) as Regions; one Region, the atlas's box, when they tile it (verify.regions.union_covers)."""
+    cell's status) as Regions; one Region, the atlas's box, when they tile it (verify.model.regions.union_covers)."""
     cells = [c for c in data["cells"] if (c["status"] == "certified" if check is None else
                                           c.get("checks", {}).get(check, {}).get("status") == "certified")]
     regions = [cell_region(c["box"]) for c in cells]

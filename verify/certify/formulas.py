@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..derive.invariants import DEFINITIONS, PREFACTORS, V2, invariant_map, observables, r, step_map, x, y
 from ..model.symbols import alpha, delta, vn
 from .coordinates import eps, slow_coordinates, u

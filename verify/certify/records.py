@@ -19,7 +19,7 @@ from ..errors import InvalidParameter
 import os
 from pathlib import Path
 
-from ..cache import by_code_version, cache_dir
+from ..run.cache import by_code_version, cache_dir
 from ..evidence import From, Region, Scope, dims_of, record
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
@@ -232,7 +232,7 @@ def chosen_family(profile: str):
 @by_code_version("family-certificate")
 def profile_family(profile: str):
     """The family certificate of ``profile`` (FAMILIES), its cells run in this process (a report's parts already
-    run on Dask workers); cached on disk by code version (verify.cache), so a report reuses it until the sources
+    run on Dask workers); cached on disk by code version (verify.run.cache), so a report reuses it until the sources
     change."""
     return certify_family(FamilySpec.of(FAMILY_OPTIONS, FAMILIES[profile]), dask=False)
 

@@ -134,7 +134,7 @@ def summary(leaves: list, total: float, seconds: float, complete: bool, depth: i
 
 def cache_file() -> Path:
     """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     return cache_dir("region-b") / "region-b.json"
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from flint import arb
 
 from .arbfun import ball, exact, to_fraction

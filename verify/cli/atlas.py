@@ -66,7 +66,7 @@ def parse_member(text: str):
 
 
 def _newest_atlas():
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     files = sorted((p for p in cache_dir("atlas").glob("atlas-*.json") if not p.name.endswith(".partial.json")),
                    key=lambda p: p.stat().st_mtime)
     return str(files[-1]) if files else None

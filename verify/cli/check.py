@@ -165,7 +165,7 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
     whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
     from lemmas import CLAIMS
     from ..errors import InvalidParameter
-    from ..jsonable import jsonable
+    from ..run.jsonable import jsonable
     from .coverage import coverage
     claim_id = resolve_ids([claim_id])[0][0]
     c = CLAIMS[claim_id]

@@ -113,7 +113,7 @@ def _text(res: dict) -> list[str]:
 def reconcile_cmd(as_json, claims, profile, numerics, quiet):
     """Which members of the family {N, ‖V*‖_F², v, β, λ, c_L, η_V, η_KQ each ∝ a power of D} make Theorem 3.1's
     rates true, and can T* ~ D^2 and the step-size conditions then hold too?"""
-    from ..jsonable import jsonable
+    from ..run.jsonable import jsonable
     from ..reconcile import load_claims, reconcile
     from .progress import progress, progress_hook
     with progress("verify reconcile", None, quiet) as bar:

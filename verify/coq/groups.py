@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from .theorems import CoqFile, Theorem, variables_of
 
 GROUPS = {}

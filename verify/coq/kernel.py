@@ -22,7 +22,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..errors import InvalidParameter, VerificationError
 from ..run.parts import source_path
 
@@ -210,7 +210,7 @@ def _coq_identity() -> str:
 def checked_path(text: str, lines: dict) -> Path:
     """Where coqc's verdict on a file is kept (verify cache): by the file's text, its theorems' lines and the
     installed Coq and libraries, everything :func:`check_file`'s result depends on."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     key = hashlib.sha256(json.dumps([text, lines, _coq_identity()], sort_keys=True).encode()).hexdigest()[:24]
     return cache_dir("coq") / "checked" / f"{key}.json"
 
@@ -352,7 +352,7 @@ def certificate_route(source: dict, theorems: list, ver: dict) -> dict:
 
 
 def _route_path(digest: str):
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     return cache_dir("coq") / f"trapping-route-{digest}.json"
 
 
@@ -427,7 +427,7 @@ def route_digests() -> list:
     """(certificate digest, status, boxes accepted) of every saved trapping-region route, sorted: what a result that
     reads a route (the certify part's record) depends on besides the code, so a later `verify prove --coq` makes
     a saved result stale (verify.certify.part's options)."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     out = []
     for p in sorted(cache_dir("coq").glob("trapping-route-*.json")):
         try:

@@ -69,8 +69,8 @@ def read_certificate(path) -> dict:
 
 
 def bench_certificate_path() -> Path:
-    """Where the bench regime's certificate file is kept for export (the verify cache, verify.cache)."""
-    from ..cache import cache_dir
+    """Where the bench regime's certificate file is kept for export (the verify cache, verify.run.cache)."""
+    from ..run.cache import cache_dir
     return cache_dir("coq") / "bench-regime-certificate.json"
 
 

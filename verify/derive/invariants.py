@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..evidence import Scope
 from ..model.sigmas.identity import Identity
 from .obligations import Obligation, stopwatch

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..evidence import Scope
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas.identity import Identity

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from ..cache import cache_dir, entry_lock
+from ..run.cache import cache_dir, entry_lock
 from ..run.atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
@@ -109,7 +109,7 @@ def kernel_source(sigma: Sigma, case: str) -> str:
 
 def kernel_module_path(source: str) -> Path:
     """Where the module of ``source`` is kept: named by a hash of its text in the project's cache folder
-    (verify.cache), so numba's on-disk cache of its compiled code (in ``__pycache__`` beside it, or in
+    (verify.run.cache), so numba's on-disk cache of its compiled code (in ``__pycache__`` beside it, or in
     ``NUMBA_CACHE_DIR`` when that is set) is reused by every later process, and never for other source."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     return cache_dir("numba") / f"fast_kernel_{digest}.py"

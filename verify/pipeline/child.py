@@ -36,7 +36,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ..jsonable import jsonable
+from ..run.jsonable import jsonable
 from ..report import part_figures
 from ..run.execute import worker_address
 from ..run.parts import STATUS, discover, plugin_modules, source_root, spec
@@ -77,7 +77,7 @@ def cpu_now() -> float:
 
 
 def json_ready(obj):
-    """``obj`` as strict JSON reads it back (verify.jsonable: numpy booleans stay booleans, arrays become lists,
+    """``obj`` as strict JSON reads it back (verify.run.jsonable: numpy booleans stay booleans, arrays become lists,
     non-finite floats the strings "nan", "inf", "-inf"), after a JSON round trip, so what is saved is exactly
     what the report reads."""
     return json.loads(json.dumps(jsonable(obj), allow_nan=False))

@@ -29,7 +29,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import InvalidParameter
-from ..fits import loglog_slope
+from ..engines.fits import loglog_slope
 from ..model import symbols as sy
 from ..derive.asymptotics import leading_terms_general
 from ..engines import checkpoint_steps, iterate

@@ -145,11 +145,11 @@ class Sigma:
 @lru_cache(maxsize=None)
 def _kernel_of(sigma: Sigma) -> Kernel:
     """The Gaussian kernel, kept per process; for the toolkit's own sigma families also derived once per code version
-    on this machine (verify.cache, keyed by the sigma's spec): a SymPy derivation of about a second that every part
+    on this machine (verify.run.cache, keyed by the sigma's spec): a SymPy derivation of about a second that every part
     process needing it would repeat. A family defined elsewhere is not in the code version, so it is not kept."""
     if not type(sigma).__module__.startswith("verify."):
         return sigma.gaussian_kernel()
-    from ...cache import by_code_version
+    from ...run.cache import by_code_version
     return by_code_version("sigma-kernel")(type(sigma).gaussian_kernel)(sigma)
 
 
