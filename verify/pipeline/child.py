@@ -387,7 +387,7 @@ def _watch_parent(scratch: Path) -> int:
 def main(argv: list[str]) -> None:
     """The part process's work (forked by :func:`serve`): run the part of TASK.json, write its record to
     RECORD.json."""
-    from .atomic import write_json_atomic
+    from ..run.atomic import write_json_atomic
     scratch = Path(argv[1]).parent
     parent = _watch_parent(scratch)
     task = json.loads(Path(argv[0]).read_text())
