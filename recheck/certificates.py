@@ -1768,7 +1768,7 @@ def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) ->
     cells = cert["cells"]
     if workers <= 1 or len(cells) < 2:
         return {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, LocalCluster, as_completed  # heavy: dask
     # ``python -m recheck`` runs recheck/__main__.py, which imports this module by its name: Dask ships the task by
     # reference (never a copy of a __main__ module with flint's context, whose precision the task then sets in vain)
     task = checked_cell

@@ -33,6 +33,7 @@ from .run.jsonable import jsonable
 from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
 from .model.convention import active, using
+from .model.flags import setting_command
 from .model.validation import check_int
 
 ROLES = ("claim", "control", "finding")
@@ -291,7 +292,6 @@ class Check:
         try:
             out = self.check(setting, steps, **options)
         except NumericalTrouble as exc:
-            from .model.flags import setting_command
             eng = "reduced" if setting.reducible()[0] else "full"
             out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
                 "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),

@@ -49,6 +49,7 @@ import numpy as np
 
 from .model.hypotheses import closure, hypotheses
 from .model.regions import Region, union_covers
+from .model.setting import conventions_of
 
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo", "formal")
@@ -181,7 +182,6 @@ class Scope:
         """Whether the regime ``setting`` lies in this scope (its sizes, sigma, convention, and every
         setting-level assumption; a run-level assumption is the run's to check). A dims Region admits no
         setting by its label: a region scope admits a setting only through its other members."""
-        from .model.setting import conventions_of
         if any(p.admits(setting) for p in self.also):
             return True
         if self.dims != ALL and not any(isinstance(d, str) and d.split()[:5] == dims_of(setting).split()

@@ -13,17 +13,43 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 
-from .examples import documented_examples, examples_markdown, time_examples
-from ..run.atomic import write_bytes_atomic
+from ..certify import atlas as A, atlas_query as AQ, certify
+from ..certify.atlas import AtlasCell
+from ..certify.family import CELL_KNOBS, FamilyIncomplete, FamilySpec, cell_bounds, certify_family
+from ..certify.files import family_file, load_family, save
+from ..certify.formulas import arb_functions
+from ..certify.obligations import CertificateFailed
+from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family
+from ..cli.atlas import parse_member
+from ..coq.kernel import kernel_bench, trapping_bench
+from ..derive import codegen
+from ..derive.reduced import case_of, reduced
+from ..engines import fulljax, iterate
+from ..engines.arb import ArbArith, arb_precision, iterate_certified, step_functions
+from ..engines.fast import iterate_fast
+from ..engines.fullarb import iterate_certified_full, relative_radius
+from ..engines.reduced import ARGS
 from ..model import make_setting
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
+from ..run.atomic import write_bytes_atomic
+from ..run.execute import Executor
+from ..run.version import code_version
+from ..sweep.grid import DEFAULT_GRID
+from ..sweep.measures import CLAIM_STEPS, MEASURES, check_measures
+from ..sweep.run import DEFAULT_STEPS, compute_row, longest_first, plan_rows
+from .examples import documented_examples, examples_markdown, time_examples
 
 REGIME = BENCHMARK_REGIME   # gcn, D = N = 64, K = 4, eta = 1/32 (verify.model.regimes: the certify part's too)
 # The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
@@ -59,8 +85,8 @@ def jax_baseline(D: int, K: int = 4, eta: float = 1 / 32):
     jax.jit and jax.grad of the closed-form population loss for sigma = identity, gcn S*, M = d = 1, V* = 1,
     P = I (so the logits are W_KQ), column softmax, plain GD in lax.fori_loop from zero.
     Returns ``run(n)``: the excess loss after n steps."""
-    import jax
-    import jax.numpy as jnp
+    import jax  # heavy: jax
+    import jax.numpy as jnp  # heavy: jax
     jax.config.update("jax_enable_x64", True)
     sstar = jnp.asarray([[1 / K if (i - j) % D < K else 0.0 for j in range(D)] for i in range(D)])
 
@@ -123,9 +149,6 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
 def engine_rates(quick: bool, tick=None) -> dict:
     """Steps/s of every engine on the benchmark regime (full-matrix also at D = N = 16 and 256);
     ``tick(name)`` is called after each measurement."""
-    from ..engines import iterate
-    from ..engines.arb import iterate_certified
-    from ..engines.fast import iterate_fast
     s = make_setting(**REGIME)
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     out = {}
@@ -166,7 +189,6 @@ def full_targets(quick: bool, tick=None) -> dict:
     """Full float64 against the minimal JAX baseline, certified full (256 bits) against the plain mpmath loop
     (30 digits), each pair on the same regime in this run; the ratios are "not measured" without JAX.
     Also the value both reach (a check that they run the same recursion)."""
-    from ..engines import fulljax, iterate
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     tick = tick or (lambda name: None)
     out = {"engines": {}, "ratios": {}, "same_value": {}}
@@ -209,7 +231,6 @@ def full_targets(quick: bool, tick=None) -> dict:
 def certified_full_radius(quick: bool) -> dict:
     """The largest relative radius of the recorded quantities (and of the state) after 1000 certified full
     steps at 256 bits on the benchmark regime (quick: 100 steps at D = N = 16)."""
-    from ..engines.fullarb import iterate_certified_full, relative_radius
     D, steps = (16, 100) if quick else (64, 1000)
     t = time.perf_counter()
     tr = iterate_certified_full(make_setting(**(REGIME | {"D": D})), steps, 256, [steps])
@@ -231,7 +252,6 @@ def ratios(r: dict) -> dict:
 
 def certified_radius(steps: int) -> dict:
     """Largest state radius after ``steps`` certified steps at 256 bits, and the wall time."""
-    from ..engines.arb import iterate_certified
     t = time.perf_counter()
     tr = iterate_certified(make_setting(**REGIME), steps, 256, [steps])
     return {"steps": steps, "bits": 256, "max_state_radius": tr.state_radii[-1],
@@ -243,9 +263,7 @@ def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 
     ``regime`` (one row, as every row shares alpha): B' = F(c) + J(B) [-r, r], re-centred every step. The
     step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
     out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
-    from flint import arb
-    from ..derive.reduced import case_of
-    from ..engines.arb import ArbArith, arb_precision, step_functions
+    from flint import arb  # heavy: flint
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
     t = time.perf_counter()
@@ -271,7 +289,6 @@ def certificate_targets(regimes: dict | None = None) -> dict:
     three quantities at T = 10^6, 10^9, 10^12 (shrinking as T grows), and the time of one evaluation at
     T = 10^12 and 10^99 (no step loop: it does not grow with T). The SymPy derivations are loaded first (they
     are cached by code version, verify.run.cache), as a warm-up like the baseline's code generation."""
-    from ..certify.formulas import arb_functions
     regimes = regimes or CERTIFY_REGIMES
     arb_functions()
     out = {}
@@ -285,9 +302,7 @@ def certificate_targets(regimes: dict | None = None) -> dict:
 
 
 def _timed_certificate(regime: dict) -> dict:
-    from fractions import Fraction
 
-    from ..certify import certify
     s = make_setting(**regime)
     t = time.perf_counter()
     cert = certify(s)
@@ -318,11 +333,7 @@ def recheck_timing(fc, workers: int = 2) -> dict:
     recheck.certificates FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
     when it verifies the file and takes no longer than the certification took (issue 29: a re-check must not be
     slower than the certification it checks)."""
-    import subprocess
-    import sys
-    import tempfile
 
-    from ..certify.files import family_file, save
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "family.json")
         save(family_file(fc, [10**12], []), path)
@@ -346,15 +357,7 @@ def family_targets(quick: bool) -> dict:
     one member query (in this process from the certificate and from its saved file, and as a ``verify certify
     --family ... --query`` command), the saved file's bytes (and per cell: the file less its part shared by every
     cell, over the cell count) and the members' relative widths (hi - lo)/lo at T = 10^12."""
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from ..certify.family import FamilyIncomplete, FamilySpec, certify_family
-    from ..certify.obligations import CertificateFailed
-    from ..certify.files import family_file, load_family, save
-    from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family
     spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
     t = time.perf_counter()
     if quick:
@@ -426,13 +429,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
     a box (the bench part of verify all runs inside a Dask worker)."""
     if quick and box is None:
         return {"run": False, "box": ATLAS_REGION_A, "targets": ATLAS_TARGETS}
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from ..certify import atlas as A
-    from ..certify.family import CELL_KNOBS
     spec = box or ATLAS_REGION_A
     rng = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in spec.items()}
     t = time.perf_counter()
@@ -480,16 +477,7 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
     this process. Not run when ``quick`` without ``path``."""
     if quick and path is None:
         return {"run": False, "members": list(ATLAS_QUERY_MEMBERS), "targets": ATLAS_QUERY_TARGETS}
-    import resource
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from ..certify import atlas as A
-    from ..certify import atlas_query as AQ
-    from ..certify.family import CELL_KNOBS
-    from ..cli.atlas import parse_member
 
     def child_cpu(argv) -> tuple:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -527,10 +515,7 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
 
 def _atlas_width(cell: dict, data: dict) -> float:
     """The largest relative width at T = 10^12 of the cell's centre member (representative regime: prefactors 1)."""
-    from fractions import Fraction
 
-    from ..certify.atlas import AtlasCell
-    from ..certify.family import cell_bounds
     c = AtlasCell.of_record(cell)
     rho, x, kap = ((lo + hi) / 2 for lo, hi in c.box)
     P = (rho / (1 - rho), x, kap * x)
@@ -543,7 +528,6 @@ def _atlas_width(cell: dict, data: dict) -> float:
 
 def _widest_at_1e12(fc, members: list) -> float:
     """The largest relative width (hi - lo)/lo at T = 10^12 over the members' three quantities."""
-    from fractions import Fraction
     out = 0.0
     for m in members:
         b = fc.bounds(m, [10**12])[0]
@@ -559,9 +543,6 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
     benchmark regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
     reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
     """
-    from ..derive import codegen
-    from ..derive.reduced import case_of, reduced
-    from ..engines.reduced import ARGS
     s = make_setting(**(REGIME | {"d": 4}))
     a0, d0 = 0.5, 1.0
     V = np.array([[float(x) for x in r] for r in s.vstar_base]) * math.sqrt(float(s.vstar_scale2))
@@ -622,8 +603,6 @@ OVERHEAD_TARGET = 0.05      # Dask's per-task overhead over the mean task time o
 def _warm_worker(measures: list[str]) -> str:
     """Import and generate once per worker what the rows need (flint, numba, the claims, SymPy codegen),
     so that timed rows measure the steady state."""
-    from ..model import make_setting
-    from ..sweep.measures import MEASURES
     s = make_setting(D=8, K=2, preset="cnn", eta="1/10")
     for m in measures:
         MEASURES[m].func(s, 20, {"claim_steps": 10, "arb_bits": 128})
@@ -636,7 +615,6 @@ def _noop() -> None:
 
 
 def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
-    from ..sweep.run import compute_row, longest_first
     t = time.perf_counter()
     rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in longest_first(tasks)])]
     return time.perf_counter() - t, rows
@@ -649,9 +627,6 @@ def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
     Each cluster runs the sweep ``SCALING_REPEATS`` times and the fastest run counts (as timeit does: the
     slower runs measure whatever else the machine was doing); every run's time is recorded.
     ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
-    from ..run.version import code_version
-    from ..run.execute import Executor
-    from ..sweep.run import plan_rows
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else SCALING_GRID
     steps = 200 if quick else 50_000
     tasks = [t for t in plan_rows(grid, steps, ["certified"], {"arb_bits": 128}, code_version())
@@ -680,11 +655,6 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
     whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
-    from ..run.version import code_version
-    from ..run.execute import Executor
-    from ..sweep.grid import DEFAULT_GRID
-    from ..sweep.measures import CLAIM_STEPS, check_measures
-    from ..sweep.run import DEFAULT_STEPS, plan_rows
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else DEFAULT_GRID
     steps, claim_steps = (2_000, 200) if quick else (DEFAULT_STEPS, CLAIM_STEPS)
     measures = ["trajectory"] if quick else check_measures(None)
@@ -741,7 +711,6 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if not quick:
-        from ..coq.kernel import kernel_bench, trapping_bench
         res["kernel"] = kernel_bench()          # verify export/prove --coq: every group (needs coqc)
         tick("kernel route (Coq)")
         res["kernel_boxes"] = trapping_bench()  # the bench certificate's every box as a CoqInterval goal
@@ -769,7 +738,6 @@ ONLY = {"examples": ("every example command of README.md and docs/*.md against 6
 
 
 def _kernel_boxes(tick) -> dict:
-    from ..coq.kernel import trapping_bench
     return trapping_bench(tick=tick)
 
 
@@ -916,6 +884,5 @@ def kernel_boxes_markdown(kb: dict) -> list[str]:
 def bench_part(profile: str) -> dict:
     """verify.bench in quick mode; its files go to a temporary folder (the result is saved as a part, so
     ``verify all`` writes nothing outside its own folder)."""
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         return run_bench(quick=True, out_dir=tmp)

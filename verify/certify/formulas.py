@@ -25,10 +25,11 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..run.cache import by_code_version
 from ..derive.invariants import DEFINITIONS, PREFACTORS, V2, invariant_map, observables, r, step_map, x, y
 from ..model.symbols import alpha, delta, vn
+from ..run.cache import by_code_version
 from .coordinates import eps, slow_coordinates, u
+from recheck.certificates import compile_arb, parse
 
 E = sp.Symbol("E", positive=True)       # e^delta
 s = sp.Symbol("s", positive=True)       # K/(D - K) = 1/r
@@ -163,7 +164,6 @@ def compile_formulas(texts, args):
     exactly as the re-checker evaluates them: by the re-checker's own compiler (recheck.certificates.compile_arb:
     its parser, its tree, its integer powers, the same operation order, each shared subtree once), so both get the
     same balls."""
-    from recheck.certificates import compile_arb, parse
     return compile_arb([parse(t) for t in texts], list(args))
 
 

@@ -11,28 +11,32 @@ records: K = D and K = 0 report where the Theta(1/T) lower bounds fail, with a r
 """
 from __future__ import annotations
 
+import json
+import math
+import os
 from fractions import Fraction
+from pathlib import Path
 
 import sympy as sp
 
+from ..coq.kernel import chain_route
+from ..derive.asymptotics import leading_terms_general
 from ..errors import InvalidParameter
-import os
-from pathlib import Path
-
-from ..run.cache import by_code_version, cache_dir
 from ..evidence import From, Region, Scope, dims_of, record
+from ..model import symbols as sy
+from ..model.flags import setting_command
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
+from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
+from ..model.profiles import check_profile
 from ..model.setting import REFERENCE_LABEL
-from .obligations import CertificateFailed, EVIDENCE_KIND
-from ..model.flags import setting_command
+from ..run.cache import by_code_version, cache_dir
 from .certificate import certify
 from .exact import ExactCertificate
 from .family import FamilySpec, certify_family
-from ..model.profiles import check_profile
-from ..derive.asymptotics import leading_terms_general
-from ..model import symbols as sy
-from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
+from .files import certificate_file, load_family
+from .obligations import CertificateFailed, EVIDENCE_KIND
+from recheck.certificates import CheckFailed, check_file
 
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
               "w_err": ("||W_X - V*||_F", "(eta T)^(1/2)")}
@@ -107,9 +111,6 @@ def trapping_kernel_record(cert, scope: Scope) -> dict:
     the route `verify prove --coq` saved for the same certificate by its file's digest), e.g. "kernel-checked: ...
     968 of 968 boxes kernel-checked ...; not kernel-checked: the prefix ...", or "partial" with how many boxes, or
     that the kernel route was not run. It decides nothing: the certificate's verdict is Arb's and the re-checker's."""
-    import json
-    from ..coq.kernel import chain_route
-    from .files import certificate_file
     route = chain_route(json.loads(json.dumps(certificate_file(cert, []))))
     return record("kernel route of the certificate's chain after its prefix (Coq)", "formal", scope,
                   f"{route['status']}: {route['why']}", None, role="context", kernel=route)
@@ -182,7 +183,6 @@ def saved_family_path() -> Path | None:
 def _rechecked(path: str, size: int, mtime_ns: int) -> str:
     """The independent re-check of a family file (recheck.certificates, which imports nothing of the toolkit):
     "" when it verified, else the failing step; cached by the file's size and time and by code version."""
-    from recheck.certificates import CheckFailed, check_file
     try:
         check_file(path)
     except CheckFailed as exc:
@@ -197,8 +197,6 @@ def chosen_family(profile: str):
     when it loads and the independent re-checker verifies it (the whole file; at ci only below RECHECK_CI_BYTES),
     else the profile's own family (FAMILIES[profile]). ``source`` says which and why: {"kind": "saved" | "own",
     "path", "rechecked", "note"}. A CertificateFailed of the own family propagates."""
-    from ..errors import InvalidParameter
-    from .files import load_family
     path, note = saved_family_path(), ""
     if path is not None:
         try:
@@ -315,7 +313,6 @@ def uniform_lower_record(fc, at_max: dict, scope: Scope, replay: str) -> dict:
 
 def _decimal_up(x: Fraction, digits: int = 12) -> str:
     """``x > 0`` as a decimal of ``digits`` significant digits, rounded up (a stated upper bound stays one)."""
-    import math
     k = digits - 1 - math.floor(math.log10(x))
     return f"{math.ceil(x * Fraction(10) ** k)}e{-k}"
 

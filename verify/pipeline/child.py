@@ -36,9 +36,12 @@ import time
 import traceback
 from pathlib import Path
 
-from ..run.jsonable import jsonable
+import psutil
+
 from ..report import part_figures
+from ..run.atomic import write_json_atomic
 from ..run.execute import worker_address
+from ..run.jsonable import jsonable
 from ..run.parts import STATUS, discover, plugin_modules, source_root, spec
 from ..run.version import code_version
 # How the part starter starts: an import of this module and a call, not ``-m verify.pipeline.child`` (runpy would run
@@ -111,7 +114,6 @@ def run_here(task: dict, worker: str | None = None) -> dict:
 def _kill_group(pid: int) -> None:
     """Kill the part process ``pid`` and its process group (its own, once it has called setsid), and wait until it
     is gone."""
-    import psutil
     for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
             kill()
@@ -239,7 +241,6 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
     """Run the part in a process forked from this worker's starter (:func:`start_part`); kill its process group when
     its CPU time passes ``guard["cpu"]`` seconds (None: no CPU guard) or its wall time ``guard["wall"]``;
     ``guard["why"]`` says where the limits come from, for the record."""
-    import psutil
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
@@ -299,7 +300,6 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
 def tree_cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user + system) used so far by the process ``pid`` and every process below it (None once it
     is gone)."""
-    import psutil
     try:
         root = psutil.Process(pid)
         procs = [root] + root.children(recursive=True)
@@ -387,7 +387,6 @@ def _watch_parent(scratch: Path) -> int:
 def main(argv: list[str]) -> None:
     """The part process's work (forked by :func:`serve`): run the part of TASK.json, write its record to
     RECORD.json."""
-    from ..run.atomic import write_json_atomic
     scratch = Path(argv[1]).parent
     parent = _watch_parent(scratch)
     task = json.loads(Path(argv[0]).read_text())

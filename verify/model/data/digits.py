@@ -19,7 +19,7 @@ STAND_IN = "a stand-in for MNIST: sklearn's 8×8 digits"
 
 def load() -> np.ndarray:
     """The 1,797 digit images as integers, shape (1797, 8, 8) (``sklearn.datasets.load_digits``)."""
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # heavy: sklearn
     return np.rint(load_digits().images).astype(np.int64)
 
 
