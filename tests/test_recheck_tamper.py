@@ -197,11 +197,11 @@ def test_a_tampered_family_file_never_answers_a_bound_that_excludes_the_truth(sm
 def test_a_query_whose_observables_leave_positive_is_refused_in_one_line(small_family_path, monkeypatch):
     """tail_bounds raising ObservablesNotPositive (a vacuous bound) ends the query with one line, exit 2, no
     traceback and no bound."""
-    from verify.certify import bounds, family
+    from verify.certify import bounds
 
     def vacuous(*a, **k):
         raise bounds.ObservablesNotPositive("at t = 1 after T0: Lt = [+/- 1]")
-    monkeypatch.setattr(family, "tail_bounds", vacuous)                 # the family query imports it at its top
+    monkeypatch.setattr(bounds, "tail_bounds", vacuous)
     r = CliRunner().invoke(main, ["certify", "--family", str(small_family_path), "--query", "D=9,eta=0.063",
                                   "--at", "1e6"])
     assert r.exit_code == 2 and "observables-positive" in r.stderr and not r.stdout, r.output

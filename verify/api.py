@@ -18,21 +18,16 @@ from .model.quantities import KEYS as THEOREM_QUANTITIES  # Theorem 3.1's three 
 import io
 import math
 import importlib
-from lemmas import CLAIMS
-from .model import Setting, symbols as sy
-from .derive.asymptotics import leading_terms_general
 from .run.atomic import write_bytes_atomic
 from .engines import Trajectory
 from .plotting import LABELS
-from .certify import certify as build
-from .sweep import parse_grid, run_sweep
 from .model.profiles import check_profile
-from .probes import PROBES
 
 
 def claim_ids(per_regime: bool | None = None) -> list[str]:
     """The registered claim ids (``lemmas.CLAIMS``), in registry order; ``per_regime=True`` keeps the
     claims that can be checked in one regime (what :func:`check_claim` accepts), False the others."""
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,numpy,sympy
     return [cid for cid, c in CLAIMS.items() if per_regime is None or bool(c.per_regime) == per_regime]
 
 
@@ -45,7 +40,9 @@ def check_claim(claim_id: str, setting, steps: int):
     claim's hypotheses (outside them a failure is information, not a counterexample). One regime is
     not a verdict: ``verify check`` derives a claim's verdict from all its evidence (docs/verdicts.md).
     """
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,numpy,sympy
 
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(claim_id, str) or claim_id not in CLAIMS:
         raise InvalidParameter("claim", claim_id, f"must be one of {', '.join(CLAIMS.ids())}")
     if not CLAIMS[claim_id].per_regime:
@@ -69,6 +66,7 @@ def leading_terms(setting=None) -> dict:
     With ``setting``, every symbol but T is replaced by the setting's exact value (``c`` becomes a
     number); settings outside the derivation raise :class:`verify.errors.UnsupportedRegime`.
     """
+    from .derive.asymptotics import leading_terms_general  # heavy: loads flint,mpmath,numpy,sympy
     lt = leading_terms_general()
     out = {**{q: lt[q] for q in THEOREM_QUANTITIES}, "c": lt["c"]}
     if setting is None:
@@ -80,6 +78,8 @@ def leading_terms(setting=None) -> dict:
 def _substitutions(setting) -> dict:
     """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
 
+    from .model import symbols as sy  # heavy: loads flint,mpmath,sympy
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
     if not setting.sigma.is_identity:
@@ -104,6 +104,7 @@ def leading_term_values(setting, steps) -> dict:
     import numpy as np  # heavy: numpy
     import sympy as sp  # heavy: sympy
 
+    from .model import symbols as sy  # heavy: loads flint,mpmath,sympy
     lt = leading_terms(setting)
     T = np.asarray(steps, dtype=float)
     if T.ndim > 1 or T.size == 0 or not np.all(np.isfinite(T)) or np.any(T < 0):
@@ -185,6 +186,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
 
 def _setting(setting):
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
     return setting
@@ -207,6 +209,7 @@ def certify(setting, **options):
         >>> s = make_setting(D=4, K=4, preset="cnn", eta="1/4", vstar_norm="2")   # K = D: geometric, exact
         >>> lo, hi = certify(s).bounds_json(10)["w_err"]
     """
+    from .certify import certify as build  # heavy: loads flint,mpmath,numpy,sympy
     return build(_setting(setting), **options)
 
 
@@ -224,6 +227,7 @@ def sweep(grid, steps: int = 100_000, out="reports/sweep", **options) -> dict:
         >>> res = sweep({"D": [8, 16], "K": [2]}, steps=2_000, out="/tmp/sweep", measures=["trajectory"])
         >>> [round(r["slope_excess_loss"], 1) for r in res["rows"]]
     """
+    from .sweep import parse_grid, run_sweep  # heavy: loads flint,mpmath,numpy,sympy
     if isinstance(grid, dict):
         grid = [f"{k}={';'.join(map(str, v)) if any(',' in str(x) for x in v) else ','.join(map(str, v))}"
                 for k, v in grid.items()]
@@ -249,6 +253,7 @@ def run_probe(name: str, profile: str = "ci") -> dict:
     """Run the reviewer-question probe ``name`` (``verify probe NAME``; the names: ``verify probe --list``) and
     return its result as ``verify probe NAME --json`` prints it: the question, the regimes, the findings and
     every statement with its verdict derived from evidence records."""
+    from .probes import PROBES  # heavy: loads flint,mpmath,numpy,sympy
     check_profile(profile)
     if name not in PROBES:
         names = sorted(PROBES)

@@ -24,31 +24,19 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from ..certify import atlas as A, atlas_query as AQ, certify
+from ..certify import atlas as A
 from ..certify.atlas import AtlasCell
 from ..certify.family import CELL_KNOBS, FamilyIncomplete, FamilySpec, cell_bounds, certify_family
-from ..certify.files import family_file, load_family, save
-from ..certify.formulas import arb_functions
 from ..certify.obligations import CertificateFailed
-from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family
 from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
-from ..derive import codegen
-from ..derive.reduced import case_of, reduced
-from ..engines import fulljax, iterate
-from ..engines.arb import ArbArith, arb_precision, iterate_certified, step_functions
-from ..engines.fast import iterate_fast
-from ..engines.fullarb import iterate_certified_full, relative_radius
-from ..engines.reduced import ARGS
+from ..engines import iterate
 from ..model import make_setting
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
 from ..run.atomic import write_bytes_atomic
 from ..run.execute import Executor
 from ..run.version import code_version
-from ..sweep.grid import DEFAULT_GRID
-from ..sweep.measures import CLAIM_STEPS, MEASURES, check_measures
-from ..sweep.run import DEFAULT_STEPS, compute_row, longest_first, plan_rows
 from .examples import documented_examples, examples_markdown, time_examples
 
 REGIME = BENCHMARK_REGIME   # gcn, D = N = 64, K = 4, eta = 1/32 (verify.model.regimes: the certify part's too)
@@ -149,6 +137,8 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
 def engine_rates(quick: bool, tick=None) -> dict:
     """Steps/s of every engine on the benchmark regime (full-matrix also at D = N = 16 and 256);
     ``tick(name)`` is called after each measurement."""
+    from ..engines.arb import iterate_certified  # heavy: loads flint,sympy
+    from ..engines.fast import iterate_fast  # heavy: loads flint,sympy
     s = make_setting(**REGIME)
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     out = {}
@@ -189,6 +179,7 @@ def full_targets(quick: bool, tick=None) -> dict:
     """Full float64 against the minimal JAX baseline, certified full (256 bits) against the plain mpmath loop
     (30 digits), each pair on the same regime in this run; the ratios are "not measured" without JAX.
     Also the value both reach (a check that they run the same recursion)."""
+    from ..engines import fulljax, iterate  # heavy: loads flint,sympy
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     tick = tick or (lambda name: None)
     out = {"engines": {}, "ratios": {}, "same_value": {}}
@@ -231,6 +222,7 @@ def full_targets(quick: bool, tick=None) -> dict:
 def certified_full_radius(quick: bool) -> dict:
     """The largest relative radius of the recorded quantities (and of the state) after 1000 certified full
     steps at 256 bits on the benchmark regime (quick: 100 steps at D = N = 16)."""
+    from ..engines.fullarb import iterate_certified_full, relative_radius  # heavy: loads flint,sympy
     D, steps = (16, 100) if quick else (64, 1000)
     t = time.perf_counter()
     tr = iterate_certified_full(make_setting(**(REGIME | {"D": D})), steps, 256, [steps])
@@ -252,6 +244,7 @@ def ratios(r: dict) -> dict:
 
 def certified_radius(steps: int) -> dict:
     """Largest state radius after ``steps`` certified steps at 256 bits, and the wall time."""
+    from ..engines.arb import iterate_certified  # heavy: loads flint,sympy
     t = time.perf_counter()
     tr = iterate_certified(make_setting(**REGIME), steps, 256, [steps])
     return {"steps": steps, "bits": 256, "max_state_radius": tr.state_radii[-1],
@@ -264,6 +257,8 @@ def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 
     step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
     out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
     from flint import arb  # heavy: flint
+    from ..derive.reduced import case_of  # heavy: loads flint,sympy
+    from ..engines.arb import ArbArith, arb_precision, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
     t = time.perf_counter()
@@ -289,6 +284,7 @@ def certificate_targets(regimes: dict | None = None) -> dict:
     three quantities at T = 10^6, 10^9, 10^12 (shrinking as T grows), and the time of one evaluation at
     T = 10^12 and 10^99 (no step loop: it does not grow with T). The SymPy derivations are loaded first (they
     are cached by code version, verify.run.cache), as a warm-up like the baseline's code generation."""
+    from ..certify.formulas import arb_functions  # heavy: loads flint,sympy
     regimes = regimes or CERTIFY_REGIMES
     arb_functions()
     out = {}
@@ -303,6 +299,7 @@ def certificate_targets(regimes: dict | None = None) -> dict:
 
 def _timed_certificate(regime: dict) -> dict:
 
+    from ..certify import certify  # heavy: loads flint,sympy
     s = make_setting(**regime)
     t = time.perf_counter()
     cert = certify(s)
@@ -334,6 +331,7 @@ def recheck_timing(fc, workers: int = 2) -> dict:
     when it verifies the file and takes no longer than the certification took (issue 29: a re-check must not be
     slower than the certification it checks)."""
 
+    from ..certify.files import family_file, save  # heavy: loads flint,sympy
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "family.json")
         save(family_file(fc, [10**12], []), path)
@@ -358,6 +356,8 @@ def family_targets(quick: bool) -> dict:
     --family ... --query`` command), the saved file's bytes (and per cell: the file less its part shared by every
     cell, over the cell count) and the members' relative widths (hi - lo)/lo at T = 10^12."""
 
+    from ..certify.files import family_file, load_family, save  # heavy: loads flint,sympy
+    from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family  # heavy: loads flint,sympy
     spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
     t = time.perf_counter()
     if quick:
@@ -478,6 +478,7 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
     if quick and path is None:
         return {"run": False, "members": list(ATLAS_QUERY_MEMBERS), "targets": ATLAS_QUERY_TARGETS}
 
+    from ..certify import atlas_query as AQ  # heavy: loads flint
 
     def child_cpu(argv) -> tuple:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -543,6 +544,9 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
     benchmark regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
     reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
     """
+    from ..derive import codegen  # heavy: loads flint,sympy
+    from ..derive.reduced import case_of, reduced  # heavy: loads flint,sympy
+    from ..engines.reduced import ARGS  # heavy: loads flint,sympy
     s = make_setting(**(REGIME | {"d": 4}))
     a0, d0 = 0.5, 1.0
     V = np.array([[float(x) for x in r] for r in s.vstar_base]) * math.sqrt(float(s.vstar_scale2))
@@ -603,6 +607,7 @@ OVERHEAD_TARGET = 0.05      # Dask's per-task overhead over the mean task time o
 def _warm_worker(measures: list[str]) -> str:
     """Import and generate once per worker what the rows need (flint, numba, the claims, SymPy codegen),
     so that timed rows measure the steady state."""
+    from ..sweep.measures import MEASURES  # heavy: loads flint,sympy
     s = make_setting(D=8, K=2, preset="cnn", eta="1/10")
     for m in measures:
         MEASURES[m].func(s, 20, {"claim_steps": 10, "arb_bits": 128})
@@ -615,6 +620,7 @@ def _noop() -> None:
 
 
 def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
+    from ..sweep.run import compute_row, longest_first  # heavy: loads flint,sympy
     t = time.perf_counter()
     rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in longest_first(tasks)])]
     return time.perf_counter() - t, rows
@@ -627,6 +633,7 @@ def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
     Each cluster runs the sweep ``SCALING_REPEATS`` times and the fastest run counts (as timeit does: the
     slower runs measure whatever else the machine was doing); every run's time is recorded.
     ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
+    from ..sweep.run import plan_rows  # heavy: loads flint,sympy
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else SCALING_GRID
     steps = 200 if quick else 50_000
     tasks = [t for t in plan_rows(grid, steps, ["certified"], {"arb_bits": 128}, code_version())
@@ -655,6 +662,9 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
     whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
+    from ..sweep.grid import DEFAULT_GRID  # heavy: loads flint,sympy
+    from ..sweep.measures import CLAIM_STEPS, check_measures  # heavy: loads flint,sympy
+    from ..sweep.run import DEFAULT_STEPS, plan_rows  # heavy: loads flint,sympy
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else DEFAULT_GRID
     steps, claim_steps = (2_000, 200) if quick else (DEFAULT_STEPS, CLAIM_STEPS)
     measures = ["trajectory"] if quick else check_measures(None)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from ..derive import codegen
 from ..engines.balls import to_fraction
 from recheck.certificates import tight_power
 
@@ -105,6 +104,7 @@ def lambdify_arb(args, expr):
     """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`, each
     expression as written (no common subexpressions: a shared form is another formula, whose ball can differ,
     and the re-checker evaluates the formulas as written)."""
+    from ..derive import codegen  # heavy: loads mpmath,numpy,sympy
     e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
     f = codegen.lambdify(args, e, "arb", cse=False)
     f.__globals__["ipow"] = ipow

@@ -16,12 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
-from .coordinates import PARAM_NAMES
-from .formulas import compile_formulas, file_map
-from .prefix import prefix_functions
 from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
 
 # (w0 of the alpha graph, its push tau, w0 of the zeta graph, its push tau, w_min at the switch): tried in order
@@ -63,6 +59,7 @@ def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list
     delta)``, and ``extra`` of its length (at least 40 steps) past that (the generated map at 53 bits)."""
     from flint import arb, ctx  # heavy: flint
 
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
     old, ctx.prec = ctx.prec, 53
     try:
@@ -85,6 +82,7 @@ def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign
     that point, plus ``sign`` tau: so every one of them crosses it inwards."""
     from flint import arb, ctx  # heavy: flint
 
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
     old, ctx.prec = ctx.prec, 53
     try:
@@ -204,6 +202,7 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
 
 def first_step(S, X, Y) -> tuple:
     """Balls of (alpha_1, delta_1), one step from (0, 0), over every member (the generated map)."""
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     return prefix_functions().step(exact(0), exact(1), S, X, Y)
 
 
@@ -246,6 +245,8 @@ def in_second_graph(gz: Graph, S):
 @lru_cache(maxsize=None)
 def alpha_star_function():
     """The generated Arb code of alpha*(u) = (1 - u)/(s u^2 + (1 - u)^2) (verify.certify.coordinates)."""
+    from .coordinates import PARAM_NAMES  # heavy: loads mpmath,numpy,sympy
+    from .formulas import compile_formulas, file_map  # heavy: loads mpmath,numpy,sympy
     return compile_formulas([file_map()["coordinates"]["alpha_star"]], ("u",) + tuple(PARAM_NAMES))
 
 
@@ -295,6 +296,7 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
           attempts=ATTEMPTS) -> Entry:
     """The certified entry of every member of the box P (invariant intervals (s, x, y)) with y/x in ``kappa``
     into R(u0, profile) (module docstring): the first attempt whose checks all pass."""
+    from ..engines.arb import arb_precision  # heavy: loads mpmath,numpy,sympy
     lin = linearity_obligation()
     if not lin.ok:
         return Entry(False, failure=lin.detail)

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..derive.obligations import smt_obligation
 from ..errors import VerificationError
-from ..evidence import Scope
 
 METHODS = ("sympy", "smt", "arb")
 EVIDENCE_KIND = {"sympy": "symbolic", "smt": "smt", "arb": "arb"}
@@ -85,6 +83,8 @@ def sign(name: str, statement: str, expr, want: str) -> Obligation:
 def smt(name: str, statement: str, build) -> Obligation:
     """``hypotheses => conclusion`` over the reals, decided by z3 and cvc5 (``build(lib)`` returns them written
     in a solver's z3-style API; verify.derive.obligations.smt_obligation): discharged only when both prove it."""
+    from ..derive.obligations import smt_obligation  # heavy: loads flint,mpmath,numpy,sympy
+    from ..evidence import Scope  # heavy: loads numpy
     o = smt_obligation(statement, build, Scope(), key=name)
     return Obligation(name, statement, "smt", o.holds is True, o.detail, o.solvers, o.formula)
 

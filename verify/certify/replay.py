@@ -22,10 +22,7 @@ import shlex
 import sys
 from fractions import Fraction
 
-from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
-from .arbfun import hi_frac, lo_frac
-from .prefix import PrefixState
 
 RELATIONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 QUANTITIES = ("alpha",)
@@ -65,6 +62,9 @@ def replay_record(statement: str, claim: dict, member: tuple, step: int) -> dict
 def replay(rec: dict) -> dict:
     """Re-run a replay record with the toolkit's prefix (verify.certify.prefix, Arb): {"reproduced": bool, "alpha":
     [lo, hi] at the step, "detail"}. A malformed record raises ValueError naming the field."""
+    from ..engines.arb import arb_precision  # heavy: loads flint,mpmath,numpy,sympy
+    from .arbfun import hi_frac, lo_frac  # heavy: loads flint
+    from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
     claim = rec.get("claim", {})
     if claim.get("quantity") not in QUANTITIES or claim.get("relation") not in RELATIONS:
         raise ValueError(f"replay: the claim {claim} is not one of {QUANTITIES} with a relation in {list(RELATIONS)}")

@@ -10,6 +10,7 @@ import click
 from ..certify import atlas as A
 from ..certify.atlas import check_box
 from ..certify.atlas_figure import atlas_figure as draw
+from ..certify.family import CELL_KNOBS, parse_range
 from ..errors import InvalidParameter
 from ..model import make_setting
 from ..model.numbers import frac_str
@@ -21,7 +22,6 @@ from .options import CliError, handle_errors
 
 def parse_box(rho: str, x: str, kappa: str) -> dict:
     """The three ranges as exact Fractions (a single value is a degenerate range), checked against the hypothesis."""
-    from ..certify.family import parse_range  # heavy: loads flint,mpmath,sympy
     box = {n: parse_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
     check_box(box)
     return box
@@ -141,7 +141,6 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                        f"({msg[3]:.0f} s into the cell)", err=True)
 
     def interrupted(finished, pending):
-        from ..certify.family import CELL_KNOBS  # heavy: loads flint,mpmath,sympy
         data = A.atlas_file(box, finished, knobs=CELL_KNOBS, depth=depth, seconds=time.perf_counter() - t0,
                             pending=pending)
         path = (save + ".partial") if save else str(A.cache_path(data)).replace(".json", ".partial.json")
@@ -152,7 +151,6 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                                  f"{path}; resume with: verify atlas --resume {path}"
                                  + (f" --save {save}" if save else ""))
 
-    from ..certify.family import CELL_KNOBS  # heavy: loads flint,mpmath,sympy
     cells = A.run_atlas(seeds, depth=depth, knobs=knobs, scheduler=scheduler, workers=workers, progress=progress,
                         done=done, on_interrupt=interrupted, on_phase=in_cell)
     seconds = time.perf_counter() - t0

@@ -35,13 +35,13 @@ def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     "seconds"); --quick takes under a minute. Progress goes to stderr (a plain line every 10 s when stderr is
     not a terminal), so --json stays pure JSON.
     """
-    from ..bench.timings import measurement_count, run_bench, to_markdown  # heavy: loads flint,mpmath,sympy
+    from ..bench.timings import measurement_count, run_bench, to_markdown  # heavy: loads mpmath
     if only and (quick or dask is not None):
         raise CliError(f"--only: runs the target {only!r} alone, which has no --quick or --dask: drop them")
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
     check_tmpdir()
     if only:
-        from ..bench.timings import ONLY, run_only  # heavy: loads flint,mpmath,sympy
+        from ..bench.timings import ONLY, run_only  # heavy: loads mpmath
         with progress(f"verify bench --only {only}", ONLY[only][3](), quiet) as bar:
             def tick(line):
                 bar.log(f"  {line}")

@@ -31,11 +31,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from ..certify import certify
-from ..certify.files import certificate_file, save
-from ..certify.formulas import certificate_formulas, file_map
 from ..errors import InvalidParameter
-from ..model import make_setting
 from ..model.regimes import BENCHMARK_REGIME
 from ..run.cache import cache_dir
 from .printer import coq
@@ -83,6 +79,9 @@ def bench_certificate_path() -> Path:
 def bench_certificate() -> Path:
     """The saved certificate file of the bench regime (gcn, D = N = 64, K = 4, eta = 1/32: verify.model.regimes),
     written once by ``verify certify``'s own code (verify.certify.files) when absent or of another code version."""
+    from ..certify import certify  # heavy: loads numpy
+    from ..certify.files import certificate_file, save  # heavy: loads numpy
+    from ..model import make_setting  # heavy: loads numpy
     path = bench_certificate_path()
     if path.is_file():
         try:
@@ -113,6 +112,7 @@ def box_formulas(cert: dict) -> dict:
     """G(u, eps), R(u, G, X), Q(u, G, X), eps_next(u, eps, w, Q, R) and y = c u^2 G with the file's invariants
     (s, x, y) and c put in as exact rationals: verify.certify.formulas' expressions, after checking that the file
     states the same formulas (its "map" is this code version's); ValueError otherwise."""
+    from ..certify.formulas import certificate_formulas, file_map  # heavy: loads numpy
     names = ("G", "R", "Q", "eps_next", "c")
     stated = cert.get("map", {}).get("coordinates", {})
     ours = file_map()["coordinates"]

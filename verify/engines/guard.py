@@ -15,7 +15,6 @@ import warnings
 
 import numpy as np
 
-from ..derive.stability import thresholds_at
 from ..errors import NumericalTrouble
 
 TROUBLE = (FloatingPointError, OverflowError, ZeroDivisionError, RuntimeWarning)
@@ -27,6 +26,7 @@ def advice(setting, arithmetic: str = "float64") -> str:
     float64 mpmath (which shows whether GD itself diverges)."""
     eta = f"a smaller `eta` (here eta = {_q(setting.eta_v)}"
     if setting.K > 0:
+        from ..derive.stability import thresholds_at  # heavy: loads flint,mpmath,sympy
         th = thresholds_at(setting)["eta_alpha"]
         ident = setting.sigma.is_identity
         eta += (f"; GD on the W_X block is stable only for eta < 2K/(c_L v N) = {th}"

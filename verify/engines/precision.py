@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from . import iterate
 from ..errors import InvalidParameter, PrecisionError
 from ..lazy import lazy_module
-from .arb import iterate_certified, rad_fraction, to_fraction
 from .arith import Arith
 from .trajectory import Trajectory
 
@@ -174,6 +173,7 @@ def _pairs(rec):
 def _as_mpf(x):
     from flint import arb  # heavy: flint
     if isinstance(x, arb):
+        from .arb import to_fraction  # heavy: loads flint,numpy,sympy
         q = to_fraction(x)
         return mpmath.mpf(q.numerator) / q.denominator
     return mpmath.mpf(x)
@@ -183,6 +183,7 @@ def _rad(x):
     """The radius of an Arb ball (rounded up to an mpf), 0 for any other number."""
     from flint import arb  # heavy: flint
     if isinstance(x, arb):
+        from .arb import rad_fraction  # heavy: loads flint,numpy,sympy
         q = rad_fraction(x)
         return mpmath.mpf(q.numerator) / q.denominator
     return 0
@@ -220,6 +221,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
     if reference == "arb":
         if traj.engine != "reduced":
             raise InvalidParameter("reference", "arb", "the certified engine encloses the reduced recursion only")
+        from .arb import iterate_certified  # heavy: loads flint,numpy,sympy
         bits = reference_bits(w, max(cps), arb_bits)
         ref = iterate_certified(setting, max(cps), bits, cps, progress=progress)
         ref_name = f"arb{bits}"
