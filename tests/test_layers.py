@@ -36,10 +36,11 @@ LAYERS = [
 ]
 
 # Libraries that may be imported inside a function (each such import says so: ``# heavy: <library>``): their
-# import costs more than a command line's start-up should pay when it does not use them (CPU seconds measured on
-# the reference machine: sympy 0.5, jax 1.3, sklearn 1.4, distributed 0.7, pandas 0.5, numba 0.4,
-# matplotlib 0.3, dask 0.25, pyarrow 0.17, hypothesis 0.17, scipy 0.13, numpy 0.15, jsonschema 0.12, mpmath 0.09,
-# z3 0.08, cvc5 0.05, flint 0.05).
+# import costs more than a command line's start-up should pay when it does not use them (CPU seconds of
+# `python -c 'import x'` on the development machine: sympy 0.5, jax 1.3, sklearn 1.4, distributed 0.7, pandas 0.5,
+# numba 0.4, matplotlib 0.3, dask 0.25, pyarrow 0.17, hypothesis 0.17, scipy 0.13, numpy 0.15, jsonschema 0.12,
+# mpmath 0.09, z3 0.08, cvc5 0.05, flint 0.05). A module of ours imported lazily is one that loads a heavy library
+# the importing module does not load otherwise (the comment names it: ``# heavy: loads flint,sympy``).
 HEAVY = frozenset({"matplotlib", "jax", "jaxlib", "flint", "sympy", "mpmath", "dask", "distributed", "z3", "cvc5",
                    "sklearn", "numba", "scipy", "pandas", "pyarrow", "hypothesis", "numpy", "jsonschema"})
 HEAVY_COMMENT = re.compile(r"#\s*heavy:\s*(?:loads\s+)?([\w, ]+)")
