@@ -13,15 +13,16 @@ Example::
 """
 from __future__ import annotations
 
-from .errors import InvalidParameter, UnsupportedRegime, suggest
-from .model.quantities import KEYS as THEOREM_QUANTITIES  # Theorem 3.1's three quantities, in the theorem's order
+import importlib
 import io
 import math
-import importlib
-from .run.atomic import write_bytes_atomic
+
 from .engines import Trajectory
-from .plotting import LABELS
+from .errors import InvalidParameter, UnsupportedRegime, suggest
 from .model.profiles import check_profile
+from .model.quantities import KEYS as THEOREM_QUANTITIES  # Theorem 3.1's three quantities, in the theorem's order
+from .plotting import LABELS
+from .run.atomic import write_bytes_atomic
 
 
 def claim_ids(per_regime: bool | None = None) -> list[str]:
