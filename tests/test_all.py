@@ -258,7 +258,7 @@ def test_editing_a_source_file_invalidates_saved_parts(tmp_path, monkeypatch):
     (src / "tests" / "test_all.py").write_text("# not part of the code version\n")
     run(out, only=only)
     assert fk.calls == []                                    # tests/ are not package sources
-    fits = src / "verify" / "fits.py"
+    fits = src / "verify" / "engines" / "fits.py"
     fits.write_text(fits.read_text() + "\n# an edit\n")
     res = run(out, only=["derive"])
     assert fk.calls == ["derive"]                            # an edited source: the part runs again, and
