@@ -12,7 +12,7 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
   symbolic form: delta(t) >= 0 for all t and an invariant upper bound on alpha. Cell by cell they close together
   (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa) an invariant band L <= alpha <= A, delta >= 0,
   holding the first step, gives alpha(t) >= L > 0 for every t, checked in Arb and re-checked independently
-  (verify.certify.recheck_positivity). The part reads Region B's result (verify.certify.region_b: rho in
+  (recheck.positivity). The part reads Region B's result (verify.certify.region_b: rho in
   [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the cache when a run saved it there, else
   decides the cells holding this claim's regimes; its records cover the regimes inside certified cells for all t,
   and state the cells' coverage of Region B. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
@@ -320,7 +320,7 @@ def region_b_result(settings) -> tuple[dict, str]:
     """Region B's result: the saved run in the cache (verify.certify.region_b.CACHE_FILE) when there is one, every
     certified cell re-checked by the independent re-checker; else the initial cells holding ``settings``' points,
     decided now. Returns (result, where it came from)."""
-    from verify.certify.recheck_positivity import CheckFailed, recheck
+    from recheck.positivity import CheckFailed, recheck
     from verify.certify.region_b import cache_file, cells_holding, run_cells_here
     path = cache_file()
     if path.is_file():
@@ -366,7 +366,7 @@ def region_b_records(settings) -> tuple[list, dict]:
         scope = positivity_scope([c["cell"] for c in certified])
         bands = "; ".join(f"{regime_label(s_)}: alpha(t) in [{c['band']['L']}, {c['band']['A']}]" for s_, c in inside)
         recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
-                           "verify.certify.recheck_positivity), every t >= 1", "arb", scope,
+                           "recheck.positivity), every t >= 1", "arb", scope,
                            f"for every regime whose (rho, x, kappa) lies in one of the {len(certified)} certified "
                            f"cells, alpha(t) > 0 for all t >= 1 (an invariant band); {len(inside)} of this claim's "
                            f"regimes lie in them" + (f" ({bands})" if bands else "") + f"; Region B: "

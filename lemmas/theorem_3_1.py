@@ -39,7 +39,7 @@ import sympy as sp
 
 from verify.checks import Check, Claimed, Evaluation
 from verify.evidence import From, Scope, record
-from verify.fits import loglog_slope
+from verify.engines.fits import loglog_slope
 from verify.model.hypotheses import REFERENCE as REFERENCE_HYPOTHESES
 from verify.model.paper import exponent_of, theorem_3_1_orders, theorem_3_1_tstar_order
 from verify.model.profiles import per_profile

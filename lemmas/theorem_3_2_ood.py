@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from verify.fits import loglog_slope
+from verify.engines.fits import loglog_slope
 from verify.evidence import From, Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation

@@ -3,7 +3,7 @@
 ``ci`` (selected when CI=true or with HYPOTHESIS_PROFILE=ci) is derandomised with a fixed budget,
 so a run is reproducible; ``dev`` explores more, randomly.
 
-The on-disk cache (verify.cache: cached derivations, the fuzz database) is a temporary folder made for the
+The on-disk cache (verify.run.cache: cached derivations, the fuzz database) is a temporary folder made for the
 session and removed after it, named by $VERIFY_CACHE_DIR, which every process the tests start inherits (and
 pytest-xdist's workers share): a local run computes what CI computes, never reusing a derivation cached by
 an earlier run, while the tests of one session still share what they derive.
@@ -267,7 +267,7 @@ def rechecked(path) -> tuple[int, str]:
 
     from flint import ctx
 
-    from verify.certify import recheck as rc
+    from recheck import certificates as rc
     out, prec = io.StringIO(), ctx.prec
     try:
         with contextlib.redirect_stdout(out):

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify.run import parts, pipeline, version as codeversion
+from verify.pipeline import runner as pipeline
+from verify.run import parts, version as codeversion
 from verify.cli import main
 from verify.evidence import Scope, Statement, headline, record
 from verify.run.lock import folder_lock
@@ -233,8 +234,8 @@ def test_options_must_match_to_reuse(tmp_path, monkeypatch):
 
 
 def copy_sources(dst: Path) -> Path:
-    """The package sources (verify/, lemmas/) and tests/ copied to ``dst``."""
-    for pkg in ("verify", "lemmas", "tests"):
+    """The package sources (verify/, lemmas/, recheck/) and tests/ copied to ``dst``."""
+    for pkg in ("verify", "lemmas", "recheck", "tests"):
         shutil.copytree(ROOT / pkg, dst / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
 
@@ -257,7 +258,7 @@ def test_editing_a_source_file_invalidates_saved_parts(tmp_path, monkeypatch):
     (src / "tests" / "test_all.py").write_text("# not part of the code version\n")
     run(out, only=only)
     assert fk.calls == []                                    # tests/ are not package sources
-    fits = src / "verify" / "fits.py"
+    fits = src / "verify" / "engines" / "fits.py"
     fits.write_text(fits.read_text() + "\n# an edit\n")
     res = run(out, only=["derive"])
     assert fk.calls == ["derive"]                            # an edited source: the part runs again, and
@@ -331,7 +332,7 @@ def test_builtin_parts_register_where_they_compute():
     assert where["derive"] == "verify.derive.part"
     assert where["convergence"] == where["attention"] == "verify.engines.part"
     assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.support.part"
-    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench"
+    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench.timings"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text
 
@@ -437,7 +438,7 @@ def _git(*args):
 def test_default_outputs_are_gitignored_and_the_example_is_tracked():
     """`verify all`, `verify sweep` and `verify bench` write by default to gitignored folders (with their
     lock files beside them); the committed example report lives where only a deliberate --out writes."""
-    from verify.bench import run_bench
+    from verify.bench.timings import run_bench
     from verify.run.lock import lock_path
     from verify.sweep.run import DEFAULT_OUT as SWEEP_OUT
     import inspect
@@ -458,7 +459,7 @@ def test_saved_results_keep_one_type_per_value():
     """What a part returns is saved as strict JSON with numpy booleans as booleans (never the string "True"),
     arrays as lists and non-finite floats as strings: checked against hand-written values."""
     import numpy as np
-    from verify.run.child import json_ready
+    from verify.pipeline.child import json_ready
     saved = json_ready({"holds": np.bool_(True), "a": np.array([1.0, np.nan]), "x": np.float64(np.inf), "n": np.int64(3)})
     assert saved == {"holds": True, "a": [1.0, "nan"], "x": "inf", "n": 3}
     assert saved["holds"] is True
@@ -559,7 +560,6 @@ def test_a_part_that_cannot_be_written_is_kept_elsewhere(tmp_path, monkeypatch):
 
 def test_a_report_that_cannot_be_written_leaves_the_parts_and_no_half_report(tmp_path, monkeypatch):
     import errno
-    from verify import report
     from verify.errors import OutputError
     Fakes(monkeypatch)
 
@@ -567,7 +567,7 @@ def test_a_report_that_cannot_be_written_leaves_the_parts_and_no_half_report(tmp
         from verify.run.atomic import new_folder
         new_folder(tmp_path / "rep")                     # the report had begun beside OUT
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(report, "write_report", full)
+    monkeypatch.setattr(pipeline, "write_report", full)     # the pipeline imports the report at its top
     with pytest.raises(OutputError) as info:
         run(tmp_path / "rep", only=["derive"])
     assert "verify report --from" in str(info.value) and "1 parts are saved" in str(info.value)

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from verify.run import pipeline
-from verify.run.atomic import WORK
-from verify.run.child import run_in_child
+from verify.pipeline import runner as pipeline
+from verify.pipeline.child import run_in_child
 from verify.run.speed import Eta
 
 import finish_parts

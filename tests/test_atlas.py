@@ -1,5 +1,5 @@
 """The atlas (verify.certify.atlas, ``verify atlas``), its D -> infinity charts (verify.derive.large_d) and its
-independent re-checker (verify.certify.recheck_atlas).
+independent re-checker (recheck.atlas).
 
 Second opinions: hand values for a cell's invariant box and bisection; the generated reduced recursion of the
 model (verify.derive.invariants.step_map, in the original parameters, no chart) at D = 1e8 evaluated with 50-digit
@@ -138,7 +138,7 @@ def test_a_query_outside_every_certified_cell_exits_2_naming_the_nearest_open_ce
 def test_the_recheck_refuses_an_edited_cell_and_a_gap(tmp_path):
     """An atlas of open cells passes the re-checker (it decides nothing); a cell edited after writing is refused
     at the digest step; a cell removed leaves a gap, refused at atlas-cover."""
-    from verify.certify import recheck_atlas as RA
+    from recheck import atlas as RA
     path = _synthetic_atlas(tmp_path)
     assert RA.check_atlas(json.loads(path.read_text()), lambda *a: None) == {"certified": 0, "refuted": 0, "open": 2}
     data = json.loads(path.read_text())
@@ -155,7 +155,7 @@ def test_the_recheck_refuses_an_edited_cell_and_a_gap(tmp_path):
 
 def test_the_recheck_refuses_representative_regimes_at_another_point(tmp_path):
     """The ties must give s = rho/(1 - rho), x, y = kappa x by the file's own formulas: D = 2/rho does not."""
-    from verify.certify import recheck_atlas as RA
+    from recheck import atlas as RA
     data = json.loads(_synthetic_atlas(tmp_path).read_text())
     data["spec"]["parameters"]["D"] = "2*rho^(-1)"
     with pytest.raises(RA.R.CheckFailed) as exc:
@@ -169,7 +169,7 @@ def test_the_charts_are_the_map_at_D_1e8():
     delta = 2.3: the generated map in the original parameters (verify.derive.invariants.step_map, no chart),
     evaluated with 50-digit mpmath, equals alpha + rho x A, delta + rho y B of the start chart and the manifold
     chart's increments (x, y by hand); and A, B are within O(rho) of their rho = 0 limits E - alpha, alpha E."""
-    from verify.derive.invariants import PARAMETERS, V2, step_map
+    from verify.derive.invariants import PARAMETERS, step_map
     from verify.derive.large_d import E, charts, rho, w
     from verify.model.symbols import alpha, delta
     mpmath.mp.dps = 50
@@ -265,9 +265,9 @@ def test_members_of_a_certified_cell_lie_inside_their_bounds(small_atlas):
 
 @pytest.mark.slow
 def test_the_recheck_accepts_the_atlas_and_refuses_a_tampered_cell(small_atlas, tmp_path):
-    """python -m verify.certify.recheck_atlas passes the saved atlas; T0 lowered to 100 (digest recomputed, so
+    """python -m recheck.atlas passes the saved atlas; T0 lowered to 100 (digest recomputed, so
     only the mathematics can tell) is refused at tube-time; and a query re-checks the digest of its cell."""
-    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(small_atlas)],
+    res = subprocess.run([sys.executable, "-m", "recheck.atlas", str(small_atlas)],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout[-2000:]
     assert "1 certified cells re-checked" in res.stdout
@@ -277,7 +277,7 @@ def test_the_recheck_accepts_the_atlas_and_refuses_a_tampered_cell(small_atlas, 
     cell["digest"] = A.cell_digest(cell)
     bad = tmp_path / "tampered.json"
     bad.write_text(json.dumps(data))
-    res = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", str(bad)], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "recheck.atlas", str(bad)], capture_output=True,
                          text=True)
     assert res.returncode == 1 and "FAILED tube-time" in res.stdout, res.stdout[-2000:]
     cell["digest"] = "0" * 64
@@ -367,7 +367,7 @@ def test_a_wrong_band_is_refuted_with_a_replay_and_x_past_2_refutes_nothing(tmp_
     of the fuzzer's generated map and lies above 1/2; its command reproduces it (exit 0); the independent re-checker
     replays it, and refuses the replay moved to step 1 (alpha(1) = x rho = 1/8 by hand) or to a member with x = 33/16.
     A box past x = 2 whose counterexample has x = 33/16 (outside x < 2) is open, not refuted."""
-    from verify.certify import recheck_atlas as RA
+    from recheck import atlas as RA
     from verify.certify.family import CELL_KNOBS
     A.checks()   # the registering modules imported now, into the real registry, not into the stand-in
     monkeypatch.setattr(A, "CHECKS", {"wrong-band": _wrong_band(0)})
@@ -414,7 +414,7 @@ def test_an_interrupted_atlas_resumes_running_only_its_unfinished_cells(tmp_path
     bookkeeping; the cells' mathematics is tested above), and the run is in-process (no Dask cluster)."""
     import functools
 
-    from verify.certify import recheck_atlas as RA
+    from recheck import atlas as RA
     calls = []
 
     def fake(cell, knobs, stop_at=None):
@@ -459,7 +459,7 @@ def test_the_committed_atlas_certifies_theorem_3_1_on_its_cell_only():
     from lemmas.theorem_3_1 import Theorem31
     from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
     from verify.evidence import decide
-    from verify.regions import Region
+    from verify.model.regions import Region
     recs = theorem_records()
     assert recs["upper"]["atlas"] == "verify/certify/data/atlas-ci.json"
     assert {r["role"] for r in recs.values()} == {"test"} and all(r["holds"] is True for r in recs.values())
@@ -481,7 +481,7 @@ def test_a_tampered_atlas_decides_nothing_in_the_claims(tmp_path):
     from lemmas.theorem_3_1 import Theorem31
     from verify.certify.atlas_evidence import COMMITTED_ATLAS, theorem_records
     from verify.evidence import decide
-    from verify.regions import Region
+    from verify.model.regions import Region
     data = json.loads(COMMITTED_ATLAS.read_text())
     data["cells"][0]["box"]["x"][1] = "1/16"
     path = tmp_path / "tampered.json"
@@ -500,7 +500,7 @@ def test_lemma_c2_bands_on_two_adjacent_cells_certify_their_union():
     from lemmas.lemma_C_2 import LemmaC2
     from verify.certify.atlas_evidence import positivity_scope
     from verify.evidence import decide, record
-    from verify.regions import Region
+    from verify.model.regions import Region
     boxes = [{"rho": [a, b], "x": ["3/2", "8/5"], "kappa": ["1/256", "4"]} for a, b in (("1/4", "5/16"),
                                                                                         ("5/16", "3/8"))]
     rec = record("bands", "arb", positivity_scope(boxes), "two bands", True,

@@ -3,7 +3,7 @@ never their speed), a missing JAX is said, not hidden, and time estimates count 
 import mpmath
 import pytest
 
-from verify import bench
+from verify.bench import timings as bench
 from verify.engines import estimate, fulljax, iterate
 from verify.model import make_setting
 

@@ -1,5 +1,5 @@
 """The on-disk cache computes once: a cache entry another process is computing is waited for, not computed again
-(verify.cache.entry_lock), and the fast engine's compiled kernel is loaded from numba's cache by a later process
+(verify.run.cache.entry_lock), and the fast engine's compiled kernel is loaded from numba's cache by a later process
 with the same numbers as a fresh compilation."""
 import json
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verify import cache
+from verify.run import cache
 from verify.run.atomic import write_bytes_atomic
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -133,7 +133,7 @@ def test_query_in_the_one_regime_format_and_refusals(family_path):
     out = json.loads(ok.stdout)
     assert [b["T"] for b in out["bounds"]] == [10**6, 10**12]
     # answered from a cell the independent checker re-checked in this call (the member D = 9 lies in cell D9:)
-    assert out["rechecked"]["checker"] == "verify.certify.recheck"
+    assert out["rechecked"]["checker"] == "recheck.certificates"
     assert {"model", "regime", "cell"} <= set(out["rechecked"]["cells"]["D9:"]), out["rechecked"]
     assert all(set(b) >= {"T", *QUANTITIES} and len(b["w_err"]) == 2 for b in out["bounds"])
     # a member just outside a range is refused, naming the parameter and the range
@@ -156,7 +156,7 @@ def test_query_in_the_one_regime_format_and_refusals(family_path):
 
 
 def _recheck(path):
-    return subprocess.run([sys.executable, "-m", "verify.certify.recheck", str(path)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "recheck", str(path)], capture_output=True, text=True,
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
@@ -219,7 +219,7 @@ def test_family_evidence_for_the_theorem_claim():
     ev = {r["use"]: r for r in family_evidence("ci")}
     assert set(ev) == {"upper", "lower", "uniform-lower-constant", "limits"}
     assert all(r["kind"] == "arb" for r in ev.values())
-    from verify.regions import Interval
+    from verify.model.regions import Interval
     scope = Scope.from_dict(ev["upper"]["scope"])
     (region,) = scope.dims
     assert region.label() == "sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1" and scope.conventions == ("reference",)
@@ -251,7 +251,7 @@ def test_a_saved_family_is_read_only_when_it_rechecks(family_path, tmp_path, mon
     ev = {r["use"]: r for r in mod.family_evidence("ci")}
     src = ev["upper"]["family_source"]
     assert src["kind"] == "saved" and src["rechecked"] is True and src["path"] == str(family_path)
-    assert ev["upper"]["replay"] == f"python -m verify.certify.recheck {family_path}"
+    assert ev["upper"]["replay"] == f"python -m recheck {family_path}"
     data = json.loads(family_path.read_text())
     data["normalised_limits"]["s_err"][1] = "1"
     bad = tmp_path / "bad.json"
@@ -334,7 +334,7 @@ def test_C_runs_expand_back_with_the_checkers_code(pairs):
     """A profile's C(u) as stored (run-length [C, count]) reads back, by the re-checker's own expansion, as the
     values annulus by annulus; runs of equal neighbours merge; counts that do not add up to shells + 1 are
     refused on both sides."""
-    from verify.certify.recheck import CheckFailed, expand_runs
+    from recheck.certificates import CheckFailed, expand_runs
     from verify.certify.region import Profile
     values = tuple(c for c, n in sorted(pairs, reverse=True) for _ in range(n))      # non-increasing inwards
     prof = Profile(Fraction(1, 2), Fraction(3, 4), values)

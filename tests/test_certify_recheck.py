@@ -1,4 +1,4 @@
-"""Saved certificates and the independent re-checker (python -m verify.certify.recheck).
+"""Saved certificates and the independent re-checker (python -m recheck).
 
 The re-checker is a second program: it parses the file's formulas itself, checks their identities exactly and
 re-computes every enclosure. Each test tampers with one stated number (or drops one box) and asserts that the
@@ -24,7 +24,7 @@ REGIME = ["--D", "4", "--K", "2", "--preset", "cnn", "--eta", "1/4", "--vstar-no
 
 
 def recheck(path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "verify.certify.recheck", str(path)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "recheck", str(path)], capture_output=True, text=True,
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
@@ -104,9 +104,8 @@ def test_cli_recheck_runs_the_checker(saved, tmp_path):
 def test_the_checker_imports_nothing_of_the_toolkit(saved):
     """Its own import statements name only the standard library and flint (and dask.distributed inside the function
     that spreads a family's cells over --workers); and a fresh interpreter running it
-    (python -X importtime -m verify.certify.recheck) loads no verify module but the two (lazy) package files and
-    their lazy-export helper (itself importing only the standard library), and no SymPy, NumPy or mpmath."""
-    tree = ast.parse((ROOT / "verify" / "certify" / "recheck.py").read_text())
+    (python -X importtime -m recheck) loads no verify or lemmas module at all, and no SymPy, NumPy or mpmath."""
+    tree = ast.parse((ROOT / "recheck" / "certificates.py").read_text())
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
     assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))
@@ -115,15 +114,12 @@ def test_the_checker_imports_nothing_of_the_toolkit(saved):
     top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
     assert roots <= set(sys.stdlib_module_names) | {"flint", "__future__", "dask"}, roots
     assert top <= set(sys.stdlib_module_names) | {"flint", "__future__"}, top
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "verify.certify.recheck", str(saved)],
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "recheck", str(saved)],
                        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout
     loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
-    ours = {m for m in loaded if m.split(".")[0] == "verify"}
-    assert ours <= {"verify", "verify.certify", "verify.lazy"}, ours
-    lazy = ast.parse((ROOT / "verify" / "lazy.py").read_text())
-    assert {a.name for n in ast.walk(lazy) if isinstance(n, ast.Import) for a in n.names} <= set(sys.stdlib_module_names)
-    assert not [n for n in ast.walk(lazy) if isinstance(n, ast.ImportFrom) and n.module != "__future__"]
+    ours = {m for m in loaded if m.split(".")[0] in ("verify", "lemmas")}
+    assert not ours, ours
     assert not {m for m in loaded if m.split(".")[0] in ("sympy", "numpy", "mpmath", "z3", "cvc5")}
 
 

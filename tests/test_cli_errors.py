@@ -376,7 +376,7 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
     --yes."""
     import itertools
     import types
-    from verify.cli import progress, sizes
+    from verify.cli import check as check_cmd, sizes
     from verify.model import setting
     built, real_vstar = [], setting._vstar
 
@@ -395,7 +395,8 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
     monkeypatch.setattr(sizes, "LARGE_ENTRIES", 0)
     assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 64, "d": 64}) == 1.0
     assert sizes.build_seconds({"D": 8, "K": 2, "preset": "sts", "M": 128, "d": 32}) == 2.0   # 64 x 32 built, twice as many asked
-    monkeypatch.setattr(progress, "CONFIRM_SECONDS", 1e-3)
+    for reader in (sizes, check_cmd):                   # the modules that read the threshold (imported at their top)
+        monkeypatch.setattr(reader, "CONFIRM_SECONDS", 1e-3)
     res = CliRunner().invoke(main, ["run", *BIG, "--steps", "10"])
     assert res.exit_code == 2 and res.output.count("\n") == 1 and "--yes" in res.output, res.output
     regime = tmp_path / "big.json"
@@ -408,8 +409,8 @@ def test_a_huge_regime_is_estimated_before_it_is_built(tmp_path, monkeypatch):
 def test_a_long_regime_check_says_its_estimate_first(tmp_path, monkeypatch, claims_from_the_session):
     """The estimate is said before the check (announced at any length here); lemma-C.2's evidence, which the
     check reads to say which proofs cover the regime, is the session's run (claims_from_the_session)."""
-    from verify.cli import progress
-    monkeypatch.setattr(progress, "ANNOUNCE_SECONDS", -1.0)
+    from verify.cli import check as check_cmd
+    monkeypatch.setattr(check_cmd, "ANNOUNCE_SECONDS", -1.0)      # read by verify check, which imports it at its top
     regime = tmp_path / "r.json"
     regime.write_text(json.dumps({"D": 8, "K": 2, "preset": "sts", "steps": 200}))
     res = CliRunner().invoke(main, ["check", "lemma-C.2", "--regime", str(regime), "--json"])

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verify.run import parts, pipeline
+from verify.pipeline import runner as pipeline
+from verify.run import parts
 from verify.cli import main
 from verify.run.version import code_version
 from verify.sweep import compute_row, parse_grid, plan_rows
@@ -199,7 +200,7 @@ def test_hanging_part_times_out_and_the_worker_stays_usable(tmp_path, monkeypatc
 @pytest.mark.slow
 def test_bench_dask_targets_run_at_tiny_sizes():
     """Smoke run of the two Dask benchmarks (the lead measures them at full size; speed is never asserted)."""
-    from verify import bench
+    from verify.bench import timings as bench
     sc = bench.sweep_scaling(quick=True)
     assert sc["workers_1"]["failed_rows"] == sc["workers_2"]["failed_rows"] == 0 and sc["rows"] == 2
     assert sc["ratio"] > 0 and sc["target_ratio"] == 1.8

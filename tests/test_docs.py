@@ -128,7 +128,7 @@ def test_output_names_are_outputs():
     # The names allowed in help texts without a file are exactly names the code writes.
     from verify.report import REPORT_FILES
     assert "index.md" in REPORT_FILES
-    assert '"bench.md"' in (ROOT / "verify" / "bench.py").read_text()
+    assert '"bench.md"' in (ROOT / "verify" / "bench" / "timings.py").read_text()
 
 
 # --- (a) every reference resolves -------------------------------------------------------------
@@ -155,9 +155,9 @@ def tiny_report(out: Path) -> Path:
     """A report rendered by the current code from a few real parts run in this process."""
     from verify.run.atomic import write_json_atomic
     from verify.run.version import code_version
-    from verify.run.child import run_here
+    from verify.pipeline.child import run_here
     from verify.run.parts import REGISTRY
-    from verify.run.pipeline import part_options, plan
+    from verify.pipeline.runner import part_options, plan
     from verify.report import write_report
     parts, failed = plan("ci", list(TINY_REPORT_PARTS))
     assert not failed and len(parts) == len(TINY_REPORT_PARTS)

@@ -103,7 +103,7 @@ def test_scope_labels_for_classes_of_dimensions():
 def test_jsonable_keeps_holds_boolean():
     from fractions import Fraction
 
-    from verify.jsonable import jsonable
+    from verify.run.jsonable import jsonable
     out = jsonable({"holds": np.bool_(False), "x": [np.float64(1.5), np.nan, np.inf], "n": np.int64(3),
                     "q": Fraction(1, 10), "a": np.array([1, 2])})
     assert out == {"holds": False, "x": [1.5, "nan", "inf"], "n": 3, "q": "1/10", "a": [1, 2]}

@@ -1,11 +1,11 @@
-"""The documented example commands (verify.examples): what counts as one, the bench times exactly the pages' list,
+"""The documented example commands (verify.bench.examples): what counts as one, the bench times exactly the pages' list,
 and every example of the real pages still parses as a command."""
 import shlex
 
 import click
 import pytest
 
-from verify import bench, examples
+from verify.bench import timings as bench, examples
 from verify.cli import bench as bench_cli
 from verify.cli import main as cli
 

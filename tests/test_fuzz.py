@@ -460,7 +460,7 @@ def test_invalid_arguments():
 
 # ----- the database lives outside git ------------------------------------------------------------
 def test_default_database_is_not_tracked(monkeypatch):
-    from verify.cache import ENV_CACHE_DIR, cache_dir
+    from verify.run.cache import ENV_CACHE_DIR, cache_dir
     assert DEFAULT_DB == cache_dir("fuzz-db")                  # the session's cache folder (tests/conftest.py)
     monkeypatch.delenv(ENV_CACHE_DIR)
     assert cache_dir("fuzz-db") == ROOT / ".cache" / "verify" / "fuzz-db"     # outside the tests

@@ -346,7 +346,7 @@ def test_theorem_3_1_family_records(results):
     constant refutes nothing. The records' scope is the family as a region: D = 8..9 and the eta range, nothing
     more."""
     from verify.evidence import Region
-    from verify.regions import Interval
+    from verify.model.regions import Interval
     fam = "sts K=4 D=8..9, eta in [1/16, 51/800], ||V*|| = 1"
 
     def family_record(sid, use):

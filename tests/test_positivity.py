@@ -1,5 +1,5 @@
 """Lemma C.2 over cells of (rho, x, kappa): the invariant band (verify.certify.positivity), its independent
-re-checker (verify.certify.recheck_positivity) and the Region B driver (verify.certify.region_b).
+re-checker (recheck.positivity) and the Region B driver (verify.certify.region_b).
 
 What the tests compare against, never the code's own verdict: members of a certified cell iterated at 40 digits
 (the generated invariant map in mpmath, and the toolkit's reduced engine on a concrete regime) stay inside the
@@ -23,7 +23,7 @@ import pytest
 import sympy as sp
 
 from verify.certify import positivity as P
-from verify.certify import recheck_positivity as R
+from recheck import positivity as R
 from verify.certify import region_b as RB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,19 +167,19 @@ def test_recheck_refuses_a_tampered_result(certified, change, step):
 
 def test_recheck_imports_nothing_of_verify(tmp_path, certified):
     """Its import statements name only the standard library and flint, and a fresh interpreter running it loads no
-    verify module but the (lazy) package files, and no SymPy, NumPy or mpmath."""
-    tree = ast.parse((ROOT / "verify" / "certify" / "recheck_positivity.py").read_text())
+    verify or lemmas module at all, and no SymPy, NumPy or mpmath."""
+    tree = ast.parse((ROOT / "recheck" / "positivity.py").read_text())
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
     assert not any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(tree))
     assert roots <= set(sys.stdlib_module_names) | {"flint", "__future__"}, roots
     path = tmp_path / "cells.json"
     path.write_text(json.dumps({"cells": [certified]}))
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "verify.certify.recheck_positivity", str(path)],
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "recheck.positivity", str(path)],
                        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0 and r.stdout.startswith("passed: 1 certified"), r.stdout
     loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
-    assert {m for m in loaded if m.split(".")[0] == "verify"} <= {"verify", "verify.certify", "verify.lazy"}
+    assert not {m for m in loaded if m.split(".")[0] in ("verify", "lemmas")}
     assert not {m for m in loaded if m.split(".")[0] in ("sympy", "numpy", "mpmath")}
 
 
@@ -283,8 +283,9 @@ def test_the_atlas_runs_and_its_rechecker_rechecks_the_positivity_check(certifie
     """The check is in the atlas's registry (imported through CHECK_MODULES, as a Dask worker does), applies to a
     Region B cell and not to a small-step one; the atlas re-checker's "positivity" step accepts the stored band and
     refuses it with its upper end lowered (alpha' could leave the band: hand-checked failure of invariance)."""
-    from verify.certify import atlas, recheck_atlas
-    from verify.certify.recheck import CheckFailed
+    from recheck import atlas as recheck_atlas
+    from verify.certify import atlas
+    from recheck.certificates import CheckFailed
     check = atlas.checks()["positivity"]
     assert check.applies(CELL) and not check.applies({"rho": (F(1, 4), F(1, 2)), "x": (F(1, 64), F(1, 32)),
                                                       "kappa": (F(1, 4), F(1, 2))})

@@ -73,7 +73,7 @@ def test_fast_engine_refuses_a_horizon_too_long_for_float64():
 def test_monte_carlo_gradient_is_unbiased_around_the_reduced_gradient():
     # Sampling X and averaging the gradient (the bench's comparison) is an independent estimate of
     # the population gradient; the reduced formula's must lie within 4 standard errors of its mean.
-    from verify.bench import monte_carlo
+    from verify.bench.timings import monte_carlo
     m = monte_carlo(quick=True, seed=1)
     assert m["mc_consistent_with_exact"], m
     assert 0 < m["mc_rms_rel_error_at_n0"] < 0.2

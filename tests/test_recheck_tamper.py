@@ -1,7 +1,7 @@
 """Certificates that cannot be faked by editing their file (issue 29, section 2).
 
 One table of edits to a saved one-regime certificate and to a saved family file, each with the step the
-independent re-checker (python -m verify.certify.recheck) must name when it refuses: the regime block edited to
+independent re-checker (python -m recheck) must name when it refuses: the regime block edited to
 another D and K, a genuine certificate relabelled as another regime with its map edited to match (refused only
 because the checker derives the reduced map from its own statement of the model), ||V*|| changed in a regime block
 or in a family's options, a family cell's box widened with its neighbour deleted, a member's parameters edited.
@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import rechecked
-from verify.certify import recheck as rc
+from recheck import certificates as rc
 from verify.cli import main
 
 
@@ -212,7 +212,7 @@ def test_a_query_whose_observables_leave_positive_is_refused_in_one_line(small_f
 def test_the_bench_times_the_recheck_beside_the_certification(small_family):
     """verify bench's record of a family file's independent re-check (here the two-cell family, on two Dask
     workers): the file verifies, and the record carries the certification's own time beside the re-check's."""
-    from verify.bench import recheck_timing
+    from verify.bench.timings import recheck_timing
     got = recheck_timing(small_family, workers=2)
     assert got["verified"] and got["failure"] == "", got
     assert (got["cells"], got["workers"]) == (2, 2)
@@ -221,7 +221,7 @@ def test_the_bench_times_the_recheck_beside_the_certification(small_family):
 
 @pytest.mark.slow
 def test_a_tampered_family_is_refused_the_same_on_dask_workers(small_family_path, tmp_path):
-    """The cells re-checked on two Dask processes (python -m verify.certify.recheck FILE --workers 2): a cell's T0
+    """The cells re-checked on two Dask processes (python -m recheck FILE --workers 2): a cell's T0
     cut to 10 is refused naming the step, as in one process; a bad --workers is a usage error (exit 2)."""
     import subprocess
     import sys
@@ -232,7 +232,7 @@ def test_a_tampered_family_is_refused_the_same_on_dask_workers(small_family_path
     bad.write_text(json.dumps(data))
     root = Path(__file__).resolve().parents[1]
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "verify.certify.recheck", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "recheck", *args], capture_output=True, text=True,
                               cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     r = run(str(bad), "--workers", "2")
     assert r.returncode == 1 and re.match(r"FAILED (tube-time|prefix):", r.stdout.splitlines()[-1]), r.stdout[-400:]

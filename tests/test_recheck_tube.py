@@ -1,7 +1,7 @@
 """The independent re-checker on a family cell that enters R through the tube (verify.certify.tube, .entry).
 
 One tube cell (sts K = 4, D = 64, eta in [1/16, 1/8]) is built by the toolkit and saved as a family file; the
-re-checker (python -m verify.certify.recheck) must accept it, and reject it naming the obligation when one stated
+re-checker (python -m recheck) must accept it, and reject it naming the obligation when one stated
 number is tightened: a fence value, a quadtree, T0, z(T0), kappa, the start, the last slab, the parameters' ties
 to the ranged names (the spec's "parameters", added here when the saved file lacks them: the checker derives its
 own from the family's options and refuses ties that differ). Its own numbers are
@@ -21,7 +21,7 @@ import pytest
 from flint import ctx
 
 from conftest import rechecked
-from verify.certify import recheck as rc
+from recheck import certificates as rc
 from verify.certify.family import CELL_KNOBS, FamilyCertificate, FamilySpec
 from verify.certify.files import family_file, save
 
@@ -81,7 +81,7 @@ def tampered(saved: Path, tmp_path: Path, change) -> Path:
 
 @pytest.mark.slow
 def test_the_tube_cell_rechecks_in_a_fresh_interpreter(saved, cell):
-    r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", str(saved)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "recheck", str(saved)], capture_output=True, text=True,
                        cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ok  tube-linearity" in r.stdout

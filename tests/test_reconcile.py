@@ -329,7 +329,7 @@ def test_an_unchecked_infeasibility_is_not_a_refutation():
 def test_confirm_fits_the_representative_on_a_small_grid():
     """The joint witness (N ~ D, ||V*||^2 ~ D^2, eta_V ~ eta/D, eta_KQ ~ eta D^-3) realised for D = 8..64: the fits
     of q / finite-D factor agree with 4, 3/2, 2; raw fit - divided fit = the slope of the factor itself."""
-    from verify.fits import loglog_slope
+    from verify.engines.fits import loglog_slope
     from verify.reconcile.confirm import confirm
     from verify.reconcile.realise import K_NUM, Budget, realise
     small = Budget((8, 16, 32, 64), 100, 10**7, 60)

@@ -1,10 +1,10 @@
-"""Quantifiers as data (verify.regions, verify.evidence.Scope): a statement over every D, every t or every regime
+"""Quantifiers as data (verify.model.regions, verify.evidence.Scope): a statement over every D, every t or every regime
 is proved or certified only by evidence that covers all of it. Every expected verdict and coverage below is
 worked out by hand from the sets involved, never by applying the rule again to stored evidence."""
 from fractions import Fraction
 
 from verify.evidence import ALL, From, Scope, covered, decide, record, uncovered
-from verify.regions import Interval, Region, union_covers
+from verify.model.regions import Interval, Region, union_covers
 
 EVERY_D = Scope(dims="all", sigma=("identity",), horizon="all")        # "for every D (and every other size)"
 AT_8_9 = Scope(dims=("M=1 d=1 D=8 N=1 K=2", "M=1 d=1 D=9 N=1 K=2"), sigma=("identity",), horizon="all")

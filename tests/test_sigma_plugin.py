@@ -10,7 +10,6 @@ import json
 import sys
 from decimal import Decimal
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import find, settings

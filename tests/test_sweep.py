@@ -282,7 +282,6 @@ def test_ctrl_c_stops_a_sweep_cleanly_and_the_rerun_resumes(tmp_path):
     interrupt."""
     import os
     import signal
-    import subprocess
     import sys
     from verify.sweep.run import sort_rows
     from waiting import gate_env, start_as_from_a_terminal, started, wait_for

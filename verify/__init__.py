@@ -27,8 +27,7 @@ import types
 from .lazy import lazy_exports
 
 # Each public name and the module that defines it. The package imports nothing at import time (PEP 562): a name
-# is imported on first use, so that a submodule run alone (e.g. ``python -m verify.certify.recheck``, which must
-# depend on nothing of the toolkit) does not load the toolkit.
+# is imported on first use, so that a command line or a submodule run alone loads only what it uses.
 _EXPORTS = {"check_claim": ".api", "claim_ids": ".api", "leading_term_values": ".api", "leading_terms": ".api",
             "plot_trajectory": ".api", "certify": ".api", "sweep": ".api", "reconcile": ".api", "run_probe": ".api",
             "Trajectory": ".engines", "iterate": ".engines", "iterate_certified": ".engines",

@@ -13,14 +13,22 @@ Example::
 """
 from __future__ import annotations
 
-from .errors import InvalidParameter, UnsupportedRegime
+import importlib
+import io
+import math
+
+from .engines import Trajectory
+from .errors import InvalidParameter, UnsupportedRegime, suggest
+from .model.profiles import check_profile
 from .model.quantities import KEYS as THEOREM_QUANTITIES  # Theorem 3.1's three quantities, in the theorem's order
+from .plotting import LABELS
+from .run.atomic import write_bytes_atomic
 
 
 def claim_ids(per_regime: bool | None = None) -> list[str]:
     """The registered claim ids (``lemmas.CLAIMS``), in registry order; ``per_regime=True`` keeps the
     claims that can be checked in one regime (what :func:`check_claim` accepts), False the others."""
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,numpy,sympy
     return [cid for cid, c in CLAIMS.items() if per_regime is None or bool(c.per_regime) == per_regime]
 
 
@@ -33,9 +41,9 @@ def check_claim(claim_id: str, setting, steps: int):
     claim's hypotheses (outside them a failure is information, not a counterexample). One regime is
     not a verdict: ``verify check`` derives a claim's verdict from all its evidence (docs/verdicts.md).
     """
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,numpy,sympy
 
-    from .model import Setting
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(claim_id, str) or claim_id not in CLAIMS:
         raise InvalidParameter("claim", claim_id, f"must be one of {', '.join(CLAIMS.ids())}")
     if not CLAIMS[claim_id].per_regime:
@@ -59,7 +67,7 @@ def leading_terms(setting=None) -> dict:
     With ``setting``, every symbol but T is replaced by the setting's exact value (``c`` becomes a
     number); settings outside the derivation raise :class:`verify.errors.UnsupportedRegime`.
     """
-    from .derive.asymptotics import leading_terms_general
+    from .derive.asymptotics import leading_terms_general  # heavy: loads flint,mpmath,numpy,sympy
     lt = leading_terms_general()
     out = {**{q: lt[q] for q in THEOREM_QUANTITIES}, "c": lt["c"]}
     if setting is None:
@@ -71,8 +79,8 @@ def leading_terms(setting=None) -> dict:
 def _substitutions(setting) -> dict:
     """The setting's exact values for every symbol of the leading terms but T (checks it is covered)."""
 
-    from .model import symbols as sy
-    from .model import Setting
+    from .model import symbols as sy  # heavy: loads flint,mpmath,sympy
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
     if not setting.sigma.is_identity:
@@ -94,10 +102,10 @@ def leading_term_values(setting, steps) -> dict:
     They hold where they were derived: sigma = identity, 0 < K < D and a setting the reduced recursion
     covers (``setting.reducible()``); anything else raises :class:`verify.errors.UnsupportedRegime`.
     """
-    import numpy as np
-    import sympy as sp
+    import numpy as np  # heavy: numpy
+    import sympy as sp  # heavy: sympy
 
-    from .model import symbols as sy
+    from .model import symbols as sy  # heavy: loads flint,mpmath,sympy
     lt = leading_terms(setting)
     T = np.asarray(steps, dtype=float)
     if T.ndim > 1 or T.size == 0 or not np.all(np.isfinite(T)) or np.any(T < 0):
@@ -124,14 +132,9 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
     trajectory's steps} drawn dashed, e.g. :func:`leading_term_values`. Step 0 cannot appear on a log
     axis and is left out; Arb balls are drawn at their midpoints.
     """
-    import io
-    import math
 
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib
 
-    from .run.atomic import write_bytes_atomic
-    from .engines import Trajectory
-    from .plotting import LABELS
     runs = {"GD": trajectory} if isinstance(trajectory, Trajectory) else trajectory
     if not isinstance(runs, dict) or not runs or not all(isinstance(t, Trajectory) for t in runs.values()):
         raise InvalidParameter("trajectory", type(trajectory).__name__, "must be a verify.Trajectory or a non-empty "
@@ -184,7 +187,7 @@ def plot_trajectory(trajectory, path=None, *, quantities=THEOREM_QUANTITIES, lea
 
 
 def _setting(setting):
-    from .model import Setting
+    from .model import Setting  # heavy: loads numpy
     if not isinstance(setting, Setting):
         raise InvalidParameter("setting", type(setting).__name__, "must be a verify.Setting (from make_setting)")
     return setting
@@ -207,7 +210,7 @@ def certify(setting, **options):
         >>> s = make_setting(D=4, K=4, preset="cnn", eta="1/4", vstar_norm="2")   # K = D: geometric, exact
         >>> lo, hi = certify(s).bounds_json(10)["w_err"]
     """
-    from .certify import certify as build
+    from .certify import certify as build  # heavy: loads flint,mpmath,numpy,sympy
     return build(_setting(setting), **options)
 
 
@@ -225,7 +228,7 @@ def sweep(grid, steps: int = 100_000, out="reports/sweep", **options) -> dict:
         >>> res = sweep({"D": [8, 16], "K": [2]}, steps=2_000, out="/tmp/sweep", measures=["trajectory"])
         >>> [round(r["slope_excess_loss"], 1) for r in res["rows"]]
     """
-    from .sweep import parse_grid, run_sweep
+    from .sweep import parse_grid, run_sweep  # heavy: loads flint,mpmath,numpy,sympy
     if isinstance(grid, dict):
         grid = [f"{k}={';'.join(map(str, v)) if any(',' in str(x) for x in v) else ','.join(map(str, v))}"
                 for k, v in grid.items()]
@@ -242,7 +245,6 @@ def reconcile(claims=None, profile: str = "ci", numerics: bool = True) -> dict:
     s_err, w_err, tstar; variables D, K, vnorm, eta, T; exponents such as "5/2") or the path of such a JSON file.
     Returns the ``verify reconcile --json`` object, every verdict derived from evidence records.
     """
-    import importlib
     rc = importlib.import_module("verify.reconcile")     # the module (verify.reconcile is this function)
     parsed = None if claims is None else (rc.parse_claims(claims) if isinstance(claims, dict) else rc.load_claims(claims))
     return rc.reconcile(parsed, profile, numerics)
@@ -252,11 +254,9 @@ def run_probe(name: str, profile: str = "ci") -> dict:
     """Run the reviewer-question probe ``name`` (``verify probe NAME``; the names: ``verify probe --list``) and
     return its result as ``verify probe NAME --json`` prints it: the question, the regimes, the findings and
     every statement with its verdict derived from evidence records."""
-    from .model.profiles import check_profile
-    from .probes import PROBES
+    from .probes import PROBES  # heavy: loads flint,mpmath,numpy,sympy
     check_profile(profile)
     if name not in PROBES:
-        from .errors import suggest
         names = sorted(PROBES)
         raise InvalidParameter("probe", name, f"must be one of {', '.join(names)}{suggest(name, names)}")
     probe = PROBES[name]

@@ -29,10 +29,11 @@ import numpy as np
 
 from .errors import InvalidParameter, NumericalTrouble, suggest
 from .evidence import KINDS, Scope, decide
-from .jsonable import jsonable
+from .run.jsonable import jsonable
 from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
 from .model.convention import active, using
+from .model.flags import setting_command
 from .model.validation import check_int
 
 ROLES = ("claim", "control", "finding")
@@ -292,7 +293,6 @@ class Check:
         try:
             out = self.check(setting, steps, **options)
         except NumericalTrouble as exc:
-            from .model.flags import setting_command
             eng = "reduced" if setting.reducible()[0] else "full"
             out = RegimeOutcome(None, f"undecided: {exc}", setting_command(
                 "run", setting, "--steps", str(steps), "--engine", eng, "--arithmetic", "mpmath", "--json"),

@@ -7,6 +7,7 @@ general``). Values are shown as written: a rational as ``1/2``, never ``Fraction
 """
 from __future__ import annotations
 
+import difflib
 import re
 from fractions import Fraction
 
@@ -119,7 +120,6 @@ class Interrupted(KeyboardInterrupt):
 
 def suggest(value: str, choices) -> str:
     """" (did you mean X?)" for the closest choice, or ""."""
-    import difflib
     best = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6) or [
         c for c in choices if c.lower() == str(value).lower()]
     return f" (did you mean {best[0]}?)" if best else ""

@@ -22,7 +22,7 @@ built-in part of ``verify all`` returns a list of evidence records made by :func
                 part was certified and what the rest rests on
 
 A statement's scope carries its quantifiers as data: which sizes (``dims``: "all", checked sizes, or
-boxes of sizes and parameters, :class:`verify.regions.Region`), which sigma and conventions, which
+boxes of sizes and parameters, :class:`verify.model.regions.Region`), which sigma and conventions, which
 horizon (every t, t <= H, or every t >= T* via :class:`From`) and which hypotheses (``assumes``: "each
 regime of the hypotheses"). Coverage is computed (:func:`covered`, :meth:`Scope.covers`), never read
 from a label. A refutation comes from an exact counterexample, a certified bound (Arb) that contradicts
@@ -48,7 +48,8 @@ from itertools import product
 import numpy as np
 
 from .model.hypotheses import closure, hypotheses
-from .regions import Region, union_covers
+from .model.regions import Region, union_covers
+from .model.setting import conventions_of
 
 VERDICTS = ("proved", "certified", "supported", "refuted", "inconclusive")
 KINDS = ("symbolic", "smt", "arb", "mpmath", "float64", "monte-carlo", "formal")
@@ -106,7 +107,7 @@ def _member_key(x) -> str:
 def _dims_covered(members: list, target) -> bool:
     """Whether the union of ``members`` (dims values of records: "all", labels, Regions) covers ``target`` (one
     dims atom of a statement: "all", a label or a Region). Labels are compared as they are (a finite set of
-    sizes); Regions by computed coverage (verify.regions.union_covers), "all" being the whole space."""
+    sizes); Regions by computed coverage (verify.model.regions.union_covers), "all" being the whole space."""
     if any(m == ALL for m in members):
         return True
     if isinstance(target, str) and target != ALL and target in members:
@@ -122,7 +123,7 @@ class Scope:
     """What a statement speaks of (its quantifiers, as data), or what a record covers.
 
     ``dims``: ``"all"`` (every size) or a tuple of members, each a label such as ``"M=2 d=2 D=3 N=2 K=2"`` (one
-    checked size: compared as it is) or a :class:`verify.regions.Region` (a box of sizes and parameters, e.g.
+    checked size: compared as it is) or a :class:`verify.model.regions.Region` (a box of sizes and parameters, e.g.
     D = 8..512 and eta in [1/16, 1/8], or "every D >= 16": compared by computed coverage). ``sigma`` and
     ``conventions``: ``"all"`` or a tuple of specs / labels (``"reference"``). ``horizon``: ``"all"`` (every t),
     an integer H (t <= H) or :class:`From` (every t >= t0, or from some T* on). ``assumes``: hypothesis ids
@@ -181,7 +182,6 @@ class Scope:
         """Whether the regime ``setting`` lies in this scope (its sizes, sigma, convention, and every
         setting-level assumption; a run-level assumption is the run's to check). A dims Region admits no
         setting by its label: a region scope admits a setting only through its other members."""
-        from .model.setting import conventions_of
         if any(p.admits(setting) for p in self.also):
             return True
         if self.dims != ALL and not any(isinstance(d, str) and d.split()[:5] == dims_of(setting).split()
@@ -292,7 +292,7 @@ def intersect(scopes: list[Scope]) -> Scope:
 
 def covered(scopes: list[Scope], target: Scope) -> bool:
     """Whether the union of ``scopes`` covers ``target``: for each of its atoms, the scopes that cover it in
-    sigma, conventions, horizon and assumptions cover its dims together (regions by union, verify.regions)."""
+    sigma, conventions, horizon and assumptions cover its dims together (regions by union, verify.model.regions)."""
     for atom in target.atoms():
         fit = [s for s in scopes if s._covers_besides_dims(atom)]
         members = [m for s in fit for m in ((ALL,) if s.dims == ALL else s.dims)]

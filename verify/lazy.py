@@ -1,8 +1,8 @@
 """Package attributes imported on first use (PEP 562): a package's ``__init__`` names its public objects and the
 modules that define them, and imports nothing until one is asked for.
 
-Why: ``python -m verify.certify.recheck`` runs the ``__init__`` of ``verify`` and of ``verify.certify`` first, and
-the re-checker must not load the toolkit; a command line that loads only what it runs also starts faster.
+Why: a command line that loads only what it runs starts faster (``verify --help`` loads no engine, no SymPy). The
+independent re-checker does not rely on it: it is its own package, ``recheck``, importing nothing of ``verify``.
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import math
+import re
+import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -87,7 +89,6 @@ def words(key: str) -> str:
 
 def shown(label: str) -> str:
     """A saved regime label as a reader sees it: "eta = 1/2" -> "η = 1/2", "1.5 x 2K/N" -> "1.5 × 2K/N"."""
-    import re
     return re.sub(r"\beta(_KQ|_V)?\b", lambda m: "η" + (m.group(1) or ""), label).replace(" x ", " × ")
 
 
@@ -123,7 +124,7 @@ def png_bytes(fig, close: bool = True) -> bytes:
     # Fixed metadata: the same data give the same bytes (no creation date in the file).
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     if close:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # heavy: matplotlib
         plt.close(fig)
     return buf.getvalue()
 
@@ -247,7 +248,7 @@ COMPUTED = {"ls": "-", "lw": 1.4}
 
 def new_figure(ncols: int, nrows: int = 1, *, width: float = 4.3, height: float = 3.5):
     """A constrained-layout figure with an ``nrows`` × ``ncols`` grid of axes (a 2-D array)."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib
     fig = Figure(figsize=(width * ncols, height * nrows + 0.9), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
@@ -263,7 +264,7 @@ def readable_ticks(ax) -> None:
     """A log axis whose range holds fewer than two powers of ten shows one labelled number or none
     with matplotlib's defaults; label a subset of its minor ticks then, so that every axis carries at
     least two numbers. Call it after the last change to the axes' limits."""
-    from matplotlib.ticker import LogFormatterSciNotation
+    from matplotlib.ticker import LogFormatterSciNotation  # heavy: matplotlib
     for axis, scale, lim in ((ax.xaxis, ax.get_xscale(), ax.get_xlim), (ax.yaxis, ax.get_yscale(), ax.get_ylim)):
         if scale != "log":
             continue
@@ -299,7 +300,6 @@ def note(fig, text: str) -> None:
     """A remark a reader needs (curves overlapping by design, a quantity that is 0 throughout), printed
     under the panels, outside them: as the heading of the figure legend (so the layout reserves its
     room), or as the figure's x super-label when there is no legend. Tagged with gid "note"."""
-    import textwrap
     if not text:
         return
     wrapped = textwrap.fill(text, int(fig.get_figwidth() * 16))   # about 16 characters of 8.5 pt text per inch

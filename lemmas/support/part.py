@@ -1,11 +1,12 @@
 """The ``claim`` parts of ``verify all``: one per claim of the catalogue (lemmas.CLAIMS), run at the profile."""
 from __future__ import annotations
 
+from lemmas import CLAIMS
+from verify.model.convention import Convention
 from verify.run import part
 
 
 def claim_ids() -> list[str]:
-    from lemmas import CLAIMS
     return sorted(CLAIMS)
 
 
@@ -13,7 +14,5 @@ def claim_ids() -> list[str]:
 def claim_part(claim_id: str, profile: str, convention: dict | None = None) -> dict:
     """One claim's statements, each decided from its evidence, at the profile and under the run's convention
     (make_setting keywords; None: the reference), as ``verify check ID`` with the convention flags."""
-    from lemmas import CLAIMS
-    from verify.model.convention import Convention
     conv = Convention.from_options(convention) if convention else None
     return CLAIMS[claim_id].run(profile, conv).as_dict()

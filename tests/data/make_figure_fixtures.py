@@ -80,7 +80,7 @@ def rounded(obj):
 
 def results(src: str | None, only=()) -> dict:
     from verify.run.parts import discover, spec
-    from verify.run.child import json_ready
+    from verify.pipeline.child import json_ready
     from verify.probes import PROBES
     discover()
     names = list(only) or list(BUILTIN) + sorted(PROBES)

@@ -11,8 +11,8 @@ off-support attention mass; K = D (geometric) and K = 0 (zero loss) are certifie
 """
 from ..lazy import lazy_exports
 
-# Public names and their modules, imported on first use (PEP 562): ``python -m verify.certify.recheck`` runs this
-# package's __init__ first, and the re-checker must not load the toolkit.
+# Public names and their modules, imported on first use (PEP 562): a command that needs one certify module does
+# not load the others (and their Arb, SymPy and solver imports).
 _EXPORTS = {"Certificate": ".certificate", "certify": ".certificate", "check_certifiable": ".certificate",
             "CertificateFailed": ".obligations", "ExactCertificate": ".exact", "certificate_evidence": ".records",
             "family_evidence": ".records", "certify_family": ".family", "FamilySpec": ".family",

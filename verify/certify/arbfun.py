@@ -11,13 +11,14 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..engines.balls import to_fraction
+from recheck.certificates import tight_power
 
 _ARB = __import__("flint").arb          # the ball type, looked up once (ipow runs in every generated step)
 
 
 def exact(q):
     """The Arb ball of the exact rational ``q`` (radius 0 when q is dyadic and fits the precision)."""
-    from flint import arb, fmpq
+    from flint import arb, fmpq  # heavy: flint
     q = Fraction(q)
     return arb(fmpq(q.numerator, q.denominator))
 
@@ -66,8 +67,7 @@ def widened(lo: Fraction, hi: Fraction) -> tuple[Fraction, Fraction]:
 
 def ipow(x, n):
     """A tight enclosure of {t^n : t in x} for an integer n (negative n: the reciprocal): the re-checker's
-    verify.certify.recheck.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
-    from .recheck import tight_power
+    recheck.certificates.tight_power for balls (one implementation of the rule), x**n for exact numbers."""
     return tight_power(x, int(n)) if isinstance(x, _ARB) else x**int(n)
 
 
@@ -78,7 +78,7 @@ def exprel_ball(x):
     it lies in [exprel(lo), exprel(hi)]: evaluated at the two exact end points, never dividing by a
     ball that contains 0.
     """
-    from flint import arb
+    from flint import arb  # heavy: flint
 
     def at(p):
         return arb(1) if p.is_zero() else p.expm1() / p
@@ -88,13 +88,13 @@ def exprel_ball(x):
 @lru_cache(maxsize=None)
 def _ipow_function():
     """The SymPy function ipow (SymPy imported here: the ball helpers above need none of it)."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     return sp.Function("ipow")
 
 
 def with_ipow(expr):
     """``expr`` with every integer power x^n (|n| >= 2) written ipow(x, n)."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     ipow_ = _ipow_function()
     return sp.sympify(expr).replace(lambda e: e.is_Pow and e.exp.is_Integer and abs(e.exp) >= 2,
                                     lambda e: ipow_(e.base, e.exp))
@@ -104,7 +104,7 @@ def lambdify_arb(args, expr):
     """verify.derive.codegen's Arb code for ``expr`` (or a tuple), with integer powers by :func:`ipow`, each
     expression as written (no common subexpressions: a shared form is another formula, whose ball can differ,
     and the re-checker evaluates the formulas as written)."""
-    from ..derive import codegen
+    from ..derive import codegen  # heavy: loads mpmath,numpy,sympy
     e = tuple(with_ipow(x) for x in expr) if isinstance(expr, (tuple, list)) else with_ipow(expr)
     f = codegen.lambdify(args, e, "arb", cse=False)
     f.__globals__["ipow"] = ipow

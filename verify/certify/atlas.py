@@ -25,7 +25,7 @@ Open cells are bisected (the widest relative interval) up to a depth; the leaves
 rho = 0 (D -> infinity) is open with that reason: the trajectory has no bounded limit as D -> infinity (alpha's
 peak grows like sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist (docs/atlas.md).
 
-The atlas's cells are stated, for the independent re-checker (verify.certify.recheck_atlas), as the cells of a
+The atlas's cells are stated, for the independent re-checker (recheck.atlas), as the cells of a
 family of one representative regime per point: K = N = v = c_L = lambda = beta = ||V*||^2 = 1, D = 1/rho (a
 real: the map is a rational function of it), eta_V = x, eta_KQ = kappa x; that family has r = 1/rho - 1, x, y =
 kappa x, so it passes through every point of the cube, and by the invariance (proved: verify.derive.invariants)
@@ -438,7 +438,7 @@ def save_atlas(data: dict, path) -> str:
 
 def cache_path(data: dict):
     """Where an atlas without --save goes: the gitignored cache, named by its content hash."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     raw = json.dumps(data, separators=(",", ":")).encode()
     return cache_dir("atlas") / f"atlas-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 

@@ -2,13 +2,13 @@
 
 A certified cell of an atlas (verify.certify.atlas) holds for every regime whose point (rho, x, kappa) lies in
 its box: every D with K/D in the rho range, D -> infinity included when rho_lo = 0, integers or not. So each
-record made here has for ``dims`` the cells' boxes as :class:`verify.regions.Region` s (one box when the certified
+record made here has for ``dims`` the cells' boxes as :class:`verify.model.regions.Region` s (one box when the certified
 cells tile the atlas's box), and the verdict rule (verify.evidence.decide) computes what they cover: a statement
 over every D is certified only where the boxes cover it and supported elsewhere, the reason naming the boxes.
 
 Which atlas: the file named by the environment variable VERIFY_ATLAS_FILE, else the small atlas committed with the
 toolkit (COMMITTED_ATLAS: one cell, rho = 1/16, x in [1/64, 1/32], kappa = 1/4, the bench family's D = 16 K slab,
-every D = 16 K). Either is re-checked in the run by the independent re-checker (verify.certify.recheck_atlas,
+every D = 16 K). Either is re-checked in the run by the independent re-checker (recheck.atlas,
 which imports nothing of the toolkit) before a record is made from it; a file that does not re-check gives one
 context record saying why, and nothing else.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..evidence import From, Scope, record
 from ..model.numbers import frac_str
-from ..regions import Interval, Region, union_covers
+from ..model.regions import Interval, Region, union_covers
 from ..run.parts import source_path
 from .atlas import COORDINATES
 
@@ -49,7 +49,7 @@ def cell_region(box: dict) -> Region:
 
 def certified_regions(data: dict, check: str | None = None) -> list[Region]:
     """The certified cells of an atlas (``check``: those whose result for that check is certified, whatever the
-    cell's status) as Regions; one Region, the atlas's box, when they tile it (verify.regions.union_covers)."""
+    cell's status) as Regions; one Region, the atlas's box, when they tile it (verify.model.regions.union_covers)."""
     cells = [c for c in data["cells"] if (c["status"] == "certified" if check is None else
                                           c.get("checks", {}).get(check, {}).get("status") == "certified")]
     regions = [cell_region(c["box"]) for c in cells]
@@ -67,7 +67,7 @@ def atlas_scope(regions: list[Region], horizon=From()) -> Scope:
 @lru_cache(maxsize=4)
 def rechecked_atlas(path: str) -> tuple:
     """(atlas data, "") when the independent re-checker verifies the file at ``path``, else (None, why)."""
-    from . import recheck_atlas as RA
+    from recheck import atlas as RA
     try:
         return RA.check_file(path), ""
     except RA.R.CheckFailed as exc:
@@ -87,7 +87,7 @@ def theorem_records(path: Path | None = None) -> dict:
     K >= 1, so C = max over cells of T0 rho_hi). An atlas that does not re-check, or has no certified cell, gives a
     context record under every use (it decides nothing)."""
     path = Path(path or atlas_path())
-    replay = f"python -m verify.certify.recheck_atlas {source_path(path)}"
+    replay = f"python -m recheck.atlas {source_path(path)}"
     data, why = rechecked_atlas(str(path))
     cells = [] if data is None else [c for c in data["cells"] if c["status"] == "certified"]
     if not cells:

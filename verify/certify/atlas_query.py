@@ -4,7 +4,7 @@ member query in about a second, most of which was importing SymPy).
 Everything symbolic a query needs is already in the atlas file, as formula text generated from the derivation
 (verify.certify.formulas.file_map): the invariants s, x, y and the prefactors in the regime's parameters, the
 cubic coefficient c and the slow coordinates' observables. They are parsed and evaluated by the independent
-re-checker's evaluator (verify.certify.recheck: exact rationals, Arb balls), the comparison lemma's schedule for
+re-checker's evaluator (recheck.certificates: exact rationals, Arb balls), the comparison lemma's schedule for
 the member's own c is verify.certify.comparison.schedule on the cell's slab hulls (with its stored lower ends
 tried first, every obligation checked on the shells as built), and the bounds at T >= T0 are the re-checker's
 ``tail`` on those shells with the file's formulas. A T below the cell's T0 needs the member's own Arb prefix,
@@ -17,7 +17,7 @@ from fractions import Fraction
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.numbers import frac_str
-from . import recheck as R
+from recheck import certificates as R
 from .atlas import COORDINATES, home_cell, recheck_cell
 
 ROUTE = "family certificate: comparison lemma on the cell's region"     # as verify.certify.family.cell_bounds

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..engines.arb import arb_precision
 from . import fmt
-from .arbfun import exact, hi_frac, lo_frac
+from ..engines.arb import arb_precision
+from .arbfun import exact, hi_frac, lo_frac, widened
 from .comparison import extremes, z_range
 from .formulas import arb_functions
 from .obligations import Obligation
@@ -102,7 +102,6 @@ def constants(shells, T0: int, eta: Fraction, P: tuple, pre: dict, bits: int):
 def normalised_limits(last, c: Fraction) -> dict:
     """Exact rational intervals of lim q(T)/leading_q(T) from the last shell (module docstring), for q in
     QUANTITIES: they depend on the shell's normalised hulls only, so a family's are uniform."""
-    from .arbfun import widened
     lo, hi = c / last.b, c / last.a                # the limits of 2 c T u^2
     sq = lambda v, up: (hi_frac if up else lo_frac)(exact(v).sqrt())  # noqa: E731
     with arb_precision(128):

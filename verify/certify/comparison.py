@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..cache import by_code_version
 from ..engines.balls import arb_precision
-from .obligations import Obligation, identity, sign, smt
+from ..run.cache import by_code_version
 from .arbfun import dyadic_down, dyadic_up, exact, hi_frac, lo_frac, widened
+from .obligations import Obligation, identity, sign, smt
 
 LEMMA = ("Let x_{t+1} = x_t - q_t x_t^3 with 0 < a <= q_t <= b and b x_t^2 < 1, z_t = 1/x_t^2. Then "
          "z_t + 2a <= z_{t+1} <= z_t + 2b + 3b^2 x_t^2/(1 - b x_t^2)^2; hence z_t >= z_0 + 2at and "
@@ -42,7 +42,7 @@ N_TANGENT = 10**15   # tangent point (in steps) of ln for the all-time lower con
 @by_code_version("comparison-lemma")
 def lemma_obligations() -> tuple:
     """The lemma's inequality obligations, discharged symbolically (SymPy) or by two SMT solvers (z3, cvc5)."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     ob = []
 
     def step(conclusion):

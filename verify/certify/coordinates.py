@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..derive.invariants import DEFINITIONS, INVARIANTS, PREFACTORS, V2, invariant_map, invariants_of, r, x, y
 from ..model.symbols import D, K, T, alpha, delta, vnorm
 from .obligations import Obligation, cited, identity, sign
@@ -185,7 +185,7 @@ def _limits(ob: list, sc_loss0, s_over_u, h) -> None:
 @by_code_version("slow-coordinates")
 def slow_coordinates() -> SlowCoordinates:
     """Derive the (u, eps) map and its observables from the invariant form of the reduced recursion (a few
-    seconds; cached on disk by code version, verify.cache)."""
+    seconds; cached on disk by code version, verify.run.cache)."""
     ob = [cited(o) for o in invariant_map().obligations]
     E_u, u_of_delta, s_over_u = _column(ob)
     a_star, rho = _alpha_map(ob, E_u)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from ..model.numbers import frac_str
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
 from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
 
@@ -43,8 +44,7 @@ class Entry:
     boxes: int = 0
 
     def as_dict(self, kappa: tuple) -> dict:
-        """The cell's "entry" as a family file stores it (verify.certify.recheck re-checks it)."""
-        from ..model.numbers import frac_str
+        """The cell's "entry" as a family file stores it (recheck.certificates re-checks it)."""
         return {"kind": "tube", "kappa": [frac_str(kappa[0]), frac_str(kappa[1])],
                 "graphs": [g.as_dict() | {"trees": list(t)} for g, t in zip(self.graphs, self.trees)],
                 "handover_depths": list(self.depths), "s_pieces": S_PIECES}
@@ -57,9 +57,9 @@ def _dy(v: float) -> Fraction:
 def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list:
     """The float trajectory [(alpha_t, delta_t)] of the member (s, x, y = kappa x) from (0, 0) until ``stop(alpha,
     delta)``, and ``extra`` of its length (at least 40 steps) past that (the generated map at 53 bits)."""
-    from flint import arb, ctx
+    from flint import arb, ctx  # heavy: flint
 
-    from .prefix import prefix_functions
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
     old, ctx.prec = ctx.prec, 53
     try:
@@ -80,9 +80,9 @@ def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign
     """A float fence from ``start`` = (cl, tr): each step advances the clock as the member ``ss[len(ss) // 2]`` does,
     and the other coordinate along the steepest outward slope d tr/d cl of the members ``ss`` (a range of s) at
     that point, plus ``sign`` tau: so every one of them crosses it inwards."""
-    from flint import arb, ctx
+    from flint import arb, ctx  # heavy: flint
 
-    from .prefix import prefix_functions
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
     old, ctx.prec = ctx.prec, 53
     try:
@@ -109,7 +109,7 @@ def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign
 
 
 def _interp(pts: list, at: list) -> list:
-    import numpy as np
+    import numpy as np  # heavy: numpy
     a = np.array(pts)
     return np.interp(at, a[:, 0], a[:, 1]).tolist()
 
@@ -202,7 +202,7 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
 
 def first_step(S, X, Y) -> tuple:
     """Balls of (alpha_1, delta_1), one step from (0, 0), over every member (the generated map)."""
-    from .prefix import prefix_functions
+    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     return prefix_functions().step(exact(0), exact(1), S, X, Y)
 
 
@@ -245,8 +245,8 @@ def in_second_graph(gz: Graph, S):
 @lru_cache(maxsize=None)
 def alpha_star_function():
     """The generated Arb code of alpha*(u) = (1 - u)/(s u^2 + (1 - u)^2) (verify.certify.coordinates)."""
-    from .coordinates import PARAM_NAMES
-    from .formulas import compile_formulas, file_map
+    from .coordinates import PARAM_NAMES  # heavy: loads mpmath,numpy,sympy
+    from .formulas import compile_formulas, file_map  # heavy: loads mpmath,numpy,sympy
     return compile_formulas([file_map()["coordinates"]["alpha_star"]], ("u",) + tuple(PARAM_NAMES))
 
 
@@ -296,7 +296,7 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
           attempts=ATTEMPTS) -> Entry:
     """The certified entry of every member of the box P (invariant intervals (s, x, y)) with y/x in ``kappa``
     into R(u0, profile) (module docstring): the first attempt whose checks all pass."""
-    from ..engines.arb import arb_precision
+    from ..engines.arb import arb_precision  # heavy: loads mpmath,numpy,sympy
     lin = linearity_obligation()
     if not lin.ok:
         return Entry(False, failure=lin.detail)

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..derive.invariants import PARAMETERS, V2, parameter_values
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
@@ -46,7 +46,7 @@ def closed_forms(case: str) -> dict:
 
 @by_code_version("closed-forms")
 def derived_closed_forms(case: str) -> dict:
-    """The closed forms and their SymPy obligations (cached on disk by code version, verify.cache)."""
+    """The closed forms and their SymPy obligations (cached on disk by code version, verify.run.cache)."""
     a_next, inc = reduced_step_exprs(Identity(), case)
     red = reduced(Identity(), case)
     cols = red.cols

@@ -23,6 +23,9 @@ family, from each cell's deepest shell (verify.certify.bounds.normalised_limits)
 """
 from __future__ import annotations
 
+import bisect
+import contextlib
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,8 +33,12 @@ from fractions import Fraction
 from typing import Callable
 
 from ..errors import InvalidParameter
-from ..model.numbers import frac_str
+from ..model.numbers import exact, frac_str
+from ..run.execute import Executor
+from .hulls import OverlapIndex
+from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .slabs import decode_slabs, encode_slabs, slab_edges
+from recheck.certificates import CheckFailed, check_query_cell
 
 RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
 MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
@@ -51,7 +58,6 @@ CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_
 
 def parse_range(name: str, text) -> tuple:
     """``"8..512"`` -> (8, 512); one value -> (v, v). D is an integer range; the others exact rationals."""
-    from ..model.numbers import exact
     parts = str(text).split("..")
     if len(parts) > 2 or not all(p.strip() for p in parts):
         raise InvalidParameter(name, text, "must be a value or a range LO..HI (such as 8..512 or 1/16..1/8)")
@@ -88,7 +94,7 @@ class FamilySpec:
 
     def setting(self, values: dict):
         """The member at ``values`` (a value for every ranged name) as a validated Setting."""
-        from ..model import make_setting
+        from ..model import make_setting  # heavy: loads numpy
         kw = dict(self.options)
         for name, v in values.items():
             kw[name] = v if name == "D" else frac_str(Fraction(v))
@@ -117,8 +123,8 @@ class FamilySpec:
         """{parameter: a monomial in the ranged names, as formula text} (e.g. eta_V and eta_KQ both "eta"): how a
         member's parameters follow from its ranged values, when every parameter is such a monomial, found from the
         family box's corners and checked exactly at every corner and the box's centre; None otherwise. A file
-        states them so that the re-checker can take kappa = y/x over the cell's corners (verify.certify.recheck)."""
-        from ..derive.invariants import PARAMETERS, parameter_values
+        states them so that the re-checker can take kappa = y/x over the cell's corners (recheck.certificates)."""
+        from ..derive.invariants import PARAMETERS, parameter_values  # heavy: loads flint,mpmath,numpy,sympy
         ranged = [(n, lo, hi) for n, (lo, hi) in self.ranges if lo != hi]
         base = {n: lo for n, (lo, _) in self.ranges}
         at = lambda v: parameter_values(self.setting(v))  # noqa: E731
@@ -219,7 +225,7 @@ class Cell:
 def invariant_box(spec: FamilySpec, cell: Cell) -> tuple:
     """The exact box of (s, x, y) over the cell: each invariant is a monomial in positive parameters (so
     monotone in each), and its extremes are at the cell's corners."""
-    from .coordinates import param_values
+    from .coordinates import param_values  # heavy: loads flint,mpmath,numpy,sympy
     pts = [param_values(spec.setting(c)) for c in cell.corners()]
     return tuple((min(p[k] for p in pts), max(p[k] for p in pts)) for k in range(3))
 
@@ -227,7 +233,7 @@ def invariant_box(spec: FamilySpec, cell: Cell) -> tuple:
 def _base_C(P: tuple) -> Fraction:
     """c/(1 - |rho(0)|) at its largest over the box: the fixed point of eps at u = 0 for the fastest decay and
     the weakest contraction (rho(0) = 1 - x)."""
-    from .coordinates import c_exact
+    from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
     (s_lo, s_hi), (x_lo, x_hi), (y_lo, y_hi) = P
     return c_exact((s_hi, x_lo, y_hi)) / min(abs(x_lo), abs(2 - x_hi))
 
@@ -235,10 +241,9 @@ def _base_C(P: tuple) -> Fraction:
 def _slabs(rc, knobs: dict) -> list:
     """The hull of the normalised decay Q and the observables' ratios Lt, W over the boxes of each slab of the
     region's initial grid (each box lies in one slab: bisection stays inside its grid box), widened as stated."""
-    import bisect
 
-    from .arbfun import widened
-    from .region import _hull_of, _merge
+    from .arbfun import widened  # heavy: loads flint
+    from .region import _hull_of, _merge  # heavy: loads flint,mpmath,numpy,sympy
     edges = slab_edges(rc.u0, knobs["ratio"], knobs["shells"], knobs["n_u"])
     hulls = [None] * (len(edges) - 1)
     for res in rc.results:
@@ -253,7 +258,6 @@ def _slabs(rc, knobs: dict) -> list:
 
 def slab_hull(slabs: list):
     """``hull(lo, hi)`` (as verify.certify.comparison.schedule takes it) over the slabs meeting [lo, hi]."""
-    from .hulls import OverlapIndex
     index = OverlapIndex([(sl[0], sl[1], {"a": sl[2], "b": sl[3], "Lt": (sl[4], sl[5]), "W": (sl[6], sl[7])})
                           for sl in slabs])
     return index.hull
@@ -263,8 +267,8 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     """(u0, m, the region check) for the cell's invariants: the largest u0 of U0_CAPS (at most 7/8 of the
     smallest u(0) = (D - K)/D) for which a region R(u0, m c/(1 - |rho(0)|)) is invariant, m the first of
     C_MULTIPLES that closes (the neighbouring cell's first); the last check tried when none closes."""
-    from .certificate import _dyadic
-    from .region import check_region
+    from .certificate import _dyadic  # heavy: loads flint,mpmath,numpy,sympy
+    from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
     u_init = 1 / (1 + P[0][1])                  # u(0) = r/(1 + r) = 1/(1 + s): smallest at the largest s
     rc = None
     for u0 in sorted({_dyadic(min(u_init * Fraction(7, 8), cap)) for cap in U0_CAPS}, reverse=True):
@@ -279,7 +283,7 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
 def parameter_box(spec: FamilySpec, cell: Cell) -> list:
     """[(lo, hi)] of each parameter of verify.derive.invariants.PARAMETERS over the cell (from its corners: each
     parameter is monotone in the ranged options)."""
-    from ..derive.invariants import PARAMETERS, parameter_values
+    from ..derive.invariants import PARAMETERS, parameter_values  # heavy: loads flint,mpmath,numpy,sympy
     vals = [parameter_values(spec.setting(c)) for c in cell.corners()]
     return [(min(v[k] for v in vals), max(v[k] for v in vals)) for k in range(len(PARAMETERS))]
 
@@ -288,12 +292,11 @@ def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
     """The exact range of kappa = y/x over the cell, as the re-checker can verify it: at the cell's corners when
     the spec's parameter ties hold (FamilySpec.parameter_ties: y/x is then a monomial in the ranged names), else
     at the corners of the cell's box of parameters (y/x is a monomial in the parameters)."""
-    import itertools
 
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
 
-    from ..derive.invariants import MONOMIALS, PARAMETERS, x, y
-    from .coordinates import param_values
+    from ..derive.invariants import MONOMIALS, PARAMETERS, x, y  # heavy: loads flint,mpmath,numpy,sympy
+    from .coordinates import param_values  # heavy: loads flint,mpmath,numpy,sympy
     if spec.parameter_ties() is not None:
         ks = [p[2] / p[1] for p in (param_values(spec.setting(c)) for c in cell.corners())]
         return min(ks), max(ks)
@@ -308,11 +311,10 @@ def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
     """How every member of the box P (kappa = y/x in ``kappa``) enters R: the tube (verify.certify.entry) when it
     closes, else (knob "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and
     the prefix's end ball), or its "failed_obligation"."""
-    from .arbfun import widened
-    from .certificate import run_prefix
-    from .coordinates import c_exact
-    from .entry import entry
-    from .obligations import Obligation
+    from .arbfun import widened  # heavy: loads flint
+    from .certificate import run_prefix  # heavy: loads flint,mpmath,numpy,sympy
+    from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
+    from .entry import entry  # heavy: loads flint
     why = ""
     if knobs.get("entry", "auto") in ("auto", "tube"):
         kappa = tuple(widened(*kappa))
@@ -344,7 +346,7 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
     hulls (module docstring), as certify_cell's record without the cell's own fields (path, box). Shared by the
     family cells and the atlas's (verify.certify.atlas). ``phase(text)``, when given, is told as each phase
     starts (a long cell's progress)."""
-    from .arbfun import widened
+    from .arbfun import widened  # heavy: loads flint
     phase = phase or (lambda text: None)
     t = time.perf_counter()
     # widened: the box as stated, containing the re-checker's (outward-rounded) enclosure of the cell's image
@@ -360,7 +362,7 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     phase("slab hulls and limits")
-    from .bounds import normalised_limits
+    from .bounds import normalised_limits  # heavy: loads flint,mpmath,numpy,sympy
     region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
               "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
               "box_count": len(rc.results), "splits": _splits(rc, knobs)}
@@ -388,7 +390,7 @@ class _Last:
 def _splits(rc, knobs: dict) -> list[str]:
     """The region's boxes as bisection trees of the initial grid boxes ("1": split in four, "0": a leaf), in the
     grid's order (verify.certify.region.initial_boxes; the re-checker expands them)."""
-    from .region import initial_boxes
+    from .region import initial_boxes  # heavy: loads flint,mpmath,numpy,sympy
     leaves = {(r.box.u_lo, r.box.u_hi, r.box.e_lo, r.box.e_hi) for r in rc.results}
 
     def tree(b) -> str:
@@ -440,7 +442,7 @@ class FamilyCertificate:
     def member_shells(self, values: dict):
         """(setting, cell, shells): the comparison lemma for one member, with its own exact cubic coefficient over
         its cell's slab hulls and z(T0) range (raises CertificateFailed if the lemma's inequalities fail)."""
-        from .coordinates import param_values
+        from .coordinates import param_values  # heavy: loads flint,mpmath,numpy,sympy
         cell = self.cell_of(values)
         self.recheck(cell, values)
         s = self.spec.setting(values)
@@ -448,13 +450,12 @@ class FamilyCertificate:
 
     def recheck(self, cell: dict, values: dict) -> None:
         """Before answering for a member from a family file: the independent re-checker's check of the cell it
-        uses (verify.certify.recheck.check_query_cell: the file's formulas against the model, the family's
+        uses (recheck.certificates.check_query_cell: the file's formulas against the model, the family's
         parameters, the member inside the cell and its invariants inside the cell's, and the cell in full),
         once per cell in this process; a file that does not re-check is refused (InvalidParameter "family",
         naming the failed step). A certificate computed in this process (no file) needs none."""
         if self.file is None:
             return
-        from .recheck import CheckFailed, check_query_cell
         try:
             lines = check_query_cell(self.file, cell, values)
         except CheckFailed as exc:
@@ -469,8 +470,8 @@ class FamilyCertificate:
     def bounds(self, values: dict, Ts, digits: int | None = None) -> list[dict]:
         """The member's bounds at each T, in the one-regime ``bounds`` format: for T >= T0 of its cell from the
         family certificate; for T < T0 from the member's own Arb prefix (computed now: T steps)."""
-        from ..derive.invariants import prefactors_of
-        from .coordinates import param_values
+        from ..derive.invariants import prefactors_of  # heavy: loads flint,mpmath,numpy,sympy
+        from .coordinates import param_values  # heavy: loads flint,mpmath,numpy,sympy
         cell = self.cell_of(values)
         self.recheck(cell, values)          # a file's cell is re-checked before any bound is read from it
         s = self.spec.setting(values)
@@ -478,7 +479,7 @@ class FamilyCertificate:
                            self.source or "the family", digits)
 
     def as_dict(self) -> dict:
-        from .bounds import QUANTITIES
+        from .bounds import QUANTITIES  # heavy: loads flint,mpmath,numpy,sympy
         table = self.table()
         return {"kind": "family", "spec": self.spec.as_dict(), "cells": self.cells, "knobs": {
             k: frac_str(v) if isinstance(v, Fraction) else v for k, v in self.knobs.items()},
@@ -495,10 +496,9 @@ def cell_shells(cell: dict, P: tuple, bits: int, source: str, c: Fraction | None
     if the lemma's inequalities fail). Used by family and atlas queries. A cell's "lows" (an atlas cell's stored lower
     ends, verify.certify.atlas.cell_lows) are tried first: a hint that saves the refinement, checked like any shell.
     ``c``: the member's cubic coefficient when the caller has it exactly (else verify.certify.coordinates.c_exact)."""
-    from .comparison import schedule
-    from .obligations import raise_first_failure
+    from .comparison import schedule  # heavy: loads flint
     if c is None:
-        from .coordinates import c_exact
+        from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
         c = c_exact(P)
     reg = cell["region"]
     u0, ratio, J = Fraction(reg["u0"]), Fraction(reg["ratio"]), int(reg["shells"])
@@ -513,7 +513,7 @@ def cell_shells(cell: dict, P: tuple, bits: int, source: str, c: Fraction | None
 def cell_profile(cell: dict, source: str):
     """The region's C(u) of a certified cell (verify.certify.region.Profile, from its runs; refused naming the file
     and the cell when they do not count its annuli)."""
-    from .region import Profile
+    from .region import Profile  # heavy: loads flint,mpmath,numpy,sympy
     reg = cell["region"]
     try:
         return Profile.of_runs(reg["u0"], reg["ratio"], int(reg["shells"]), reg["C_runs"])
@@ -526,8 +526,7 @@ def cell_bounds(cell: dict, P: tuple, pre: dict, Ts, bits: int, source: str, dig
     """A member's bounds at each T (invariants P, prefactors pre, exact) in the one-regime ``bounds`` format: for
     T >= T0 of its certified cell from the comparison lemma on the cell's region; below T0 from the member's own
     Arb prefix (computed now: T steps)."""
-    from .bounds import ObservablesNotPositive, bounds_json, tail_bounds
-    from .obligations import CertificateFailed, Obligation
+    from .bounds import ObservablesNotPositive, bounds_json, tail_bounds  # heavy: loads flint,mpmath,numpy,sympy
     shells = cell_shells(cell, P, bits, source)
     T0, prof = int(cell["T0"]), cell_profile(cell, source)
     out = []
@@ -546,8 +545,8 @@ def cell_bounds(cell: dict, P: tuple, pre: dict, Ts, bits: int, source: str, dig
 
 
 def _own_prefix(P: tuple, pre: dict, T: int, bits: int) -> dict:
-    from ..engines.arb import arb_precision
-    from .prefix import PrefixState
+    from ..engines.arb import arb_precision  # heavy: loads flint,mpmath,numpy,sympy
+    from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
     with arb_precision(bits):
         st = PrefixState(P)
         pc, pb, dp = st.balls()
@@ -560,7 +559,7 @@ def check_family(spec: FamilySpec) -> None:
     """Refuse, before any work, a family with a member the certificate does not cover: every corner of the box
     must pass verify.certify.certificate.check_certifiable (the stability bound is monotone in each
     parameter) and have 0 < K < D."""
-    from .certificate import check_certifiable
+    from .certificate import check_certifiable  # heavy: loads flint,mpmath,numpy,sympy
     whole = Cell(spec.ranges)
     for corner in whole.corners():
         s = spec.setting(corner)
@@ -588,9 +587,7 @@ def certify_family(spec: FamilySpec, *, scheduler=None, workers=None, knobs: dic
     the widest relative interval), up to MAX_SPLITS times, after which the certificate fails (CertificateFailed
     naming the cell). ``progress(done, pending)`` is called as cells finish; past ``deadline`` seconds
     FamilyIncomplete is raised, with the largest D through which every length has closed."""
-    import contextlib
 
-    from ..run.execute import Executor
     check_family(spec)
     knobs = CELL_KNOBS | (knobs or {})
     t = time.perf_counter()
@@ -640,7 +637,6 @@ def complete_through(done: list, lo: int) -> int | None:
 def _settle(ex, cells: list, spec, knobs: dict, done: list, bisect: bool, watch: tuple) -> list:
     """Run ``cells`` (and, with ``bisect``, the halves of those that fail, until every one closes): certified
     results go to ``done``; returns the cells that failed unsplit (empty with ``bisect``)."""
-    import contextlib
     pending, failed = list(cells), []
     while pending:
         batch, pending = pending, []
@@ -674,7 +670,6 @@ def _collect(runs, done: list, watch: tuple, outstanding: int):
 
 def _halves(res: dict) -> tuple:
     """The two halves of a failed cell (CertificateFailed past MAX_SPLITS bisections, or when it cannot split)."""
-    from .obligations import CertificateFailed, Obligation
     cell = Cell.of_result(res)
     halves = cell.split() if cell.depth < MAX_SPLITS else None
     if halves is None:

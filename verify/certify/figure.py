@@ -7,7 +7,9 @@ into plain floats; :func:`certified_band_figure` draws from a certificate or fro
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+from ..engines.fast import iterate_fast
 from ..plotting import png_bytes
 from .bounds import QUANTITIES
 LABELS = {"excess_loss": "L − L_opt", "s_err": "‖S − S*‖_F", "w_err": "‖W_X − V*‖_F"}
@@ -16,7 +18,6 @@ POWER = {"excess_loss": 1.0, "s_err": 0.5, "w_err": 0.5}
 
 
 def _eta(data: dict) -> float:
-    from fractions import Fraction
     return float(Fraction(str((data.get("regime") or {}).get("eta_v", "1"))))
 
 
@@ -30,7 +31,6 @@ def grid(T0: int, t_max: int = T_MAX, per_decade: int = 8) -> list[int]:
 def band(cert, t_max: int = T_MAX, extra=()) -> dict:
     """{"T": [...], "T0": T0, q: {"lo": [...], "hi": [...]}} as floats (lo rounded down, hi up, then to float),
     on the log grid and at the ``extra`` steps (e.g. a trajectory's, so that it is compared point by point)."""
-    from fractions import Fraction
     Ts = sorted(set(grid(cert.T0, t_max)) | {int(t) for t in extra if 1 <= t <= t_max})
     out = {"T": Ts, "T0": cert.T0, "kind": cert.kind, "regime": cert.setting.config()}
     for q in QUANTITIES:
@@ -56,7 +56,6 @@ def _float_up(x) -> float:
 
 def trajectory_of(setting, steps: int = 10**7) -> dict:
     """The float64 GD trajectory (numba engine) at log-spaced steps up to ``steps``."""
-    from ..engines.fast import iterate_fast
     r = iterate_fast(setting, steps, log_points=120)
     return {"T": [int(t) for t in r.steps], **{q: [float(x) for x in r.data[q][0]] for q in QUANTITIES},
             "engine": "reduced float64 (numba)"}
@@ -67,9 +66,9 @@ def certified_band_figure(cert, trajectory=None) -> tuple[bytes, str]:
     hand-over step T0, and ``trajectory`` (a dict {"T": [...], q: [...]}; computed when None and
     ``cert`` is a certificate) drawn inside the band. ``cert``: a certificate, :func:`band`'s dict, or
     a certify_part result (keys "band" and "trajectory")."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
     if isinstance(cert, dict):
         data = cert.get("band", cert)
         trajectory = trajectory if trajectory is not None else cert.get("trajectory")

@@ -43,20 +43,24 @@ stored every slab as 8 decimal fractions (edges included), ~250 kB a cell; it is
 
 Every number is an exact rational (a double is one: a dyadic) or a decimal rounded outward; the stated
 enclosures carry the small margin of verify.certify.arbfun.widened, and the bounds one printed digit, so that a
-re-check of the same formulas at the same precision (``python -m verify.certify.recheck FILE``) lands inside them.
+re-check of the same formulas at the same precision (``python -m recheck FILE``) lands inside them.
 """
 from __future__ import annotations
 
 import json
 from fractions import Fraction
 
-from ..run.atomic import write_bytes_atomic
-from ..derive.invariants import PARAMETERS, parameter_values
-from ..engines.arb import arb_precision
-from ..model.numbers import frac_str
 from . import fmt
+from ..derive.invariants import PARAMETERS, parameter_values, prefactors_of
+from ..engines.arb import arb_precision
+from ..errors import InvalidParameter
+from ..inputs import read_json
+from ..model.numbers import frac_str
+from ..run.atomic import write_bytes_atomic
 from .bounds import QUANTITIES
+from .certificate import TRUSTS
 from .comparison import LEMMA
+from .family import Cell, FamilyCertificate, FamilySpec, parameter_box
 from .formulas import VARIABLES, file_map
 from .methods import method_of
 from .slabs import check_stored
@@ -110,7 +114,6 @@ def certificate_file(cert, Ts) -> dict:
 
 def regime_file(cert, Ts) -> dict:
     """The file of a one-regime certificate (module docstring)."""
-    from ..derive.invariants import prefactors_of
     s, rc = cert.setting, cert.region
     pre = prefactors_of(s)
     d = cert.as_dict()
@@ -148,7 +151,6 @@ def save(data: dict, path) -> None:
 
 def family_parameters(spec, cell) -> dict:
     """{parameter: [lo, hi]} over a cell (from its corners: each parameter is monotone in the ranged options)."""
-    from .family import Cell, parameter_box
     box = Cell(tuple(sorted((n, (int(lo) if n == "D" else Fraction(lo), int(hi) if n == "D" else Fraction(hi)))
                             for n, (lo, hi) in cell["box"].items())))
     return {str(p): [frac_str(lo), frac_str(hi)] for p, (lo, hi) in zip(PARAMETERS, parameter_box(spec, box))}
@@ -157,7 +159,6 @@ def family_parameters(spec, cell) -> dict:
 def member_entry(fc, values: dict, Ts) -> dict:
     """A member of a family as the file states it (the re-checker checks it): its parameters, the cell it lies
     in, its shells (the comparison lemma with its own c over the cell's slab hulls) and its bounds."""
-    from ..derive.invariants import prefactors_of
     s, cell, shells = fc.member_shells(values)
     return {"values": {k: frac_str(Fraction(v)) for k, v in values.items()}, "cell": cell["path"],
             "parameters": {str(p): frac_str(v) for p, v in zip(PARAMETERS, parameter_values(s))},
@@ -171,7 +172,7 @@ def member_entry(fc, values: dict, Ts) -> dict:
 def _loosened(b: dict) -> dict:
     """A lemma bound as stated in a file: rounded outward to one digit fewer than resolves it (a re-check of the
     same formulas lands inside)."""
-    from flint import arb
+    from flint import arb  # heavy: flint
     out = {"T": b["T"], "route": b["route"]}
     with arb_precision(128):
         for q in QUANTITIES:
@@ -184,7 +185,6 @@ def family_file(fc, Ts, members: list[dict]) -> dict:
     """The file of a family certificate: the formulas, the family, every cell (with its parameter box, region as
     the grid and bisection trees, prefix end, slab hulls and normalised limits), the uniform table, and a few
     members with their shells and bounds."""
-    from .certificate import TRUSTS
     d = fc.as_dict()
     cells = []
     for c in d["cells"]:
@@ -204,9 +204,6 @@ def family_file(fc, Ts, members: list[dict]) -> dict:
 
 def load_family(path):
     """A FamilyCertificate from its file (for queries: no re-computation), read bounded (verify.inputs)."""
-    from ..errors import InvalidParameter
-    from .family import FamilyCertificate, FamilySpec
-    from ..inputs import read_json
     data = read_json(path, "family", what="family certificate file")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != "family":
         raise InvalidParameter("family", str(path), "must be a family certificate file (verify certify with ranges "

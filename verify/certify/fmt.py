@@ -45,7 +45,7 @@ def up(x, digits: int) -> str:
 
 def digits_for(lo, hi, least: int = 6, most: int = 60) -> int:
     """Significant digits that resolve the interval [lo, hi] (Arb points): width / size, plus 3."""
-    from flint import arb
+    from flint import arb  # heavy: flint
     width = (hi - lo).abs_upper()
     size = arb(hi).abs_upper()
     if width.is_zero() or size.is_zero():

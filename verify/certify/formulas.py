@@ -1,5 +1,5 @@
 """The formulas of a certificate, in one place: SymPy expressions compiled to Arb for verify and printed for
-the independent re-checker (verify.certify.recheck), so that both evaluate the same expressions.
+the independent re-checker (recheck.certificates), so that both evaluate the same expressions.
 
 Groups (the variables each may use):
 
@@ -25,10 +25,11 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
 from ..derive.invariants import DEFINITIONS, PREFACTORS, V2, invariant_map, observables, r, step_map, x, y
 from ..model.symbols import alpha, delta, vn
+from ..run.cache import by_code_version
 from .coordinates import eps, slow_coordinates, u
+from recheck.certificates import compile_arb, parse
 
 E = sp.Symbol("E", positive=True)       # e^delta
 s = sp.Symbol("s", positive=True)       # K/(D - K) = 1/r
@@ -160,10 +161,9 @@ VARIABLES = {"alpha": "row multiple (W_X = alpha V*)", "E": "e^delta, delta the 
 
 def compile_formulas(texts, args):
     """A Python function of ``args`` returning the tuple of the formulas ``texts`` over Arb balls, evaluated
-    exactly as the re-checker evaluates them: by the re-checker's own compiler (verify.certify.recheck.compile_arb:
+    exactly as the re-checker evaluates them: by the re-checker's own compiler (recheck.certificates.compile_arb:
     its parser, its tree, its integer powers, the same operation order, each shared subtree once), so both get the
     same balls."""
-    from .recheck import compile_arb, parse
     return compile_arb([parse(t) for t in texts], list(args))
 
 

@@ -53,7 +53,7 @@ class Obligation:
 
 def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
     """``lhs == rhs`` as an exact SymPy identity (the difference simplifies to 0)."""
-    import sympy as sp          # here, not at the top: a query that only reads obligations needs no SymPy
+    import sympy as sp          # heavy: sympy;  here, not at the top: a query that only reads obligations needs no SymPy
     diff = sp.sympify(lhs) - sp.sympify(rhs)
     if diff.free_symbols and diff.is_rational_function():
         # A rational function is 0 iff the numerator of its sum over a common denominator is the zero
@@ -73,7 +73,7 @@ def identity(name: str, statement: str, lhs, rhs=0) -> Obligation:
 
 def sign(name: str, statement: str, expr, want: str) -> Obligation:
     """``expr`` is positive / negative / nonzero for every value of its (assumption-carrying) symbols."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     prop = {"positive": "is_positive", "negative": "is_negative", "nonzero": "is_nonzero",
             "nonnegative": "is_nonnegative"}[want]
     got = getattr(sp.factor(sp.simplify(expr)), prop)
@@ -83,8 +83,8 @@ def sign(name: str, statement: str, expr, want: str) -> Obligation:
 def smt(name: str, statement: str, build) -> Obligation:
     """``hypotheses => conclusion`` over the reals, decided by z3 and cvc5 (``build(lib)`` returns them written
     in a solver's z3-style API; verify.derive.obligations.smt_obligation): discharged only when both prove it."""
-    from ..derive.obligations import smt_obligation
-    from ..evidence import Scope
+    from ..derive.obligations import smt_obligation  # heavy: loads flint,mpmath,numpy,sympy
+    from ..evidence import Scope  # heavy: loads numpy
     o = smt_obligation(statement, build, Scope(), key=name)
     return Obligation(name, statement, "smt", o.holds is True, o.detail, o.solvers, o.formula)
 

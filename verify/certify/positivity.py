@@ -22,7 +22,7 @@ the invariance conditions are linear in (L, A) at each sample; the rigorous chec
 Whether delta is monotone: it is not. inc < 0 where alpha > 1 + (1 + r)/(E - 1) (the inc formula), which the
 band allows; only delta >= 0 is kept invariant. At delta = 0, inc = alpha y/(1 + r) > 0 ("inc-at-start").
 
-The result is plain JSON (:data:`VERSION`), re-checked by verify.certify.recheck_positivity, which states the map
+The result is plain JSON (:data:`VERSION`), re-checked by recheck.positivity, which states the map
 by hand and imports nothing of verify.
 """
 from __future__ import annotations
@@ -205,8 +205,8 @@ def in_hypotheses(box: dict) -> str | None:
 def choose_band(box: dict, samples: int = 4, grid: int = 64):
     """(L, A) from a linear programme: maximise the least slack of the invariance conditions at sampled members
     (a grid of rho and x, the box's corners among them) and w in [0, 1]; None when it is infeasible."""
-    import numpy as np
-    from scipy.optimize import linprog
+    import numpy as np  # heavy: numpy
+    from scipy.optimize import linprog  # heavy: scipy
     f_, b_ = _float_parts()
     ws = np.linspace(0.0, 1.0, grid)
     rows, rhs = [], []
@@ -289,7 +289,7 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
     """Decide alpha(t) > 0 for t >= 1 over the cell {"rho": (lo, hi), "x": .., "kappa": ..} (Fractions or strings):
     status "certified" (the band, the first step and every leaf box of (w, rho) checked) or "open" (the failing
     check and where); a cell outside the hypotheses raises ValueError."""
-    from flint import ctx
+    from flint import ctx  # heavy: flint
     box = _box(cell)
     why = in_hypotheses(box)
     if why is not None:

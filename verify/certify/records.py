@@ -11,28 +11,32 @@ records: K = D and K = 0 report where the Theta(1/T) lower bounds fail, with a r
 """
 from __future__ import annotations
 
+import json
+import math
+import os
 from fractions import Fraction
+from pathlib import Path
 
 import sympy as sp
 
+from ..coq.kernel import chain_route
+from ..derive.asymptotics import leading_terms_general
 from ..errors import InvalidParameter
-import os
-from pathlib import Path
-
-from ..cache import by_code_version, cache_dir
 from ..evidence import From, Region, Scope, dims_of, record
+from ..model import symbols as sy
+from ..model.flags import setting_command
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
+from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
+from ..model.profiles import check_profile
 from ..model.setting import REFERENCE_LABEL
-from .obligations import CertificateFailed, EVIDENCE_KIND
-from ..model.flags import setting_command
+from ..run.cache import by_code_version, cache_dir
 from .certificate import certify
 from .methods import method_of
 from .family import FamilySpec, certify_family
-from ..model.profiles import check_profile
-from ..derive.asymptotics import leading_terms_general
-from ..model import symbols as sy
-from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
+from .files import certificate_file, load_family
+from .obligations import CertificateFailed, EVIDENCE_KIND
+from recheck.certificates import CheckFailed, check_file
 
 RATE_DIRECTIONS = ("upper", "lower")
 POWER_TEXT = {"excess_loss": ("L - L_opt", "eta T"), "s_err": ("||S - S*||_F", "(eta T)^(1/2)"),
@@ -83,9 +87,6 @@ def trapping_kernel_record(cert, scope: Scope) -> dict:
     the route `verify prove --coq` saved for the same certificate by its file's digest), e.g. "kernel-checked: ...
     968 of 968 boxes kernel-checked ...; not kernel-checked: the prefix ...", or "partial" with how many boxes, or
     that the kernel route was not run. It decides nothing: the certificate's verdict is Arb's and the re-checker's."""
-    import json
-    from ..coq.kernel import chain_route
-    from .files import certificate_file
     route = chain_route(json.loads(json.dumps(certificate_file(cert, []))))
     return record("kernel route of the certificate's chain after its prefix (Coq)", "formal", scope,
                   f"{route['status']}: {route['why']}", None, role="context", kernel=route)
@@ -167,9 +168,8 @@ def saved_family_path() -> Path | None:
 
 @by_code_version("family-recheck")
 def _rechecked(path: str, size: int, mtime_ns: int) -> str:
-    """The independent re-check of a family file (verify.certify.recheck, which imports nothing of the toolkit):
+    """The independent re-check of a family file (recheck.certificates, which imports nothing of the toolkit):
     "" when it verified, else the failing step; cached by the file's size and time and by code version."""
-    from .recheck import CheckFailed, check_file
     try:
         check_file(path)
     except CheckFailed as exc:
@@ -184,8 +184,6 @@ def chosen_family(profile: str):
     when it loads and the independent re-checker verifies it (the whole file; at ci only below RECHECK_CI_BYTES),
     else the profile's own family (FAMILIES[profile]). ``source`` says which and why: {"kind": "saved" | "own",
     "path", "rechecked", "note"}. A CertificateFailed of the own family propagates."""
-    from ..errors import InvalidParameter
-    from .files import load_family
     path, note = saved_family_path(), ""
     if path is not None:
         try:
@@ -207,7 +205,7 @@ def chosen_family(profile: str):
                     if all(options.get(k) == str(v) for k, v in FAMILY_OPTIONS.items()):
                         return fc, {"kind": "saved", "path": str(path), "rechecked": True, "note": (
                             f"the saved family certificate {path}, re-checked in full by the independent re-checker "
-                            "(python -m verify.certify.recheck)")}
+                            "(python -m recheck)")}
                     note = f"the saved family certificate {path} is of another family ({dict(fc.spec.options)}): not read"
                 except InvalidParameter as exc:
                     note = f"the saved family certificate {path} does not load ({exc}), so it is not read"
@@ -219,7 +217,7 @@ def chosen_family(profile: str):
 @by_code_version("family-certificate")
 def profile_family(profile: str):
     """The family certificate of ``profile`` (FAMILIES), its cells run in this process (a report's parts already
-    run on Dask workers); cached on disk by code version (verify.cache), so a report reuses it until the sources
+    run on Dask workers); cached on disk by code version (verify.run.cache), so a report reuses it until the sources
     change."""
     return certify_family(FamilySpec.of(FAMILY_OPTIONS, FAMILIES[profile]), dask=False)
 
@@ -245,7 +243,7 @@ def family_evidence(profile: str) -> list[dict]:
     ranges = fc.spec.range_of
     scope, label = family_scope(ranges), family_label(ranges)
     if source["kind"] == "saved":
-        replay = f"python -m verify.certify.recheck {source['path']}"
+        replay = f"python -m recheck {source['path']}"
     table = fc.table()
     at_max = limits_at_largest_D(fc, table)
     common = dict(replay=replay, cells=len(fc.cells), normalised_limits={q: [frac_str(lo), frac_str(hi)]
@@ -302,7 +300,6 @@ def uniform_lower_record(fc, at_max: dict, scope: Scope, replay: str) -> dict:
 
 def _decimal_up(x: Fraction, digits: int = 12) -> str:
     """``x > 0`` as a decimal of ``digits`` significant digits, rounded up (a stated upper bound stays one)."""
-    import math
     k = digits - 1 - math.floor(math.log10(x))
     return f"{math.ceil(x * Fraction(10) ** k)}e{-k}"
 

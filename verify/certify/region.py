@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)

@@ -6,7 +6,7 @@ of a rho slice start at the eighth below its small-step edge), each decided by v
 cell is bisected across its widest relative interval (kappa in log scale) up to ``depth`` times, on the executor of
 verify.run.execute. The decided fraction is by volume in (rho, x, log2 kappa) inside Region B
 (positivity.region_b_volume). The result is plain versioned JSON, written atomically; every certified cell in it
-passes verify.certify.recheck_positivity.
+passes recheck.positivity.
 
 As a check of the atlas's registry (verify.certify.atlas, CellCheck: name, statement, run(cell, knobs),
 recheck(cell, result), applies(cell)) it is :data:`POSITIVITY_CHECK`.
@@ -21,7 +21,6 @@ import argparse
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
@@ -134,7 +133,7 @@ def summary(leaves: list, total: float, seconds: float, complete: bool, depth: i
 
 def cache_file() -> Path:
     """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
-    from ..cache import cache_dir
+    from ..run.cache import cache_dir
     return cache_dir("region-b") / "region-b.json"
 
 
@@ -227,7 +226,7 @@ def check_run(cell, knobs: dict | None = None) -> dict:
 def check_recheck(cell, result: dict) -> None:
     """The atlas's recheck(cell, result): the independent re-checker on the stored evidence (ValueError naming the
     step), and the evidence's cell holds the atlas cell."""
-    from .recheck_positivity import CheckFailed, recheck
+    from recheck.positivity import CheckFailed, recheck
     if result.get("status") != "certified":
         return
     ev = result["evidence"]

@@ -9,7 +9,7 @@ s = rho/(1 - rho), x, y = kappa x) with Arb balls, and the refutation stands onl
 wholly on the failing side of the bound: a certified contradiction, not a float that looks like one.
 
 The atlas replays every refutation a check reports before it marks a cell refuted (run_cell), and the independent
-re-checker (verify.certify.recheck_atlas) replays it again with its own statement of the map.
+re-checker (recheck.atlas) replays it again with its own statement of the map.
 
 Command: ``python -m verify.certify.replay '<replay JSON>'`` (the "replay" record of a refuted cell, which also
 carries this command): exit 0 when the counterexample is reproduced, 1 when it is not, 2 on a malformed record.
@@ -62,9 +62,9 @@ def replay_record(statement: str, claim: dict, member: tuple, step: int) -> dict
 def replay(rec: dict) -> dict:
     """Re-run a replay record with the toolkit's prefix (verify.certify.prefix, Arb): {"reproduced": bool, "alpha":
     [lo, hi] at the step, "detail"}. A malformed record raises ValueError naming the field."""
-    from ..engines.arb import arb_precision
-    from .arbfun import hi_frac, lo_frac
-    from .prefix import PrefixState
+    from ..engines.arb import arb_precision  # heavy: loads flint,mpmath,numpy,sympy
+    from .arbfun import hi_frac, lo_frac  # heavy: loads flint
+    from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
     claim = rec.get("claim", {})
     if claim.get("quantity") not in QUANTITIES or claim.get("relation") not in RELATIONS:
         raise ValueError(f"replay: the claim {claim} is not one of {QUANTITIES} with a relation in {list(RELATIONS)}")

@@ -12,7 +12,7 @@ as one base64 string:
   {"encoding": "float64-le-zlib-base64", "count": <slabs>, "hulls": "<base64 of zlib of 48 * count bytes>"}
 
 A reader decodes one cell's hulls only when it bounds a member of that cell. The independent re-checker
-(verify.certify.recheck.decode_slabs) reads the same layout with its own code.
+(recheck.certificates.decode_slabs) reads the same layout with its own code.
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ agree to 1e-3). The tube is a neighbourhood of that curve, checked once, on boxe
               z(T0) = 1/u^2 lies in [1/u0^2, z_end + T0 2 c_hi Q_max R_max^2] (z' - z <= 2 c Q R^2 in R)
 
 Nothing here is trusted from the float construction (the reference curve, the fences' push and the knots):
-the Arb checks decide, and verify.certify.recheck repeats them from the stored knots and quadtrees.
+the Arb checks decide, and recheck.certificates repeats them from the stored knots and quadtrees.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from flint import arb
 
 from .arbfun import ball, exact, to_fraction
@@ -199,7 +199,7 @@ def box_phi(g: Graph, sl: Slab, box: tuple, S, X, KAP, fn, Sm=None) -> tuple:
     return out[0], out[1], X * icl
 
 
-# What the builder accepts, the re-checker (verify.certify.recheck) must accept from the stored numbers alone. Its
+# What the builder accepts, the re-checker (recheck.certificates) must accept from the stored numbers alone. Its
 # enclosures of phi and of the clock advance are the same mean-value forms written independently, and differ from
 # these by rounding (Arb's radii carry 30 bits: the ends of a ball as wide as the tube move by ~2^-30 of its width)
 # and by second-order terms of the box (an audit saw 5e-12 on a tube 0.02 wide, at D = 109, where a leaf was

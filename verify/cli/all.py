@@ -7,6 +7,11 @@ import shlex
 import click
 from click.core import ParameterSource
 
+from ..errors import Interrupted, InvalidParameter
+from ..pipeline.runner import plan, verify_all
+from ..report.render import roles_line
+from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
+from ..run.speed import Eta, reference_part_seconds
 from .options import (EXIT_INCOMPLETE, CliError, check_writable_dir, convention_from_options, convention_options,
                       handle_errors)
 from .progress import note, progress
@@ -45,14 +50,8 @@ def all_cmd(out, profile, scheduler, workers, timeout, fresh, only, quiet, **kw)
     --convention FILE) set the convention of the whole run: every part that can honour it runs under it, the
     others say why it does not apply; saved parts are keyed by it.
     """
-    from ..errors import Interrupted
-    from ..report.render import roles_line
-    from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
     if timeout is not None and not math.isfinite(timeout):     # FloatRange lets nan (and inf) through
-        from ..errors import InvalidParameter
         raise InvalidParameter("timeout", timeout, "must be a finite number of seconds >= 1")
-    from ..run.pipeline import plan, verify_all
-    from ..run.speed import Eta, reference_part_seconds
     ctx = click.get_current_context()
     conv = convention_from_options(kw)
     parts, problems = plan(profile, list(only) or None)

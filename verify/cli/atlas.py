@@ -7,21 +7,27 @@ import time
 
 import click
 
+from ..certify import atlas as A
+from ..certify.atlas import check_box
+from ..certify.atlas_figure import atlas_figure as draw
+from ..certify.family import CELL_KNOBS, parse_range
+from ..errors import InvalidParameter
+from ..model import make_setting
 from ..model.numbers import frac_str
+from ..run.atomic import write_bytes_atomic
+from ..run.cache import cache_dir
+from .certify import check_save_path, parse_at
 from .options import CliError, handle_errors
 
 
 def parse_box(rho: str, x: str, kappa: str) -> dict:
     """The three ranges as exact Fractions (a single value is a degenerate range), checked against the hypothesis."""
-    from ..certify.atlas import check_box
-    from ..certify.family import parse_range
     box = {n: parse_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
     check_box(box)
     return box
 
 
 def parse_grid(text: str) -> tuple:
-    from ..errors import InvalidParameter
     try:
         g = tuple(int(v) for v in text.split(","))
     except ValueError:
@@ -37,8 +43,6 @@ QUERY_FORM = "NAME=VALUE,... with make_setting's names, e.g. D=100000,K=3,eta=1/
 def parse_member(text: str):
     """``D=100000,K=3,eta=1/10,vstar-norm=1,preset=sts`` -> a validated Setting (make_setting's keywords; a dash
     in a name is an underscore). Any problem is reported against --query as typed, with the valid form."""
-    from ..errors import InvalidParameter
-    from ..model import make_setting
     kw = {}
     for item in text.split(","):
         name, sep, value = item.partition("=")
@@ -66,7 +70,6 @@ def parse_member(text: str):
 
 
 def _newest_atlas():
-    from ..cache import cache_dir
     files = sorted((p for p in cache_dir("atlas").glob("atlas-*.json") if not p.name.endswith(".partial.json")),
                    key=lambda p: p.stat().st_mtime)
     return str(files[-1]) if files else None
@@ -102,14 +105,11 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     open (which check failed, and why); open cells are bisected up to --depth. Ctrl-C saves the finished cells
     and exits 130 saying how to resume.
     """
-    from ..errors import InvalidParameter
-    from .certify import check_save_path, parse_at
     if query is not None:
         return atlas_query(query, atlas_path or _newest_atlas(), parse_at(at), as_json)
     if figure is not None:
         return atlas_figure(atlas_path or _newest_atlas(), figure)
-    from ..certify import atlas as A
-    from ..certify import atlas_query as AQ
+    from ..certify import atlas_query as AQ  # heavy: loads flint
     if save is not None:
         check_save_path(save)
     if resume is not None:
@@ -141,7 +141,6 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                        f"({msg[3]:.0f} s into the cell)", err=True)
 
     def interrupted(finished, pending):
-        from ..certify.family import CELL_KNOBS
         data = A.atlas_file(box, finished, knobs=CELL_KNOBS, depth=depth, seconds=time.perf_counter() - t0,
                             pending=pending)
         path = (save + ".partial") if save else str(A.cache_path(data)).replace(".json", ".partial.json")
@@ -152,7 +151,6 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                                  f"{path}; resume with: verify atlas --resume {path}"
                                  + (f" --save {save}" if save else ""))
 
-    from ..certify.family import CELL_KNOBS
     cells = A.run_atlas(seeds, depth=depth, knobs=knobs, scheduler=scheduler, workers=workers, progress=progress,
                         done=done, on_interrupt=interrupted, on_phase=in_cell)
     seconds = time.perf_counter() - t0
@@ -187,7 +185,7 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
 def atlas_query(query: str, path, Ts, as_json) -> None:
     """One regime's bounds from the atlas (verify.certify.atlas_query.query: no SymPy, JAX or Dask imported when
     every T is past the cell's T0); exit 2 outside every certified cell."""
-    from ..certify import atlas_query as AQ
+    from ..certify import atlas_query as AQ  # heavy: loads flint
     s = parse_member(query)
     if path is None:
         raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
@@ -206,10 +204,7 @@ def atlas_query(query: str, path, Ts, as_json) -> None:
 
 def atlas_figure(path, out: str) -> None:
     """The atlas figure (verify.certify.atlas_figure) written atomically to ``out``."""
-    from ..certify import atlas_query as AQ
-    from ..certify.atlas_figure import atlas_figure as draw
-    from ..run.atomic import write_bytes_atomic
-    from .certify import check_save_path
+    from ..certify import atlas_query as AQ  # heavy: loads flint
     if path is None:
         raise CliError("--atlas is required: no atlas file is in the cache (write one with verify atlas --rho LO..HI "
                        "--x LO..HI --kappa LO..HI)")

@@ -5,7 +5,9 @@ import json
 
 import click
 
+from ..run.execute import check_tmpdir
 from .options import CliError, check_writable_dir, handle_errors
+from .progress import progress
 
 
 @click.command("bench")
@@ -17,7 +19,7 @@ from .options import CliError, check_writable_dir, handle_errors
 @click.option("--dask/--no-dask", "dask", default=None,
               help="also measure the Dask targets: certified-sweep throughput on 1 and 2 workers, per-task "
                    "overhead [default: on, off with --quick]")
-# The choices are verify.bench.ONLY's names, written here so that `--help` does not import the bench (a test
+# The choices are verify.bench.timings.ONLY's names, written here so that `--help` does not import the bench (a test
 # compares the two).
 @click.option("--only", "only", type=click.Choice(["examples", "kernel_boxes"]), default=None,
               help="run one target alone and write its JSON and Markdown to OUT (OUT/NAME.json, .md): 'examples', every "
@@ -33,15 +35,13 @@ def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     "seconds"); --quick takes under a minute. Progress goes to stderr (a plain line every 10 s when stderr is
     not a terminal), so --json stays pure JSON.
     """
-    from ..bench import measurement_count, run_bench, to_markdown
-    from ..run.execute import check_tmpdir
-    from .progress import progress
+    from ..bench.timings import measurement_count, run_bench, to_markdown  # heavy: loads mpmath
     if only and (quick or dask is not None):
         raise CliError(f"--only: runs the target {only!r} alone, which has no --quick or --dask: drop them")
     check_writable_dir("--out", out_dir)          # before minutes of measuring, not after
     check_tmpdir()
     if only:
-        from ..bench import ONLY, run_only
+        from ..bench.timings import ONLY, run_only  # heavy: loads mpmath
         with progress(f"verify bench --only {only}", ONLY[only][3](), quiet) as bar:
             def tick(line):
                 bar.log(f"  {line}")

@@ -47,9 +47,9 @@ def parse_subdivisions(text: str) -> tuple[int, int]:
 @family_setting_options
 @regime_option
 @click.option("--save", "save", default=None, help="write the certificate to this JSON file (atomically): everything "
-              "`verify certify --recheck` / `python -m verify.certify.recheck` needs to re-verify it")
+              "`verify certify --recheck` / `python -m recheck` needs to re-verify it")
 @click.option("--recheck", "recheck", default=None, help="re-verify a saved certificate file with the independent "
-              "checker (python -m verify.certify.recheck FILE); exit status 1 names the failed step")
+              "checker (python -m recheck FILE); exit status 1 names the failed step")
 @click.option("--family", "family", default=None, help="a family certificate file (saved by verify certify with "
               "ranges): with --query, print one member's bounds")
 @click.option("--query", "query", default=None, help="the member of --family to bound, as NAME=VALUE,... for the "
@@ -204,12 +204,12 @@ def family_query(path, query, Ts, as_json) -> None:
     checked = {p or "root": [step for step, _ in lines] for p, lines in fc.rechecked.items()}
     if as_json:
         click.echo(json.dumps({"status": "certified", "member": {k: str(v) for k, v in values.items()},
-                               "rechecked": {"checker": "verify.certify.recheck", "cells": checked},
+                               "rechecked": {"checker": "recheck.certificates", "cells": checked},
                                "bounds": bounds}, indent=1))
         return
     click.echo("member " + ", ".join(f"{k}={v}" for k, v in values.items()) + f" of the family in {path}:")
     for cell, steps in checked.items():
-        click.echo(f"  re-checked in this call by the independent checker (verify.certify.recheck): cell {cell} "
+        click.echo(f"  re-checked in this call by the independent checker (recheck.certificates): cell {cell} "
                    f"({', '.join(dict.fromkeys(steps))})")
     print_bounds(bounds)
 
@@ -283,7 +283,7 @@ def run_recheck(path: str, workers: int | None = None, quiet: bool = False) -> i
     check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
     extra = ["--workers", str(workers)] if workers else []
     with progress(f"verify certify --recheck {path}", None, quiet):
-        proc = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, *extra], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "recheck", path, *extra], capture_output=True,
                               text=True)
     click.echo(proc.stdout, nl=False)
     if proc.stderr:

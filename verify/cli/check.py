@@ -7,14 +7,28 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import time
+from collections import Counter
 from importlib import resources
 
 import click
 from click.core import ParameterSource
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from ..engines.bits import MAX_BITS, MIN_BITS
-from .options import convention_from_options, convention_options, handle_errors
+from ..errors import InvalidParameter, suggest
+from ..model import make_setting
+from ..model.convention import using
+from ..model.flags import setting_command
+from ..model.hypotheses import within
+from ..run.jsonable import jsonable
+from .coverage import coverage
+from .options import CliError, convention_from_options, convention_options, handle_errors, make_args
+from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note, progress
+from .regime import defaults, read_regime
 from .sizes import check_build
 
 SCHEMA = "check.schema.json"
@@ -30,9 +44,7 @@ def load_schema(name: str = SCHEMA) -> dict:
 def resolve_ids(ids) -> tuple[list[str], dict]:
     """The claims to run for ``ids`` (claim ids, or ids of their statements, e.g. ``theorem-3.1-upper``; all
     when empty) and, per claim, the statement ids asked for (None: all of them)."""
-    from lemmas import CLAIMS
-    from ..errors import suggest
-    from ..errors import InvalidParameter
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     by_statement = CLAIMS.statement_ids()
     known = CLAIMS.ids() + sorted(set(by_statement) - set(CLAIMS.ids()))
     claims, only, bad = [], {}, []
@@ -57,9 +69,9 @@ def check_results(ids, profile: str = "ci", tick=None, convention=None) -> list[
     """Run the claims named by ``ids`` (:func:`resolve_ids`) under ``convention`` (None: the reference) and return
     their JSON-ready results, validated; a statement id keeps only that statement. ``tick(id, result)`` is called
     after each claim (progress)."""
-    import jsonschema
+    import jsonschema  # heavy: jsonschema
 
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     claims, only = resolve_ids(ids)
     out = []
     for cid in claims:
@@ -77,8 +89,6 @@ def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = 
     """``check(setting, steps)``, estimated first when it may be long: one step is timed; when ``steps`` of that
     could exceed ANNOUNCE_SECONDS, a run of up to 16 steps too, and the time is extrapolated from the two
     (a fixed cost plus a cost per step), said on stderr, and above an hour needs ``--yes``."""
-    from .options import CliError
-    from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
     if steps == 1:
         return check(setting, 1)
 
@@ -107,7 +117,7 @@ def timed_check(check, setting, steps: int, *, yes: bool = False, quiet: bool = 
 
 def certified_claims() -> list[str]:
     """The claims whose per-regime check can run certified: their ``check`` takes ``bits`` (Arb precision)."""
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     return [cid for cid, c in CLAIMS.items() if c.per_regime and "bits" in inspect.signature(c.check).parameters]
 
 
@@ -115,15 +125,11 @@ def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, conve
     """(the Setting of a regime file, its steps): keys left out take the flags' defaults (verify.cli.regime), and
     the options ``convention`` sets (the convention flags) replace the file's; a large V* is estimated before it is
     built."""
-    from ..model import make_setting
-    from .options import make_args
-    from .regime import defaults, read_regime
     given, steps = read_regime(regime_file, "required")
     args = make_args(defaults() | given)
     if convention is not None:
         args |= convention.apply({"eta": args["eta"]})
     if args.get("D") is None:
-        from ..errors import InvalidParameter
         raise InvalidParameter("regime", str(regime_file), 'must give "D" (the sequence length)')
     check_build(args, yes=yes, quiet=quiet, command="verify check")
     return make_setting(**args), steps
@@ -132,7 +138,7 @@ def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, conve
 def property_result(c, setting, steps: int, bits: int | None, *, yes: bool, quiet: bool) -> dict:
     """The claim's per-regime property in the regime (certified with ``bits``), a failure inside the hypotheses
     re-run at a 10x longer horizon (``replay_check``), as every reported counterexample is."""
-    from lemmas.support.records import replay_check as replay_longer
+    from lemmas.support.records import replay_check as replay_longer  # heavy: loads flint,mpmath,sympy
     options = {} if bits is None else {"bits": bits}
 
     def run(s, n):
@@ -148,8 +154,6 @@ def property_result(c, setting, steps: int, bits: int | None, *, yes: bool, quie
 def no_property(c, setting, steps: int) -> dict:
     """The fields of a claim without a per-regime check: nothing is run in the regime; its statements' scopes and
     proofs (verify.cli.coverage) say what the claim and its evidence say about it."""
-    from ..model.flags import setting_command
-    from ..model.hypotheses import within
     inside, why = within(setting, c.hypotheses)
     return {"holds": None, "status": "no per-regime check", "kind": None, "threshold": None, "in_hypotheses": inside,
             "detail": f"{c.id} has no per-regime property: its statements are judged on the claim's own regimes and "
@@ -163,10 +167,7 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
     """What claim ``claim_id`` says about the regime of ``regime_file`` (verify.cli.regime): its per-regime
     property there when it has one (certified with ``bits`` where its check takes Arb), and for every statement
     whether its scope admits the regime and whether a proof covers it (verify.cli.coverage)."""
-    from lemmas import CLAIMS
-    from ..errors import InvalidParameter
-    from ..jsonable import jsonable
-    from .coverage import coverage
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     claim_id = resolve_ids([claim_id])[0][0]
     c = CLAIMS[claim_id]
     if bits is not None and claim_id not in certified_claims():
@@ -175,7 +176,6 @@ def regime_result(claim_id: str, regime_file, *, bits: int | None = None, yes: b
                                "in float64); " + (f"the claims whose check takes Arb: {', '.join(names)}" if names else
                                "no claim's per-regime check takes Arb yet: drop --arb"))
     setting, steps = regime_setting(regime_file, yes=yes, quiet=quiet, convention=convention)
-    from ..model.convention import using
     with using(convention):         # the check's hypotheses are the convention's (verify.model.convention.adjust)
         prop = property_result(c, setting, steps, bits, yes=yes, quiet=quiet) if c.per_regime else no_property(
             c, setting, steps)
@@ -248,10 +248,7 @@ ROLE_TITLES = {"claim": "the paper's claims", "control": "negative controls", "f
 def summary_table(results: list[dict]):
     """A rich table: one row per statement (id, role, verdict, text), and the count of each verdict per role
     (the paper's claims, negative controls and the toolkit's findings are counted apart)."""
-    from collections import Counter
 
-    from rich.markup import escape
-    from rich.table import Table
     t = Table(title="verify check: verdicts", title_justify="left")
     t.add_column("id", no_wrap=True)
     t.add_column("kind", no_wrap=True)
@@ -295,9 +292,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
     """Run the paper's claims (all, or the IDs given) and print each verdict with its scope and evidence,
     then a summary table of the verdicts. The convention flags (or --convention FILE) set the convention every
     claim is judged in (with --regime: they replace the file's options)."""
-    from lemmas import CLAIMS
-    from ..errors import InvalidParameter
-    from .progress import progress
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     if list_only:
         claims, only = resolve_ids(ids)
         for cid in claims:
@@ -317,7 +312,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
                                    "regime and its steps): drop --profile, or drop --regime to run the claim's "
                                    "own regimes at this profile")
         res = regime_result(ids[0], regime_file, bits=arb_bits, yes=yes, quiet=quiet, convention=conv)
-        import jsonschema
+        import jsonschema  # heavy: jsonschema
         jsonschema.validate(res, load_schema(REGIME_SCHEMA))
         if as_json:
             click.echo(json.dumps(res, indent=1))
@@ -325,8 +320,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
             _print_regime(res)
         return
     if family_file is not None:
-        import os
-        from ..certify.records import FAMILY_FILE_VARIABLE
+        from ..certify.records import FAMILY_FILE_VARIABLE  # heavy: loads flint,mpmath,sympy
         os.environ[FAMILY_FILE_VARIABLE] = str(family_file)
     with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
         results = check_results(ids, profile, convention=conv,
@@ -336,5 +330,4 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
         return
     for r in results:
         _print_claim(r)
-    from rich.console import Console
     Console(soft_wrap=False).print(summary_table(results))

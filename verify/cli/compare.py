@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..report.compare import differences, load_results, markdown
+from ..run.atomic import write_bytes_atomic
 from .options import check_writable_dir, handle_errors
 
 
@@ -18,8 +20,6 @@ def compare_cmd(report_a, report_b, out):
     """Print the statements whose verdicts or evidence differ between two report folders (results.json of
     `verify all`), and the headline numbers that differ, side by side, each report's convention in the header
     (e.g. a reference run against one with --loss mean)."""
-    from ..report.compare import differences, load_results, markdown
-    from ..run.atomic import write_bytes_atomic
     if out is not None:
         check_writable_dir("--out", Path(out).parent if str(Path(out).parent) else ".")
     a, b = load_results("REPORT_A", report_a), load_results("REPORT_B", report_b)

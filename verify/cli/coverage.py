@@ -19,22 +19,22 @@ from pathlib import Path
 
 from ..evidence import PROOF_KINDS, RIGOROUS_KINDS, Scope
 from ..model.hypotheses import hypotheses
+from ..pipeline.runner import DEFAULT_OUT, load_saved, part_options, parts_dir
+from ..run.parts import Part
+from ..run.version import code_version
+from .progress import note
 
 PROFILE = "ci"
 
 
 @lru_cache(maxsize=None)
 def _run(claim_id: str, version: str) -> dict:
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     return CLAIMS[claim_id].run(PROFILE).as_dict()
 
 
 def claim_result(claim_id: str, quiet: bool = False) -> tuple[dict, str]:
     """(the claim's decided statements with their evidence records, where they come from)."""
-    from ..run.parts import Part
-    from ..run.pipeline import DEFAULT_OUT, load_saved, part_options, parts_dir
-    from ..run.version import code_version
-    from .progress import note
     part, version = Part("claim", claim_id), code_version()
     for folder in (parts_dir(DEFAULT_OUT), Path(DEFAULT_OUT) / "parts"):
         rec = load_saved(folder / part.filename, part_options(part, PROFILE), version)

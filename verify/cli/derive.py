@@ -7,8 +7,10 @@ import json
 import click
 
 from ..errors import InvalidParameter
+from ..model.paper import theorem_3_1_orders
 from ..model.sigmas import parse_sigma
 from .options import SIGMA_HELP, handle_errors
+from .progress import progress
 
 FORMATS = ("text", "latex", "json")
 
@@ -26,10 +28,10 @@ CONVENTIONS = {
 
 def _obligation_groups(sig) -> dict:
     """Every obligation the derivation rests on, grouped, as JSON-ready dicts."""
-    from ..derive.gradients import gradient_obligations
-    from ..derive.reduction import (explicit_routes, parity_obligation, prove_identity_general,
+    from ..derive.gradients import gradient_obligations  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduction import (explicit_routes, parity_obligation, prove_identity_general,  # heavy: loads flint,mpmath,sympy
                                     prove_reduction_symbolic, reduced_recursion_obligations)
-    from ..derive.stability import positivity_obligations
+    from ..derive.stability import positivity_obligations  # heavy: loads flint,mpmath,sympy
     groups = {
         "reduction, any kernel, symbolic dimensions (block method)": prove_reduction_symbolic().obligations,
         f"reduction for sigma = {sig.spec()}": [parity_obligation(sig), *reduced_recursion_obligations(sig)],
@@ -47,11 +49,11 @@ def _obligation_groups(sig) -> dict:
 
 def derivation(sigma_spec: str) -> dict:
     """Everything ``verify derive`` prints, as SymPy expressions, text and obligation dicts."""
-    from ..derive.gradients import LEGEND, gradient_formulas, loss_formula, update_formulas
-    from ..derive.loss import matrix_form
-    from ..derive.reduced import reduced, reduced_step_exprs
-    from ..derive.reduction import delta_step_factor, prove_reduction
-    from ..derive.tidy import tidy
+    from ..derive.gradients import LEGEND, gradient_formulas, loss_formula, update_formulas  # heavy: loads flint,mpmath,sympy
+    from ..derive.loss import matrix_form  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduced import reduced, reduced_step_exprs  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduction import delta_step_factor, prove_reduction  # heavy: loads flint,mpmath,sympy
+    from ..derive.tidy import tidy  # heavy: loads flint,mpmath,sympy
     sig = parse_sigma(sigma_spec)
     k = sig.kernel
     out = {"sigma": sig.spec(), "conventions": dict(CONVENTIONS, sigma=sig.spec()),
@@ -83,9 +85,8 @@ def asymptotics(sigma_spec: str) -> dict:
     if not sig.is_identity:
         raise InvalidParameter("sigma", sigma_spec, "must be identity with --asymptotics (the leading terms are "
                                                     "derived for sigma = identity only)")
-    from ..derive.asymptotics import leading_terms, leading_terms_general, slow_manifold
-    from ..model.paper import theorem_3_1_orders
-    from ..derive.tidy import tidy
+    from ..derive.asymptotics import leading_terms, leading_terms_general, slow_manifold  # heavy: loads flint,mpmath,sympy
+    from ..derive.tidy import tidy  # heavy: loads flint,mpmath,sympy
     lt = leading_terms()
     data = {k: tidy(lt[k]) for k in ("excess_loss", "s_err", "w_err")}
     data["convention"] = {"sigma": "identity", "loss": "sum", "law_var": "1", "p_lambda": "1",
@@ -104,7 +105,7 @@ def _render(obj, fmt):
         return {k: _render(v, fmt) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_render(v, fmt) for v in obj]
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     if isinstance(obj, (sp.Basic, sp.MatrixBase)):
         return sp.latex(obj) if fmt == "latex" else sp.sstr(obj)
     return obj
@@ -141,7 +142,6 @@ def derive_cmd(sigma, fmt, asymptotics_, as_json, quiet):
     if as_json and fmt not in (None, "json"):
         raise click.UsageError(f"--json and --format {fmt} conflict: give one of them (--json is --format json)")
     fmt = "json" if as_json else (fmt or "text")
-    from .progress import progress
     sig = parse_sigma(sigma)                   # a bad --sigma is reported before any derivation
     with progress("verify derive", 1, quiet) as bar:
         bar.update(description=f"derive: {'leading terms' if asymptotics_ else 'sigma = ' + sig.spec()}")
@@ -153,7 +153,7 @@ def derive_cmd(sigma, fmt, asymptotics_, as_json, quiet):
     if fmt == "json":
         click.echo(json.dumps(_render(data, "text"), indent=1, default=str))
     elif fmt == "latex":
-        from ..derive.latex import document
+        from ..derive.latex import document  # heavy: loads flint,mpmath,sympy
         click.echo(document(_latex_sections(data, asymptotics_), title), nl=False)
     else:
         _emit_text(_render(data, "text"))

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import click
 
+from ..coq.kernel import export
+from ..errors import InvalidParameter
 from .options import check_writable_dir, handle_errors
 
 
 def _groups():
-    from ..coq.groups import GROUPS
+    from ..coq.groups import GROUPS  # heavy: loads flint,mpmath,sympy
     return sorted(GROUPS)
 
 
@@ -27,8 +29,6 @@ def export_cmd(coq_dir, groups, certificate, boxes):
     """Write the proof obligations as Coq theorems (one per obligation, each ending in Qed), generated from the
     objects SymPy and the SMT solvers decided, and a saved certificate's box checks (trapping-region); `verify prove
     --coq DIR` has Coq's kernel check them."""
-    from ..coq.kernel import export
-    from ..errors import InvalidParameter
     known = _groups()
     bad = [g for g in groups if g not in known]
     if bad:
@@ -36,7 +36,7 @@ def export_cmd(coq_dir, groups, certificate, boxes):
     if boxes is not None and boxes < 1:
         raise InvalidParameter("--boxes", str(boxes), "must be an integer >= 1")
     if certificate is not None:
-        from ..coq.trapping import read_certificate
+        from ..coq.trapping import read_certificate  # heavy: loads flint,mpmath,sympy
         read_certificate(certificate)
     check_writable_dir("--coq", coq_dir)
     opts = (("certificate", certificate),) if certificate else ()

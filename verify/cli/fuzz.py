@@ -7,7 +7,9 @@ import json
 
 import click
 
+from ..errors import InvalidParameter, suggest
 from .options import EXIT_OUTPUT, CliError, check_writable_dir, handle_errors
+from .progress import progress
 
 
 def regime_text(counterexample: dict) -> str:
@@ -60,10 +62,7 @@ def _lines(r: dict) -> list[str]:
 def fuzz_cmd(claims, examples, seed, db, no_db, as_json, quiet):
     """Fuzz claims over regimes inside their hypotheses (and the pseudo-claim invalid-parameters over invalid
     inputs); each claim's verdict is decided from the search's evidence (verify.evidence)."""
-    from ..errors import suggest
-    from ..errors import InvalidParameter
-    from ..fuzz import DEFAULT_DB, claim_ids, fuzz
-    from .progress import progress
+    from ..fuzz import DEFAULT_DB, claim_ids, fuzz  # heavy: loads hypothesis
     if db is not None and no_db:
         raise InvalidParameter("db", db, "must not be given with --no-db")
     ids = list(claims) or claim_ids()

@@ -3,6 +3,8 @@ model and numpy) so that ``verify --help`` loads neither: the one-line usage err
 and the group class."""
 from __future__ import annotations
 
+import unicodedata
+
 import click
 
 
@@ -25,7 +27,6 @@ def check_tokens(cmd: click.Command, args: list[str]) -> None:
     """Refuse, before click parses ``args``, what it would read silently or wrongly: an option typed with a
     dash-like character (click would look for the option it then misses), a value option given twice (click
     keeps the last) and a number with '_' separators (Python's int() reads 1_0 as 10)."""
-    import unicodedata
     opts = {o: p for p in cmd.params if isinstance(p, click.Option) for o in p.opts + p.secondary_opts}
     seen: dict = {}
     i = 0

@@ -20,68 +20,14 @@ import click
 from click.core import ParameterSource
 
 from .group import CliError, OneLineGroup, check_tokens  # noqa: F401 - defined with the group, used by every command
-from ..model.data import data_models
-from ..model.setting import DEFAULTS
-from ..model.sigmas import family_syntax
+from ..model.convention import Convention, FLAG_KEYS, KEYWORDS, read_file
+from ..errors import (Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError, refer, show,
+    suggest)
+from ..model import make_setting
+from .regime import merge
+from .sizes import check_build
+from .specs import DATA_HELP, REGIME_META, SETTING_SPECS, SIGMA_HELP, data_option  # noqa: F401 - used by commands
 
-SIGMA_HELP = " | ".join(family_syntax()) + " (the registered sigma families)"
-DATA_HELP = ("what X is drawn from: gaussian (i.i.d. entries of --law), digits (sklearn's 8x8 handwritten digits, a "
-             "stand-in for MNIST: D = d = 8), or a Gaussian with the digits' second moments (gaussian:digits) or one "
-             "of their isotropic parts (gaussian:digits-pixels, gaussian:digits-tokens)")
-
-
-def _data_kwargs(default, help_text: str) -> dict:
-    """click keywords of the ``--data`` option (the registered data models)."""
-    return {"type": click.Choice(data_models()), "default": default, "show_default": default is not None,
-            "help": help_text}
-
-
-def data_option(default=DEFAULTS["data"], help_text: str = DATA_HELP):
-    """The ``--data`` option (one definition for every command that takes it)."""
-    return click.option("--data", "data", **_data_kwargs(default, help_text))
-
-
-def _default(key: str) -> dict:
-    """click keywords giving an option make_setting's default (verify.model.setting.DEFAULTS, their one home)."""
-    return {"default": DEFAULTS[key], "show_default": True}
-
-
-# (flag, keyword of the command, click keywords) of every option that defines a regime. The flag without its
-# dashes is also the key of a regime file (verify.cli.regime).
-SETTING_SPECS = [
-    ("--D", "D", {"type": int, "default": None, "help": "sequence length (number of tokens); required unless "
-                  "--regime FILE gives it"}),
-    ("--K", "K", {"type": int, "default": None, "help": "support size of each column of S*"}),
-    ("--N", "N", {"type": int, "default": None, "help": "number of output columns (query positions)"}),
-    ("--M", "M", {"type": int, **_default("M"), "help": "output dimension (rows of V*)"}),
-    ("--d", "d", {"type": int, **_default("d"), "help": "feature dimension"}),
-    ("--eta", "eta", {**_default("eta"), "help": "step size (read exactly: 0.07 is 7/100)"}),
-    ("--eta-kq", "eta_kq", {"default": None, "help": "separate step size for W_KQ (default: --eta)"}),
-    ("--supports", "supports", {"default": None, "help": "JSON file: list of 0-based index lists, one per column of S*"}),
-    ("--preset", "preset", {"type": click.Choice(["cnn", "gcn", "sts", "gslp"]), "default": None}),
-    ("--vstar", "vstar", {"default": None, "help": "JSON file: V* as a list of M rows of d numbers"}),
-    ("--vstar-norm", "vstar_norm", {"default": None, "help": "random V* (seeded) with this Frobenius norm"}),
-    ("--seed", "seed", {"type": int, **_default("seed")}),
-    ("--sigma", "sigma", {**_default("sigma"), "help": SIGMA_HELP}),
-    ("--data", "data", _data_kwargs(DEFAULTS["data"], DATA_HELP)),
-    ("--law", "law", {**_default("law"), "help": "gaussian | rademacher | student-t:NU | gumbel | exponential | "
-                                                 "uniform (standardised)"}),
-    ("--law-mean", "law_mean", _default("law_mean")),
-    ("--law-var", "law_var", _default("law_var")),
-    ("--noise-sd", "noise_sd", _default("noise_sd")),
-    ("--loss", "loss", {"type": click.Choice(["sum", "mean"]), **_default("loss")}),
-    ("--p-kind", "p_kind", {"type": click.Choice(["identity", "permutation", "sinusoidal"]), **_default("p_kind")}),
-    ("--p-structure", "p_structure", {"type": click.Choice(["orthogonal", "general"]), "default": None,
-                                      "help": "default: what --p-kind implies (general for sinusoidal, orthogonal "
-                                              "otherwise)"}),
-    ("--p-lambda", "p_lambda", {**_default("p_lambda"), "help": "P^T P = lambda I"}),
-    ("--beta", "beta", {**_default("beta"), "help": "logit temperature: the logits are beta P^T W_KQ p_q(j) (read "
-                                                    "exactly)"}),
-    ("--init", "init", {"type": click.Choice(["zero", "random"]), **_default("init")}),
-    ("--init-scale", "init_scale", _default("init_scale")),
-    ("--relu-at-zero", "relu_at_zero", {"type": click.Choice(["radial", "error"]), **_default("relu_at_zero")}),
-    ("--freeze-wp", "freeze_wp", {"is_flag": True, "help": "keep W_P at 0 (wp_trainable = False)"}),
-]
 SETTING_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in SETTING_SPECS]
 SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
 # verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
@@ -104,7 +50,6 @@ def setting_options(f):
 def _convention_specs() -> list:
     """(flag, keyword, click keywords) of every convention option (verify.model.convention.KEYWORDS): the regime
     options' own definitions, with no default (a flag left out follows the reference, or the regime's own)."""
-    from ..model.convention import KEYWORDS
     specs = {flag: (name, kw) for flag, name, kw in SETTING_SPECS}
     specs["--eta-kq-ratio"] = ("eta_kq_ratio", {"help": "eta_KQ as a multiple of each regime's eta (read exactly)"})
     out = []
@@ -132,8 +77,6 @@ def convention_options(f):
 def convention_from_options(kw: dict):
     """Pop the convention flags and ``--convention FILE`` out of ``kw``: the Convention they set, or None when
     none is given (the reference). A key given both in the file and as a flag is an error."""
-    from ..model.convention import FLAG_KEYS, Convention, read_file
-    from ..errors import InvalidParameter, suggest
     given = {name: kw.pop(name) for _, name, _ in CONVENTION_SPECS if name in kw}
     given = {k: v for k, v in given.items() if v is not None and v is not False}
     path = kw.pop("convention_file", None)
@@ -167,8 +110,6 @@ def family_setting_options(f):
     return f
 
 
-REGIME_META = "verify.regime"     # click context meta: the regime file in use and the options it gave
-
 regime_option = click.option(
     "--regime", "regime_file", default=None, metavar="FILE",
     help="the regime as a JSON file whose keys are these flags' names without their dashes, e.g. "
@@ -192,7 +133,6 @@ def make_args(options: dict) -> dict:
 def setting_args(kw: dict, steps: str = "refused") -> tuple[dict, int | None]:
     """Pop the regime options (and ``--regime FILE``, verify.cli.regime) out of ``kw``: (make_setting's keywords,
     the regime file's steps or None). ``steps``: whether the file may give steps ("optional", "refused")."""
-    from .regime import merge
     regime_file = kw.pop("regime_file", None)
     n = merge(kw, regime_file, steps) if regime_file is not None else None
     if kw.get("D") is None:
@@ -215,8 +155,6 @@ def command_name() -> str:
 def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
     """Pop the regime options out of ``kw`` (:func:`setting_args`) and build the validated Setting; a large V*
     is estimated first (verify.cli.sizes; ``yes`` lets one estimated above an hour be built)."""
-    from ..model import make_setting
-    from .sizes import check_build
     args, _ = setting_args(kw)
     check_build(args, yes=yes, quiet=quiet, command=command_name())
     return make_setting(**args)
@@ -295,7 +233,6 @@ def _reference(ctx):
 
 def cli_message(exc, ctx: click.Context | None = None) -> str:
     """One line for an :class:`InvalidParameter` (every problem it carries), in terms of the flags."""
-    from ..errors import refer, show
     parts = []
     regime = ctx.meta.get(REGIME_META, {}) if ctx is not None else {}
     for prob in exc.problems:
@@ -333,7 +270,6 @@ def handle_errors(f):
     """Turn the toolkit's own errors into one line naming the flags: exit status 2 for invalid input, 3 for
     numerical trouble, 4 when an output could not be written (the line says where the work was kept), 130
     after Ctrl-C (the line says what was saved)."""
-    from ..errors import Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError
 
     @functools.wraps(f)
     def wrapper(*a, **k):
@@ -342,7 +278,6 @@ def handle_errors(f):
         except InvalidParameter as exc:
             raise CliError(cli_message(exc, click.get_current_context(silent=True))) from None
         except VerificationError as exc:
-            from ..errors import refer
             text = refer(getattr(exc, "template", str(exc)), _reference(click.get_current_context(silent=True)))
             code = EXIT_NUMERICAL if isinstance(exc, NumericalTrouble) else EXIT_OUTPUT if isinstance(
                 exc, OutputError) else 2
@@ -358,7 +293,6 @@ def handle_errors(f):
 def check_path_length(flag: str, path) -> None:
     """Refuse a path the system cannot hold (longer than PATH_MAX bytes, or a name longer than NAME_MAX; the
     atomic writes add up to 14 characters to a name: verify.run.atomic), naming ``flag``, before any work."""
-    from ..errors import InvalidParameter
     full = os.fsencode(os.path.abspath(os.path.expanduser(str(path))))
     path_max, name_max = os.pathconf("/", "PC_PATH_MAX"), os.pathconf("/", "PC_NAME_MAX")
     shown = _short(str(path))
@@ -375,7 +309,6 @@ def check_writable_dir(flag: str, path) -> Path:
     """``path`` as a Path if it is a writable folder or can be created as one; else InvalidParameter
     naming ``flag``. Nothing is left on disk: the nearest existing ancestor is probed with a
     temporary file that is removed at once (so read-only file systems are caught too)."""
-    from ..errors import InvalidParameter
     p = Path(os.path.expanduser(str(path)))
     check_path_length(flag, path)
     if p.exists() and not p.is_dir():

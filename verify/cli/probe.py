@@ -5,8 +5,11 @@ import json
 
 import click
 
+from ..errors import InvalidParameter, suggest
 from ..model.profiles import PROFILES
+from .check import _print_statement
 from .options import convention_from_options, convention_options, handle_errors
+from .progress import progress
 
 
 @click.command("probe")
@@ -25,9 +28,7 @@ def probe_cmd(name, list_, profile, as_json, quiet, **kw):
     nonzero-init's initialisation) keeps the probe's value, and a keyword a regime cannot take (one the reduced
     recursion it runs, or the leading terms or SGD student it uses, does not cover) is left at the reference there
     and named, with why, on every finding."""
-    from ..errors import InvalidParameter, suggest
-    from ..probes import PROBES
-    from .check import _print_statement
+    from ..probes import PROBES  # heavy: loads flint,mpmath,sympy
     if list_:
         rows = [{"probe": cid, "questions": list(p.questions), "summary": p.summary,
                  "statements": [st.id for st in p.statements]} for cid, p in PROBES.items()]
@@ -41,7 +42,6 @@ def probe_cmd(name, list_, profile, as_json, quiet, **kw):
         raise InvalidParameter("NAME", None, f"give a probe name ({', '.join(PROBES.ids())}) or --list")
     if name not in PROBES:
         raise InvalidParameter("NAME", name, f"must be one of {', '.join(sorted(PROBES.ids()))}" + suggest(name, PROBES.ids()))
-    from .progress import progress
     conv = convention_from_options(kw)
     with progress(f"verify probe {name}", None, quiet):      # one computation: elapsed time, no ETA
         out = PROBES[name].run(profile, conv).as_dict()

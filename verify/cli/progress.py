@@ -12,6 +12,7 @@ left: lemma-C.2``), so a long command is never silent; a command shorter than th
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import threading
 import time
@@ -210,7 +211,6 @@ def phases(bar: Bar):
 def progress_hook(func, bar: Bar) -> dict:
     """``{"progress": phases(bar)}`` when ``func`` takes a ``progress`` keyword (the computation reports its
     phases: ``progress(phase, done, total)``), else ``{}`` (the display then shows the elapsed time only)."""
-    import inspect
     try:
         takes = "progress" in inspect.signature(func).parameters
     except (TypeError, ValueError):

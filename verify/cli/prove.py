@@ -6,7 +6,9 @@ import time
 
 import click
 
+from ..coq.kernel import prove
 from .options import handle_errors
+from .progress import progress
 
 
 def file_ticker(bar):
@@ -37,8 +39,6 @@ def prove_cmd(coq_dir, workers, dask, fresh, as_json, quiet):
     """Run coqc on every exported file and record, per theorem, whether the kernel accepted it (route coq, with
     the Coq and library versions) in DIR/kernel.json. Exit status 1 when a theorem did not do what was expected
     (a step rejected, or a negative control accepted); 2 when coqc is not installed."""
-    from ..coq.kernel import prove
-    from .progress import progress
     with progress("verify prove --coq: files checked by coqc", None, quiet) as bar:
         res = prove(coq_dir, workers=workers, executor=dask, reuse=not fresh, progress=file_ticker(bar))
     if as_json:

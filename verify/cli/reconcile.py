@@ -7,11 +7,13 @@ import json
 import click
 
 from ..model.profiles import PROFILES
+from ..run.jsonable import jsonable
 from .options import handle_errors
+from .progress import progress, progress_hook
 
 
 def _derivation(d: dict) -> list[str]:
-    from ..reconcile.family import TEXT
+    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     out = [f"Family: {d['family']}"] + [f"  {m['reads']}: {m['what']}" for m in d["members"]]
     out.append("Leading terms (slow-manifold expansion, a formal asymptotic expansion; σ = identity, 0 < K < D):")
     out += [f"  {TEXT[q]} ~ {t}" for q, t in d["leading_terms"].items()]
@@ -28,7 +30,7 @@ def _derivation(d: dict) -> list[str]:
 
 def _system(s: dict) -> list[str]:
     """One solution set: its general element, where the rest holds, and a witness or a certificate."""
-    from ..reconcile.family import d_power
+    from ..reconcile.family import d_power  # heavy: loads flint,mpmath,sympy,z3
     cert = s.get("certificate")
     if s["feasible"]:
         head = "FEASIBLE"
@@ -53,7 +55,7 @@ def _system(s: dict) -> list[str]:
 
 
 def _fits(num: dict, tstar: str) -> list[str]:
-    from ..reconcile.family import TEXT
+    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     if not num or not num.get("fits"):
         return [f"    numerics: {(num or {}).get('why', 'not run')}"]
     fits = num["fits"]
@@ -72,7 +74,7 @@ def _fits(num: dict, tstar: str) -> list[str]:
 
 def _text(res: dict) -> list[str]:
     """The result as readable lines."""
-    from ..reconcile.family import TEXT
+    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     out = _derivation(res["derivation"])
     out.append(f"Claims ({res['claims_source']}):")
     for rid, cl in res["claims"].items():
@@ -113,9 +115,7 @@ def _text(res: dict) -> list[str]:
 def reconcile_cmd(as_json, claims, profile, numerics, quiet):
     """Which members of the family {N, ‖V*‖_F², v, β, λ, c_L, η_V, η_KQ each ∝ a power of D} make Theorem 3.1's
     rates true, and can T* ~ D^2 and the step-size conditions then hold too?"""
-    from ..jsonable import jsonable
-    from ..reconcile import load_claims, reconcile
-    from .progress import progress, progress_hook
+    from ..reconcile import load_claims, reconcile  # heavy: loads flint,mpmath,sympy,z3
     with progress("verify reconcile", None, quiet) as bar:
         res = reconcile(None if claims is None else load_claims(claims), profile, numerics,
                         **progress_hook(reconcile, bar))

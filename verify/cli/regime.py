@@ -20,10 +20,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from ..errors import InvalidParameter, show
+from ..errors import InvalidParameter, show, suggest
 from ..inputs import LIMITS, read_json
-from .options import REGIME_META, SETTING_SPECS
+from .specs import REGIME_META, SETTING_SPECS
 
 # regime-file key -> (make_setting-side keyword of the command, the option's click keywords)
 KEYS = {flag[2:]: (name, kw) for flag, name, kw in SETTING_SPECS}
@@ -42,7 +43,6 @@ def _json(value) -> str:
 
 
 def _unknown(path, key: str) -> InvalidParameter:
-    from ..errors import suggest
     keys = list(KEYS) + ["steps"]
     near = key.replace("_", "-") if key.replace("_", "-") in keys else None
     hint = f" (did you mean {near}?)" if near else suggest(key, keys)
@@ -146,7 +146,6 @@ def defaults() -> dict:
 def merge(kw: dict, regime_file, steps: str) -> int | None:
     """Overlay the regime file's options on a command's keywords ``kw`` (in place); a key also given as a flag
     on the command line is an error. Returns the file's steps (or None)."""
-    from click.core import ParameterSource
     given, n = read_regime(regime_file, steps)
     ctx = click.get_current_context(silent=True)
     for name in given:

@@ -3,6 +3,12 @@ from __future__ import annotations
 
 import click
 
+from ..errors import OutputError
+from ..report import saved_parts_dir, write_report
+from ..report.render import roles_line
+from ..report.results import load_parts
+from ..run.atomic import recover_folder
+from ..run.lock import folder_lock
 from .options import check_writable_dir, handle_errors
 from .progress import note
 
@@ -14,12 +20,6 @@ from .progress import note
 @handle_errors
 def report_cmd(out, src):
     """Rebuild index.md, index.html, results.json and figures from the saved part records."""
-    from ..errors import OutputError
-    from ..run.atomic import recover_folder
-    from ..run.lock import folder_lock
-    from ..report import saved_parts_dir, write_report
-    from ..report.render import roles_line
-    from ..report.results import load_parts
     check_writable_dir("--out", out)
     with folder_lock(out, "out"):     # not while a `verify all --out OUT` is writing it
         pdir = saved_parts_dir(src or out)

@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import click
+from click.core import ParameterSource
 
+from ..engines import iterate
 from ..engines.bits import MAX_BITS, MIN_BITS
-from ..engines.trajectory import Record
+from ..engines.estimate import calibrate, run_phases
+from ..engines.trajectory import Record, checkpoint_steps
+from ..errors import InvalidParameter
 from ..model import make_setting
+from ..model.hypotheses import hypothesis, step_x
+from ..model.numbers import frac_str
+from ..model.validation import Problems, check_int
 from .options import CliError, handle_errors, regime_option, setting_args, setting_options
-from .sizes import check_build, entries
 from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note, progress
+from .sizes import check_build, entries
 
 MAX_STEPS = 10**12
 # A full-matrix mpmath step costs O(D N) big-number operations (about 20 steps/s at D = N = 64): when no
@@ -51,7 +59,7 @@ def certified_str(x, digits: int) -> tuple[str, str]:
     """(midpoint, radius) decimals of the Arb ball ``x``: every digit the ball certifies and no more
     (correct up to +-1 in the last digit, python-flint's arb.str), at most ``digits`` digits; the
     printed midpoint +- radius contains the ball. An exact ball prints its value and radius 0."""
-    from ..engines.arb import huge
+    from ..engines.arb import huge  # heavy: loads flint,mpmath,sympy
     if not x.is_finite() or huge(x):
         return "nan", "inf"
     text = x.str(digits, radius=True)
@@ -92,7 +100,7 @@ def full_check_steps(setting, steps: int) -> int:
 def max_cross_checked_dps(steps: int) -> int:
     """The largest --dps whose cross-check fits in Arb's precision: the reference carries more digits than the
     run (verify.engines.precision.reference_bits), and Arb takes at most MAX_BITS bits."""
-    from ..engines import precision
+    from ..engines import precision  # heavy: loads mpmath
     lo, hi = 5, 100_000
     while lo < hi:                      # reference_bits grows with dps: bisect for the last one that fits
         mid = (lo + hi + 1) // 2
@@ -106,11 +114,10 @@ def max_cross_checked_dps(steps: int) -> int:
 def run_problems(setting, steps: int, engine: str, arithmetic: str, arb_bits: int | None, dps: int | None = None,
                  cross_check: bool = False) -> None:
     """Every conflict between the run options, reported together (InvalidParameter), before any work."""
-    from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS
-    from ..engines.fullarb import MAX_STEPS as FULL_ARB_MAX_STEPS
-    from ..model.validation import Problems, check_int
-    from ..engines import fulljax
-    from ..engines.full import require_route
+    from ..engines.arb import MAX_STEPS as ARB_MAX_STEPS  # heavy: loads flint,mpmath,sympy
+    from ..engines.fullarb import MAX_STEPS as FULL_ARB_MAX_STEPS  # heavy: loads flint,mpmath,sympy
+    from ..engines import fulljax  # heavy: loads flint,mpmath,sympy
+    from ..engines.full import require_route  # heavy: loads flint,mpmath,sympy
     pr = Problems()
     if (dps is not None and cross_check and arb_bits is None and arithmetic == "mpmath" and setting.reducible()[0]
             and dps > max_cross_checked_dps(steps)):
@@ -149,8 +156,7 @@ def precision_check(setting, tr, engine: str, progress=None) -> dict:
     than the run carries (precision.reference_bits), compared within its ball; otherwise the same
     engine at 20 more digits, up to step FULL_CHECK_STEPS.
     """
-    from dataclasses import replace
-    from ..engines import precision
+    from ..engines import precision  # heavy: loads mpmath
     if setting.reducible()[0]:
         cc = precision.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
                                    on_disagreement="raise", checkpoints=4, progress=progress,
@@ -175,8 +181,7 @@ def arb_check_steps(setting, engine: str, steps: int) -> int:
 def arb_check(setting, tr, progress=None) -> dict:
     """Cross-check certified balls ``tr`` against an independent mpmath run of the same engine (more digits
     than the balls carry) at up to 4 checkpoints up to arb_check_steps: each mpmath value must lie in its ball."""
-    from dataclasses import replace
-    from ..engines import precision
+    from ..engines import precision  # heavy: loads mpmath
     last = arb_check_steps(setting, tr.engine, max(tr.steps()))
     part = replace(tr, records=[r for r in tr.records if r.step <= last], notes=tr.notes)
     cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
@@ -196,9 +201,8 @@ def _digits_of(arith_dps: int | None, bits: int) -> int:
 def run_arith(arithmetic: str, dps: int | None, steps: int, summed: int = 1):
     """The run's Arith; float64 prints only the digits it carries over ``steps`` steps that each sum up to
     ``summed`` numbers (PrecisionError when fewer than ``dps``, or than 3 when ``dps`` is not given)."""
-    from dataclasses import replace
-    from ..engines import precision
-    from ..engines.arith import Arith
+    from ..engines import precision  # heavy: loads mpmath
+    from ..engines.arith import Arith  # heavy: loads mpmath
     ar = Arith.make(arithmetic, dps, steps)
     if arithmetic == "float64":
         carried = precision.require_horizon("float64", steps, dps if dps is not None else 3, summed=summed)
@@ -218,8 +222,6 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
     certified digit (``dps`` caps the digits), cross-checked by mpmath up to step ARB_CHECK_STEPS.
     ``bar`` (a verify.cli.progress.Bar) follows the runs.
     """
-    from ..engines import iterate
-    from ..engines.trajectory import checkpoint_steps
     engine, why = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
     track = _tracker(bar)
@@ -242,7 +244,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         else:
             cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
         return {"config": cfg, "final": certified_json(tr.final, digits)}
-    from ..engines.precision import summed_terms
+    from ..engines.precision import summed_terms  # heavy: loads mpmath
     ar = run_arith(arithmetic, dps, steps, summed_terms(setting, engine))
     tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
                  progress=track(f"GD ({engine}, {arithmetic})", steps))
@@ -281,8 +283,7 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
              cross_check: bool) -> dict:
     """Estimated seconds of ``run_json`` with these options, from a short timed calibration of each
     engine it will run (verify.engines.estimate): {"seconds", "phases": [(what, steps, steps_per_s)]}."""
-    from ..engines import precision
-    from ..engines.estimate import calibrate, run_phases
+    from ..engines import precision  # heavy: loads mpmath
     engine, _ = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
     phases = []         # (what, steps, (steps/s, fixed seconds))
@@ -299,7 +300,7 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         run_dps = dps if arithmetic == "mpmath" else None
         phases.append((f"{engine} {arithmetic}", steps, run_phases(setting, steps, engine, arithmetic, run_dps)))
         if cross_check and setting.reducible()[0]:
-            from ..engines.arb import iterate_certified
+            from ..engines.arb import iterate_certified  # heavy: loads flint,mpmath,sympy
             w = precision.work_digits(arithmetic, dps, steps)
             bits = precision.reference_bits(w, steps)
             phases.append((f"cross-check Arb {bits} bits", steps,
@@ -317,8 +318,6 @@ def stability_warning(setting) -> str | None:
     """A warning when GD is outside its stable range (the hypothesis eta-stable, verify.model.hypotheses):
     beyond it the W_X block does not contract and the iterates oscillate or diverge. None inside it, and
     for K = 0 (S* = 0: W_X stays at 0 whatever the step size)."""
-    from ..model.hypotheses import hypothesis, step_x
-    from ..model.numbers import frac_str
     h = hypothesis("eta-stable")
     if setting.K == 0 or h.holds(setting):
         return None
@@ -333,11 +332,9 @@ def estimate_text(est: dict, steps: int) -> str:
 
 def steps_of(steps: int, file_steps: int | None) -> int:
     """The horizon: --steps, or the regime file's "steps" when --steps is not on the command line (both: an error)."""
-    from click.core import ParameterSource
     if file_steps is None:
         return steps
     if click.get_current_context().get_parameter_source("steps") == ParameterSource.COMMANDLINE:
-        from ..errors import InvalidParameter
         raise InvalidParameter("steps", steps, f"is given again by the regime file (steps = {file_steps}): give it once")
     return file_steps
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 import time
 
 import click
+import psutil
 
 from ..errors import InvalidParameter
+from .group import CliError
+from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
 
 LARGE_ENTRIES = 1 << 14       # V* entries built without an estimate (about two seconds at most)
 CALIBRATION_SIDE = 64         # the calibration builds a V* of at most 64 x 64 entries
@@ -35,7 +38,7 @@ def build_seconds(args: dict) -> float | None:
     the calibration finds invalid are invalid at the full size too (no rule but V*'s shape depends on M and d,
     and an explicit V* is replaced by a random one here): their InvalidParameter is raised at once, before the
     full V* is built."""
-    from ..model import make_setting
+    from ..model import make_setting  # heavy: loads numpy
     n = entries(args)
     if n is None or n <= LARGE_ENTRIES:
         return None
@@ -51,10 +54,7 @@ def check_build(args: dict, *, yes: bool = False, quiet: bool = False, command: 
     """Estimate the build of a large V* before it starts: say the estimate on stderr, refuse a V* the available
     memory cannot hold (InvalidParameter naming M and d), and one estimated above an hour without ``--yes``.
     Returns the estimated seconds (None for a small V*)."""
-    import psutil
 
-    from .options import CliError
-    from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
     n = entries(args)
     if n is None or n <= LARGE_ENTRIES:
         return None

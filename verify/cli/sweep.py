@@ -6,7 +6,11 @@ import threading
 from collections import Counter
 
 import click
+from click.core import ParameterSource
 
+from ..errors import InvalidParameter
+from ..model.data import parse_data
+from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
 from .options import CliError, check_writable_dir, data_option, handle_errors
 from .progress import note, progress
 
@@ -71,20 +75,15 @@ def sweep_cmd(grid, data, steps, measures, claim_steps, arb_bits, out, scheduler
     exponents, ratios to the derived leading terms, each claim's verdict there, and the Dask worker that
     computed the row. Rows already computed by this code version are reused; Ctrl-C stops cleanly and the
     same command resumes."""
-    from ..run.execute import check_cluster, check_tmpdir, local_workers, scheduler_address
-    from ..sweep import grid_size, parse_grid, run_sweep
+    from ..sweep import grid_size, parse_grid, run_sweep  # heavy: loads flint,mpmath,sympy
     if claim_steps > steps:         # the claims are checked within the run of --steps (the default is cut to it)
-        from click.core import ParameterSource
-        from ..errors import InvalidParameter
         if click.get_current_context().get_parameter_source("claim_steps") == ParameterSource.COMMANDLINE:
             raise InvalidParameter("claim_steps", claim_steps, f"must be at most --steps ({steps})", also=("steps",))
     axes = parse_grid(list(grid))
     if data is not None:
-        from ..errors import InvalidParameter
         if "data" in axes:
             raise InvalidParameter("data", data, "must not be given with a data axis on the grid (--grid data=...)",
                                    also=("grid",))
-        from ..model.data import parse_data
         if not grid and parse_data(data).dims is not None:      # the default grid's D axis: the data fix D
             axes.pop("D", None)
         axes = {"data": [data]} | axes

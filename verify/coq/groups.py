@@ -26,8 +26,11 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..certify.comparison import lemma_obligations
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
+from ..run.cache import by_code_version
 from .theorems import CoqFile, Theorem, variables_of
+from .trapping import bench_certificate, trapping_files
 
 GROUPS = {}
 OPTIONS = {}          # group -> the export options its function takes (verify export --certificate, --boxes)
@@ -65,7 +68,6 @@ def _positive_hypotheses(symbols) -> tuple:
 
 def identity_theorem(name, obligation, lhs, rhs, extra=(), key="", expect="accepted", tactic=FIELD) -> Theorem:
     """forall symbols, (each positive one > 0) -> extra -> lhs = rhs, with e^delta a positive real E."""
-    from ..model.symbols import delta
     lhs, rhs = (sp.sympify(e).subs(sp.exp(delta), E).subs(delta, sp.log(E)) for e in (lhs, rhs))
     if lhs.has(sp.exp, sp.log) or rhs.has(sp.exp, sp.log):
         raise ValueError(f"{name}: not rational in e^delta")
@@ -79,9 +81,8 @@ def identity_theorem(name, obligation, lhs, rhs, extra=(), key="", expect="accep
 def reduction_files() -> list[CoqFile]:
     """(*) alpha' = (1 - x ||s||^2) alpha + x <s,s*> for 0 < K < D and K = D, the delta step's closed form, and the
     column quantities of two-valued softmax columns."""
-    from ..derive.reduced import column_quantities, reduced, reduced_step_exprs
-    from ..model.sigmas.identity import Identity
-    from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
+    from ..derive.reduced import column_quantities, reduced, reduced_step_exprs  # heavy: loads numpy
+    from ..model.sigmas.identity import Identity  # heavy: loads numpy
     interior = (sp.StrictGreaterThan(D - K, 0, evaluate=False),)
     out = []
     for case, extra in (("interior", interior), ("k-equals-d", ())):
@@ -153,7 +154,7 @@ def c2_theorems(obligations) -> tuple:
 
 
 def c2_obligations():
-    from ..derive.stability import positivity_obligations
+    from ..derive.stability import positivity_obligations  # heavy: loads numpy
     obs = positivity_obligations().obligations
     order = ["c2-positive", "c2-factor", "c2-step", "c2-base", "c2-outside-large-x", "c2-outside-k-zero"]
     return sorted((o for o in obs if o.key in order), key=lambda o: order.index(o.key))
@@ -179,8 +180,7 @@ def invariant_files() -> list[CoqFile]:
     """alpha' and delta' - delta, in the ten parameters, equal their invariant forms in (r, x, y) with r = D/K - 1,
     x = eta_V c_L v N/K, y = eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2 written back: the map depends on the
     parameters only through r, x, y."""
-    from ..derive.invariants import DEFINITIONS, invariant_map, step_map
-    from ..model.symbols import D, K
+    from ..derive.invariants import DEFINITIONS, invariant_map, step_map  # heavy: loads numpy
     im = invariant_map()
     out = []
     for key, e, f in (("alpha-map", step_map()[0], im.a_next), ("increment", step_map()[1], im.inc)):
@@ -220,7 +220,6 @@ def comparison_lemma_files() -> list[CoqFile]:
     """The discrete comparison lemma's inequalities (verify.certify.comparison; every all-time certificate cites
     them): the one-step bounds on z = 1/x^2 and the monotonicity of the step error, from the formulas z3 and cvc5
     decided. The certificate's boxes are the trapping-region group's."""
-    from ..certify.comparison import lemma_obligations
     out = []
     for ob in lemma_obligations():
         if ob.name in LEMMA_PLANS and ob.formula is not None:
@@ -251,7 +250,7 @@ MAP_PLANS = {
 
 def map_domain(conclusion) -> tuple:
     """The certificate's domain beyond the symbols' signs: u < 1, and G > 0 where G appears."""
-    from ..certify.coordinates import Gs, u
+    from ..certify.coordinates import Gs, u  # heavy: loads numpy
     out = (sp.StrictLessThan(u, 1, evaluate=False),) if conclusion.has(u) else ()
     return out + ((sp.StrictGreaterThan(Gs, 0, evaluate=False),) if conclusion.has(Gs) else ())
 
@@ -262,7 +261,7 @@ def map_identities() -> tuple:
     """(key, statement, lhs = rhs) of the identities of MAP_PLANS, from the obligations
     verify.certify.coordinates.slow_coordinates decided, kept on disk alone (loading every coordinate costs
     seconds)."""
-    from ..certify.coordinates import slow_coordinates
+    from ..certify.coordinates import slow_coordinates  # heavy: loads numpy
     obs = {o.name: o for o in slow_coordinates().obligations}
     return tuple((key, obs[key].statement, obs[key].formula[1]) for key in MAP_PLANS)
 
@@ -287,7 +286,6 @@ def certificate_map_files() -> list[CoqFile]:
 def trapping_region_files(certificate=None, boxes=None) -> list[CoqFile]:
     """The box checks of a saved certificate file (default: the bench regime's), one theorem per box, and the
     negative control (verify.coq.trapping)."""
-    from .trapping import bench_certificate, trapping_files
     return trapping_files(certificate or bench_certificate(), boxes)
 
 

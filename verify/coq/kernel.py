@@ -22,8 +22,12 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from ..cache import by_code_version
-from ..errors import InvalidParameter, VerificationError
+import psutil
+
+from ..errors import Interrupted, InvalidParameter, VerificationError
+from ..run.atomic import write_bytes_atomic, write_json_atomic
+from ..run.cache import by_code_version, cache_dir
+from ..run.execute import Executor, local_workers
 from ..run.parts import source_path
 
 MANIFEST = "manifest.json"
@@ -93,8 +97,7 @@ def manifest_of(files) -> dict:
 def export(out_dir, groups: tuple = (), options: tuple = ()) -> dict:
     """Write the Coq files of ``groups`` (all when empty) and the manifest into ``out_dir``; return the manifest.
     ``options``: (name, value) pairs for the groups that take them (verify.coq.groups.OPTIONS)."""
-    from ..run.atomic import write_bytes_atomic, write_json_atomic
-    from .groups import files
+    from .groups import files  # heavy: loads flint,mpmath,sympy
     fs = files(tuple(groups), tuple(options))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -110,7 +113,6 @@ def _run_coqc(src: str, workdir: Path) -> tuple[int, str, float]:
     path = workdir / "Check.v"
     path.write_text(src)
     with open(workdir / "out.txt", "w+") as log:
-        import psutil
         proc = subprocess.Popen([require_coqc(), "-q", str(path)], cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
         t0 = time.monotonic()
         while True:
@@ -210,7 +212,6 @@ def _coq_identity() -> str:
 def checked_path(text: str, lines: dict) -> Path:
     """Where coqc's verdict on a file is kept (verify cache): by the file's text, its theorems' lines and the
     installed Coq and libraries, everything :func:`check_file`'s result depends on."""
-    from ..cache import cache_dir
     key = hashlib.sha256(json.dumps([text, lines, _coq_identity()], sort_keys=True).encode()).hexdigest()[:24]
     return cache_dir("coq") / "checked" / f"{key}.json"
 
@@ -219,7 +220,6 @@ def _check_path(path: str, lines: dict, reuse: bool = True) -> dict:
     """check_file on the file at ``path``, its result kept (checked_path) as soon as coqc is done, so an interrupted
     prove resumes where it stopped; with ``reuse``, a kept result is returned ("reused": True) instead of running
     coqc again."""
-    from ..run.atomic import write_json_atomic
     text = Path(path).read_text()
     p = checked_path(text, lines)
     if reuse and p.is_file():
@@ -259,7 +259,6 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
     file the runs go to the Dask executor (verify.run.execute), unless ``executor`` is False. ``progress(file,
     done, total, reused)`` after each file (coqc checks a file as a whole: the count is of files; ``reused``: its
     kept verdict was read, not run)."""
-    from ..run.atomic import write_json_atomic
     man = read_manifest(out_dir)
     out = Path(out_dir)
     for f in man["files"]:
@@ -275,7 +274,6 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
         executor = len(tasks) > 1
     try:
         if executor:
-            from ..run.execute import Executor, local_workers
             n, _ = local_workers(workers, len(tasks))
             with Executor(scheduler, n) as ex:
                 for name, res in ex.stream(_check_path, tasks):
@@ -290,7 +288,6 @@ def prove(out_dir, workers: int | None = None, scheduler: str | None = None, exe
                 if progress:
                     progress(name, len(results), len(tasks), results[name].get("reused", False))
     except KeyboardInterrupt:
-        from ..errors import Interrupted
         raise Interrupted(f"interrupted: coqc's verdicts on {len(results)} of {len(tasks)} files are kept (nothing "
                           f"written to {out / RESULTS}); run `verify prove --coq {out_dir}` again to resume") from None
     wall = time.perf_counter() - t0
@@ -352,14 +349,12 @@ def certificate_route(source: dict, theorems: list, ver: dict) -> dict:
 
 
 def _route_path(digest: str):
-    from ..cache import cache_dir
     return cache_dir("coq") / f"trapping-route-{digest}.json"
 
 
 def save_route(route: dict) -> None:
     """Keep a certificate's kernel route where its claims look for it (by the certificate's digest); a partial
     route never replaces a complete one."""
-    from ..run.atomic import write_json_atomic
     old = saved_route(route["digest"])
     if old is not None and old.get("status") == "kernel-checked" and route["status"] == "partial":
         return
@@ -378,7 +373,7 @@ def trapping_route(cert_file: dict) -> dict:
     """For a claim's record: what the kernel accepted of this certificate's trapping region (a saved route of
     :func:`prove`, by the file's digest), or "not run" with the commands that run it. Never reads "kernel-checked"
     unless every box of the cover was accepted."""
-    from .trapping import TRUST, certificate_digest
+    from .trapping import TRUST, certificate_digest  # heavy: loads flint,mpmath,sympy
     got = saved_route(certificate_digest(cert_file))
     if got is not None:
         return got
@@ -395,7 +390,7 @@ CHAIN_OUTSIDE = ("not kernel-checked: the prefix (its T0 Arb steps to the region
 
 def group_keys(group: str) -> tuple:
     """The keys of the obligations a group states as true (its negative controls left out), in file order."""
-    from .groups import files
+    from .groups import files  # heavy: loads flint,mpmath,sympy
     return tuple(dict.fromkeys(t.key for f in files((group,)) for t in f.theorems if t.expect == "accepted"))
 
 
@@ -405,7 +400,7 @@ def chain_route(cert_file: dict) -> dict:
     prove --coq` saved for this certificate: :func:`trapping_route`). "kernel-checked" only when every part is;
     "rejected" when the kernel rejected a part's true statement; "not run" when no part was run; else "partial".
     ``parts``: each part's route; ``why`` names each part's count and what stays outside the kernel."""
-    from .trapping import GROUP, OBLIGATION, TRUST
+    from .trapping import GROUP, OBLIGATION, TRUST  # heavy: loads flint,mpmath,sympy
     parts = {g: kernel_route(g, group_keys(g)) for g in CHAIN} | {GROUP: trapping_route(cert_file)}
     st = {p["status"] for p in parts.values()}
     status = ("rejected" if "rejected" in st else "kernel-checked" if st == {"kernel-checked"} else
@@ -427,7 +422,6 @@ def route_digests() -> list:
     """(certificate digest, status, boxes accepted) of every saved trapping-region route, sorted: what a result that
     reads a route (the certify part's record) depends on besides the code, so a later `verify prove --coq` makes
     a saved result stale (verify.certify.part's options)."""
-    from ..cache import cache_dir
     out = []
     for p in sorted(cache_dir("coq").glob("trapping-route-*.json")):
         try:
@@ -444,7 +438,7 @@ def trapping_bench(boxes: int | None = None, tick=None) -> dict:
     file coqc checked. The route prove() saves is what the claim's record then reads."""
     if coqc() is None:
         return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
-    from .trapping import GROUP, bench_certificate
+    from .trapping import GROUP, bench_certificate  # heavy: loads flint,mpmath,sympy
     path = bench_certificate()
     with tempfile.TemporaryDirectory(prefix="verify-coq-boxes-") as tmp:
         t0 = time.perf_counter()
@@ -466,7 +460,7 @@ def trapping_bench(boxes: int | None = None, tick=None) -> dict:
 @by_code_version("coq-kernel-route")
 def _group_route(group: str, keys: tuple) -> dict:
     """coqc on the files of ``group`` that state one of ``keys`` (no Dask: a few seconds), by code version."""
-    from .groups import files
+    from .groups import files  # heavy: loads flint,mpmath,sympy
     fs = files((group,))
     man = manifest_of(fs)
     ver, out = versions(), []
@@ -503,7 +497,7 @@ def kernel_bench() -> dict:
     {"available": False} and what to install."""
     if coqc() is None:
         return {"available": False, "why": f"coqc is not installed ({INSTALL})"}
-    from .groups import GROUPS, OWN_BENCH
+    from .groups import GROUPS, OWN_BENCH  # heavy: loads flint,mpmath,sympy
     with tempfile.TemporaryDirectory(prefix="verify-coq-bench-") as tmp:
         t0 = time.perf_counter()
         man = export(tmp, tuple(g for g in GROUPS if g not in OWN_BENCH))

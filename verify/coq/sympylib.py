@@ -9,6 +9,7 @@ while a formula's ``n == 0`` must stay a relation.
 from __future__ import annotations
 
 import operator
+import sys
 
 import sympy as sp
 
@@ -82,7 +83,6 @@ def Not(f) -> Formula:
 def formula(build) -> tuple | None:
     """(hypotheses, conclusion) of ``build`` (a z3-style builder) as SymPy booleans; None when the builder uses a
     part of z3's API this stand-in lacks (the solvers still decide it; it only cannot be exported)."""
-    import sys
     try:
         hyp, concl = build(sys.modules[__name__])
         return tuple(_e(h) for h in hyp), _e(concl)

@@ -2,7 +2,7 @@
 from a saved all-time certificate file (``verify certify ... --save FILE``).
 
 Each box [u_lo, u_hi] x [e_lo, e_hi] of the file's cover becomes the re-checker's box condition
-(verify.certify.recheck.check_box) as a theorem over the reals, in the certificate's own formulas (the file's
+(recheck.certificates.check_box) as a theorem over the reals, in the certificate's own formulas (the file's
 "map", which must be this code version's verify.certify.formulas): for every u, eps in the box with u > 0,
 
     G = G(u, eps),  y = c u^2 G,  X = (e^y - 1)/y,  R = R(u, G, X),  Q = Q(u, G, X),  u' = u/R,
@@ -31,6 +31,10 @@ from pathlib import Path
 
 import sympy as sp
 
+from ..errors import InvalidParameter
+from ..model.regimes import BENCHMARK_REGIME
+from ..run.cache import cache_dir
+from .printer import coq
 from .theorems import CoqFile, Theorem
 
 MAX_FILE_BYTES = 256 << 20
@@ -49,7 +53,6 @@ G, Y, X, Rs, Qs, W, EN = sp.symbols("G y X R Q w eps_next", real=True)
 def read_certificate(path) -> dict:
     """A one-regime certificate file (verify.certify.files), read bounded; InvalidParameter naming
     ``--certificate`` otherwise."""
-    from ..errors import InvalidParameter
     p = Path(path)
     if not p.is_file():
         raise InvalidParameter("--certificate", str(path), "must be a certificate file saved by `verify certify "
@@ -69,19 +72,16 @@ def read_certificate(path) -> dict:
 
 
 def bench_certificate_path() -> Path:
-    """Where the bench regime's certificate file is kept for export (the verify cache, verify.cache)."""
-    from ..cache import cache_dir
+    """Where the bench regime's certificate file is kept for export (the verify cache, verify.run.cache)."""
     return cache_dir("coq") / "bench-regime-certificate.json"
 
 
 def bench_certificate() -> Path:
     """The saved certificate file of the bench regime (gcn, D = N = 64, K = 4, eta = 1/32: verify.model.regimes),
     written once by ``verify certify``'s own code (verify.certify.files) when absent or of another code version."""
-    from ..certify import certify
-    from ..certify.files import certificate_file, save
-    from ..errors import InvalidParameter
-    from ..model import make_setting
-    from ..model.regimes import BENCHMARK_REGIME
+    from ..certify import certify  # heavy: loads numpy
+    from ..certify.files import certificate_file, save  # heavy: loads numpy
+    from ..model import make_setting  # heavy: loads numpy
     path = bench_certificate_path()
     if path.is_file():
         try:
@@ -112,7 +112,7 @@ def box_formulas(cert: dict) -> dict:
     """G(u, eps), R(u, G, X), Q(u, G, X), eps_next(u, eps, w, Q, R) and y = c u^2 G with the file's invariants
     (s, x, y) and c put in as exact rationals: verify.certify.formulas' expressions, after checking that the file
     states the same formulas (its "map" is this code version's); ValueError otherwise."""
-    from ..certify.formulas import certificate_formulas, file_map
+    from ..certify.formulas import certificate_formulas, file_map  # heavy: loads numpy
     names = ("G", "R", "Q", "eps_next", "c")
     stated = cert.get("map", {}).get("coordinates", {})
     ours = file_map()["coordinates"]
@@ -154,7 +154,6 @@ def target_of(cert: dict, box: tuple) -> tuple:
 
 def exprel_lemma(F: dict) -> str:
     """The lemma every box cites, in the printed form of X (so ``apply`` unifies): exprel(y) in [1, 1/(1 - y)]."""
-    from .printer import coq
     Xe = (sp.exp(Y) - 1) / Y
     return ("\n(* exprel(y) = (e^y - 1)/y lies in [1, 1/(1 - y)] for 0 < y <= 1/2: 1 + t <= e^t at t = y and t = -y. *)\n"
             f"Lemma exprel_bounds : forall y : R, 0 < y -> y <= 1 / 2 -> 1 <= {coq(Xe)} <= {coq(1 / (1 - Y))}.\n"
@@ -196,7 +195,6 @@ def _script(F: dict, edge: Fraction) -> str:
 def box_theorem(name: str, box: tuple, F: dict, C: Fraction, edge: Fraction = Fraction(0),
                 expect: str = "accepted", label: str = "", key: str = "trapping-box") -> Theorem:
     """The box condition on ``box`` = (u_lo, u_hi, e_lo, e_hi) (exact Fractions) as a theorem (module docstring)."""
-    from .printer import coq
     u_lo, u_hi, e_lo, e_hi = (_q(Fraction(b)) for b in box)
     lets = ((G, F["G"]), (Y, F["y"]), (X, (sp.exp(Y) - 1) / Y), (Rs, F["R"]), (Qs, F["Q"]), (W, u / Rs),
             (EN, F["eps_next"]))
@@ -232,8 +230,6 @@ def trapping_files(path, boxes: int | None = None, per_file: int = BOXES_PER_FIL
     """The group's files: the certificate's boxes (the first ``boxes`` of them when given), ``per_file`` to a file,
     then the negative control (a box moved past the edge) in a file of its own. Each file records its source: the
     certificate's path and digest, the boxes exported and the boxes of the cover."""
-    from ..errors import InvalidParameter
-    from .printer import coq
     cert = read_certificate(path)
     try:
         F = box_formulas(cert)

@@ -14,8 +14,9 @@ from functools import lru_cache
 import sympy as sp
 
 from ..model.sigmas.identity import Identity
-from .reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
+from .reduced import reduced, reduced_step_exprs
+from .tidy import tidy
 
 u = sp.Symbol("u", positive=True)
 
@@ -50,7 +51,6 @@ def leading_terms() -> dict:
     verify.model.quantities spells them; "u" the off-support mass."""
     sm = slow_manifold()
     uT = 1 / sp.sqrt(2 * sm["c"] * T)
-    from .tidy import tidy      # D > K in the interior case: sqrt((D - K)^2) = D - K, no (D - K) sqrt(1/(D - K))
     return {
         "excess_loss": tidy(sp.factor(sp.simplify(sm["b2"] * uT**2))),
         "s_err": tidy(sp.simplify(sp.sqrt(N * D / (K * (D - K))) * uT).replace(sp.Abs, lambda x: x)),
@@ -80,6 +80,5 @@ def leading_terms_general() -> dict:
     a1 = sp.simplify(sp.series(sp.simplify(a_star.subs(delta, sp.log(E_u))), u, 0, 2).removeO().coeff(u, 1))
     uT = 1 / sp.sqrt(2 * c * T)
     pos = lambda e: sp.simplify(e).replace(sp.Abs, lambda x: x)  # noqa: E731  (D > K)
-    from .tidy import tidy
     return {"excess_loss": tidy(sp.factor(b2 * uT**2)), "s_err": tidy(pos(sp.sqrt(N * D / (K * (D - K))) * uT)),
             "w_err": tidy(pos(sp.Abs(a1) * vnorm * uT)), "c": tidy(c)}

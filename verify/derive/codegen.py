@@ -116,7 +116,7 @@ def lambdify(args, expr, backend: str, products: bool = False, cse: bool = True)
         return f
     if backend == "jax":
         # SymPy's jax printer has no erf: jax.scipy.special's is traceable and differentiable.
-        from jax.scipy.special import erf
+        from jax.scipy.special import erf  # heavy: jax
         return sp.lambdify(args, expr, modules=[{"erf": erf}, "jax"], cse=cse)
     return sp.lambdify(args, expr, modules=backend, cse=cse)
 

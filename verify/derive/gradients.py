@@ -27,8 +27,8 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope
+from ..model.symbols import A as A_, B as B_, C as C_, D, M, N, beta, c_loss, eta_kq, eta_v, lam, mu_u, mu_z, var
 from .obligations import Obligation, stopwatch
-from ..model.symbols import D, M, N, beta, c_loss, eta_kq, lam, var
 
 mu = sp.Symbol("mu", real=True)                 # the entry law's mean
 d_ = sp.Symbol("d", positive=True, integer=True)
@@ -82,7 +82,6 @@ def loss_formula() -> sp.Expr:
 
 def update_formulas() -> dict:
     """(3.3) and (3.4) entry by entry: the new value of each weight, from :func:`gradient_formulas`."""
-    from ..model.symbols import eta_v
     gf = gradient_formulas()
     up = lambda name, *idx: IB(name + "^+")[idx]  # noqa: E731   (the weight after one step)
     return {"(3.3) W_X[m,q]": sp.Eq(up("W_X", m, q), WX[m, q] - eta_v * gf["dL/dW_X[m,q]"]),
@@ -262,7 +261,6 @@ def explicit_model(sigma, P, Sstar, query, M: int, d: int, scale=sp.Integer(1)) 
     logits c P^T W_KQ p_q(j) (P, S* exact matrices given), column softmax, Gram quantities, sigma's
     kernel. Returns {"L", "W_X", "V", "W_P", "W_KQ"} (symbol matrices) and {"grad_<name>"}: SymPy's
     derivatives of L, nothing assembled by hand (test them against central differences)."""
-    from ..model.symbols import A as A_, B as B_, C as C_, mu_u, mu_z
     D_, N_ = len(P), len(query)
     sym = lambda name, r, c: sp.Matrix(r, c, lambda x, y: sp.Symbol(f"{name}_{x}_{y}", real=True))  # noqa: E731
     Wx, Vs, Wp, Wkq = sym("wx", M, d), sym("vs", M, d), sym("wp", M, D_), sym("wkq", D_, D_)

@@ -30,12 +30,12 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
 from ..evidence import Scope
 from ..model.sigmas.identity import Identity
-from .obligations import Obligation, stopwatch
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, values_at, var, vn
+from ..run.cache import by_code_version
+from .obligations import Obligation, stopwatch, sympy_obligation
 from .reduced import column_quantities, reduced, reduced_step_exprs
-from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
 
 r, x, y = sp.symbols("r x y", positive=True)
 V2 = sp.Symbol("V2", positive=True)                   # ||V*||_F^2 (the rows' vn summed: every row shares alpha)
@@ -143,7 +143,6 @@ _TEXT = {"a_next": "alpha' (the W_X block of the reduced map)", "inc": "delta' -
 def _rows_obligations() -> list[Obligation]:
     """Why one row carrying ||V*||^2 stands for all M rows: from alpha_m(0) = 0 they share alpha (the alpha-map
     does not see vn_m), and the delta-increment and the excess loss are sums of terms linear in vn_m."""
-    from .obligations import sympy_obligation
     a_next, inc = reduced_step_exprs(Identity(), "interior")
     r_row = reduced(Identity(), "interior").r
     return [sympy_obligation("d alpha_m'/d vn_m = 0: the alpha-map does not depend on ||v*_m||^2, so from "
@@ -175,7 +174,6 @@ def _symmetry_obligation() -> Obligation:
 
 
 def _values(s) -> dict:
-    from ..model.symbols import values_at
     return values_at(s) | {V2: sp.Rational(s.vstar_norm2().numerator, s.vstar_norm2().denominator)}
 
 

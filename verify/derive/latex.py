@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..model.symbols import vn, vnorm
+
 PREAMBLE = r"""\documentclass[10pt]{article}
 \usepackage[T1]{fontenc}
 \usepackage{amsmath,amssymb}
@@ -43,7 +45,6 @@ def tt(s) -> str:
 
 
 def _names() -> dict:
-    from ..model.symbols import vn, vnorm
     return {vnorm: r"\|V^*\|_F", vn: r"\|v^*_m\|^2"}
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..model.symbols import var
+from ..model.sigmas.identity import Identity
+from ..model.symbols import A, B, C, mu_u, mu_z, var
 
 mu = sp.Symbol("mu", real=True)
 
@@ -86,8 +87,6 @@ def prove_identity_closed_form(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
 
 def kernel_sum_equals_matrix_form(M=2, d=2, D=3, N=2) -> tuple[bool, str]:
     """The per-entry kernel sum (identity kernel) equals the matrix closed form, exactly."""
-    from ..model.sigmas.identity import Identity
-    from ..model.symbols import A, B, C, mu_u, mu_z
     sym = lambda name, r, c: sp.Matrix(r, c, lambda i, j: sp.Symbol(f"{name}_{i}{j}", real=True))  # noqa: E731
     WX, V, WP, P, S, Ss = sym("w", M, d), sym("v", M, d), sym("p", M, D), sym("P", D, D), sym("s", D, N), sym("t", D, N)
     ell = Identity().kernel.ell

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from ..coq.sympylib import formula
 from ..evidence import Scope, proof, record
 
 # method -> evidence kind (verify.evidence.KINDS): both are exact decisions
@@ -195,10 +196,10 @@ def sympy_obligation(name: str, exprs, scope: Scope, detail: str = "", method: s
 def solver_library(name: str):
     """The z3-style Python API of an SMT solver: z3, or cvc5's pythonic API (cvc5.pythonic)."""
     if name == "z3":
-        import z3
+        import z3  # heavy: z3
         return z3
     if name == "cvc5":
-        import cvc5.pythonic
+        import cvc5.pythonic  # heavy: cvc5
         return cvc5.pythonic
     raise ValueError(f"solver must be one of {SOLVERS}, not {name!r}")
 
@@ -246,7 +247,6 @@ def smt_obligation(name: str, build, scope: Scope, detail: str = "", role: str =
     ``build(lib)`` returns (hypotheses, conclusion) written with ``lib``, a solver's z3-style API (``lib.Real``,
     ``lib.Reals``, ``lib.And``, ...); it is called once per solver. Proved (disproved) only when both solvers
     prove (disprove) it; the counterexample is z3's. Otherwise open (holds None), naming both results."""
-    from ..coq.sympylib import formula
     results, stated = {}, None
     with stopwatch() as t:
         for solver in SOLVERS:

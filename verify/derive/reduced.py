@@ -21,7 +21,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..model.sigmas import Sigma
-from ..model.symbols import A, B, C, D, K, N, alpha, c_loss, delta, mu_u, mu_z, var, vn
+from ..model.symbols import A, B, C, D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, mu_u, mu_z, var, vn
 
 CASES = ("interior", "k-zero", "k-equals-d")
 
@@ -88,7 +88,6 @@ def reduced_step_exprs(sigma: Sigma, case: str):
     alpha_next = alpha - eta_V * dr/dalpha / vn
     delta_next = delta + sum_m inc_m,  inc_m = -eta_KQ * lambda^2 * beta^2 * delta_factor * dr_m/ddelta
     """
-    from ..model.symbols import beta, eta_kq, eta_v, lam
     red = reduced(sigma, case)
     a_next = alpha - eta_v * red.dr_dalpha / vn
     inc = -eta_kq * lam**2 * beta**2 * red.delta_factor * red.dr_ddelta

@@ -28,13 +28,14 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
 from ..evidence import Scope
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas.identity import Identity
+from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, values_at, var, vn, vnorm
+from ..run.cache import by_code_version
 from .obligations import Obligation, ProofReport, smt_obligation, solver_library, stopwatch
 from .reduced import reduced, reduced_step_exprs
-from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_v, lam, values_at, var, vn, vnorm
+from .reduction import prove_identity_general
 
 E = sp.Symbol("E", positive=True)       # e^delta
 x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
@@ -139,7 +140,6 @@ def next_alpha_Z2(col, x, a):
 
 def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
     """(*) from the matrix-calculus gradient of W_X (any S) and verify.derive.reduced's step (SymPy)."""
-    from .reduction import prove_identity_general
     with stopwatch() as t:
         gx = prove_identity_general().obligations[0]
         rec_ok, rec_txt = alpha_recursion_identity(cases)
@@ -258,7 +258,6 @@ def delta_increment_identity() -> tuple[bool, str]:
     """verify.derive.reduced's delta increment for sigma = identity (summed over the M rows, all alpha_m = alpha)
     equals kappa p_on p_off alpha (1 - alpha K (p_on - p_off)) with kappa = eta_KQ lambda^2 beta^2 c_L v D
     ||V*||^2 / K: the form :func:`delta_increment_Z3` states in block form (SymPy)."""
-    from ..model.symbols import eta_kq
     _, inc = reduced_step_exprs(Identity(), "interior")
     Ee = sp.exp(delta)
     Z = K * Ee + D - K

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from . import iterate
+
 CALIBRATION_SECONDS = 0.05    # timed calibration per engine beyond the first call (after a warm-up call)
 
 
@@ -38,7 +40,6 @@ def calibrate(run, steps: int, seconds: float = CALIBRATION_SECONDS) -> tuple[fl
 def run_phases(setting, steps: int, engine: str, arithmetic: str, dps: int | None = None,
                bits: int | None = None) -> tuple[float, float]:
     """(steps per second, fixed seconds) of ``verify.engines.iterate`` with these options on ``setting``."""
-    from . import iterate
     return calibrate(lambda n: iterate(setting, n, engine, arithmetic, dps, [n], bits=bits), steps)
 
 

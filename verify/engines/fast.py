@@ -26,19 +26,19 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from ..cache import cache_dir, entry_lock
-from ..run.atomic import write_bytes_atomic
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced, reduced_step_exprs
-from ..model.symbols import lam
 from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
+from ..model.symbols import lam
 from ..model.validation import check_int
-from .reduced import ARGS, require_reducible
-from .trajectory import Record, Trajectory, checkpoint_steps
+from ..run.atomic import write_bytes_atomic
+from ..run.cache import cache_dir, entry_lock
 from .guard import advice
 from .precision import FLOAT64_DIGITS, carried_digits, require_horizon
+from .reduced import ARGS, require_reducible
+from .trajectory import Record, Trajectory, checkpoint_steps
 
 _LAM = sp.Symbol("lam_", positive=True)          # 'lambda' is a Python keyword
 _ARGS = tuple(_LAM if a is lam else a for a in ARGS)
@@ -109,7 +109,7 @@ def kernel_source(sigma: Sigma, case: str) -> str:
 
 def kernel_module_path(source: str) -> Path:
     """Where the module of ``source`` is kept: named by a hash of its text in the project's cache folder
-    (verify.cache), so numba's on-disk cache of its compiled code (in ``__pycache__`` beside it, or in
+    (verify.run.cache), so numba's on-disk cache of its compiled code (in ``__pycache__`` beside it, or in
     ``NUMBA_CACHE_DIR`` when that is set) is reused by every later process, and never for other source."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     return cache_dir("numba") / f"fast_kernel_{digest}.py"
@@ -131,7 +131,7 @@ def compiled_kernel(sigma: Sigma, case: str):
 def built_kernel(sigma: Sigma, case: str):
     """The kernel of :func:`compiled_kernel`, written and compiled (or loaded from numba's cache); call that
     function, which holds the lock; ``built_kernel.cache_clear()`` forgets this process's kernels."""
-    import numba
+    import numba  # heavy: numba
     source = kernel_source(sigma, case)
     path = kernel_module_path(source)
     try:

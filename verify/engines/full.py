@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import fulljax
+from ..errors import InvalidParameter
 from ..model.setting import Setting
 from .arith import Arith
 from .fullgrad import (attention as softmax_columns, excess_loss as entry_loss, fixed, gradients as chain_rule,
@@ -159,7 +161,6 @@ def require_route(s: Setting, arithmetic: str, jax: bool = True, route: str | No
     float64 only."""
     if (route or s.data.route(s.sigma)) != "images" or (arithmetic == "float64" and jax):
         return
-    from ..errors import InvalidParameter
     raise InvalidParameter("arithmetic", arithmetic, f"must be float64 on JAX with data = {s.data.spec()} and sigma = "
                            f"{s.sigma.spec()}: the finite sum over the images is differentiated by jax.grad (JAX, a "
                            "dependency of verify, could not be imported); a linear sigma takes the second-moment route in every arithmetic, Arb "
@@ -177,7 +178,6 @@ def default_backend(s: Setting, steps: int, route: str | None = None) -> str:
     """The float64 backend of a run of ``steps`` steps when none is asked for: "jax" for the finite sum over a data
     set's images (only jax.grad differentiates it) and for runs of at least JAX_MIN_STEPS steps, when JAX can be
     imported; else "numpy"."""
-    from . import fulljax
     wants = (route or s.data.route(s.sigma)) == "images" or steps >= JAX_MIN_STEPS
     return "jax" if wants and fulljax.available() else "numpy"
 
@@ -191,7 +191,6 @@ def iterate_full(s: Setting, steps: int, ar: Arith, checkpoints=None, progress=N
     "jax" or "numpy"); overflow / NaN raise NumericalTrouble naming the step (verify.engines.guard).
     ``progress(step)`` follows the run.
     """
-    from . import fulljax
     cps = sorted(set(checkpoints or checkpoint_steps(steps)))
     f64 = ar.name == "float64"
     on_jax = f64 and (backend or default_backend(s, max(cps), route)) == "jax"

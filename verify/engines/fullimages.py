@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..derive import codegen
 from ..model.sigmas import Sigma, X as x_symbol
 
 
@@ -23,7 +24,6 @@ def sigma_function(sigma: Sigma, backend: str):
     """sigma entrywise for ``backend`` ("numpy", "mpmath" or "jax"), generated from its SymPy form."""
     if backend == "numpy":
         return sigma.numpy
-    from ..derive import codegen
     return codegen.lambdify((x_symbol,), sigma.expr(x_symbol), backend)
 
 

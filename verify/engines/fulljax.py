@@ -18,13 +18,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..model.sigmas import Sigma
-from .fullkernel import ARGS, RADIAL_ARGS, entry_terms, sigma_terms
-from .trajectory import Trajectory, throttled
 from ..derive import codegen
+from ..model.sigmas import Sigma
 from ..model.symbols import A, mu_u
+from ..run.cache import cache_dir
 from .fullimages import sigma_function
+from .fullkernel import ARGS, RADIAL_ARGS, entry_terms, sigma_terms
 from .guard import Boundary
+from .trajectory import Trajectory, throttled
 
 CHUNK_SECONDS = 0.5        # target wall time of one fori_loop between progress callbacks / finiteness checks
 FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_SECONDS from its time)
@@ -33,7 +34,7 @@ FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_S
 def available() -> bool:
     """JAX is installed (the optional extra ``fast``)."""
     try:
-        import jax  # noqa: F401
+        import jax  # heavy: jax;  noqa: F401
     except ImportError:
         return False
     return True
@@ -42,13 +43,12 @@ def available() -> bool:
 @lru_cache(maxsize=None)
 def _jax():
     """jax and jax.numpy, set up once per process: float64, and JAX's persistent compilation cache in the project's
-    cache folder (verify.cache; unless the user set JAX_COMPILATION_CACHE_DIR), so a program compiled for some
+    cache folder (verify.run.cache; unless the user set JAX_COMPILATION_CACHE_DIR), so a program compiled for some
     shapes by one process (a part of ``verify all``, a fuzz example) is loaded, not compiled again, by the next.
     Every compilation is kept (no minimum compile time): the parts compile many small programs of about a second."""
-    import jax
+    import jax  # heavy: jax
     jax.config.update("jax_enable_x64", True)       # float64 everywhere (JAX's default is float32)
     if jax.config.jax_compilation_cache_dir is None:
-        from ..cache import cache_dir
         jax.config.update("jax_compilation_cache_dir", str(cache_dir("jax")))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_compilation_cache_max_size", 2**28)   # least recently used entries go past 256 MB

@@ -117,7 +117,7 @@ def centred(f, slopes, a, c, b, m, z):
     partials over the whole balls times the radii. Naive ball evaluation treats each occurrence of a variable
     independently and can widen a ball by the ratio of the sum of |terms| to |f|; the centred form's width is
     |f'| times the radius, up to O(radius^2). Falls back to the naive form where a partial is unbounded."""
-    from flint import arb
+    from flint import arb  # heavy: flint
     radii = [x.rad() for x in (a, c, m)]
     if all(r == 0 for r in radii):
         return f(a, c, b, m, z)

@@ -26,7 +26,7 @@ def advice(setting, arithmetic: str = "float64") -> str:
     float64 mpmath (which shows whether GD itself diverges)."""
     eta = f"a smaller `eta` (here eta = {_q(setting.eta_v)}"
     if setting.K > 0:
-        from ..derive.stability import thresholds_at
+        from ..derive.stability import thresholds_at  # heavy: loads flint,mpmath,sympy
         th = thresholds_at(setting)["eta_alpha"]
         ident = setting.sigma.is_identity
         eta += (f"; GD on the W_X block is stable only for eta < 2K/(c_L v N) = {th}"
@@ -43,7 +43,7 @@ def _q(x) -> str:
 
 def _size(v) -> str:
     """max |v| of a number or a sequence / array of numbers (float or mpmath), as 3 digits."""
-    import mpmath
+    import mpmath  # heavy: mpmath
     vals = list(np.ravel(np.asarray(v, dtype=object))) if isinstance(v, (list, tuple, np.ndarray)) else [v]
     if not vals:
         return "0"

@@ -12,7 +12,7 @@ import sympy as sp
 import numpy as np
 
 from ..evidence import Scope, Statement, compare, dims_of, headline, record
-from ..fits import loglog_slope
+from .fits import loglog_slope
 from ..model.flags import setting_command
 from ..run import part
 from ..model.paper import claimed_exponent, theorem_3_1_orders

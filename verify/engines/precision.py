@@ -33,6 +33,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
+from . import iterate
 from ..errors import InvalidParameter, PrecisionError
 from ..lazy import lazy_module
 from .arith import Arith
@@ -170,9 +171,9 @@ def _pairs(rec):
 
 
 def _as_mpf(x):
-    from flint import arb
+    from flint import arb  # heavy: flint
     if isinstance(x, arb):
-        from .arb import to_fraction
+        from .arb import to_fraction  # heavy: loads flint,numpy,sympy
         q = to_fraction(x)
         return mpmath.mpf(q.numerator) / q.denominator
     return mpmath.mpf(x)
@@ -180,9 +181,9 @@ def _as_mpf(x):
 
 def _rad(x):
     """The radius of an Arb ball (rounded up to an mpf), 0 for any other number."""
-    from flint import arb
+    from flint import arb  # heavy: flint
     if isinstance(x, arb):
-        from .arb import rad_fraction
+        from .arb import rad_fraction  # heavy: loads flint,numpy,sympy
         q = rad_fraction(x)
         return mpmath.mpf(q.numerator) / q.denominator
     return 0
@@ -208,7 +209,6 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
     tol = tolerance(w, step, summed), w the working digits of ``traj`` and ``summed`` the numbers a step sums
     (default: summed_terms of ``traj``'s engine). ``progress(step)`` follows the reference run.
     """
-    from . import iterate
     if on_disagreement not in ("raise", "warn"):
         raise InvalidParameter("on_disagreement", on_disagreement, "must be raise or warn")
     if reference not in ("mpmath", "arb"):
@@ -221,7 +221,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
     if reference == "arb":
         if traj.engine != "reduced":
             raise InvalidParameter("reference", "arb", "the certified engine encloses the reduced recursion only")
-        from .arb import iterate_certified
+        from .arb import iterate_certified  # heavy: loads flint,numpy,sympy
         bits = reference_bits(w, max(cps), arb_bits)
         ref = iterate_certified(setting, max(cps), bits, cps, progress=progress)
         ref_name = f"arb{bits}"

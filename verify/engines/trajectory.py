@@ -1,6 +1,7 @@
 """What every engine records: the quantities of docs/setting.md at chosen steps."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -55,7 +56,6 @@ def checkpoint_steps(steps: int, every: int | None = None, log_points: int = 0) 
     if every:
         out.update(range(0, steps + 1, every))
     if log_points and steps > 0:
-        import math
         for i in range(log_points + 1):
             out.add(int(round(math.exp(i / log_points * math.log(steps)))))
     return sorted(s for s in out if 0 <= s <= steps)

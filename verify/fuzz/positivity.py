@@ -18,7 +18,9 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.errors import Unsatisfiable
 
+from ..derive.invariants import invariant_map, r, x, y
 from ..evidence import REPLAY_FACTOR
+from ..model.symbols import alpha, delta
 
 NAMES = ("rho", "x", "kappa")
 DPS = 40
@@ -26,8 +28,6 @@ DPS = 40
 
 @lru_cache(maxsize=None)
 def _map(backend: str):
-    from ..derive.invariants import invariant_map, r, x, y
-    from ..model.symbols import alpha, delta
     m = invariant_map()
     return sp.lambdify((alpha, delta, r, x, y), (m.a_next, m.inc), backend)
 

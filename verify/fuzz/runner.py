@@ -75,7 +75,7 @@ def claim_ids() -> list[str]:
     """Ids of the claims that can be fuzzed: per-regime claims of lemmas.REGISTRY, plus the pseudo-claim."""
     # lemmas imports every claim module (and through them the engines and derivations): imported on first use,
     # so that the strategies and the store of this package load without the whole catalogue
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     return sorted(k for k, c in CLAIMS.items() if c.per_regime) + [INVALID_CLAIM]
 
 
@@ -85,7 +85,7 @@ def resolve(claim):
         return claim
     if claim == INVALID_CLAIM:
         return None
-    from lemmas import CLAIMS
+    from lemmas import CLAIMS  # heavy: loads flint,mpmath,sympy
     if claim not in CLAIMS or not CLAIMS[claim].per_regime:
         raise InvalidParameter("claim", claim, f"must be one of {', '.join(claim_ids())}{suggest(claim, claim_ids())}")
     return CLAIMS[claim]

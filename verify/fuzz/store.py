@@ -15,7 +15,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..cache import cache_dir
+from ..run.cache import cache_dir
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..run.atomic import write_json_atomic

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, suggest
 from ..inputs import LIMITS, parse_json, read_text
-from .numbers import exact, frac_str
-from .setting import make_setting
 from .data import parse_data
 from .hypotheses import convention_hypothesis, hypotheses
+from .numbers import exact, frac_str
+from .setting import make_setting
 
 # The convention keywords (make_setting's names) with the flag each is given by; eta_kq_ratio is eta_KQ / eta.
 KEYWORDS = {"sigma": "--sigma", "data": "--data", "law": "--law", "law_mean": "--law-mean", "law_var": "--law-var",
@@ -66,7 +66,6 @@ class Convention:
                 name, value = "wp_trainable", (False if value else None)
             key = FLAG_KEYS.get(name, FLAG_KEYS.get(name.replace("_", "-"), name))
             if key not in KEYWORDS:
-                from ..errors import suggest
                 raise InvalidParameter("convention", name, "is not a convention option; the options are "
                                        + ", ".join(sorted(FLAG_KEYS)) + suggest(name, FLAG_KEYS))
             if value is None:

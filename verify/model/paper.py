@@ -103,28 +103,28 @@ def question_text(*numbers: int) -> str:
 def theorem_3_1_orders() -> dict:
     """The claimed orders f_q of Theorem 3.1, keyed by quantity (verify.model.quantities): q(T) = Theta(f_q) for
     T >= T*; the hidden constants are unknown. Every exponent anyone quotes is computed from these."""
-    import sympy as sp
-    from .symbols import D, K, T, eta, vnorm
+    import sympy as sp  # heavy: sympy
+    from .symbols import D, K, T, eta, vnorm  # heavy: loads flint,mpmath,sympy
     return {"excess_loss": K * D**4 / (eta * T), "s_err": D ** sp.Rational(5, 2) / (vnorm * sp.sqrt(eta * T)),
             "w_err": D**2 * sp.sqrt(K / (eta * T))}
 
 
 def theorem_3_1_tstar_order():
     """The claimed growth of the sufficient time T* in the sequence length: T* = O(D^2)."""
-    from .symbols import D
+    from .symbols import D  # heavy: loads flint,mpmath,sympy
     return D**2
 
 
 def exponent_of(expr, var, limit=None):
     """d log(expr) / d log(var) (SymPy), optionally as ``limit`` = (symbol, point) is approached."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
     e = sp.simplify(var * sp.diff(sp.log(expr), var))
     return sp.limit(e, *limit) if limit else e
 
 
 def claimed_exponent(q: str, var_name: str):
     """The exponent of ``var_name`` (T, D, K, eta, vnorm) in Theorem 3.1's claimed order of ``q``."""
-    from . import symbols
+    from . import symbols  # heavy: loads flint,mpmath,sympy
     var = {"T": symbols.T, "D": symbols.D, "K": symbols.K, "eta": symbols.eta, "vnorm": symbols.vnorm}[var_name]
     return exponent_of(theorem_3_1_orders()[q], var)
 

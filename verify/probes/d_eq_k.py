@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from . import Probe, register
+from ..derive.reduced import reduced_step_exprs
 from ..evidence import compare, record
 from ..model import symbols as sy
 from ..model.flags import setting_command
@@ -26,13 +28,12 @@ from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, keep_data_limits, label_axes,
                         need, new_figure, note, positive, positive_y, readable_ticks, series, shown, slope_guide,
                         symbol, title_words)
-from . import Probe, register
+from .support.convention import regime_setting, replay_command
 from .support.figures import legend_entry, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, implication_step, reduction_proof
 from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
-from .support.convention import regime_setting, replay_command
 
 HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference() + REDUCTION_HYPOTHESES
 REGIMES = {"sts D=K=6": dict(D=6, K=6, preset="sts", M=2, d=2, eta="1/2", vstar_norm="1"),
@@ -63,7 +64,6 @@ def closed_form_steps(sigma) -> tuple[dict, dict]:
     delta and maps alpha -> alpha - x (alpha - 1)/D, solved from alpha(0) = 0 by alpha(t) = 1 - q^t with
     q = 1 - x/D (SymPy); and 0 < x < 2D makes |q| < 1 (z3 and cvc5). The first uses K = D and the zero start, the
     second the step-size hypothesis eta-geometric."""
-    from ..derive.reduced import reduced_step_exprs
     a_next, inc = reduced_step_exprs(sigma, "k-equals-d")
     t = sp.Symbol("t", nonnegative=True, integer=True)
     q = 1 - sy.eta_v * sy.c_loss * sy.var * sy.N / sy.D

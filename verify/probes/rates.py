@@ -15,7 +15,7 @@ from __future__ import annotations
 from lemmas.theorem_3_1 import exponents
 
 from ..evidence import Scope, compare, record
-from ..fits import loglog_slope
+from ..engines.fits import loglog_slope
 from ..model.paper import claimed_exponent
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS, QUANTITIES

@@ -17,7 +17,7 @@ from lemmas.support.leading import onset
 
 from ..derive.asymptotics import slow_manifold
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
-from ..fits import loglog_slope
+from ..engines.fits import loglog_slope
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, figure_legend, label_axes, need,
                         new_figure, positive, series, slope_guide, symbol, title_words)

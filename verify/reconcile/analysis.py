@@ -22,7 +22,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..evidence import Scope, Statement, proof, record
-from .combinations import IDENTITY, combination_obligations, not_entering
+from .combinations import combination_obligations, not_entering
 from .confirm import REPLAY, confirm
 from .constraints import constraints
 from .family import (COMBINATIONS, FAMILY_LABEL, HELD_FIXED, MEMBERS, QUANTITIES, TERMS, TEXT, TSTAR_DEFINITION,

@@ -2,7 +2,7 @@
 
 The realised settings (verify.reconcile.realise) are iterated with the compiled float64 engine
 (verify.engines.fast) to one fixed T in the 1/T phase, and the D-exponent of each quantity is fitted
-(verify.fits.loglog_slope) and compared with the derived one.
+(verify.engines.fits.loglog_slope) and compared with the derived one.
 
 Error model of a fitted exponent: the derived exponent is the D -> oo one, the fit is over a finite grid.
 Two things bend log q against log D there. (i) The finite-D factor of the leading term
@@ -32,7 +32,7 @@ from ..model.symbols import T as Tsym
 from ..engines.fast import iterate_fast
 from ..engines.trajectory import checkpoint_steps
 from ..evidence import Scope, compare, dims_of, finite, record
-from ..fits import loglog_slope
+from ..engines.fits import loglog_slope
 from .family import QUANTITIES, TEXT, finite_d_factor, leading_terms
 from .realise import K_NUM, Budget, Realisation, value_at
 

@@ -82,7 +82,7 @@ def _caption(result: dict) -> str:
 
 def convention_figure(result: dict):
     """Grouped bars of the D-exponents of L − L_opt, ‖S − S*‖, ‖W_X − V*‖ and T*; (png bytes, caption) or None."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib
     if not result or "reference" not in result or "readings" not in result:
         return None
     series = _series(result)

@@ -19,6 +19,7 @@ from ..inputs import read_json
 from ..model.paper import CITATION
 from .text import short
 from .kinds import REPORT_KINDS, brief, declared_statements, empty_sections, kind_of, report_rank, statements_of
+from ..run.parts import STATUS
 from .questions import questions_table
 from .statements import NO_SCOPE, NOT_CHECKED, anchor, counts, extents, proof_routes
 
@@ -45,7 +46,7 @@ def unreadable_record(f: Path, why: str) -> dict:
             "unreadable": True}
 
 
-# The fields of a saved part record the report reads, with their types (verify.run.child.part_record writes them).
+# The fields of a saved part record the report reads, with their types (verify.pipeline.child.part_record writes them).
 RECORD_FIELDS = {"part": (str,), "kind": (str,), "arg": (str,), "status": (str,), "options": (dict, type(None)),
                  "seconds": (int, float, type(None)), "result": (dict, type(None)), "error": (str, type(None))}
 
@@ -53,7 +54,6 @@ RECORD_FIELDS = {"part": (str,), "kind": (str,), "arg": (str,), "status": (str,)
 def record_problem(rec) -> str | None:
     """What makes ``rec`` not a part record (a missing field, a field of the wrong type, an unknown status), or
     None: a file of another shape is counted as a part that did not finish, never read into a KeyError."""
-    from ..run.child import STATUS
     if not isinstance(rec, dict):
         return f"a JSON {type(rec).__name__}, not an object"
     for key, types in RECORD_FIELDS.items():

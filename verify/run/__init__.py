@@ -1,11 +1,11 @@
-"""The runner of ``verify all`` and ``verify sweep``: which parts there are, where they run, and how their
-results reach the disk.
+"""The bottom of the house for ``verify all`` and ``verify sweep``: which parts there are, where tasks run, and how
+results reach the disk. The ``verify all`` pipeline itself (plan, run, child processes, report) sits at the top, in
+:mod:`verify.pipeline`; nothing here imports anything above the model.
 
 - :mod:`~verify.run.parts`: the registry of parts, filled by the :func:`part` decorator where each part is
-  computed, and its discovery;
-- :mod:`~verify.run.pipeline`: the plan of a run (which parts, which are reused) and the run itself;
+  computed, and its discovery; a part's identity and a record's statuses;
 - :mod:`~verify.run.execute`: the Dask executor (a LocalCluster or an existing scheduler);
-- :mod:`~verify.run.child`: one part in a child process with a time limit;
+- :mod:`~verify.run.speed`: the machine's slowness against the reference machine (the parts' time limits);
 - :mod:`~verify.run.version`: the code version (a hash of the sources) that keys every saved result;
 - :mod:`~verify.run.lock`: one run per output folder;
 - :mod:`~verify.run.atomic`: atomic writes of files and folders.
@@ -14,12 +14,11 @@ A part registers with ``from verify.run import part``.
 """
 from ..lazy import lazy_exports
 
-# Each public name and the module that defines it, imported on first use (verify.lazy): low layers (the cache,
-# certificate files) write atomically through verify.run.atomic without loading the pipeline and its imports.
+# Each public name and the module that defines it, imported on first use (verify.lazy): a part module
+# registers with ``from verify.run import part`` without loading the executor (Dask) or the other modules.
 _EXPORTS = {
     **dict.fromkeys(("WORK", "write_bytes_atomic", "write_json_atomic"), ".atomic"),
-    **dict.fromkeys(("REGISTRY", "PartSpec", "discover", "part"), ".parts"),
-    **dict.fromkeys(("DEFAULT_OUT", "Part", "RunState", "run_parts", "verify_all"), ".pipeline"),
+    **dict.fromkeys(("REGISTRY", "Part", "PartSpec", "discover", "part"), ".parts"),
     "code_version": ".version",
 }
 __all__ = list(_EXPORTS)

@@ -25,12 +25,14 @@ import threading
 import uuid
 from typing import Callable, Iterable, Iterator
 
+import psutil
+
 from ..errors import InvalidParameter
 
 ENV_SCHEDULER = "VERIFY_SCHEDULER"
 RETRIES = 2          # re-runs of a task that raised (a lost worker's tasks are re-run by the scheduler)
 CONNECT_TIMEOUT = "10s"
-# Memory one local worker may need: an idle worker holds about 110 MB and its part starter (verify.run.child, the
+# Memory one local worker may need: an idle worker holds about 110 MB and its part starter (verify.pipeline.child, the
 # toolkit imported) about 170 MB; the part it runs (a process forked from the starter, computing) up to about 1 GB.
 # Workers beyond available / this are refused.
 WORKER_MEMORY = 1 << 30
@@ -45,7 +47,7 @@ def scheduler_address(flag: str | None) -> str | None:
     if "://" not in addr and ":" not in addr:
         raise InvalidParameter("scheduler", addr, "must be a Dask scheduler address such as tcp://HOST:8786")
     if "://" in addr:
-        from distributed.comm.registry import backends
+        from distributed.comm.registry import backends  # heavy: distributed
         scheme = addr.split("://", 1)[0]
         if scheme not in backends:
             hint = (" (http:// is the dashboard's address; the scheduler's is printed by `dask scheduler` as "
@@ -58,7 +60,7 @@ def scheduler_address(flag: str | None) -> str | None:
 def worker_address() -> str:
     """The address of the Dask worker running the calling task ("local" outside a worker)."""
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # heavy: distributed
         return get_worker().address
     except (ImportError, ValueError):
         return "local"
@@ -68,7 +70,7 @@ def report_progress(topic: str, message) -> None:
     """Send ``message`` to the client that subscribed to ``topic`` (:meth:`Executor.subscribe`) from the Dask task
     running now (an event through the scheduler); nothing outside a worker."""
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # heavy: distributed
         get_worker().log_event(topic, message)
     except (ImportError, ValueError):
         pass
@@ -100,7 +102,6 @@ def check_tmpdir() -> None:
 
 def machine_capacity() -> tuple[int, int, int]:
     """(cores, available memory in bytes, local workers that memory holds at WORKER_MEMORY each)."""
-    import psutil
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     avail = psutil.virtual_memory().available
     return cores, avail, max(1, avail // WORKER_MEMORY)
@@ -161,7 +162,7 @@ class Executor:
         self.pending: dict = {}
 
     def __enter__(self) -> "Executor":
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # heavy: distributed
         if self.address is not None:
             try:
                 self.client = Client(self.address, timeout=CONNECT_TIMEOUT, set_as_default=False)
@@ -228,7 +229,7 @@ class Executor:
         its result instead of stopping the stream. Stopping early (an exception in the caller, Ctrl-C)
         cancels what has not run (here, or when the executor closes).
         """
-        from distributed import as_completed
+        from distributed import as_completed  # heavy: distributed
         futures = self.pending
         for i, (name, args) in enumerate(tasks):
             fut = self.client.submit(fn, *args, key=f"verify-{self.run_id}-{i}-{name}", pure=False,

@@ -28,7 +28,7 @@ imported by :func:`discover` (a text search, so no module is imported just to fi
 
 Plug-ins from outside the source tree: the environment variable ``VERIFY_PLUGINS`` (:data:`ENV_PLUGINS`) names
 modules, comma-separated, importable on the Python path, that are imported wherever parts are discovered or
-run (:func:`discover`, and verify.run.child after the part's own module) and wherever sweep measurements are
+run (:func:`discover`, and verify.pipeline.child after the part's own module) and wherever sweep measurements are
 (verify.sweep.measures, on every Dask worker too): what they register with :func:`part` or ``@measure`` joins
 the run. The tests use it for a part and a measurement that block until the test releases them (tests/gate.py),
 so an interrupt always lands while one is running.
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 # The packages whose modules may register parts, relative to the source root.
-PACKAGES = ("verify", "lemmas")
+PACKAGES = ("verify", "lemmas", "recheck")
 _DECORATOR = re.compile(r"^@part\(", re.MULTILINE)
 # Modules outside the source tree that register parts or measurements (module docstring).
 ENV_PLUGINS = "VERIFY_PLUGINS"
@@ -133,6 +133,10 @@ def source_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+# The statuses of a saved part record (verify.pipeline.child.part_record writes them; the report reads them).
+STATUS = ("ok", "failed", "timeout", "skipped")
+
+
 @dataclass(frozen=True)
 class Part:
     """One unit of ``verify all``: a registered ``kind`` and its argument (claim id, probe name, or "")."""
@@ -202,5 +206,5 @@ def spec(kind: str) -> PartSpec:
     return REGISTRY[kind]
 
 
-__all__ = ["Part", "PartSpec", "source_path", "REGISTRY", "ENV_PLUGINS", "part", "discover", "part_modules", "plugin_modules", "source_root",
+__all__ = ["Part", "PartSpec", "STATUS", "source_path", "REGISTRY", "ENV_PLUGINS", "part", "discover", "part_modules", "plugin_modules", "source_root",
            "spec"]

@@ -14,6 +14,8 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
+from .parts import source_root
+
 # CPU seconds of one :func:`workload` on the reference machine (2 cores, the README's figures; best of 5,
 # measured with `python -c "from verify.run.speed import workload_seconds; print(workload_seconds(5))"`).
 REFERENCE_CPU_SECONDS = 0.060
@@ -53,7 +55,6 @@ def reference_part_seconds(root: Path | None = None) -> dict[str, float]:
     (reports/example/results.json of a source checkout, written by the ci profile); {} when it is not there. The
     ETA of ``verify all`` is built on these and on the times measured in the run itself, never on a part count."""
     if root is None:
-        from .parts import source_root
         root = source_root()
     try:
         parts = json.loads((Path(root) / "reports" / "example" / "results.json").read_text())["parts"]

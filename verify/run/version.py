@@ -1,6 +1,6 @@
 """The code version: a hash of the package sources, so that saved results are never reused across edits.
 
-Hashed: every ``.py`` file of ``verify/`` and ``lemmas/`` and the JSON schemas of ``verify/schemas/``
+Hashed: every ``.py`` file of ``verify/``, ``lemmas/`` and ``recheck/`` and the JSON schemas of ``verify/schemas/``
 (their paths and bytes), nothing else (not tests/, not reports/, not caches). A commit hash would miss
 uncommitted edits, and the sources are what a result depends on. The hash is recomputed only when a
 file's size or modification time changed, so calling it per task costs a few stat calls.

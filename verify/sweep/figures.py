@@ -15,6 +15,7 @@ import io
 import math
 from fractions import Fraction
 
+from ..model.paper import claimed_exponent
 from ..model.quantities import QUANTITIES as NAMES
 from .measures import QUANTITIES, claimed_t_exponents
 
@@ -81,7 +82,7 @@ def _points(rs: list[dict], layout: AxisLayout, axis: str, key: str) -> list[tup
 
 
 def _png(fig) -> bytes:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
@@ -89,14 +90,14 @@ def _png(fig) -> bytes:
 
 
 def _discard(fig) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
     plt.close(fig)
 
 
 def _panels():
-    import matplotlib
+    import matplotlib  # heavy: matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
     return plt.subplots(1, 3, figsize=(13, 4.4), sharex=True)
 
 
@@ -167,7 +168,6 @@ def constants_figure(rows: list[dict], axis: str, others: list[str], steps: int)
     """(png, caption): the rate constants q(T) T^-p of the three quantities at T = ``steps`` against ``axis``:
     GD's (solid, markers), the derived leading terms' (dashed) and, when ``axis`` is a variable of the claimed
     orders, the claimed growth in it (dotted, through GD's first point); None when no constant was measured."""
-    from ..model.paper import claimed_exponent
     start = _start(rows, axis)
     if start is None:
         return None

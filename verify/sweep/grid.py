@@ -16,8 +16,10 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, suggest
+from ..model import make_setting
 from ..model.data import data_models, parse_data
+from ..model.numbers import exact
 
 INT_AXES = ("D", "K", "N", "M", "d", "seed")
 NUMBER_AXES = ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "beta", "init_scale")
@@ -41,7 +43,6 @@ def parse_axis(spec: str) -> tuple[str, list]:
     name, _, text = spec.partition("=")
     name = name.strip().replace("-", "_")
     if name not in AXES:
-        from ..errors import suggest
         raise InvalidParameter("grid", spec, f"axis must be one of {', '.join(AXES)}{suggest(name, AXES)}")
     # Values are separated by commas, or by semicolons when a value holds commas (sigma=identity;poly:0,1,0,1).
     raw = [v.strip() for v in text.split(";" if ";" in text else ",")]
@@ -55,7 +56,6 @@ def parse_axis(spec: str) -> tuple[str, list]:
             except ValueError:
                 raise InvalidParameter("grid", spec, f"{name} values must be integers, not {v!r}") from None
         elif name in NUMBER_AXES:
-            from ..model.numbers import exact
             try:
                 exact(v, name)
             except InvalidParameter:
@@ -140,7 +140,6 @@ class Point:
 
 def points(grid: dict[str, list]) -> list[Point]:
     """Every combination of the axes' values, in grid order; each one checked by building its Setting."""
-    from ..model import make_setting
     names = list(grid)
     out = []
     for combo in itertools.product(*(grid[n] for n in names)):

@@ -28,17 +28,19 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from ..errors import InvalidParameter
-from ..fits import loglog_slope
-from ..model import symbols as sy
+from . import measurements
 from ..derive.asymptotics import leading_terms_general
 from ..engines import checkpoint_steps, iterate
-from ..engines.fast import iterate_fast
 from ..engines.arb import iterate_certified, rad_fraction, to_fraction
+from ..engines.fast import iterate_fast
+from ..engines.fits import loglog_slope
+from ..errors import InvalidParameter
+from ..model import symbols as sy
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS
 from ..run.parts import plugin_modules
-from . import measurements
+from lemmas import CLAIMS
+from lemmas.theorem_3_1 import onset_horizon
 
 QUANTITIES = KEYS
 CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
@@ -186,7 +188,6 @@ def onset_columns(s, steps: int, lead) -> dict:
     Both None where the leading terms do not apply (``lead`` None)."""
     if lead is None:
         return {"tstar": None, "before_tstar": None}
-    from lemmas.theorem_3_1 import onset_horizon
     t = onset_horizon(s)
     return {"tstar": t, "before_tstar": steps < t}
 
@@ -244,7 +245,6 @@ def claims(s, steps: int, options: dict) -> dict:
 
     Column ``claim:<id>``: "holds", "fails", "undecided" (the check could not decide, e.g. a NaN or a float
     error) or "outside" (the regime is outside the claim's hypotheses: information, not a verdict)."""
-    from lemmas import CLAIMS   # the whole claim catalogue: loaded only by sweeps that measure claims
     horizon = int(min(steps, options.get("claim_steps") or CLAIM_STEPS))
     cols: dict = {"claim_steps": horizon}
     ids = [cid for cid in sorted(CLAIMS) if CLAIMS[cid].per_regime]

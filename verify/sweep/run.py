@@ -16,10 +16,12 @@ from pathlib import Path
 
 from ..errors import Interrupted, InvalidParameter, OutputError
 from ..inputs import read_json
+from ..model import make_setting
 from ..run.atomic import WORK, json_bytes, keep_elsewhere, write_bytes_atomic, write_json_atomic
 from ..run.execute import RETRIES, Executor, check_cluster, local_workers, report_progress, worker_address
 from ..run.lock import folder_lock
 from ..run.version import code_version
+from .figures import sweep_figures
 from .grid import BASE, Point, points, setting_kwargs
 from .measures import ARB_BITS, CLAIM_STEPS, MEASURES, check_measures, progress_to
 from .table import write_table
@@ -92,7 +94,6 @@ def compute_row(task: dict) -> dict:
 
     ``task``: key, point ([[axis, value], ...]), steps, measures, options, code_version.
     """
-    from ..model import make_setting
     t0 = time.perf_counter()
     worker = worker_address()
     pt = Point(tuple(map(tuple, task["point"])))
@@ -217,7 +218,6 @@ def compute_rows(todo: list[dict], rdir: Path, got: dict, labels: dict, *, sched
 def write_outputs(out, rows: list[dict], grid: dict, steps: int, meta: dict) -> dict:
     """The figures and the table (each file atomically); when a write fails, the rows (already saved under
     OUT/_work/rows) are the computed work, and the OutputError says how to write the table elsewhere."""
-    from .figures import sweep_figures
     try:
         figs = sweep_figures(rows, grid, steps)
         for fname, png, _ in figs:

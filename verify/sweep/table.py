@@ -25,7 +25,7 @@ def columns(rows: list[dict]) -> list[str]:
 
 def to_arrow(rows: list[dict]):
     """The rows as a pyarrow Table, one typed column per key (missing values are nulls)."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: pyarrow
     cols = {}
     for c in columns(rows):
         vals = [r.get(c) for r in rows]
@@ -38,7 +38,7 @@ def to_arrow(rows: list[dict]):
 
 def write_table(out, rows: list[dict], meta: dict) -> dict:
     """Write OUT/sweep.parquet, OUT/sweep.csv and OUT/sweep.json; return their paths."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pyarrow
     out = Path(out)
     table = to_arrow(rows)
     buf = io.BytesIO()
@@ -52,7 +52,7 @@ def write_table(out, rows: list[dict], meta: dict) -> dict:
 
 def read_table(out):
     """OUT/sweep.parquet as a pandas DataFrame."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas
     return pd.read_parquet(Path(out) / PARQUET)
 
 

@@ -33,7 +33,7 @@ def load() -> np.ndarray:
             with gzip.open(path, mode="rt", encoding="utf-8") as f:
                 flat = np.loadtxt(f, delimiter=",")[:, :-1]
             return np.rint(flat.reshape(-1, 8, 8)).astype(np.int64)
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # heavy: sklearn
     return np.rint(load_digits().images).astype(np.int64)
 
 

@@ -13,8 +13,10 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
+
 from ...errors import InvalidParameter
 from ...lazy import lazy_module
+from ...run.cache import by_code_version
 
 sp = lazy_module("sympy")      # loaded when a SymPy form is first asked for (a --help needs none)
 
@@ -145,11 +147,10 @@ class Sigma:
 @lru_cache(maxsize=None)
 def _kernel_of(sigma: Sigma) -> Kernel:
     """The Gaussian kernel, kept per process; for the toolkit's own sigma families also derived once per code version
-    on this machine (verify.cache, keyed by the sigma's spec): a SymPy derivation of about a second that every part
+    on this machine (verify.run.cache, keyed by the sigma's spec): a SymPy derivation of about a second that every part
     process needing it would repeat. A family defined elsewhere is not in the code version, so it is not kept."""
     if not type(sigma).__module__.startswith("verify."):
         return sigma.gaussian_kernel()
-    from ...cache import by_code_version
     return by_code_version("sigma-kernel")(type(sigma).gaussian_kernel)(sigma)
 
 
@@ -179,7 +180,7 @@ def _numpy_of(sigma: Sigma):
 
 @lru_cache(maxsize=None)
 def _radial_slope(sigma: Sigma) -> sp.Expr:
-    from ..symbols import A, B, C, mu_u, mu_z
+    from ..symbols import A, B, C, mu_u, mu_z  # heavy: loads flint,mpmath,sympy
     al = sp.Symbol("alpha", positive=True)
     a_, b_, c_ = sp.symbols("a_ b_ c_", positive=True)
     e = sigma.kernel.ell.subs({A: al**2 * a_, C: al * c_, B: b_, mu_u: 0, mu_z: 0}, simultaneous=True)
@@ -193,4 +194,4 @@ def vectorised(f):
     return np.vectorize(f, otypes=[float])
 
 
-__all__ = ["Sigma", "Kernel", "X", "vectorised"]
+__all__ = ["Sigma", "Kernel", "vectorised"]

@@ -22,7 +22,7 @@ class Erf(Sigma):
         return sp.erf(x)
 
     def gaussian_kernel(self) -> Kernel:
-        from ..symbols import A, B, C
+        from ..symbols import A, B, C  # heavy: loads flint,mpmath,sympy
         euu = 2 / sp.pi * sp.asin(2 * A / (1 + 2 * A))
         ezz = 2 / sp.pi * sp.asin(2 * B / (1 + 2 * B))
         euz = 2 / sp.pi * sp.asin(2 * C / sp.sqrt((1 + 2 * A) * (1 + 2 * B)))

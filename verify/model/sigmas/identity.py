@@ -26,6 +26,6 @@ class Identity(Sigma):
         return True
 
     def gaussian_kernel(self) -> Kernel:
-        from ..symbols import A, B, C, mu_u, mu_z
+        from ..symbols import A, B, C, mu_u, mu_z  # heavy: loads flint,mpmath,sympy
         ell = A - 2 * C + B + (mu_u - mu_z) ** 2
         return Kernel(self, ell, sp.diff(ell, mu_u).subs({mu_u: 0, mu_z: 0}), "exact derivative", A + mu_u**2)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ...errors import InvalidParameter
-from ..numbers import exact, frac_str
 from . import register
+from ...errors import InvalidParameter
 from ...lazy import lazy_module
+from ..numbers import exact, frac_str
 from .base import Kernel, Sigma
 
 sp = lazy_module("sympy")      # loaded when a SymPy form is first asked for (a --help needs none)
@@ -21,7 +21,7 @@ MAX_COEFFS = 5          # c0..c4: the moment polynomial of degree 8 stays small
 
 def gaussian_moment(a: int, b: int) -> sp.Expr:
     """E[x^a y^b] for (x, y) ~ N(0, [[A, C], [C, B]]), from the moment generating function."""
-    from ..symbols import A, B, C
+    from ..symbols import A, B, C  # heavy: loads flint,mpmath,sympy
     t1, t2 = sp.symbols("t1 t2")
     mgf = sp.exp((A * t1**2 + 2 * C * t1 * t2 + B * t2**2) / 2)
     return sp.expand(sp.diff(mgf, t1, a, t2, b).subs({t1: 0, t2: 0}))
@@ -29,7 +29,7 @@ def gaussian_moment(a: int, b: int) -> sp.Expr:
 
 def polynomial_expectation(cu, cz) -> sp.Expr:
     """E[p(mu_u + x) q(mu_z + y)] for polynomials with coefficient lists cu, cz."""
-    from ..symbols import mu_u, mu_z
+    from ..symbols import mu_u, mu_z  # heavy: loads flint,mpmath,sympy
     x, y = sp.symbols("x y")
     pu = sp.Poly(sp.expand(sum(c * (mu_u + x) ** k for k, c in enumerate(cu))), x, y)
     pz = sp.Poly(sp.expand(sum(c * (mu_z + y) ** k for k, c in enumerate(cz))), x, y)
@@ -55,7 +55,7 @@ class PolynomialSigma(Sigma):
                    sp.Integer(0))
 
     def gaussian_kernel(self) -> Kernel:
-        from ..symbols import A, B, C, mu_u, mu_z
+        from ..symbols import A, B, C, mu_u, mu_z  # heavy: loads flint,mpmath,sympy
         c = [sp.Rational(x.numerator, x.denominator) for x in self.coefficients()]
         cross = polynomial_expectation(c, c)                              # E[sigma(u) sigma(z)]
         second = cross.xreplace({B: A, C: A, mu_z: mu_u})                 # E[sigma(u)^2]  (z := u)

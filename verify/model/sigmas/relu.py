@@ -26,7 +26,7 @@ class Relu(Sigma):
         return sp.Max(x, 0)
 
     def gaussian_kernel(self) -> Kernel:
-        from ..symbols import A, B, C
+        from ..symbols import A, B, C  # heavy: loads flint,mpmath,sympy
         rho_term = sp.sqrt(A * B - C**2) + (sp.pi - sp.acos(C / sp.sqrt(A * B))) * C
         ell = A / 2 + B / 2 - rho_term / sp.pi
         # 2 E[(relu(u) - relu(z)) 1{u > 0}] = 2 [sqrt(A)/sqrt(2 pi) - sqrt(B) (1 + rho) / (2 sqrt(2 pi))],
@@ -39,7 +39,7 @@ class Relu(Sigma):
     def guard(self, expr):
         """AB - C^2 >= 0 and |C/sqrt(AB)| <= 1 hold exactly but can fail by one rounding error when
         rho = 1 (K = D); clamp them so the generated code never takes sqrt of -1e-17."""
-        from ..symbols import C
+        from ..symbols import C  # heavy: loads flint,mpmath,sympy
         expr = expr.replace(lambda e: isinstance(e, sp.Pow) and e.exp == sp.Rational(1, 2) and e.base.has(C),
                             lambda e: sp.sqrt(sp.Max(e.base, 0)))
         return expr.replace(lambda e: isinstance(e, sp.acos), lambda e: sp.acos(sp.Max(-1, sp.Min(1, e.args[0]))))
@@ -53,7 +53,7 @@ class Relu(Sigma):
 
 @lru_cache(maxsize=None)
 def _stable_partial(sigma: Relu, x: sp.Symbol) -> sp.Expr:
-    from ..symbols import A, B, C
+    from ..symbols import A, B, C  # heavy: loads flint,mpmath,sympy
     raw = sp.diff(sigma.kernel.ell, x)
     rho = sp.Symbol("rho", positive=True)
     Ap, Bp = sp.symbols("A_p B_p", positive=True)

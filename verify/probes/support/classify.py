@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import mpmath
 import numpy as np
 
-from ...fits import ols
+from ...engines.fits import ols
 
 # A fit is "good" when it explains this fraction of the variance of log y over the window.
 R2_GOOD = 0.999

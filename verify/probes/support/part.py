@@ -2,11 +2,12 @@
 profile and under the run's convention (``verify probe NAME --profile P`` with the convention flags)."""
 from __future__ import annotations
 
+from .. import PROBES
+from ...model.convention import Convention
 from ...run import part
 
 
 def probe_names() -> list[str]:
-    from .. import PROBES
     return sorted(PROBES)
 
 
@@ -14,7 +15,5 @@ def probe_names() -> list[str]:
 def probe_part(name: str, profile: str, convention: dict | None = None) -> dict:
     """One probe's findings, each decided from its evidence, at the profile and under the run's convention
     (make_setting keywords; None: the reference), as ``verify probe NAME`` with the convention flags."""
-    from .. import PROBES
-    from ...model.convention import Convention
     conv = Convention.from_options(convention) if convention else None
     return PROBES[name].run(profile, conv).as_dict()

@@ -31,13 +31,14 @@ from pathlib import Path
 
 from ..errors import Interrupted, InvalidParameter, OutputError, suggest
 from ..model.profiles import PROFILES, WALL_PER_CPU, check_profile
-from .atomic import WORK, json_bytes, keep_elsewhere, recover_folder, write_json_atomic
+from ..report import write_report
+from ..run.atomic import WORK, json_bytes, keep_elsewhere, recover_folder, write_json_atomic
+from ..run.execute import RETRIES, Executor, check_cluster, local_workers
+from ..run.lock import folder_lock
+from ..run.parts import REGISTRY, Part, discover
+from ..run.speed import slowness
+from ..run.version import code_version
 from .child import part_record, run_task, stop_children
-from .execute import RETRIES, Executor, check_cluster, local_workers
-from .lock import folder_lock
-from .parts import REGISTRY, Part, discover
-from .speed import slowness
-from .version import code_version
 
 DEFAULT_OUT = "reports/latest"     # gitignored; the committed example lives in reports/example
 
@@ -245,7 +246,6 @@ def verify_all(out=DEFAULT_OUT, profile: str = "ci", *, progress=None, on_report
     Keyword arguments go to :func:`run_parts`; ``on_report(state)`` is called before the report is
     written. Returns the results dict (also OUT/results.json), with ``"unfinished"`` (:func:`unfinished`) and
     ``"guard"`` (:func:`part_guard`, empty when every part was reused) added."""
-    from ..report import write_report
     check_profile(profile)
     t0 = time.perf_counter()
     with folder_lock(out, "out"):

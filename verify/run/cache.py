@@ -17,14 +17,15 @@ import functools
 import hashlib
 import os
 import pickle
-from pathlib import Path
 from importlib import metadata
+from pathlib import Path
 
 from filelock import FileLock
 
-from .run.atomic import write_bytes_atomic
+from .atomic import write_bytes_atomic
+from .version import code_version
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 ENV_CACHE_DIR = "VERIFY_CACHE_DIR"
 
 
@@ -91,7 +92,6 @@ def entry_key(args: tuple) -> str:
 
 def entry_path(name: str, args: tuple) -> Path:
     """The file that keeps ``name(*args)`` for this code version and these LIBRARIES' versions."""
-    from .run.version import code_version
     return cache_dir("derivations") / f"{name}-{entry_key(args)}-{code_version()}.pickle"
 
 

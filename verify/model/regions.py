@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from .model.numbers import frac_str
+from .numbers import frac_str
 
 
 def _num(x):

@@ -13,17 +13,31 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 
+from ..certify import atlas as A
+from ..certify.atlas import AtlasCell
+from ..certify.family import CELL_KNOBS, FamilyIncomplete, FamilySpec, cell_bounds, certify_family
+from ..certify.obligations import CertificateFailed
+from ..cli.atlas import parse_member
+from ..coq.kernel import kernel_bench, trapping_bench
+from ..engines import iterate
+from ..model import make_setting
+from ..model.regimes import BENCHMARK_REGIME
+from ..run import part
+from ..run.atomic import write_bytes_atomic
+from ..run.execute import Executor
+from ..run.version import code_version
 from .examples import documented_examples, examples_markdown, time_examples
-from .run.atomic import write_bytes_atomic
-from .model import make_setting
-from .model.regimes import BENCHMARK_REGIME
-from .run import part
 
 REGIME = BENCHMARK_REGIME   # gcn, D = N = 64, K = 4, eta = 1/32 (verify.model.regimes: the certify part's too)
 # The targets of the full-matrix engines, each a ratio to a baseline measured in the same run.
@@ -59,8 +73,8 @@ def jax_baseline(D: int, K: int = 4, eta: float = 1 / 32):
     jax.jit and jax.grad of the closed-form population loss for sigma = identity, gcn S*, M = d = 1, V* = 1,
     P = I (so the logits are W_KQ), column softmax, plain GD in lax.fori_loop from zero.
     Returns ``run(n)``: the excess loss after n steps."""
-    import jax
-    import jax.numpy as jnp
+    import jax  # heavy: jax
+    import jax.numpy as jnp  # heavy: jax
     jax.config.update("jax_enable_x64", True)
     sstar = jnp.asarray([[1 / K if (i - j) % D < K else 0.0 for j in range(D)] for i in range(D)])
 
@@ -123,9 +137,8 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
 def engine_rates(quick: bool, tick=None) -> dict:
     """Steps/s of every engine on the benchmark regime (full-matrix also at D = N = 16 and 256);
     ``tick(name)`` is called after each measurement."""
-    from .engines import iterate
-    from .engines.arb import iterate_certified
-    from .engines.fast import iterate_fast
+    from ..engines.arb import iterate_certified  # heavy: loads flint,sympy
+    from ..engines.fast import iterate_fast  # heavy: loads flint,sympy
     s = make_setting(**REGIME)
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     out = {}
@@ -166,7 +179,7 @@ def full_targets(quick: bool, tick=None) -> dict:
     """Full float64 against the minimal JAX baseline, certified full (256 bits) against the plain mpmath loop
     (30 digits), each pair on the same regime in this run; the ratios are "not measured" without JAX.
     Also the value both reach (a check that they run the same recursion)."""
-    from .engines import fulljax, iterate
+    from ..engines import fulljax, iterate  # heavy: loads flint,sympy
     mt, rep = (0.15, 3) if quick else (1.0, 5)
     tick = tick or (lambda name: None)
     out = {"engines": {}, "ratios": {}, "same_value": {}}
@@ -209,7 +222,7 @@ def full_targets(quick: bool, tick=None) -> dict:
 def certified_full_radius(quick: bool) -> dict:
     """The largest relative radius of the recorded quantities (and of the state) after 1000 certified full
     steps at 256 bits on the benchmark regime (quick: 100 steps at D = N = 16)."""
-    from .engines.fullarb import iterate_certified_full, relative_radius
+    from ..engines.fullarb import iterate_certified_full, relative_radius  # heavy: loads flint,sympy
     D, steps = (16, 100) if quick else (64, 1000)
     t = time.perf_counter()
     tr = iterate_certified_full(make_setting(**(REGIME | {"D": D})), steps, 256, [steps])
@@ -231,7 +244,7 @@ def ratios(r: dict) -> dict:
 
 def certified_radius(steps: int) -> dict:
     """Largest state radius after ``steps`` certified steps at 256 bits, and the wall time."""
-    from .engines.arb import iterate_certified
+    from ..engines.arb import iterate_certified  # heavy: loads flint,sympy
     t = time.perf_counter()
     tr = iterate_certified(make_setting(**REGIME), steps, 256, [steps])
     return {"steps": steps, "bits": 256, "max_state_radius": tr.state_radii[-1],
@@ -243,9 +256,9 @@ def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 
     ``regime`` (one row, as every row shares alpha): B' = F(c) + J(B) [-r, r], re-centred every step. The
     step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
     out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
-    from flint import arb
-    from .derive.reduced import case_of
-    from .engines.arb import ArbArith, arb_precision, step_functions
+    from flint import arb  # heavy: flint
+    from ..derive.reduced import case_of  # heavy: loads flint,sympy
+    from ..engines.arb import ArbArith, arb_precision, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
     t = time.perf_counter()
@@ -270,9 +283,9 @@ def certificate_targets(regimes: dict | None = None, baselines: int = 2) -> dict
     measured in this run, the fastest of ``baselines`` runs): the ratio and its target, the phases, and the
     relative widths (hi - lo)/lo of the three quantities at T = 10^6, 10^9, 10^12 (shrinking as T grows), and
     the time of one evaluation at T = 10^12 and 10^99 (no step loop: it does not grow with T). The SymPy
-    derivations are loaded first (they are cached by code version, verify.cache), as a warm-up like the
+    derivations are loaded first (they are cached by code version, verify.run.cache), as a warm-up like the
     baseline's code generation."""
-    from .certify.formulas import arb_functions
+    from ..certify.formulas import arb_functions  # heavy: loads flint,sympy
     regimes = regimes or CERTIFY_REGIMES
     arb_functions()
     out = {}
@@ -286,9 +299,8 @@ def certificate_targets(regimes: dict | None = None, baselines: int = 2) -> dict
 
 
 def _timed_certificate(regime: dict) -> dict:
-    from fractions import Fraction
 
-    from .certify import certify
+    from ..certify import certify  # heavy: loads flint,sympy
     s = make_setting(**regime)
     t = time.perf_counter()
     cert = certify(s)
@@ -316,19 +328,16 @@ FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query
 
 def recheck_timing(fc, workers: int = 2) -> dict:
     """The independent re-check of a family certificate's saved file beside its certification: ``python -m
-    verify.certify.recheck FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
+    recheck.certificates FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
     when it verifies the file and takes no longer than the certification took (issue 29: a re-check must not be
     slower than the certification it checks)."""
-    import subprocess
-    import sys
-    import tempfile
 
-    from .certify.files import family_file, save
+    from ..certify.files import family_file, save  # heavy: loads flint,sympy
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "family.json")
         save(family_file(fc, [10**12], []), path)
         t = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "verify.certify.recheck", path, "--workers", str(workers)],
+        r = subprocess.run([sys.executable, "-m", "recheck", path, "--workers", str(workers)],
                            capture_output=True, text=True)
         seconds = time.perf_counter() - t
     verified = r.returncode == 0 and "certificate verified" in r.stdout
@@ -347,15 +356,9 @@ def family_targets(quick: bool) -> dict:
     one member query (in this process from the certificate and from its saved file, and as a ``verify certify
     --family ... --query`` command), the saved file's bytes (and per cell: the file less its part shared by every
     cell, over the cell count) and the members' relative widths (hi - lo)/lo at T = 10^12."""
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from .certify.family import FamilyIncomplete, FamilySpec, certify_family
-    from .certify.obligations import CertificateFailed
-    from .certify.files import family_file, load_family, save
-    from .certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family
+    from ..certify.files import family_file, load_family, save  # heavy: loads flint,sympy
+    from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family  # heavy: loads flint,sympy
     spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
     t = time.perf_counter()
     if quick:
@@ -423,17 +426,11 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
     """verify atlas on region A (ATLAS_REGION_A, stopped at its time target) or on ``box``, on a LocalCluster:
     seconds, cells, the certified fraction (of the cells and of the box's volume, rho's extent counted as is), the
     largest relative width (hi - lo)/lo at T = 10^12 of the certified cells' centre members, and the independent
-    re-check's seconds on the saved atlas (python -m verify.certify.recheck_atlas). Not run when ``quick`` without
+    re-check's seconds on the saved atlas (python -m recheck.atlas). Not run when ``quick`` without
     a box (the bench part of verify all runs inside a Dask worker)."""
     if quick and box is None:
         return {"run": False, "box": ATLAS_REGION_A, "targets": ATLAS_TARGETS}
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from .certify import atlas as A
-    from .certify.family import CELL_KNOBS
     spec = box or ATLAS_REGION_A
     rng = {n: (Fraction(lo), Fraction(hi)) for n, (lo, hi) in spec.items()}
     t = time.perf_counter()
@@ -451,7 +448,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
         path = os.path.join(tmp, "atlas.json")
         A.save_atlas(data, path)
         t = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "verify.certify.recheck_atlas", path], capture_output=True,
+        rc = subprocess.run([sys.executable, "-m", "recheck.atlas", path], capture_output=True,
                             text=True)
         recheck = time.perf_counter() - t
     return {"box": {n: list(v) for n, v in spec.items()}, "depth": depth, "workers": workers,
@@ -481,16 +478,8 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
     this process. Not run when ``quick`` without ``path``."""
     if quick and path is None:
         return {"run": False, "members": list(ATLAS_QUERY_MEMBERS), "targets": ATLAS_QUERY_TARGETS}
-    import resource
-    import subprocess
-    import sys
-    import tempfile
-    from fractions import Fraction
 
-    from .certify import atlas as A
-    from .certify import atlas_query as AQ
-    from .certify.family import CELL_KNOBS
-    from .cli.atlas import parse_member
+    from ..certify import atlas_query as AQ  # heavy: loads flint
 
     def child_cpu(argv) -> tuple:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -528,10 +517,7 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
 
 def _atlas_width(cell: dict, data: dict) -> float:
     """The largest relative width at T = 10^12 of the cell's centre member (representative regime: prefactors 1)."""
-    from fractions import Fraction
 
-    from .certify.atlas import AtlasCell
-    from .certify.family import cell_bounds
     c = AtlasCell.of_record(cell)
     rho, x, kap = ((lo + hi) / 2 for lo, hi in c.box)
     P = (rho / (1 - rho), x, kap * x)
@@ -544,7 +530,6 @@ def _atlas_width(cell: dict, data: dict) -> float:
 
 def _widest_at_1e12(fc, members: list) -> float:
     """The largest relative width (hi - lo)/lo at T = 10^12 over the members' three quantities."""
-    from fractions import Fraction
     out = 0.0
     for m in members:
         b = fc.bounds(m, [10**12])[0]
@@ -560,9 +545,9 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
     benchmark regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
     reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
     """
-    from .derive import codegen
-    from .derive.reduced import case_of, reduced
-    from .engines.reduced import ARGS
+    from ..derive import codegen  # heavy: loads flint,sympy
+    from ..derive.reduced import case_of, reduced  # heavy: loads flint,sympy
+    from ..engines.reduced import ARGS  # heavy: loads flint,sympy
     s = make_setting(**(REGIME | {"d": 4}))
     a0, d0 = 0.5, 1.0
     V = np.array([[float(x) for x in r] for r in s.vstar_base]) * math.sqrt(float(s.vstar_scale2))
@@ -623,8 +608,7 @@ OVERHEAD_TARGET = 0.05      # Dask's per-task overhead over the mean task time o
 def _warm_worker(measures: list[str]) -> str:
     """Import and generate once per worker what the rows need (flint, numba, the claims, SymPy codegen),
     so that timed rows measure the steady state."""
-    from .model import make_setting
-    from .sweep.measures import MEASURES
+    from ..sweep.measures import MEASURES  # heavy: loads flint,sympy
     s = make_setting(D=8, K=2, preset="cnn", eta="1/10")
     for m in measures:
         MEASURES[m].func(s, 20, {"claim_steps": 10, "arb_bits": 128})
@@ -637,7 +621,7 @@ def _noop() -> None:
 
 
 def _timed_rows(ex, tasks: list[dict]) -> tuple[float, list[dict]]:
-    from .sweep.run import compute_row, longest_first
+    from ..sweep.run import compute_row, longest_first  # heavy: loads flint,sympy
     t = time.perf_counter()
     rows = [r for _, r in ex.stream(compute_row, [(x["key"], (x,)) for x in longest_first(tasks)])]
     return time.perf_counter() - t, rows
@@ -650,9 +634,7 @@ def sweep_scaling(quick: bool, processes: bool | None = None) -> dict:
     Each cluster runs the sweep ``SCALING_REPEATS`` times and the fastest run counts (as timeit does: the
     slower runs measure whatever else the machine was doing); every run's time is recorded.
     ``quick``: a two-row smoke run on worker threads of this process (``processes`` default: not quick)."""
-    from .run.version import code_version
-    from .run.execute import Executor
-    from .sweep.run import plan_rows
+    from ..sweep.run import plan_rows  # heavy: loads flint,sympy
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else SCALING_GRID
     steps = 200 if quick else 50_000
     tasks = [t for t in plan_rows(grid, steps, ["certified"], {"arb_bits": 128}, code_version())
@@ -681,11 +663,9 @@ def dask_overhead(quick: bool, noop_tasks: int = 400, processes: bool | None = N
     times the workers, per task (what a worker spends on Dask's side of one task). Also reported: the
     whole sweep's wall time x workers against the sum of its tasks' own times (overhead plus idle time).
     ``quick``: a smoke run (two trajectory rows, worker threads of this process unless ``processes``)."""
-    from .run.version import code_version
-    from .run.execute import Executor
-    from .sweep.grid import DEFAULT_GRID
-    from .sweep.measures import CLAIM_STEPS, check_measures
-    from .sweep.run import DEFAULT_STEPS, plan_rows
+    from ..sweep.grid import DEFAULT_GRID  # heavy: loads flint,sympy
+    from ..sweep.measures import CLAIM_STEPS, check_measures  # heavy: loads flint,sympy
+    from ..sweep.run import DEFAULT_STEPS, plan_rows  # heavy: loads flint,sympy
     grid = {"D": [8], "K": [2], "eta": ["1/10", "1/20"]} if quick else DEFAULT_GRID
     steps, claim_steps = (2_000, 200) if quick else (DEFAULT_STEPS, CLAIM_STEPS)
     measures = ["trajectory"] if quick else check_measures(None)
@@ -744,12 +724,11 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if not quick:
-        from .coq.kernel import kernel_bench, trapping_bench
         res["kernel"] = kernel_bench()          # verify export/prove --coq: every group (needs coqc)
         tick("kernel route (Coq)")
         res["kernel_boxes"] = trapping_bench()  # the bench certificate's every box as a CoqInterval goal
         tick("trapping region's boxes (Coq)")
-    if not quick:                                # every documented example against its 60 s (verify.examples)
+    if not quick:                                # every documented example against its 60 s (verify.bench.examples)
         res["examples"] = time_examples(tick=lambda line: tick(f"example {line}"))
     if dask if dask is not None else not quick:
         res["dask"] = {"sweep_scaling": sweep_scaling(quick)}
@@ -764,7 +743,7 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
 
 # The targets ``verify bench --only NAME`` runs alone: name -> (what it measures, its runner(tick), its Markdown,
 # the number of ticks it makes or None when not known ahead).
-ONLY = {"examples": ("every example command of README.md and docs/*.md against 60 s (verify.examples)",
+ONLY = {"examples": ("every example command of README.md and docs/*.md against 60 s (verify.bench.examples)",
                      lambda tick: time_examples(tick=tick), examples_markdown, lambda: len(documented_examples())),
         "kernel_boxes": ("every box of the bench certificate's trapping region as a CoqInterval theorem, checked by "
                          "Coq's kernel (verify.coq.kernel.trapping_bench; its route is saved for the claim's record)",
@@ -772,7 +751,6 @@ ONLY = {"examples": ("every example command of README.md and docs/*.md against 6
 
 
 def _kernel_boxes(tick) -> dict:
-    from .coq.kernel import trapping_bench
     return trapping_bench(tick=tick)
 
 
@@ -919,6 +897,5 @@ def kernel_boxes_markdown(kb: dict) -> list[str]:
 def bench_part(profile: str) -> dict:
     """verify.bench in quick mode; its files go to a temporary folder (the result is saved as a part, so
     ``verify all`` writes nothing outside its own folder)."""
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         return run_bench(quick=True, out_dir=tmp)

@@ -40,7 +40,7 @@ def jsonable(obj):
     if getattr(obj, "is_Number", False):          # a SymPy number: exact rationals as strings
         return str(obj) if getattr(obj, "is_Rational", False) else jsonable(float(obj))
     try:
-        import mpmath
+        import mpmath  # heavy: mpmath
         if isinstance(obj, mpmath.mpf):
             return jsonable(float(obj) if mpmath.isfinite(obj) else (math.inf if obj > 0 else -math.inf)
                             if not mpmath.isnan(obj) else math.nan)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from ..run.speed import REFERENCE_CPU_SECONDS, workload_seconds
+
+ROOT = Path(__file__).resolve().parents[2]
 _FENCE = re.compile(r"^```(\w*)\s*$")
 # A synopsis's placeholders: an optional [part], a choice a|b, a LO..HI range, an upper-case name, an ellipsis.
 _PLACEHOLDER = re.compile(r"\[|\.\.\.|\bLO\.\.HI\b|(?<![\w./=-])[A-Z][A-Z_0-9]{2,}(?:\.\w+)?(?![\w=])|HOST")
@@ -36,7 +39,6 @@ class Example:
 
     def argv(self) -> list[str]:
         """The command's words after ``verify`` (shell quoting read as a shell would; no redirection)."""
-        import shlex
         words = shlex.split(self.command)
         if ">" in words:                     # `verify derive ... > derivation.tex`: the output goes to stdout
             words = words[:words.index(">")]
@@ -138,14 +140,12 @@ def baseline_seconds() -> float:
     REFERENCE_CPU_SECONDS on the reference machine. An example's CPU time over it is a ratio that does not depend on
     how fast this machine is; the budget of BUDGET_SECONDS on the reference machine is the ratio
     :func:`target_ratio`."""
-    from .run.speed import workload_seconds
     return workload_seconds(5)
 
 
 def target_ratio(budget: float = BUDGET_SECONDS) -> float:
     """An example's CPU seconds over :func:`baseline_seconds` may be at most this: ``budget`` seconds on the reference
     machine, in units of the baseline's time there."""
-    from .run.speed import REFERENCE_CPU_SECONDS
     return budget / REFERENCE_CPU_SECONDS
 
 

@@ -1,6 +1,6 @@
-"""The independent re-checker for atlas files: ``python -m verify.certify.recheck_atlas FILE``.
+"""The independent re-checker for atlas files: ``python -m recheck.atlas FILE``.
 
-Like verify.certify.recheck (whose steps it reuses: it imports that module and nothing else of ``verify``, only
+Like recheck.certificates (whose steps it reuses: it imports that module and recheck.positivity, nothing of ``verify``, only
 python-flint and the standard library besides), it re-verifies a file written by ``verify atlas --save FILE``:
 
   format          kind "atlas", the box (rho, x, kappa), every cell's status one of certified / refuted / open
@@ -10,7 +10,7 @@ python-flint and the standard library besides), it re-verifies a file written by
                   rational functions): so every point of a cell stands for the regimes with those invariants
   atlas-cover     the cells (whatever their status) cover the box
   cell checks     each certified cell's checks, by name (RECHECKS): "trajectory" is the family cell re-check of
-                  verify.certify.recheck (invariants, region, entry through the tube or the Taylor prefix, slab
+                  recheck.certificates (invariants, region, entry through the tube or the Taylor prefix, slab
                   hulls, limits) on the cell's parameter box, which must hold the ties' image of the cell; a check
                   this checker does not know is refused (a cell is certified only by what was re-checked)
   refutation      each refuted cell's replay (verify.certify.replay's record: statement, claim about alpha, member,
@@ -27,9 +27,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from fractions import Fraction
 
-from . import recheck as R
+from recheck import certificates as R
+from recheck import positivity as P
 
 STATUSES = ("certified", "refuted", "open")
 COORDINATES = ("rho", "x", "kappa")
@@ -78,9 +78,8 @@ def recheck_trajectory(F: R.Formulas, cell: dict, result: dict, ties: dict, log)
 
 
 def recheck_positivity(F: R.Formulas, cell: dict, result: dict, ties: dict, log) -> None:
-    """Lemma C.2's alpha > 0 over the cell: the stored band re-checked by verify.certify.recheck_positivity (which
+    """Lemma C.2's alpha > 0 over the cell: the stored band re-checked by recheck.positivity (which
     states the map itself), and the band's cell holds the atlas cell."""
-    from . import recheck_positivity as P
     ev = result["evidence"]
     if not all(R.frac(ev["cell"][n][0]) <= R.frac(cell["box"][n][0]) and R.frac(cell["box"][n][1])
                <= R.frac(ev["cell"][n][1]) for n in cell["box"]):
@@ -211,7 +210,7 @@ def check_file(path: str, log=lambda step, detail: None) -> dict:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m verify.certify.recheck_atlas FILE", file=sys.stderr)
+        print("usage: python -m recheck.atlas FILE", file=sys.stderr)
         return 2
     return R.report_check(check_file, argv[0], "atlas")
 

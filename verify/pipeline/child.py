@@ -36,18 +36,19 @@ import time
 import traceback
 from pathlib import Path
 
-from ..jsonable import jsonable
-from ..report import part_figures
-from .execute import worker_address
-from .parts import plugin_modules, source_root, spec
-from .version import code_version
+import psutil
 
-STATUS = ("ok", "failed", "timeout", "skipped")
-# How the part starter starts: an import of this module and a call, not ``-m verify.run.child`` (runpy would run
+from ..report import part_figures
+from ..run.atomic import write_json_atomic
+from ..run.execute import worker_address
+from ..run.jsonable import jsonable
+from ..run.parts import STATUS, discover, plugin_modules, source_root, spec
+from ..run.version import code_version
+# How the part starter starts: an import of this module and a call, not ``-m verify.pipeline.child`` (runpy would run
 # this module a second time as __main__, beside the copy the package's own imports load).
 # Its argument is the worker's temporary folder (where the parts' scratch folders go), so that folder is on its command
 # line, and on its part processes' (forked, they keep it), for anyone looking for the processes of a run.
-STARTER_ENTRY = "import sys; from verify.run.child import serve; serve(sys.argv[1:])"
+STARTER_ENTRY = "import sys; from verify.pipeline.child import serve; serve(sys.argv[1:])"
 # What the starter imports once for all the parts it forks, besides every module that registers parts
 # (verify.run.parts.part_modules): the libraries the parts import on first use. Never JAX (it starts threads, which
 # a fork does not copy): a part that needs it imports it in its own process.
@@ -79,7 +80,7 @@ def cpu_now() -> float:
 
 
 def json_ready(obj):
-    """``obj`` as strict JSON reads it back (verify.jsonable: numpy booleans stay booleans, arrays become lists,
+    """``obj`` as strict JSON reads it back (verify.run.jsonable: numpy booleans stay booleans, arrays become lists,
     non-finite floats the strings "nan", "inf", "-inf"), after a JSON round trip, so what is saved is exactly
     what the report reads."""
     return json.loads(json.dumps(jsonable(obj), allow_nan=False))
@@ -113,7 +114,6 @@ def run_here(task: dict, worker: str | None = None) -> dict:
 def _kill_group(pid: int) -> None:
     """Kill the part process ``pid`` and its process group (its own, once it has called setsid), and wait until it
     is gone."""
-    import psutil
     for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
             kill()
@@ -181,7 +181,6 @@ def serve(argv: list[str]) -> None:
     the part modules, then fork a part process for every request line on stdin and print its pid. When stdin closes,
     return at once if the worker is gone (its part processes see this starter go and stop), else (the worker let this
     starter go) once the part processes it started have finished."""
-    from .parts import discover
     tempfile.tempdir = argv[0] if argv else None
     parent = os.getppid()
     for mod in PRELOAD:
@@ -242,7 +241,6 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
     """Run the part in a process forked from this worker's starter (:func:`start_part`); kill its process group when
     its CPU time passes ``guard["cpu"]`` seconds (None: no CPU guard) or its wall time ``guard["wall"]``;
     ``guard["why"]`` says where the limits come from, for the record."""
-    import psutil
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
@@ -302,7 +300,6 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
 def tree_cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user + system) used so far by the process ``pid`` and every process below it (None once it
     is gone)."""
-    import psutil
     try:
         root = psutil.Process(pid)
         procs = [root] + root.children(recursive=True)
@@ -390,7 +387,6 @@ def _watch_parent(scratch: Path) -> int:
 def main(argv: list[str]) -> None:
     """The part process's work (forked by :func:`serve`): run the part of TASK.json, write its record to
     RECORD.json."""
-    from .atomic import write_json_atomic
     scratch = Path(argv[1]).parent
     parent = _watch_parent(scratch)
     task = json.loads(Path(argv[0]).read_text())

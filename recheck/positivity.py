@@ -1,4 +1,4 @@
-"""An independent re-checker of Lemma C.2's cell results: ``python -m verify.certify.recheck_positivity FILE``.
+"""An independent re-checker of Lemma C.2's cell results: ``python -m recheck.positivity FILE``.
 
 It imports nothing from ``verify`` (python-flint and the standard library only) and states the map itself.
 Reduced map of sigma = identity (two-valued columns, zero start), derived here by hand: with E = e^delta,
@@ -204,7 +204,7 @@ def recheck(res: dict) -> dict:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m verify.certify.recheck_positivity FILE", file=sys.stderr)
+        print("usage: python -m recheck.positivity FILE", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as fh:
         data = json.load(fh)

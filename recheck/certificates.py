@@ -1,4 +1,4 @@
-"""An independent re-checker of saved certificates: ``python -m verify.certify.recheck FILE``.
+"""An independent re-checker of saved certificates: ``python -m recheck FILE``.
 
 It imports nothing from ``verify``: only python-flint (Arb balls, exact rational polynomials) and the
 standard library (and dask.distributed, imported directly, when asked to spread a family's cells over
@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import importlib
 import itertools
 import json
 import logging
@@ -1769,10 +1768,10 @@ def checked_cells(F: Formulas, cert: dict, ties: dict, log, workers: int = 1) ->
     cells = cert["cells"]
     if workers <= 1 or len(cells) < 2:
         return {c["path"]: (c, *check_cell(F, c, log, ties)) for c in cells}
-    from dask.distributed import Client, LocalCluster, as_completed
-    # run as ``python -m``, this module is __main__, whose functions Dask would ship by value (with a copy of flint's
-    # context, whose precision the task then sets in vain): the workers import it by its name instead
-    task = checked_cell if __name__ != "__main__" else importlib.import_module(__spec__.name).checked_cell
+    from dask.distributed import Client, LocalCluster, as_completed  # heavy: dask
+    # ``python -m recheck`` runs recheck/__main__.py, which imports this module by its name: Dask ships the task by
+    # reference (never a copy of a __main__ module with flint's context, whose precision the task then sets in vain)
+    task = checked_cell
     out = {}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
@@ -1953,7 +1952,7 @@ def main(argv=None) -> int:
             workers = 0
         argv.pop(1)
     if len(argv) != 1 or not 1 <= workers <= 64:
-        print("usage: python -m verify.certify.recheck FILE [--workers N] (N in 1..64: a family's cells on N Dask "
+        print("usage: python -m recheck FILE [--workers N] (N in 1..64: a family's cells on N Dask "
               "processes)", file=sys.stderr)
         return 2
     return report_check(lambda path, log: check_file(path, log, workers), argv[0], "certificate")
@@ -1978,5 +1977,3 @@ def report_check(check, path: str, what: str) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
