@@ -1,30 +1,32 @@
-"""The split prefix: the Taylor-model prefix of verify.certify.prefix over a box of invariants, bisected in time.
+"""The split prefix: the Taylor-model prefix of verify.certify.prefix over a box of invariants, bisected where it
+blows up.
 
-Why. Over a wide cell the members leave u ~ 1 at very different steps (the onset scales like 1/(s y)), so the
-set of their states at a step t is a long arc of the trajectory, not a thin box. The first-order Taylor model
-x(t, p) in m_t + S_t (p - p_c) is exact to first order, but its remainder (the radii of S_t, whose
-Jacobians are taken over the whole box of states B_t) grows like h^2 and feeds back through B_t, so the
-enclosure outgrows the true spread and becomes unbounded while the arc is still moving (the cell
-rho in [1/16, 1/8], x in [1/64, 1/32], kappa in [1/4, 1/2]: unbounded at step 194, with the float64 spread
-of alpha 0.32 against an enclosure 0.93 wide at step 150; docs/atlas.md).
+Why (measured, docs/atlas.md "The prefix over a wide cell"). The first-order Taylor model x(t, p) in m_t + S_t
+(p - p_c) is not defeated by the wrapping effect here: the state Jacobian's off-diagonal entries have equal signs,
+so |J| has J's spectral radius and a QR-preconditioned (Lohner) remainder gains nothing. Its linear part matches the
+float64 spread of the members to three digits; what grows is the remainder, the radii of S_t (rad S times h), fed
+by the Jacobians' width over the box of states B_t: a second-order term that nothing damps, since along the slow
+manifold the map is nearly neutral (spectral radius 1 - 5e-5 at x = 1/64), over T0 ~ 2e4 steps. Over a wide cell
+it overtakes the linear part within a few hundred steps and the enclosure becomes unbounded; halving a width
+halves the remainder's growth rate, so pieces narrow enough get through.
 
-What. A node is a box of invariants with its prefix state. It is stepped in chunks of ``check_every`` steps,
-keeping a checkpoint at each chunk's start; when its enclosure becomes unbounded (or its remainder outgrows its
-linear part, REMAINDER_RATIO) it goes back to the last checkpoint whose remainder was small and is bisected there
-across the parameter k of largest spread |S_k| h_k: each half starts from the parent's state,
+What. A node is a box of invariants with its prefix state, stepped in chunks of ``check_every`` steps. When its
+enclosure becomes unbounded it is bisected across the parameter k of largest linear spread |mid S_k| h_k (a chunk
+before the failure), and each half restarts from the node's last checkpoint at which the halves' centres inherit
+radii at most SPLIT_RADIUS (in practice step 0; a half's state there is
 
     m'_t = m_t + S_t (p_c' - p_c)  (a ball: the mean-value theorem on the segment p_c -> p_c', inside the box),
     S'_t = S_t                    (an enclosure of dx/dp over the parent box holds one over its half),
 
-which is sound for every member of the half, and continues with half the width (its remainder grows four times
-slower). A leaf stops when its enclosure lies in R (checked every ``check_every`` steps); then every leaf is
-continued to the common T0 (the last leaf's entry) and must lie in R there, so "every member is in R at T0" is
-one statement, as for the plain prefix. Leaves whose (s, x, y) box misses the cell's kappa = y/x range are
-dropped (PRUNE): their members are not the cell's.
+sound for every member of the half). A leaf stops when its enclosure lies in R (checked every ``check_every``
+steps); then every leaf is continued to the common T0 (the last leaf's entry) and must lie in R there, so "every
+member is in R at T0" is one statement, as for the plain prefix. A piece whose (s, x, y) box misses the cell's
+kappa = y/x range is dropped: it holds none of the cell's members.
 
-The file states the tree (a leaf 0, a split [step, k, child0, child1], children in order lower/upper half), T0 and
-the hull of the leaves' (u, eps) at T0; the independent re-checker (verify.certify.recheck.check_split_prefix)
-replays the tree with its own Prefix and checks every leaf's end in the stated hull and the hull in R.
+The file states the tree (a leaf [0], a dropped piece [-1], a split [step, k, lower half, upper half]), T0 and the
+hull of the leaves' (u, eps) at T0; the independent re-checker (verify.certify.recheck.check_split_prefix) replays
+the tree with its own Prefix, checks each dropped piece against the stated kappa (itself checked to hold the cell's
+y/x), every leaf's end inside the stated hull and the hull inside R.
 """
 from __future__ import annotations
 
@@ -51,9 +53,9 @@ class Node:
 
 def clone(st: PrefixState) -> PrefixState:
     """A copy of ``st`` (balls are immutable: only S's rows are copied)."""
-    out = copy_state = object.__new__(PrefixState)
+    out = object.__new__(PrefixState)
     out.__dict__.update(st.__dict__)
-    copy_state.S = [list(row) for row in st.S]
+    out.S = [list(row) for row in st.S]
     return out
 
 
@@ -161,6 +163,8 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
         kids = [Node(tuple((p - h, p + h) for p, h in zip(c.Pc, c.H)), c) for c in split_state(good, k)]
         node.tree[:] = [good.step_count, k, kids[0].tree, kids[1].tree]
         todo.extend(reversed(kids))
+    if not leaves:
+        return SplitResult(False, steps=steps, pruned=pruned, failure="every piece was dropped (no member of the cell?)")
     T0 = max(n.entered for n in leaves)
     us, es = [], []
     for n in leaves:
@@ -179,25 +183,30 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
         es.append(got[1])
     u = widened(min(a for a, _ in us), max(b for _, b in us))
     e = widened(min(a for a, _ in es), max(b for _, b in es))
+    if not in_hull(u, e, u0, C):
+        return SplitResult(False, steps=steps, failure=f"the leaves' hull at T0 = {T0}, u in [{float(u[0]):.6g}, "
+                           f"{float(u[1]):.6g}], eps in [{float(e[0]):.4g}, {float(e[1]):.4g}], is not in R")
     return SplitResult(True, T0, root.tree, u, e, len(leaves), pruned, steps)
+
+
+def in_hull(u: tuple, e: tuple, u0: Fraction, C) -> bool:
+    """Whether the box u in [u_lo, u_hi], eps in [e_lo, e_hi] lies in R(u0, C): 0 < u <= u0, |eps| <= C(u)."""
+    from .certificate import _least_C
+    return 0 < u[0] and u[1] <= u0 and -_least_C(C, u[0], u[1]) <= e[0] and e[1] <= _least_C(C, u[0], u[1])
 
 
 def region_test(u0: Fraction, C):
     """``in_region`` for split_prefix: the state's (u, eps) enclosures as exact intervals when they lie in
     R(u0, C) (C one value or a region Profile), else None."""
-    from .certificate import _least_C
 
     def test(st: PrefixState):
         U, Eps = st.region_coordinates()
         if not (U.is_finite() and Eps.is_finite()):
             return None
         u, e = (lo_frac(U), hi_frac(U)), (lo_frac(Eps), hi_frac(Eps))
-        if not (0 < u[0] and u[1] <= u0):
-            return None
-        bound = _least_C(C, u[0], u[1])
-        return (u, e) if -bound <= e[0] and e[1] <= bound else None
+        return (u, e) if in_hull(u, e, u0, C) else None
     return test
 
 
-__all__ = ["MAX_LEAVES", "SPLIT_RADIUS", "SplitResult", "misses_kappa", "region_test", "split_prefix",
+__all__ = ["MAX_LEAVES", "SPLIT_RADIUS", "SplitResult", "in_hull", "misses_kappa", "region_test", "split_prefix",
            "split_state"]
