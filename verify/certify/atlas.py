@@ -317,7 +317,7 @@ def cell_status(results: dict) -> tuple:
     return "open", (f"{bad[0]}: {bad[1]['reason']}" if bad else "no check applies to this cell")
 
 
-SPLIT_LEAVES = 64       # an atlas cell whose Taylor prefix blows up may split it into this many pieces at most
+SPLIT_LEAVES = 512      # an atlas cell whose Taylor prefix blows up may split it into this many pieces at most
 
 
 def atlas_knobs(knobs: dict | None = None) -> dict:

@@ -49,6 +49,11 @@ class Node:
     state: PrefixState
     tree: list = field(default_factory=lambda: [0])    # the subtree being built (a leaf: [0])
     entered: int | None = None  # the step at which the leaf's enclosure lay in R
+    start: PrefixState | None = None    # its state where it began (a split point for its halves)
+
+    def __post_init__(self):
+        if self.start is None:
+            self.start = clone(self.state)
 
 
 def clone(st: PrefixState) -> PrefixState:
@@ -167,26 +172,40 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
         return SplitResult(False, steps=steps, pruned=pruned, failure="every piece was dropped (no member of the cell?)")
     T0 = max(n.entered for n in leaves)
     us, es = [], []
-    for n in leaves:
+    while leaves:
+        # every leaf stepped to T0; one whose enclosure left R since its entry (R's band narrows inwards) is split
+        # again and its halves run to T0 from their split point
+        n = leaves.pop()
         st = n.state
         try:
             while st.step_count < T0:
                 st.step(*st.balls())
                 steps += 1
-        except ArithmeticError as exc:
-            return SplitResult(False, steps=steps, failure=f"a leaf, continued to T0 = {T0}: {exc}")
-        got = in_region(st)
-        if got is None:
+            got = in_region(st)
+        except ArithmeticError:
+            got = None
+        if got is not None:
+            us.append(got[0])
+            es.append(got[1])
+            continue
+        if len(us) + len(leaves) + 2 > max_leaves:
             return SplitResult(False, steps=steps, failure=f"a leaf entered R at step {n.entered} but its enclosure "
-                               f"is not in R at T0 = {T0}")
-        us.append(got[0])
-        es.append(got[1])
+                               f"is not in R at T0 = {T0}, and more than {max_leaves} pieces would be needed")
+        k = widest(st)
+        kids = [Node(tuple((p - h, p + h) for p, h in zip(c.Pc, c.H)), c, entered=T0) for c in split_state(n.start, k)]
+        n.tree[:] = [n.start.step_count, k, kids[0].tree, kids[1].tree]
+        for kid in kids:
+            if misses_kappa(kid.P, kappa):
+                kid.tree[:] = [-1]
+                pruned += 1
+            else:
+                leaves.append(kid)
     u = widened(min(a for a, _ in us), max(b for _, b in us))
     e = widened(min(a for a, _ in es), max(b for _, b in es))
     if not in_hull(u, e, u0, C):
         return SplitResult(False, steps=steps, failure=f"the leaves' hull at T0 = {T0}, u in [{float(u[0]):.6g}, "
                            f"{float(u[1]):.6g}], eps in [{float(e[0]):.4g}, {float(e[1]):.4g}], is not in R")
-    return SplitResult(True, T0, root.tree, u, e, len(leaves), pruned, steps)
+    return SplitResult(True, T0, root.tree, u, e, len(us), pruned, steps)
 
 
 def in_hull(u: tuple, e: tuple, u0: Fraction, C) -> bool:
