@@ -169,7 +169,7 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
         node.tree[:] = [good.step_count, k, kids[0].tree, kids[1].tree]
         todo.extend(reversed(kids))
     if not leaves:
-        return SplitResult(False, steps=steps, pruned=pruned, failure="every piece was dropped (no member of the cell?)")
+        return SplitResult(False, steps=steps, pruned=pruned, failure="every piece was dropped (none holds a member)")
     T0 = max(n.entered for n in leaves)
     us, es = [], []
     while leaves:

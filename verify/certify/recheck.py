@@ -18,7 +18,9 @@ regimes) and re-verifies, step by step:
   prefix          the reduced map iterated from (0, 0) for T0 steps in Arb (mean-value form; for a family cell a
                   first-order Taylor model in the invariants), and its end ball inside the stated one
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
-  a family cell enters R either so (entry "taylor") or through a tube (entry "tube"; verify.certify.tube):
+  a family cell enters R so (entry "taylor"), or so on the pieces of a bisection tree of its box replayed here
+  (entry "split", verify.certify.prefix_split: every leaf's end in the stated hull, the hull in R, a dropped piece
+  off the stated kappa, which tube-kappa checks), or through a tube (entry "tube"; verify.certify.tube):
   tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
                   step is x times the increments at x = 1, y = kappa = y/x
   tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
