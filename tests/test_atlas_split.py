@@ -18,7 +18,9 @@ from flint import ctx
 
 from verify.certify import atlas as A
 from verify.certify import recheck_atlas as RA
-from verify.certify.arbfun import lo_frac, hi_frac
+from verify.certify.arbfun import hi_frac, lo_frac, widened
+from verify.certify.certificate import run_prefix
+from verify.certify.family import CELL_KNOBS, _region
 from verify.certify.prefix import PrefixState
 from verify.certify.prefix_split import split_state
 
@@ -97,9 +99,6 @@ def _entry(data: dict) -> dict:
 def test_a_split_cell_is_certified_where_the_plain_prefix_is_not_and_rechecks(split_atlas):
     """The cell is certified through a split prefix of several leaves, the plain prefix over the same invariant box
     blows up before R (so the split is what certified it), and the independent re-checker accepts the file."""
-    from verify.certify.certificate import run_prefix
-    from verify.certify.family import CELL_KNOBS, _region
-    from verify.certify.arbfun import widened
     data = json.loads(split_atlas.read_text())
     assert data["counts"]["certified"] == 1
     ent = _entry(data)

@@ -869,7 +869,7 @@ def check_prefix(F: Formulas, P: list, spec: dict, region: dict, pre: dict | Non
     return (1 / u_hi**2, 1 / u_lo**2), seen
 
 
-def split_prefix(pr: "Prefix", k: int) -> tuple:
+def split_halves(pr: "Prefix", k: int) -> tuple:
     """The two halves of ``pr``'s box across parameter k, at its step: each half's centre is the parent's centre
     plus S_k times the shift of the centre (the mean-value theorem on the segment, inside the parent box: a ball),
     its S the parent's (an enclosure of dx/dp over the parent box holds over a half)."""
@@ -929,7 +929,7 @@ def check_split_prefix(F: Formulas, P: list, ent: dict, region: dict, kappa: tup
         pc, pb, dp = pr.balls()
         while pr.t < node[0]:
             pr.step(pc, pb, dp)
-        lo, hi = split_prefix(pr, node[1])
+        lo, hi = split_halves(pr, node[1])
         stack.extend([(hi, node[3]), (lo, node[2])])
     (u_lo, u_hi), (e_lo, e_hi) = hull
     C = Profile(region).least(u_lo)
