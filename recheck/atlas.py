@@ -10,9 +10,10 @@ python-flint and the standard library besides), it re-verifies a file written by
                   rational functions): so every point of a cell stands for the regimes with those invariants
   atlas-cover     the cells (whatever their status) cover the box
   cell checks     each certified cell's checks, by name (RECHECKS): "trajectory" is the family cell re-check of
-                  recheck.certificates (invariants, region, entry through the tube or the Taylor prefix, slab
-                  hulls, limits) on the cell's parameter box, which must hold the ties' image of the cell; a check
-                  this checker does not know is refused (a cell is certified only by what was re-checked)
+                  recheck.certificates (invariants, region, entry through the tube, the Taylor prefix or the
+                  split prefix, slab hulls, limits) on the cell's parameter box, which must hold the ties' image
+                  of the cell; a check this checker does not know is refused (a cell is certified only by what
+                  was re-checked)
   refutation      each refuted cell's replay (verify.certify.replay's record: statement, claim about alpha, member,
                   step): the statement is one of the file's checks, the member lies in the cell and inside the
                   hypotheses, and this checker iterates the member's map (its own Prefix on the file's formulas,

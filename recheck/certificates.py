@@ -18,7 +18,9 @@ regimes) and re-verifies, step by step:
   prefix          the reduced map iterated from (0, 0) for T0 steps in Arb (mean-value form; for a family cell a
                   first-order Taylor model in the invariants), and its end ball inside the stated one
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
-  a family cell enters R either so (entry "taylor") or through a tube (entry "tube"; verify.certify.tube):
+  a family cell enters R so (entry "taylor"), or so on the pieces of a bisection tree of its box replayed here
+  (entry "split", verify.certify.prefix_split: every leaf's end in the stated hull, the hull in R, a dropped piece
+  off the stated kappa, which tube-kappa checks), or through a tube (entry "tube"; verify.certify.tube):
   tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
                   step is x times the increments at x = 1, y = kappa = y/x
   tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
@@ -866,6 +868,76 @@ def check_prefix(F: Formulas, P: list, spec: dict, region: dict, pre: dict | Non
     return (1 / u_hi**2, 1 / u_lo**2), seen
 
 
+def split_halves(pr: "Prefix", k: int) -> tuple:
+    """The two halves of ``pr``'s box across parameter k, at its step: each half's centre is the parent's centre
+    plus S_k times the shift of the centre (the mean-value theorem on the segment, inside the parent box: a ball),
+    its S the parent's (an enclosure of dx/dp over the parent box holds over a half)."""
+    out = []
+    for side in (0, 1):
+        c, h = pr.pc[k], pr.h[k]
+        P = [(q - w, q + w) for q, w in zip(pr.pc, pr.h)]
+        P[k] = (c - h, c) if side == 0 else (c, c + h)
+        kid = Prefix(pr.F, P)
+        shift = ball(kid.pc[k] - c)
+        A, Dl = pr.centre_box()
+        a1, d1 = A + pr.S[0][k] * shift, Dl + pr.S[1][k] * shift
+        kid.a, kid.ra, kid.d, kid.rd = arb(a1.mid()), arb(a1.rad()), arb(d1.mid()), arb(d1.rad())
+        kid.S = [list(row) for row in pr.S]
+        kid.t = pr.t
+        out.append(kid)
+    return tuple(out)
+
+
+SPLIT_MAX_LEAVES = 4096     # a split prefix's tree may have at most this many leaves (a bound on the re-check)
+
+
+def check_split_prefix(F: Formulas, P: list, ent: dict, region: dict, kappa: tuple | None) -> tuple:
+    """A cell entering R through a split prefix (verify.certify.prefix_split): the tree (a leaf 0, a dropped piece
+    -1, a split [step, k, lower half, upper half]) is replayed from (0, 0) with this checker's Prefix; a dropped
+    piece must hold none of the cell's members (y/x outside the stated ``kappa``, itself checked to hold the cell's);
+    every leaf, stepped to T0, must have its (u, eps) enclosure inside the stated hull, and the hull must lie in R.
+    Returns z0 = (1/u_hi^2, 1/u_lo^2)."""
+    T0 = int(ent["T0"])
+    hull = [tuple(frac(v) for v in ent[q]) for q in ("u", "eps")]
+    stack, leaves = [(Prefix(F, P), ent["tree"])], 0
+    while stack:
+        pr, node = stack.pop()
+        if not isinstance(node, list) or not node:
+            raise CheckFailed("format", "a split prefix's node must be [0], [-1] or [step, k, child, child]")
+        if node == [-1]:
+            (_, _), (x_lo, x_hi), (y_lo, y_hi) = [(q - w, q + w) for q, w in zip(pr.pc, pr.h)]
+            if kappa is None or not (y_hi < kappa[0] * x_lo or y_lo > kappa[1] * x_hi):
+                raise CheckFailed("prefix", f"a dropped piece (y in [{y_lo}, {y_hi}], x in [{x_lo}, {x_hi}]) may hold "
+                                  f"members with y/x in the cell's kappa {kappa}")
+            continue
+        if node == [0]:
+            leaves += 1
+            if leaves > SPLIT_MAX_LEAVES:
+                raise CheckFailed("format", f"a split prefix with more than {SPLIT_MAX_LEAVES} leaves")
+            pc, pb, dp = pr.balls()
+            while pr.t < T0:
+                pr.step(pc, pb, dp)
+            U, Eps = pr.enclose("u"), pr.enclose("eps")
+            if not (inside(U, hull[0]) and inside(Eps, hull[1])):
+                raise CheckFailed("prefix", f"at T0 = {T0} a leaf's u in {U}, eps in {Eps} is not inside the stated "
+                                  f"{ent['u']}, {ent['eps']}")
+            continue
+        if len(node) != 4 or type(node[0]) is not int or node[1] not in (0, 1, 2) or not pr.t <= node[0] <= T0:
+            raise CheckFailed("format", f"a split prefix's split must be [step, k in 0..2, child, child] at a step in "
+                              f"[{pr.t}, {T0}], not {str(node)[:80]}")
+        pc, pb, dp = pr.balls()
+        while pr.t < node[0]:
+            pr.step(pc, pb, dp)
+        lo, hi = split_halves(pr, node[1])
+        stack.extend([(hi, node[3]), (lo, node[2])])
+    (u_lo, u_hi), (e_lo, e_hi) = hull
+    C = Profile(region).least(u_lo)
+    if not (0 < u_lo and u_hi <= frac(region["u0"]) and -C <= e_lo and e_hi <= C):
+        raise CheckFailed("prefix-in-region", f"the leaves' hull u in [{u_lo}, {u_hi}], eps in [{e_lo}, {e_hi}] is "
+                          f"not in R: u in (0, {region['u0']}], |eps| <= {C} there")
+    return (1 / u_hi**2, 1 / u_lo**2), leaves
+
+
 # ----- the region ---------------------------------------------------------------------------------------------------
 def expand_boxes(region: dict) -> list:
     """The boxes [u_lo, u_hi, e_lo, e_hi] (Fractions): given one by one, or as the initial grid (annuli of the
@@ -1694,9 +1766,6 @@ def slab_hull(slabs: list):
     return h
 
 
-ENTRY_KINDS = ("taylor", "tube")
-
-
 def entry_kind(cell: dict) -> str:
     """How the cell's members enter R: "taylor" (a Taylor-model prefix; a cell without "entry") or "tube"."""
     kind = cell.get("entry", {"kind": "taylor"})
@@ -1705,6 +1774,41 @@ def entry_kind(cell: dict) -> str:
         raise CheckFailed("format", f"cell {cell['path'] or 'root'}: unknown entry kind {kind!r} (this checker reads "
                           f"{', '.join(ENTRY_KINDS)})")
     return kind
+
+
+def _tube_entry(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tuple:
+    results = check_region(F, reg, P)
+    zs, leaves = check_tube(F, cell, P, results, formulas)
+    return zs, results, f"tube of {leaves} boxes"
+
+
+def _stated_z(cell: dict, z0: tuple) -> list:
+    zs = [frac(v) for v in cell["z_at_T0"]]
+    if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
+        raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
+    return zs
+
+
+def _taylor_entry(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tuple:
+    z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
+    return _stated_z(cell, z0), check_region(F, reg, P), "Taylor prefix"
+
+
+def _split_entry(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tuple:
+    """The split prefix (check_split_prefix); its dropped pieces rest on the stated kappa, checked here to hold the
+    cell's y/x (check_kappa)."""
+    ent = cell["entry"]
+    kappa = tuple(frac(v) for v in ent["kappa"]) if "kappa" in ent else None
+    if kappa is not None:
+        check_kappa(F, cell, kappa, formulas)
+    z0, leaves = check_split_prefix(F, P, ent | {"T0": cell["T0"]}, reg, kappa)
+    return _stated_z(cell, z0), check_region(F, reg, P), f"split Taylor prefix of {leaves} leaves"
+
+
+# How a cell's members enter R, by the file's entry kind: function(F, cell, P, region, formulas) -> (z(T0) as
+# stated, the region's boxes, a description)
+ENTRY_CHECKS = {"taylor": _taylor_entry, "tube": _tube_entry, "split": _split_entry}
+ENTRY_KINDS = tuple(ENTRY_CHECKS)
 
 
 def check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> tuple:
@@ -1725,17 +1829,7 @@ def _check_cell(F: Formulas, cell: dict, log, formulas: dict | None = None) -> t
         check_cell_parameters(cell, formulas)
     P = check_cell_invariants(F, cell)
     reg = cell["region"]
-    if entry_kind(cell) == "tube":
-        results = check_region(F, reg, P)
-        zs, leaves = check_tube(F, cell, P, results, formulas)
-        how = f"tube of {leaves} boxes"
-    else:
-        z0, _ = check_prefix(F, P, {"T0": cell["T0"], "end": cell["prefix_end"]}, reg, None, ())
-        zs = [frac(v) for v in cell["z_at_T0"]]
-        if not (zs[0] <= z0[0] and zs[1] >= z0[1]):
-            raise CheckFailed("prefix-in-region", f"cell {cell['path'] or 'root'}: z(T0) stated {zs}, verified {z0}")
-        results = check_region(F, reg, P)
-        how = "Taylor prefix"
+    zs, results, how = ENTRY_CHECKS[entry_kind(cell)](F, cell, P, reg, formulas)
     slabs = check_slabs(results, cell)
     hull = slab_hull(slabs)
     deep = hull(Fraction(0), frac(reg["u0"]) * frac(reg["ratio"]) ** int(reg["shells"]))

@@ -1,4 +1,4 @@
-"""verify.derive.reduction.prove_reduction is kept on disk per code version (verify.cache): what a process reads
+"""verify.derive.reduction.prove_reduction is kept on disk per code version (verify.run.cache): what a process reads
 back is what the derivation computes (the same obligations, statuses and scopes), and a second process asks
 the disk, not SymPy."""
 from __future__ import annotations

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..certify import atlas as A
 from ..certify.atlas import AtlasCell
-from ..certify.family import CELL_KNOBS, FamilyIncomplete, FamilySpec, cell_bounds, certify_family
+from ..certify.family import FamilyIncomplete, FamilySpec, cell_bounds, certify_family
 from ..certify.obligations import CertificateFailed
 from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
@@ -437,7 +437,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
     cells = A.run_atlas(A.seed_cells(rng), depth=depth, workers=workers,
                         deadline=None if box else ATLAS_TARGETS["seconds_max"])
     seconds = time.perf_counter() - t
-    data = A.atlas_file(rng, cells, knobs=CELL_KNOBS, depth=depth, seconds=seconds)
+    data = A.atlas_file(rng, cells, knobs=A.atlas_knobs(), depth=depth, seconds=seconds)
     vol = lambda b: math.prod(max(Fraction(hi) - Fraction(lo), Fraction(0)) for lo, hi in b.values())  # noqa: E731
     whole = vol({n: spec[n] for n in spec})
     certified = [c for c in data["cells"] if c["status"] == "certified"]
@@ -496,7 +496,7 @@ def atlas_query_targets(quick: bool, path: str | None = None) -> dict:
             cells = A.run_atlas(A.seed_cells(rng), depth=0, dask=False)
             built = time.perf_counter() - t
             path = os.path.join(tmp, "atlas.json")
-            A.save_atlas(A.atlas_file(rng, cells, knobs=CELL_KNOBS, depth=0, seconds=built), path)
+            A.save_atlas(A.atlas_file(rng, cells, knobs=A.atlas_knobs(), depth=0, seconds=built), path)
         rows = []
         for m in ATLAS_QUERY_MEMBERS:
             rc, wall, cpu = child_cpu([sys.executable, "-c", "from verify.cli import main; main()", "atlas", "--query",

@@ -317,6 +317,17 @@ def cell_status(results: dict) -> tuple:
     return "open", (f"{bad[0]}: {bad[1]['reason']}" if bad else "no check applies to this cell")
 
 
+SPLIT_LEAVES = 512      # an atlas cell whose Taylor prefix blows up may split it into this many pieces at most
+
+
+def atlas_knobs(knobs: dict | None = None) -> dict:
+    """The cell knobs of an atlas run: the family's (verify.certify.family.CELL_KNOBS) with the split prefix on
+    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker),
+    then ``knobs``."""
+    from .family import CELL_KNOBS
+    return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES} | (knobs or {})
+
+
 class AtlasInterrupted(Interrupted):
     """Ctrl-C during an atlas run: the finished cells and the pending ones were saved (the message says where and
     how to resume)."""
@@ -333,8 +344,7 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
     import contextlib
 
     from ..run.execute import Executor
-    from .family import CELL_KNOBS
-    knobs = CELL_KNOBS | (knobs or {})
+    knobs = atlas_knobs(knobs)
     done = list(done or [])
     pending, by_name = list(seeds), {}
     t0 = time.perf_counter()

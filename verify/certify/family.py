@@ -35,6 +35,7 @@ from typing import Callable
 from ..errors import InvalidParameter
 from ..model.numbers import exact, frac_str
 from ..run.execute import Executor
+from .arbfun import widened
 from .hulls import OverlapIndex
 from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .slabs import decode_slabs, encode_slabs, slab_edges
@@ -53,7 +54,7 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
 D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
-              "max_prefix": 400_000, "check_every": 64, "entry": "auto"}
+              "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0}
 
 
 def parse_range(name: str, text) -> tuple:
@@ -311,7 +312,6 @@ def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
     """How every member of the box P (kappa = y/x in ``kappa``) enters R: the tube (verify.certify.entry) when it
     closes, else (knob "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and
     the prefix's end ball), or its "failed_obligation"."""
-    from .arbfun import widened  # heavy: loads flint
     from .certificate import run_prefix  # heavy: loads flint,mpmath,numpy,sympy
     from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
     from .entry import entry  # heavy: loads flint
@@ -329,10 +329,33 @@ def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
                                                     "arb", False, why).as_dict()}
     T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
                                     check_every=knobs["check_every"], snapshots=False)
+    if not ob.ok and knobs.get("split_leaves", 0) > 0:
+        split = _split_entry(kappa, P, u0, rc, knobs)
+        if split.get("T0"):
+            return split
+        ob = Obligation(ob.name, ob.statement, ob.method, False, f"{ob.detail}; split: {split['why']}")
     if not ob.ok:
         return {"failed_obligation": ob.as_dict() | ({"tube": why[:400]} if why else {})}
     return {"T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])], "entry": {"kind": "taylor"},
             "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}}
+
+
+def _split_entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """Every member of P enters R through the split prefix (verify.certify.prefix_split: the Taylor-model prefix
+    bisected in the parameters where it blows up, pieces whose y/x misses ``kappa`` dropped), at most
+    knobs["split_leaves"] leaves: the record's "T0", "z_at_T0" and "entry", or {"why": ...}."""
+    from ..engines.arb import arb_precision  # heavy: loads mpmath,numpy,sympy
+    from .prefix_split import region_test, split_prefix  # heavy: loads mpmath,numpy,sympy
+    kappa = tuple(widened(*kappa))
+    with arb_precision(knobs["bits"]):
+        res = split_prefix(P, u0, rc.profile, in_region=region_test(u0, rc.profile), max_prefix=knobs["max_prefix"],
+                           check_every=knobs["check_every"], kappa=kappa, max_leaves=knobs["split_leaves"])
+    if not res.ok:
+        return {"why": res.failure}
+    return {"T0": res.T0, "z_at_T0": [frac_str(1 / res.u[1] ** 2), frac_str(1 / res.u[0] ** 2)],
+            "entry": {"kind": "split", "kappa": [frac_str(k) for k in kappa], "tree": res.tree,
+                      "u": [frac_str(v) for v in res.u], "eps": [frac_str(v) for v in res.eps],
+                      "leaves": res.leaves, "pruned": res.pruned, "node_steps": res.steps}}
 
 
 def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:

@@ -10,7 +10,7 @@ import click
 from ..certify import atlas as A
 from ..certify.atlas import check_box
 from ..certify.atlas_figure import atlas_figure as draw
-from ..certify.family import CELL_KNOBS, parse_range
+from ..certify.family import parse_range
 from ..errors import InvalidParameter
 from ..model import make_setting
 from ..model.numbers import frac_str
@@ -141,7 +141,7 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
                        f"({msg[3]:.0f} s into the cell)", err=True)
 
     def interrupted(finished, pending):
-        data = A.atlas_file(box, finished, knobs=CELL_KNOBS, depth=depth, seconds=time.perf_counter() - t0,
+        data = A.atlas_file(box, finished, knobs=A.atlas_knobs(knobs), depth=depth, seconds=time.perf_counter() - t0,
                             pending=pending)
         path = (save + ".partial") if save else str(A.cache_path(data)).replace(".json", ".partial.json")
         if save is None:
@@ -154,7 +154,7 @@ def atlas_cmd(rho, x, kappa, grid, depth, save, resume, scheduler, workers, quer
     cells = A.run_atlas(seeds, depth=depth, knobs=knobs, scheduler=scheduler, workers=workers, progress=progress,
                         done=done, on_interrupt=interrupted, on_phase=in_cell)
     seconds = time.perf_counter() - t0
-    data = A.atlas_file(box, cells, knobs=CELL_KNOBS, depth=depth, seconds=seconds)
+    data = A.atlas_file(box, cells, knobs=A.atlas_knobs(knobs), depth=depth, seconds=seconds)
     path = save or str(A.cache_path(data))
     if save is None:
         A.cache_path(data).parent.mkdir(parents=True, exist_ok=True)
