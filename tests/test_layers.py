@@ -57,12 +57,6 @@ PENDING_REGISTRIES_MERGE = frozenset({
     "lemmas/neg_loss_monotone_any_eta.py", "lemmas/neg_rate_exponential.py", "lemmas/theorem_3_1.py",
     "lemmas/theorem_3_2_ood.py", "lemmas/two_level_attention.py", "lemmas/wp_zero.py",
 })
-# TEMPORARY likewise: the atlas helper's files (verify/certify/atlas*, region*, prefix, tube, derive/large_d).
-PENDING_ATLAS_MERGE = frozenset({
-    "verify/certify/atlas.py", "verify/certify/atlas_evidence.py", "verify/certify/atlas_figure.py",
-    "verify/certify/atlas_query.py", "verify/certify/prefix.py", "verify/certify/region.py",
-    "verify/certify/region_b.py", "verify/certify/tube.py", "verify/derive/large_d.py",
-})
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -260,7 +254,7 @@ def test_imports_inside_functions_are_only_of_heavy_libraries():
     heavy = functools.lru_cache(maxsize=None)(lambda t: frozenset(heavy_libraries(graph, t)))
     wrong = []
     for rel, line, node, mod, text in function_level_imports():
-        if rel in PENDING_REGISTRIES_MERGE | PENDING_ATLAS_MERGE:
+        if rel in PENDING_REGISTRIES_MERGE:
             continue
         said = HEAVY_COMMENT.search(text)
         named = {w.strip() for w in said.group(1).split(",")} if said else set()
@@ -277,7 +271,7 @@ def test_imports_inside_functions_are_only_of_heavy_libraries():
 
 def test_the_pending_exemptions_name_existing_files():
     """The temporary exemption sets name files that exist (a moved or deleted file must leave them)."""
-    assert all((ROOT / f).is_file() for f in PENDING_REGISTRIES_MERGE | PENDING_ATLAS_MERGE)
+    assert all((ROOT / f).is_file() for f in PENDING_REGISTRIES_MERGE)
 
 
 def test_at_most_eight_loose_modules_at_the_top_of_verify():

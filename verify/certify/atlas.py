@@ -33,10 +33,13 @@ every regime at the same point has the same trajectory.
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import hashlib
 import importlib
+import itertools
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,6 +47,11 @@ from typing import Callable
 
 from ..errors import Interrupted, InvalidParameter
 from ..model.numbers import frac_str
+from ..run.atomic import write_bytes_atomic
+from ..run.cache import cache_dir
+from ..run.execute import Executor, report_progress
+from .replay import member_of, outside_hypotheses, replay
+from .slabs import check_stored
 
 COORDINATES = ("rho", "x", "kappa")
 # The hypothesis: 0 < K < D (0 <= rho < 1, rho = 0 the limit D -> infinity) and 0 < x < 2; kappa > 0.
@@ -145,7 +153,6 @@ class AtlasCell:
 
 def seed_cells(box: dict, grid: tuple = (1, 1, 1)) -> list:
     """The box cut into grid[k] equal pieces along each coordinate; paths "i.j.k:"."""
-    import itertools
     pieces = []
     for n, g in zip(COORDINATES, grid):
         lo, hi = box[n]
@@ -175,7 +182,7 @@ def check_box(box: dict) -> None:
 def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     """verify.certify.family.certify_box on the cell's invariant box: certified when R is invariant, every member
     enters it by T0 and the slab hulls are stated; else open with the failed obligation."""
-    from .family import certify_box
+    from .family import certify_box  # heavy: loads flint
     if cell.box[0][0] == 0:
         return {"status": "open", "reason": "the cell holds rho = 0 (D -> infinity): the trajectory has no bounded "
                 "limit there (the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md), and the chart that "
@@ -204,8 +211,8 @@ def cell_lows(ev: dict, cell: AtlasCell, bits: int = 128) -> list[str]:
     s and y: the corners (s_lo, x_lo, y_lo) and (s_hi, x_hi, y_hi)), LOWS_MARGIN below. A hint, not evidence: a
     query checks every shell it builds from them and refines a shell where one does not hold, so the hint
     saves the refinement's passes (most of a query's time) without being trusted."""
-    from .arbfun import dyadic_down
-    from .family import cell_shells
+    from .arbfun import dyadic_down  # heavy: loads flint
+    from .family import cell_shells  # heavy: loads flint
     inv = cell.invariants()
     ends = [[sh.lo for sh in cell_shells(ev, tuple(b[k] for b in inv), bits, "the atlas")]
             for k in (0, 1)]
@@ -215,7 +222,6 @@ def cell_lows(ev: dict, cell: AtlasCell, bits: int = 128) -> list[str]:
 
 def trajectory_recheck(cell: dict, result: dict) -> None:
     """Cheap: the stated invariant box holds the cell's exact image, and the slabs have their stated shape."""
-    from .slabs import check_stored
     ev = result["evidence"]
     box = AtlasCell.of_record(cell).invariants()
     stated = [(Fraction(lo), Fraction(hi)) for lo, hi in ev["invariants"]]
@@ -250,7 +256,6 @@ def phase(text: str) -> None:
         return
     path, check, start = cur
     msg = [path, check, text, round(time.perf_counter() - start, 1)]
-    from ..run.execute import report_progress
     report_progress(PROGRESS_TOPIC, msg)
     sink = _LOCAL_SINK.get()
     if sink is not None:
@@ -285,7 +290,6 @@ def replayed(cell: AtlasCell, name: str, res: dict) -> dict:
     """A check's refutation, kept only when its replay (verify.certify.replay: evidence["replay"]) names a member of
     the cell inside the hypotheses and reproduces the failure with Arb balls now; otherwise the cell is open for
     this check, saying why. Nothing outside a statement's hypotheses counts against it."""
-    from .replay import member_of, outside_hypotheses, replay
     rec = res.get("evidence", {}).get("replay")
     if not isinstance(rec, dict):
         return {"status": "open", "reason": f"a refutation without a replay does not count ({res['reason']})"[:600],
@@ -324,7 +328,7 @@ def atlas_knobs(knobs: dict | None = None) -> dict:
     """The cell knobs of an atlas run: the family's (verify.certify.family.CELL_KNOBS) with the split prefix on
     (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker),
     then ``knobs``."""
-    from .family import CELL_KNOBS
+    from .family import CELL_KNOBS  # heavy: loads flint
     return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES} | (knobs or {})
 
 
@@ -341,9 +345,6 @@ def run_atlas(seeds: list, *, depth: int = DEPTH, knobs: dict | None = None, sch
     pending)`` is called as each cell finishes, ``on_phase([path, check, phase, seconds])`` as a running cell's
     check enters a phase (:func:`phase`); on Ctrl-C ``on_interrupt(done, pending)`` is called (it saves) and the
     KeyboardInterrupt propagates."""
-    import contextlib
-
-    from ..run.execute import Executor
     knobs = atlas_knobs(knobs)
     done = list(done or [])
     pending, by_name = list(seeds), {}
@@ -408,9 +409,9 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     """The atlas as a verify-certificate file (kind "atlas"): the formulas, the box, the representative regimes'
     ties, each leaf with its status and checks (certified cells also in the family-cell form the re-checker
     reads), and the cells still pending (an interrupted run: resume from it)."""
-    from .certificate import TRUSTS
-    from .files import FORMAT, VERSION, trusts
-    from .formulas import VARIABLES, file_map
+    from .certificate import TRUSTS  # heavy: loads sympy,flint
+    from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
+    from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -440,7 +441,6 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
 
 def save_atlas(data: dict, path) -> str:
     """Write atomically; returns the sha256 of the bytes written (the content hash a report names)."""
-    from ..run.atomic import write_bytes_atomic
     raw = (json.dumps(data, indent=None, separators=(",", ":")) + "\n").encode()
     write_bytes_atomic(path, raw)
     return hashlib.sha256(raw).hexdigest()
@@ -448,7 +448,6 @@ def save_atlas(data: dict, path) -> str:
 
 def cache_path(data: dict):
     """Where an atlas without --save goes: the gitignored cache, named by its content hash."""
-    from ..run.cache import cache_dir
     raw = json.dumps(data, separators=(",", ":")).encode()
     return cache_dir("atlas") / f"atlas-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 
@@ -464,7 +463,7 @@ def evidence(data: dict) -> list[dict]:
 
 def coverage_record(data: dict) -> dict:
     """The atlas's coverage as one informative record (see :func:`evidence`)."""
-    from ..evidence import Scope, record
+    from ..evidence import Scope, record  # heavy: loads sympy,numpy
     scope = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
     cert = [c for c in data["cells"] if c["status"] == "certified"]
     covers = [c["box"] for c in cert]
@@ -483,8 +482,8 @@ def coverage_record(data: dict) -> dict:
 
 def charts_record() -> dict:
     """The D -> infinity charts' SymPy obligations as one symbolic record."""
-    from ..derive.large_d import large_d_obligations
-    from ..evidence import Scope, record
+    from ..derive.large_d import large_d_obligations  # heavy: loads sympy
+    from ..evidence import Scope, record  # heavy: loads sympy,numpy
     scope = Scope(dims="all", sigma=("identity",), conventions="all", horizon="all")
     obs = large_d_obligations()
     return record("atlas: D -> infinity charts (verify.derive.large_d)", "symbolic", scope,
@@ -496,14 +495,13 @@ def charts_record() -> dict:
 # ----- queries ------------------------------------------------------------------------------------------------------
 def point_of(setting) -> tuple:
     """(rho, x, kappa) of a regime, exactly (verify.derive.invariants.invariants_of: r, x, y)."""
-    from ..derive.invariants import invariants_of
+    from ..derive.invariants import invariants_of  # heavy: loads sympy
     r, x, y = invariants_of(setting)
     return 1 / (1 + r), x, y / x
 
 
 def _gap(point: tuple, cell: AtlasCell) -> float:
     """How far a point lies outside a cell: rho in absolute terms, x and kappa relative (log scale)."""
-    import math
     out = 0.0
     for k, (p, (lo, hi)) in enumerate(zip(point, cell.box)):
         if lo <= p <= hi:
@@ -553,10 +551,10 @@ def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
     certify), after re-checking the cell it answers from (its digest, and every check's cheap re-check; the
     comparison lemma for this member is run afresh). Outside every certified cell: InvalidParameter naming the
     nearest open cell (exit status 2)."""
-    from .certificate import check_certifiable
-    from .family import cell_bounds
-    from .coordinates import param_values
-    from ..derive.invariants import prefactors_of
+    from .certificate import check_certifiable  # heavy: loads sympy,flint
+    from .family import cell_bounds  # heavy: loads flint
+    from .coordinates import param_values  # heavy: loads sympy
+    from ..derive.invariants import prefactors_of  # heavy: loads sympy
     check_certifiable(setting)
     point = point_of(setting)
     home = home_cell(data, point)
