@@ -67,7 +67,7 @@ def atlas_scope(regions: list[Region], horizon=From()) -> Scope:
 @lru_cache(maxsize=4)
 def rechecked_atlas(path: str) -> tuple:
     """(atlas data, "") when the independent re-checker verifies the file at ``path``, else (None, why)."""
-    from recheck import atlas as RA
+    from recheck import atlas as RA  # heavy: loads flint
     try:
         return RA.check_file(path), ""
     except RA.R.CheckFailed as exc:

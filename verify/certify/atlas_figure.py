@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..plotting import png_bytes
+from .atlas import point_of
 
 COLOURS = {"certified": "tab:green", "refuted": "tab:red", "open": "0.75"}
 PATH_COLOURS = ("tab:blue", "tab:purple", "tab:orange")
@@ -17,8 +18,7 @@ DOUBLINGS = 10           # D up to 2^10 K = 4096 (make_setting's largest D)
 def preset_path(preset: str, K: int, vstar_norm: str, x: Fraction) -> list:
     """[(D, rho, x, kappa)] of the preset's regimes D = 2K, 4K, ... with eta chosen so that x stays fixed (exact
     points: verify.certify.atlas.point_of)."""
-    from ..model import make_setting
-    from .atlas import point_of
+    from ..model import make_setting  # heavy: loads sympy,numpy
     out = []
     for k in range(1, DOUBLINGS + 1):
         D = K * 2**k
@@ -30,10 +30,10 @@ def preset_path(preset: str, K: int, vstar_norm: str, x: Fraction) -> list:
 
 def atlas_figure(data: dict, paths=PATHS) -> tuple[bytes, str]:
     """PNG bytes and caption of an atlas file's cells (module docstring)."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch, Rectangle
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+    from matplotlib.patches import Patch, Rectangle  # heavy: matplotlib
     cells = data["cells"]
     slabs = sorted({(Fraction(c["box"]["x"][0]), Fraction(c["box"]["x"][1])) for c in cells})[:6]
     fig, axes = plt.subplots(1, len(slabs), figsize=(4.6 * len(slabs), 4.2), squeeze=False)

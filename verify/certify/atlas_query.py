@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..engines.balls import arb_precision
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.numbers import frac_str
 from recheck import certificates as R
+from . import fmt
 from .atlas import COORDINATES, home_cell, recheck_cell
+from .atlas import query as full_query
+from .certifiable import check_certifiable
+from .family import cell_shells
+from .obligations import CertificateFailed, Obligation
 
 ROUTE = "family certificate: comparison lemma on the cell's region"     # as verify.certify.family.cell_bounds
 
@@ -55,10 +61,6 @@ def member(data: dict, setting) -> dict:
 def tail_bounds(m: dict, ev: dict, Ts, bits: int, source: str, digits: int | None) -> list:
     """The member's bounds at each T >= T0: the comparison lemma's shells for its own c (raising CertificateFailed
     when an obligation fails on them), then the re-checker's ``tail`` with the file's formulas."""
-    from ..engines.balls import arb_precision
-    from . import fmt
-    from .family import cell_shells
-    from .obligations import CertificateFailed, Obligation
     shells = cell_shells(ev, m["P"], bits, source, c=m["c"])
     rows = [{"j": sh.j, "u_j": sh.u_j, "lo": sh.lo, "a": sh.a, "b": sh.b, "Zl": sh.Zl, "Zh": sh.Zh, "t": sh.t,
              "Lt": tuple(sh.Lt), "W": tuple(sh.W)} for sh in shells]
@@ -92,13 +94,11 @@ def _observable_check(m: dict, rows: list, t: int, prof) -> str | None:
 def query(data: dict, setting, Ts, digits: int | None = None) -> dict:
     """verify.certify.atlas.query's answer (the ``bounds`` format of verify certify) for T >= T0 without SymPy; a T
     below the cell's T0 falls back to verify.certify.atlas.query (the member's own Arb prefix)."""
-    from .certifiable import check_certifiable
     check_certifiable(setting)
     m = member(data, setting)
     home = home_cell(data, m["point"])
     ev = home["checks"]["trajectory"]["evidence"] | {"path": home["path"]}
     if any(T < int(ev["T0"]) for T in Ts):
-        from .atlas import query as full_query
         return full_query(data, setting, Ts, digits)
     recheck_cell(data, home)
     bounds = tail_bounds(m, ev, Ts, int(data.get("bits", 128)), data.get("source", "the atlas"), digits)
