@@ -30,6 +30,7 @@ from flint import arb
 from ..errors import InvalidParameter
 from .arbfun import exact, to_fraction
 from .coordinates import PARAM_NAMES
+from .formulas import compile_formulas, file_map
 
 SNAPSHOT_EVERY = 256     # states kept every this many steps: bounds at T <= T0 re-step at most this
 
@@ -52,7 +53,6 @@ class PrefixFunctions:
 
 @lru_cache(maxsize=None)
 def prefix_functions() -> PrefixFunctions:
-    from .formulas import compile_formulas, file_map
     fm = file_map()
     m, j, st = fm["reduced_map"], fm["jacobian"], fm["state"]
     names = PARAM_NAMES

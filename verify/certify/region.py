@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+import sympy as sp
+
+from ..errors import InvalidParameter
 from ..run.cache import by_code_version
 from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
@@ -41,7 +44,6 @@ from .hulls import OverlapIndex, _merge  # noqa: F401  (re-exported)
 @by_code_version("exprel")
 def exprel_obligation() -> Obligation:
     """exprel(y) = int_0^1 e^{y s} ds for y != 0 (SymPy): the monotonicity behind arbfun.exprel_ball."""
-    import sympy as sp
     y = sp.Symbol("y", nonzero=True, real=True)
     s = sp.Symbol("s", positive=True)
     integral = sp.integrate(sp.exp(y * s), (s, 0, 1))
@@ -294,7 +296,6 @@ def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps:
     :func:`initial_boxes` (a cover with a hole fails the coverage obligation). ``observables=False`` skips
     the enclosures of Lt and W (a coarse check of invariance only).
     """
-    from ..errors import InvalidParameter
     if not (0 < u0 < 1):
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
     profile = C if isinstance(C, Profile) else Profile.constant(u0, ratio, shells, C)

@@ -35,10 +35,12 @@ the Arb checks decide, and recheck.certificates repeats them from the stored kno
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+from ..model.numbers import frac_str
 from ..run.cache import by_code_version
 from flint import arb
 
@@ -55,9 +57,9 @@ KNOT_BITS = 40          # knots and fence values are dyadics with this many frac
 def linearity_obligation() -> Obligation:
     """alpha' - alpha = x A^(alpha, E; s) and delta' - delta = y D^(alpha, E; s) (SymPy, on the generated map):
     the step's direction in the (alpha, delta) plane depends on x and y only through kappa = y/x."""
-    import sympy as sp
+    import sympy as sp  # heavy: sympy
 
-    from .formulas import certificate_formulas
+    from .formulas import certificate_formulas  # heavy: loads sympy
     m = certificate_formulas()["reduced_map"]
     a_inc, d_inc = m["alpha_increment"], m["delta_increment"]
     names = {v.name: v for v in a_inc.free_symbols | d_inc.free_symbols}
@@ -84,7 +86,6 @@ class Graph:
         return (v[k + 1] - v[k]) / (self.knots[k + 1] - self.knots[k])
 
     def as_dict(self) -> dict:
-        from ..model.numbers import frac_str
         return {"clock": self.clock, "knots": [frac_str(c) for c in self.knots],
                 "lower": [frac_str(v) for v in self.lower], "upper": [frac_str(v) for v in self.upper]}
 
@@ -105,8 +106,8 @@ class GraphCheck:
 def tube_functions() -> tuple:
     """Generated Arb code of (the increments, their (alpha, delta)-Jacobian[, their s-derivatives]) in one
     function each, so that shared subexpressions are computed once (verify.certify.formulas.compile_formulas)."""
-    from .coordinates import PARAM_NAMES
-    from .formulas import compile_formulas, file_map
+    from .coordinates import PARAM_NAMES  # heavy: loads sympy
+    from .formulas import compile_formulas, file_map  # heavy: loads sympy
     fm = file_map()
     m, j = fm["reduced_map"], fm["jacobian"]
     args = ("alpha", "E") + tuple(PARAM_NAMES)
@@ -255,7 +256,7 @@ def check_graph(g: Graph, s_range: tuple, X, KAP, *, pieces: int = 1, max_depth:
     (exact (lo, hi)): over the whole range, or else over each of its ``pieces`` (each its own mean-value form in
     s: the s-derivative's enclosure narrows with the piece); bisected up to ``max_depth`` (or, with ``trees``,
     exactly the stated quadtrees). Call inside an Arb precision."""
-    from .prefix import prefix_functions
+    from .prefix import prefix_functions  # heavy: loads sympy
     fn = prefix_functions()
     whole, parts = s_pieces(s_range, 1), s_pieces(s_range, pieces)
     res = GraphCheck(True)
@@ -334,7 +335,6 @@ def _walk(passes, box: tuple, max_depth: int, tree: str | None):
 
 def fence_value(g: Graph, edge: str, cl: Fraction) -> tuple:
     """(k, value) of the fence ``edge`` at the clock ``cl`` (exact; k its slab)."""
-    import bisect
     k = min(max(bisect.bisect_right(g.knots, cl) - 1, 0), len(g.knots) - 2)
     v = g.upper if edge == "upper" else g.lower
     return k, v[k] + g.slope(k, edge) * (cl - g.knots[k])
