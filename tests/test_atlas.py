@@ -596,7 +596,7 @@ def test_the_positivity_check_searches_an_open_cell_and_trusts_only_a_replayed_c
     rho = 1/2, x = 3/2, kappa = 1 (by hand alpha(1) = x rho = 3/4 and the map keeps alpha(3) > 0 there: the replay
     cannot reproduce it) leaves the cell open saying so; a search that finds nothing leaves it open, saying how
     many members it tried."""
-    from verify.certify import region_b as RB
+    from verify.fuzz import region_b as RB
     from verify.fuzz import positivity as FP
     cell = A.AtlasCell(((F(7, 16), F(9, 16)), (F(11, 8), F(13, 8)), (F(1, 2), F(2))), "t:")
     monkeypatch.setattr(RB, "decide_positivity", lambda b: {"status": "open", "reason": "band: not invariant"})

@@ -1,5 +1,6 @@
 """Lemma C.2 over cells of (rho, x, kappa): the invariant band (verify.certify.positivity), its independent
-re-checker (recheck.positivity) and the Region B driver (verify.certify.region_b).
+re-checker (recheck.positivity) and the Region B driver (verify.certify.region_b; the atlas's cell check and the
+command, with the counterexample search: verify.fuzz.region_b).
 
 What the tests compare against, never the code's own verdict: members of a certified cell iterated at 40 digits
 (the generated invariant map in mpmath, and the toolkit's reduced engine on a concrete regime) stay inside the
@@ -25,6 +26,7 @@ import sympy as sp
 from verify.certify import positivity as P
 from recheck import positivity as R
 from verify.certify import region_b as RB
+from verify.fuzz import region_b as FRB
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL = {"rho": (F(1, 2), F(9, 16)), "x": (F(17, 10), F(19, 10)), "kappa": (F(1, 256), F(4))}
@@ -195,7 +197,7 @@ def test_region_b_cells_cover_region_b():
 
 
 def test_atlas_check_shape(certified):
-    chk = RB.POSITIVITY_CHECK
+    chk = FRB.POSITIVITY_CHECK
     assert chk.name == "positivity" and chk.applies(CELL)
     small = {"rho": (F(1, 8), F(3, 16)), "x": (F(1, 8), F(1, 4)), "kappa": (F(1, 256), F(4))}
     assert not chk.applies(small)          # x <= min(1, r) = 1 for every member: the small-step part
@@ -239,7 +241,7 @@ def test_delta_is_not_monotone_inside_region_b():
                                         ([], "--save /nonexistent-dir/x.json")])
 def test_region_b_command_refuses_bad_input_in_one_line(args, flag, capsys):
     with pytest.raises(SystemExit) as exc:
-        RB.main(args + ["--save", "/nonexistent-dir/x.json"])
+        FRB.main(args + ["--save", "/nonexistent-dir/x.json"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and flag in err[0]
 

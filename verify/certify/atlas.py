@@ -62,9 +62,9 @@ STATUSES = ("certified", "refuted", "open")
 # as a monomial in (rho, x, kappa), formula text the re-checker parses.
 REPRESENTATIVE = {"D": "rho^(-1)", "K": "1", "N": "1", "v": "1", "c_L": "1", "eta_V": "x", "eta_KQ": "kappa*x",
                   "lambda": "1", "beta": "1", "V2": "1"}
-# Modules that register further cell checks when imported (e.g. "verify.certify.positivity", Lemma C.2's
-# alpha > 0 over Region B): imported by :func:`checks` in every process that runs cells.
-CHECK_MODULES: tuple = ("verify.certify.region_b",)
+# Modules that register further cell checks when imported ("verify.fuzz.region_b": Lemma C.2's alpha > 0 over
+# Region B, the band then a counterexample search): imported by :func:`checks` in every process that runs cells.
+CHECK_MODULES: tuple = ("verify.fuzz.region_b",)
 
 
 # ----- the registry of cell checks ---------------------------------------------------------------------------------

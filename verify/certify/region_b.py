@@ -8,25 +8,24 @@ verify.run.execute. The decided fraction is by volume in (rho, x, log2 kappa) in
 (positivity.region_b_volume). The result is plain versioned JSON, written atomically; every certified cell in it
 passes recheck.positivity.
 
-As a check of the atlas's registry (verify.certify.atlas, CellCheck: name, statement, run(cell, knobs),
-recheck(cell, result), applies(cell)) it is :data:`POSITIVITY_CHECK`.
-
-Command: ``python -m verify.certify.region_b [--depth N] [--workers N] [--deadline SECONDS] [--quick] [--save FILE]``
-(default file: the cache, where Lemma C.2's large-step part reads it; a deadline that passes exits 1, saying how
-to finish).
+The atlas's cell check "positivity" is built from :func:`applies`, :func:`check_recheck` and the band's decision
+here, with a counterexample search in a cell the band leaves open; that search is the fuzzer's (a layer above), so
+the check and the command that runs Region B (``python -m verify.fuzz.region_b``: run, then search the open cells,
+then save to :func:`cache_file`) live in verify.fuzz.region_b.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from .atlas import CellCheck, register
+from ..derive.invariants import invariants_of
+from ..run.cache import cache_dir
+from ..run.execute import Executor
 from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
+from recheck.positivity import CheckFailed, recheck
 
 VERSION = 1
 KIND = "lemma-C.2-region-B"
@@ -82,7 +81,6 @@ def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int 
     """Decide every cell (default: :func:`initial_cells`) on the executor, bisecting open ones up to ``depth``;
     past ``deadline`` seconds the cells not yet run are recorded open ("not run: deadline") and ``complete`` is
     False. Returns the versioned result (module docstring)."""
-    from ..run.execute import Executor
     cells = initial_cells() if cells is None else cells
     total = sum(region_b_volume(c) for c in cells)
     t0 = time.perf_counter()
@@ -133,7 +131,6 @@ def summary(leaves: list, total: float, seconds: float, complete: bool, depth: i
 
 def cache_file() -> Path:
     """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
-    from ..run.cache import cache_dir
     return cache_dir("region-b") / "region-b.json"
 
 
@@ -149,7 +146,6 @@ def cell_of_point(cells: list, point: tuple) -> dict | None:
 
 def cells_holding(settings) -> list:
     """The initial cells of Region B holding the settings' points (each once), for a run confined to them."""
-    from ..derive.invariants import invariants_of
     out = []
     for s in settings:
         r, x, y = invariants_of(s)
@@ -178,7 +174,7 @@ def run_cells_here(cells: list, depth: int = 1) -> dict:
 
 
 # ----- the atlas's cell check -----------------------------------------------------------------------------------------
-def _bounds(cell) -> dict:
+def box_of(cell) -> dict:
     b = cell.bounds if hasattr(cell, "bounds") else cell
     return {n: tuple(Fraction(v) for v in b[n]) for n in NAMES}
 
@@ -186,51 +182,17 @@ def _bounds(cell) -> dict:
 def applies(cell) -> bool:
     """The cell meets Lemma C.2's large-step range (some member with x > min(1, r)) and lies in the hypotheses with
     rho > 0 (the band argument needs r finite)."""
-    b = _bounds(cell)
+    b = box_of(cell)
     return in_hypotheses(b) is None and b["x"][1] > small_step_edge(b["rho"][1])
-
-
-FUZZ_EXAMPLES = 30      # members a counterexample search draws in a cell the band leaves open (knob "fuzz")
-FUZZ_HORIZON = 2000     # ... each iterated this many steps in float64 (verify.fuzz.positivity)
-ALPHA_POSITIVE = {"quantity": "alpha", "relation": ">", "bound": "0"}      # the claim a refutation replays
-
-
-def check_run(cell, knobs: dict | None = None) -> dict:
-    """The atlas's run(cell, knobs): status, reason and the stored result as evidence. Where the band leaves the
-    cell open, the fuzzer searches it for a member with alpha(t) <= 0 (verify.fuzz.positivity.search; knob "fuzz":
-    members drawn, 0: none); one inside the hypotheses whose 40-digit replay fails again is returned as a refutation
-    with its replay record (verify.certify.replay), which the atlas replays with Arb balls before marking the cell
-    refuted (verify.certify.atlas.replayed)."""
-    from . import atlas as A
-    res = decide_positivity(_bounds(cell))
-    out = {"status": res["status"], "reason": res["reason"], "evidence": res}
-    examples = int((knobs or {}).get("fuzz", FUZZ_EXAMPLES))
-    if res["status"] != "open" or examples <= 0:
-        return out
-    from ..fuzz.positivity import search
-    from .replay import replay_record
-    A.phase("counterexample search in the open cell")
-    found = search(_bounds(cell), examples, FUZZ_HORIZON)
-    bad = [f for f in found["counterexamples"] if f["inside_hypotheses"] and not f["replay"]["holds"]]
-    if not bad:
-        return out | {"reason": f"{res['reason']}; a counterexample search ({found['examples']} members, t <= "
-                                f"{FUZZ_HORIZON}, float64) found none"}
-    f = bad[0]
-    member = tuple(Fraction(f["member"][n]) for n in NAMES)
-    return {"status": "refuted", "reason": f"alpha({f['t']}) = {f['alpha']:.6g} <= 0 at the member "
-            f"{f['member']} (found by the counterexample search, failing again at 40 digits to t = "
-            f"{f['replay']['horizon']})", "evidence": res | {"search": found, "replay": replay_record(
-                "positivity", ALPHA_POSITIVE, member, f["t"])}}
 
 
 def check_recheck(cell, result: dict) -> None:
     """The atlas's recheck(cell, result): the independent re-checker on the stored evidence (ValueError naming the
     step), and the evidence's cell holds the atlas cell."""
-    from recheck.positivity import CheckFailed, recheck
     if result.get("status") != "certified":
         return
     ev = result["evidence"]
-    b = _bounds(cell.get("box", cell) if isinstance(cell, dict) else cell)
+    b = box_of(cell.get("box", cell) if isinstance(cell, dict) else cell)
     stated = {n: tuple(Fraction(v) for v in ev["cell"][n]) for n in NAMES}
     if not all(stated[n][0] <= b[n][0] and b[n][1] <= stated[n][1] for n in NAMES):
         raise ValueError(f"positivity: the stated cell {ev['cell']} does not hold the atlas cell")
@@ -240,66 +202,5 @@ def check_recheck(cell, result: dict) -> None:
         raise ValueError(f"positivity: re-check step {exc.step} failed: {exc.detail}") from None
 
 
-# Registered in the atlas's registry of cell checks (verify.certify.atlas.CHECK_MODULES imports this module).
-POSITIVITY_CHECK = register(CellCheck("positivity", STATEMENT, check_run, check_recheck, applies))
-
-
-class _Parser(argparse.ArgumentParser):
-    """Bad input in one line naming the flag and its valid range, exit status 2 (the toolkit's rule)."""
-
-    def error(self, message):
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def main(argv=None) -> int:
-    from ..run.atomic import write_json_atomic
-    ap = _Parser(prog="python -m verify.certify.region_b", description=__doc__.split("\n")[0])
-    ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the cache file "
-                                                 "Lemma C.2 reads, .cache/verify/region-b/region-b.json)")
-    ap.add_argument("--depth", type=int, default=DEPTH, help="bisections of an open cell (0..8)")
-    ap.add_argument("--workers", type=int, default=None, help="local Dask workers")
-    ap.add_argument("--deadline", type=float, default=None, help="seconds; cells not run by then are left open")
-    ap.add_argument("--quick", action="store_true", help="two rho slices only (a smoke run)")
-    ap.add_argument("--fuzz", type=int, default=50, help="Hypothesis examples per open cell in the counterexample "
-                                                         "search (verify.fuzz.positivity; 0: none)")
-    a = ap.parse_args(argv)
-    if not 0 <= a.depth <= 8:
-        ap.error(f"--depth {a.depth}: must be an integer in 0..8")
-    if a.deadline is not None and not a.deadline > 0:
-        ap.error(f"--deadline {a.deadline}: must be > 0 seconds")
-    cells = initial_cells((0, 11)) if a.quick else None
-    if a.workers is not None and a.workers < 1:
-        ap.error(f"--workers {a.workers}: must be an integer >= 1")
-    if a.fuzz < 0:
-        ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
-    save = Path(a.save) if a.save else cache_file()
-    if not save.parent.is_dir() and a.save:
-        ap.error(f"--save {a.save}: its folder does not exist")
-    out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
-    if a.fuzz and out["counts"]["open"]:
-        from ..fuzz.positivity import search_open
-        out["search"] = search_open(out, a.fuzz)
-        found = [c for s in out["search"] for c in s["counterexamples"] if c["inside_hypotheses"]
-                 and not c["replay"]["holds"]]
-        if found:
-            print(f"counterexamples (replayed at 10x the horizon): {found}")
-    write_json_atomic(save, out)
-    a.save = str(save)
-    print(f"Region B: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
-          f"{out['counts']['refuted']} refuted; decided fraction {out['decided_fraction']:.4f} of the volume in "
-          f"(rho, x, log2 kappa); {out['seconds']} s; saved {a.save}")
-    if not out["complete"]:
-        print("the deadline passed before every cell ran: run again with a later --deadline to finish", file=sys.stderr)
-        return 1
-    return 0
-
-
-
-__all__ = ["DEPTH", "KIND", "POSITIVITY_CHECK", "VERSION", "applies", "cache_file", "cell_of_point",
-           "cells_holding", "check_recheck", "check_run", "halves", "initial_cells", "run_cells_here", "run_region_b",
-           "summary"]
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["DEPTH", "KIND", "STATEMENT", "VERSION", "applies", "box_of", "cache_file", "cell_of_point", "cells_holding",
+           "check_recheck", "halves", "initial_cells", "run_cells_here", "run_region_b", "summary"]
