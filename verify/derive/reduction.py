@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..cache import by_code_version
+from ..run.cache import by_code_version
 from ..evidence import Scope, dims_label
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas import Sigma, X
@@ -524,7 +524,7 @@ def prove_reduction(sigma: Sigma, M: int | None = None, d: int | None = None, D:
     the reduced recursion for sigma's kernel, and the explicit-dimension routes (second opinion).
 
     With explicit ``M, d, D, supports`` only that explicit size is used as the second route. Kept on disk per
-    code version (verify.cache; about 3 s of SymPy for sigma = identity, which the derive part and several
+    code version (verify.run.cache; about 3 s of SymPy for sigma = identity, which the derive part and several
     claims of ``verify all`` each asked for in their own process)."""
     return _prove_reduction(sigma, M, d, D, None if supports is None else tuple(map(tuple, supports)))
 
