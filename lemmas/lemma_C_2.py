@@ -68,7 +68,7 @@ from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
 from verify.certify.atlas_evidence import positivity_scope
 from verify.certify.positivity import obligations as band_obligations
-from verify.certify.region_b import cache_file, cell_of_point, cells_holding, run_cells_here
+from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
 from verify.derive.invariants import invariants_of
 from recheck.positivity import CheckFailed, recheck
 
@@ -326,7 +326,7 @@ def region_b_result(settings) -> tuple[dict, str]:
     """Region B's result: the saved run in the cache (verify.certify.region_b.CACHE_FILE) when there is one, every
     certified cell re-checked by the independent re-checker; else the initial cells holding ``settings``' points,
     decided now. Returns (result, where it came from)."""
-    path = cache_file()
+    path = region_b.cache_file()
     if path.is_file():
         res = json.loads(path.read_text())
         try:
@@ -335,8 +335,10 @@ def region_b_result(settings) -> tuple[dict, str]:
                     recheck(c)
             return res, f"saved run {path.name} (every certified cell re-checked independently)"
         except (CheckFailed, KeyError, TypeError) as exc:
-            return run_cells_here(cells_holding(settings)), f"the saved run was refused ({exc}); the regimes' cells"
-    return run_cells_here(cells_holding(settings)), "the cells holding this claim's regimes, decided in this run"
+            why = f"the saved run was refused ({exc}); the regimes' cells"
+    else:
+        why = "the cells holding this claim's regimes, decided in this run"
+    return region_b.run_cells_here(region_b.cells_holding(settings)), why
 
 
 def region_b_records(settings) -> tuple[list, dict]:
@@ -349,7 +351,7 @@ def region_b_records(settings) -> tuple[list, dict]:
     inside = []
     for s_ in settings:
         r_, x_, y_ = invariants_of(s_)
-        c = cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
+        c = region_b.cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
         if c is not None and c["status"] == "certified":
             inside.append((s_, c))
     obs = band_obligations()
