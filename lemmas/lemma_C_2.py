@@ -42,6 +42,7 @@ ReLU with W_P frozen this is the statement's conclusion, up to that radius, with
 """
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from types import SimpleNamespace
 
@@ -65,6 +66,11 @@ from verify.derive.stability import k_equals_d_obligations, large_step_obligatio
 from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
+from verify.certify.atlas_evidence import positivity_scope
+from verify.certify.positivity import obligations as band_obligations
+from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
+from verify.derive.invariants import invariants_of
+from recheck.positivity import CheckFailed, recheck
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -320,11 +326,8 @@ def region_b_result(settings) -> tuple[dict, str]:
     """Region B's result: the saved run in the cache (verify.certify.region_b.CACHE_FILE) when there is one, every
     certified cell re-checked by the independent re-checker; else the initial cells holding ``settings``' points,
     decided now. Returns (result, where it came from)."""
-    from recheck.positivity import CheckFailed, recheck
-    from verify.certify.region_b import cache_file, cells_holding, run_cells_here
-    path = cache_file()
+    path = region_b.cache_file()
     if path.is_file():
-        import json
         res = json.loads(path.read_text())
         try:
             for c in res["cells"]:
@@ -332,8 +335,10 @@ def region_b_result(settings) -> tuple[dict, str]:
                     recheck(c)
             return res, f"saved run {path.name} (every certified cell re-checked independently)"
         except (CheckFailed, KeyError, TypeError) as exc:
-            return run_cells_here(cells_holding(settings)), f"the saved run was refused ({exc}); the regimes' cells"
-    return run_cells_here(cells_holding(settings)), "the cells holding this claim's regimes, decided in this run"
+            why = f"the saved run was refused ({exc}); the regimes' cells"
+    else:
+        why = "the cells holding this claim's regimes, decided in this run"
+    return region_b.run_cells_here(region_b.cells_holding(settings)), why
 
 
 def region_b_records(settings) -> tuple[list, dict]:
@@ -341,16 +346,12 @@ def region_b_records(settings) -> tuple[list, dict]:
     boxes of (rho, x, kappa) as Regions (verify.certify.atlas_evidence.positivity_scope: every regime at their
     points, every D), with the coverage of Region B and the claim's regimes inside them; open cells as context
     records naming their reasons."""
-    from verify.certify.atlas_evidence import positivity_scope
-    from verify.certify.positivity import obligations as band_obligations
-    from verify.certify.region_b import cell_of_point
-    from verify.derive.invariants import invariants_of
     res, source = region_b_result(settings)
     cells = res["cells"]
     inside = []
     for s_ in settings:
         r_, x_, y_ = invariants_of(s_)
-        c = cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
+        c = region_b.cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
         if c is not None and c["status"] == "certified":
             inside.append((s_, c))
     obs = band_obligations()

@@ -24,6 +24,7 @@ from verify.model.hypotheses import within
 from lemmas.support.records import outcome_record, prerequisite, proof_scope, regime_scope
 from verify.errors import PrecisionError
 from verify.derive.stability import delta_curvature, loss_thresholds, thresholds_at
+from verify.engines import iterate
 
 HORIZON = per_profile({"ci": 3000, "dev": 20000, "deep": 200000})
 THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
@@ -38,7 +39,6 @@ def first_increase(setting, steps: int):
     try:
         L = observe(setting, steps).excess
     except PrecisionError:
-        from verify.engines import iterate
         tr = iterate(setting, steps, "reduced", "mpmath", dps=30, checkpoints=range(steps + 1))
         L = np.array([float(x) for x in tr.series("excess_loss")])
     return first_increase_in(L), L

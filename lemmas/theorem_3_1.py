@@ -37,7 +37,11 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from verify.certify import certificate_evidence, family_evidence
+from verify.certify.atlas_evidence import theorem_records
 from verify.checks import Check, Claimed, Evaluation
+from verify.derive.asymptotics import slow_manifold
+from verify.engines import iterate
 from verify.evidence import From, Scope, record
 from verify.engines.fits import loglog_slope
 from verify.model.hypotheses import REFERENCE as REFERENCE_HYPOTHESES
@@ -181,7 +185,6 @@ def derivation_records(base, series, horizon: int, profile: str) -> tuple[list, 
     """The checks the formal records rely on: GD / leading term at the horizon, mpmath vs the compiled float64
     iteration, and the sweeps' constants. A failure makes them "failed" records (the parts are then at most
     inconclusive), never silently ignored."""
-    from verify.engines import iterate
     rat = ratios(series, base)[:, -1]
     ok = bool(np.all(np.abs(rat - 1) < RATIO_TOL))
     out = [prerequisite("exact leading terms vs iteration at the horizon", "float64", regime_scope(base, horizon),
@@ -259,7 +262,6 @@ def symbolic_records() -> tuple[dict, dict]:
 def certificate_records(base) -> tuple[list, list, dict]:
     """(upper-rate records, lower-rate records, the certificate's constants) for every T >= 0 in ``base``
     (verify.certify); a certificate that does not close gives one failed record to both."""
-    from verify.certify import certificate_evidence
     ev = certificate_evidence(base)
     tests = [e for e in ev if e["role"] == "test"]
     if not tests:
@@ -296,7 +298,6 @@ def family_records(profile: str) -> dict:
     """{use: record} from verify.certify.family_evidence (its uses: "upper", "lower", "uniform-lower-constant",
     "limits"): bounds for every member of the profile's family, a certified bound on any D-uniform c_lo at its
     largest D, and the normalised limit constants over it."""
-    from verify.certify import family_evidence
     return {r["use"]: r for r in family_evidence(profile)}
 
 
@@ -321,7 +322,6 @@ def atlas_records() -> dict:
     """{use: record} from verify.certify.atlas_evidence.theorem_records ("upper", "lower", "limits", "tstar"): the
     certified cells of the atlas (re-checked in this run by the independent re-checker) as Region scopes of
     (rho = K/D, x, kappa), every D at those points included."""
-    from verify.certify.atlas_evidence import theorem_records
     return theorem_records()
 
 
@@ -360,7 +360,6 @@ def onset_fit(times: dict) -> dict:
 
 def tstar_records(profile: str) -> tuple[list, list, dict]:
     """(records for the sufficient time, records for the sharper finding, numbers)."""
-    from verify.derive.asymptotics import slow_manifold
     Ds = SIZES[profile]["tstar_Ds"]
     times = entry_times(Ds)
     f = onset_fit(times)

@@ -45,19 +45,6 @@ HEAVY = frozenset({"matplotlib", "jax", "jaxlib", "flint", "sympy", "mpmath", "d
                    "sklearn", "numba", "scipy", "pandas", "pyarrow", "hypothesis", "numpy", "jsonschema"})
 HEAVY_COMMENT = re.compile(r"#\s*heavy:\s*(?:loads\s+)?([\w, ]+)")
 
-# TEMPORARY: the files the registries helper rewrites at the same time (issue 30); their function-level imports
-# are hoisted by the lead after both branches are merged, and this set is then emptied.
-PENDING_REGISTRIES_MERGE = frozenset({
-    "verify/report/__init__.py", "verify/report/compare.py", "verify/report/figures.py", "verify/report/numbers.py",
-    "verify/report/provenance.py", "verify/report/questions.py", "verify/report/readme.py",
-    "verify/report/render.py", "verify/report/results.py", "verify/report/sections.py",
-    "verify/report/statements.py", "verify/report/summary.py", "verify/cli/certify.py", "verify/certify/part.py",
-    "verify/certify/certificate.py", "verify/engines/__init__.py", "lemmas/__init__.py",
-    "lemmas/early_alignment.py", "lemmas/lemma_C_2.py", "lemmas/loss_monotone.py", "lemmas/neg_alpha_le_1.py",
-    "lemmas/neg_loss_monotone_any_eta.py", "lemmas/neg_rate_exponential.py", "lemmas/theorem_3_1.py",
-    "lemmas/theorem_3_2_ood.py", "lemmas/two_level_attention.py", "lemmas/wp_zero.py",
-})
-
 
 def modules() -> dict[str, tuple[Path, bool]]:
     """{dotted name: (path, is a package's __init__)} of every module of the three packages."""
@@ -254,8 +241,6 @@ def test_imports_inside_functions_are_only_of_heavy_libraries():
     heavy = functools.lru_cache(maxsize=None)(lambda t: frozenset(heavy_libraries(graph, t)))
     wrong = []
     for rel, line, node, mod, text in function_level_imports():
-        if rel in PENDING_REGISTRIES_MERGE:
-            continue
         said = HEAVY_COMMENT.search(text)
         named = {w.strip() for w in said.group(1).split(",")} if said else set()
         project = targets(mod, MODULES[mod][1], node)
@@ -267,11 +252,6 @@ def test_imports_inside_functions_are_only_of_heavy_libraries():
         if not ok:
             wrong.append(f"{rel}:{line}: {text.strip()}")
     assert wrong == [], "\n".join(wrong)
-
-
-def test_the_pending_exemptions_name_existing_files():
-    """The temporary exemption sets name files that exist (a moved or deleted file must leave them)."""
-    assert all((ROOT / f).is_file() for f in PENDING_REGISTRIES_MERGE)
 
 
 def test_at_most_eight_loose_modules_at_the_top_of_verify():

@@ -274,14 +274,14 @@ def test_no_consumer_switches_on_a_kind_name():
 def test_theorem_3_1_selects_certificate_records_by_their_bound_not_their_prose(monkeypatch):
     """The certificate's rate records are split by ``bound.direction`` and keyed by ``bound.quantity``: records whose
     route prose says the opposite (and come in another order) are still read by their fields."""
+    from lemmas import theorem_3_1
     from lemmas.theorem_3_1 import certificate_records
-    package = importlib.import_module("verify.certify")      # (verify.certify, the attribute, is the API function)
     fields = [("w_err", "lower"), ("excess_loss", "upper"), ("s_err", "lower"), ("w_err", "upper"),
               ("excess_loss", "lower"), ("s_err", "upper")]
     recs = [{"role": "test", "route": f"{'lower' if d == 'upper' else 'upper'} rate of something",
              "bound": {"quantity": q, "direction": d, "value": str(i)}, "constants": {"c_hi": str(i)}}
             for i, (q, d) in enumerate(fields)] + [{"role": "context", "route": "upper rate context"}]
-    monkeypatch.setattr(package, "certificate_evidence", lambda base: recs)
+    monkeypatch.setattr(theorem_3_1, "certificate_evidence", lambda base: recs)    # imported at its module's top
     up, lo, consts = certificate_records(None)
     assert [r["bound"]["quantity"] for r in up] == ["excess_loss", "w_err", "s_err"]
     assert [r["bound"]["quantity"] for r in lo] == ["w_err", "s_err", "excess_loss"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
-from ..evidence import Statement, headline
+from ..coq.kernel import route_digests
+from ..evidence import Scope, Statement, headline
 from ..model import make_setting
 from ..run import part
 from ..model.flags import setting_command
@@ -32,7 +33,6 @@ def _options(profile: str) -> dict:
     """What the certify part's result depends on besides the code: the regime, the times, the family, and the
     trapping-region routes `verify prove --coq` saved (its kernel record reads them: a later prove makes a saved
     result stale)."""
-    from ..coq.kernel import route_digests
     return {"regime": BENCHMARK_REGIME, "at": list(AT), "trajectory_steps": TRAJECTORY_STEPS[profile],
             "family": {k: [str(v) for v in r] for k, r in FAMILIES[profile].items()}, "kernel_routes": route_digests()}
 
@@ -83,7 +83,6 @@ def certify_part(profile: str) -> dict:
 def family_summary(profile: str) -> dict:
     """The profile's family certificate as a statement (its own scope, verify.certify.records.family_evidence),
     a one-sentence finding and the data the report prints."""
-    from ..evidence import Scope
     ev = family_evidence(profile)
     scope = Scope.from_dict(ev[0]["scope"])
     st = Statement(FAMILY_STATEMENT, scope, ev)
@@ -108,7 +107,6 @@ STATEMENT = ("for every T >= 0, certified lower and upper bounds on L(T) - L_opt
 
 
 def _rel_width(iv) -> float:
-    from fractions import Fraction
     lo, hi = Fraction(iv[0]), Fraction(iv[1])
     return float((hi - lo) / lo) if lo > 0 else float("inf")
 

@@ -1,23 +1,33 @@
 """``verify certify``: an all-time certificate for one regime, and its bounds at any T (verify.certify)."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import subprocess
 import sys
+import tempfile
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import click
 
+from ..certify.methods import method_of
+from ..certify.obligations import CertificateFailed
+from ..errors import InvalidParameter, OutputError
+from ..inputs import check_input
+from ..model.numbers import exact
+from ..run.atomic import json_bytes, keep_elsewhere
 from .options import (check_path_length, family_setting_options, handle_errors, regime_option, setting_from_options,
                       setting_kwargs)
+from .progress import progress, progress_hook
+from .regime import merge
 
 DEFAULT_AT = (10**3, 10**6, 10**9, 10**12)
 
 
 def parse_at(text: str | None) -> list[int]:
     """``"0,1000,1e12"`` -> [0, 1000, 10**12]: integers T >= 0 (scientific notation if it is an integer)."""
-    from ..errors import InvalidParameter
     if text is None:
         return list(DEFAULT_AT)
     out = []
@@ -34,7 +44,6 @@ def parse_at(text: str | None) -> list[int]:
 
 
 def parse_subdivisions(text: str) -> tuple[int, int]:
-    from ..errors import InvalidParameter
     try:
         n_u, n_eps = (int(x) for x in text.split(","))
     except ValueError:
@@ -85,19 +94,15 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         sys.exit(run_recheck(recheck, workers, quiet))
     if family is not None or query is not None:
         return family_query(family, query, parse_at(at), as_json)
-    # imported here: a query or a re-check needs none of the one-regime certificate's machinery (nor rich's)
-    from ..certify import CertificateFailed, certify
-    from ..certify.family import RANGED, is_range
-    from ..certify.methods import method_of
-    from .progress import progress, progress_hook
+    # imported here: a query or a re-check needs none of the one-regime certificate's Arb machinery
+    from ..certify import certify  # heavy: loads flint,mpmath
+    from ..certify.family import RANGED, is_range  # heavy: loads flint
     regime_file = kw.pop("regime_file", None)
     if regime_file is not None:
-        from .regime import merge
         merge(kw, regime_file, "refused")
     if any(is_range(kw.get(n)) for n in RANGED):
         return family_certify(kw, parse_at(at), save, as_json, scheduler, workers, quiet)
     if kw.get("D") is None:
-        from ..errors import InvalidParameter
         raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
                                "FILE or --family FILE is given")
     kw["D"] = parse_length(kw["D"])
@@ -119,7 +124,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         click.echo(str(exc), err=True)
         sys.exit(1)
     if save is not None:
-        from ..certify.files import certificate_file
+        from ..certify.files import certificate_file  # heavy: loads flint,mpmath
         save_kept(certificate_file(cert, Ts), save)
     if as_json:
         click.echo(json.dumps({"status": "certified", "bounds": bounds, "certificate": cert.as_dict()}, indent=1))
@@ -147,10 +152,8 @@ def print_bounds(bounds: list[dict]) -> None:
 def family_certify(kw: dict, Ts, save, as_json, scheduler, workers, quiet: bool = False) -> None:
     """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor, with the
     cells certified so far (of those known: a failed cell is bisected into more) on stderr."""
-    from .progress import progress
-    from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range
-    from ..certify.files import family_file
-    from ..certify.obligations import CertificateFailed
+    from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range  # heavy: loads flint
+    from ..certify.files import family_file  # heavy: loads flint,mpmath
     if save is not None:
         check_save_path(save)
     opts = setting_kwargs(kw)
@@ -186,14 +189,12 @@ def family_certify(kw: dict, Ts, save, as_json, scheduler, workers, quiet: bool 
 
 
 def _corner_values(ranges: dict):
-    import itertools
     return sorted(set(itertools.product(*[sorted({lo, hi}) for lo, hi in ranges.values()])))
 
 
 def family_query(path, query, Ts, as_json) -> None:
     """One member's bounds from a family certificate file, in the one-regime ``bounds`` format."""
-    from ..certify.files import load_family
-    from ..errors import InvalidParameter
+    from ..certify.files import load_family  # heavy: loads flint,mpmath
     if path is None or query is None:
         raise InvalidParameter("member" if path is not None else "family", None, "must come together: --family FILE "
                                "--query NAME=VALUE,... (the member to bound)")
@@ -216,8 +217,6 @@ def family_query(path, query, Ts, as_json) -> None:
 
 def parse_query(text: str, spec) -> dict:
     """``"D=100,eta=0.1"`` -> {"D": 100, "eta": Fraction(1, 10)}, checked against the family's ranges."""
-    from ..errors import InvalidParameter
-    from ..model.numbers import exact
     out = {}
     for item in text.split(","):
         name, sep, value = item.partition("=")
@@ -234,7 +233,6 @@ def parse_query(text: str, spec) -> dict:
 
 def parse_length(text):
     """--D as an integer >= 1 (a range LO..HI is a family: verify certify with ranges)."""
-    from ..errors import InvalidParameter
     try:
         return int(str(text).strip())
     except ValueError:
@@ -244,9 +242,6 @@ def parse_length(text):
 def check_save_path(path: str) -> None:
     """Refuse, before any work, a --save path whose folder does not exist, cannot be written (a read-only file
     system: probed with a temporary file removed at once) or is a folder itself, or a path too long to write."""
-    import tempfile
-
-    from ..errors import InvalidParameter
     check_path_length("save", path)
     try:
         folder = os.path.dirname(os.path.abspath(path))
@@ -261,12 +256,10 @@ def check_save_path(path: str) -> None:
 def save_kept(data: dict, path: str) -> None:
     """Save a certificate file at ``path``; when the write fails after the work (a disk that filled up meanwhile),
     keep it under the temporary folder instead and say where (OutputError: exit status 4)."""
-    from ..certify.files import save
-    from ..errors import OutputError
+    from ..certify.files import save  # heavy: loads flint,mpmath
     try:
         save(data, path)
     except OSError as exc:
-        from ..run.atomic import json_bytes, keep_elsewhere
         kept = keep_elsewhere({os.path.basename(path) or "certificate.json": json_bytes(data)}, "certificate")
         raise OutputError(path, exc.strerror or str(exc), f"the certificate was kept in {kept}" if kept else
                           "the certificate could not be kept anywhere: free some space and run again") from None
@@ -277,9 +270,6 @@ def run_recheck(path: str, workers: int | None = None, quiet: bool = False) -> i
     processes); its output is printed, its exit status returned (0 verified, 1 a step failed, 2 bad usage). The
     time elapsed is shown on stderr meanwhile (the re-checker, which imports nothing of the toolkit, reports no
     steps)."""
-    import subprocess
-    from ..inputs import check_input
-    from .progress import progress
     check_input(path, "recheck", what="certificate file")      # a device or a huge file: refused before the child
     extra = ["--workers", str(workers)] if workers else []
     with progress(f"verify certify --recheck {path}", None, quiet):

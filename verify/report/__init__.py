@@ -7,10 +7,16 @@ evidence: each part's complete saved record). The folder is built beside OUT and
 """
 from __future__ import annotations
 
+import base64
+import json
+import traceback
 from pathlib import Path
 
+from ..errors import InvalidParameter
 from ..run.atomic import WORK, new_folder, recover_folder, swap_folder, write_bytes_atomic, write_json_atomic
 from .kinds import kind_of
+from .provenance import provenance
+from .render import blocks, html_page, markdown
 from .results import assemble, load_parts, schema, validate
 
 REPORT_FILES = ("index.md", "index.html", "results.json")
@@ -33,7 +39,6 @@ def figure_jobs(records: list[dict]) -> list[tuple[str, object, dict | None, str
 def drawn(fn, res) -> dict | None:
     """One figure drawn: {"caption", "png"} (bytes), {"error"} when drawing failed (reported, never dropped
     silently), or None when the result holds no data for it (not a failure)."""
-    import traceback
     try:
         made = fn(res)
     except Exception as exc:  # noqa: BLE001 - any drawing failure is reported as an error entry
@@ -45,7 +50,6 @@ def part_figures(record: dict) -> dict:
     """The figures of one finished part record, drawn: {file: {"caption", "png_base64"} or {"error"}} (files whose
     data the record does not hold are left out). A part's own process adds this to its record (``figures``), so the
     figures are drawn on the workers, in parallel, and not one after another when the report is written."""
-    import base64
     out = {}
     for fname, fn, res, _ in figure_jobs([record]):
         if not res:
@@ -62,7 +66,6 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
     error entry {"file", "source", "error"} for every figure that failed to draw (it is reported in the
     report, never dropped silently). A figure its part's process drew (:func:`part_figures`, the record's
     ``figures``) is taken from the record; the others are drawn here."""
-    import base64
     kept = {r["part"]: r.get("figures") or {} for r in records}
     out, errors = [], []
     for fname, fn, res, src in figure_jobs(records):
@@ -85,7 +88,6 @@ def make_figures(records: list[dict]) -> tuple[list[tuple[str, str, bytes, str]]
 def earlier_summary(out: Path, records: list[dict]) -> dict | None:
     """The summary of OUT's results.json when it was built from the same parts as ``records`` (same names and
     finishing times), else None."""
-    import json
     try:
         old = json.loads((Path(out) / "results.json").read_text())
     except (OSError, ValueError):
@@ -113,13 +115,10 @@ def run_timing(out: Path, records: list[dict], wall_seconds: float | None, reuse
 def write_report(out, pdir=None, *, profile: str = "ci", wall_seconds: float | None = None,
                  reused: list[str] | None = None) -> dict:
     """Build the report folder OUT from the part records in ``pdir`` (default: OUT's own)."""
-    from .provenance import provenance
-    from .render import blocks, html_page, markdown
     out = Path(out)
     pdir = Path(pdir) if pdir is not None else saved_parts_dir(out)
     records = load_parts(pdir)
     if not records:
-        from ..errors import InvalidParameter
         raise InvalidParameter("from", str(pdir), "must hold saved parts (run `verify all` first)")
     profiles = {(r.get("options") or {}).get("profile") for r in records} - {None}
     if len(profiles) == 1:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 
+from ..certify.figure import certified_band_figure
 from ..probes import PROBES
 from ..plotting import (COLOURS, COMPUTED, DERIVED, LABELS, Drawing, FigureDataError, coincide, figure_legend, finite,
                         floats, keep_data_limits, label_axes, need, new_figure, note, positive, positive_y,
                         readable_ticks, regime_text, slope_guide, symbol, title_words, words)
+from ..reconcile.figure import convention_figure as draw_convention
 
 QUANTITY_ORDER = ("excess_loss", "s_err", "w_err")
 
@@ -271,11 +273,9 @@ __all__ = ["convergence", "alpha_trajectories", "attention", "probe_figure", "dr
 
 def certify_band(res: dict):
     """The certified band (verify certify) from a saved certify part; None when it holds no band."""
-    from ..certify.figure import certified_band_figure
     return certified_band_figure(res) if res.get("band") else None
 
 
 def convention_figure(res: dict):
     """The family of conventions (verify reconcile) from a saved reconcile part."""
-    from ..reconcile.figure import convention_figure as draw
-    return draw(res)
+    return draw_convention(res)

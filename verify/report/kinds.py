@@ -212,7 +212,7 @@ class Claim(Check):
     section = "claims"
 
     def catalogue(self):
-        from lemmas import CLAIMS    # the claims' package sits above verify; loaded only for a part that failed
+        from lemmas import CLAIMS  # heavy: loads sympy,flint (every claim module; only for a part that failed)
         return CLAIMS
 
     def default_role(self, rec):
@@ -241,11 +241,11 @@ class ProbeKind(Check):
     fields = PROBE_FIELDS
 
     def catalogue(self):
-        from ..probes import PROBES     # every probe module: loaded only for a probe part that did not finish
+        from ..probes import PROBES  # heavy: loads sympy,flint (every probe module; only for an unfinished probe)
         return PROBES
 
     def figures(self, rec):
-        from . import figures as fg     # matplotlib: loaded only when figures are drawn
+        from . import figures as fg  # heavy: loads sympy,flint (the probes; matplotlib when drawing)
         safe = Part(rec["kind"], rec["arg"]).filename[:-5]
         return [(f"figures/{safe}.png", lambda res, n=rec["arg"]: fg.probe_figure(n, res), rec.get("result"),
                  rec["part"])]
@@ -298,7 +298,7 @@ class Convergence(PartKind):
                                for q, d in res.get("quantities", {}).items()}, "replay": res.get("replay")}
 
     def figures(self, rec):
-        from . import figures as fg     # matplotlib: loaded only when figures are drawn
+        from . import figures as fg  # heavy: loads sympy,flint (the probes; matplotlib when drawing)
         res = rec.get("result")
         return [("figures/convergence.png", fg.convergence, res, rec["part"]),
                 ("figures/alpha.png", fg.alpha_trajectories, res, rec["part"])]
@@ -363,7 +363,7 @@ class Attention(PartKind):
     order = 20
 
     def figures(self, rec):
-        from . import figures as fg     # matplotlib: loaded only when figures are drawn
+        from . import figures as fg  # heavy: loads sympy,flint (the probes; matplotlib when drawing)
         return [("figures/attention.png", fg.attention, rec.get("result"), rec["part"])]
 
 
@@ -395,7 +395,7 @@ class Certify(PartKind):
             "family": {k: v for k, v in (res.get("family") or {}).items() if k != "records"}}
 
     def figures(self, rec):
-        from .figures import certify_band     # matplotlib: loaded only when figures are drawn
+        from .figures import certify_band  # heavy: loads sympy,flint (the probes; matplotlib when drawing)
         return [("figures/certify.png", certify_band, rec.get("result"), rec["part"])]
 
 
@@ -426,7 +426,7 @@ class Reconcile(PartKind):
             "tstar_definition": der.get("tstar_definition")}
 
     def figures(self, rec):
-        from .figures import convention_figure     # matplotlib: loaded only when figures are drawn
+        from .figures import convention_figure  # heavy: loads sympy,flint (the probes; matplotlib when drawing)
         return [("figures/convention.png", convention_figure, rec.get("result"), rec["part"])]
 
 

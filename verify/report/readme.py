@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS, QUANTITIES
+from ..run.atomic import write_bytes_atomic
 from .numbers import MissingNumber, check, field, number, statement, statements
 from .render import count_text, extent_text
 
@@ -468,7 +469,6 @@ def main(argv=None) -> int:
         stale = [k for k, v in current_blocks(text).items() if v != new[k]]
         print("README.md blocks stale: " + ", ".join(stale) if stale else "README.md blocks are current")
         return 1 if stale or gaps else 0
-    from ..run.atomic import write_bytes_atomic
     write_bytes_atomic(path, rewrite(text, new).encode())
     return 1 if gaps else 0
 

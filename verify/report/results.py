@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import time
 from importlib import resources
+from importlib.metadata import version as _v
 from pathlib import Path
 
 from ..errors import InvalidParameter
 from ..inputs import read_json
+from ..model.convention import Convention
 from ..model.paper import CITATION
 from .text import short
 from .kinds import REPORT_KINDS, brief, declared_statements, empty_sections, kind_of, report_rank, statements_of
@@ -32,7 +34,7 @@ def schema() -> dict:
 
 def validate(results: dict) -> None:
     """Raise jsonschema.ValidationError when ``results`` does not follow the schema."""
-    import jsonschema
+    import jsonschema  # heavy: jsonschema
     jsonschema.validate(results, schema())
 
 
@@ -123,7 +125,6 @@ def not_honoured(res: dict) -> list[str]:
 def run_convention(records: list[dict]) -> dict:
     """The convention the parts ran under (the ``convention`` of their options; none: the reference), in words
     as the header states it; parts saved under different conventions are said to be mixed."""
-    from ..model.convention import Convention
     seen = {json.dumps((r.get("options") or {}).get("convention") or {}, sort_keys=True)
             for r in records if not r.get("unreadable")}
     convs = [Convention.from_options(json.loads(s)) for s in sorted(seen)] or [Convention()]
@@ -166,7 +167,6 @@ def summary(parts: list[dict], statements: list[dict], timing: dict) -> dict:
 def assemble(records: list[dict], *, profile: str, timing: dict, reused: list[str], figures: list[dict],
              provenance: dict, figure_errors: list[dict] | None = None) -> dict:
     """The results dict written as results.json."""
-    from importlib.metadata import version as _v
     per_part = {r["part"]: statements_of(r) for r in records}
     parts = [part_entry(r, per_part[r["part"]], reused) for r in records]
     every = [st for r in records for st in (per_part[r["part"]] or declared_statements(r))]

@@ -153,7 +153,7 @@ class OnlineSGD:
     def advance(self, steps: int) -> None:
         """``steps`` steps of every chain by the compiled kernel (verify.probes.support.sgd_kernels.online_steps:
         the same gradients as :meth:`gradients`, on the samples :meth:`draw` would draw)."""
-        from . import sgd_kernels    # numba, compiled (or loaded from its cache) on first use
+        from . import sgd_kernels  # heavy: loads numba (compiled, or read from its cache, on first use)
         st = self.pop
         P, V, Sstar = (np.ascontiguousarray(np.asarray(a, dtype=float)) for a in (st.P, st.V, st.Sstar))
         q = np.asarray(st.q, dtype=np.int64)
@@ -271,7 +271,7 @@ class AttentionSGD:
         """``steps`` steps of every chain by the compiled kernel (verify.probes.support.sgd_kernels.attention_steps:
         the same gradients as :meth:`gradients`, on the samples :meth:`draw` would draw); returns
         :meth:`x_block_norm` after each step, shape (R, steps)."""
-        from . import sgd_kernels    # numba, compiled (or loaded from its cache) on first use
+        from . import sgd_kernels  # heavy: loads numba (compiled, or read from its cache, on first use)
         P, V, Sstar = (np.ascontiguousarray(a, dtype=float) for a in (self.P, self.V, self.Sstar))
         q = np.asarray(self.q, dtype=np.int64)
         norms, done = np.empty((len(self.seeds), steps)), 0
