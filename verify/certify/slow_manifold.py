@@ -61,19 +61,17 @@ class SlowManifold(Method):
         return lines
 
     def records(self, setting, cert, scope, replay):
+        # Theta: an upper and a lower rate per quantity, each from its certified constant
+        sides = (("upper", "c_hi", "<=", "", "the certified constant c_hi: prefix + invariant region + comparison "
+                  "lemma, every obligation discharged"),
+                 ("lower", "c_lo", ">=", " > 0", "the certified constant c_lo > 0 (a Theta lower bound): prefix + "
+                  "invariant region + comparison lemma"))
         out = []
         for q, (name, scale) in POWER_TEXT.items():
             k = cert.constants[q]
-            out.append(record(f"all-time certificate: upper rate of {name}", "arb", scope,
-                              f"{scale} {name} <= {k['c_hi']} for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
-                              True, threshold={"value": k["c_hi"], "why": "the certified constant c_hi: prefix + "
-                                               "invariant region + comparison lemma, every obligation discharged"},
-                              replay=replay, constants=k, asymptotic=cert.asymptotic[q],
-                              bound=rate_bound(q, "upper", k["c_hi"])))
-            out.append(record(f"all-time certificate: lower rate of {name}", "arb", scope,
-                              f"{scale} {name} >= {k['c_lo']} > 0 for every T >= T0 = {cert.T0}; Arb balls for T <= T0",
-                              True, threshold={"value": k["c_lo"], "why": "the certified constant c_lo > 0 (a Theta "
-                                               "lower bound): prefix + invariant region + comparison lemma"},
-                              replay=replay, constants=k, asymptotic=cert.asymptotic[q],
-                              bound=rate_bound(q, "lower", k["c_lo"])))
+            for direction, key, rel, positive, why in sides:
+                out.append(record(f"all-time certificate: {direction} rate of {name}", "arb", scope,
+                                  f"{scale} {name} {rel} {k[key]}{positive} for every T >= T0 = {cert.T0}; Arb balls "
+                                  f"for T <= T0", True, threshold={"value": k[key], "why": why}, replay=replay,
+                                  constants=k, asymptotic=cert.asymptotic[q], bound=rate_bound(q, direction, k[key])))
         return out
