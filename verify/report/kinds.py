@@ -432,7 +432,7 @@ class Reconcile(PartKind):
 
 @report_kind
 class Discovery(PartKind):
-    """A module that could not be imported or could not list its parts (verify.run.pipeline): a failed part."""
+    """A module that could not be imported or could not list its parts (verify.pipeline.runner): a failed part."""
 
     kind = "discovery"
     order = 90
