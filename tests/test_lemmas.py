@@ -748,7 +748,7 @@ def test_ball_margins_decide_by_one_rule():
     ok, bad, open_ = (decide_margins([(t, m)]) for t, m in ((2, pos), (5, neg), (7, mid)))
     assert both(ok, bad).holds is False and both(ok, bad).at == 5 and both(ok, open_).holds is None
     assert both(ok, ok).holds is True
-    from verify.engines.arb import arb_precision
+    from verify.model.precision import arb_precision
     with arb_precision(256):
         bound = exact(1e-60)            # 10^-60 to 256 bits; the double nearest 1e-60 is 1e-76 away from it
         assert bound.contains(arb(fmpq(1, 10**60))) and not bound.contains(arb(1e-60))

@@ -15,7 +15,7 @@ from verify.certify.family import FamilySpec
 from verify.certify.region import Profile
 from verify.certify.tube import Graph, check_graph, linearity_obligation
 from verify.engines import iterate
-from verify.engines.arb import arb_precision
+from verify.model.precision import arb_precision
 
 ETA = (Fraction(1, 16), Fraction(1, 8))
 SPEC = FamilySpec.of({"preset": "sts", "K": 4, "vstar_norm": "1"}, {"D": (64, 64), "eta": ETA})

@@ -27,7 +27,8 @@ from verify.model.hypotheses import within
 
 from .records import regime_scope
 from verify.engines.fullarb import advance, certified_record
-from verify.engines.arb import ArbArith, arb_precision
+from verify.engines.arb import ArbArith
+from verify.model.precision import arb_precision
 from verify.engines.full import LogitState
 
 WHY = ("each ball lies entirely on the stated side of the bound: the balls are rigorous enclosures of the exact "

@@ -32,6 +32,7 @@ from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
 from ..engines import iterate
 from ..model import make_setting
+from ..model.precision import arb_precision
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
 from ..run.atomic import write_bytes_atomic
@@ -258,7 +259,7 @@ def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 
     out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
     from flint import arb  # heavy: flint
     from ..derive.reduced import case_of  # heavy: loads flint,sympy
-    from ..engines.arb import ArbArith, arb_precision, step_functions  # heavy: loads flint,sympy
+    from ..engines.arb import ArbArith, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
     t = time.perf_counter()

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..engines.balls import arb_precision
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.numbers import frac_str
+from ..model.precision import arb_precision
 from recheck import certificates as R
 from . import fmt
 from .atlas import COORDINATES, home_cell, recheck_cell

@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from . import fmt
-from ..engines.arb import arb_precision
+from ..model.precision import arb_precision
 from .arbfun import exact, hi_frac, lo_frac, widened
 from .comparison import extremes, z_range
 from .formulas import arb_functions

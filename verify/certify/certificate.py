@@ -27,10 +27,11 @@ from fractions import Fraction
 import sympy as sp
 
 from ..derive.invariants import prefactors_of
-from ..engines.arb import MAX_BITS, MIN_BITS, arb_precision
+from ..engines.arb import MAX_BITS, MIN_BITS
 from ..errors import InvalidParameter
 from ..model.flags import setting_command
 from ..model.numbers import exact as exact_number, frac_str
+from ..model.precision import arb_precision
 from ..model.setting import Setting
 from ..model.validation import check_int
 from .arbfun import exact, exprel_ball, hi_frac, lo_frac, widened

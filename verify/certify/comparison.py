@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..engines.balls import arb_precision
+from ..model.precision import arb_precision
 from ..run.cache import by_code_version
 from .arbfun import dyadic_down, dyadic_up, exact, hi_frac, lo_frac, widened
 from .obligations import Obligation, identity, sign, smt

@@ -17,6 +17,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..model.numbers import frac_str
+from ..model.precision import arb_precision
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
 from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
 
@@ -57,12 +58,11 @@ def _dy(v: float) -> Fraction:
 def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list:
     """The float trajectory [(alpha_t, delta_t)] of the member (s, x, y = kappa x) from (0, 0) until ``stop(alpha,
     delta)``, and ``extra`` of its length (at least 40 steps) past that (the generated map at 53 bits)."""
-    from flint import arb, ctx  # heavy: flint
+    from flint import arb  # heavy: flint
 
     from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
-    old, ctx.prec = ctx.prec, 53
-    try:
+    with arb_precision(53):
         S, X, Y = arb(s), arb(x), arb(kap * x)
         a, d, out, end = 0.0, 0.0, [(0.0, 0.0)], None
         while (end is None or len(out) < end) and len(out) < 5_000_000:
@@ -72,20 +72,17 @@ def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list
             if end is None and stop(a, d):
                 end = len(out) + max(40, int(extra * len(out)))
         return out
-    finally:
-        ctx.prec = old
 
 
 def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign: int) -> list:
     """A float fence from ``start`` = (cl, tr): each step advances the clock as the member ``ss[len(ss) // 2]`` does,
     and the other coordinate along the steepest outward slope d tr/d cl of the members ``ss`` (a range of s) at
     that point, plus ``sign`` tau: so every one of them crosses it inwards."""
-    from flint import arb, ctx  # heavy: flint
+    from flint import arb  # heavy: flint
 
     from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
     fn = prefix_functions()
-    old, ctx.prec = ctx.prec, 53
-    try:
+    with arb_precision(53):
         S, X, Y = [arb(v) for v in ss], arb(x), arb(kap * x)
         mid = len(ss) // 2
         cl, tr = start
@@ -104,8 +101,6 @@ def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign
             cl, tr = cl + icl0, tr + icl0 * (slope + sign * tau)
             out.append((cl, tr))
         return out
-    finally:
-        ctx.prec = old
 
 
 def _interp(pts: list, at: list) -> list:
@@ -296,7 +291,6 @@ def entry(P: tuple, kappa: tuple, u0: Fraction, profile, Q_max: Fraction, c_hi: 
           attempts=ATTEMPTS) -> Entry:
     """The certified entry of every member of the box P (invariant intervals (s, x, y)) with y/x in ``kappa``
     into R(u0, profile) (module docstring): the first attempt whose checks all pass."""
-    from ..engines.arb import arb_precision  # heavy: loads mpmath,numpy,sympy
     lin = linearity_obligation()
     if not lin.ok:
         return Entry(False, failure=lin.detail)

@@ -24,8 +24,8 @@ from ..run.cache import by_code_version
 from ..derive.invariants import PARAMETERS, V2, parameter_values
 from ..derive.reduced import reduced, reduced_step_exprs
 from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
-from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
+from ..model.precision import arb_precision
 from ..model.setting import Setting
 from ..model.sigmas.identity import Identity
 from ..model.validation import check_int

@@ -34,6 +34,7 @@ from typing import Callable
 
 from ..errors import InvalidParameter
 from ..model.numbers import exact, frac_str
+from ..model.precision import arb_precision
 from ..run.execute import Executor
 from .arbfun import widened
 from .hulls import OverlapIndex
@@ -344,7 +345,6 @@ def _split_entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
     """Every member of P enters R through the split prefix (verify.certify.prefix_split: the Taylor-model prefix
     bisected in the parameters where it blows up, pieces whose y/x misses ``kappa`` dropped), at most
     knobs["split_leaves"] leaves: the record's "T0", "z_at_T0" and "entry", or {"why": ...}."""
-    from ..engines.arb import arb_precision  # heavy: loads mpmath,numpy,sympy
     from .prefix_split import region_test, split_prefix  # heavy: loads mpmath,numpy,sympy
     kappa = tuple(widened(*kappa))
     with arb_precision(knobs["bits"]):
@@ -568,7 +568,6 @@ def cell_bounds(cell: dict, P: tuple, pre: dict, Ts, bits: int, source: str, dig
 
 
 def _own_prefix(P: tuple, pre: dict, T: int, bits: int) -> dict:
-    from ..engines.arb import arb_precision  # heavy: loads flint,mpmath,numpy,sympy
     from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
     with arb_precision(bits):
         st = PrefixState(P)

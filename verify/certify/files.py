@@ -53,10 +53,10 @@ from fractions import Fraction
 
 from . import fmt
 from ..derive.invariants import PARAMETERS, parameter_values, prefactors_of
-from ..engines.arb import arb_precision
 from ..errors import InvalidParameter
 from ..inputs import read_json
 from ..model.numbers import frac_str
+from ..model.precision import arb_precision
 from ..run.atomic import write_bytes_atomic
 from .bounds import QUANTITIES
 from .certificate import TRUSTS

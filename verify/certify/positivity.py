@@ -35,6 +35,7 @@ import sympy as sp
 
 from ..derive.invariants import SCOPE, invariant_map, r, x, y
 from ..derive.obligations import Obligation, stopwatch
+from ..model.precision import arb_precision
 from ..model.symbols import alpha, delta
 from .arbfun import ball, exact, lambdify_arb
 
@@ -289,7 +290,6 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
     """Decide alpha(t) > 0 for t >= 1 over the cell {"rho": (lo, hi), "x": .., "kappa": ..} (Fractions or strings):
     status "certified" (the band, the first step and every leaf box of (w, rho) checked) or "open" (the failing
     check and where); a cell outside the hypotheses raises ValueError."""
-    from flint import ctx  # heavy: flint
     box = _box(cell)
     why = in_hypotheses(box)
     if why is not None:
@@ -312,9 +312,7 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
     if not (0 < L <= a1[0] and a1[1] <= A):
         return out | {"status": "open", "failed": "first-step",
                       "reason": f"the first step alpha(1) = x rho in [{a1[0]}, {a1[1]}] is not inside [L, A] = [{L}, {A}]"}
-    old = ctx.prec
-    ctx.prec = PREC
-    try:
+    with arb_precision(PREC):
         todo = [f"{i}:" for i in reversed(range(W_PIECES))]
         done, checked = [], 0
         while todo:
@@ -333,8 +331,6 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
                                         f"with the band [L, A] = [{L}, {A}]" + (
                                   " (box budget spent)" if checked >= max_boxes else " at the smallest box width")}
             todo += [path + ("R" if by_rho else "W"), path + ("r" if by_rho else "w")]
-    finally:
-        ctx.prec = old
     out |= {"status": "certified", "leaves": done, "boxes_checked": checked,
             "reason": f"alpha(t) in [{L}, {A}] for every t >= 1 and every member: the first step lies in the band and "
                       f"the band x {{delta >= 0}} is invariant ({len(done)} boxes of (w, rho))"}

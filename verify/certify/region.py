@@ -32,8 +32,8 @@ import sympy as sp
 
 from ..errors import InvalidParameter
 from ..run.cache import by_code_version
-from ..engines.arb import arb_precision
 from ..model.numbers import frac_str
+from ..model.precision import arb_precision
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
 from .formulas import arb_functions
 from .obligations import Obligation

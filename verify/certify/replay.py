@@ -62,7 +62,7 @@ def replay_record(statement: str, claim: dict, member: tuple, step: int) -> dict
 def replay(rec: dict) -> dict:
     """Re-run a replay record with the toolkit's prefix (verify.certify.prefix, Arb): {"reproduced": bool, "alpha":
     [lo, hi] at the step, "detail"}. A malformed record raises ValueError naming the field."""
-    from ..engines.arb import arb_precision  # heavy: loads flint,mpmath,numpy,sympy
+    from ..model.precision import arb_precision  # heavy: loads flint
     from .arbfun import hi_frac, lo_frac  # heavy: loads flint
     from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
     claim = rec.get("claim", {})

@@ -32,7 +32,7 @@ from functools import lru_cache
 from decimal import Context, Decimal, ROUND_HALF_EVEN
 
 import sympy as sp
-from flint import arb, ctx, fmpq
+from flint import arb, fmpq
 
 from ..derive import codegen
 from ..derive.reduced import case_of, reduced_step_exprs
@@ -41,7 +41,8 @@ from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
 from ..model.validation import check_int
-from .balls import _frac_parts, arb_precision, to_fraction  # noqa: F401  (re-exported)
+from ..model.precision import arb_precision
+from .balls import _frac_parts, to_fraction  # noqa: F401  (re-exported)
 from .bits import MAX_BITS, MIN_BITS
 from .reduced import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
@@ -139,9 +140,8 @@ class CertifiedState:
                 continue
             # J multiplies radii ~2^-prec: a few dozen correct bits suffice, and Arb rounds outward
             # at any precision, so the enclosure J(B_k) stays rigorous when evaluated at JAC_BITS.
-            ctx.prec = JAC_BITS
-            jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
-            ctx.prec = self.bits
+            with arb_precision(JAC_BITS):
+                jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
             if not _finite(jac):
                 # Cancellation at JAC_BITS: evaluate at the full precision. The generated ReLU
                 # kernel has a removable 0/0 at delta = 0 (Arb: nan within ~1e-70 of it); an

@@ -1,25 +1,12 @@
-"""Arb ball helpers with no symbolic machinery: the working precision and exact rational midpoints.
+"""Arb ball helpers with no symbolic machinery: exact rational midpoints (the working precision is
+verify.model.precision's).
 
 Kept apart from verify.engines.arb (which generates its step code from SymPy) so that a path that only evaluates
 balls, such as an atlas member query (verify.certify.atlas_query), imports neither SymPy nor the generated code.
 """
 from __future__ import annotations
 
-import contextlib
 from fractions import Fraction
-
-from flint import ctx
-
-
-@contextlib.contextmanager
-def arb_precision(bits: int):
-    """Run the enclosed Arb code at ``bits`` bits of working precision, restoring the old one."""
-    old = ctx.prec
-    ctx.prec = bits
-    try:
-        yield
-    finally:
-        ctx.prec = old
 
 
 def _frac_parts(x):
@@ -32,4 +19,4 @@ def to_fraction(x) -> Fraction:
     return Fraction(*_frac_parts(x))
 
 
-__all__ = ["arb_precision", "to_fraction"]
+__all__ = ["to_fraction"]
