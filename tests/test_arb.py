@@ -7,9 +7,12 @@ from hypothesis import given, strategies as st
 
 from verify.cli.run import run_json
 from verify.engines import iterate
-from verify.engines.arb import arb_precision, ball_str, cover_radius, iterate_certified, round_up, to_fraction
+from verify.certify.coordinates import param_values
+from verify.certify.prefix import PrefixState
+from verify.engines.arb import ball_str, cover_radius, iterate_certified, round_up, to_fraction
 from verify.errors import InvalidParameter
 from verify.model import make_setting
+from verify.model.precision import arb_precision
 from verify.model.sigmas.poly import PolynomialSigma
 
 # mpmath's 100-digit reference is itself rounded: it is within ~1e-90 (relative) of the exact value,
@@ -130,3 +133,23 @@ def test_run_json_arb_reduced_engine_needs_a_reducible_regime():
         run_json(s, 5, "reduced", "mpmath", 20, arb_bits=256)
     with pytest.raises(InvalidParameter, match="arb bits"):
         iterate_certified(s, 5, 10)
+
+
+def test_the_engine_and_the_certificates_prefix_enclose_the_same_trajectory():
+    """Two mean-value enclosures of the reduced recursion written apart: the engine's (verify.engines.arb: SymPy
+    code in the setting's parameters, M rows, Jacobian at JAC_BITS) and the certificate's prefix
+    (verify.certify.prefix: the invariant (s, x, y) formulas compiled by the re-checker's compiler, one row). They
+    are not the same computation (their radii differ), so they are kept apart; both contain the exact state, so
+    their balls must intersect at every step, and each is narrow (radii ~1e-37 at 128 bits) so a slip in either
+    map would separate them."""
+    s = make_setting(D=4, K=2, preset="cnn", eta="1/4", vstar_norm="2")
+    T, bits = 40, 128
+    engine = iterate_certified(s, T, bits=bits, checkpoints=list(range(T + 1))).records
+    with arb_precision(bits):
+        st = PrefixState(param_values(s))
+        pc, pb, dp = st.balls()
+        for t in range(1, T + 1):
+            st.step(pc, pb, dp)
+            mine, theirs = st.centre_box()[0], engine[t].alpha[0]
+            assert mine.overlaps(theirs), (t, mine, theirs)
+            assert float(mine.rad()) < 1e-30 and float(theirs.rad()) < 1e-30
