@@ -14,7 +14,6 @@ import random
 from fractions import Fraction
 
 import pytest
-from flint import ctx
 
 from verify.certify import atlas as A
 from recheck import atlas as RA
@@ -23,6 +22,7 @@ from verify.certify.certificate import run_prefix
 from verify.certify.family import CELL_KNOBS, _region
 from verify.certify.prefix import PrefixState
 from verify.certify.prefix_split import split_state
+from verify.model.precision import arb_precision
 
 F = Fraction
 # A cell whose plain Taylor prefix blows up before R (step 16-ish) but whose split prefix enters R at T0 = 64 with
@@ -60,26 +60,26 @@ def test_a_split_state_encloses_float64_members_of_each_half():
     is no wider than the unsplit enclosure at step 40 (a half is a subset of the box; its S is the parent's)."""
     P = ((F(1, 7), F(1, 7) + F(1, 512)), (F(1, 2), F(1, 2) + F(1, 128)), (F(1, 2), F(1, 2) + F(1, 128)))
     rng = random.Random(7)
-    ctx.prec = 128
-    whole = PrefixState(P)
-    for _ in range(40):
-        whole.step(*whole.balls())
-    Aw, Dw = whole.member_box(whole.balls()[2])
-    for k in range(3):
-        st = PrefixState(P)
-        for _ in range(12):
-            st.step(*st.balls())
-        for half in split_state(st, k):
-            for _ in range(28):
-                half.step(*half.balls())
-            Ah, Dh = half.member_box(half.balls()[2])
-            assert half.step_count == 40 and Ah.rad() <= Aw.rad() and Dh.rad() <= Dw.rad()
-            for _ in range(3):
-                p = [float(c + h * F(rng.uniform(-1, 1))) for c, h in zip(half.Pc, half.H)]
-                a, d = float_member(*p, 40)
-                for v, ball in ((a, Ah), (d, Dh)):
-                    slack = 1e-12 * max(1.0, abs(v))
-                    assert float(lo_frac(ball)) - slack <= v <= float(hi_frac(ball)) + slack, (k, p, v, ball)
+    with arb_precision(128):
+        whole = PrefixState(P)
+        for _ in range(40):
+            whole.step(*whole.balls())
+        Aw, Dw = whole.member_box(whole.balls()[2])
+        for k in range(3):
+            st = PrefixState(P)
+            for _ in range(12):
+                st.step(*st.balls())
+            for half in split_state(st, k):
+                for _ in range(28):
+                    half.step(*half.balls())
+                Ah, Dh = half.member_box(half.balls()[2])
+                assert half.step_count == 40 and Ah.rad() <= Aw.rad() and Dh.rad() <= Dw.rad()
+                for _ in range(3):
+                    p = [float(c + h * F(rng.uniform(-1, 1))) for c, h in zip(half.Pc, half.H)]
+                    a, d = float_member(*p, 40)
+                    for v, ball in ((a, Ah), (d, Dh)):
+                        slack = 1e-12 * max(1.0, abs(v))
+                        assert float(lo_frac(ball)) - slack <= v <= float(hi_frac(ball)) + slack, (k, p, v, ball)
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from verify.certify import positivity as P
 from recheck import positivity as R
 from verify.certify import region_b as RB
 from verify.fuzz import region_b as FRB
+from verify.model.precision import arb_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL = {"rho": (F(1, 2), F(9, 16)), "x": (F(17, 10), F(19, 10)), "kappa": (F(1, 256), F(4))}
@@ -140,9 +141,8 @@ def test_a_modified_map_is_not_certified(certified, monkeypatch):
     L, A = F(certified["band"]["L"]), F(certified["band"]["A"])
     f_, b_, inc_ = P._arb_parts()
     monkeypatch.setattr(P, "_arb_parts", lambda: (f_, lambda *a: b_(*a) / 10, inc_))
-    from flint import ctx
-    ctx.prec = P.PREC
-    bad = P._check_box(F(0), F(1, 16), CELL, L, A)
+    with arb_precision(P.PREC):
+        bad = P._check_box(F(0), F(1, 16), CELL, L, A)
     assert bad == "alpha-lower"
 
 

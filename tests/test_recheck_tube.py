@@ -24,6 +24,7 @@ from conftest import rechecked
 from recheck import certificates as rc
 from verify.certify.family import CELL_KNOBS, FamilyCertificate, FamilySpec
 from verify.certify.files import family_file, save
+from verify.model.precision import arb_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = {"preset": "sts", "K": 4, "vstar_norm": "1"}
@@ -221,8 +222,7 @@ def test_the_gap_enclosure_holds_single_members_over_a_range_of_s(saved):
     graphs = [rc.TubeGraph(ent["graphs"][0], "alpha", "t"), rc.TubeGraph(ent["graphs"][1], "zeta", "t")]
     s_lo, s_hi = Fraction(4, 62), Fraction(4, 58)
     xs, kap = (Fraction(1, 64), Fraction(1, 32)), Fraction(1, 4)
-    prec, ctx.prec = ctx.prec, 128
-    try:
+    with arb_precision(128):
         for g in graphs:
             for k in (0, g.slabs // 3, g.slabs - 2):
                 c0, c1 = g.knots[k], g.knots[k + 1]
@@ -237,8 +237,6 @@ def test_the_gap_enclosure_holds_single_members_over_a_range_of_s(saved):
                             for x in xs:
                                 gl, gu = _point_gap(F, g, k, cl, th, s, x, kap)
                                 assert pL.contains(gl) and pU.contains(gu), (g.clock, k, cl, th, s, x)
-    finally:
-        ctx.prec = prec
 
 
 def test_a_leafless_or_garbled_quadtree_is_refused():
