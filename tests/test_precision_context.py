@@ -3,6 +3,9 @@ restores the old value on exit, also on an exception, and leaves mpmath's precis
 flint.ctx and mpmath.mp, not through the module)."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import mpmath
 import pytest
 from flint import arb, ctx
@@ -39,3 +42,15 @@ def test_bad_bits_is_a_one_line_error_naming_the_parameter(bad):
         with arb_precision(bad):
             pass
     assert ctx.prec == before
+
+
+def test_no_other_module_of_the_toolkit_assigns_flints_precision():
+    """One home: verify/ and lemmas/ set flint's ctx.prec only through arb_precision (recheck/ sets its own: it
+    imports nothing of verify). A hand-written save/restore elsewhere is what this context replaced."""
+    root = Path(__file__).resolve().parents[1]
+    assign = re.compile(r"\bctx\.prec\s*=(?!=)")
+    found = [f"{p.relative_to(root)}:{n}" for pkg in ("verify", "lemmas") for p in sorted((root / pkg).rglob("*.py"))
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if assign.search(line) and p != root / "verify" / "model" / "precision.py"]
+    assert found == []
+    assert assign.search("    old, ctx.prec = ctx.prec, 53") and not assign.search("ctx.prec == 53")   # the pattern
