@@ -10,6 +10,7 @@ import pytest
 from verify.cli import main
 from verify.cli.regime import KEYS
 from verify.model import make_setting
+from verify.model.convention import KEYWORDS
 from verify.model.flags import setting_command
 from verify.model.setting import MAKE_KEYWORDS
 from verify.model.spec import FIELDS, KINDS, REPLAY
@@ -63,9 +64,16 @@ def test_make_setting_defaults_are_the_reference_convention():
 def test_every_field_is_a_make_setting_keyword_and_a_regime_key():
     for f in FIELDS:
         assert f.kind in KINDS and f.replay in REPLAY, f
-        assert f.name in MAKE_KEYWORDS or f.kind == "flag", f.name
+        assert f.setting_keyword in MAKE_KEYWORDS, f.name
         assert KEYS[f.flag[2:]][0] == f.name
     assert {f.flag[2:] for f in FIELDS} == set(KEYS)
+
+
+def test_the_convention_flags_are_the_hand_listed_ones():
+    assert list(KEYWORDS) == ["sigma", "data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind",
+                              "p_structure", "p_lambda", "beta", "init", "init_scale", "relu_at_zero",
+                              "wp_trainable", "eta_kq_ratio"]
+    assert KEYWORDS["wp_trainable"] == "--freeze-wp" and KEYWORDS["law_var"] == "--law-var"
 
 
 def test_replay_writes_a_random_vstar_norm_and_leaves_defaults_out():

@@ -24,6 +24,8 @@ class Field:
     another option, said in ``help``). ``config``: the key of Setting.config() recording the field (None: not
     recorded as one value). ``replay``: how verify.model.flags writes it: "always", "changed" (when it differs from
     the default, or from the ``follows`` field's value) or "" (written by its own rule: sizes, supports, V*).
+    ``convention``: whether it is a convention option (verify.model.convention: a whole run's, ``--convention FILE``).
+    ``keyword``: the make_setting keyword when it is not ``name``.
     """
 
     name: str
@@ -36,6 +38,13 @@ class Field:
     config: str | None = None
     replay: str = ""
     follows: str | None = None
+    convention: bool = False
+    keyword: str | None = None
+
+    @property
+    def setting_keyword(self) -> str:
+        """The make_setting keyword the field sets (``wp_trainable`` for ``--freeze-wp``, else its name)."""
+        return self.keyword or self.name
 
     @property
     def option_default(self):
@@ -65,33 +74,36 @@ FIELDS = (
     Field("vstar", "--vstar", help="JSON file: V* as a list of M rows of d numbers"),
     Field("vstar_norm", "--vstar-norm", help="random V* (seeded) with this Frobenius norm"),
     Field("seed", "--seed", "int", 0, config="seed", replay="changed"),
-    Field("sigma", "--sigma", "text", "identity", config="sigma", replay="changed"),
-    Field("data", "--data", "text", "gaussian", config="data", replay="changed"),
+    Field("sigma", "--sigma", "text", "identity", config="sigma", replay="changed", convention=True),
+    Field("data", "--data", "text", "gaussian", config="data", replay="changed", convention=True),
     Field("law", "--law", "text", "gaussian", "gaussian | rademacher | student-t:NU | gumbel | exponential | uniform "
-          "(standardised)", config="law", replay="changed"),
-    Field("law_mean", "--law-mean", "text", "0", config="law_mean", replay="changed"),
-    Field("law_var", "--law-var", "text", "1", config="law_var", replay="changed"),
-    Field("noise_sd", "--noise-sd", "text", "0", config="noise_sd", replay="changed"),
-    Field("loss", "--loss", "choice", "sum", choices=("sum", "mean"), config="loss", replay="changed"),
+          "(standardised)", config="law", replay="changed", convention=True),
+    Field("law_mean", "--law-mean", "text", "0", config="law_mean", replay="changed", convention=True),
+    Field("law_var", "--law-var", "text", "1", config="law_var", replay="changed", convention=True),
+    Field("noise_sd", "--noise-sd", "text", "0", config="noise_sd", replay="changed", convention=True),
+    Field("loss", "--loss", "choice", "sum", choices=("sum", "mean"), config="loss", replay="changed", convention=True),
     Field("p_kind", "--p-kind", "choice", "identity", choices=("identity", "permutation", "sinusoidal"),
-          config="p_kind", replay="changed"),
+          config="p_kind", replay="changed", convention=True),
     Field("p_structure", "--p-structure", "choice", "orthogonal", "default: what --p-kind implies (general for "
           "sinusoidal, orthogonal otherwise)", choices=("orthogonal", "general"), cli_default=None,
-          config="p_structure", replay="changed"),
-    Field("p_lambda", "--p-lambda", "text", "1", "P^T P = lambda I", config="p_lambda", replay="changed"),
+          config="p_structure", replay="changed", convention=True),
+    Field("p_lambda", "--p-lambda", "text", "1", "P^T P = lambda I", config="p_lambda", replay="changed", convention=True),
     Field("beta", "--beta", "text", "1", "logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)",
-          config="beta", replay="changed"),
-    Field("init", "--init", "choice", "zero", choices=("zero", "random"), config="init", replay="changed"),
-    Field("init_scale", "--init-scale", "text", "0", config="init_scale", replay="changed"),
+          config="beta", replay="changed", convention=True),
+    Field("init", "--init", "choice", "zero", choices=("zero", "random"), config="init", replay="changed", convention=True),
+    Field("init_scale", "--init-scale", "text", "0", config="init_scale", replay="changed", convention=True),
     Field("relu_at_zero", "--relu-at-zero", "choice", "radial", choices=("radial", "error"), config="relu_at_zero",
-          replay="changed"),
-    Field("freeze_wp", "--freeze-wp", "flag", False, "keep W_P at 0 (wp_trainable = False)"),
+          replay="changed", convention=True),
+    Field("freeze_wp", "--freeze-wp", "flag", False, "keep W_P at 0 (wp_trainable = False)", convention=True,
+          keyword="wp_trainable"),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}
 # make_setting's default of every field that has one (the reference convention of docs/setting.md).
 DEFAULTS = {f.name: f.default for f in FIELDS if f.kind != "flag"}
+# The convention options: make_setting keyword -> flag, in the table's order (verify.model.convention.KEYWORDS).
+CONVENTION_FLAGS = {f.setting_keyword: f.flag for f in FIELDS if f.convention}
 # The fields a replay command writes, in the order it writes them.
 REPLAYED = tuple(f for f in FIELDS if f.replay)
 
-__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "KINDS", "REPLAY"]
+__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "CONVENTION_FLAGS", "KINDS", "REPLAY"]
