@@ -8,7 +8,9 @@ import click
 import pytest
 
 from verify.cli import main
+from verify.cli.options import cli_message
 from verify.cli.regime import KEYS
+from verify.errors import InvalidParameter
 from verify.model import make_setting
 from verify.model.convention import KEYWORDS
 from verify.model.flags import setting_command
@@ -82,3 +84,13 @@ def test_replay_writes_a_random_vstar_norm_and_leaves_defaults_out():
     assert cmd == "verify run --D 6 --preset cnn --K 2 --M 2 --d 3 --eta 1/2 --loss mean --vstar-norm 1/4"
     unit = setting_command("run", make_setting(D=6, K=2, preset="cnn", eta_kq="1/5"))
     assert unit == "verify run --D 6 --preset cnn --K 2 --eta 1/10 --eta-kq 1/5"
+
+
+@pytest.mark.parametrize("api_name, flag", [("eta_v", "--eta"), ("wp_trainable", "--freeze-wp"), ("eta", "--eta"),
+                                            ("law_var", "--law-var")])
+def test_an_error_naming_an_api_name_is_shown_as_its_flag(api_name, flag):
+    run = main.get_command(click.Context(main), "run")
+    ctx = click.Context(run)
+    ctx.params = {"eta": "0.5", "freeze_wp": True, "law_var": "1"}
+    msg = cli_message(InvalidParameter(api_name, "x", "must be checked"), ctx)
+    assert msg.startswith(f"invalid {flag}"), msg

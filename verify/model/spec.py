@@ -103,7 +103,10 @@ BY_NAME = {f.name: f for f in FIELDS}
 DEFAULTS = {f.name: f.default for f in FIELDS if f.kind != "flag"}
 # The convention options: make_setting keyword -> flag, in the table's order (verify.model.convention.KEYWORDS).
 CONVENTION_FLAGS = {f.setting_keyword: f.flag for f in FIELDS if f.convention}
+# The API names that differ from a field's flag name (Setting.config()'s eta_v, make_setting's wp_trainable) ->
+# the field's name (the click parameter): how an error naming one is shown as the flag (verify.cli.options).
+API_NAMES = {alias: f.name for f in FIELDS for alias in (f.config, f.setting_keyword) if alias not in (None, f.name)}
 # The fields a replay command writes, in the order it writes them.
 REPLAYED = tuple(f for f in FIELDS if f.replay)
 
-__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "CONVENTION_FLAGS", "KINDS", "REPLAY"]
+__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "CONVENTION_FLAGS", "API_NAMES", "KINDS", "REPLAY"]
