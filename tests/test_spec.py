@@ -12,10 +12,11 @@ from verify.cli.options import cli_message
 from verify.cli.regime import KEYS
 from verify.errors import InvalidParameter
 from verify.model import make_setting
-from verify.model.convention import KEYWORDS
+from verify.model.convention import KEYWORDS, Convention
 from verify.model.flags import setting_command
 from verify.model.setting import MAKE_KEYWORDS
 from verify.model.spec import FIELDS, KINDS, REPLAY
+from verify.sweep.grid import INT_AXES, NUMBER_AXES
 
 
 def _run_params() -> dict:
@@ -94,3 +95,11 @@ def test_an_error_naming_an_api_name_is_shown_as_its_flag(api_name, flag):
     ctx.params = {"eta": "0.5", "freeze_wp": True, "law_var": "1"}
     msg = cli_message(InvalidParameter(api_name, "x", "must be checked"), ctx)
     assert msg.startswith(f"invalid {flag}"), msg
+
+
+def test_the_number_fields_are_read_exactly_by_a_convention_and_a_sweep():
+    assert NUMBER_AXES == ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "beta",
+                           "init_scale")
+    assert INT_AXES == ("D", "K", "N", "M", "d", "seed")
+    assert dict(Convention.from_options({"law_var": "0.25", "loss": "mean"}).values) == {"law_var": "1/4",
+                                                                                         "loss": "mean"}

@@ -18,8 +18,9 @@ class Field:
     """One user-level field of a setting.
 
     ``name``: the make_setting keyword and the click parameter name. ``flag``: the command-line flag (its name without
-    the dashes is the regime-file key). ``kind``: how the command line reads it: "int", "text" (a string handed to
-    make_setting, which reads numbers exactly), "choice" (one of ``choices``) or "flag" (a boolean switch).
+    the dashes is the regime-file key). ``kind``: how the command line reads it: "int", "number" (a rational, handed to
+    make_setting as written and read exactly there), "text" (a spec such as a sigma or a law), "file" (a JSON file or,
+    from Python, the list itself), "choice" (one of ``choices``) or "flag" (a boolean switch).
     ``default``: make_setting's default. ``cli_default``: the option's default when it differs (None: implied by
     another option, said in ``help``). ``config``: the key of Setting.config() recording the field (None: not
     recorded as one value). ``replay``: how verify.model.flags writes it: "always", "changed" (when it differs from
@@ -57,7 +58,7 @@ class Field:
         return self.option_default is not None and self.kind != "flag"
 
 
-KINDS = ("int", "text", "choice", "flag")
+KINDS = ("int", "number", "text", "file", "choice", "flag")
 REPLAY = ("", "always", "changed")
 
 FIELDS = (
@@ -66,32 +67,32 @@ FIELDS = (
     Field("N", "--N", "int", help="number of output columns (query positions)"),
     Field("M", "--M", "int", 1, "output dimension (rows of V*)", config="M", replay="changed"),
     Field("d", "--d", "int", 1, "feature dimension", config="d", replay="changed"),
-    Field("eta", "--eta", "text", "1/10", "step size (read exactly: 0.07 is 7/100)", config="eta_v", replay="always"),
-    Field("eta_kq", "--eta-kq", "text", None, "separate step size for W_KQ (default: --eta)", config="eta_kq",
+    Field("eta", "--eta", "number", "1/10", "step size (read exactly: 0.07 is 7/100)", config="eta_v", replay="always"),
+    Field("eta_kq", "--eta-kq", "number", None, "separate step size for W_KQ (default: --eta)", config="eta_kq",
           replay="changed", follows="eta_v"),
-    Field("supports", "--supports", help="JSON file: list of 0-based index lists, one per column of S*"),
+    Field("supports", "--supports", "file", help="JSON file: list of 0-based index lists, one per column of S*"),
     Field("preset", "--preset", "choice", choices=("cnn", "gcn", "sts", "gslp")),
-    Field("vstar", "--vstar", help="JSON file: V* as a list of M rows of d numbers"),
-    Field("vstar_norm", "--vstar-norm", help="random V* (seeded) with this Frobenius norm"),
+    Field("vstar", "--vstar", "file", help="JSON file: V* as a list of M rows of d numbers"),
+    Field("vstar_norm", "--vstar-norm", "number", help="random V* (seeded) with this Frobenius norm"),
     Field("seed", "--seed", "int", 0, config="seed", replay="changed"),
     Field("sigma", "--sigma", "text", "identity", config="sigma", replay="changed", convention=True),
     Field("data", "--data", "text", "gaussian", config="data", replay="changed", convention=True),
     Field("law", "--law", "text", "gaussian", "gaussian | rademacher | student-t:NU | gumbel | exponential | uniform "
           "(standardised)", config="law", replay="changed", convention=True),
-    Field("law_mean", "--law-mean", "text", "0", config="law_mean", replay="changed", convention=True),
-    Field("law_var", "--law-var", "text", "1", config="law_var", replay="changed", convention=True),
-    Field("noise_sd", "--noise-sd", "text", "0", config="noise_sd", replay="changed", convention=True),
+    Field("law_mean", "--law-mean", "number", "0", config="law_mean", replay="changed", convention=True),
+    Field("law_var", "--law-var", "number", "1", config="law_var", replay="changed", convention=True),
+    Field("noise_sd", "--noise-sd", "number", "0", config="noise_sd", replay="changed", convention=True),
     Field("loss", "--loss", "choice", "sum", choices=("sum", "mean"), config="loss", replay="changed", convention=True),
     Field("p_kind", "--p-kind", "choice", "identity", choices=("identity", "permutation", "sinusoidal"),
           config="p_kind", replay="changed", convention=True),
     Field("p_structure", "--p-structure", "choice", "orthogonal", "default: what --p-kind implies (general for "
           "sinusoidal, orthogonal otherwise)", choices=("orthogonal", "general"), cli_default=None,
           config="p_structure", replay="changed", convention=True),
-    Field("p_lambda", "--p-lambda", "text", "1", "P^T P = lambda I", config="p_lambda", replay="changed", convention=True),
-    Field("beta", "--beta", "text", "1", "logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)",
+    Field("p_lambda", "--p-lambda", "number", "1", "P^T P = lambda I", config="p_lambda", replay="changed", convention=True),
+    Field("beta", "--beta", "number", "1", "logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)",
           config="beta", replay="changed", convention=True),
     Field("init", "--init", "choice", "zero", choices=("zero", "random"), config="init", replay="changed", convention=True),
-    Field("init_scale", "--init-scale", "text", "0", config="init_scale", replay="changed", convention=True),
+    Field("init_scale", "--init-scale", "number", "0", config="init_scale", replay="changed", convention=True),
     Field("relu_at_zero", "--relu-at-zero", "choice", "radial", choices=("radial", "error"), config="relu_at_zero",
           replay="changed", convention=True),
     Field("freeze_wp", "--freeze-wp", "flag", False, "keep W_P at 0 (wp_trainable = False)", convention=True,
@@ -106,7 +107,9 @@ CONVENTION_FLAGS = {f.setting_keyword: f.flag for f in FIELDS if f.convention}
 # The API names that differ from a field's flag name (Setting.config()'s eta_v, make_setting's wp_trainable) ->
 # the field's name (the click parameter): how an error naming one is shown as the flag (verify.cli.options).
 API_NAMES = {alias: f.name for f in FIELDS for alias in (f.config, f.setting_keyword) if alias not in (None, f.name)}
+# The field names of each kind, in the table's order (the axes of a sweep, the numbers a convention reads exactly).
+OF_KIND = {kind: tuple(f.name for f in FIELDS if f.kind == kind) for kind in KINDS}
 # The fields a replay command writes, in the order it writes them.
 REPLAYED = tuple(f for f in FIELDS if f.replay)
 
-__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "CONVENTION_FLAGS", "API_NAMES", "KINDS", "REPLAY"]
+__all__ = ["Field", "FIELDS", "BY_NAME", "DEFAULTS", "REPLAYED", "CONVENTION_FLAGS", "API_NAMES", "OF_KIND", "KINDS", "REPLAY"]
