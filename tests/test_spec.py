@@ -103,3 +103,11 @@ def test_the_number_fields_are_read_exactly_by_a_convention_and_a_sweep():
     assert INT_AXES == ("D", "K", "N", "M", "d", "seed")
     assert dict(Convention.from_options({"law_var": "0.25", "loss": "mean"}).values) == {"law_var": "1/4",
                                                                                          "loss": "mean"}
+
+
+def test_a_data_model_keeps_the_entry_law_at_the_reference_defaults():
+    with pytest.raises(InvalidParameter) as err:
+        make_setting(data="digits", D=8, d=8, K=2, preset="cnn", law_var="0.5", law_mean="0.25")
+    assert "law_mean = 1/4: must stay at its default 0" in str(err.value)
+    assert "law_var = 1/2: must stay at its default 1" in str(err.value)
+    make_setting(data="digits", D=8, d=8, K=2, preset="cnn", law_var="1.0", law_mean="0.00")   # the defaults, spelled

@@ -507,8 +507,9 @@ def _data_rules(s: Setting, pr: Problems, ok) -> None:
         if value != want:
             pr.add(name, value, f"must be {want} with data = {dat.spec()} (each X is D = {D} tokens of d = {d} "
                    "features)", also=("data",))
-    for name, value, default in (("law", s.law.spec(), "gaussian"), ("law_mean", s.law.mean, 0), ("law_var", s.law.var, 1)):
-        if ok(name) and str(value) != str(default):
+    for name, value in (("law", s.law.spec()), ("law_mean", s.law.mean), ("law_var", s.law.var)):
+        default = FIELD_DEFAULTS[name]
+        if ok(name) and str(value) != default:
             pr.add(name, value, f"must stay at its default {default} with data = {dat.spec()}: the entries are the "
                    "data's own, not draws of an entry law", also=("data",))
     if ok("sigma") and dat.route(s.sigma) == "images" and s.sigma.kink_at_zero and s.init == "zero":
