@@ -24,6 +24,7 @@ from ..model.convention import Convention, FLAG_KEYS, KEYWORDS, read_file
 from ..errors import (Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError, refer, show,
     suggest)
 from ..model import make_setting
+from ..model.spec import API_NAMES
 from .regime import merge
 from .sizes import check_build
 from .specs import DATA_HELP, REGIME_META, SETTING_SPECS, SIGMA_HELP, data_option  # noqa: F401 - used by commands
@@ -164,7 +165,8 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
 
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
-PARAM_OF = {"eta_v": "eta", "wp_trainable": "freeze_wp", "arb": "arb_bits", "claim": "claims", "ID": "ids",
+# The setting's own (eta_v, wp_trainable) come from the field table (verify.model.spec).
+PARAM_OF = API_NAMES | {"arb": "arb_bits", "claim": "claims", "ID": "ids",
             "regime": "regime_file", "member": "query", "convention": "convention_file",
             "REPORT_A": "report_a", "REPORT_B": "report_b",
             "NAME": "name", "probe": "name", "from": "src", "atlas": "atlas_path",

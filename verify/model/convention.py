@@ -36,14 +36,13 @@ from .data import parse_data
 from .hypotheses import convention_hypothesis, hypotheses
 from .numbers import exact, frac_str
 from .setting import make_setting
+from .spec import CONVENTION_FLAGS, DEFAULTS, OF_KIND
 
-# The convention keywords (make_setting's names) with the flag each is given by; eta_kq_ratio is eta_KQ / eta.
-KEYWORDS = {"sigma": "--sigma", "data": "--data", "law": "--law", "law_mean": "--law-mean", "law_var": "--law-var",
-            "noise_sd": "--noise-sd", "loss": "--loss", "p_kind": "--p-kind", "p_structure": "--p-structure",
-            "p_lambda": "--p-lambda", "beta": "--beta", "init": "--init", "init_scale": "--init-scale",
-            "relu_at_zero": "--relu-at-zero", "wp_trainable": "--freeze-wp", "eta_kq_ratio": "--eta-kq-ratio"}
+# The convention keywords (make_setting's names) with the flag each is given by: the setting's convention fields
+# (verify.model.spec), and eta_kq_ratio (eta_KQ / eta, a run's own option).
+KEYWORDS = CONVENTION_FLAGS | {"eta_kq_ratio": "--eta-kq-ratio"}
 FLAG_KEYS = {flag.lstrip("-"): key for key, flag in KEYWORDS.items()}
-NUMERIC = ("law_mean", "law_var", "noise_sd", "p_lambda", "beta", "init_scale", "eta_kq_ratio")
+NUMERIC = tuple(k for k in KEYWORDS if k in OF_KIND["number"]) + ("eta_kq_ratio",)
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class Convention:
             vals["p_structure"] = "general"
         out = vals | dict(kwargs)
         if ratio is not None and out.get("eta_kq") is None:
-            out["eta_kq"] = exact(out.get("eta", "1/10"), "eta") * Fraction(ratio)
+            out["eta_kq"] = exact(out.get("eta", DEFAULTS["eta"]), "eta") * Fraction(ratio)
         return out
 
     def adjust(self, hyps) -> tuple:

@@ -7,20 +7,17 @@ POSIX shell command), with every number written exactly.
 """
 from __future__ import annotations
 
-import re
 import shlex
 from decimal import Decimal
 from fractions import Fraction
 
-# The order in which the options are written, and the defaults left out.
-FLAGS = [("M", "--M"), ("d", "--d"), ("eta_v", "--eta"), ("eta_kq", "--eta-kq"), ("seed", "--seed"),
-         ("sigma", "--sigma"), ("data", "--data"), ("law", "--law"), ("law_mean", "--law-mean"), ("law_var", "--law-var"),
-         ("noise_sd", "--noise-sd"), ("loss", "--loss"), ("p_kind", "--p-kind"),
-         ("p_structure", "--p-structure"), ("p_lambda", "--p-lambda"), ("beta", "--beta"), ("init", "--init"),
-         ("init_scale", "--init-scale"), ("relu_at_zero", "--relu-at-zero")]
-DEFAULTS = {"M": 1, "d": 1, "seed": 0, "sigma": "identity", "data": "gaussian", "law": "gaussian", "law_mean": "0", "law_var": "1",
-            "noise_sd": "0", "loss": "sum", "p_kind": "identity", "p_structure": "orthogonal", "p_lambda": "1",
-            "beta": "1", "init": "zero", "init_scale": "0", "relu_at_zero": "radial"}
+from .spec import REPLAYED
+
+# The order in which the options are written, and the defaults left out: both from the field table
+# (verify.model.spec), keyed by Setting.config()'s names.
+FLAGS = [(f.config, f.flag) for f in REPLAYED]
+DEFAULTS = {f.config: f.default for f in REPLAYED if f.replay == "changed" and f.follows is None}
+FOLLOWS = {f.config: f.follows for f in REPLAYED if f.follows is not None}
 
 
 def exact_decimal(x: Fraction) -> str | None:
@@ -46,7 +43,7 @@ def setting_command(verb: str, setting, *extra: str) -> str:
         parts += ["--supports", '"$S"']
     for key, flag in FLAGS:
         val = cfg[key]
-        if key == "eta_kq" and val == cfg["eta_v"]:
+        if key in FOLLOWS and val == cfg[FOLLOWS[key]]:       # eta_kq = eta: implied
             continue
         if key in DEFAULTS and str(val) == str(DEFAULTS[key]):
             continue
@@ -57,10 +54,8 @@ def setting_command(verb: str, setting, *extra: str) -> str:
                                for r in cfg["vstar"]) + "]"
         pre.append(f"V=$(mktemp) && echo {shlex.quote(rows)} > \"$V\"")
         parts += ["--vstar", '"$V"']
-    else:
-        m = re.search(r"rescaled to norm (\S+)$", cfg["vstar_source"])
-        if m and m.group(1) != "1":
-            parts += ["--vstar-norm", m.group(1)]
+    elif cfg["vstar_norm"] is not None and cfg["vstar_norm"] != "1":      # a random V*: its norm, when not 1
+        parts += ["--vstar-norm", cfg["vstar_norm"]]
     if not cfg["wp_trainable"]:
         parts.append("--freeze-wp")
     parts += list(extra)

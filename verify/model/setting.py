@@ -20,6 +20,7 @@ from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
 from .sigmas import FAMILIES, Sigma, parse_sigma, sigma_families
 from .sigmas.identity import Identity
+from .spec import DEFAULTS as FIELD_DEFAULTS
 from .validation import FLOAT64_MAX, FLOAT64_MIN, Problems, check_choice, check_int
 
 LOSS_CONVENTIONS = ("sum", "mean")
@@ -277,6 +278,11 @@ def _exact_numbers(pr: Problems, values: dict) -> dict:
     return num
 
 
+# The user-level defaults, from the field table (verify.model.spec, their one home); API-only keywords (query,
+# p_matrix, sstar_weights, wp_trainable) keep theirs in the signature.
+_F = FIELD_DEFAULTS
+
+
 def _query(query, N: int, D: int) -> tuple[int, ...]:
     """The query positions: the first N tokens by default, else N distinct positions in 0..D-1."""
     q = tuple(range(N)) if query is None else tuple(check_int("query entry", i, 0, D - 1) for i in query)
@@ -285,11 +291,12 @@ def _query(query, N: int, D: int) -> tuple[int, ...]:
     return q
 
 
-def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, supports=None, preset=None,
-                 vstar=None, vstar_norm=None, seed=0, sigma="identity", law="gaussian", law_mean="0",
-                 law_var="1", noise_sd="0", loss="sum", p_kind="identity", p_structure="orthogonal",
-                 p_lambda="1", p_matrix=None, beta="1", query=None, init="zero", init_scale="0",
-                 relu_at_zero="radial", wp_trainable=True, sstar_weights=None, data="gaussian") -> Setting:
+def make_setting(*, D, K=None, N=None, M=_F["M"], d=_F["d"], eta=_F["eta"], eta_kq=None, supports=None, preset=None,
+                 vstar=None, vstar_norm=None, seed=_F["seed"], sigma=_F["sigma"], law=_F["law"],
+                 law_mean=_F["law_mean"], law_var=_F["law_var"], noise_sd=_F["noise_sd"], loss=_F["loss"],
+                 p_kind=_F["p_kind"], p_structure=_F["p_structure"], p_lambda=_F["p_lambda"], p_matrix=None,
+                 beta=_F["beta"], query=None, init=_F["init"], init_scale=_F["init_scale"],
+                 relu_at_zero=_F["relu_at_zero"], wp_trainable=True, sstar_weights=None, data=_F["data"]) -> Setting:
     """Build and validate a :class:`Setting` from user-level inputs (decimals read exactly).
 
     ``supports`` is a list of 0-based index lists (one per column of S*), a path to such a JSON
@@ -362,7 +369,7 @@ def make_setting(*, D, K=None, N=None, M=1, d=1, eta="1/10", eta_kq=None, suppor
 
 
 MAKE_KEYWORDS = frozenset(inspect.signature(make_setting).parameters)
-# The reference convention of docs/setting.md is make_setting's defaults: this is their one home.
+# The reference convention of docs/setting.md is make_setting's defaults (from verify.model.spec.FIELDS).
 DEFAULTS = {k: p.default for k, p in inspect.signature(make_setting).parameters.items()
             if p.default is not inspect.Parameter.empty}
 # The options that make a convention (not a size, teacher or seed), as Setting.config() spells them.
@@ -500,8 +507,9 @@ def _data_rules(s: Setting, pr: Problems, ok) -> None:
         if value != want:
             pr.add(name, value, f"must be {want} with data = {dat.spec()} (each X is D = {D} tokens of d = {d} "
                    "features)", also=("data",))
-    for name, value, default in (("law", s.law.spec(), "gaussian"), ("law_mean", s.law.mean, 0), ("law_var", s.law.var, 1)):
-        if ok(name) and str(value) != str(default):
+    for name, value in (("law", s.law.spec()), ("law_mean", s.law.mean), ("law_var", s.law.var)):
+        default = FIELD_DEFAULTS[name]
+        if ok(name) and str(value) != default:
             pr.add(name, value, f"must stay at its default {default} with data = {dat.spec()}: the entries are the "
                    "data's own, not draws of an entry law", also=("data",))
     if ok("sigma") and dat.route(s.sigma) == "images" and s.sigma.kink_at_zero and s.init == "zero":

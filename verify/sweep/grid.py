@@ -20,13 +20,13 @@ from ..errors import InvalidParameter, suggest
 from ..model import make_setting
 from ..model.data import data_models, parse_data
 from ..model.numbers import exact
+from ..model.spec import FIELDS, OF_KIND
 
-INT_AXES = ("D", "K", "N", "M", "d", "seed")
-NUMBER_AXES = ("eta", "eta_kq", "vstar_norm", "law_mean", "law_var", "noise_sd", "p_lambda", "beta", "init_scale")
-CHOICE_AXES = {"preset": ("cnn", "gcn", "sts", "gslp"), "loss": ("sum", "mean"),
-               "p_kind": ("identity", "permutation", "sinusoidal"), "p_structure": ("orthogonal", "general"),
-               "init": ("zero", "random"), "relu_at_zero": ("radial", "error"), "freeze_wp": ("true", "false"),
-               "data": tuple(data_models())}
+# The axes are the setting's fields (verify.model.spec), by kind; a switch and the data model are choices here.
+INT_AXES = OF_KIND["int"]
+NUMBER_AXES = OF_KIND["number"]
+CHOICE_AXES = {f.name: f.choices for f in FIELDS if f.kind == "choice"} | {
+    "freeze_wp": ("true", "false"), "data": tuple(data_models())}
 TEXT_AXES = ("sigma", "law")
 AXES = INT_AXES + NUMBER_AXES + tuple(CHOICE_AXES) + TEXT_AXES
 

@@ -17,7 +17,7 @@ import pkgutil
 import re
 
 from ...errors import InvalidParameter
-from ..flags import DEFAULTS
+from ..spec import DEFAULTS
 from .base import Kernel, Sigma, vectorised, x_symbol
 
 FAMILIES: dict[str, type[Sigma]] = {}
