@@ -233,6 +233,7 @@ def test_every_claim_tests_only_sigmas_its_hypotheses_admit():
 # (claim, statement) whose sigma list is computed from its hypotheses
 COMPUTED = (("wp-zero", "wp-zero"), ("two-level-attention", "two-level-attention"),
             ("early-alignment", "early-alignment"))
+OTHER = ("lemma-C.2", "lemma-C.2-other-sigma")      # every admitted sigma but the identity (its own test below)
 
 
 def _admitted_by_hand(ids) -> list:
@@ -250,6 +251,21 @@ def test_claims_sigma_lists_are_what_their_hypotheses_admit(cid, sid):
     from lemmas import CLAIMS
     st = CLAIMS[cid].statement(sid)
     assert list(st.scope.sigma) == _admitted_by_hand([h.id for h in st.hypotheses])
+
+
+def test_lemma_c2_other_sigma_is_every_admitted_sigma_but_the_identity_each_with_a_regime():
+    """lemma-C.2-other-sigma claims every sigma its hypotheses admit except the identity (the identity's three parts add
+    their step-size hypotheses), and runs a regime of each, W_P frozen where sigma is not odd (its "wp-zero")."""
+    from lemmas import CLAIMS
+    from lemmas.lemma_C_2 import regimes
+    from verify.model.sigmas import parse_sigma
+    st = CLAIMS["lemma-C.2"].statement("lemma-C.2-other-sigma")
+    want = [x for x in _admitted_by_hand([h.id for h in st.hypotheses]) if not parse_sigma(x).is_identity]
+    assert list(st.scope.sigma) == want == ["erf", "poly:0,1,0,1/10", "poly:0,1,1/2", "relu"]
+    run = {s.sigma.spec(): s for s in regimes() if not s.sigma.is_identity}
+    assert sorted(run) == sorted(want)
+    assert all(s.wp_trainable is s.sigma.odd for s in run.values())
+    assert st.text.startswith("For sigma in {erf, x + x^3/10, x + x^2/2 with W_P frozen, relu with W_P frozen}, ")
 
 
 def test_claims_sigma_lists_by_hand():
@@ -271,7 +287,7 @@ sys.path.insert(0, sys.argv[1])
 import toy_sine_sigma                     # registers the family "sine" (odd) before the claims are read
 from lemmas import CLAIMS
 print({sid: list(CLAIMS[cid].statement(sid).scope.sigma) for cid, sid in %r})
-''' % (COMPUTED,)
+''' % (COMPUTED + (OTHER,),)
 
 
 def test_a_new_odd_sigma_is_claimed_by_the_computed_lists(tmp_path):
@@ -285,7 +301,7 @@ def test_a_new_odd_sigma_is_claimed_by_the_computed_lists(tmp_path):
     lists = json.loads(out.stdout.strip().replace("'", '"'))
     every = ["identity", "erf", "poly:0,1,0,1/10", "poly:0,1,1/2", "relu", "sine"]
     assert lists == {"wp-zero": ["identity", "erf", "poly:0,1,0,1/10", "sine"], "two-level-attention": every,
-                     "early-alignment": every}
+                     "early-alignment": every, "lemma-C.2-other-sigma": every[1:]}
 
 
 # ---- no consumer switches on a kind's name -------------------------------------------------------------------------
