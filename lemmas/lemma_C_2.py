@@ -21,7 +21,8 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
 - ``lemma-C.2-k-equals-d`` (sigma = identity, K = D, K < x < 2K): the large step at K = D, where S = S* from
   the start and alpha(t) stays in the invariant interval (0, 2]: a proof for every dimension and every t
   (verify.derive.stability.k_equals_d_obligations).
-- ``lemma-C.2-other-sigma`` (sigma in {erf, relu with W_P frozen, x + x^3/10}, while GD is a descent run): Arb
+- ``lemma-C.2-other-sigma`` (every registered sigma != identity the hypotheses admit, W_P frozen where sigma is not
+  odd: erf, relu, x + x^3/10, x + x^2/2 among the toolkit's own; while GD is a descent run): Arb
   balls of every alpha_i(t), t = 1..H, and float64 runs, relying on the reduction (rows stay along v*_m) in
   symbolic dimensions. No step-size condition is derived for sigma != identity, and x <= 1 does not suffice:
   fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 with GD diverging and alpha(5) = -1.77
@@ -53,7 +54,7 @@ from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, dims_of, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from verify.model.hypotheses import step_x
+from verify.model.hypotheses import admitted_sigmas, sigmas_text, step_x
 from verify.model.profiles import per_profile
 from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
                             regime, regime_label, replay_run)
@@ -79,11 +80,19 @@ FULL_STEPS = per_profile({"ci": 60, "dev": 300, "deep": 1000})
 # (x = 7/2, the wrapping effect of verify.engines.fullarb), and must stay below OFFSPAN_BOUND = 2^-200 at the horizon
 BALL_BITS = per_profile({"ci": 512, "dev": 2048, "deep": 4096})
 OFFSPAN_BOUND = "1e-60"
-SIGMAS = ("identity", "erf", "relu", "poly:0,1,0,1/10")
-OTHER_SIGMAS = SIGMAS[1:]
 SOURCE = "Lemma C.2 (appendix)"
 HYPOTHESES = ("zero-init", "centred", "iid-entries", "gaussian-or-linear", "wp-zero", "K>0", "eta-stable", "orthogonal-P", "uniform-S*",
               "distinct-queries", "descent")
+# every registered sigma family's representatives the hypotheses admit (W_P frozen where sigma is not odd); the
+# identity's parts add their own step-size hypotheses, every other sigma is lemma-C.2-other-sigma's, and gets a
+# regime (regimes), without an edit
+SIGMAS = admitted_sigmas(HYPOTHESES)
+OTHER_SIGMAS = tuple(spec for spec in SIGMAS if not parse_sigma(spec).is_identity)
+# the regime chosen for some sigmas != identity; every other one of OTHER_SIGMAS runs in OTHER_DEFAULT
+OTHER_REGIMES = {"erf": dict(preset="cnn", D=8, K=2, M=2, d=3, eta="1/10", vstar_norm="1"),
+                 "relu": dict(preset="cnn", D=8, K=2, M=2, d=2, eta="1/10", vstar_norm="1"),
+                 "poly:0,1,0,1/10": dict(preset="sts", D=8, K=2, M=2, d=2, eta="1/5", vstar_norm="3/2")}
+OTHER_DEFAULT = dict(preset="cnn", D=8, K=2, M=2, d=2, eta="1/10", vstar_norm="1")
 SMALL = HYPOTHESES + ("identity", "eta-small-step")
 LARGE = HYPOTHESES + ("identity", "eta-large-step", "0<K<D")
 AT_K_EQUALS_D = HYPOTHESES + ("identity", "eta-large-step", "K=D")
@@ -121,10 +130,15 @@ def regimes():
         regime("gcn", 6, 2, M=1, d=2, eta="1/2", vstar_norm="2"),         # x = 3 in (2, 4), N = D
         regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1"),         # D < 2K: x = 7/2 in (1, 4)
         regime("cnn", 4, 4, M=1, d=1, eta="6", vstar_norm="1"),           # K = D: x = 6 in (4, 8)
-        regime("cnn", 8, 2, M=2, d=3, eta="1/10", vstar_norm="1", sigma="erf"),
-        regime("cnn", 8, 2, M=2, d=2, eta="1/10", vstar_norm="1", sigma="relu", wp_trainable=False),
-        regime("sts", 8, 2, M=2, d=2, eta="1/5", vstar_norm="3/2", sigma="poly:0,1,0,1/10"),
-    ]
+    ] + [other_regime(spec) for spec in OTHER_REGIMES if spec in OTHER_SIGMAS] + [
+        other_regime(spec) for spec in OTHER_SIGMAS if spec not in OTHER_REGIMES]
+
+
+def other_regime(spec: str):
+    """The regime of ``spec`` != identity (OTHER_REGIMES, else OTHER_DEFAULT), W_P frozen where it is not odd."""
+    kw = dict(OTHER_REGIMES.get(spec, OTHER_DEFAULT))
+    return regime(kw.pop("preset"), kw.pop("D"), kw.pop("K"), sigma=spec, **kw,
+                  **({} if parse_sigma(spec).odd else {"wp_trainable": False}))
 
 
 def cubic_counterexample() -> dict:
@@ -385,8 +399,8 @@ def region_b_records(settings) -> tuple[list, dict]:
 
 @register("lemma-C.2")
 class LemmaC2(Check):
-    title = ("Lemma C.2: " + POSITIVE + ", under eta_V < 2K/(c_L v N) (sigma in {identity, erf, relu with W_P "
-             "frozen, x + x^3/10}; for sigma != identity while GD is a descent run, L(t+1) <= L(t)).")
+    title = ("Lemma C.2: " + POSITIVE + f", under eta_V < 2K/(c_L v N) (sigma in {sigmas_text(SIGMAS, HYPOTHESES)}; "
+             "for sigma != identity while GD is a descent run, L(t+1) <= L(t)).")
     source = SOURCE
     questions = (2,)
     hypotheses = HYPOTHESES
@@ -399,7 +413,7 @@ class LemmaC2(Check):
         Claimed("lemma-C.2-k-equals-d", "For sigma = identity, K = D and K < eta_V c_L v N < 2K (the large step at "
                 "K = D): " + POSITIVE + ".", "claim", AT_K_EQUALS_D, Scope(sigma=("identity",), **EVERY),
                 source=SOURCE),
-        Claimed("lemma-C.2-other-sigma", "For sigma in {erf, relu with W_P frozen, x + x^3/10}, eta_V < 2K/(c_L v N) "
+        Claimed("lemma-C.2-other-sigma", f"For sigma in {sigmas_text(OTHER_SIGMAS, HYPOTHESES)}, eta_V < 2K/(c_L v N) "
                 "and while GD is a descent run (L(t+1) <= L(t)): " + POSITIVE + ".", "claim", HYPOTHESES,
                 Scope(sigma=OTHER_SIGMAS, **EVERY), source=SOURCE),
     )

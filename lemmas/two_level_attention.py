@@ -28,6 +28,7 @@ from verify.engines.arith import Arith
 from verify.engines.full import FullState
 from verify.derive.obligations import proof_routes
 from verify.derive.reduction import obligations_for
+from verify.model.hypotheses import admitted_sigmas, sigmas_text
 from verify.model.sigmas import parse_sigma
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
@@ -39,7 +40,11 @@ TOL = 1e-12
 THRESHOLD = {"value": TOL, "why": "relative on/off spread of a column of S <= 1e-12: the softmax of equal float64 "
                                   "logits is exactly equal, and logits that are equal in exact arithmetic differ by "
                                   "rounding of order 1e-16 per step, far below 1e-12 over these horizons"}
-SIGMAS = ("identity", "erf", "relu", "poly:0,1,0,1/10")
+HYPOTHESES = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'iid-entries',
+              'gaussian-or-linear')
+# every registered sigma family's representatives these hypotheses admit (W_P frozen where sigma is not odd): a new
+# family is proved and claimed here without an edit
+SIGMAS = admitted_sigmas(HYPOTHESES)
 
 
 def regimes():
@@ -48,6 +53,10 @@ def regimes():
             regime("cnn", 8, 2, M=2, d=3, eta="1/10", sigma="erf"),
             regime("cnn", 8, 2, M=2, d=2, eta="1/10", sigma="relu", wp_trainable=False),
             regime("sts", 8, 2, M=2, d=2, eta="1/5", vstar_norm="3/2", sigma="poly:0,1,0,1/10")]
+
+
+# the sigmas of the regimes run (the full-balls finding speaks of these only)
+RUN_SIGMAS = tuple(dict.fromkeys(s.sigma.spec() for s in regimes()))
 
 
 def spreads(setting, steps: int) -> np.ndarray:
@@ -108,19 +117,19 @@ def ball_records(profile: str, settings, hypotheses) -> list[dict]:
 @register("two-level-attention")
 class TwoLevelAttention(Check):
     title = ("Every column j of S(t) takes one value on the support g_j of S* and one value off it, for all t "
-             "(sigma in {identity, erf, relu with W_P frozen, x + x^3/10}).")
+             f"(sigma in {sigmas_text(SIGMAS, HYPOTHESES)}).")
     source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
     questions = (2, 8)
-    hypotheses = ('zero-init', 'orthogonal-P', 'uniform-S*', 'distinct-queries', 'wp-zero', 'centred', 'iid-entries', 'gaussian-or-linear')
+    hypotheses = HYPOTHESES
     statements = (Claimed("two-level-attention", title, "claim", hypotheses,
                           Scope(dims="all", sigma=SIGMAS, conventions="all", horizon="all"), source=source),
-                  Claimed("two-level-attention.full-balls", "In the regimes run (sigma in {identity, erf, relu with "
-                          "W_P frozen, x + x^3/10}), the exact GD trajectory, enclosed over t <= H by Arb balls of the "
+                  Claimed("two-level-attention.full-balls", "In the regimes run (sigma in "
+                          f"{sigmas_text(RUN_SIGMAS, HYPOTHESES)}), the exact GD trajectory, enclosed over t <= H by Arb balls of the "
                           "full-matrix recursion (no symmetry or reduction assumed; H = "
                           + ", ".join(f"{STEPS[p]} at {p}" for p in STEPS) + "), has every column of S(t) two-valued "
                           f"up to the balls' radius: any two entries both on, or both off, the support g_j differ by "
                           f"at most {SPREAD_BOUND}.", "finding", hypotheses,
-                          Scope(dims=tuple(sorted({dims_of(s) for s in regimes()})), sigma=SIGMAS,
+                          Scope(dims=tuple(sorted({dims_of(s) for s in regimes()})), sigma=RUN_SIGMAS,
                                 conventions="all", horizon="all"), about="two-level-attention", relation="supports"))
 
     def check(self, setting, steps: int) -> RegimeOutcome:

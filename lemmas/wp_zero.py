@@ -22,7 +22,7 @@ from lemmas.support.runs import convention, regime
 from lemmas.support.records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
-from verify.model.hypotheses import admitted_sigmas
+from verify.model.hypotheses import admitted_sigmas, sigmas_text
 from verify.model.sigmas import parse_sigma
 
 STEPS = per_profile({"ci": 40, "dev": 300, "deep": 2000})
@@ -54,7 +54,7 @@ def wp_track(setting, steps: int):
 @register("wp-zero")
 class WPZero(Check):
     title = ("The positional block W_P of W_V stays exactly 0 for all t (zero initialisation), for sigma in "
-             "{identity, erf, x + x^3/10}.")
+             f"{sigmas_text(SIGMAS, HYPOTHESES)}.")
     source = "a step of the proofs of Lemma C.2 and Theorem 3.1 (the reduction), as reconstructed by the toolkit (the paper's text is not at hand)"
     questions = (2,)
     hypotheses = HYPOTHESES

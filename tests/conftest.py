@@ -128,7 +128,7 @@ CLAIM_EXPECTED = {
     # sigma != identity: Arb balls at three sizes to t = 150 only; the statement is for every size and t
     "lemma-C.2-other-sigma": ("supported", "part", ["certified only on part of the statement", "t <= 150",
                                                     "not for all dimensions"]),
-    # identity: proved for every size and t; erf and the cubic (M = 1): Arb balls to t = 150 at two sizes only
+    # identity: proved for every size and t; every other admitted sigma (M = 1): Arb balls to t = 150 at two sizes only
     "early-alignment": ("supported", "part", ["certified only on part of the statement", "t <= 150"]),
     "wp-zero": ("proved", "whole", ["exact proofs cover the whole statement"]),
     "two-level-attention": ("proved", "whole", ["exact proofs cover the whole statement"]),

@@ -230,23 +230,78 @@ def test_every_claim_tests_only_sigmas_its_hypotheses_admit():
     assert bad == []
 
 
+# (claim, statement) whose sigma list is computed from its hypotheses
+COMPUTED = (("wp-zero", "wp-zero"), ("two-level-attention", "two-level-attention"),
+            ("early-alignment", "early-alignment"))
+OTHER = ("lemma-C.2", "lemma-C.2-other-sigma")      # every admitted sigma but the identity (its own test below)
+
+
+def _admitted_by_hand(ids) -> list:
+    """The registered representatives every sigma predicate of the hypotheses' closure accepts, read from the
+    hypothesis registry one hypothesis at a time (not through admitted_sigmas's combined restriction)."""
+    from verify.model.hypotheses import HYPOTHESES
+    from verify.model.sigmas import parse_sigma, sigma_examples
+    tests = [HYPOTHESES[h].restrict.sigma for h in closure(ids) if HYPOTHESES[h].restrict.sigma is not None]
+    return [spec for spec in sigma_examples() if all(t(parse_sigma(spec)) for t in tests)]
+
+
+@pytest.mark.parametrize("cid, sid", COMPUTED)
+def test_claims_sigma_lists_are_what_their_hypotheses_admit(cid, sid):
+    """Each of these statements claims exactly the registered sigmas its hypotheses admit, and its title names them."""
+    from lemmas import CLAIMS
+    st = CLAIMS[cid].statement(sid)
+    assert list(st.scope.sigma) == _admitted_by_hand([h.id for h in st.hypotheses])
+
+
+def test_lemma_c2_other_sigma_is_every_admitted_sigma_but_the_identity_each_with_a_regime():
+    """lemma-C.2-other-sigma claims every sigma its hypotheses admit except the identity (the identity's three parts add
+    their step-size hypotheses), and runs a regime of each, W_P frozen where sigma is not odd (its "wp-zero")."""
+    from lemmas import CLAIMS
+    from lemmas.lemma_C_2 import regimes
+    from verify.model.sigmas import parse_sigma
+    st = CLAIMS["lemma-C.2"].statement("lemma-C.2-other-sigma")
+    want = [x for x in _admitted_by_hand([h.id for h in st.hypotheses]) if not parse_sigma(x).is_identity]
+    assert list(st.scope.sigma) == want == ["erf", "poly:0,1,0,1/10", "poly:0,1,1/2", "relu"]
+    run = {s.sigma.spec(): s for s in regimes() if not s.sigma.is_identity}
+    assert sorted(run) == sorted(want)
+    assert all(s.wp_trainable is s.sigma.odd for s in run.values())
+    assert st.text.startswith("For sigma in {erf, x + x^3/10, x + x^2/2 with W_P frozen, relu with W_P frozen}, ")
+
+
+def test_claims_sigma_lists_by_hand():
+    """By hand: two-level-attention and early-alignment assume nothing of sigma's parity (only W_P = 0, or M = 1
+    unless linear), so they admit every registered representative; their prose names each, with its condition."""
+    from lemmas import CLAIMS
+    every = ("identity", "erf", "poly:0,1,0,1/10", "poly:0,1,1/2", "relu")
+    assert CLAIMS["two-level-attention"].statement("two-level-attention").scope.sigma == every
+    assert CLAIMS["early-alignment"].statement("early-alignment").scope.sigma == every
+    assert ("(sigma in {identity, erf, x + x^3/10, x + x^2/2 with W_P frozen, relu with W_P frozen})"
+            in CLAIMS["two-level-attention"].title)
+    assert ("for sigma in {identity, erf with M = 1, x + x^3/10 with M = 1, x + x^2/2 with M = 1, relu with M = 1}"
+            in CLAIMS["early-alignment"].title)
+
+
 SINE_THEN_CLAIMS = '''
 import sys
 sys.path.insert(0, sys.argv[1])
 import toy_sine_sigma                     # registers the family "sine" (odd) before the claims are read
 from lemmas import CLAIMS
-print(list(CLAIMS["wp-zero"].statements[0].scope.sigma))
-'''
+print({sid: list(CLAIMS[cid].statement(sid).scope.sigma) for cid, sid in %r})
+''' % (COMPUTED + (OTHER,),)
 
 
-def test_a_new_odd_sigma_is_claimed_by_wp_zero(tmp_path):
-    """wp-zero's hypotheses include "odd": a newly registered odd family (test_sigma_plugin's sin) joins its sigma
-    list, and so its proof routes and scope, with no edit of the claim."""
+def test_a_new_odd_sigma_is_claimed_by_the_computed_lists(tmp_path):
+    """A newly registered odd family (test_sigma_plugin's sin) joins the sigma list of every statement above whose
+    hypotheses admit it (wp-zero's include "odd"; the others admit any sigma), and so its proof routes and scope,
+    with no edit of the claims."""
     from test_sigma_plugin import TOY
     (tmp_path / "toy_sine_sigma.py").write_text(TOY)
     out = subprocess.run([sys.executable, "-c", SINE_THEN_CLAIMS, str(tmp_path)], capture_output=True, text=True,
                          cwd=ROOT, check=True)
-    assert json.loads(out.stdout.strip().replace("'", '"')) == ["identity", "erf", "poly:0,1,0,1/10", "sine"]
+    lists = json.loads(out.stdout.strip().replace("'", '"'))
+    every = ["identity", "erf", "poly:0,1,0,1/10", "poly:0,1,1/2", "relu", "sine"]
+    assert lists == {"wp-zero": ["identity", "erf", "poly:0,1,0,1/10", "sine"], "two-level-attention": every,
+                     "early-alignment": every, "lemma-C.2-other-sigma": every[1:]}
 
 
 # ---- no consumer switches on a kind's name -------------------------------------------------------------------------

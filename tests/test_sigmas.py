@@ -14,6 +14,7 @@ import sympy as sp
 import verify.model.sigmas as sigmas
 from verify.errors import InvalidParameter
 from verify.model import make_setting
+from verify.model.hypotheses import sigmas_text
 from verify.model.sigmas import FAMILIES, X, parse_sigma, register, sigma_examples, sigma_families
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,3 +109,18 @@ def test_no_module_compares_sigma_names():
             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert hits == []
     assert importlib.util.find_spec("verify.model.sigma") is None     # the old module is gone, no shim
+
+
+@pytest.mark.parametrize("spec, text", [("poly:0,1,0,1/10", "x + x^3/10"), ("poly:0,1,1/2", "x + x^2/2"),
+                                        ("poly:1,-3/2", "1 - 3 x/2"), ("poly:0,0,-1", "-x^2"),
+                                        ("poly:2,0,3", "2 + 3 x^2"), ("erf", "erf"), ("relu", "relu")])
+def test_readable_names(spec, text):
+    """How a statement's prose names a sigma (hand-written): the polynomial in x, lowest power first; else the spec."""
+    assert parse_sigma(spec).readable() == text
+
+
+def test_sigmas_text_names_each_condition():
+    """W_P frozen for a non-odd sigma under "wp-zero"; M = 1 for a nonlinear sigma under "linear-or-M1"."""
+    assert sigmas_text(("identity", "poly:0,1,1/2", "erf"), ("wp-zero",)) == "{identity, x + x^2/2 with W_P frozen, erf}"
+    assert sigmas_text(("identity", "relu"), ("wp-zero", "linear-or-M1")) == \
+        "{identity, relu with W_P frozen and M = 1}"

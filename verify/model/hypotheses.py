@@ -316,11 +316,25 @@ def admitted_sigmas(ids) -> tuple[str, ...]:
     return tuple(spec for spec in sigma_examples() if test is None or test(parse_sigma(spec)))
 
 
+def sigmas_text(specs, ids) -> str:
+    """The sigma list ``specs`` in a statement's prose under the hypotheses ``ids``: each sigma's readable name
+    (verify.model.sigmas.Sigma.readable) with what those hypotheses require of it beyond the setting, e.g.
+    ``{identity, erf, relu with W_P frozen}`` (W_P = 0 asked, sigma not odd) or ``erf with M = 1``."""
+    r = restriction(ids)
+    out = []
+    for spec in specs:
+        sig = parse_sigma(spec)
+        notes = (["W_P frozen"] if r.wp_zero and not sig.odd else []) + (
+            ["M = 1"] if r.m_one_unless_linear and not sig.linear else [])
+        out.append(sig.readable() + (" with " + " and ".join(notes) if notes else ""))
+    return "{" + ", ".join(out) + "}"
+
+
 def within(s, ids) -> tuple[bool, str]:
     """Whether setting ``s`` satisfies the setting-level hypotheses ``ids``, and the unmet ones' texts."""
     unmet = [h.text for h in hypotheses(ids) if h.holds is not None and not h.holds(s)]
     return not unmet, "; ".join(unmet)
 
 
-__all__ = ["admitted_sigmas", "Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
+__all__ = ["admitted_sigmas", "sigmas_text", "Hypothesis", "Restriction", "HYPOTHESES", "REFERENCE", "LONG_RUN", "IID_MOMENTS", "hypothesis", "hypotheses", "closure",
            "within", "restriction", "step_x", "small_step_bound", "convention_hypothesis"]

@@ -82,6 +82,10 @@ class Sigma:
         """How this member is written on the command line and in every record."""
         return self.family
 
+    def readable(self) -> str:
+        """How a statement's prose names this member (``x + x^3/10`` for ``poly:0,1,0,1/10``); default the spec."""
+        return self.spec()
+
     def expr(self, x: sp.Expr) -> sp.Expr:
         """sigma(x) as a SymPy expression."""
         raise NotImplementedError(f"the sigma family {self.family!r} defines no SymPy form")

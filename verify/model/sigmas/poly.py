@@ -89,3 +89,16 @@ class Poly(PolynomialSigma):
 
     def spec(self) -> str:
         return "poly:" + ",".join(frac_str(c) for c in self.coeffs)
+
+    def readable(self) -> str:
+        """The polynomial in x, lowest power first: ``x + x^3/10``, ``1 - 3 x^2/2``."""
+        terms = []
+        for k, c in enumerate(self.coeffs):
+            if c == 0:
+                continue
+            n, d = abs(c).numerator, abs(c).denominator
+            mono = "" if k == 0 else "x" if k == 1 else f"x^{k}"
+            body = (str(n) if n != 1 or not mono else "") + (" " if n != 1 and mono else "") + mono
+            terms.append(("-" if c < 0 else "+", body + (f"/{d}" if d != 1 else "")))
+        sign, first = terms[0]
+        return ("-" if sign == "-" else "") + first + "".join(f" {sg} {t}" for sg, t in terms[1:])
