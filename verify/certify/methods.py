@@ -9,17 +9,17 @@ records and the report ask :func:`method_of` for a built certificate's method. N
 A method registers itself with :func:`certificate_method` in the module that builds it; every module of this
 package with a line starting with ``@certificate_method`` is imported on first use of the registry (a text search,
 so nothing else is imported to find them). The built-in ones: the closed forms at K = 0 and K = D
-(verify.certify.exact) and the slow-manifold certificate for 0 < K < D (verify.certify.certificate).
+(verify.certify.closed_form) and the slow-manifold certificate for 0 < K < D (verify.certify.slow_manifold).
 CONTRIBUTING.md ("Add a certificate method") has the recipe.
 """
 from __future__ import annotations
 
 import importlib
 import re
-from pathlib import Path
 from typing import ClassVar
 
 from ..errors import InvalidParameter
+from ..run.parts import modules_with
 
 _DECORATOR = re.compile(r"^@certificate_method\b", re.MULTILINE)
 METHODS: dict[str, "Method"] = {}
@@ -91,9 +91,7 @@ def unregister(name: str) -> None:
 
 def method_modules() -> list[str]:
     """Dotted names of this package's modules that register a method (a text search of their sources)."""
-    here = Path(__file__).resolve().parent
-    return [f"{__package__}.{f.stem}" for f in sorted(here.glob("*.py"))
-            if f.name != "methods.py" and _DECORATOR.search(f.read_text(encoding="utf-8"))]
+    return modules_with(_DECORATOR, (__package__.replace(".", "/"),))
 
 
 def methods() -> list[Method]:

@@ -163,11 +163,12 @@ def source_path(path) -> str:
         return str(path)
 
 
-def part_modules(root: Path | None = None) -> list[str]:
-    """Dotted names of the modules that use the :func:`part` decorator (a text search of the sources)."""
+def modules_with(pattern: re.Pattern, packages=PACKAGES, root: Path | None = None) -> list[str]:
+    """Dotted names of the modules under the folders ``packages`` (relative to the toolkit's root) whose source
+    has a match of ``pattern``: how a registry finds the modules that register into it without importing them."""
     root = Path(root) if root is not None else source_root()
     mods = []
-    for pkg in PACKAGES:
+    for pkg in packages:
         for f in sorted((root / pkg).rglob("*.py")):
             if "__pycache__" in f.parts:
                 continue
@@ -175,11 +176,16 @@ def part_modules(root: Path | None = None) -> list[str]:
                 text = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if _DECORATOR.search(text):
+            if pattern.search(text):
                 rel = f.relative_to(root).with_suffix("")
                 parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
                 mods.append(".".join(parts))
     return mods
+
+
+def part_modules(root: Path | None = None) -> list[str]:
+    """Dotted names of the modules that use the :func:`part` decorator (a text search of the sources)."""
+    return modules_with(_DECORATOR, PACKAGES, root)
 
 
 def plugin_modules() -> list[str]:
