@@ -68,11 +68,8 @@ def fresh_block(s, rng, batch: int, noise: float, steps: int):
         z = rng.standard_normal((steps, nx + ne))
         X = float(s.law.mean) + np.sqrt(float(s.law.var)) * z[:, :nx]
         return X.reshape(steps, batch, s.d, s.D), (noise * z[:, nx:]).reshape(steps, batch, s.M, s.N)
-    X, eps = np.empty((steps, batch, s.d, s.D)), np.empty((steps, batch, s.M, s.N))
-    for t in range(steps):
-        X[t] = s.law.sample(rng, (batch, s.d, s.D))
-        eps[t] = noise * rng.standard_normal((batch, s.M, s.N))
-    return X, eps
+    draws = [fresh_batches(s, (rng,), batch, noise) for _ in range(steps)]     # one step's draw, as the learners draw it
+    return np.concatenate([X for X, _ in draws]), np.concatenate([e for _, e in draws])
 
 
 def blocks(s, batch: int, steps: int):
