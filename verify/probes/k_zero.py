@@ -2,8 +2,10 @@
 not a member of the teacher class and lies outside Theorem 3.1's 0 < K < D: what happens there is reported as
 the toolkit's finding, never as a verdict on the theorem.
 
-With W_X(0) = 0 the student output is 0 too: the loss is L_opt from step 0, every gradient vanishes, W_X
-stays 0 and S stays uniform (the reduced recursion's case k-zero has (alpha, delta) = (0, 0) as a fixed
+With W_V(0) = 0 the student output is sigma(0) too: the residual is 0 for every input, so the loss is L_opt from
+step 0 and every gradient (the expectation of 2 x residual x d output/d parameter) vanishes, whatever sigma is:
+W_X, W_P and S never move (:func:`stationary_start_step`, proved for every registered sigma the hypotheses admit;
+for odd sigma also through the reduced recursion, whose case k-zero has (alpha, delta) = (0, 0) as a fixed
 point). So ||W_X - V*||_F = ||V*||_F and ||S - S*||_F = ||S(0)||_F = sqrt(N/D) for all t: V* is not
 identifiable (any V* gives the same data), and neither limit is approached.
 """
@@ -12,11 +14,15 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import sympy as sp
+
 from ..derive.reduced import reduced, reduced_step_exprs
-from ..evidence import compare, record
+from ..evidence import compare, proof, record
 from ..model import symbols as sy
 from ..model.flags import setting_command
+from ..model.hypotheses import admitted_sigmas
 from ..model.profiles import per_profile
+from ..model.sigmas import parse_sigma
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, floats, label_axes, need, new_figure,
                         note, series, shown, symbol, title_words)
 from . import Probe, register
@@ -26,8 +32,9 @@ from .support.records import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import regime_setting, replay_command
 
-SIGMAS = ("identity", "erf")
 HYPOTHESES = ("K=0",) + reference() + REDUCTION_HYPOTHESES
+# every registered sigma family's representatives these hypotheses admit: the stationary start holds for any sigma
+SIGMAS = admitted_sigmas(HYPOTHESES)
 REGIMES = {"sts K=0 D=5": dict(D=5, K=0, preset="sts", M=2, d=3, eta="1/2", vstar_norm="3/2"),
            "sts K=0 D=3 erf": dict(D=3, K=0, preset="sts", eta="1/2", vstar_norm="1", sigma="erf"),
            "sts K=0 D=16": dict(D=16, K=0, preset="sts", M=3, d=2, eta="1", vstar_norm="2")}
@@ -49,6 +56,34 @@ def fixed_point_step(sigma) -> dict:
     return identity_step(f"[K = 0] (alpha, delta) = (0, 0) is a fixed point and r(0) = 0, sigma = {sigma.spec()}",
                          [fixed_point(a_next, sy.alpha), inc, fixed_point(r, sy.alpha)], sigma.spec(), "K=0",
                          "zero-init")
+
+
+def start_residual_and_gradients(sigma, teacher=0) -> list:
+    """One sample's loss at the zero student and its derivatives in W_X's scale a, W_P's offset m and a logit l,
+    with the teacher's pre-activation ``teacher`` x h (0 at K = 0: S* = 0), as SymPy expressions in (g, h, l).
+
+    The sample loss is (sigma(u) - sigma(z))^2 with the student's pre-activation u = (a g + m) w(l): a on a Gaussian
+    coordinate g, the offset m, an attention weight w(l) (the output W_V X S is linear in W_V, and S enters only
+    through such weights), and z = teacher x h."""
+    a, m, g, h, l = sp.symbols("a m g h l", real=True)
+    u = (a * g + m) * sp.exp(l) / (1 + sp.exp(l))
+    loss = (sigma.expr(u) - sigma.expr(teacher * h)) ** 2
+    start = {a: 0, m: 0}
+    return [sp.simplify(e.subs(start)) for e in [loss] + [sp.diff(loss, v) for v in (a, m, l)]]
+
+
+@lru_cache(maxsize=None)
+def stationary_start_step(sigma) -> dict:
+    """At K = 0 (S* = 0) and zero initialisation GD never moves, for any sigma (SymPy, for ``sigma``).
+
+    At the zero student the residual sigma(0) - sigma(0) is 0 for every input, and the sample loss's derivatives in
+    W_X, W_P and S vanish identically (:func:`start_residual_and_gradients`): each is 2 x residual x d u/d
+    parameter. The population gradient is their expectation, so every GD step is 0 whatever the entry law. No
+    parity of sigma is used (the reduction's W_P step needs sigma odd: verify.derive.reduction.parity_obligation)."""
+    return identity_step(f"[K = 0] at the zero start the residual and every gradient vanish, sigma = {sigma.spec()}",
+                         start_residual_and_gradients(sigma), sigma.spec(), "K=0", "zero-init",
+                         detail="sample loss (sigma((a g + m) w(l)) - sigma(0))^2 at a = m = 0 and its derivatives "
+                                "in a (W_X), m (W_P), l (a logit of S)")
 
 
 def runs(profile: str) -> dict:
@@ -114,8 +149,13 @@ class KZero(Probe):
         one = setting_command("run", first["setting"], "--steps", str(SIZES[profile]["steps"]), "--arithmetic",
                               "float64", "--json")
         sigmas = {r["setting"].sigma.spec(): r["setting"].sigma for r in res.values()}
-        proofs = [reduction_proof(f"K = 0, sigma = {spec}: zero initialisation is a fixed point of GD", sig, "k-zero",
-                                  [fixed_point_step(sig)], one) for spec, sig in sigmas.items()]
+        # route 1, every sigma of the statement: GD's gradient is 0 at the zero start (no reduction, no parity);
+        # route 2, the runs' odd sigmas: the reduced recursion (which uses sigma's parity) has (0, 0) as a fixed point
+        proofs = [proof(f"K = 0, sigma = {spec}: the zero start is stationary (every gradient 0)",
+                        [stationary_start_step(parse_sigma(spec))], replay=one) for spec in SIGMAS]
+        proofs += [reduction_proof(f"K = 0, sigma = {spec}: zero initialisation is a fixed point of the reduced "
+                                   "recursion", sig, "k-zero", [fixed_point_step(sig)], one)
+                   for spec, sig in sigmas.items() if sig.odd]
         ev = proofs + [run_record(lab, r, one) for lab, r in res.items()]
         return self.evaluation(
             {"k-zero.frozen": ev}, replay=replay_command("k-zero", profile, f"one regime: {one}"),
