@@ -39,6 +39,7 @@ import sympy as sp
 
 from verify.certify import certificate_evidence, family_evidence
 from verify.certify.atlas_evidence import theorem_records
+from verify.certify.uniform_constant import uniform_constant_record
 from verify.checks import Check, Claimed, Evaluation
 from verify.derive.asymptotics import slow_manifold
 from verify.engines import iterate
@@ -445,8 +446,10 @@ class Theorem31(Check):
               "theorem-3.1-lower-T": lo + [fam["lower"], atl["lower"], fit] + checks,
               "theorem-3.1.leading-terms": [sym["derived"], fam["limits"], atl["limits"]] + checks}
         bound_rec, bounds = (lower_constant_bounds(base, consts) if consts else (None, {}))
+        # the atlas's certified limit constants along a ray K = rho D: B_q(D) -> 0 refutes any D-uniform c_lo
+        uniform = uniform_constant_record(theorem_3_1_orders(), terms(), HYPOTHESES)
         ev["theorem-3.1-lower"] = ([sym["lower"]] + ([bound_rec] if bound_rec else []) + [fam["uniform-lower-constant"]]
-                                   + checks)
+                                   + [uniform] + checks)
         suff, lin, tnums = tstar_records(profile)
         ev["theorem-3.1-tstar"] = suff + [atl["tstar"]]
         ev["theorem-3.1.onset-linear"] = lin
@@ -455,17 +458,19 @@ class Theorem31(Check):
         # the smallest certified bound on a D-uniform c_lo per quantity: any stated c_lo above it is contradicted
         lowest = {q: min(v for v in (fam_c.get(q), bounds.get(q, {}).get("bound")) if v is not None)
                   for q in KEYS if q in fam_c or q in bounds}
-        lower_why = ("undecided only because the constant is hidden: finitely many sizes cannot refute that some c_lo "
-                     "exists. Every piece of evidence points against it: the derived leading terms (a formal expansion, "
-                     "checked against GD) fall below the claimed orders by powers of D, so no D-uniform c_lo exists if "
-                     "they hold for every D"
-                     + (f"; certified at D = {base.D}: any such c_lo is at most "
-                        + ", ".join(f"{v['bound']:.3g}" for v in bounds.values()) if bounds else "")
-                     + (f"; certified over the family {family_text(fam['uniform-lower-constant'])}: at D = "
-                        f"{fam['uniform-lower-constant']['D']} any such c_lo is at most "
-                        + ", ".join(f"{v:.3g}" for v in fam_c.values()) if fam_c else "")
-                     + (". The statement is false for any stated c_lo above " + ", ".join(
-                         f"{v:.3g} for {QUANTITIES[q].text}" for q, v in lowest.items()) if lowest else ""))
+        hidden_why = ("undecided only because the constant is hidden: finitely many sizes cannot refute that some c_lo "
+                      "exists. Every piece of evidence points against it: the derived leading terms (a formal "
+                      "expansion, checked against GD) fall below the claimed orders by powers of D, so no D-uniform "
+                      "c_lo exists if they hold for every D"
+                      + (f"; certified at D = {base.D}: any such c_lo is at most "
+                         + ", ".join(f"{v['bound']:.3g}" for v in bounds.values()) if bounds else "")
+                      + (f"; certified over the family {family_text(fam['uniform-lower-constant'])}: at D = "
+                         f"{fam['uniform-lower-constant']['D']} any such c_lo is at most "
+                         + ", ".join(f"{v:.3g}" for v in fam_c.values()) if fam_c else "")
+                      + (". The statement is false for any stated c_lo above " + ", ".join(
+                          f"{v:.3g} for {QUANTITIES[q].text}" for q, v in lowest.items()) if lowest else ""))
+        lower_why = (f"refuted for every c_lo > 0 by the atlas's certified limit constants: {uniform['result']}"
+                     if uniform["holds"] is False else hidden_why)
         family_note = record("which family certificate the family records read", "arb", SCOPE,
                              fam["upper"].get("family_source", {}).get("note", "the profile's own family"), None,
                              role="context")

@@ -76,6 +76,14 @@ def rechecked_atlas(path: str) -> tuple:
         return None, f"format: {type(exc).__name__}: {exc}"
 
 
+def normalised_limits(data: dict) -> dict:
+    """{q: (lo, hi)}: the enclosure of lim_T q(T)/leading_q(T) over every member of the atlas's certified cells
+    (each cell's trajectory check certifies its own; the union's ends)."""
+    evs = [c["checks"]["trajectory"]["evidence"] for c in data["cells"] if c["status"] == "certified"]
+    return {q: (min(Fraction(e["normalised_limits"][q][0]) for e in evs),
+                max(Fraction(e["normalised_limits"][q][1]) for e in evs)) for q in evs[0]["normalised_limits"]}
+
+
 def regions_text(regions: list[Region]) -> str:
     return "; ".join(r.label() for r in regions)
 
@@ -98,8 +106,7 @@ def theorem_records(path: Path | None = None) -> dict:
     regions = certified_regions(data)
     scope, where = atlas_scope(regions), regions_text(regions)
     evs = [c["checks"]["trajectory"]["evidence"] for c in cells]
-    limits = {q: (min(Fraction(e["normalised_limits"][q][0]) for e in evs),
-                  max(Fraction(e["normalised_limits"][q][1]) for e in evs)) for q in evs[0]["normalised_limits"]}
+    limits = normalised_limits(data)
     T0s = [(int(e["T0"]), Fraction(c["box"]["rho"][1])) for c, e in zip(cells, evs)]
     C = max(t * r for t, r in T0s)
     common = dict(replay=replay, atlas=source_path(path), cells=len(cells), regions=[r.as_dict() for r in regions],
