@@ -480,7 +480,9 @@ class Theorem31(Check):
             evidence=ev, replay=f"verify derive --asymptotics --json && verify check theorem-3.1 --profile {profile} "
                                 "--json",
             numbers={"t_exponents": {q: [f["exponent"], f["uncertainty"], f["last_decade"]] for q, f in fits.items()},
-                     "lower_constant_bounds": bounds, "family": family_numbers(fam), "atlas": atlas_numbers(atl)}
+                     "lower_constant_bounds": bounds, "family": family_numbers(fam), "atlas": atlas_numbers(atl),
+                     "uniform_constant": {k: uniform.get(k) for k in ("holds", "ray", "bounds", "member",
+                                                                       "replay_ratios", "replay")}}
                     | nums | sym_numbers | tnums,
             why={"theorem-3.1-lower": lower_why},
             corrected={"theorem-3.1-lower": "; ".join(f"{QUANTITIES[q].text} ~ {sp.sstr(terms()[q])}" for q in KEYS)

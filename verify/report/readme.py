@@ -198,9 +198,14 @@ class Writer:
             paths = list(lead[qs[0]])
             drops = "; ".join(", ".join(dpow(-(Fraction(claimed[q]) - Fraction(lead[q][p]))) for q in qs)
                               + f" with {p[3:-1]}" for p in paths)
+            uni = n("uniform_constant")
+            ray = (f"; over every D of the atlas's certified ray K = {uni['ray']['rho']} D, lim sup of q/f_q is certified "
+                   "below a bound that tends to 0 as D grows, so no D-uniform constant exists (one member replayed, D = "
+                   f"{uni['member']['D']}: certified q/f_q at T = 10¹² of " + ", ".join(
+                       g(uni['replay_ratios'][q]) for q in qs) + ")" if uni.get("holds") is False else "")
             return ("any such constant is at most " + ", ".join(f"{g(bounds[q]['bound'])} for {label(q)}" for q in qs)
                     + f" at D = {bounds[qs[0]]['D']}, K = {bounds[qs[0]]['K']}; the derived leading terms fall below the "
-                    f"claimed orders by {drops}")
+                    f"claimed orders by {drops}{ray}")
 
         def tstar():
             over = n("tstar", "over_D2")
