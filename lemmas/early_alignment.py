@@ -12,7 +12,7 @@ Outside the hypotheses (informative): for a nonlinear sigma the row multiples al
 rows of different norms, so the Frobenius cosine is < 1 although every row is aligned; and for a
 nonlinear sigma with M = 1, the step-size condition derived for the identity does not keep GD stable
 (sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/10: cos = -1 at t = 3), so for sigma != identity
-the claim assumes the run is a descent run (checked on the run, lemmas.support.runs.descent_precondition).
+the claim assumes the run is a descent run (checked on the run, verify.evidence.regime_runs.descent_precondition).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from verify.evidence import Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, descent_precondition, regime, replay_run
-from lemmas.support.records import outcome_record, regime_scope
+from verify.evidence.regime_runs import convention, descent_precondition, regime, replay_run
+from verify.evidence.regime_records import outcome_record, regime_scope
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
 from verify.derive.reduction import obligations_for

@@ -18,8 +18,8 @@ from verify.evidence import Scope, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, regime
-from lemmas.support.records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
+from verify.evidence.regime_runs import convention, regime
+from verify.evidence.regime_records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
 from verify.model.hypotheses import admitted_sigmas, sigmas_text

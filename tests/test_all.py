@@ -331,7 +331,7 @@ def test_builtin_parts_register_where_they_compute():
     where = {k: s.module for k, s in parts.REGISTRY.items()}
     assert where["derive"] == "verify.derive.part"
     assert where["convergence"] == where["attention"] == "verify.engines.part"
-    assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.support.part"
+    assert where["claim"] == "lemmas._claim_parts" and where["probe"] == "verify.probes.support.part"
     assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench.timings"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text

@@ -124,7 +124,7 @@ def test_certified_enclosure_of_a_diverging_run_reports_the_step():
 def test_float64_engines_report_trouble_at_the_same_step():
     from verify.engines.fast import iterate_fast
     from verify.errors import NumericalTrouble
-    from lemmas.support.runs import reduced_float64
+    from verify.evidence.regime_runs import reduced_float64
     s = make_setting(D=4, K=2, preset="sts", eta="30")          # eta far above 2K/N = 4: GD diverges
     with pytest.raises(NumericalTrouble) as py:
         iterate(s, 1000, "reduced", "float64", checkpoints=list(range(1001)))

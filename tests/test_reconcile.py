@@ -89,7 +89,7 @@ def test_full_engine_wkq_gradient_with_beta_matches_central_differences():
 
 
 def test_replay_command_carries_beta():
-    from lemmas.support.runs import replay_run
+    from verify.evidence.regime_runs import replay_run
     s = make_setting(**BASE, beta="3/2")
     cmd = replay_run(s, 30)
     assert "--beta 3/2" in cmd and "--beta" not in replay_run(make_setting(**BASE), 30)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lemmas import CLAIMS
-from lemmas.support.runs import regime
+from verify.evidence.regime_runs import regime
 from verify.checks import Claimed
 from verify.errors import InvalidParameter
 from verify.evidence import PROOF_KINDS, Scope, decide

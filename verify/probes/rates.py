@@ -11,10 +11,8 @@ Two findings, decided separately:
 """
 from __future__ import annotations
 
-
-from lemmas.theorem_3_1 import exponents
-
 from ..evidence import Scope, compare, record
+from ..evidence.leading_terms import exponents
 from ..engines.fits import loglog_slope
 from ..model.paper import claimed_exponent
 from ..model.profiles import per_profile

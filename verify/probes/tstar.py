@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lemmas.support.leading import onset
-
 from ..derive.asymptotics import slow_manifold
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
+from ..evidence.leading_terms import onset
 from ..engines.fits import loglog_slope
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, figure_legend, label_axes, need,
@@ -52,7 +51,7 @@ def setting_of(D: int, K: int):
 
 
 def predicted(s) -> float:
-    """The derived transient, K D / (2 eta ||V*||^2) in the reference convention (lemmas.support.leading.onset)."""
+    """The derived transient, K D / (2 eta ||V*||^2) in the reference convention (verify.evidence.leading_terms.onset)."""
     return onset(s)
 
 

@@ -1,4 +1,4 @@
-"""Runs of the engines as the claims read them: replay commands, the fixed regimes, a float64 loop of the
+"""Runs of the engines as the claims and probes read them: replay commands, the fixed regimes, a float64 loop of the
 exact reduced recursion, and the run-level descent hypothesis."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.derive.reduced import case_of
-from verify.engines.guard import advice
-from verify.engines.reduced import reduced_functions, require_reducible
-from verify.errors import NumericalTrouble
-from verify.model.convention import setting
-from verify.model.flags import setting_command
-from verify.model.hypotheses import hypothesis
-from verify.engines import iterate
+from ..derive.reduced import case_of
+from ..engines import iterate
+from ..engines.guard import advice
+from ..engines.reduced import reduced_functions, require_reducible
+from ..errors import NumericalTrouble
+from ..model.convention import setting
+from ..model.flags import setting_command
+from ..model.hypotheses import hypothesis
 
 def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
     """A ``verify run`` command line that rebuilds ``setting`` and runs ``steps`` steps
