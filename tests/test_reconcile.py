@@ -466,7 +466,7 @@ def test_reconcile_part_ci_end_to_end():
     quote the fits with the raw fits beside them."""
     import re
     from verify.reconcile.figure import convention_figure
-    from verify.reconcile.part import reconcile_part
+    from verify.reconcile.reconcile_part import reconcile_part
     res = json.loads(json.dumps(reconcile_part("ci"), default=str))
     assert res["verdict"] == "proved" and res["verdicts"]["numerics_agree"]["verdict"] == "supported"
     num = res["representative"]["numerics"]

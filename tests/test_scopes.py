@@ -41,7 +41,7 @@ def proof_scopes(st: dict) -> list[Scope]:
 
 def proved(ci_claims):
     """(label, statement scope, proof scopes) of every proved statement of the claims and the derive part."""
-    from verify.derive.part import reduction_statements
+    from verify.derive.derive_part import reduction_statements
     out = []
     for cid, r in ci_claims.items():
         for st in r.statements:
@@ -91,7 +91,7 @@ def violated(label: str, a: str, base, pf: Scope, stmt: Scope):
 def test_the_derive_part_states_what_its_proof_used():
     """The reduction is stated under P^T P = lambda I, distinct query positions, uniform S* weights and (for a
     nonlinear sigma's kernel) Gaussian data, not only "law mean 0"."""
-    from verify.derive.part import reduction_statements
+    from verify.derive.derive_part import reduction_statements
     statements, _ = reduction_statements(["identity", "erf"])
     for st in statements:
         assert {"orthogonal-P", "distinct-queries", "uniform-S*", "centred", "zero-init",

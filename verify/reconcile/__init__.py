@@ -1,7 +1,7 @@
 """Which conventions make Theorem 3.1's D-dependence true, over every scaling a paper might use.
 
 ``verify reconcile`` (verify/cli/reconcile.py) and the ``reconcile`` part of ``verify all``
-(verify.reconcile.part). The modules, in the order the data flow:
+(verify.reconcile.reconcile_part). The modules, in the order the data flow:
 
 * family        the widened scaling family and the D-exponents of the leading terms and of T*
 * combinations  through which combinations the conventions enter GD (SymPy proofs)
