@@ -22,7 +22,7 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
 from . import Probe, register
 from .support.figures import legend_entry, runs_of, suptitle
 from .support.proofs import REDUCTION_HYPOTHESES, fixed_point, identity_step, reduction_proof
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import regime_setting, replay_command
 

@@ -27,7 +27,7 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
 from . import Probe, register
 from .support.figures import suptitle
 from .support.interior import LEADING, claimed_t_exponents, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 

@@ -37,7 +37,7 @@ from . import Probe, register
 from .support.classify import classify
 from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 

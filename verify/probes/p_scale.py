@@ -37,7 +37,7 @@ from .support.certified import secant_numbers, tail_records
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 

@@ -22,7 +22,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import LEADING, exponent_deviation, interior_run, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import labels, regime_entry, trimmed
 from .support.convention import regime_setting, replay_command
 

@@ -23,7 +23,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
 from . import Probe, register
 from .support.figures import suptitle
 from .support.interior import LEADING, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 

@@ -15,7 +15,7 @@ from ...derive.obligations import Obligation, smt_obligation, sympy_obligation
 from ...derive.reduction import (CASE_LABEL, parity_obligation, prove_reduction_symbolic,
                                  reduced_recursion_obligations)
 from ...evidence import proof
-from .records import symbolic_scope
+from .findings import symbolic_scope
 
 REPLAY = "verify derive --json"
 # What a finding proved through the reduction assumes beyond the reference convention: the logit step (3.4)
