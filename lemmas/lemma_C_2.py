@@ -62,7 +62,7 @@ from verify.evidence.regime_records import obligations_text, outcome_record, pre
 from verify.evidence.ball_facts import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
-from verify.derive.reduction import obligations_for
+from verify.derive.reduction_proof import obligations_for
 from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
 from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
@@ -273,7 +273,7 @@ def arb_record(s_, H: int) -> dict:
     return record(f"Arb balls of alpha_i(t), t = 1..{H}", "arb", regime_scope(s_, H),
                   f"every ball > 0: {pos}; smallest lower end {min(lows):.6g}", True if pos else None,
                   threshold=ARB_THRESHOLD, horizon=H, bits=128,
-                  relies_on="the reduction (verify.derive.reduction) at this regime's sizes")
+                  relies_on="the reduction (verify.derive.reduction_proof) at this regime's sizes")
 
 
 def alpha1_record(s_) -> tuple[dict, dict]:

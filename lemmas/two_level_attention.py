@@ -1,7 +1,7 @@
 """Every column of S(t) stays two-valued: one value on the support g_j of S*, one value off it.
 
 Route 1 (symbolic): at a two-valued point the logit gradient of every column is two-valued
-(verify.derive.reduction.prove_reduction_generic, obligation (iii), for any per-entry kernel at the
+(verify.derive.reduction_proof.prove_reduction_generic, obligation (iii), for any per-entry kernel at the
 explicit sizes it states), and W_KQ starts at 0 (S uniform), so by induction the logits, hence the
 columns of S, stay two-valued.
 Route 2 (float64): the full-matrix engine (no symmetry assumed) measures the spread of S(t) on and
@@ -27,7 +27,7 @@ from verify.evidence.ball_facts import ball_run, below, decide_margins, fact_rec
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
 from verify.derive.obligations import proof_routes
-from verify.derive.reduction import obligations_for
+from verify.derive.reduction_proof import obligations_for
 from verify.model.hypotheses import admitted_sigmas, sigmas_text
 from verify.model.sigmas import parse_sigma
 

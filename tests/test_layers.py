@@ -223,7 +223,7 @@ def test_no_arrow_from_a_lower_layer_to_a_higher_one():
 def test_the_layers_are_checked_against_a_known_arrow():
     """The check above can fail: an arrow from the report up to the pipeline is one."""
     assert layer("verify.report.results") < layer("verify.pipeline.runner") < layer("verify.cli.all")
-    assert layer("verify.run.parts") < layer("verify.model.setting") < layer("verify.engines.reduced")
+    assert layer("verify.run.parts") < layer("verify.model.setting") < layer("verify.engines.reduced_iteration")
     assert layer("verify.evidence.decision") < layer("verify.derive") < layer("verify.evidence.ball_facts") \
         < layer("verify.checks")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

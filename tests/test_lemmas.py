@@ -158,7 +158,7 @@ def test_proved_only_when_the_proofs_cover_the_statement(results):
 
 @pytest.mark.slow
 def test_expected_verdicts_for_independent_reasons(results):
-    from verify.derive.reduction import prove_identity_general, prove_reduction_symbolic
+    from verify.derive.reduction_proof import prove_identity_general, prove_reduction_symbolic
     gen = prove_reduction_symbolic()
     generic_symbolic = all(not isinstance(v, int) for k, v in gen.dims.items() if k in ("M", "d", "D", "N", "K"))
     # wp-zero and two-level-attention: the generic-kernel reduction is proved in symbolic dimensions (no
@@ -500,9 +500,9 @@ def test_lemma_c2_regime_check_detects_sign_change():
 def test_delta_threshold_against_finite_differences():
     """eta_delta = 2 / max H, H = lambda^2 D/(N K (D-K)) (r_dd - r_ad^2/r_aa) at alpha*(delta), by finite
     differences of the generated row loss (independent of the symbolic maximisation)."""
-    from verify.derive.reduced import case_of
+    from verify.derive.reduced_map import case_of
     from verify.derive.stability import thresholds_at
-    from verify.engines.reduced import reduced_functions
+    from verify.engines.reduced_iteration import reduced_functions
     s = regime("sts", 8, 2, vstar_norm="16")
     fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
     P = tuple(float(x) for x in (s.D, s.K, s.N, 1, 1, s.eta_v, s.eta_kq, 1, 1))

@@ -147,7 +147,7 @@ def test_outside_k_positive_alpha_is_not_positive():
 # ----- a proof that assumes more than the statement's hypotheses does not prove it --------------------------------
 def test_a_proof_assuming_more_than_the_hypotheses_is_not_proved():
     from verify.derive.obligations import proof_routes
-    from verify.derive.reduction import obligations_for
+    from verify.derive.reduction_proof import obligations_for
     from verify.model.sigmas import parse_sigma
     ev = proof_routes("columns two-valued", obligations_for(parse_sigma("identity"), "two-valued", explicit=False))
     full = ("zero-init", "orthogonal-P", "uniform-S*", "distinct-queries", "centred", "iid-entries", "gaussian-or-linear")

@@ -85,7 +85,7 @@ def certified_json(rec: Record, digits: int) -> dict:
 
 def resolve_engine(setting, engine: str) -> tuple[str, str | None]:
     """(engine, why) for ``--engine``: ``auto`` is the reduced recursion when it is exact for the
-    regime (verify.derive.reduction), the full-matrix engine otherwise; the reason is recorded."""
+    regime (verify.derive.reduction_proof), the full-matrix engine otherwise; the reason is recorded."""
     if engine != "auto":
         return engine, None
     ok, why = setting.reducible()

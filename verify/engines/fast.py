@@ -1,7 +1,7 @@
 """Fast float64 engine: the reduced recursion compiled with numba, a batch of regimes at once.
 
 For long horizons (10^7 steps and more). The step and the observables are generated from the SymPy
-expressions (verify.derive.reduced) as math-module source (verify.derive.codegen.python_source) and
+expressions (verify.derive.reduced_map) as math-module source (verify.derive.codegen.python_source) and
 compiled together with a small driver loop; nothing is retyped. Each regime of a batch is a row of
 parameter arrays; regimes are grouped by (sigma, case of K, M), one compiled kernel per group.
 Checkpoints (default log-spaced) of every recorded quantity can be saved to disk (.npz, atomic).
@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from ..derive import codegen
-from ..derive.reduced import case_of, reduced, reduced_step_exprs
+from ..derive.reduced_map import case_of, reduced, reduced_step_exprs
 from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
@@ -37,7 +37,7 @@ from ..run.atomic import write_bytes_atomic
 from ..run.cache import cache_dir, entry_lock
 from .guard import advice
 from .precision import FLOAT64_DIGITS, carried_digits, require_horizon
-from .reduced import ARGS, require_reducible
+from .reduced_iteration import ARGS, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 _LAM = sp.Symbol("lam_", positive=True)          # 'lambda' is a Python keyword

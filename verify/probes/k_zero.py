@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ..derive.reduced import reduced, reduced_step_exprs
+from ..derive.reduced_map import reduced, reduced_step_exprs
 from ..evidence import compare, record
 from ..model import symbols as sy
 from ..model.flags import setting_command

@@ -2,7 +2,7 @@
 
 P^T P = lambda I: the logits are P^T W_KQ P, and the (3.4) gradient is P G P^T, so one step changes the
 logits by -eta_KQ P^T P G P^T P = -eta_KQ lambda^2 G: the run is the lambda = 1 run with eta_KQ replaced by
-eta_KQ lambda^2 (verify.derive.reduced carries the factor lambda^2, and nothing else of P; W_P stays 0). The probe
+eta_KQ lambda^2 (verify.derive.reduced_map carries the factor lambda^2, and nothing else of P; W_P stays 0). The probe
 proves this from the reduced step (SymPy) and checks it with the reduced and the full engines.
 
 A sinusoidal P (Vaswani et al.; not orthogonal, p_structure = general) is outside P^T P = lambda I. It is
@@ -22,7 +22,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from ..derive.reduced import reduced_step_exprs
+from ..derive.reduced_map import reduced_step_exprs
 from ..evidence import compare, dims_of, record
 from ..evidence.ball_facts import ball_run, decide_margins, fact_record, interval, show
 from ..evidence.regime_records import runs_scope
