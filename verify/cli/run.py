@@ -2,7 +2,7 @@
 
 Two kinds of result:
 - a run in mpmath (any ``--dps``) or float64, cross-checked at checkpoints against a reference that
-  is strictly more precise (verify.engines.precision);
+  is strictly more precise (verify.engines.precision_checks);
 - with ``--arb BITS``, certified Arb balls of the reduced or the full-matrix recursion: the balls are the
   result, every digit they certify is printed with its radius, and an mpmath run cross-checks the first
   checkpoints.
@@ -99,7 +99,7 @@ def full_check_steps(setting, steps: int) -> int:
 
 def max_cross_checked_dps(steps: int) -> int:
     """The largest --dps whose cross-check fits in Arb's precision: the reference carries more digits than the
-    run (verify.engines.precision.reference_bits), and Arb takes at most MAX_BITS bits."""
+    run (verify.engines.precision_checks.reference_bits), and Arb takes at most MAX_BITS bits."""
     from ..engines import precision  # heavy: loads mpmath
     lo, hi = 5, 100_000
     while lo < hi:                      # reference_bits grows with dps: bisect for the last one that fits
@@ -149,7 +149,7 @@ NO_REFERENCE = ("not available: the finite sum over the images (data = {data}, s
 
 
 def precision_check(setting, tr, engine: str, progress=None) -> dict:
-    """Cross-check ``tr`` at higher precision (verify.engines.precision); raises on disagreement.
+    """Cross-check ``tr`` at higher precision (verify.engines.precision_checks); raises on disagreement.
 
     The reference is the certified Arb enclosure of the reduced recursion whenever the regime is
     reducible (the reduction is exact, so a full-matrix result must agree with it too), at more bits
@@ -214,7 +214,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
              cross_check: bool = True, bar=None) -> dict:
     """The JSON object ``verify run --json`` prints (with ``arb_bits``: certified balls, "<name>_rad" radii).
 
-    Precision policy (verify.engines.precision): float64 prints only the digits it carries over the
+    Precision policy (verify.engines.precision_checks): float64 prints only the digits it carries over the
     horizon (an error if fewer than requested); every result is re-run at higher precision (Arb for
     the reduced engine, mpmath with 20 more digits for the full one) at checkpoints and a
     disagreement is an error; ``cross_check=False`` skips that and says so in the output.
@@ -244,7 +244,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         else:
             cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
         return {"config": cfg, "final": certified_json(tr.final, digits)}
-    from ..engines.precision import summed_terms  # heavy: loads mpmath
+    from ..engines.precision_checks import summed_terms  # heavy: loads mpmath
     ar = run_arith(arithmetic, dps, steps, summed_terms(setting, engine))
     tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
                  progress=track(f"GD ({engine}, {arithmetic})", steps))

@@ -14,8 +14,8 @@ from .trajectory import Record, Trajectory, checkpoint_steps
 _EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "ReducedState": ".reduced_iteration",
             "iterate_reduced": ".reduced_iteration", "require_reducible": ".reduced_iteration", "ball_str": ".arb",
             "cover_radius": ".arb", "iterate_certified": ".arb", "iterate_fast": ".fast",
-            "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision", "cross_check": ".precision",
-            "require_horizon": ".precision", "tolerance": ".precision"}
+            "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision_checks",
+            "cross_check": ".precision_checks", "require_horizon": ".precision_checks", "tolerance": ".precision_checks"}
 
 
 # ---- the routes: which function iterates an engine in an arithmetic ------------------------------------------

@@ -6,7 +6,7 @@ compiled together with a small driver loop; nothing is retyped. Each regime of a
 parameter arrays; regimes are grouped by (sigma, case of K, M), one compiled kernel per group.
 Checkpoints (default log-spaced) of every recorded quantity can be saved to disk (.npz, atomic).
 
-Float64 accuracy over a horizon is not assumed here: verify.engines.precision states what it can
+Float64 accuracy over a horizon is not assumed here: verify.engines.precision_checks states what it can
 carry and cross-checks against mpmath.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..model.validation import check_int
 from ..run.atomic import write_bytes_atomic
 from ..run.cache import cache_dir, entry_lock
 from .guard import advice
-from .precision import FLOAT64_DIGITS, carried_digits, require_horizon
+from .precision_checks import FLOAT64_DIGITS, carried_digits, require_horizon
 from .reduced_iteration import ARGS, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps
 
@@ -243,7 +243,7 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
 
     Checkpoints: ``checkpoints`` (steps) if given, else 0, ``steps`` and ``log_points`` log-spaced steps.
     ``digits``: the significant digits the caller needs; PrecisionError before running if float64
-    cannot carry them over ``steps`` (verify.engines.precision.require_horizon).
+    cannot carry them over ``steps`` (verify.engines.precision_checks.require_horizon).
     """
     if digits is not None:
         require_horizon("float64", steps, digits)
@@ -285,4 +285,4 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
     return FastResult(cps, data, [s.config() for s in settings],
                       ["float64 (numba), reduced recursion generated from SymPy; zero initialisation",
                        f"precision policy: about {max(carried_digits(FLOAT64_DIGITS, steps), 0):.1f} significant digits "
-                       f"carried at step {steps} (verify.engines.precision)"])
+                       f"carried at step {steps} (verify.engines.precision_checks)"])
