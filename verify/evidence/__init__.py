@@ -33,6 +33,16 @@ whose steps assumed more than the statement's hypotheses guarantee does not cove
 formal expansion (kind "formal": e.g. the slow-manifold expansion, which assumes that alpha tracks
 alpha*(u)) may support a statement but never decides "proved" or "refuted" on its own.
 
+The package, by layer (tests/test_layers.py). The rule, low in the house (above the model only), is this package's
+own names, from: ``scope`` (scopes and coverage), ``recording`` (kinds, roles, :func:`record`, :func:`proof`),
+``decision`` (:func:`decide`, :class:`Statement`), ``comparisons`` (:func:`finite`, :func:`compare`) and
+``regime_outcome`` (:class:`RegimeOutcome`, what a per-regime check found). The evidence the claims (lemmas/) and the
+probes gather alike sits higher, above the engines and certificates it runs and below the claims, and is imported by
+its module's name (this ``__init__`` does not load it): ``regime_runs`` (runs of the engines, the fixed regimes,
+replay commands), ``regime_records`` (scopes of regimes and proofs, per-regime checks as records), ``ball_facts``
+(finite-horizon facts decided by Arb balls) and ``leading_terms`` (the derived leading terms, the onset of the 1/T
+phase and the exponents against the claimed orders, as numbers).
+
 Example::
 
     >>> s = Scope(dims="all", sigma=("identity",), horizon="all")
@@ -40,7 +50,6 @@ Example::
     >>> decide(ev, s).verdict
     'proved'
 """
-from __future__ import annotations
 from __future__ import annotations
 
 from .scope import ALL, From, Region, Scope, covered, dims_label, dims_of, intersect
