@@ -107,7 +107,7 @@ def test_replay_command_carries_beta():
 # ---------------------------------------------------------------------------------------------
 from verify.model import symbols as sy  # noqa: E402
 from verify.reconcile import claims as rc_claims  # noqa: E402
-from verify.reconcile import family as fam  # noqa: E402
+from verify.reconcile import scaling_family as fam  # noqa: E402
 from verify.reconcile import solve as rs  # noqa: E402
 from verify.reconcile.constraints import constraints  # noqa: E402
 

@@ -29,7 +29,7 @@ from ..derive.reduced_map import reduced, reduced_step_exprs
 from ..model.symbols import M, beta, c_loss, eta_kq, eta_v, lam, var, vn
 from ..evidence import Scope
 from ..model.sigmas.identity import Identity
-from .family import leading_terms
+from .scaling_family import leading_terms
 
 IDENTITY = Scope("all", ("identity",), "all", "all")
 d_sym = sp.Symbol("d", positive=True, integer=True)     # feature dimension (not a symbol of the recursion)
