@@ -56,8 +56,8 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.hypotheses import admitted_sigmas, sigmas_text, step_x
 from verify.model.profiles import per_profile
-from verify.evidence.regime_runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
-                            regime, regime_label, replay_run)
+from verify.evidence.regime_runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt,
+                                         reduced_float64, regime, regime_label, replay_run)
 from verify.evidence.regime_records import obligations_text, outcome_record, prerequisite, regime_scope
 from verify.evidence.ball_facts import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
 from verify.engines import iterate

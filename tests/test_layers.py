@@ -5,9 +5,9 @@ imports nothing of verify or lemmas.
 
 The layers, bottom to top (docs: README.md's Layout, CONTRIBUTING.md's "Layers and imports"):
 base (errors, inputs, lazy, verify.run: the part registry, executor, atomic writes, lock, code version, cache) →
-model → evidence (the one verdict rule) → derive → engines → certify (with Coq) → gathering (the evidence the claims
-and probes share: verify.evidence's runs, regime records, ball facts, leading terms) → claims (verify.checks, lemmas) →
-probes, fuzz, sweep, reconcile → report → pipeline (``verify all``) → cli (and the bench, the public API).
+model → evidence (the one verdict rule) → derive → engines → certify (with Coq) → gathering (the evidence the
+claims and probes share: verify.evidence's runs, regime records, ball facts, leading terms) → claims (verify.checks,
+lemmas) → probes, fuzz, sweep, reconcile → report → pipeline (``verify all``) → cli (and the bench, the public API).
 """
 from __future__ import annotations
 

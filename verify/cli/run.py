@@ -296,7 +296,8 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
             phases.append((f"mpmath cross-check dps={ref_dps}", n_ref,
                            run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
     else:
-        run_arith(arithmetic, dps, steps, precision_checks.summed_terms(setting, engine))   # refuses what it cannot carry
+        # refuses what it cannot carry
+        run_arith(arithmetic, dps, steps, precision_checks.summed_terms(setting, engine))
         run_dps = dps if arithmetic == "mpmath" else None
         phases.append((f"{engine} {arithmetic}", steps, run_phases(setting, steps, engine, arithmetic, run_dps)))
         if cross_check and setting.reducible()[0]:

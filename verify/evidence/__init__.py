@@ -58,6 +58,6 @@ from .decision import EXTENTS, VERDICTS, Decision, Statement, decide, headline, 
 from .comparisons import compare, finite
 from .regime_outcome import RegimeOutcome
 
-__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "EXTENTS", "Scope",
-           "From", "Region", "intersect", "covered", "uncovered", "record", "proof", "Decision", "decide", "Statement",
-           "headline", "finite", "compare", "dims_label", "dims_of", "REPLAY_FACTOR", "RegimeOutcome"]
+__all__ = ["VERDICTS", "KINDS", "PROOF_KINDS", "EXACT_ALGEBRA_KINDS", "RIGOROUS_KINDS", "ROLES", "ALL", "EXTENTS",
+           "Scope", "From", "Region", "intersect", "covered", "uncovered", "record", "proof", "Decision", "decide",
+           "Statement", "headline", "finite", "compare", "dims_label", "dims_of", "REPLAY_FACTOR", "RegimeOutcome"]
