@@ -6,7 +6,10 @@ the parts of the paper's claim, each quantified, with its hypotheses — objects
 and its scope; a negative control's statement has role "control"; the toolkit's sharper findings beside a
 part have role "finding") and returns evidence records for each (:meth:`Check.evaluate`); every verdict is
 derived from them by :func:`verify.evidence.decide`. Importing this package imports every claim module and
-checks that the registry and the files agree. Shared machinery is in ``lemmas.support``.
+checks that the registry and the files agree. What claims and probes share (runs of the engines, records of
+regimes and proofs, Arb ball facts, the leading terms as numbers) is the evidence layer's
+(verify.evidence.regime_runs, regime_records, ball_facts, leading_terms); the ``claim`` parts of ``verify all``
+are in ``lemmas/_claim_parts.py`` (a leading '_': not a claim, so the catalogue does not load it).
 
 Example::
 

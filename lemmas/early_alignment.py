@@ -1,18 +1,18 @@
 """Early alignment: cos angle(W_X(t), V*) = 1 from the first step on.
 
 Route 1 (symbolic, sigma = identity, every dimension): dL/dW_X = (alpha v ||S||^2 - v <S,S*>) V* at
-W_X = alpha V* (verify.derive.reduction.prove_identity_general), so W_X(t) = alpha(t) V* with the
+W_X = alpha V* (verify.derive.reduction_proof.prove_identity_general), so W_X(t) = alpha(t) V* with the
 affine recursion of verify.derive.stability.alpha_recursion_identity, and alpha(t) > 0 for t >= 1 when
 eta_V c_L v N <= min(K, D - K) (<= K at K = D; the induction of lemma-C.2-small-step); hence cos = alpha/|alpha| = 1.
 Route 2 (arb, M = 1, sigma != identity): with one row, W_X(t) = alpha(t) v* (the reduction, for any
-per-entry kernel at the sizes verify.derive.reduction states), so cos = sign(alpha); Arb balls of
+per-entry kernel at the sizes verify.derive.reduction_proof states), so cos = sign(alpha); Arb balls of
 alpha(t) > 0 certify cos = 1 for t <= H in the regime run.
 Route 3 (float64): full-matrix engine cos(W_X(t), V*) for t = 1..T.
 Outside the hypotheses (informative): for a nonlinear sigma the row multiples alpha_m differ between
 rows of different norms, so the Frobenius cosine is < 1 although every row is aligned; and for a
 nonlinear sigma with M = 1, the step-size condition derived for the identity does not keep GD stable
 (sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/10: cos = -1 at t = 3), so for sigma != identity
-the claim assumes the run is a descent run (checked on the run, lemmas.support.runs.descent_precondition).
+the claim assumes the run is a descent run (checked on the run, verify.evidence.regime_runs.descent_precondition).
 """
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from verify.evidence import Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, descent_precondition, regime, replay_run
-from lemmas.support.records import outcome_record, regime_scope
+from verify.evidence.regime_runs import convention, descent_precondition, regime, replay_run
+from verify.evidence.regime_records import outcome_record, regime_scope
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
-from verify.derive.reduction import obligations_for
+from verify.derive.reduction_proof import obligations_for
 from verify.derive.stability import positivity_obligations
 from verify.model.hypotheses import admitted_sigmas, sigmas_text
 from verify.model.sigmas import parse_sigma
@@ -118,7 +118,7 @@ class EarlyAlignment(Check):
                              True if pos else None,
                              threshold={"value": 0, "why": "each Arb ball of alpha(t) lies entirely above 0 (a rigorous "
                                                            "enclosure: no rounding allowance needed)"},
-                             relies_on="the reduction W_X = alpha v* (verify.derive.reduction, any kernel)", bits=128))
+                             relies_on="the reduction W_X = alpha v* (verify.derive.reduction_proof, any kernel)", bits=128))
         n = STEPS[profile]
         for s in (regime("cnn", 8, 2, M=2, d=3, eta="1/10"), regime("gcn", 6, 2, M=3, d=2, eta="1/10", vstar_norm="2"),
                   regime("sts", 12, 3, M=2, d=4, eta="1/2", vstar_norm="3"),

@@ -27,7 +27,7 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
   symbolic dimensions. No step-size condition is derived for sigma != identity, and x <= 1 does not suffice:
   fuzzing found sigma = x + x^3/10, D = K = 1, ||V*|| = 3, eta = 1/20 with GD diverging and alpha(5) = -1.77
   (cubic_counterexample, an outside record): the part assumes the run is a descent run (L(t+1) <= L(t)),
-  checked on the run itself (lemmas.support.runs.descent_precondition).
+  checked on the run itself (verify.evidence.regime_runs.descent_precondition).
 
 Outside records (never deciding): the cubic counterexample, a sinusoidal P (P^T P != lambda I) below 2K/(c_L v N),
 eta above 2K/(c_L v N), and K = 0. The envelope of alpha (min, max, overshoot above 1 and when) is reported per
@@ -36,7 +36,7 @@ lower envelope inf_{t>=1} alpha, the upper envelope sup_t alpha, and the contrac
 recursion (a context record, and ``numbers["c_constants"]``).
 
 In every fixed regime the certified full-matrix engine (Arb balls of every entry, no symmetry or reduction assumed;
-lemmas.support.balls) decides, for t <= H, that every alpha_i(t) ball (t >= 1) lies above 0 and that every off-span
+verify.evidence.ball_facts) decides, for t <= H, that every alpha_i(t) ball (t >= 1) lies above 0 and that every off-span
 residual ||w_i - alpha_i v*_i|| lies in a ball [0, r] with r <= 1e-60. In exact arithmetic the residual is 0 (the
 reduction); a ball containing 0 cannot show that, so what is certified is the bound by the balls' radius. For
 ReLU with W_P frozen this is the statement's conclusion, up to that radius, with no reduction assumed.
@@ -56,13 +56,13 @@ from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.hypotheses import admitted_sigmas, sigmas_text, step_x
 from verify.model.profiles import per_profile
-from lemmas.support.runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt, reduced_float64,
-                            regime, regime_label, replay_run)
-from lemmas.support.records import obligations_text, outcome_record, prerequisite, regime_scope
-from lemmas.support.balls import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
+from verify.evidence.regime_runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt,
+                                         reduced_float64, regime, regime_label, replay_run)
+from verify.evidence.regime_records import obligations_text, outcome_record, prerequisite, regime_scope
+from verify.evidence.ball_facts import ball_run, below, both, decide_margins, exceeds, fact_record, show, upper_str
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
-from verify.derive.reduction import obligations_for
+from verify.derive.reduction_proof import obligations_for
 from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
 from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
@@ -273,7 +273,7 @@ def arb_record(s_, H: int) -> dict:
     return record(f"Arb balls of alpha_i(t), t = 1..{H}", "arb", regime_scope(s_, H),
                   f"every ball > 0: {pos}; smallest lower end {min(lows):.6g}", True if pos else None,
                   threshold=ARB_THRESHOLD, horizon=H, bits=128,
-                  relies_on="the reduction (verify.derive.reduction) at this regime's sizes")
+                  relies_on="the reduction (verify.derive.reduction_proof) at this regime's sizes")
 
 
 def alpha1_record(s_) -> tuple[dict, dict]:

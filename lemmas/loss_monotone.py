@@ -19,9 +19,9 @@ from verify.evidence import Scope, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run
+from verify.evidence.regime_runs import convention, first_increase_in, fmt, observe, regime, regime_label, replay_run
 from verify.model.hypotheses import within
-from lemmas.support.records import outcome_record, prerequisite, proof_scope, regime_scope
+from verify.evidence.regime_records import outcome_record, prerequisite, proof_scope, regime_scope
 from verify.errors import PrecisionError
 from verify.derive.stability import delta_curvature, loss_thresholds, thresholds_at
 from verify.engines import iterate
@@ -34,7 +34,7 @@ THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
 
 
 def first_increase(setting, steps: int):
-    """First t with L(t) > L(t-1) beyond rounding (lemmas.support.runs.first_increase_in), or None; also the
+    """First t with L(t) > L(t-1) beyond rounding (verify.evidence.regime_runs.first_increase_in), or None; also the
     excess-loss series (reduced recursion; mpmath when float64 overflows)."""
     try:
         L = observe(setting, steps).excess

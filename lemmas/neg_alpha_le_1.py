@@ -11,8 +11,8 @@ import sympy as sp
 from verify.evidence import Scope, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from lemmas.support.runs import convention, fmt, observe, regime, replay_run
-from lemmas.support.records import outcome_record, proof_scope
+from verify.evidence.regime_runs import convention, fmt, observe, regime, replay_run
+from verify.evidence.regime_records import outcome_record, proof_scope
 from verify.derive.asymptotics import slow_manifold
 
 MARGIN = 1e-12

@@ -12,8 +12,8 @@ import numpy as np
 from verify.evidence import Scope, finite
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from lemmas.support.runs import convention, regime, replay_run
-from lemmas.support.records import outcome_record
+from verify.evidence.regime_runs import convention, regime, replay_run
+from verify.evidence.regime_records import outcome_record
 from lemmas.loss_monotone import THRESHOLD, first_increase
 
 

@@ -24,8 +24,8 @@ import sympy as sp
 from verify.evidence import Scope
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
-from lemmas.support.runs import convention, observe, regime, replay_run
-from lemmas.support.records import outcome_record
+from verify.evidence.regime_runs import convention, observe, regime, replay_run
+from verify.evidence.regime_records import outcome_record
 from verify.model import symbols as sy
 from verify.derive.asymptotics import leading_terms_general
 from verify.model.symbols import values_at

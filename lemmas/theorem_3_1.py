@@ -32,7 +32,6 @@ covering every D at their points, for the upper, lower-T, sufficient-time and le
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 import sympy as sp
@@ -49,12 +48,12 @@ from verify.model.hypotheses import REFERENCE as REFERENCE_HYPOTHESES
 from verify.model.paper import exponent_of, theorem_3_1_orders, theorem_3_1_tstar_order
 from verify.model.profiles import per_profile
 from verify.model.quantities import KEYS, QUANTITIES
-from verify.model.symbols import D, K, N, T, eta, values_at, vnorm
+from verify.model.symbols import T, eta, values_at
 from lemmas import register
-from lemmas.support.leading import (entry_time, fast_series, leading_constant, onset, ratios, series_values,
-                                    t_exponent, terms)
-from lemmas.support.records import REPLAY_FACTOR, conventions_in, prerequisite, regime_scope
-from lemmas.support.runs import convention, fmt, regime, regime_label
+from verify.evidence.leading_terms import (PATHS, entry_time, exponents, fast_series, leading_constant, onset,
+                                           onset_horizon, ratios, series_values, t_exponent, terms)
+from verify.evidence.regime_records import REPLAY_FACTOR, conventions_in, prerequisite, regime_scope
+from verify.evidence.regime_runs import convention, fmt, regime, regime_label
 
 HYPOTHESES = ("identity", "0<K<D", "eta-stable") + REFERENCE_HYPOTHESES
 # "for every T >= T*" with T* existential: every D, K, eta, ||V*|| of the hypotheses (which pin the reference
@@ -90,12 +89,6 @@ LINEAR_THRESHOLD = {"value": "|fitted D-exponent of the onset - 1| <= 3 x uncert
 def base_regime():
     """The regime of the T-fits and the certificate: sts teacher, D = 8, K = 2, eta = 1/10, ||V*|| = 1."""
     return regime("sts", 8, 2, eta="1/10", vstar_norm="1")
-
-
-def onset_horizon(s) -> int:
-    """200 times the derived onset (lemmas.support.leading.onset; K D/(2 eta ||V*||^2) in the reference
-    convention): far into the 1/T phase."""
-    return int(200 * onset(s))
 
 
 # ---- T-exponents ---------------------------------------------------------------------------------------------
@@ -207,24 +200,7 @@ def derivation_records(base, series, horizon: int, profile: str) -> tuple[list, 
 
 
 # ---- exponents of the exact leading terms against the claimed orders (SymPy on a formal expansion) -----------
-PATHS = {"N fixed": lambda e: e, "N = D/K": lambda e: e.subs(N, D / K)}
-
-
-@lru_cache(maxsize=None)
-def exponents() -> dict:
-    """{"leading"|"claimed": {q: {"T", "vnorm", "eta", "K (D -> oo)", "D (N fixed)", "D (N = D/K)"}}}."""
-    out = {}
-    for name, table in (("leading", terms()), ("claimed", theorem_3_1_orders())):
-        out[name] = {}
-        for q in KEYS:
-            e = table[q]
-            out[name][q] = {"T": exponent_of(e, T), "vnorm": exponent_of(e, vnorm), "eta": exponent_of(e, eta),
-                            "K (D -> oo)": exponent_of(e, K, (D, sp.oo))}
-            for path, f in PATHS.items():
-                out[name][q][f"D ({path})"] = exponent_of(f(e), D, (D, sp.oo))
-    return out
-
-
+# (PATHS and exponents: verify.evidence.leading_terms, shared with the rates probe)
 def symbolic_records() -> tuple[dict, dict]:
     """Records of the exponent comparison (kind "formal": the leading terms are a formal expansion, checked
     against GD by derivation_records) for the upper part, the lower part and the corrected statement."""

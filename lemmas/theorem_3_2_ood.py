@@ -31,8 +31,8 @@ from verify.evidence import From, Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, fmt, reduced_float64, regime
-from lemmas.support.records import REPLAY_FACTOR, prerequisite, regime_scope
+from verify.evidence.regime_runs import convention, fmt, reduced_float64, regime
+from verify.evidence.regime_records import REPLAY_FACTOR, prerequisite, regime_scope
 from verify.derive.loss import matrix_form, mu
 from verify.model.symbols import var
 from verify.certify.certificate import CertificateFailed, certify

@@ -1,13 +1,13 @@
 """Every column of S(t) stays two-valued: one value on the support g_j of S*, one value off it.
 
 Route 1 (symbolic): at a two-valued point the logit gradient of every column is two-valued
-(verify.derive.reduction.prove_reduction_generic, obligation (iii), for any per-entry kernel at the
+(verify.derive.reduction_proof.prove_reduction_generic, obligation (iii), for any per-entry kernel at the
 explicit sizes it states), and W_KQ starts at 0 (S uniform), so by induction the logits, hence the
 columns of S, stay two-valued.
 Route 2 (float64): the full-matrix engine (no symmetry assumed) measures the spread of S(t) on and
 off each support.
 Route 3 (arb, the finding ``two-level-attention.full-balls``): the certified full-matrix engine (Arb balls of every
-entry, no symmetry or reduction assumed; lemmas.support.balls) encloses every difference S_ij(t) - S_i'j(t) between
+entry, no symmetry or reduction assumed; verify.evidence.ball_facts) encloses every difference S_ij(t) - S_i'j(t) between
 two entries on (or two entries off) the support g_j in a ball of radius at most 1e-60 around 0, for t <= H. Exactly
 two-valued is the proof's: a ball containing 0 bounds the spread by its radius, no better.
 """
@@ -21,13 +21,13 @@ from verify.evidence import Scope, dims_of
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, regime, regime_label
-from lemmas.support.records import bounded_series_outcome, outcome_record, runs_scope
-from lemmas.support.balls import ball_run, below, decide_margins, fact_record, records_of, upper_str
+from verify.evidence.regime_runs import convention, regime, regime_label
+from verify.evidence.regime_records import bounded_series_outcome, outcome_record, runs_scope
+from verify.evidence.ball_facts import ball_run, below, decide_margins, fact_record, records_of, upper_str
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
 from verify.derive.obligations import proof_routes
-from verify.derive.reduction import obligations_for
+from verify.derive.reduction_proof import obligations_for
 from verify.model.hypotheses import admitted_sigmas, sigmas_text
 from verify.model.sigmas import parse_sigma
 

@@ -1,10 +1,10 @@
 """W_P (the positional block of W_V) stays 0 along gradient descent from zero initialisation.
 
 Route 1 (symbolic): the W_P gradient at W_P = 0 is a combination of d ell / d mu_u at zero offset
-(verify.derive.reduction.prove_reduction_generic, at the explicit sizes it states), and that
-derivative vanishes for odd sigma by parity (verify.derive.reduction.parity_obligation): so
+(verify.derive.reduction_proof.prove_reduction_generic, at the explicit sizes it states), and that
+derivative vanishes for odd sigma by parity (verify.derive.reduction_proof.parity_obligation): so
 W_P(t) = 0 for all t by induction. For sigma = identity, dL/dW_P = 0 at W_P = 0 is proved in every
-dimension by matrix calculus (verify.derive.reduction.prove_identity_general).
+dimension by matrix calculus (verify.derive.reduction_proof.prove_identity_general).
 Route 2 (float64): the full-matrix engine, which assumes no symmetry, keeps ||W_P(t)||_F = 0.
 Outside the hypotheses (informative): an even sigma with W_P trainable, and a non-centred law,
 move W_P away from 0.
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.derive.reduction import obligations_for, prove_identity_general
+from verify.derive.reduction_proof import obligations_for, prove_identity_general
 from verify.evidence import Scope, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.profiles import per_profile
-from lemmas.support.runs import convention, regime
-from lemmas.support.records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
+from verify.evidence.regime_runs import convention, regime
+from verify.evidence.regime_records import bounded_series_outcome, obligations_text, outcome_record, proof_scope
 from verify.engines import iterate
 from verify.derive.obligations import proof_routes
 from verify.model.hypotheses import admitted_sigmas, sigmas_text

@@ -47,7 +47,7 @@ parameters of a regime block or of a family's options), check_formulas, check_ce
 query of a family file re-checks before it answers).
 
 What it trusts is listed in the file under "trusts" (the reduction of full GD to the 2-dimensional map,
-proved symbolically in verify.derive.reduction; the comparison lemma's generic inequalities, decided by two SMT
+proved symbolically in verify.derive.reduction_proof; the comparison lemma's generic inequalities, decided by two SMT
 solvers; exprel increasing); it prints them.
 
 Formulas are parsed by a small recursive-descent parser (numbers, names, + - * /, ^ with an integer exponent,

@@ -329,10 +329,11 @@ def test_builtin_parts_register_where_they_compute():
     in the module that computes it; the pipeline defines none and imports nothing from the CLI."""
     assert parts.discover() == []
     where = {k: s.module for k, s in parts.REGISTRY.items()}
-    assert where["derive"] == "verify.derive.part"
-    assert where["convergence"] == where["attention"] == "verify.engines.part"
-    assert where["claim"] == "lemmas.support.part" and where["probe"] == "verify.probes.support.part"
-    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.part" and where["bench"] == "verify.bench.timings"
+    assert where["derive"] == "verify.derive.derive_part"
+    assert where["convergence"] == where["attention"] == "verify.engines.trajectory_parts"
+    assert where["claim"] == "lemmas._claim_parts" and where["probe"] == "verify.probes.support.probe_parts"
+    assert where["fuzz"] == "verify.fuzz.budget" and where["reconcile"] == "verify.reconcile.reconcile_part"
+    assert where["bench"] == "verify.bench.timings"
     text = Path(pipeline.__file__).read_text()
     assert "@part(" not in text and ".cli" not in text
 

@@ -325,7 +325,7 @@ def decay_ratio(s, u, digits: int = 60):
     """Q = (u - u')/u^3 of one exact GD step from the slow manifold (alpha = alpha*(u), eps = 0) at off-support
     mass u, by the generated reduced recursion at ``digits`` digits: alpha*(u) = <s, s*>/||s||^2 written by hand."""
     import sympy as sp
-    from verify.derive.reduced import reduced_step_exprs
+    from verify.derive.reduced_map import reduced_step_exprs
     from verify.model import symbols as sy
     _, inc = reduced_step_exprs(s.sigma, "interior")
     D, K = s.D, s.K

@@ -48,7 +48,7 @@ def test_saved_file_has_the_named_keys(saved):
     assert d["region"]["boxes"] and {"u0", "C"} <= set(d["region"])
     assert [b["T"] for b in d["bounds"]] == [0, 17, 40, 10**6, 10**12]
     assert all(set(b) >= {"T", "excess_loss", "s_err", "w_err"} and len(b["s_err"]) == 2 for b in d["bounds"])
-    assert "verify.derive.reduction" in d["trusts"][0]["proof"] and d["trusts"][0]["scope"]
+    assert "verify.derive.reduction_proof" in d["trusts"][0]["proof"] and d["trusts"][0]["scope"]
     assert {"alpha", "delta", "u", "eps"} <= set(d["prefix"]["end"])
 
 

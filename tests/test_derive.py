@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from verify.derive.loss import kernel_sum_equals_matrix_form, matrix_form, prove_identity_closed_form
-from verify.derive.reduction import parity_obligation, prove_reduction, prove_reduction_generic
+from verify.derive.reduction_proof import parity_obligation, prove_reduction, prove_reduction_generic
 from verify.model.symbols import A, B, C, mu_u, mu_z
 from verify.engines.arith import Arith
 from verify.engines.full import FullState
@@ -174,7 +174,7 @@ def test_reduction_report_for_relu_names_the_failure():
 def test_reduction_fails_when_it_should():
     # A negative control for the prover: the W_X coefficient is wrong if the kernel's C-slot is
     # dropped from the reduced loss, so the same machinery must not "prove" it.
-    from verify.derive.reduction import _is_zero
+    from verify.derive.reduction_proof import _is_zero
     x = sp.Symbol("x", positive=True)
     assert _is_zero((x + 1) ** 2 - x**2 - 2 * x - 1) is True
     assert _is_zero((x + 1) ** 2 - x**2 - 2 * x) is None
@@ -227,7 +227,7 @@ def test_relu_full_engine_is_finite_at_k_equals_d():
 
 
 def test_identity_reduction_holds_in_every_dimension():
-    from verify.derive.reduction import _vanishes, prove_identity_general
+    from verify.derive.reduction_proof import _vanishes, prove_identity_general
     rep = prove_identity_general()
     assert rep.proved, rep.as_dict()
     # the zero test must not pass a non-zero matrix expression

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from verify.derive.obligations import Obligation, ProofReport, is_zero
-from verify.derive.reduction import (EXPLICIT_SIZES, explicit_routes, logit_gradients, obligations_for,
+from verify.derive.reduction_proof import (EXPLICIT_SIZES, explicit_routes, logit_gradients, obligations_for,
                                      prove_reduction, prove_reduction_generic, prove_reduction_symbolic,
                                      reduced_recursion_obligations)
 from verify.model.symbols import D, K, N
@@ -98,7 +98,7 @@ def test_delta_recursion_factor_against_the_full_engine_at_d5_k2():
     """Independent route: the full-matrix engine's hand-written chain rule at a two-valued point with
     D = 5, K = 2, N = 2 (D - K = 3): g_on - g_off equals D/(N K (D-K)) sum_m dr_m/ddelta = (5/12) sum ...,
     not D/(N K) = 5/4 times it."""
-    from verify.derive.reduced import reduced
+    from verify.derive.reduced_map import reduced
     from verify.model.symbols import alpha, c_loss, delta, var, vn
     from verify.engines.arith import Arith
     from verify.engines.full import FullState
@@ -124,7 +124,7 @@ def test_delta_recursion_factor_against_the_full_engine_at_d5_k2():
 @pytest.mark.slow
 def test_tidy_is_equal_where_d_exceeds_k():
     from verify.derive.asymptotics import leading_terms_general
-    from verify.derive.reduced import reduced_step_exprs
+    from verify.derive.reduced_map import reduced_step_exprs
     from verify.derive.tidy import tidy
     rng = np.random.default_rng(0)
     exprs = list(leading_terms_general().values()) + list(reduced_step_exprs(parse_sigma("relu"), "interior"))

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from verify.engines import iterate
 from verify.engines.fast import iterate_fast, load
-from verify.engines.precision import FLOAT64_DIGITS, rel_diff, tolerance
+from verify.engines.precision_checks import FLOAT64_DIGITS, rel_diff, tolerance
 from verify.errors import InvalidParameter
 from verify.model import make_setting
 

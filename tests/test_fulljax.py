@@ -13,7 +13,7 @@ from verify.model.symbols import c_loss, var
 from verify.engines import iterate
 from verify.engines.arith import Arith
 from verify.engines.full import JAX_MIN_STEPS, FullState, LogitState, iterate_full
-from verify.engines.precision import rel_diff
+from verify.engines.precision_checks import rel_diff
 from verify.errors import NumericalTrouble
 from verify.model import make_setting
 
@@ -207,7 +207,7 @@ def test_float64_trouble_is_named_at_its_first_step():
 
 
 def test_verify_run_full_float64_prints_the_digits_a_full_step_carries():
-    """A full-matrix step sums up to D N numbers (verify.engines.precision): at D = N = 64, float64 prints
+    """A full-matrix step sums up to D N numbers (verify.engines.precision_checks): at D = N = 64, float64 prints
     log10(4096) = 3.6 digits fewer than the reduced run of the same regime, on JAX, and those digits agree
     with the reduced recursion at 40 digits."""
     import json

@@ -5,8 +5,9 @@ imports nothing of verify or lemmas.
 
 The layers, bottom to top (docs: README.md's Layout, CONTRIBUTING.md's "Layers and imports"):
 base (errors, inputs, lazy, verify.run: the part registry, executor, atomic writes, lock, code version, cache) →
-model → evidence (the one verdict rule) → derive → engines → certify (with Coq) → claims (verify.checks, lemmas) →
-probes, fuzz, sweep, reconcile → report → pipeline (``verify all``) → cli (and the bench, the public API).
+model → evidence (the one verdict rule) → derive → engines → certify (with Coq) → gathering (the evidence the
+claims and probes share: verify.evidence's runs, regime records, ball facts, leading terms) → claims (verify.checks,
+lemmas) → probes, fuzz, sweep, reconcile → report → pipeline (``verify all``) → cli (and the bench, the public API).
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ LAYERS = [
     ("derive", ["verify.derive", "verify.coq.sympylib"]),
     ("engines", ["verify.engines"]),
     ("certify", ["verify.certify", "verify.coq"]),
+    # evidence gathered from runs, balls and derivations, shared by claims and probes (above the engines it runs)
+    ("gathering", ["verify.evidence.regime_runs", "verify.evidence.regime_records", "verify.evidence.ball_facts",
+                   "verify.evidence.leading_terms"]),
     ("claims", ["verify.checks", "lemmas"]),
     ("probes", ["verify.probes", "verify.fuzz", "verify.sweep", "verify.reconcile"]),
     ("report", ["verify.report"]),
@@ -219,7 +223,9 @@ def test_no_arrow_from_a_lower_layer_to_a_higher_one():
 def test_the_layers_are_checked_against_a_known_arrow():
     """The check above can fail: an arrow from the report up to the pipeline is one."""
     assert layer("verify.report.results") < layer("verify.pipeline.runner") < layer("verify.cli.all")
-    assert layer("verify.run.parts") < layer("verify.model.setting") < layer("verify.engines.reduced")
+    assert layer("verify.run.parts") < layer("verify.model.setting") < layer("verify.engines.reduced_iteration")
+    assert layer("verify.evidence.decision") < layer("verify.derive") < layer("verify.evidence.ball_facts") \
+        < layer("verify.checks")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -270,3 +276,18 @@ def test_the_rechecker_imports_nothing_of_verify_or_lemmas():
             found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("verify", "lemmas")]
     assert found == []
     assert (ROOT / "recheck" / "__main__.py").is_file()
+
+
+def test_probes_reach_the_claims_only_through_their_registry():
+    """Claims are not libraries: nothing above them (probes, fuzz, sweep, reconcile, report, pipeline, cli) imports a
+    claim module, at any depth of a function, except the ``lemmas`` package itself (its ``CLAIMS`` registry); what
+    claims and probes share lives below both (verify.evidence)."""
+    claims = layer("lemmas")
+    wrong = []
+    for mod, (path, is_pkg) in sorted(MODULES.items()):
+        if not mod.startswith("verify.") or layer(mod) <= claims:
+            continue
+        for node, _ in import_nodes(source(mod)[1]):
+            wrong += [f"{mod} -> {t}" for t in sorted(targets(mod, is_pkg, node)) if t.startswith("lemmas.")]
+    assert wrong == []
+    assert layer("verify.probes.rates") > claims and layer("verify.sweep.measures") > claims

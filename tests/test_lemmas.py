@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import lemmas
 from lemmas import CLAIMS as REGISTRY
-from lemmas.support.runs import regime
+from verify.evidence.regime_runs import regime
 from verify.checks import Catalogue, Check, Claimed, RegimeOutcome, module_name
 from verify.cli import main
 from verify.evidence import VERDICTS, Scope, covered, decide
@@ -158,7 +158,7 @@ def test_proved_only_when_the_proofs_cover_the_statement(results):
 
 @pytest.mark.slow
 def test_expected_verdicts_for_independent_reasons(results):
-    from verify.derive.reduction import prove_identity_general, prove_reduction_symbolic
+    from verify.derive.reduction_proof import prove_identity_general, prove_reduction_symbolic
     gen = prove_reduction_symbolic()
     generic_symbolic = all(not isinstance(v, int) for k, v in gen.dims.items() if k in ("M", "d", "D", "N", "K"))
     # wp-zero and two-level-attention: the generic-kernel reduction is proved in symbolic dimensions (no
@@ -410,7 +410,7 @@ def test_tstar_failed_measurement_is_inconclusive(monkeypatch):
 # ----- evidence that contradicts the usual answer changes the verdict ---------------------------------
 def test_neg_alpha_is_not_refuted_when_alpha_stays_below_one(monkeypatch):
     from lemmas import neg_alpha_le_1 as mod
-    from lemmas.support.runs import observe as real
+    from verify.evidence.regime_runs import observe as real
 
     def capped(s, steps, checkpoints=None):
         r = real(s, steps, checkpoints)
@@ -451,7 +451,7 @@ def test_two_level_attention_nan_from_step_5_does_not_hold(monkeypatch):
 def test_nan_never_holds(cid, monkeypatch):
     """NaN in the observables of any per-regime check gives holds None (or False for a real failure
     before it), never True."""
-    import lemmas.support.runs as common
+    import verify.evidence.regime_runs as common
     from verify.engines.full import FullState
     real_red = common.reduced_float64
 
@@ -500,9 +500,9 @@ def test_lemma_c2_regime_check_detects_sign_change():
 def test_delta_threshold_against_finite_differences():
     """eta_delta = 2 / max H, H = lambda^2 D/(N K (D-K)) (r_dd - r_ad^2/r_aa) at alpha*(delta), by finite
     differences of the generated row loss (independent of the symbolic maximisation)."""
-    from verify.derive.reduced import case_of
+    from verify.derive.reduced_map import case_of
     from verify.derive.stability import thresholds_at
-    from verify.engines.reduced import reduced_functions
+    from verify.engines.reduced_iteration import reduced_functions
     s = regime("sts", 8, 2, vstar_norm="16")
     fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
     P = tuple(float(x) for x in (s.D, s.K, s.N, 1, 1, s.eta_v, s.eta_kq, 1, 1))
@@ -669,7 +669,7 @@ def test_lemma_c2_full_matrix_balls_bound_the_offspan_residual(results):
     |off-span| <= 1e-60 over t <= 60; independently, its alpha balls contain the reduced recursion at 80 digits and its
     off-span balls contain the exact value 0, in the identity and the ReLU (W_P frozen) regimes."""
     from lemmas import lemma_C_2 as mod
-    from lemmas.support.balls import ball_run
+    from verify.evidence.ball_facts import ball_run
     from verify.engines import iterate
     recs = [e for sid in LEMMA_PARTS for e in _ball_records(statement(results, sid)) if e["role"] == "test"]
     assert len(recs) == len(mod.regimes()) and all(e["holds"] is True and e["scope"]["horizon"] == 60 for e in recs)
@@ -728,11 +728,11 @@ def test_two_level_attention_full_balls_are_certified_and_lose_it_outside(result
 
 
 def test_ball_margins_decide_by_one_rule():
-    """The rule of lemmas.support.balls on hand-built balls: a fact holds when every margin ball lies above 0, fails
+    """The rule of verify.evidence.ball_facts on hand-built balls: a fact holds when every margin ball lies above 0, fails
     at the first ball entirely on the wrong side, and decides nothing while a ball straddles 0 (a NaN ball included);
     "for some t" holds at a witness and fails only when every ball fails; exact bounds are the decimals written."""
     from flint import arb, fmpq
-    from lemmas.support.balls import both, decide_margins, exact
+    from verify.evidence.ball_facts import both, decide_margins, exact
     pos, neg, mid, nan = arb(1, 0.5), arb(-1, 0.5), arb(0, 1), arb("nan")
     assert decide_margins([(1, pos), (2, pos)]).holds is True
     f = decide_margins([(1, pos), (2, mid), (3, neg), (4, neg)])
@@ -759,7 +759,7 @@ def test_the_leading_terms_at_a_setting_hold_in_its_own_convention(kw):
     """Outside the reference convention the claims compare GD with the leading terms in the setting's convention
     (c_L, beta, eta_KQ kept): a long GD run (the float64 engine, an independent iteration) agrees with them within
     2%, where the reference convention's terms are off by a factor 2 to 4."""
-    from lemmas.support.leading import fast_series, leading, series_values
+    from verify.evidence.leading_terms import fast_series, leading, series_values
     from verify.derive.asymptotics import leading_terms
     from verify.model import make_setting
     from verify.model.symbols import T as Tsym, values_at

@@ -105,7 +105,7 @@ def test_members_stay_in_the_band(certified, seed, members, steps):
 def test_a_concrete_regime_with_the_reduced_engine():
     """sts, D = 16, K = 8 (rho = 1/2), eta = 27/4 (x = eta c_L v N/K = 27/16 = 1.6875), ||V*|| = 1: the toolkit's
     reduced engine at 40 digits for 10^4 steps stays inside the band of the cell holding its point."""
-    from lemmas.support.runs import regime
+    from verify.evidence.regime_runs import regime
     from verify.derive.invariants import invariants_of
     from verify.engines import iterate
     s = regime("sts", 16, 8, M=1, d=1, eta="27/4", vstar_norm="1")
@@ -260,7 +260,7 @@ def _saved_run(tmp_path, monkeypatch, change=None):
 
 def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
     from lemmas.lemma_C_2 import region_b_records
-    from lemmas.support.runs import regime
+    from verify.evidence.regime_runs import regime
     _saved_run(tmp_path, monkeypatch)
     inside, outside = regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1"), regime("sts", 8, 2, M=1, d=1, eta="3")
     recs, cover = region_b_records([inside, outside])
@@ -274,7 +274,7 @@ def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
 
 def test_lemma_refuses_a_tampered_saved_run(tmp_path, monkeypatch):
     from lemmas.lemma_C_2 import region_b_records
-    from lemmas.support.runs import regime
+    from verify.evidence.regime_runs import regime
     _saved_run(tmp_path, monkeypatch, lambda d: d["band"].update(L="2"))
     recs, cover = region_b_records([regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1")])
     assert "refused" in cover["source"] and "first-step" in cover["source"]

@@ -4,7 +4,7 @@ import pytest
 
 from verify.engines import iterate
 from verify.engines.fast import iterate_fast
-from verify.engines.precision import (FLOAT64_DIGITS, PrecisionWarning, carried_digits, cross_check, max_steps,
+from verify.engines.precision_checks import (FLOAT64_DIGITS, PrecisionWarning, carried_digits, cross_check, max_steps,
                                       require_horizon, tolerance)
 from verify.errors import InvalidParameter, PrecisionError
 from verify.model import make_setting
@@ -80,7 +80,7 @@ def test_monte_carlo_gradient_is_unbiased_around_the_reduced_gradient():
 
 
 def test_reference_is_strictly_more_precise_than_any_run():
-    from verify.engines.precision import REFERENCE_EXTRA_DIGITS, reference_bits, work_digits
+    from verify.engines.precision_checks import REFERENCE_EXTRA_DIGITS, reference_bits, work_digits
     import math
     for dps, steps in ((30, 10), (60, 1000), (100, 10**4), (1000, 50), (5000, 10)):
         w = work_digits("mpmath", dps, steps)
@@ -102,13 +102,13 @@ def test_high_dps_runs_cross_check_against_arb(dps):
 
 
 def test_comparison_is_within_the_certified_ball():
-    from verify.engines.precision import rel_diff
+    from verify.engines.precision_checks import rel_diff
     assert rel_diff(mpmath.mpf("1.0000001"), mpmath.mpf(1), 1, rad=mpmath.mpf("1e-6")) == 0
     assert rel_diff(mpmath.mpf("1.000002"), mpmath.mpf(1), 1, rad=mpmath.mpf("1e-6")) == pytest.approx(1e-6)
 
 
 def test_tolerance_is_representable_at_any_precision():
-    from verify.engines.precision import tolerance_mp
+    from verify.engines.precision_checks import tolerance_mp
     assert tolerance(1000, 10) == 0.0 < tolerance_mp(1000, 10) < mpmath.mpf(10) ** -990
 
 
@@ -124,7 +124,7 @@ def test_certified_enclosure_of_a_diverging_run_reports_the_step():
 def test_float64_engines_report_trouble_at_the_same_step():
     from verify.engines.fast import iterate_fast
     from verify.errors import NumericalTrouble
-    from lemmas.support.runs import reduced_float64
+    from verify.evidence.regime_runs import reduced_float64
     s = make_setting(D=4, K=2, preset="sts", eta="30")          # eta far above 2K/N = 4: GD diverges
     with pytest.raises(NumericalTrouble) as py:
         iterate(s, 1000, "reduced", "float64", checkpoints=list(range(1001)))

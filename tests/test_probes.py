@@ -605,7 +605,7 @@ def test_the_probes_balls_contain_a_60_digit_mpmath_iteration():
     exponent of nonuniform-s; alpha of p-scale's sinusoidal regime; the off-span residuals of nonzero-init) contain the
     same quantities computed from a 60-digit mpmath iteration of the direct formulation, shape errors and secants
     written out here from S and the weights."""
-    from lemmas.support.balls import ball_run, secant_exponent
+    from verify.evidence.ball_facts import ball_run, secant_exponent
     from verify.probes import nonuniform_s as nu, nonzero_init as nz, p_scale as ps
     s = make_setting(**nu.REGIMES["sts D=4 K=2 weights 1/4,3/4"])
     run, ref = ball_run(s, 60, 512, nu.with_shape), _mpmath_states(s, 60)

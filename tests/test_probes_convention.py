@@ -16,7 +16,7 @@ from verify.model import make_setting
 from verify.model.convention import REFERENCE, Convention, using
 from verify.probes import PROBES
 from verify.probes.support.convention import noting, regime_setting
-from verify.probes.support.part import probe_part
+from verify.probes.support.probe_parts import probe_part
 from verify.run.parts import REGISTRY
 
 

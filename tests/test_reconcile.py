@@ -89,7 +89,7 @@ def test_full_engine_wkq_gradient_with_beta_matches_central_differences():
 
 
 def test_replay_command_carries_beta():
-    from lemmas.support.runs import replay_run
+    from verify.evidence.regime_runs import replay_run
     s = make_setting(**BASE, beta="3/2")
     cmd = replay_run(s, 30)
     assert "--beta 3/2" in cmd and "--beta" not in replay_run(make_setting(**BASE), 30)
@@ -107,7 +107,7 @@ def test_replay_command_carries_beta():
 # ---------------------------------------------------------------------------------------------
 from verify.model import symbols as sy  # noqa: E402
 from verify.reconcile import claims as rc_claims  # noqa: E402
-from verify.reconcile import family as fam  # noqa: E402
+from verify.reconcile import scaling_family as fam  # noqa: E402
 from verify.reconcile import solve as rs  # noqa: E402
 from verify.reconcile.constraints import constraints  # noqa: E402
 
@@ -466,7 +466,7 @@ def test_reconcile_part_ci_end_to_end():
     quote the fits with the raw fits beside them."""
     import re
     from verify.reconcile.figure import convention_figure
-    from verify.reconcile.part import reconcile_part
+    from verify.reconcile.reconcile_part import reconcile_part
     res = json.loads(json.dumps(reconcile_part("ci"), default=str))
     assert res["verdict"] == "proved" and res["verdicts"]["numerics_agree"]["verdict"] == "supported"
     num = res["representative"]["numerics"]

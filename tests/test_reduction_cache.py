@@ -1,9 +1,9 @@
-"""verify.derive.reduction.prove_reduction is kept on disk per code version (verify.run.cache): what a process reads
+"""verify.derive.reduction_proof.prove_reduction is kept on disk per code version (verify.run.cache): what a process reads
 back is what the derivation computes (the same obligations, statuses and scopes), and a second process asks
 the disk, not SymPy."""
 from __future__ import annotations
 
-from verify.derive import reduction
+from verify.derive import reduction_proof
 from verify.model.sigmas import parse_sigma
 
 
@@ -15,13 +15,13 @@ def summary(rep):
 def test_the_kept_proof_is_the_computed_one(tmp_path, monkeypatch):
     monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path))
     sigma = parse_sigma("relu")
-    fresh = reduction._prove_reduction.uncached(sigma, 1, 1, 3, ((0, 1),))     # computed here, no cache
-    first = reduction._prove_reduction(sigma, 1, 1, 3, ((0, 1),))              # computed, then written
+    fresh = reduction_proof._prove_reduction.uncached(sigma, 1, 1, 3, ((0, 1),))     # computed here, no cache
+    first = reduction_proof._prove_reduction(sigma, 1, 1, 3, ((0, 1),))              # computed, then written
     assert list(tmp_path.rglob("reduction-proof-*.pickle"))
     calls = []
-    monkeypatch.setattr(reduction, "prove_reduction_symbolic",
-                        lambda: calls.append(1) or reduction.prove_reduction_symbolic())
-    again = reduction._prove_reduction(sigma, 1, 1, 3, ((0, 1),))              # read back from the file
+    monkeypatch.setattr(reduction_proof, "prove_reduction_symbolic",
+                        lambda: calls.append(1) or reduction_proof.prove_reduction_symbolic())
+    again = reduction_proof._prove_reduction(sigma, 1, 1, 3, ((0, 1),))              # read back from the file
     assert calls == []
     assert summary(again) == summary(first) == summary(fresh)
     assert fresh.proved is again.proved and len(fresh.obligations) > 3

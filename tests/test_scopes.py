@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lemmas import CLAIMS
-from lemmas.support.runs import regime
+from verify.evidence.regime_runs import regime
 from verify.checks import Claimed
 from verify.errors import InvalidParameter
 from verify.evidence import PROOF_KINDS, Scope, decide
@@ -41,7 +41,7 @@ def proof_scopes(st: dict) -> list[Scope]:
 
 def proved(ci_claims):
     """(label, statement scope, proof scopes) of every proved statement of the claims and the derive part."""
-    from verify.derive.part import reduction_statements
+    from verify.derive.derive_part import reduction_statements
     out = []
     for cid, r in ci_claims.items():
         for st in r.statements:
@@ -91,7 +91,7 @@ def violated(label: str, a: str, base, pf: Scope, stmt: Scope):
 def test_the_derive_part_states_what_its_proof_used():
     """The reduction is stated under P^T P = lambda I, distinct query positions, uniform S* weights and (for a
     nonlinear sigma's kernel) Gaussian data, not only "law mean 0"."""
-    from verify.derive.part import reduction_statements
+    from verify.derive.derive_part import reduction_statements
     statements, _ = reduction_statements(["identity", "erf"])
     for st in statements:
         assert {"orthogonal-P", "distinct-queries", "uniform-S*", "centred", "zero-init",
@@ -147,7 +147,7 @@ def test_outside_k_positive_alpha_is_not_positive():
 # ----- a proof that assumes more than the statement's hypotheses does not prove it --------------------------------
 def test_a_proof_assuming_more_than_the_hypotheses_is_not_proved():
     from verify.derive.obligations import proof_routes
-    from verify.derive.reduction import obligations_for
+    from verify.derive.reduction_proof import obligations_for
     from verify.model.sigmas import parse_sigma
     ev = proof_routes("columns two-valued", obligations_for(parse_sigma("identity"), "two-valued", explicit=False))
     full = ("zero-init", "orthogonal-P", "uniform-S*", "distinct-queries", "centred", "iid-entries", "gaussian-or-linear")

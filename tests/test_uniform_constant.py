@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from lemmas.support.leading import terms
+from verify.evidence.leading_terms import terms
 from lemmas.theorem_3_1 import HYPOTHESES
 from verify.certify.uniform_constant import bounds_on_ray, uniform_constant_record
 from verify.engines.fast import iterate_fast

@@ -35,7 +35,7 @@ def claim_ids(per_regime: bool | None = None) -> list[str]:
 def check_claim(claim_id: str, setting, steps: int):
     """Whether claim ``claim_id``'s property holds in ``setting`` over ``steps`` GD steps.
 
-    Returns the claim's ``verify.checks.RegimeOutcome``: ``holds`` (True; False, a counterexample; None,
+    Returns the claim's ``verify.evidence.RegimeOutcome``: ``holds`` (True; False, a counterexample; None,
     undecided, e.g. a NaN), ``detail`` (what was measured), ``replay`` (a ``verify`` command that
     reproduces the run) and ``data``, where ``data["in_hypotheses"]`` says whether the regime meets the
     claim's hypotheses (outside them a failure is information, not a counterexample). One regime is

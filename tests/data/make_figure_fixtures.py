@@ -5,7 +5,7 @@
     PYTHONPATH=. python tests/data/make_figure_fixtures.py - d-eq-k rates # only these (runs them)
 
 Each result is what ``verify probe NAME --profile ci --json`` prints (or what the convergence /
-attention parts of verify.engines.part return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
+attention parts of verify.engines.trajectory_parts return), with every step-indexed array cut to about ``POINTS`` log-spaced steps (the
 first steps and the last one kept) and numbers rounded to 7 significant digits, so the fixtures stay
 small while keeping the features the figures show (exactly coinciding curves stay coinciding, zeros stay
 zeros, the float64 floor of d-eq-k stays).

@@ -258,7 +258,7 @@ def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 
     step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
     out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
     from flint import arb  # heavy: flint
-    from ..derive.reduced import case_of  # heavy: loads flint,sympy
+    from ..derive.reduced_map import case_of  # heavy: loads flint,sympy
     from ..engines.arb import ArbArith, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
@@ -544,11 +544,11 @@ def monte_carlo(quick: bool, seed: int = 0) -> dict:
 
     State: W_X = alpha V* (alpha = 1/2), two-valued S with logit gap delta = 1, W_P = 0, on the
     benchmark regime with d = 4 (identity sigma, Gaussian X, loss 'sum'). Exact gradient from the
-    reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced).
+    reduced formula grad_{w_m} L = (dr_m/dalpha)/vn_m v*_m (verify.derive.reduced_map).
     """
     from ..derive import codegen  # heavy: loads flint,sympy
-    from ..derive.reduced import case_of, reduced  # heavy: loads flint,sympy
-    from ..engines.reduced import ARGS  # heavy: loads flint,sympy
+    from ..derive.reduced_map import case_of, reduced  # heavy: loads flint,sympy
+    from ..engines.reduced_iteration import ARGS  # heavy: loads flint,sympy
     s = make_setting(**(REGIME | {"d": 4}))
     a0, d0 = 0.5, 1.0
     V = np.array([[float(x) for x in r] for r in s.vstar_base]) * math.sqrt(float(s.vstar_scale2))

@@ -29,7 +29,7 @@ ATLAS_FILE_VARIABLE = "VERIFY_ATLAS_FILE"
 COMMITTED_ATLAS = Path(__file__).parent / "data" / "atlas-ci.json"
 # What the atlas's map rests on (ids of verify.model.hypotheses): sigma = identity, 0 < K < D (rho in (0, 1)),
 # x < 2, and the reduction of full GD to the invariant map (zero initialisation, centred i.i.d. entries,
-# P^T P = lambda I, uniform S* weights: verify.derive.reduction and verify.derive.invariants). Each is implied by
+# P^T P = lambda I, uniform S* weights: verify.derive.reduction_proof and verify.derive.invariants). Each is implied by
 # Theorem 3.1's and by Lemma C.2's large-step hypotheses, so a record assuming them may cover either.
 ATLAS_ASSUMES = ("identity", "0<K<D", "eta-stable", "zero-init", "centred", "iid-entries", "orthogonal-P",
                  "uniform-S*")

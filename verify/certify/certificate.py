@@ -11,7 +11,7 @@ lower and upper bounds on L(T) - L_opt, ||S(T) - S*||_F and ||W_X(T) - V*||_F:
    over R as functions of u (verify.certify.coordinates, verify.certify.bounds).
 
 The prefix iterates the reduced 2-dimensional map, which is the full GD recursion by the reduction proved
-in verify.derive.reduction (symbolic dimensions, any per-entry kernel; sigma = identity in every dimension):
+in verify.derive.reduction_proof (symbolic dimensions, any per-entry kernel; sigma = identity in every dimension):
 the certificate trusts that proof, and says so (:data:`TRUSTS`). Every step is an obligation; if one fails,
 :func:`certify` raises :class:`CertificateFailed` naming it and returns no weaker bound. K = 0 and K = D are
 certified exactly by closed forms (:mod:`verify.certify.exact`); eta >= 2K/(c_L v N) (no trapping region),
@@ -56,7 +56,7 @@ TIGHT = 2
 SLABS = 64       # prefix_steps_needed samples Q at SLABS + 1 points of [u0, u(0)]
 TRUSTS = {"statement": "the prefix iterates the reduced map (alpha, delta), which is exact GD of the full model "
                        "from zero initialisation (W_X = alpha V*, W_P = 0, two-valued columns of S, for every t)",
-          "proof": "verify.derive.reduction.prove_reduction (block method in symbolic M, d, D, N, K for any "
+          "proof": "verify.derive.reduction_proof.prove_reduction (block method in symbolic M, d, D, N, K for any "
                    "per-entry kernel; sigma = identity in every dimension by matrix calculus; explicit sizes as a "
                    "second route); `verify derive --json` prints its obligations",
           "scope": "all dimensions, sigma in {identity}, centred entry law, P^T P = lambda I, zero initialisation, "

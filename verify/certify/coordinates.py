@@ -19,7 +19,7 @@ containing 0:
 (pre_L = c_L v N ||V*||^2/K, pre_S = sqrt(N/K), pre_W = ||V*||_F). Q, Lt and h are normalised to 1 at
 u = 0, so their enclosures on deep shells are uniform over a family of regimes. Every line is an
 :class:`~verify.certify.obligations.Obligation` checked by SymPy against the invariant form of the
-generated reduced recursion (verify.derive.invariants, itself checked against verify.derive.reduced).
+generated reduced recursion (verify.derive.invariants, itself checked against verify.derive.reduced_map).
 """
 from __future__ import annotations
 

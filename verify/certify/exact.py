@@ -8,7 +8,7 @@ Geometric, not 1/T: Theorem 3.1's Theta(1/T) lower bounds fail here.
 K = 0: S* = 0, alpha' = alpha (1 - eta_V c_L v N / D), so alpha_t = 0 from alpha(0) = 0, S stays uniform:
 L - L_opt = 0, ||S - S*||_F = sqrt(N/D), ||W_X - V*||_F = ||V*||_F for every t.
 
-Each step is a SymPy obligation on the generated reduced recursion (verify.derive.reduced); the
+Each step is a SymPy obligation on the generated reduced recursion (verify.derive.reduced_map); the
 bounds at any T are Arb evaluations of the closed forms (rho^T by binary powering: T = 10^12 costs
 40 multiplications).
 """
@@ -22,7 +22,7 @@ import sympy as sp
 
 from ..run.cache import by_code_version
 from ..derive.invariants import PARAMETERS, V2, parameter_values
-from ..derive.reduced import reduced, reduced_step_exprs
+from ..derive.reduced_map import reduced, reduced_step_exprs
 from ..model.symbols import D, N, alpha, c_loss, eta_v, var, vn
 from ..model.numbers import frac_str
 from ..model.precision import arb_precision

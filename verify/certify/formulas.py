@@ -6,7 +6,7 @@ Groups (the variables each may use):
   invariants, prefactors     s = K/(D - K) = 1/r, x, y (verify.derive.invariants) and pre_L, pre_S^2, pre_W^2,
                              in the parameters D, K, N, v, c_L, eta_V, eta_KQ, lambda, beta, V2
   reduced_map_parameters     the reduced map (alpha', delta' - delta) and the observables (L - L_opt,
-                             ||S - S*||_F^2) in alpha, E = e^delta and the parameters (verify.derive.reduced)
+                             ||S - S*||_F^2) in alpha, E = e^delta and the parameters (verify.derive.reduced_map)
   reduced_map                the same in (s, x, y) as increments alpha' - alpha, delta' - delta; the observables
                              divided by the prefactors
   jacobian                   the increments' derivatives in (alpha, delta) and (s, x, y) (d(alpha', delta')/d(alpha,

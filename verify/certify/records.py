@@ -117,7 +117,7 @@ FAMILY_OPTIONS = {"preset": "sts", "K": 4, "vstar_norm": "1"}
 # identity (the reduced map), 0 < K < D and the W_X-block stability bound (verify.certify.family.check_family
 # refuses a family with a member outside them), and the reference convention (zero initialisation, orthogonal P,
 # centred i.i.d. Gaussian entries, uniform S* weights, one step size eta_KQ = eta, ...) under which the reduction
-# full GD = the 2-D map is proved (verify.derive.reduction).
+# full GD = the 2-D map is proved (verify.derive.reduction_proof).
 FAMILY_ASSUMES = ("identity", "0<K<D", "eta-stable") + REFERENCE
 FAMILY_USES = ("upper", "lower", "uniform-lower-constant", "limits")    # the "use" of each family_evidence record
 

@@ -138,7 +138,7 @@ def regime_setting(regime_file, *, yes: bool = False, quiet: bool = False, conve
 def property_result(c, setting, steps: int, bits: int | None, *, yes: bool, quiet: bool) -> dict:
     """The claim's per-regime property in the regime (certified with ``bits``), a failure inside the hypotheses
     re-run at a 10x longer horizon (``replay_check``), as every reported counterexample is."""
-    from lemmas.support.records import replay_check as replay_longer  # heavy: loads flint,mpmath,sympy
+    from ..evidence.regime_records import replay_check as replay_longer  # heavy: loads flint,mpmath,sympy
     options = {} if bits is None else {"bits": bits}
 
     def run(s, n):

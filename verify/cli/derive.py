@@ -29,7 +29,7 @@ CONVENTIONS = {
 def _obligation_groups(sig) -> dict:
     """Every obligation the derivation rests on, grouped, as JSON-ready dicts."""
     from ..derive.gradients import gradient_obligations  # heavy: loads flint,mpmath,sympy
-    from ..derive.reduction import (explicit_routes, parity_obligation, prove_identity_general,  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduction_proof import (explicit_routes, parity_obligation, prove_identity_general,  # heavy: loads flint,mpmath,sympy
                                     prove_reduction_symbolic, reduced_recursion_obligations)
     from ..derive.stability import positivity_obligations  # heavy: loads flint,mpmath,sympy
     groups = {
@@ -51,8 +51,8 @@ def derivation(sigma_spec: str) -> dict:
     """Everything ``verify derive`` prints, as SymPy expressions, text and obligation dicts."""
     from ..derive.gradients import LEGEND, gradient_formulas, loss_formula, update_formulas  # heavy: loads flint,mpmath,sympy
     from ..derive.loss import matrix_form  # heavy: loads flint,mpmath,sympy
-    from ..derive.reduced import reduced, reduced_step_exprs  # heavy: loads flint,mpmath,sympy
-    from ..derive.reduction import delta_step_factor, prove_reduction  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduced_map import reduced, reduced_step_exprs  # heavy: loads flint,mpmath,sympy
+    from ..derive.reduction_proof import delta_step_factor, prove_reduction  # heavy: loads flint,mpmath,sympy
     from ..derive.tidy import tidy  # heavy: loads flint,mpmath,sympy
     sig = parse_sigma(sigma_spec)
     k = sig.kernel

@@ -13,7 +13,7 @@ from .progress import progress, progress_hook
 
 
 def _derivation(d: dict) -> list[str]:
-    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
+    from ..reconcile.scaling_family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     out = [f"Family: {d['family']}"] + [f"  {m['reads']}: {m['what']}" for m in d["members"]]
     out.append("Leading terms (slow-manifold expansion, a formal asymptotic expansion; σ = identity, 0 < K < D):")
     out += [f"  {TEXT[q]} ~ {t}" for q, t in d["leading_terms"].items()]
@@ -30,7 +30,7 @@ def _derivation(d: dict) -> list[str]:
 
 def _system(s: dict) -> list[str]:
     """One solution set: its general element, where the rest holds, and a witness or a certificate."""
-    from ..reconcile.family import d_power  # heavy: loads flint,mpmath,sympy,z3
+    from ..reconcile.scaling_family import d_power  # heavy: loads flint,mpmath,sympy,z3
     cert = s.get("certificate")
     if s["feasible"]:
         head = "FEASIBLE"
@@ -55,7 +55,7 @@ def _system(s: dict) -> list[str]:
 
 
 def _fits(num: dict, tstar: str) -> list[str]:
-    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
+    from ..reconcile.scaling_family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     if not num or not num.get("fits"):
         return [f"    numerics: {(num or {}).get('why', 'not run')}"]
     fits = num["fits"]
@@ -74,7 +74,7 @@ def _fits(num: dict, tstar: str) -> list[str]:
 
 def _text(res: dict) -> list[str]:
     """The result as readable lines."""
-    from ..reconcile.family import TEXT  # heavy: loads flint,mpmath,sympy,z3
+    from ..reconcile.scaling_family import TEXT  # heavy: loads flint,mpmath,sympy,z3
     out = _derivation(res["derivation"])
     out.append(f"Claims ({res['claims_source']}):")
     for rid, cl in res["claims"].items():

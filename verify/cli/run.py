@@ -2,7 +2,7 @@
 
 Two kinds of result:
 - a run in mpmath (any ``--dps``) or float64, cross-checked at checkpoints against a reference that
-  is strictly more precise (verify.engines.precision);
+  is strictly more precise (verify.engines.precision_checks);
 - with ``--arb BITS``, certified Arb balls of the reduced or the full-matrix recursion: the balls are the
   result, every digit they certify is printed with its radius, and an mpmath run cross-checks the first
   checkpoints.
@@ -85,7 +85,7 @@ def certified_json(rec: Record, digits: int) -> dict:
 
 def resolve_engine(setting, engine: str) -> tuple[str, str | None]:
     """(engine, why) for ``--engine``: ``auto`` is the reduced recursion when it is exact for the
-    regime (verify.derive.reduction), the full-matrix engine otherwise; the reason is recorded."""
+    regime (verify.derive.reduction_proof), the full-matrix engine otherwise; the reason is recorded."""
     if engine != "auto":
         return engine, None
     ok, why = setting.reducible()
@@ -99,12 +99,12 @@ def full_check_steps(setting, steps: int) -> int:
 
 def max_cross_checked_dps(steps: int) -> int:
     """The largest --dps whose cross-check fits in Arb's precision: the reference carries more digits than the
-    run (verify.engines.precision.reference_bits), and Arb takes at most MAX_BITS bits."""
-    from ..engines import precision  # heavy: loads mpmath
+    run (verify.engines.precision_checks.reference_bits), and Arb takes at most MAX_BITS bits."""
+    from ..engines import precision_checks  # heavy: loads mpmath
     lo, hi = 5, 100_000
     while lo < hi:                      # reference_bits grows with dps: bisect for the last one that fits
         mid = (lo + hi + 1) // 2
-        if precision.reference_bits(precision.work_digits("mpmath", mid, steps), steps) <= MAX_BITS:
+        if precision_checks.reference_bits(precision_checks.work_digits("mpmath", mid, steps), steps) <= MAX_BITS:
             lo = mid
         else:
             hi = mid - 1
@@ -149,27 +149,27 @@ NO_REFERENCE = ("not available: the finite sum over the images (data = {data}, s
 
 
 def precision_check(setting, tr, engine: str, progress=None) -> dict:
-    """Cross-check ``tr`` at higher precision (verify.engines.precision); raises on disagreement.
+    """Cross-check ``tr`` at higher precision (verify.engines.precision_checks); raises on disagreement.
 
     The reference is the certified Arb enclosure of the reduced recursion whenever the regime is
     reducible (the reduction is exact, so a full-matrix result must agree with it too), at more bits
-    than the run carries (precision.reference_bits), compared within its ball; otherwise the same
+    than the run carries (precision_checks.reference_bits), compared within its ball; otherwise the same
     engine at 20 more digits, up to step FULL_CHECK_STEPS.
     """
-    from ..engines import precision  # heavy: loads mpmath
+    from ..engines import precision_checks  # heavy: loads mpmath
     if setting.reducible()[0]:
-        cc = precision.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
-                                   on_disagreement="raise", checkpoints=4, progress=progress,
-                                   summed=precision.summed_terms(setting, engine))
+        cc = precision_checks.cross_check(setting, replace(tr, engine="reduced", notes=tr.notes), reference="arb",
+                                          on_disagreement="raise", checkpoints=4, progress=progress,
+                                          summed=precision_checks.summed_terms(setting, engine))
         scope = "all checkpoints" + ("" if engine == "reduced" else " (full-matrix run vs the exact reduced enclosure)")
     else:
         part = replace(tr, records=[r for r in tr.records if r.step <= full_check_steps(setting, max(tr.steps()))],
                        notes=tr.notes)
-        cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
-                                   progress=progress)
+        cc = precision_checks.cross_check(setting, part, reference="mpmath", on_disagreement="raise",
+                                          checkpoints=4, progress=progress)
         scope = f"checkpoints up to step {max(part.steps())}"
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows), "scope": scope,
-            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
+            "max_tolerance": precision_checks.g3(max(cc.tolerance.values()))}
 
 
 def arb_check_steps(setting, engine: str, steps: int) -> int:
@@ -181,14 +181,14 @@ def arb_check_steps(setting, engine: str, steps: int) -> int:
 def arb_check(setting, tr, progress=None) -> dict:
     """Cross-check certified balls ``tr`` against an independent mpmath run of the same engine (more digits
     than the balls carry) at up to 4 checkpoints up to arb_check_steps: each mpmath value must lie in its ball."""
-    from ..engines import precision  # heavy: loads mpmath
+    from ..engines import precision_checks  # heavy: loads mpmath
     last = arb_check_steps(setting, tr.engine, max(tr.steps()))
     part = replace(tr, records=[r for r in tr.records if r.step <= last], notes=tr.notes)
-    cc = precision.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
-                               progress=progress)
+    cc = precision_checks.cross_check(setting, part, reference="mpmath", on_disagreement="raise", checkpoints=4,
+                                      progress=progress)
     return {"reference": cc.reference, "agree": cc.agree, "compared": len(cc.rows),
             "scope": f"mpmath values inside the balls at checkpoints up to step {max(part.steps())}",
-            "max_tolerance": precision.g3(max(cc.tolerance.values()))}
+            "max_tolerance": precision_checks.g3(max(cc.tolerance.values()))}
 
 
 def _digits_of(arith_dps: int | None, bits: int) -> int:
@@ -201,11 +201,11 @@ def _digits_of(arith_dps: int | None, bits: int) -> int:
 def run_arith(arithmetic: str, dps: int | None, steps: int, summed: int = 1):
     """The run's Arith; float64 prints only the digits it carries over ``steps`` steps that each sum up to
     ``summed`` numbers (PrecisionError when fewer than ``dps``, or than 3 when ``dps`` is not given)."""
-    from ..engines import precision  # heavy: loads mpmath
+    from ..engines import precision_checks  # heavy: loads mpmath
     from ..engines.arith import Arith  # heavy: loads mpmath
     ar = Arith.make(arithmetic, dps, steps)
     if arithmetic == "float64":
-        carried = precision.require_horizon("float64", steps, dps if dps is not None else 3, summed=summed)
+        carried = precision_checks.require_horizon("float64", steps, dps if dps is not None else 3, summed=summed)
         ar = replace(ar, dps=dps if dps is not None else max(3, min(15, math.floor(carried))))
     return ar
 
@@ -214,7 +214,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
              cross_check: bool = True, bar=None) -> dict:
     """The JSON object ``verify run --json`` prints (with ``arb_bits``: certified balls, "<name>_rad" radii).
 
-    Precision policy (verify.engines.precision): float64 prints only the digits it carries over the
+    Precision policy (verify.engines.precision_checks): float64 prints only the digits it carries over the
     horizon (an error if fewer than requested); every result is re-run at higher precision (Arb for
     the reduced engine, mpmath with 20 more digits for the full one) at checkpoints and a
     disagreement is an error; ``cross_check=False`` skips that and says so in the output.
@@ -244,7 +244,7 @@ def run_json(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
         else:
             cfg["precision_check"] = "skipped (--no-cross-check): the balls are certified but not cross-checked"
         return {"config": cfg, "final": certified_json(tr.final, digits)}
-    from ..engines.precision import summed_terms  # heavy: loads mpmath
+    from ..engines.precision_checks import summed_terms  # heavy: loads mpmath
     ar = run_arith(arithmetic, dps, steps, summed_terms(setting, engine))
     tr = iterate(setting, steps, engine, arithmetic, ar.dps if arithmetic == "mpmath" else None, checkpoints=cps,
                  progress=track(f"GD ({engine}, {arithmetic})", steps))
@@ -283,7 +283,7 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
              cross_check: bool) -> dict:
     """Estimated seconds of ``run_json`` with these options, from a short timed calibration of each
     engine it will run (verify.engines.estimate): {"seconds", "phases": [(what, steps, steps_per_s)]}."""
-    from ..engines import precision  # heavy: loads mpmath
+    from ..engines import precision_checks  # heavy: loads mpmath
     engine, _ = resolve_engine(setting, engine)
     run_problems(setting, steps, engine, arithmetic, arb_bits, dps, cross_check)
     phases = []         # (what, steps, (steps/s, fixed seconds))
@@ -296,18 +296,19 @@ def estimate(setting, steps: int, engine: str, arithmetic: str, dps: int | None,
             phases.append((f"mpmath cross-check dps={ref_dps}", n_ref,
                            run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
     else:
-        run_arith(arithmetic, dps, steps, precision.summed_terms(setting, engine))   # refuses what it cannot carry
+        # refuses what it cannot carry
+        run_arith(arithmetic, dps, steps, precision_checks.summed_terms(setting, engine))
         run_dps = dps if arithmetic == "mpmath" else None
         phases.append((f"{engine} {arithmetic}", steps, run_phases(setting, steps, engine, arithmetic, run_dps)))
         if cross_check and setting.reducible()[0]:
             from ..engines.arb import iterate_certified  # heavy: loads flint,mpmath,sympy
-            w = precision.work_digits(arithmetic, dps, steps)
-            bits = precision.reference_bits(w, steps)
+            w = precision_checks.work_digits(arithmetic, dps, steps)
+            bits = precision_checks.reference_bits(w, steps)
             phases.append((f"cross-check Arb {bits} bits", steps,
                            calibrate(lambda n: iterate_certified(setting, n, bits, [n]), steps)))
         elif cross_check and exact_reference(setting):
             n_ref = full_check_steps(setting, steps)
-            ref_dps = math.ceil(precision.work_digits(arithmetic, dps, steps)) + 20
+            ref_dps = math.ceil(precision_checks.work_digits(arithmetic, dps, steps)) + 20
             phases.append((f"cross-check {engine} mpmath dps={ref_dps}", n_ref,
                            run_phases(setting, n_ref, engine, "mpmath", ref_dps)))
     return {"seconds": sum(fixed + n / rate for _, n, (rate, fixed) in phases),

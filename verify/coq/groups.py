@@ -3,7 +3,7 @@
 Each group takes its statements from the objects the toolkit proves them with, never from text typed here:
 
 - ``reduction``: the reduced recursion of sigma = identity (verify.derive.stability's identities (*) and the
-  delta step, verify.derive.reduced's column quantities), field identities in symbolic D, K, N with e^delta a
+  delta step, verify.derive.reduced_map's column quantities), field identities in symbolic D, K, N with e^delta a
   positive real E;
 - ``lemma-C.2``: the small-step induction, the SMT obligations of verify.derive.stability.positivity_obligations
   (their formulas, from the same ``build`` both solvers decided), with its negative controls;
@@ -81,7 +81,7 @@ def identity_theorem(name, obligation, lhs, rhs, extra=(), key="", expect="accep
 def reduction_files() -> list[CoqFile]:
     """(*) alpha' = (1 - x ||s||^2) alpha + x <s,s*> for 0 < K < D and K = D, the delta step's closed form, and the
     column quantities of two-valued softmax columns."""
-    from ..derive.reduced import column_quantities, reduced, reduced_step_exprs  # heavy: loads numpy
+    from ..derive.reduced_map import column_quantities, reduced, reduced_step_exprs  # heavy: loads numpy
     from ..model.sigmas.identity import Identity  # heavy: loads numpy
     interior = (sp.StrictGreaterThan(D - K, 0, evaluate=False),)
     out = []
@@ -91,7 +91,7 @@ def reduction_files() -> list[CoqFile]:
         rhs = (1 - eta_v * c_loss * var * N * cols["sq_s"]) * alpha + eta_v * c_loss * var * N * cols["c_ss"]
         out.append(identity_theorem(f"alpha_recursion_{case.replace('-', '_')}",
                                     f"[{case}] alpha(t+1) = (1 - eta_V c_L v ||S||^2) alpha(t) + eta_V c_L v <S,S*> "
-                                    "(verify.derive.reduced's step, sigma = identity)", a_next, rhs, extra,
+                                    "(verify.derive.reduced_map's step, sigma = identity)", a_next, rhs, extra,
                                     key=f"alpha-recursion-{case}"))
     _, inc = reduced_step_exprs(Identity(), "interior")
     Ee = sp.exp(delta)

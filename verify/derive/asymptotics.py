@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..model.sigmas.identity import Identity
 from ..model.symbols import D, K, N, T, alpha, beta, c_loss, delta, eta, eta_kq, eta_v, lam, var, vn, vnorm
-from .reduced import reduced, reduced_step_exprs
+from .reduced_map import reduced, reduced_step_exprs
 from .tidy import tidy
 
 u = sp.Symbol("u", positive=True)

@@ -1,7 +1,7 @@
 """The invariant parametrisation of the reduced map of sigma = identity: three numbers fix the trajectory.
 
 For sigma = identity, a centred entry law, P^T P = lambda I and zero initialisation, the reduced map
-(alpha, delta) -> (alpha', delta') (verify.derive.reduced; every row shares alpha) depends on the ten
+(alpha, delta) -> (alpha', delta') (verify.derive.reduced_map; every row shares alpha) depends on the ten
 parameters D, K, N, v, c_L, lambda, beta, eta_V, eta_KQ, ||V*||^2 only through
 
     r = (D - K)/K,      x = eta_V c_L v N / K,      y = eta_KQ c_L v lambda^2 beta^2 ||V*||^2 / K^2,
@@ -35,7 +35,7 @@ from ..model.sigmas.identity import Identity
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, values_at, var, vn
 from ..run.cache import by_code_version
 from .obligations import Obligation, stopwatch, sympy_obligation
-from .reduced import column_quantities, reduced, reduced_step_exprs
+from .reduced_map import column_quantities, reduced, reduced_step_exprs
 
 r, x, y = sp.symbols("r x y", positive=True)
 V2 = sp.Symbol("V2", positive=True)                   # ||V*||_F^2 (the rows' vn summed: every row shares alpha)

@@ -6,7 +6,7 @@ stays on the line through V* (every row a multiple alpha of the same row of V*) 
 
     alpha(t+1) = (1 - eta_V c_L v ||S(t)||_F^2) alpha(t) + eta_V c_L v <S(t), S*>.          (*)
 
-On the two-valued columns GD keeps (verify.derive.reduction), ||S||_F^2 <= N max(1/K, 1/(D - K)) and
+On the two-valued columns GD keeps (verify.derive.reduction_proof), ||S||_F^2 <= N max(1/K, 1/(D - K)) and
 <S, S*> > 0 when K >= 1 (softmax entries are positive). Hence, by induction on t, eta_V c_L v N <= min(K, D - K)
 (<= K at K = D) gives alpha(t) >= eta_V c_L v <S(t-1), S*> > 0 for every t >= 1: Lemma C.2 for sigma = identity
 over that part of its step-size range (positivity_obligations); the rest of the range, up to 2K, is
@@ -34,8 +34,8 @@ from ..model.sigmas.identity import Identity
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, values_at, var, vn, vnorm
 from ..run.cache import by_code_version
 from .obligations import Obligation, ProofReport, smt_obligation, solver_library, stopwatch
-from .reduced import reduced, reduced_step_exprs
-from .reduction import prove_identity_general
+from .reduced_map import reduced, reduced_step_exprs
+from .reduction_proof import prove_identity_general
 
 E = sp.Symbol("E", positive=True)       # e^delta
 x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
@@ -44,7 +44,7 @@ x = sp.Symbol("x", positive=True)       # K e^{2 delta} / (D - K)
 @lru_cache(maxsize=None)
 def alpha_recursion_identity(cases=("interior", "k-equals-d")) -> tuple[bool, str]:
     """(*) in the reduced coordinates, for each case of K: alpha' - [(1 - x ||s||^2) alpha + x <s,s*>] == 0 with
-    x = eta_V c_L v N (verify.derive.reduced's step for sigma = identity)."""
+    x = eta_V c_L v N (verify.derive.reduced_map's step for sigma = identity)."""
     ok = True
     for case in cases:
         a_next, _ = reduced_step_exprs(Identity(), case)
@@ -91,7 +91,7 @@ def thresholds_at(setting) -> dict:
     """The thresholds at one setting's exact parameters (SymPy numbers; eta_delta is irrational)."""
     th = loss_thresholds()
     vals = values_at(setting)
-    # lambda and beta enter the delta block only as (lambda beta)^2 (verify.derive.reduced)
+    # lambda and beta enter the delta block only as (lambda beta)^2 (verify.derive.reduced_map)
     vals[lam] = vals[lam] * vals.pop(beta)
     a = sp.nsimplify(th["eta_alpha"].subs(vals))
     dl = sp.simplify(th["eta_delta"].subs(vals))
@@ -139,7 +139,7 @@ def next_alpha_Z2(col, x, a):
 
 
 def recursion_obligation(cases=("interior", "k-equals-d")) -> Obligation:
-    """(*) from the matrix-calculus gradient of W_X (any S) and verify.derive.reduced's step (SymPy)."""
+    """(*) from the matrix-calculus gradient of W_X (any S) and verify.derive.reduced_map's step (SymPy)."""
     with stopwatch() as t:
         gx = prove_identity_general().obligations[0]
         rec_ok, rec_txt = alpha_recursion_identity(cases)
@@ -248,14 +248,14 @@ def k_equals_d_obligations() -> ProofReport:
 
 def delta_increment_Z3(col, kappa, a):
     """The delta step times Z^3 in block form: Delta Z^3 = kappa E alpha (Z - alpha K (E - 1)), with
-    kappa = eta_KQ lambda^2 beta^2 c_L v D ||V*||^2 / K (verify.derive.reduced's increment for sigma = identity;
+    kappa = eta_KQ lambda^2 beta^2 c_L v D ||V*||^2 / K (verify.derive.reduced_map's increment for sigma = identity;
     checked by :func:`delta_increment_identity`)."""
     return kappa * col["E"] * a * (col["Z"] - a * col["K"] * (col["E"] - 1))
 
 
 @lru_cache(maxsize=None)
 def delta_increment_identity() -> tuple[bool, str]:
-    """verify.derive.reduced's delta increment for sigma = identity (summed over the M rows, all alpha_m = alpha)
+    """verify.derive.reduced_map's delta increment for sigma = identity (summed over the M rows, all alpha_m = alpha)
     equals kappa p_on p_off alpha (1 - alpha K (p_on - p_off)) with kappa = eta_KQ lambda^2 beta^2 c_L v D
     ||V*||^2 / K: the form :func:`delta_increment_Z3` states in block form (SymPy)."""
     _, inc = reduced_step_exprs(Identity(), "interior")

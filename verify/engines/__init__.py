@@ -11,11 +11,11 @@ from .trajectory import Record, Trajectory, checkpoint_steps
 # Public names and their modules, imported on first use (PEP 562): a caller of one engine (verify.engines.arb for
 # a certificate's balls) does not load the others (the full-matrix engine's generated gradients); the light
 # trajectory types load at once.
-_EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "ReducedState": ".reduced",
-            "iterate_reduced": ".reduced", "require_reducible": ".reduced", "ball_str": ".arb",
+_EXPORTS = {"Arith": ".arith", "FullState": ".full", "iterate_full": ".full", "ReducedState": ".reduced_iteration",
+            "iterate_reduced": ".reduced_iteration", "require_reducible": ".reduced_iteration", "ball_str": ".arb",
             "cover_radius": ".arb", "iterate_certified": ".arb", "iterate_fast": ".fast",
-            "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision", "cross_check": ".precision",
-            "require_horizon": ".precision", "tolerance": ".precision"}
+            "iterate_certified_full": ".fullarb", "PrecisionWarning": ".precision_checks",
+            "cross_check": ".precision_checks", "require_horizon": ".precision_checks", "tolerance": ".precision_checks"}
 
 
 # ---- the routes: which function iterates an engine in an arithmetic ------------------------------------------
@@ -59,7 +59,7 @@ def register_route(route: Route, *, preferred: bool = False) -> Route:
     return route
 
 
-for _r in (Route("reduced", ("float64", "mpmath"), ".reduced", "iterate_reduced"),
+for _r in (Route("reduced", ("float64", "mpmath"), ".reduced_iteration", "iterate_reduced"),
            Route("full", ("float64", "mpmath"), ".full", "iterate_full"),
            Route("reduced", ("arb",), ".arb", "iterate_certified", certified=True),
            Route("full", ("arb",), ".fullarb", "iterate_certified_full", certified=True)):

@@ -18,9 +18,9 @@ We re-centre every step (c_{k+1} = midpoint, r_{k+1} = radius of B_{k+1}). In th
 directions |J| < 1 and in the neutral delta direction |J| = 1 + O(u^2), so the radius grows only by
 the rounding injected per step (about 2^-prec times the state's size), i.e. linearly in the horizon.
 
-The Jacobian is generated from the SymPy step expressions (verify.derive.reduced.reduced_step_exprs)
+The Jacobian is generated from the SymPy step expressions (verify.derive.reduced_map.reduced_step_exprs)
 by differentiation; nothing is retyped. The recorded observables (loss, s_err, w_err, cos_wv,
-support mass) are the generated ones of verify.engines.reduced evaluated on the state balls, so they
+support mass) are the generated ones of verify.engines.reduced_iteration evaluated on the state balls, so they
 enclose the exact observables of every state in the box.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ import sympy as sp
 from flint import arb, fmpq
 
 from ..derive import codegen
-from ..derive.reduced import case_of, reduced_step_exprs
+from ..derive.reduced_map import case_of, reduced_step_exprs
 from ..model.symbols import alpha, delta
 from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
@@ -44,7 +44,7 @@ from ..model.validation import check_int
 from ..model.precision import arb_precision
 from .balls import _frac_parts, to_fraction  # noqa: F401  (re-exported)
 from .bits import MAX_BITS, MIN_BITS
-from .reduced import ARGS, ReducedState
+from .reduced_iteration import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 MAX_STEPS = 10**9         # longest certified horizon accepted (about 6 hours at 5e4 steps/s)

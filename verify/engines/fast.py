@@ -1,12 +1,12 @@
 """Fast float64 engine: the reduced recursion compiled with numba, a batch of regimes at once.
 
 For long horizons (10^7 steps and more). The step and the observables are generated from the SymPy
-expressions (verify.derive.reduced) as math-module source (verify.derive.codegen.python_source) and
+expressions (verify.derive.reduced_map) as math-module source (verify.derive.codegen.python_source) and
 compiled together with a small driver loop; nothing is retyped. Each regime of a batch is a row of
 parameter arrays; regimes are grouped by (sigma, case of K, M), one compiled kernel per group.
 Checkpoints (default log-spaced) of every recorded quantity can be saved to disk (.npz, atomic).
 
-Float64 accuracy over a horizon is not assumed here: verify.engines.precision states what it can
+Float64 accuracy over a horizon is not assumed here: verify.engines.precision_checks states what it can
 carry and cross-checks against mpmath.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from ..derive import codegen
-from ..derive.reduced import case_of, reduced, reduced_step_exprs
+from ..derive.reduced_map import case_of, reduced, reduced_step_exprs
 from ..errors import InvalidParameter, NumericalTrouble
 from ..model.setting import Setting
 from ..model.sigmas import Sigma
@@ -36,8 +36,8 @@ from ..model.validation import check_int
 from ..run.atomic import write_bytes_atomic
 from ..run.cache import cache_dir, entry_lock
 from .guard import advice
-from .precision import FLOAT64_DIGITS, carried_digits, require_horizon
-from .reduced import ARGS, require_reducible
+from .precision_checks import FLOAT64_DIGITS, carried_digits, require_horizon
+from .reduced_iteration import ARGS, require_reducible
 from .trajectory import Record, Trajectory, checkpoint_steps
 
 _LAM = sp.Symbol("lam_", positive=True)          # 'lambda' is a Python keyword
@@ -243,7 +243,7 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
 
     Checkpoints: ``checkpoints`` (steps) if given, else 0, ``steps`` and ``log_points`` log-spaced steps.
     ``digits``: the significant digits the caller needs; PrecisionError before running if float64
-    cannot carry them over ``steps`` (verify.engines.precision.require_horizon).
+    cannot carry them over ``steps`` (verify.engines.precision_checks.require_horizon).
     """
     if digits is not None:
         require_horizon("float64", steps, digits)
@@ -285,4 +285,4 @@ def iterate_fast(settings, steps: int, checkpoints=None, log_points: int = 40, d
     return FastResult(cps, data, [s.config() for s in settings],
                       ["float64 (numba), reduced recursion generated from SymPy; zero initialisation",
                        f"precision policy: about {max(carried_digits(FLOAT64_DIGITS, steps), 0):.1f} significant digits "
-                       f"carried at step {steps} (verify.engines.precision)"])
+                       f"carried at step {steps} (verify.engines.precision_checks)"])

@@ -3,7 +3,7 @@
 A :class:`Convention` holds values for the convention keywords of :func:`verify.model.make_setting` (the entry
 law and its moments, label noise, the loss averaging, P and its scale, the logit temperature, the
 initialisation, sigma and its conventions, W_P frozen, eta_KQ as a multiple of eta, and the data model). Every check builds
-its regimes through :func:`setting` (or ``lemmas.support.runs.regime``), which starts from the active
+its regimes through :func:`setting` (or ``verify.evidence.regime_runs.regime``), which starts from the active
 convention and lets the regime's own explicit choices win: a probe of the Gumbel law keeps its law under any
 convention, everything it leaves at the default follows the convention.
 

@@ -166,7 +166,7 @@ class Setting:
                            "(freeze W_P with wp_trainable=False to study the W_X/S dynamics)")
         if not self.sigma.odd and self.sigma.at_zero != 0:      # an odd sigma has sigma(0) = -sigma(0) = 0
             return False, "sigma(0) != 0"
-        return True, "exact (verify.derive.reduction proves the invariance)"
+        return True, "exact (verify.derive.reduction_proof proves the invariance)"
 
     def config(self) -> dict:
         """Every option in force, as JSON-ready strings and lists."""

@@ -1,9 +1,9 @@
 """Probe ``d-eq-k`` (reviewer Q3): K = D, S* is plain average pooling over all tokens, outside Theorem 3.1's
 0 < K < D.
 
-Here S(0) = S* (both uniform) and the logit gradient vanishes (verify.derive.reduction, case K = D), so S
+Here S(0) = S* (both uniform) and the logit gradient vanishes (verify.derive.reduction_proof, case K = D), so S
 never moves and the W_X block is the linear recursion alpha -> alpha - x (alpha - 1)/D, x = eta c_L v N
-(verify.derive.reduced, case k-equals-d). From alpha(0) = 0:
+(verify.derive.reduced_map, case k-equals-d). From alpha(0) = 0:
   1 - alpha(t) = q^t,  q = 1 - x/D,   ||W_X - V*||_F = ||V*||_F |q|^t,
   L - L_opt = c_L v N ||V*||_F^2 q^{2t} / (2 D),   ||S - S*||_F = 0,
 and |q| < 1 exactly when 0 < x < 2D (hypothesis eta-geometric): geometric convergence, faster than any power
@@ -19,7 +19,7 @@ from functools import lru_cache
 import sympy as sp
 
 from . import Probe, register
-from ..derive.reduced import reduced_step_exprs
+from ..derive.reduced_map import reduced_step_exprs
 from ..evidence import compare, record
 from ..model import symbols as sy
 from ..model.flags import setting_command
@@ -32,7 +32,7 @@ from .support.convention import regime_setting, replay_command
 from .support.figures import legend_entry, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, implication_step, reduction_proof
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 
 HYPOTHESES = ("identity", "K=D", "eta-geometric") + reference() + REDUCTION_HYPOTHESES

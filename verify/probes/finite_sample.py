@@ -16,7 +16,7 @@ from ..plotting import COLOURS, Drawing, figure_legend, new_figure
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, reference
+from .support.findings import finding, reference
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry, run_series
 from .support.seeds import ensemble, ensemble_holds, ensemble_text, seeds_text
 from .support.sgd import OnlineSGD, sgd_scope

@@ -27,7 +27,7 @@ from . import Probe, register
 from .support.classify import classify
 from .support.figures import legend_entry, suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, reference
+from .support.findings import finding, reference
 from .support.runs import FLOAT64_EPS_REL, classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.seeds import ensemble, ensemble_holds, ensemble_text, seeds_text
 from .support.sgd import AttentionSGD, sgd_scope

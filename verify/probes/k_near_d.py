@@ -7,7 +7,7 @@ The proofs divide by D - K; here D - K = 1, the smallest non-zero value. The lea
 from __future__ import annotations
 
 from . import register
-from .support.records import finding
+from .support.findings import finding
 from .support.tails import INTERIOR_HYPOTHESES as HYPOTHESES, TailProbe
 
 

@@ -7,7 +7,7 @@ The probe fits the tails and compares them with the exact leading terms of verif
 from __future__ import annotations
 
 from . import register
-from .support.records import finding
+from .support.findings import finding
 from .support.tails import INTERIOR_HYPOTHESES as HYPOTHESES, TailProbe
 
 

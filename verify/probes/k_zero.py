@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..derive.reduced import reduced, reduced_step_exprs
+from ..derive.reduced_map import reduced, reduced_step_exprs
 from ..evidence import compare, proof, record
 from ..model import symbols as sy
 from ..model.flags import setting_command
@@ -28,7 +28,7 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
 from . import Probe, register
 from .support.figures import legend_entry, runs_of, suptitle
 from .support.proofs import REDUCTION_HYPOTHESES, fixed_point, identity_step, reduction_proof
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import regime_setting, replay_command
 
@@ -79,7 +79,7 @@ def stationary_start_step(sigma) -> dict:
     At the zero student the residual sigma(0) - sigma(0) is 0 for every input, and the sample loss's derivatives in
     W_X, W_P and S vanish identically (:func:`start_residual_and_gradients`): each is 2 x residual x d u/d
     parameter. The population gradient is their expectation, so every GD step is 0 whatever the entry law. No
-    parity of sigma is used (the reduction's W_P step needs sigma odd: verify.derive.reduction.parity_obligation)."""
+    parity of sigma is used (the reduction's W_P step needs sigma odd: verify.derive.reduction_proof.parity_obligation)."""
     return identity_step(f"[K = 0] at the zero start the residual and every gradient vanish, sigma = {sigma.spec()}",
                          start_residual_and_gradients(sigma), sigma.spec(), "K=0", "zero-init",
                          detail="sample loss (sigma((a g + m) w(l)) - sigma(0))^2 at a = m = 0 and its derivatives "

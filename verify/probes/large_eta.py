@@ -1,7 +1,7 @@
 """Probe ``large-eta``: where GD stops converging as the step size eta grows (eta_V = eta_KQ = eta), i.e. how
 sharp Theorem 3.1's step-size hypothesis eta c_L v N < 2K is.
 
-Derived boundary (W_X block, verify.derive.reduced): one step maps alpha to alpha - eta (d r/d alpha)/vn,
+Derived boundary (W_X block, verify.derive.reduced_map): one step maps alpha to alpha - eta (d r/d alpha)/vn,
 whose derivative in alpha is 1 - eta N ||s||^2 (sigma = identity, v = 1). ||s||^2 rises from 1/D (uniform S)
 towards 1/K (S -> S*) and stays below 1/K, so the linearised W_X block is stable near the optimum iff
 eta < 2K/N, and at the start iff eta < 2D/N. The probe computes both limits symbolically from the generated
@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..derive.reduced import reduced_step_exprs
+from ..derive.reduced_map import reduced_step_exprs
 from ..errors import NumericalTrouble
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
 from ..model import symbols as sy
@@ -27,7 +27,7 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, finite, float
 from . import Probe, register
 from .support.figures import suptitle
 from .support.interior import LEADING, claimed_t_exponents, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 

@@ -24,7 +24,7 @@ from . import Probe, register
 from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
 from .support.montecarlo import mc_loss
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 

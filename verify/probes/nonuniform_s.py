@@ -8,18 +8,18 @@ and ||W_X - V*||_F and the within-support shape error max_j || s_j[g_j] / p_j - 
 on-support part is from the weights, ignoring mass).
 
 Over a finite horizon the same regimes run on the certified full-matrix engine (Arb balls, no reduction assumed;
-lemmas.support.balls): the balls decide that L - L_opt falls at every step t <= H, that the secant exponents of
+verify.evidence.ball_facts): the balls decide that L - L_opt falls at every step t <= H, that the secant exponents of
 the three quantities over [H/2, H] lie near the claimed ones, and that the shape error has fallen tenfold by H.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from lemmas.support.balls import ball_run, decide_margins, fact_record, records_of, show
-
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import compare, dims_of, record
+from ..evidence.ball_facts import ball_run, decide_margins, fact_record, records_of, show
+from ..evidence.regime_records import runs_scope
 from ..model.profiles import per_profile
 from ..model.quantities import KEYS
 from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, label_axes, new_figure, positive, readable_ticks,
@@ -29,8 +29,7 @@ from .support.certified import secant_numbers, tail_records
 from .support.classify import classify
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, reference, scope_of
-from lemmas.support.records import runs_scope
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 

@@ -11,7 +11,7 @@ span of P S gets no gradient and stays.
 
 Since ||s_j||^2 >= 1/D for every column (Cauchy-Schwarz) and ||s_j||^2 <= 1, the factor lies in
 [1 - eta c_L v N, 1 - eta c_L v N/D]; so for eta c_L v N < 1, r_m(t+1) <= (1 - eta c_L v N/D) r_m(t): a geometric decay at a
-rate the setting fixes. The certified full-matrix engine (Arb balls, no reduction assumed; lemmas.support.balls)
+rate the setting fixes. The certified full-matrix engine (Arb balls, no reduction assumed; verify.evidence.ball_facts)
 decides this bound at every step t < H, and that r_m(0), r_m(1) are off the line of v*_m.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from lemmas.support.balls import ball_run, decide_margins, exact, exceeds, fact_record, interval, show
-
 from ..engines import Arith
 from ..engines.full import FullState
 from ..evidence import compare, dims_of, record
+from ..evidence.ball_facts import ball_run, decide_margins, exact, exceeds, fact_record, interval, show
+from ..evidence.regime_records import runs_scope
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
 from ..model.profiles import per_profile
@@ -37,8 +37,7 @@ from . import Probe, register
 from .support.classify import classify
 from .support.figures import suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, reference, scope_of
-from lemmas.support.records import runs_scope
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 

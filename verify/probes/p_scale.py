@@ -2,7 +2,7 @@
 
 P^T P = lambda I: the logits are P^T W_KQ P, and the (3.4) gradient is P G P^T, so one step changes the
 logits by -eta_KQ P^T P G P^T P = -eta_KQ lambda^2 G: the run is the lambda = 1 run with eta_KQ replaced by
-eta_KQ lambda^2 (verify.derive.reduced carries the factor lambda^2, and nothing else of P; W_P stays 0). The probe
+eta_KQ lambda^2 (verify.derive.reduced_map carries the factor lambda^2, and nothing else of P; W_P stays 0). The probe
 proves this from the reduced step (SymPy) and checks it with the reduced and the full engines.
 
 A sinusoidal P (Vaswani et al.; not orthogonal, p_structure = general) is outside P^T P = lambda I. It is
@@ -12,7 +12,7 @@ the regime run (full engine), but the columns of S are no longer two-valued and 
 a regime `verify fuzz --claim lemma-C.2` found).
 
 The sinusoidal findings are also decided over a finite horizon by the certified full-matrix engine (Arb balls, no
-reduction assumed; lemmas.support.balls): a ball of alpha(3) entirely below 0, and, in the tails' regime, L - L_opt
+reduction assumed; verify.evidence.ball_facts): a ball of alpha(3) entirely below 0, and, in the tails' regime, L - L_opt
 falling at every step t <= H with the secant exponents over [H/2, H] near the claimed ones. The balls enclose the
 trajectory of the setting's sinusoidal P, whose entries are the float64 values of the encoding taken as exact
 (verify.model.setting.Setting.p_exact).
@@ -22,10 +22,10 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from lemmas.support.balls import ball_run, decide_margins, fact_record, interval, show
-
-from ..derive.reduced import reduced_step_exprs
+from ..derive.reduced_map import reduced_step_exprs
 from ..evidence import compare, dims_of, record
+from ..evidence.ball_facts import ball_run, decide_margins, fact_record, interval, show
+from ..evidence.regime_records import runs_scope
 from ..model import symbols as sy
 from ..model.flags import setting_command
 from ..model.hypotheses import step_x
@@ -37,8 +37,7 @@ from .support.certified import secant_numbers, tail_records
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import claimed_t_exponents
 from .support.proofs import REDUCTION_HYPOTHESES, identity_step, reduction_proof
-from .support.records import finding, reference, scope_of
-from lemmas.support.records import runs_scope
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series, trimmed
 from .support.convention import judged_hypotheses, regime_setting, replay_command
 

@@ -11,10 +11,8 @@ Two findings, decided separately:
 """
 from __future__ import annotations
 
-
-from lemmas.theorem_3_1 import exponents
-
 from ..evidence import Scope, compare, record
+from ..evidence.leading_terms import exponents
 from ..engines.fits import loglog_slope
 from ..model.paper import claimed_exponent
 from ..model.profiles import per_profile
@@ -24,7 +22,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
 from . import Probe, register
 from .support.figures import rate_panels, runs_of, suptitle
 from .support.interior import LEADING, exponent_deviation, interior_run, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import labels, regime_entry, trimmed
 from .support.convention import regime_setting, replay_command
 

@@ -40,7 +40,7 @@ from ..plotting import (COLOURS, COMPUTED, Drawing, figure_legend, keep_data_lim
 from . import Probe, register
 from .support.figures import legend_entry, suptitle
 from .support.interior import claimed_t_exponents
-from .support.records import finding, scope_of
+from .support.findings import finding, scope_of
 from .support.runs import classify_series, dense_checkpoints, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lemmas.support.leading import onset
-
 from ..derive.asymptotics import slow_manifold
 from ..evidence import REPLAY_FACTOR, Scope, compare, record
+from ..evidence.leading_terms import onset
 from ..engines.fits import loglog_slope
 from ..model.profiles import per_profile
 from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, figure_legend, label_axes, need,
@@ -24,7 +23,7 @@ from ..plotting import (COLOURS, COMPUTED, DERIVED, Drawing, FigureDataError, fi
 from . import Probe, register
 from .support.figures import suptitle
 from .support.interior import LEADING, leading_value
-from .support.records import finding, reference, scope_of
+from .support.findings import finding, reference, scope_of
 from .support.runs import classify_series, fits_json, labels, regime_entry, run_series
 from .support.convention import regime_setting, replay_command
 
@@ -52,7 +51,7 @@ def setting_of(D: int, K: int):
 
 
 def predicted(s) -> float:
-    """The derived transient, K D / (2 eta ||V*||^2) in the reference convention (lemmas.support.leading.onset)."""
+    """The derived transient, K D / (2 eta ||V*||^2) in the reference convention (verify.evidence.leading_terms.onset)."""
     return onset(s)
 
 

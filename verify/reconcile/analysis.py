@@ -1,6 +1,6 @@
 """The evidence and statements of the reconciliation (assembled by verify.reconcile.reconciliation).
 
-1. verify.reconcile.family writes every convention a paper might scale as a power of D and derives the
+1. verify.reconcile.scaling_family writes every convention a paper might scale as a power of D and derives the
    D-exponents of the slow-manifold leading terms and of T* (affine in the members' exponents);
    verify.reconcile.combinations proves through which combinations the conventions enter.
 2. verify.reconcile.systems solves the claims (verify.reconcile.claims) over the whole family, with and
@@ -25,7 +25,7 @@ from ..evidence import Scope, Statement, proof, record
 from .combinations import combination_obligations, not_entering
 from .confirm import REPLAY, confirm
 from .constraints import constraints
-from .family import (COMBINATIONS, FAMILY_LABEL, HELD_FIXED, MEMBERS, QUANTITIES, TERMS, TEXT, TSTAR_DEFINITION,
+from .scaling_family import (COMBINATIONS, FAMILY_LABEL, HELD_FIXED, MEMBERS, QUANTITIES, TERMS, TEXT, TSTAR_DEFINITION,
                      exponent_table, finite_d_factor, leading_terms)
 from .realise import budget, realise
 from .solve import exponents_text

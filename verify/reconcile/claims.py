@@ -24,7 +24,7 @@ from ..model.paper import theorem_3_1_orders, theorem_3_1_tstar_order
 from ..model.symbols import D, K, T, eta, vnorm
 from ..errors import InvalidParameter
 from ..model.numbers import exact, load_json_exact
-from .family import NU, QUANTITIES, TERMS, VARIABLES, d_exponent, exponent_in, variable_symbol
+from .scaling_family import NU, QUANTITIES, TERMS, VARIABLES, d_exponent, exponent_in, variable_symbol
 
 SYMBOLS = {"D": D, "K": K, "vnorm": vnorm, "eta": eta, "T": T}
 TSTAR_VARIABLES = ("D", "K", "vnorm", "eta")

@@ -1,6 +1,6 @@
 """Through which combinations the conventions enter GD, proved with SymPy (σ = identity, reduced set).
 
-The reduced recursion (verify.derive.reduced) is written in every convention separately; these rules
+The reduced recursion (verify.derive.reduced_map) is written in every convention separately; these rules
 say which combinations it actually depends on, so that the family's exponents enter the leading terms
 only through them:
 
@@ -25,11 +25,11 @@ import sympy as sp
 
 from ..derive.gradients import logit_step_obligation
 from ..derive.obligations import Obligation, sympy_obligation
-from ..derive.reduced import reduced, reduced_step_exprs
+from ..derive.reduced_map import reduced, reduced_step_exprs
 from ..model.symbols import M, beta, c_loss, eta_kq, eta_v, lam, var, vn
 from ..evidence import Scope
 from ..model.sigmas.identity import Identity
-from .family import leading_terms
+from .scaling_family import leading_terms
 
 IDENTITY = Scope("all", ("identity",), "all", "all")
 d_sym = sp.Symbol("d", positive=True, integer=True)     # feature dimension (not a symbol of the recursion)

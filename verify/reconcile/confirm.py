@@ -6,7 +6,7 @@ The realised settings (verify.reconcile.realise) are iterated with the compiled 
 
 Error model of a fitted exponent: the derived exponent is the D -> oo one, the fit is over a finite grid.
 Two things bend log q against log D there. (i) The finite-D factor of the leading term
-(verify.reconcile.family.finite_d_factor: (D - K)/D, sqrt((D - K)/D), (D - K)/D), which tends to 1 and
+(verify.reconcile.scaling_family.finite_d_factor: (D - K)/D, sqrt((D - K)/D), (D - K)/D), which tends to 1 and
 does not change the Θ-class: it is divided out before fitting, so the exponent is fitted on
 q / factor (the raw fit of q itself is reported beside it). (ii) The O(u) finite-T corrections (u the
 off-support mass, u^2 ~ T*/T), which grow with D at a fixed T. The fit's error is
@@ -33,7 +33,7 @@ from ..engines.fast import iterate_fast
 from ..engines.trajectory import checkpoint_steps
 from ..evidence import Scope, compare, dims_of, finite, record
 from ..engines.fits import loglog_slope
-from .family import QUANTITIES, TEXT, finite_d_factor, leading_terms
+from .scaling_family import QUANTITIES, TEXT, finite_d_factor, leading_terms
 from .realise import K_NUM, Budget, Realisation, value_at
 
 BAND = 0.1                   # "in the 1/T phase": GD / leading term within 10% (lemmas/theorem_3_1_tstar.py)

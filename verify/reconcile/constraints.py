@@ -18,10 +18,10 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..derive.reduced import column_quantities
+from ..derive.reduced_map import column_quantities
 from ..derive.stability import loss_thresholds
 from ..model.symbols import D, N, beta, c_loss, delta, eta_kq, eta_v, lam, var
-from .family import coefficients, d_exponent, leading_terms
+from .scaling_family import coefficients, d_exponent, leading_terms
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from ..model.symbols import values_at
 from ..model import make_setting
 from ..model.profiles import PROFILES, check_profile
 from .constraints import delta_threshold, wx_relaxation_time
-from .family import leading_terms
+from .scaling_family import leading_terms
 
 
 @dataclass(frozen=True)

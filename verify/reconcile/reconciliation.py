@@ -15,7 +15,7 @@ from .analysis import (SCOPE, derivation_json, derived_statements, numerics_of, 
                        reading_result, reading_statements, representative_of)
 from .claims import TSTAR_READINGS, default_claims
 from .confirm import BAND, REPLAY
-from .family import FAMILY_LABEL, MEMBERS
+from .scaling_family import FAMILY_LABEL, MEMBERS
 from .realise import budget
 from .systems import point_json
 

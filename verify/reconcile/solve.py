@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import sympy as sp
 import z3
 
-from .family import BY_NAME, CARRIERS, MEMBERS, TEXT, coefficients, exponent_table
+from .scaling_family import BY_NAME, CARRIERS, MEMBERS, TEXT, coefficients, exponent_table
 
 UNKNOWNS = CARRIERS          # the column order of every matrix here (the solver solves for the earliest)
 

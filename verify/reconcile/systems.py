@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .constraints import constraints
-from .family import BY_NAME, COMBINATIONS, QUANTITIES, TERMS, exponent_table
+from .scaling_family import BY_NAME, COMBINATIONS, QUANTITIES, TERMS, exponent_table
 from .solve import (UNKNOWNS, Affine, Certificate, affine_solution, equations, exponents_json, exponents_text,
                     farkas, representative, row_of, satisfies, z3_feasible)
 

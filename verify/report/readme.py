@@ -156,7 +156,7 @@ class Writer:
         s = field(self.r, "summary")
         roles = {k: field(self.r, "summary", "roles", k) or {} for k in ("claim", "control", "finding")}
         ext = extent_text(s, "claim")
-        return ("- **Every verdict is derived from evidence records by one rule** (`verify/evidence.py`, "
+        return ("- **Every verdict is derived from evidence records by one rule** (`verify/evidence/`, "
                 "[docs/verdicts.md](docs/verdicts.md)) and printed with its scope: *proved* and *certified* mean that "
                 "proofs or rigorous enclosures cover everything the statement quantifies over (every D, every t, "
                 "every regime); a statement established on a finite part only (\"checked at dimensions {…}\", "

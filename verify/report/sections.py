@@ -92,7 +92,7 @@ def reconcile_blocks(rec: dict | None) -> list:
     """The "Which convention?" section: the family, each system's solution set, the GD fits, the statements."""
     if not rec:
         return []
-    from ..reconcile.family import d_power  # heavy: loads sympy (and z3, through verify.reconcile)
+    from ..reconcile.scaling_family import d_power  # heavy: loads sympy (and z3, through verify.reconcile)
     out = [("h", 2, "Which convention? (verify reconcile)", "reconcile"),
            ("p", f"Every convention a paper might scale is a power of D, {rec['family']['label']}. The leading terms "
                  "come from the slow-manifold expansion (a formal asymptotic expansion, SymPy); each claimed exponent "

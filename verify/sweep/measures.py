@@ -35,12 +35,12 @@ from ..engines.arb import iterate_certified, rad_fraction, to_fraction
 from ..engines.fast import iterate_fast
 from ..engines.fits import loglog_slope
 from ..errors import InvalidParameter
+from ..evidence.leading_terms import onset_horizon
 from ..model import symbols as sy
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS
 from ..run.parts import plugin_modules
 from lemmas import CLAIMS
-from lemmas.theorem_3_1 import onset_horizon
 
 QUANTITIES = KEYS
 CLAIM_STEPS = 2_000     # default horizon of the per-regime claim checks (their full-matrix routes cost O(D^3) a step)
@@ -183,7 +183,7 @@ def leading_terms_at(s, T: int) -> tuple[dict | None, str]:
 
 def onset_columns(s, steps: int, lead) -> dict:
     """``tstar``: the step from which Theorem 3.1's claim takes GD to be in its 1/T phase (the derived onset
-    K D/(2 eta ||V*||^2) times the claim's own factor: lemmas.theorem_3_1.onset_horizon), and ``before_tstar``:
+    K D/(2 eta ||V*||^2) times the claim's own factor: verify.evidence.leading_terms.onset_horizon), and ``before_tstar``:
     whether the horizon ends before it (then the fitted exponents and ratios are not yet the asymptotic ones).
     Both None where the leading terms do not apply (``lead`` None)."""
     if lead is None:

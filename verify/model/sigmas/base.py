@@ -62,7 +62,7 @@ class Sigma:
     family: ClassVar[str] = ""                 # the name a spec starts with ("poly" in "poly:0,1")
     syntax: ClassVar[str] = ""                 # how a spec is written (help texts); default: the family name
     fuzz_examples: ClassVar[tuple[str, ...]] = ()   # specs the fuzzer draws; default: the family name
-    odd: ClassVar[bool] = False                # sigma(-x) = -sigma(x): W_P stays 0 (verify.derive.reduction)
+    odd: ClassVar[bool] = False                # sigma(-x) = -sigma(x): W_P stays 0 (verify.derive.reduction_proof)
     # Requirements on a setting (verify.model.setting validates them, with the messages it prints):
     any_law: ClassVar[bool] = False            # the kernel holds for any entry law (else Gaussian entries only)
     needs_centred: ClassVar[bool] = True       # the kernel is exact at zero means only: law mean 0, W_P = 0

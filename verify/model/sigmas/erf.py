@@ -28,5 +28,5 @@ class Erf(Sigma):
         euz = 2 / sp.pi * sp.asin(2 * C / sp.sqrt((1 + 2 * A) * (1 + 2 * B)))
         # d/d mu_u E[(erf(u+mu) - erf(z))^2] at mu = 0 is 2 E[(erf(u) - erf(z)) erf'(u)]: the
         # integrand is odd under (u, z) -> (-u, -z) and the centred Gaussian law is even, so it
-        # vanishes (proved symbolically in verify.derive.reduction.parity_obligation).
+        # vanishes (proved symbolically in verify.derive.reduction_proof.parity_obligation).
         return Kernel(self, euu - 2 * euz + ezz, sp.Integer(0), "odd integrand (symbolic proof)", euu)

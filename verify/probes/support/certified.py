@@ -1,5 +1,5 @@
 """Finite-horizon facts of the probes' full-matrix regimes, decided by the certified engine's Arb balls
-(lemmas.support.balls): L - L_opt falls at every step t <= H, and the secant exponents of Theorem 3.1's three
+(verify.evidence.ball_facts): L - L_opt falls at every step t <= H, and the secant exponents of Theorem 3.1's three
 quantities over [H/2, H] lie within a stated distance of the claimed T-exponents.
 
 A secant exponent log(q(H) / q(H/2)) / log 2 is not the tail exponent: it differs from it by the next-order
@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from lemmas.support.balls import (BallFact, decide_margins, exact, fact_record, falls, interval, records_of,
+from ...evidence.ball_facts import (BallFact, decide_margins, exact, fact_record, falls, interval, records_of,
                                   secant_exponent, show)
 
 from ...model.paper import claimed_exponent

@@ -1,5 +1,5 @@
 """The interior case 0 < K < D as the probes read it: a run, its tail fits, and the comparison with the exact
-leading terms of verify.derive.asymptotics (through lemmas.support.leading) and with Theorem 3.1's claimed
+leading terms of verify.derive.asymptotics (through verify.evidence.leading_terms) and with Theorem 3.1's claimed
 T-exponents (verify.model.paper).
 
 The leading terms are derived for sigma = identity in the reference convention (summed loss, v = 1,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from lemmas.support.leading import leading
+from ...evidence.leading_terms import leading
 
 from ...errors import InvalidParameter
 from ...model.hypotheses import within

@@ -1,5 +1,5 @@
 """Proof steps the edge probes cite: that GD from zero initialisation is the reduced recursion on
-(alpha_1..alpha_M, delta) in one case of K (the obligations of verify.derive.reduction, in symbolic
+(alpha_1..alpha_M, delta) in one case of K (the obligations of verify.derive.reduction_proof, in symbolic
 dimensions), and the probes' own symbolic steps, each with the hypotheses it uses.
 
 A probe's proof is one :func:`verify.evidence.proof` record of these steps: its scope is the intersection of
@@ -12,10 +12,10 @@ from functools import lru_cache
 import sympy as sp
 
 from ...derive.obligations import Obligation, smt_obligation, sympy_obligation
-from ...derive.reduction import (CASE_LABEL, parity_obligation, prove_reduction_symbolic,
+from ...derive.reduction_proof import (CASE_LABEL, parity_obligation, prove_reduction_symbolic,
                                  reduced_recursion_obligations)
 from ...evidence import proof
-from .records import symbolic_scope
+from .findings import symbolic_scope
 
 REPLAY = "verify derive --json"
 # What a finding proved through the reduction assumes beyond the reference convention: the logit step (3.4)

@@ -12,7 +12,7 @@ from ...plotting import Drawing, figure_legend, new_figure
 from .figures import rate_panels, runs_of, suptitle
 from .interior import LEADING, claimed_t_exponents, exponent_deviation, interior_run, leading_curves
 from .probe import Probe
-from .records import reference, scope_of
+from .findings import reference, scope_of
 from .runs import labels, regime_entry, trimmed
 from .convention import regime_setting, replay_command
 

@@ -1,7 +1,7 @@
 """The exact reduced recursion on (alpha_1, ..., alpha_M, delta).
 
 On the set {W_X = diag(alpha) V*, W_P = 0, every column of S two-valued on/off its support}
-(invariant under GD: verify.derive.reduction proves it), each column of S is
+(invariant under GD: verify.derive.reduction_proof proves it), each column of S is
 s_on = e^delta / Z, s_off = 1 / Z, Z = K e^delta + D - K, and the loss is a sum over rows of
 r_m(alpha_m, delta) = c_L * (N / 2) * ell(v alpha^2 vn_m ||s||^2, v alpha vn_m <s, s*>, v vn_m ||s*||^2, 0, 0).
 GD in the full parameters then reads (with lambda from P^T P = lambda I, beta the logit temperature):

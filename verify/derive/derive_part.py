@@ -15,7 +15,7 @@ from ..evidence import Scope, Statement, headline
 from ..run import part
 from ..model.profiles import per_profile
 from ..derive.obligations import proof_routes
-from ..derive.reduction import obligations_for, prove_reduction
+from ..derive.reduction_proof import obligations_for, prove_reduction
 from ..model.hypotheses import hypotheses
 from ..model.sigmas import parse_sigma, sigma_examples
 from ..derive.asymptotics import leading_terms, slow_manifold
@@ -36,7 +36,7 @@ def reduction_statements(sigmas: list[str]) -> tuple[list[Statement], dict]:
     """One decided statement per sigma ("GD keeps the symmetric set invariant and the reduced recursion
     is exact"), identity first; and the proof reports as dicts.
 
-    Evidence: every obligation of verify.derive.reduction.prove_reduction (the block-method proof for any
+    Evidence: every obligation of verify.derive.reduction_proof.prove_reduction (the block-method proof for any
     kernel in symbolic dimensions, sigma's parity lemma and reduced recursion, the explicit-dimension second
     route, and for identity the matrix-calculus proof), each with the scope it covers."""
     statements, proofs = [], {}

@@ -138,7 +138,7 @@ class CrossCheck:
                     for s, n, v, r, d, _ in self.disagreements()]}
 
 
-# Symmetry residuals: exactly 0 in exact arithmetic on the invariant set (verify.derive.reduction), so a
+# Symmetry residuals: exactly 0 in exact arithmetic on the invariant set (verify.derive.reduction_proof), so a
 # run leaves rounding residue of order (unit roundoff) x ||W||; they are compared on an O(1) scale.
 RESIDUALS = ("offspan", "wp_norm")
 

@@ -20,7 +20,7 @@ formal asymptotic expansion (it assumes alpha tracks its quasi-static value alph
 
 Example::
 
-    >>> from verify.reconcile.family import exponent_table, x
+    >>> from verify.reconcile.scaling_family import exponent_table, x
     >>> exponent_table()["excess_loss"]["D"] == x("N") - x("eta_kq") - 2 * x("p_norm") - 2 * x("beta")
     True
 """

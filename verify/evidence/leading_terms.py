@@ -1,5 +1,9 @@
-"""Numbers from the exact leading terms of verify.derive.asymptotics (sigma = identity, 0 < K < D), for the
-Theorem 3.1 claim: the terms at a setting, GD's ratios to them, the entry time into a band around them."""
+"""Numbers from the exact leading terms of verify.derive.asymptotics (sigma = identity, 0 < K < D): the terms at a
+setting, GD's ratios to them, the entry time into a band around them, the derived onset of the 1/T phase and the
+horizon far into it, and the exponents of the terms against Theorem 3.1's claimed orders (verify.model.paper).
+
+Evidence gathering shared by the Theorem 3.1 claim (lemmas/theorem_3_1.py), the probes and the sweep: none of them
+reaches into another's module for these facts."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -7,12 +11,12 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from verify.model.paper import exponent_of
-from verify.model.quantities import KEYS
-from verify.model.symbols import T, values_at
-from verify.derive.asymptotics import leading_terms, leading_terms_general
-from verify.engines.fast import iterate_fast
-from .runs import Series
+from ..derive.asymptotics import leading_terms, leading_terms_general
+from ..engines.fast import iterate_fast
+from ..model.paper import exponent_of, theorem_3_1_orders
+from ..model.quantities import KEYS
+from ..model.symbols import D, K, N, T, eta, values_at, vnorm
+from .regime_runs import Series
 
 
 @lru_cache(maxsize=None)
@@ -41,6 +45,12 @@ def onset(s) -> float:
     return float(sp.Rational(s.D**2, 2 * (s.D - s.K) ** 2) / c)
 
 
+def onset_horizon(s) -> int:
+    """200 times the derived onset (:func:`onset`; K D/(2 eta ||V*||^2) in the reference
+    convention): far into the 1/T phase."""
+    return int(200 * onset(s))
+
+
 def t_exponent(q: str):
     """The T-exponent of q's leading term (SymPy: -1 for the excess loss, -1/2 for the parameter errors)."""
     return exponent_of(terms()[q], T)
@@ -52,7 +62,7 @@ def leading_constant(s, q: str) -> sp.Expr:
 
 
 def series_values(series) -> dict:
-    """The three quantities of a :class:`lemmas.support.runs.Series`, keyed as verify.model.quantities."""
+    """The three quantities of a :class:`verify.evidence.regime_runs.Series`, keyed as verify.model.quantities."""
     return {"excess_loss": series.excess, "s_err": series.s_err, "w_err": series.w_err}
 
 
@@ -76,7 +86,7 @@ def entry_time(series, s, band: float = 0.1):
 
 def fast_series(s, steps: int, checkpoints):
     """The reduced recursion at ``checkpoints`` by the compiled float64 engine (verify.engines.fast, generated
-    from the same SymPy step as lemmas.support.runs.reduced_float64), as a Series without delta (the fast engine
+    from the same SymPy step as verify.evidence.regime_runs.reduced_float64), as a Series without delta (the fast engine
     records the support mass instead): ~10^7 steps per second after a one-off compilation of a few seconds."""
     cps = sorted(set(int(c) for c in checkpoints))
     r = iterate_fast(s, int(steps), checkpoints=cps)
@@ -84,3 +94,23 @@ def fast_series(s, steps: int, checkpoints):
     d = r.data
     return Series(cps, d["alpha"][0, :, :s.M], np.full(len(cps), np.nan), d["excess_loss"][0], d["s_err"][0],
                   d["w_err"][0], d["support_mass"][0])
+
+
+# ---- exponents of the exact leading terms against the claimed orders (SymPy on a formal expansion) -----------
+# The two paths of D -> oo along which the D-exponents are compared: N fixed, and N = D/K.
+PATHS = {"N fixed": lambda e: e, "N = D/K": lambda e: e.subs(N, D / K)}
+
+
+@lru_cache(maxsize=None)
+def exponents() -> dict:
+    """{"leading"|"claimed": {q: {"T", "vnorm", "eta", "K (D -> oo)", "D (N fixed)", "D (N = D/K)"}}}."""
+    out = {}
+    for name, table in (("leading", terms()), ("claimed", theorem_3_1_orders())):
+        out[name] = {}
+        for q in KEYS:
+            e = table[q]
+            out[name][q] = {"T": exponent_of(e, T), "vnorm": exponent_of(e, vnorm), "eta": exponent_of(e, eta),
+                            "K (D -> oo)": exponent_of(e, K, (D, sp.oo))}
+            for path, f in PATHS.items():
+                out[name][q][f"D ({path})"] = exponent_of(f(e), D, (D, sp.oo))
+    return out

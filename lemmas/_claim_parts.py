@@ -1,4 +1,7 @@
-"""The ``claim`` parts of ``verify all``: one per claim of the catalogue (lemmas.CLAIMS), run at the profile."""
+"""The ``claim`` parts of ``verify all``: one per claim of the catalogue (lemmas.CLAIMS), run at the profile.
+
+Beside the claims it runs; its name starts with '_' because every other module of ``lemmas`` is a claim, and the
+catalogue (verify.checks.Catalogue.load) skips such names. The part registry finds it by its ``@part(`` line."""
 from __future__ import annotations
 
 from lemmas import CLAIMS

@@ -1,19 +1,19 @@
 """Evidence records for the checks: scopes of regimes and proofs, and per-regime checks as records.
 
 Every record is made by :func:`verify.evidence.record`; this module only says what scope a regime or a proof
-covers, and turns a :class:`verify.checks.RegimeOutcome` into a record (with the 10x-horizon replay of a
-counterexample).
+covers, and turns a :class:`verify.evidence.RegimeOutcome` into a record (with the 10x-horizon replay of a
+counterexample). Shared by the claims (lemmas/) and the probes.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
-from verify.checks import RegimeOutcome
-from verify.evidence import ALL, REPLAY_FACTOR, Scope, compare, dims_of, record
-from verify.model.setting import conventions_of
-
-from .runs import replay_run
+from ..model.setting import conventions_of
+from .comparisons import compare
+from .recording import REPLAY_FACTOR, record
+from .regime_outcome import RegimeOutcome
+from .regime_runs import replay_run
+from .scope import ALL, Scope, dims_of
 
 
 def regime_scope(setting, steps: int) -> Scope:

@@ -1,4 +1,4 @@
-"""Iteration of the exact reduced recursion on (alpha_1..alpha_M, delta) (verify.derive.reduced).
+"""Iteration of the exact reduced recursion on (alpha_1..alpha_M, delta) (verify.derive.reduced_map).
 
 The step functions are generated from the SymPy expressions; nothing here restates a formula.
 """
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derive import codegen
-from ..derive.reduced import case_of, reduced, reduced_step_exprs
+from ..derive.reduced_map import case_of, reduced, reduced_step_exprs
 from ..model.symbols import D, K, N, alpha, beta, c_loss, delta, eta_kq, eta_v, lam, var, vn
 from ..errors import InvalidParameter
 from ..model.setting import Setting

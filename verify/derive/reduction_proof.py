@@ -16,9 +16,9 @@ Obligations, for each case (0 < K < D, K = 0, K = D):
   (ii)  dL/dW_P involves d ell/d mu at zero offset only            (W_P = 0 stays iff that vanishes);
   (iii) the logit gradient of each column is two-valued, K g_on + (D-K) g_off = 0 and
         g_on - g_off = D/(N K (D-K)) sum_m dr_m/ddelta (0 for K in {0, D});
-  (iv)  the column quantities are those of verify.derive.reduced.column_quantities;
+  (iv)  the column quantities are those of verify.derive.reduced_map.column_quantities;
 and, with (3.4) on logits (verify.derive.gradients.logit_step_obligation: Delta logits = -eta_KQ
-lambda^2 G), the reduced recursion of verify.derive.reduced is the GD step exactly
+lambda^2 G), the reduced recursion of verify.derive.reduced_map is the GD step exactly
 (:func:`reduced_recursion_obligations`, per sigma, substituting its kernel).
 Route 2, explicit dimensions (:func:`prove_reduction_generic`): the full model with every weight and
 logit a symbol, differentiated by SymPy, at a generic point of the set. It is an independent second
@@ -39,7 +39,7 @@ from ..evidence import Scope, dims_label
 from ..model.hypotheses import IID_MOMENTS
 from ..model.sigmas import Sigma, X
 from .obligations import Obligation, ProofReport, is_zero, stopwatch
-from .reduced import column_quantities, reduced, reduced_step_exprs
+from .reduced_map import column_quantities, reduced, reduced_step_exprs
 from ..model.symbols import A, B, C, D as Ds, K as Ks, M as Ms, N as Ns, alpha, c_loss, delta, eta_v, mu_u, \
     mu_z, var, vn, beta
 from .gradients import logit_step_factor, logit_step_obligation
@@ -251,7 +251,7 @@ def _logit_obligations(case: str, scope: Scope) -> list[Obligation]:
 
 
 def _column_obligation(case: str, scope: Scope) -> Obligation:
-    """(iv): the block column at the point has the quantities verify.derive.reduced uses."""
+    """(iv): the block column at the point has the quantities verify.derive.reduced_map uses."""
     with stopwatch() as t:
         pq = _point_quantities(case)
         cq = {k: v.subs(delta, sp.log(e_sym)) for k, v in column_quantities(case).items()}
@@ -264,7 +264,7 @@ def _column_obligation(case: str, scope: Scope) -> Obligation:
             holds = holds and is_zero(_at_point(off, off["sq"]) - pq["sq"]) and is_zero(
                 _at_point(off, off["corr"]) - pq["corr"]) or None
     return Obligation(f"[{CASE_LABEL[case]}] ||s||^2, <s,s*>, ||s*||^2, support mass and ||s-s*||^2 of a two-valued "
-                      "column equal verify.derive.reduced.column_quantities", holds, "", "sympy identity", scope,
+                      "column equal verify.derive.reduced_map.column_quantities", holds, "", "sympy identity", scope,
                       seconds=t(), assumes=("uniform-S*",))
 
 
@@ -328,7 +328,7 @@ def canonical_roots(expr, e=e_sym):
 
 
 def kernel_at_zero_teacher(sigma: Sigma) -> Obligation:
-    """K = 0 (S* = 0, B = C = 0): ell(A, 0, 0, 0) = E[sigma(u)^2], the kernel verify.derive.reduced uses
+    """K = 0 (S* = 0, B = C = 0): ell(A, 0, 0, 0) = E[sigma(u)^2], the kernel verify.derive.reduced_map uses
     there. ell is taken as its limit B -> 0+ (the ReLU kernel has C/sqrt(AB) = 0/0 at B = 0)."""
     with stopwatch() as t:
         k = sigma.kernel
@@ -347,7 +347,7 @@ def kernel_at_zero_teacher(sigma: Sigma) -> Obligation:
 
 @lru_cache(maxsize=None)
 def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-equals-d")) -> list[Obligation]:
-    """verify.derive.reduced's step is the GD step of the proof, for sigma's kernel, in symbolic dimensions.
+    """verify.derive.reduced_map's step is the GD step of the proof, for sigma's kernel, in symbolic dimensions.
 
     For each case: reduced's row loss equals r_m of the proof with ell = sigma's kernel (compared in
     :func:`canonical_roots` form), alpha_next = alpha - eta_V (dr/dalpha)/vn (obligation (i) and (3.3)),
@@ -360,7 +360,7 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
             red = reduced(sigma, case)
             a_next, inc = reduced_step_exprs(sigma, case)
             # r_m of the proof, c_L N/2 ell(v alpha^2 vn ||s||^2, v alpha vn <s,s*>, v vn ||s*||^2, 0), with the
-            # column quantities of obligation (iv) (proved equal to verify.derive.reduced.column_quantities)
+            # column quantities of obligation (iv) (proved equal to verify.derive.reduced_map.column_quantities)
             cq = column_quantities(case)
             r = _row_loss(case, alpha, vn).subs(e_sym, sp.exp(delta))
             (call,) = [f for f in r.atoms(sp.Function) if f.func == ELL]
@@ -382,7 +382,7 @@ def reduced_recursion_obligations(sigma: Sigma, cases=("interior", "k-zero", "k-
             # reduced uses E[sigma(u)^2] at K = 0, which is ell(A, 0, 0, 0) only when sigma(0) = 0
             holds, cex = kz.holds, kz.counterexample
             detail += f"; but {kz.name}: {kz.status}"
-        out.append(Obligation(f"[{CASE_LABEL[case]}] verify.derive.reduced's step (alpha_m, delta) is the GD step "
+        out.append(Obligation(f"[{CASE_LABEL[case]}] verify.derive.reduced_map's step (alpha_m, delta) is the GD step "
                               f"(3.3)-(3.4) on the set, sigma = {sigma.spec()}", holds, detail, "sympy identity", sc,
                               cex, seconds=t(), assumes=ON_THE_SET))
     if "k-zero" in cases:
@@ -550,7 +550,7 @@ TOPICS = {
     "wp": lambda o: "W_P" in o.name,                                     # W_P stays 0 (with sigma's parity lemma)
     "two-valued": lambda o: "two-valued" in o.name or "g_on" in o.name or "logit gradient vanishes" in o.name
     or o.name.startswith("(3.4)"),                                        # columns of S stay two-valued; delta step
-    "recursion": lambda o: "verify.derive.reduced's step" in o.name or "ell(A, 0, 0, 0)" in o.name,
+    "recursion": lambda o: "verify.derive.reduced_map's step" in o.name or "ell(A, 0, 0, 0)" in o.name,
     "all": lambda o: True,
 }
 

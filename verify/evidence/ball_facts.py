@@ -20,16 +20,15 @@ import math
 
 from flint import arb, fmpq
 
-from verify.errors import NumericalTrouble
-from verify.evidence import REPLAY_FACTOR, record
-from verify.model.flags import setting_command
-from verify.model.hypotheses import within
-
-from .records import regime_scope
-from verify.engines.fullarb import advance, certified_record
-from verify.engines.arb import ArbArith
-from verify.model.precision import arb_precision
-from verify.engines.full import LogitState
+from ..engines.arb import ArbArith
+from ..engines.full import LogitState
+from ..engines.fullarb import advance, certified_record
+from ..errors import NumericalTrouble
+from ..model.flags import setting_command
+from ..model.hypotheses import within
+from ..model.precision import arb_precision
+from .recording import REPLAY_FACTOR, record
+from .regime_records import regime_scope
 
 WHY = ("each ball lies entirely on the stated side of the bound: the balls are rigorous enclosures of the exact "
        "full-matrix recursion (no symmetry assumed), so no rounding allowance is needed; a ball that straddles the "

@@ -1,4 +1,4 @@
-"""Runs of the engines as the claims read them: replay commands, the fixed regimes, a float64 loop of the
+"""Runs of the engines as the claims and probes read them: replay commands, the fixed regimes, a float64 loop of the
 exact reduced recursion, and the run-level descent hypothesis."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.derive.reduced import case_of
-from verify.engines.guard import advice
-from verify.engines.reduced import reduced_functions, require_reducible
-from verify.errors import NumericalTrouble
-from verify.model.convention import setting
-from verify.model.flags import setting_command
-from verify.model.hypotheses import hypothesis
-from verify.engines import iterate
+from ..derive.reduced_map import case_of
+from ..engines import iterate
+from ..engines.guard import advice
+from ..engines.reduced_iteration import reduced_functions, require_reducible
+from ..errors import NumericalTrouble
+from ..model.convention import setting
+from ..model.flags import setting_command
+from ..model.hypotheses import hypothesis
 
 def replay_run(setting, steps: int, engine: str = "reduced", arithmetic: str = "float64", json_out=True) -> str:
     """A ``verify run`` command line that rebuilds ``setting`` and runs ``steps`` steps
@@ -57,9 +57,9 @@ class Series:
 
 
 def reduced_float64(s, steps: int, checkpoints=None) -> Series:
-    """Iterate the exact reduced recursion (verify.derive.reduced) in float64 with the generated
+    """Iterate the exact reduced recursion (verify.derive.reduced_map) in float64 with the generated
     math-module step functions (about 1 microsecond per step and row), recording at ``checkpoints``
-    (default: every step). The same step as verify.engines.reduced.ReducedState.step."""
+    (default: every step). The same step as verify.engines.reduced_iteration.ReducedState.step."""
     require_reducible(s)
     fn = reduced_functions(s.sigma, case_of(s.K, s.D), "math")
     P = tuple(float(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda, s.beta))
