@@ -68,7 +68,7 @@ def test_every_field_is_a_make_setting_keyword_and_a_regime_key():
     for f in FIELDS:
         assert f.kind in KINDS and f.replay in REPLAY, f
         assert f.setting_keyword in MAKE_KEYWORDS, f.name
-        assert KEYS[f.flag[2:]][0] == f.name
+        assert KEYS[f.flag[2:]] == f.name
     assert {f.flag[2:] for f in FIELDS} == set(KEYS)
 
 

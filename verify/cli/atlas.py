@@ -10,7 +10,7 @@ import click
 from ..certify import atlas as A
 from ..certify.atlas import check_box
 from ..certify.atlas_figure import atlas_figure as draw
-from ..certify.family import parse_range
+from ..model.spec import KINDS
 from ..errors import InvalidParameter
 from ..model import make_setting
 from ..model.numbers import frac_str
@@ -22,7 +22,7 @@ from .options import CliError, handle_errors
 
 def parse_box(rho: str, x: str, kappa: str) -> dict:
     """The three ranges as exact Fractions (a single value is a degenerate range), checked against the hypothesis."""
-    box = {n: parse_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
+    box = {n: KINDS["number"].read_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
     check_box(box)
     return box
 

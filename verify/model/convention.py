@@ -36,7 +36,7 @@ from .data import parse_data
 from .hypotheses import convention_hypothesis, hypotheses
 from .numbers import exact, frac_str
 from .setting import make_setting
-from .spec import CONVENTION_FLAGS, DEFAULTS, OF_KIND
+from .spec import BY_KEY, BY_KEYWORD, BY_NAME, CONVENTION_FLAGS, DEFAULTS, OF_KIND
 
 # The convention keywords (make_setting's names) with the flag each is given by: the setting's convention fields
 # (verify.model.spec), and eta_kq_ratio (eta_KQ / eta, a run's own option).
@@ -61,15 +61,18 @@ class Convention:
         "not set"); values are checked by building a setting with them."""
         vals = {}
         for name, value in options.items():
-            if name in ("freeze_wp", "freeze-wp"):          # a flag: set means W_P frozen
-                name, value = "wp_trainable", (False if value else None)
+            f = BY_NAME.get(name) or BY_KEY.get(name)
+            if f is not None and f.negated:                  # a switch: set means its keyword False (W_P frozen)
+                name, value = f.setting_keyword, (False if value else None)
             key = FLAG_KEYS.get(name, FLAG_KEYS.get(name.replace("_", "-"), name))
             if key not in KEYWORDS:
                 raise InvalidParameter("convention", name, "is not a convention option; the options are "
                                        + ", ".join(sorted(FLAG_KEYS)) + suggest(name, FLAG_KEYS))
             if value is None:
                 continue
-            vals[key] = frac_str(exact(value, key)) if key in NUMERIC else value
+            # a field's number read and checked by its field (verify.model.spec); eta_kq_ratio by its own rule
+            vals[key] = frac_str(BY_KEYWORD[key].check(value) if key in BY_KEYWORD else exact(value, key)) \
+                if key in NUMERIC else value
             if key == "eta_kq_ratio" and exact(value, key) <= 0:
                 raise InvalidParameter(key, value, "must be > 0 (eta_KQ as a multiple of eta)")
         conv = cls(tuple(vals.items()))

@@ -53,7 +53,7 @@ class Kind:
     """How the fields of one kind are read: ``from_text`` reads what the user typed (a flag's value, a member of a
     family query, an end of a range), ``from_value`` what a program or a JSON file gives (make_setting's keyword:
     an int must be an int, not the string "8"); None where the field's own parser reads it in make_setting (a sigma
-    or law spec, a JSON file, a choice). ``ranges``: whether ``LO..HI`` is a range of this kind."""
+    or law spec, a JSON file, a choice: the value is handed over as it is). ``ranges``: whether ``LO..HI`` is a range of this kind."""
 
     name: str
     from_text: Callable | None = None
@@ -182,7 +182,8 @@ class Field:
         """``value`` read by the field's kind (make_setting's keyword: an int, a rational) and checked against its
         range; InvalidParameter naming the make_setting keyword and the range otherwise. ``bounds``: the values of
         the fields that cap it (K <= D)."""
-        v = KINDS[self.kind].from_value(self.setting_keyword, value)
+        read = KINDS[self.kind].from_value
+        v = value if read is None else read(self.setting_keyword, value)
         iv = self.interval(bounds)
         if iv is not None and not iv.covers(Interval.point(v, iv.integer)):
             raise InvalidParameter(self.setting_keyword, value, self.valid_text(bounds))
@@ -191,7 +192,8 @@ class Field:
     def read_text(self, text, bounds: dict | None = None):
         """A value as the user typed it (``--D 8`` for verify certify, a member ``D=8`` of a family query), read by
         the field's kind and checked against its range."""
-        return self.check(KINDS[self.kind].from_text(self.setting_keyword, text), bounds)
+        read = KINDS[self.kind].from_text
+        return self.check(text if read is None else read(self.setting_keyword, text), bounds)
 
     def read_range(self, text) -> tuple:
         """A range ``LO..HI`` (or one value) of a family, each end read and checked as one value of the field."""
@@ -315,11 +317,12 @@ REPLAYED = tuple(f for f in FIELDS if f.replay)
 
 
 def flag_args(keywords: dict) -> dict:
-    """make_setting's keywords from the fields' click parameters (``freeze_wp`` -> ``wp_trainable = False``)."""
+    """make_setting's keywords from the fields' click parameters (``freeze_wp`` -> ``wp_trainable = False``; a
+    switch left out is at its default)."""
     out = dict(keywords)
     for f in FIELDS:
-        if f.keyword is not None and f.name in out:
-            value = out.pop(f.name)
+        if f.keyword is not None:
+            value = out.pop(f.name, f.default)
             out[f.keyword] = (not value) if f.negated else value
     return out
 
