@@ -47,7 +47,7 @@ class FieldInteger(click.types.IntParamType):
         try:
             return KINDS["int"].from_text(self.field.name, value)
         except InvalidParameter as exc:
-            self.fail(f"{value!r}: {exc.valid} ({self.field.valid_text()[len('must satisfy '):]})", param, ctx)
+            self.fail(f"{value!r}: {exc.valid} ({self.field.range_text()})", param, ctx)
 
 
 def _click_kwargs(f: Field) -> dict:

@@ -168,15 +168,22 @@ class Field:
             iv = iv.meet(Interval(None, bounds[self.at_most], iv.integer))
         return iv
 
-    def valid_text(self, bounds: dict | None = None) -> str:
-        """The one error text of a value outside the field's range: "must satisfy 0 <= K <= 9", "must satisfy eta > 0
-        (the GD step size)"."""
+    def range_text(self, bounds: dict | None = None) -> str:
+        """The field's range as a condition ("0 <= K <= D", "eta > 0 (the GD step size)"; "" for any value), the cap
+        ``at_most`` shown by its value when ``bounds`` gives it ("0 <= K <= 9")."""
         iv = self.interval(bounds)
+        if iv is None:
+            return ""
         if self.at_most is not None and (bounds or {}).get(self.at_most) is None:      # the cap named, not its value
             cond = f"{frac_str(Fraction(iv.lo))} <= {self.setting_keyword} <= {self.at_most}"
         else:
-            cond = bound_text(self.setting_keyword, iv) if iv is not None else ""
-        return f"must satisfy {cond}" + (f" ({self.why})" if self.why else "")
+            cond = bound_text(self.setting_keyword, iv)
+        return cond + (f" ({self.why})" if self.why else "")
+
+    def valid_text(self, bounds: dict | None = None) -> str:
+        """The one error text of a value outside the field's range: "must satisfy 0 <= K <= 9", "must satisfy eta > 0
+        (the GD step size)"."""
+        return f"must satisfy {self.range_text(bounds)}"
 
     def check(self, value, bounds: dict | None = None):
         """``value`` read by the field's kind (make_setting's keyword: an int, a rational) and checked against its
@@ -275,11 +282,10 @@ ROWS = (
           config="p_structure", replay="changed", convention=True, what="structure of P",
           shown_default="`orthogonal` (PᵀP = λI)"),
     Field("p_lambda", "--p-lambda", "number", "1", "P^T P = lambda I", config="p_lambda", replay="changed",
-          convention=True, valid=POSITIVE, why="P^T P = lambda I", what="scale of P", note="PᵀP = λI"),
+          convention=True, valid=POSITIVE, why="P^T P = lambda I", what="scale of P"),
     Field("beta", "--beta", "number", "1", "logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)",
           config="beta", replay="changed", convention=True, valid=POSITIVE,
-          why="the logit temperature: logits beta P^T W_KQ p_q", what="logit temperature β",
-          note="the logits are β Pᵀ W_KQ p_{q(j)}"),
+          why="the logit temperature: logits beta P^T W_KQ p_q", what="logit temperature β"),
     Field("init", "--init", "choice", "zero", choices=("zero", "random"), config="init", replay="changed",
           convention=True, what="initialisation",
           note="`zero`, `random` (seeded Gaussian W_X, W_KQ and, where its kernel allows, W_P)"),

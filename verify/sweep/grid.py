@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from ..errors import InvalidParameter, suggest
 from ..model import make_setting
 from ..model.data import data_models, parse_data
-from ..model.numbers import exact
-from ..model.spec import FIELDS, OF_KIND
+from ..model.spec import BY_NAME, FIELDS, KINDS, OF_KIND
 
 # The axes are the setting's fields (verify.model.spec), by kind; a switch and the data model are choices here.
 INT_AXES = OF_KIND["int"]
@@ -50,18 +49,12 @@ def parse_axis(spec: str) -> tuple[str, list]:
         raise InvalidParameter("grid", spec, f"must list values after {name}=, separated by commas")
     vals = []
     for v in raw:
-        if name in INT_AXES:
+        if name in INT_AXES or name in NUMBER_AXES:        # read by the field's kind (verify.model.spec)
             try:
-                vals.append(int(v))
-            except ValueError:
-                raise InvalidParameter("grid", spec, f"{name} values must be integers, not {v!r}") from None
-        elif name in NUMBER_AXES:
-            try:
-                exact(v, name)
-            except InvalidParameter:
-                raise InvalidParameter("grid", spec, f"{name} values must be decimals such as 0.07 or ratios "
-                                       f"such as 7/100, not {v!r}") from None
-            vals.append(v)
+                value = KINDS[BY_NAME[name].kind].from_text(name, v)
+            except InvalidParameter as exc:
+                raise InvalidParameter("grid", spec, f"{name} values {exc.valid}, not {v!r}") from None
+            vals.append(value if name in INT_AXES else v)       # a number kept as written, read exactly later
         elif name in CHOICE_AXES:
             if v.lower() not in CHOICE_AXES[name]:
                 raise InvalidParameter("grid", spec, f"{name} values must be among {', '.join(CHOICE_AXES[name])}")
