@@ -228,10 +228,14 @@ def _short(text: str, n: int = 200) -> str:
 
 def _reference(ctx):
     """Render ```name=value``` references of a message as flags (``--p-structure general``)."""
+    keys = ctx.meta.get(REGIME_META, {}).get("keys", {}) if ctx is not None else {}
+
     def label(name, value):
         p, _ = _param(ctx, name)
         if p is None:
             return name if value is None else f"{name}={value}"
+        if p.name in keys:                    # given in the regime file: its key there, not the flag
+            return keys[p.name] if value is None else f"{keys[p.name]} = {value}"
         if getattr(p, "is_flag", False) and value in ("False", "false") and p.secondary_opts:
             return p.secondary_opts[0]
         if getattr(p, "is_flag", False) or value is None:
