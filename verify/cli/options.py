@@ -24,7 +24,7 @@ from ..model.convention import Convention, FLAG_KEYS, KEYWORDS, read_file
 from ..errors import (Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError, refer, show,
     suggest)
 from ..model import make_setting
-from ..model.spec import API_NAMES, API_ONLY, BY_KEYWORD, BY_NAME, flag_args
+from ..model.spec import API_NAMES, API_ONLY, BY_KEYWORD, BY_NAME, flag_args, with_implied
 from .regime import merge
 from .sizes import check_build
 from .specs import (DATA_HELP, FAMILY_SPECS, REGIME_META, SETTING_SPECS, SIGMA_HELP,  # noqa: F401 - used by commands
@@ -35,9 +35,6 @@ SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
 # verify certify reads the ranged fields (--D, --eta, ...) as text: one value, a range LO..HI (a family of regimes),
 # or absent (--recheck, --family).
 FAMILY_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in FAMILY_SPECS]
-
-# P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
-GENERAL_P_KINDS = ("sinusoidal",)
 
 
 def setting_options(f):
@@ -131,9 +128,9 @@ def make_args(options: dict) -> dict:
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
-    args = flag_args(options)
-    if args.get("p_structure") is None:
-        args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
+    args = with_implied(flag_args(options))
+    if args.get("p_structure") is None:            # not implied: make_setting's default
+        args["p_structure"] = BY_NAME["p_structure"].default
     return args
 
 

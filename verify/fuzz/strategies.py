@@ -42,7 +42,7 @@ from ..model import make_setting
 from ..model.hypotheses import LONG_RUN, REFERENCE, hypotheses as as_hypotheses, restriction, step_x
 from ..model.numbers import frac_str
 from ..model.sigmas import parse_sigma, sigma_examples
-from ..model.spec import BY_KEYWORD, BY_NAME
+from ..model.spec import BY_KEYWORD, BY_NAME, with_implied
 
 MAX_D = 48
 MAX_M = 3
@@ -247,7 +247,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=N
     kw["law_var"] = _pick(draw, r, "law_var", LAW_VARS)
     kw["loss"] = _pick(draw, r, "loss", LOSSES)
     kw["p_kind"] = _pick(draw, r, "p_kind", P_KINDS)
-    kw["p_structure"] = "general" if kw["p_kind"] == "sinusoidal" else "orthogonal"
+    kw["p_structure"] = with_implied(kw).get("p_structure", BY_NAME["p_structure"].default)   # sinusoidal: general
     kw["p_lambda"] = _pick(draw, r, "p_lambda", P_LAMBDAS)
     kw["init"] = _pick(draw, r, "init", INITS)
     kw["init_scale"] = _pick(draw, r, "init_scale", INIT_SCALES) if kw["init"] == "random" else "0"

@@ -36,7 +36,7 @@ from .data import parse_data
 from .hypotheses import convention_hypothesis, hypotheses
 from .numbers import exact, frac_str
 from .setting import make_setting
-from .spec import BY_KEY, BY_KEYWORD, BY_NAME, CONVENTION_FLAGS, DEFAULTS, OF_KIND
+from .spec import BY_KEY, BY_KEYWORD, BY_NAME, CONVENTION_FLAGS, DEFAULTS, OF_KIND, with_implied
 
 # The convention keywords (make_setting's names) with the flag each is given by: the setting's convention fields
 # (verify.model.spec), and eta_kq_ratio (eta_KQ / eta, a run's own option).
@@ -98,19 +98,15 @@ class Convention:
         a sinusoidal P brings its general structure with it, and eta_KQ follows eta by the ratio."""
         vals = dict(self.values)
         ratio = vals.pop("eta_kq_ratio", None)
-        if vals.get("p_kind") == "sinusoidal" and "p_structure" not in vals:
-            vals["p_structure"] = "general"
-        out = vals | dict(kwargs)
+        out = with_implied(vals) | dict(kwargs)
         if ratio is not None and out.get("eta_kq") is None:
-            out["eta_kq"] = exact(out.get("eta", DEFAULTS["eta"]), "eta") * Fraction(ratio)
+            out["eta_kq"] = BY_NAME["eta"].check(out.get("eta", DEFAULTS["eta"])) * Fraction(ratio)
         return out
 
     def adjust(self, hyps) -> tuple:
         """``hyps`` (hypothesis objects or ids) with every hypothesis that pins a keyword this convention sets to
         another value replaced by the convention's own (``sum-loss`` -> ``loss = mean``)."""
-        vals = dict(self.values)
-        if vals.get("p_kind") == "sinusoidal" and "p_structure" not in vals:
-            vals["p_structure"] = "general"
+        vals = with_implied(dict(self.values))
         out = []
         for h in hypotheses(hyps):
             moved = [(k, vals[k]) for k, v in h.pins if k in vals and str(vals[k]) != str(v)]

@@ -116,7 +116,8 @@ class Field:
     keyword when it is not ``name`` (``negated``: the flag sets it False). ``ranged``: a family may give it as a
     range LO..HI (verify certify), with ``family_help`` as the option's help there. ``what``, ``note`` and
     ``shown_default``: the row of docs/setting.md's options table (what the field is, what its values mean beyond
-    ``valid`` and ``choices``, the default column when ``default`` alone does not say it).
+    ``valid`` and ``choices``, the default column when ``default`` alone does not say it). ``implied``: (another
+    field, its values -> this field's value) when left out (:func:`with_implied`: a sinusoidal P is general).
     """
 
     name: str
@@ -140,6 +141,7 @@ class Field:
     what: str = ""
     note: str = ""
     shown_default: str | None = None
+    implied: tuple = ()
 
     @property
     def setting_keyword(self) -> str:
@@ -280,7 +282,7 @@ ROWS = (
     Field("p_structure", "--p-structure", "choice", "orthogonal", "default: what --p-kind implies (general for "
           "sinusoidal, orthogonal otherwise)", choices=("orthogonal", "general"), cli_default=None,
           config="p_structure", replay="changed", convention=True, what="structure of P",
-          shown_default="`orthogonal` (PᵀP = λI)"),
+          shown_default="`orthogonal` (PᵀP = λI)", implied=("p_kind", (("sinusoidal", "general"),))),
     Field("p_lambda", "--p-lambda", "number", "1", "P^T P = lambda I", config="p_lambda", replay="changed",
           convention=True, valid=POSITIVE, why="P^T P = lambda I", what="scale of P"),
     Field("beta", "--beta", "number", "1", "logit temperature: the logits are beta P^T W_KQ p_q(j) (read exactly)",
@@ -322,6 +324,18 @@ RANGED = tuple(f.name for f in FIELDS if f.ranged)
 REPLAYED = tuple(f for f in FIELDS if f.replay)
 
 
+def with_implied(keywords: dict) -> dict:
+    """``keywords`` with each field left out (absent or None) that another's value implies set to it (``p_kind =
+    sinusoidal`` implies ``p_structure = general``: sinusoidal encodings are not orthogonal)."""
+    out = dict(keywords)
+    for f in FIELDS:
+        if f.implied and out.get(f.name) is None:
+            source, values = f.implied
+            if out.get(source) in dict(values):
+                out[f.name] = dict(values)[out[source]]
+    return out
+
+
 def flag_args(keywords: dict) -> dict:
     """make_setting's keywords from the fields' click parameters (``freeze_wp`` -> ``wp_trainable = False``; a
     switch left out is at its default)."""
@@ -335,4 +349,4 @@ def flag_args(keywords: dict) -> dict:
 
 __all__ = ["Field", "Kind", "FIELDS", "ROWS", "BY_NAME", "BY_KEYWORD", "BY_KEY", "DEFAULTS", "REPLAYED",
            "CONVENTION_FLAGS", "API_NAMES", "API_ONLY", "OF_KIND", "KINDS", "REPLAY", "RANGED", "MAX_DIM",
-           "bound_text", "is_range", "flag_args"]
+           "bound_text", "is_range", "flag_args", "with_implied"]
