@@ -53,19 +53,19 @@ class Kind:
     """How the fields of one kind are read: ``from_text`` reads what the user typed (a flag's value, a member of a
     family query, an end of a range), ``from_value`` what a program or a JSON file gives (make_setting's keyword:
     an int must be an int, not the string "8"); None where the field's own parser reads it in make_setting (a sigma
-    or law spec, a JSON file, a choice: the value is handed over as it is). ``ranges``: whether ``LO..HI`` is a range of this kind."""
+    or law spec, a JSON file, a choice: the value is handed over as it is). ``example``: a range ``LO..HI`` of this
+    kind, for its error text (empty: the kind has no ranges)."""
 
     name: str
     from_text: Callable | None = None
     from_value: Callable | None = None
-    ranges: bool = False
+    example: str = ""
 
     def read_range(self, name: str, text) -> tuple:
         """``"8..512"`` -> (8, 512); one value -> (v, v); each end read by ``from_text``."""
         parts = str(text).split(RANGE_SEP)
-        if not self.ranges or len(parts) > 2 or not all(p.strip() for p in parts):
-            example = "8..512" if self.name == "int" else "1/16..1/8"
-            raise InvalidParameter(name, text, f"must be a value or a range LO{RANGE_SEP}HI (such as {example})")
+        if not self.example or len(parts) > 2 or not all(p.strip() for p in parts):
+            raise InvalidParameter(name, text, f"must be a value or a range LO{RANGE_SEP}HI (such as {self.example})")
         lo, hi = (self.from_text(name, p.strip()) for p in (parts * 2)[:2])
         if not lo <= hi:
             raise InvalidParameter(name, text, "must have LO <= HI")
@@ -73,8 +73,8 @@ class Kind:
 
 
 KINDS = {k.name: k for k in (
-    Kind("int", _int_text, check_int, ranges=True),
-    Kind("number", _number, _number, ranges=True),     # a rational read exactly (0.07 is 7/100)
+    Kind("int", _int_text, check_int, example="8..512"),
+    Kind("number", _number, _number, example="1/16..1/8"),     # a rational read exactly (0.07 is 7/100)
     Kind("text"), Kind("file"), Kind("choice"), Kind("flag"))}
 REPLAY = ("", "always", "changed")
 
