@@ -4,6 +4,7 @@ defaults and help texts listed here by hand, make_setting's defaults are the ref
 norm from the setting itself (not from a prose string) and leaves the defaults out."""
 from __future__ import annotations
 
+import importlib
 from fractions import Fraction
 
 import click
@@ -204,3 +205,30 @@ def test_a_bad_family_range_on_the_command_line_names_the_flag():
                                                                         "--eta 1/8..1/16", "LO <= HI")):
         out = _one_line_error(CliRunner().invoke(main, ["certify", "--K", "2", "--preset", "sts", *argv]))
         assert flag in out and phrase in out, out
+
+
+def test_a_family_on_the_command_line_is_read_through_the_fields(monkeypatch):
+    """``verify certify --D 8..9 --eta 1/16..0.06375``: the ranges reach the family certificate as exact values
+    (0.06375 is 51/800, by hand), the other options as one regime's (the certificate itself is not run here)."""
+    from click.testing import CliRunner
+
+    family = importlib.import_module("verify.certify.family")
+
+    class Stop(Exception):
+        pass
+
+    seen = {}
+
+    def fake(spec, **kw):
+        seen["spec"] = spec
+        raise Stop
+
+    monkeypatch.setattr(family, "certify_family", fake)
+    r = CliRunner().invoke(main, ["certify", "--D", "8..9", "--K", "4", "--preset", "sts", "--eta", "1/16..0.06375",
+                                  "--vstar-norm", "1", "--quiet"])
+    assert isinstance(r.exception, Stop), (r.output, r.exception)
+    spec = seen["spec"]
+    assert spec.range_of == {"D": (8, 9), "eta": (Fraction(1, 16), Fraction(51, 800))}
+    opts = dict(spec.options)
+    assert (opts["K"], opts["preset"], opts["vstar_norm"], opts["wp_trainable"]) == (4, "sts", "1", True)
+    assert "D" not in opts and "eta" not in opts
