@@ -232,3 +232,22 @@ def test_a_family_on_the_command_line_is_read_through_the_fields(monkeypatch):
     opts = dict(spec.options)
     assert (opts["K"], opts["preset"], opts["vstar_norm"], opts["wp_trainable"]) == (4, "sts", "1", True)
     assert "D" not in opts and "eta" not in opts
+
+
+@pytest.mark.parametrize("change, phrase", [({"eta_v": Fraction(0)}, "invalid eta = 0: must satisfy eta > 0"),
+                                            ({"K": 7}, "invalid K = 7: must satisfy 0 <= K <= 4"),
+                                            ({"beta": Fraction(-1, 2)}, "must satisfy beta > 0")])
+def test_validate_checks_each_field_against_its_range(change, phrase):
+    from dataclasses import replace
+
+    from verify.model import validate
+    s = make_setting(D=4, K=2, preset="sts")
+    assert validate(s) is s
+    with pytest.raises(InvalidParameter) as err:
+        validate(replace(s, **change))
+    assert phrase in str(err.value), str(err.value)
+
+
+def test_the_independent_checker_ranges_the_same_fields():
+    from recheck.certificates import FAMILY_RANGED        # it imports nothing of verify, so it keeps its own list
+    assert set(FAMILY_RANGED) == {f.name for f in FIELDS if f.ranged} == {"D", "eta", "eta_kq", "vstar_norm"}
