@@ -45,6 +45,11 @@ FLAG_KEYS = {flag.lstrip("-"): key for key, flag in KEYWORDS.items()}
 NUMERIC = tuple(k for k in KEYWORDS if k in OF_KIND["number"]) + ("eta_kq_ratio",)
 
 
+def _switch(keyword: str) -> bool:
+    """Whether a convention keyword is set by a switch (``--freeze-wp``: written without a value)."""
+    return keyword in BY_KEYWORD and BY_KEYWORD[keyword].kind == "flag"
+
+
 @dataclass(frozen=True)
 class Convention:
     """Values for some convention keywords; the others stay at the reference (make_setting's defaults)."""
@@ -122,7 +127,7 @@ class Convention:
         if self.is_reference:
             return "the reference convention (docs/setting.md)"
         return "the reference convention (docs/setting.md) except " + ", ".join(
-            f"{KEYWORDS[k]} {('(W_P frozen)' if k == 'wp_trainable' else v)}" for k, v in self.values)
+            f"{KEYWORDS[k]} {('(W_P frozen)' if _switch(k) else v)}" for k, v in self.values)
 
     def as_dict(self) -> dict:
         return dict(self.values)
@@ -131,7 +136,7 @@ class Convention:
         """The command-line flags that set this convention (for replay commands)."""
         out = []
         for k, v in self.values:
-            out += [KEYWORDS[k]] if k == "wp_trainable" else [KEYWORDS[k], str(v)]
+            out += [KEYWORDS[k]] if _switch(k) else [KEYWORDS[k], str(v)]
         return out
 
 

@@ -337,12 +337,11 @@ def with_implied(keywords: dict) -> dict:
 
 
 def flag_args(keywords: dict) -> dict:
-    """make_setting's keywords from the fields' click parameters (``freeze_wp`` -> ``wp_trainable = False``; a
-    switch left out is at its default)."""
+    """make_setting's keywords from the fields' click parameters (``freeze_wp`` -> ``wp_trainable = False``)."""
     out = dict(keywords)
     for f in FIELDS:
-        if f.keyword is not None:
-            value = out.pop(f.name, f.default)
+        if f.keyword is not None and f.name in out:
+            value = out.pop(f.name)
             out[f.keyword] = (not value) if f.negated else value
     return out
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from ..errors import InvalidParameter, suggest
 from ..model import make_setting
 from ..model.data import data_models, parse_data
-from ..model.spec import BY_NAME, FIELDS, KINDS, OF_KIND
+from ..model.spec import BY_NAME, FIELDS, KINDS, OF_KIND, flag_args
 
 # The axes are the setting's fields (verify.model.spec), by kind; a switch and the data model are choices here.
 INT_AXES = OF_KIND["int"]
 NUMBER_AXES = OF_KIND["number"]
 CHOICE_AXES = {f.name: f.choices for f in FIELDS if f.kind == "choice"} | {
-    "freeze_wp": ("true", "false"), "data": tuple(data_models())}
+    f.name: ("true", "false") for f in FIELDS if f.kind == "flag"} | {"data": tuple(data_models())}
 TEXT_AXES = ("sigma", "law")
 AXES = INT_AXES + NUMBER_AXES + tuple(CHOICE_AXES) + TEXT_AXES
 
@@ -98,9 +98,8 @@ def setting_kwargs(point: dict) -> dict:
         kw |= {"d": dims[0], "D": dims[1]}
     if "N" in pt and "preset" not in pt:
         kw.pop("preset")
-    if "freeze_wp" in pt:
-        pt["wp_trainable"] = pt.pop("freeze_wp") != "true"
-    kw.update(pt)
+    switches = {f.name: pt.pop(f.name) == "true" for f in FIELDS if f.kind == "flag" and f.name in pt}
+    kw.update(pt | flag_args(switches))       # a switch sets its make_setting keyword (freeze_wp: wp_trainable False)
     if "N" in pt and "preset" not in pt:
         D, K, N = kw["D"], kw["K"], kw.pop("N")
         if not (isinstance(N, int) and 1 <= N <= D):
