@@ -1,20 +1,24 @@
 """The field table (verify.model.spec) is what the user sees: the click options of ``verify run`` carry the flags,
 defaults and help texts listed here by hand, make_setting's defaults are the reference convention of docs/setting.md
-(hand-listed), the regime file's keys are the flags without their dashes, and a replay command writes a random V*'s
-norm from the setting itself (not from a prose string) and leaves the defaults out."""
+(hand-listed), the regime file's keys are the flags without their dashes, a replay command writes a random V*'s
+norm from the setting itself (not from a prose string) and leaves the defaults out, and a bad value of every field
+(through the command line, a regime file, a family's range) is one line naming the flag or key and the field's range."""
 from __future__ import annotations
 
 import importlib
+import json
+from dataclasses import replace
 from fractions import Fraction
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from verify.cli import main
 from verify.cli.options import cli_message
 from verify.cli.regime import KEYS
 from verify.errors import InvalidParameter
-from verify.model import make_setting
+from verify.model import make_setting, validate
 from verify.model.convention import KEYWORDS, Convention
 from verify.model.flags import setting_command
 from verify.model.setting import MAKE_KEYWORDS
@@ -141,7 +145,6 @@ def _one_line_error(res) -> str:
 
 @pytest.mark.parametrize("f", [f for f in FIELDS if f.kind != "flag"], ids=lambda f: f.flag)
 def test_a_bad_value_of_every_field_names_its_flag_and_range(f, tmp_path):
-    from click.testing import CliRunner
     argv = [a for a in R]
     if f.flag in argv:                                  # replace the valid regime's own value
         argv[argv.index(f.flag) + 1] = _bad_text(f)
@@ -162,8 +165,6 @@ JSON_BAD = {"int": -1, "number": "-1", "choice": "bogus", "text": "bogus", "file
 
 @pytest.mark.parametrize("f", FIELDS, ids=lambda f: f.flag)
 def test_a_bad_value_of_every_field_in_a_regime_file_names_its_key_and_range(f, tmp_path):
-    import json
-    from click.testing import CliRunner
     regime = {"D": 4, "K": 2, "preset": "sts", "steps": 1}
     regime[f.key] = "abc" if f.kind == "number" and f.valid is None else JSON_BAD[f.kind]
     path = tmp_path / "regime.json"
@@ -200,7 +201,6 @@ def test_a_bad_family_range_names_the_field_and_why(name, text, phrase):
 
 
 def test_a_bad_family_range_on_the_command_line_names_the_flag():
-    from click.testing import CliRunner
     for argv, flag, phrase in ((["--D", "0..8"], "--D 0..8", "D >= 1"), (["--D", "8", "--eta", "1/8..1/16"],
                                                                         "--eta 1/8..1/16", "LO <= HI")):
         out = _one_line_error(CliRunner().invoke(main, ["certify", "--K", "2", "--preset", "sts", *argv]))
@@ -210,8 +210,6 @@ def test_a_bad_family_range_on_the_command_line_names_the_flag():
 def test_a_family_on_the_command_line_is_read_through_the_fields(monkeypatch):
     """``verify certify --D 8..9 --eta 1/16..0.06375``: the ranges reach the family certificate as exact values
     (0.06375 is 51/800, by hand), the other options as one regime's (the certificate itself is not run here)."""
-    from click.testing import CliRunner
-
     family = importlib.import_module("verify.certify.family")
 
     class Stop(Exception):
@@ -238,9 +236,6 @@ def test_a_family_on_the_command_line_is_read_through_the_fields(monkeypatch):
                                             ({"K": 7}, "invalid K = 7: must satisfy 0 <= K <= 4"),
                                             ({"beta": Fraction(-1, 2)}, "must satisfy beta > 0")])
 def test_validate_checks_each_field_against_its_range(change, phrase):
-    from dataclasses import replace
-
-    from verify.model import validate
     s = make_setting(D=4, K=2, preset="sts")
     assert validate(s) is s
     with pytest.raises(InvalidParameter) as err:
@@ -249,5 +244,5 @@ def test_validate_checks_each_field_against_its_range(change, phrase):
 
 
 def test_the_independent_checker_ranges_the_same_fields():
-    from recheck.certificates import FAMILY_RANGED        # it imports nothing of verify, so it keeps its own list
+    from recheck.certificates import FAMILY_RANGED  # heavy: loads flint (it imports nothing of verify: its own list)
     assert set(FAMILY_RANGED) == {f.name for f in FIELDS if f.ranged} == {"D", "eta", "eta_kq", "vstar_norm"}
