@@ -10,8 +10,9 @@
 - docs/paper.md, between the GENERATED markers: the paper's results and the claims that check them
   (verify.model.paper.RESULTS), and the reviewer questions with the parts that answer each
   (verify.model.paper.QUESTIONS, matched as the report's question table matches them).
-- docs/setting.md, between the GENERATED markers: every registered sigma family
-  (verify.model.sigmas.FAMILIES) with the requirements it declares.
+- docs/setting.md, between the GENERATED markers: every field of a setting (verify.model.spec.ROWS: its keyword,
+  flag, default and valid values) and every registered sigma family (verify.model.sigmas.FAMILIES) with the
+  requirements it declares.
 
 tests/test_docs.py fails when a committed file differs from this script's output.
 """
@@ -238,6 +239,36 @@ def sigmas_block() -> str:
     return "\n".join(out)
 
 
+def _field_cells(f) -> list[str]:
+    """The cells of one field's row of docs/setting.md's options table (its row of verify.model.spec.ROWS)."""
+    keyword = f"`{f.setting_keyword}`" + (f" (`{f.config}`)" if f.config not in (None, f.setting_keyword) else "")
+    if f.flag is None:
+        flag = "— (Python only)"
+    else:
+        flag = f"`{f.flag}{' FILE' if f.kind == 'file' else ''}`" + (
+            " sets it False" if f.negated else "")
+    if f.shown_default is not None:
+        default = f.shown_default
+    elif f.default is None:
+        default = "—"
+    else:
+        default = f"`{f.default}`" if f.kind in ("text", "choice") else str(f.default)
+    cond = md(f.range_text().replace(">=", "≥").replace("<=", "≤"))
+    if f.kind == "choice" and not f.note:
+        cond = ", ".join(f"`{c}`" for c in f.choices)
+    values = "; ".join(t for t in (cond, f.note) if t)
+    return [f.what, keyword, flag, default, values]
+
+
+def options_block() -> str:
+    """The options table of docs/setting.md: every field of a setting, from the field table (verify.model.spec)."""
+    from verify.model.spec import ROWS
+    out = [begin("options"), "", "| what | `make_setting` keyword (`Setting` field) | flag | default | values |",
+           "|---|---|---|---|---|"]
+    out += ["| " + " | ".join(_field_cells(f)) + " |" for f in ROWS]
+    return "\n".join(out + ["", END])
+
+
 def with_block(current: str, begin: str, block: str, page: str) -> str:
     """``current`` with the generated block that starts at the marker ``begin`` replaced by ``block``."""
     i = current.find(begin)
@@ -326,7 +357,8 @@ def outputs() -> dict[Path, str]:
     """Every generated file and the text it should hold."""
     paper, setting = DOCS / "paper.md", DOCS / "setting.md"
     return {DOCS / "claims.md": claims_md(), DOCS / "api.md": api_md(), paper: paper_md(paper.read_text()),
-            setting: with_block(setting.read_text(), SIGMAS_BEGIN, sigmas_block(), "docs/setting.md")}
+            setting: with_block(with_block(setting.read_text(), begin("options"), options_block(), "docs/setting.md"),
+                                SIGMAS_BEGIN, sigmas_block(), "docs/setting.md")}
 
 
 def stale() -> list[str]:

@@ -33,7 +33,8 @@ from fractions import Fraction
 from typing import Callable
 
 from ..errors import InvalidParameter
-from ..model.numbers import exact, frac_str
+from ..model.numbers import frac_str
+from ..model.spec import BY_NAME
 from ..model.precision import arb_precision
 from ..run.execute import Executor
 from .arbfun import widened
@@ -42,7 +43,6 @@ from .obligations import CertificateFailed, Obligation, raise_first_failure
 from .slabs import decode_slabs, encode_slabs, slab_edges
 from recheck.certificates import CheckFailed, check_query_cell
 
-RANGED = ("D", "eta", "eta_kq", "vstar_norm")     # the options a family may give as LO..HI
 MAX_SPLITS = 24         # bisections of a cell that does not close, before the family certificate fails
 # C = m c/(1 - |rho(0)|) for the first m in C_MULTIPLES whose region is invariant (a neighbour's m first: the
 # region check is most of a cell's time, and neighbouring cells close with the same m)
@@ -56,27 +56,6 @@ U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
 D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
               "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0}
-
-
-def parse_range(name: str, text) -> tuple:
-    """``"8..512"`` -> (8, 512); one value -> (v, v). D is an integer range; the others exact rationals."""
-    parts = str(text).split("..")
-    if len(parts) > 2 or not all(p.strip() for p in parts):
-        raise InvalidParameter(name, text, "must be a value or a range LO..HI (such as 8..512 or 1/16..1/8)")
-    if name == "D":
-        try:
-            lo, hi = (int(p) for p in (parts * 2)[:2])
-        except ValueError:
-            raise InvalidParameter(name, text, "must be an integer or a range LO..HI of integers") from None
-    else:
-        lo, hi = (exact(p.strip(), name) for p in (parts * 2)[:2])
-    if not lo <= hi:
-        raise InvalidParameter(name, text, "must have LO <= HI")
-    return lo, hi
-
-
-def is_range(text) -> bool:
-    return text is not None and ".." in str(text)
 
 
 @dataclass(frozen=True)
@@ -99,7 +78,7 @@ class FamilySpec:
         from ..model import make_setting  # heavy: loads numpy
         kw = dict(self.options)
         for name, v in values.items():
-            kw[name] = v if name == "D" else frac_str(Fraction(v))
+            kw[name] = v if BY_NAME[name].kind == "int" else frac_str(Fraction(v))     # a number as exact text
         if "eta_kq" not in self.range_of and kw.get("eta_kq") is None:
             kw["eta_kq"] = None
         return make_setting(**kw)
@@ -111,9 +90,10 @@ class FamilySpec:
                 raise InvalidParameter("member", f"no {name}", f"must give {name}: the family ranges over {name} in "
                                        f"{_range_text(name, lo, hi)}")
             v = values[name]
-            if not lo <= v <= hi or (name == "D" and Fraction(v).denominator != 1):
+            integer = BY_NAME[name].kind == "int"
+            if not lo <= v <= hi or (integer and Fraction(v).denominator != 1):
                 raise InvalidParameter("member", f"{name}={frac_str(Fraction(v))}", f"{name} must lie in the "
-                                       f"family's range {_range_text(name, lo, hi)}" + (" (an integer)" if name == "D"
+                                       f"family's range {_range_text(name, lo, hi)}" + (" (an integer)" if integer
                                                                                        else ""))
         fixed = dict(self.options)
         extra = {n for n in set(values) - set(self.range_of) if str(fixed.get(n)) != str(values[n])}
@@ -705,5 +685,5 @@ def _num(name: str, text: str):
     return int(Fraction(text)) if name == "D" else Fraction(text)
 
 
-__all__ = ["Cell", "FamilyCertificate", "FamilySpec", "RANGED", "certify_cell", "certify_family", "check_family",
-           "cell_bounds", "cell_shells", "certify_box", "invariant_box", "is_range", "parse_range", "slab_hull"]
+__all__ = ["Cell", "FamilyCertificate", "FamilySpec", "certify_cell", "certify_family", "check_family",
+           "cell_bounds", "cell_shells", "certify_box", "invariant_box", "slab_hull"]

@@ -10,7 +10,7 @@ import click
 from ..certify import atlas as A
 from ..certify.atlas import check_box
 from ..certify.atlas_figure import atlas_figure as draw
-from ..certify.family import parse_range
+from ..model.spec import KINDS, OF_KIND
 from ..errors import InvalidParameter
 from ..model import make_setting
 from ..model.numbers import frac_str
@@ -22,7 +22,7 @@ from .options import CliError, handle_errors
 
 def parse_box(rho: str, x: str, kappa: str) -> dict:
     """The three ranges as exact Fractions (a single value is a degenerate range), checked against the hypothesis."""
-    box = {n: parse_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
+    box = {n: KINDS["number"].read_range(n, t) for n, t in (("rho", rho), ("x", x), ("kappa", kappa))}
     check_box(box)
     return box
 
@@ -53,13 +53,12 @@ def parse_member(text: str):
         kw[name] = value.strip()
     if "D" not in kw:
         raise InvalidParameter("--query", text, f"must give D (the regime's length): {QUERY_FORM}")
-    for n in ("D", "K", "N", "M", "d", "seed"):
-        if n in kw:
-            try:
-                kw[n] = int(kw[n])
-            except ValueError:
-                raise InvalidParameter("--query", text, f"must give {n} as an integer, not {kw[n]!r}: {QUERY_FORM}"
-                                       ) from None
+    for n in [n for n in kw if n in OF_KIND["int"]]:       # the integer fields (verify.model.spec), read by their kind
+        try:
+            kw[n] = KINDS["int"].from_text(n, kw[n])
+        except InvalidParameter:
+            raise InvalidParameter("--query", text, f"must give {n} as an integer, not {kw[n]!r}: {QUERY_FORM}"
+                                   ) from None
     try:
         return make_setting(**kw)
     except TypeError as exc:

@@ -16,7 +16,7 @@ from ..certify.methods import method_of
 from ..certify.obligations import CertificateFailed
 from ..errors import InvalidParameter, OutputError
 from ..inputs import check_input
-from ..model.numbers import exact
+from ..model.spec import BY_NAME, RANGED, is_range
 from ..run.atomic import json_bytes, keep_elsewhere
 from .options import (check_path_length, family_setting_options, handle_errors, regime_option, setting_from_options,
                       setting_kwargs)
@@ -96,7 +96,6 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
         return family_query(family, query, parse_at(at), as_json)
     # imported here: a query or a re-check needs none of the one-regime certificate's Arb machinery
     from ..certify import certify  # heavy: loads flint,mpmath
-    from ..certify.family import RANGED, is_range  # heavy: loads flint
     regime_file = kw.pop("regime_file", None)
     if regime_file is not None:
         merge(kw, regime_file, "refused")
@@ -105,7 +104,7 @@ def certify_cmd(save, recheck, family, query, scheduler, workers, at, as_json, b
     if kw.get("D") is None:
         raise InvalidParameter("D", None, "is required (a length, or a range LO..HI for a family), unless --recheck "
                                "FILE or --family FILE is given")
-    kw["D"] = parse_length(kw["D"])
+    kw["D"] = BY_NAME["D"].read_text(kw["D"])
     s = setting_from_options(kw, quiet=quiet)
     Ts = parse_at(at)
     if save is not None:
@@ -152,14 +151,14 @@ def print_bounds(bounds: list[dict]) -> None:
 def family_certify(kw: dict, Ts, save, as_json, scheduler, workers, quiet: bool = False) -> None:
     """Certify a family (some of --D, --eta, --eta-kq, --vstar-norm given as LO..HI) on the Dask executor, with the
     cells certified so far (of those known: a failed cell is bisected into more) on stderr."""
-    from ..certify.family import RANGED, FamilySpec, certify_family, is_range, parse_range  # heavy: loads flint
+    from ..certify.family import FamilySpec, certify_family  # heavy: loads flint
     from ..certify.files import family_file  # heavy: loads flint,mpmath
     if save is not None:
         check_save_path(save)
     opts = setting_kwargs(kw)
-    ranges = {n: parse_range(n, opts.pop(n)) for n in RANGED if is_range(opts.get(n))}
-    if "D" in opts and "D" not in ranges:
-        opts["D"] = parse_length(opts["D"])
+    ranges = {n: BY_NAME[n].read_range(opts.pop(n)) for n in RANGED if is_range(opts.get(n))}
+    if opts.get("D") is not None and "D" not in ranges:
+        opts["D"] = BY_NAME["D"].read_text(opts["D"])
     spec = FamilySpec.of({k: v for k, v in opts.items() if k != "D"} | ({"D": opts["D"]} if "D" in opts else {}),
                          ranges)
     try:
@@ -223,20 +222,15 @@ def parse_query(text: str, spec) -> dict:
         name = name.strip()
         if not sep or not name:
             raise InvalidParameter("member", text, "must be NAME=VALUE,... such as D=100,eta=0.1")
+        if name not in BY_NAME:
+            raise InvalidParameter("member", f"{name}={value.strip()}", f"{name} is not a setting field: the family "
+                                   f"ranges over {', '.join(spec.range_of)}")
         try:
-            out[name] = parse_length(value) if name == "D" else exact(value.strip(), name)
+            out[name] = BY_NAME[name].read_text(value.strip())     # the field's kind and range
         except InvalidParameter as exc:      # named as typed in --query, not as the --D / --eta flag's default
             raise InvalidParameter("member", f"{name}={value.strip()}", f"{name} {exc.valid}") from None
     spec.check_member(out)
     return {k: v for k, v in out.items() if k in spec.range_of}
-
-
-def parse_length(text):
-    """--D as an integer >= 1 (a range LO..HI is a family: verify certify with ranges)."""
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise InvalidParameter("D", text, "must be an integer >= 1 (or a range LO..HI of integers)") from None
 
 
 def check_save_path(path: str) -> None:

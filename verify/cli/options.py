@@ -24,19 +24,17 @@ from ..model.convention import Convention, FLAG_KEYS, KEYWORDS, read_file
 from ..errors import (Interrupted, InvalidParameter, NumericalTrouble, OutputError, VerificationError, refer, show,
     suggest)
 from ..model import make_setting
-from ..model.spec import API_NAMES
+from ..model.spec import API_NAMES, API_ONLY, BY_KEYWORD, BY_NAME, flag_args, with_implied
 from .regime import merge
 from .sizes import check_build
-from .specs import DATA_HELP, REGIME_META, SETTING_SPECS, SIGMA_HELP, data_option  # noqa: F401 - used by commands
+from .specs import (DATA_HELP, FAMILY_SPECS, REGIME_META, SETTING_SPECS, SIGMA_HELP,  # noqa: F401 - used by commands
+                    data_option)
 
 SETTING_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in SETTING_SPECS]
 SETTING_KEYS = tuple(name for _, name, _ in SETTING_SPECS)
-# verify certify reads --D as text: one length, a range LO..HI (a family of regimes), or absent (--recheck, --family).
-D_RANGE_OPTION = click.option("--D", "D", default=None, help="sequence length (number of tokens), or a range LO..HI: "
-                              "every integer length in it (a family)")
-
-# P kinds whose encodings are not orthogonal: --p-kind X implies --p-structure general.
-GENERAL_P_KINDS = ("sinusoidal",)
+# verify certify reads the ranged fields (--D, --eta, ...) as text: one value, a range LO..HI (a family of regimes),
+# or absent (--recheck, --family).
+FAMILY_OPTIONS = [click.option(flag, name, **kw) for flag, name, kw in FAMILY_SPECS]
 
 
 def setting_options(f):
@@ -89,14 +87,14 @@ def convention_from_options(kw: dict):
                 raise InvalidParameter("convention", str(path), f'has the unknown key "{key}": the keys are the '
                                        f"convention flags' names without their dashes ({', '.join(FLAG_KEYS)})"
                                        + (f" (did you mean {near}?)" if near in FLAG_KEYS else suggest(key, FLAG_KEYS)))
-            name = FLAG_KEYS[key] if FLAG_KEYS[key] != "wp_trainable" else "freeze_wp"
+            name = _param_name(FLAG_KEYS[key])
             if name in given:
                 raise InvalidParameter("convention", str(path), f"gives {key}, which --{key} gives again on the "
                                        "command line: give it once")
             given[name] = table[key]
         ctx = click.get_current_context(silent=True)
         if ctx is not None:
-            keys = {("freeze_wp" if FLAG_KEYS[k] == "wp_trainable" else FLAG_KEYS[k]): k for k in table}
+            keys = {_param_name(FLAG_KEYS[k]): k for k in table}
             ctx.meta[REGIME_META] = {"path": str(path), "keys": keys, "flag": "--convention"}
     if not given:
         return None
@@ -104,9 +102,15 @@ def convention_from_options(kw: dict):
     return None if conv.is_reference else conv
 
 
+def _param_name(keyword: str) -> str:
+    """The click parameter of a make_setting keyword (its field's name: ``wp_trainable`` -> ``freeze_wp``)."""
+    return BY_KEYWORD[keyword].name if keyword in BY_KEYWORD else keyword
+
+
 def family_setting_options(f):
-    """The regime options with --D read as text (a length, a range LO..HI, or absent), for ``verify certify``."""
-    for opt in reversed([D_RANGE_OPTION] + SETTING_OPTIONS[1:]):
+    """The regime options with the ranged fields read as text (a value, a range LO..HI, or absent), for ``verify
+    certify``."""
+    for opt in reversed(FAMILY_OPTIONS):
         f = opt(f)
     return f
 
@@ -124,10 +128,9 @@ def make_args(options: dict) -> dict:
     are not orthogonal), orthogonal otherwise; an explicit ``--p-structure orthogonal`` with
     ``--p-kind sinusoidal`` is an error naming both.
     """
-    args = dict(options)
-    args["wp_trainable"] = not args.pop("freeze_wp", False)
-    if args.get("p_structure") is None:
-        args["p_structure"] = "general" if args.get("p_kind") in GENERAL_P_KINDS else "orthogonal"
+    args = with_implied(flag_args(options))
+    if args.get("p_structure") is None:            # not implied: make_setting's default
+        args["p_structure"] = BY_NAME["p_structure"].default
     return args
 
 
@@ -137,7 +140,7 @@ def setting_args(kw: dict, steps: str = "refused") -> tuple[dict, int | None]:
     regime_file = kw.pop("regime_file", None)
     n = merge(kw, regime_file, steps) if regime_file is not None else None
     if kw.get("D") is None:
-        raise CliError("Missing option '--D' (or \"D\" in a --regime file)")
+        raise CliError(f"Missing option '{BY_NAME['D'].flag}' (or \"{BY_NAME['D'].key}\" in a --regime file)")
     return make_args({k: kw.pop(k) for k in SETTING_KEYS if k in kw}), n
 
 
@@ -165,12 +168,13 @@ def setting_from_options(kw: dict, *, yes: bool = False, quiet: bool = False):
 
 # API parameter name (or the root of a name such as "supports[0] entry") -> click parameter name,
 # where they differ. Names not listed are looked up as they are (D, eta_kq, sigma, steps, ...).
-# The setting's own (eta_v, wp_trainable) come from the field table (verify.model.spec).
-PARAM_OF = API_NAMES | {"arb": "arb_bits", "claim": "claims", "ID": "ids",
+# The setting's own (eta_v, wp_trainable; the keywords with no flag) come from the field table (verify.model.spec);
+# the others are the commands' own options.
+PARAM_OF = API_NAMES | dict.fromkeys(API_ONLY) | {"P": None} | {
+            "arb": "arb_bits", "claim": "claims", "ID": "ids",
             "regime": "regime_file", "member": "query", "convention": "convention_file",
             "REPORT_A": "report_a", "REPORT_B": "report_b",
-            "NAME": "name", "probe": "name", "from": "src", "atlas": "atlas_path",
-            "p_matrix": None, "query": None, "P": None, "sstar_weights": None}     # no flag (API only)
+            "NAME": "name", "probe": "name", "from": "src", "atlas": "atlas_path"}
 
 
 def _param(ctx: click.Context | None, name: str):
@@ -221,10 +225,14 @@ def _short(text: str, n: int = 200) -> str:
 
 def _reference(ctx):
     """Render ```name=value``` references of a message as flags (``--p-structure general``)."""
+    keys = ctx.meta.get(REGIME_META, {}).get("keys", {}) if ctx is not None else {}
+
     def label(name, value):
         p, _ = _param(ctx, name)
         if p is None:
             return name if value is None else f"{name}={value}"
+        if p.name in keys:                    # given in the regime file: its key there, not the flag
+            return keys[p.name] if value is None else f"{keys[p.name]} = {value}"
         if getattr(p, "is_flag", False) and value in ("False", "false") and p.secondary_opts:
             return p.secondary_opts[0]
         if getattr(p, "is_flag", False) or value is None:

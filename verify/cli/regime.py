@@ -24,10 +24,11 @@ from click.core import ParameterSource
 
 from ..errors import InvalidParameter, show, suggest
 from ..inputs import LIMITS, read_json
-from .specs import REGIME_META, SETTING_SPECS
+from ..model.spec import BY_KEY, BY_NAME, FIELDS
+from .specs import REGIME_META
 
-# regime-file key -> (make_setting-side keyword of the command, the option's click keywords)
-KEYS = {flag[2:]: (name, kw) for flag, name, kw in SETTING_SPECS}
+# regime-file key (the flag without its dashes) -> the command's keyword (the field's name), from the field table
+KEYS = {f.key: f.name for f in FIELDS}
 
 
 def _bad(path, key: str, value, valid: str) -> InvalidParameter:
@@ -50,30 +51,38 @@ def _unknown(path, key: str) -> InvalidParameter:
                             f"without their dashes ({', '.join(keys)}){hint}")
 
 
-def _value(path, key: str, value):
-    """The value of one key as the flag would hand it over, or InvalidParameter naming the key."""
-    name, kw = KEYS[key]
-    typ = kw.get("type")
-    if kw.get("is_flag"):
-        if not isinstance(value, bool):
-            raise _bad(path, key, value, "must be true or false")
-        return value
-    if typ is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            what = f"the string {_json(value)}" if isinstance(value, str) else _json(value)
-            raise _bad(path, key, value, f"must be a JSON integer, not {what}")
-        return value
-    if isinstance(typ, click.Choice):
-        if value not in typ.choices:
-            raise _bad(path, key, value, f"must be one of {', '.join(typ.choices)}")
-        return value
-    if name in ("supports", "vstar"):
-        return _table(path, key, value)
+def _flag(path, key: str, value):
+    if not isinstance(value, bool):
+        raise _bad(path, key, value, "must be true or false")
+    return value
+
+
+def _int(path, key: str, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        what = f"the string {_json(value)}" if isinstance(value, str) else _json(value)
+        raise _bad(path, key, value, f"must be a JSON integer, not {what}")
+    return value
+
+
+def _choice(path, key: str, value):
+    choices = BY_KEY[key].choices
+    if value not in choices:
+        raise _bad(path, key, value, f"must be one of {', '.join(choices)}")
+    return value
+
+
+def _text(path, key: str, value):
     if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
         return str(value)                     # a JSON number, read exactly as its decimal text
     if not isinstance(value, str):
         raise _bad(path, key, value, "must be a string or a number")
     return value
+
+
+def _value(path, key: str, value):
+    """The value of one key as the flag would hand it over (read by its field's kind), or InvalidParameter naming the
+    key; its range is checked where the flag's is (make_setting), and an error there names the key too."""
+    return JSON_KINDS[BY_KEY[key].kind](path, key, value)
 
 
 def _table(path, key: str, value):
@@ -90,6 +99,10 @@ def _table(path, key: str, value):
                     raise _bad(path, key, value, f"entries must be integers (0-based token indices), not {_json(x)}")
         return value
     return [[x if isinstance(x, (int, str)) and not isinstance(x, bool) else str(x) for x in r] for r in value]
+
+
+# How a JSON value of each kind of field is read (verify.model.spec.KINDS): as the flag would hand it over.
+JSON_KINDS = {"flag": _flag, "int": _int, "choice": _choice, "file": _table, "number": _text, "text": _text}
 
 
 def load(path) -> dict:
@@ -122,7 +135,7 @@ def read_regime(path, steps: str = "required") -> tuple[dict, int | None]:
             continue
         if key not in KEYS:
             raise _unknown(path, key)
-        out[KEYS[key][0]] = _value(path, key, value)
+        out[KEYS[key]] = _value(path, key, value)
     if steps == "required" and n is None:
         raise InvalidParameter("regime", str(path), 'must give "steps" (an integer >= 1: the horizon of the check)')
     remember(path, out)
@@ -134,13 +147,12 @@ def remember(path, given: dict) -> None:
     its key and the file (not the flag, whose default the command line holds)."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
-        flags = {name: key for key, (name, _) in KEYS.items()}
-        ctx.meta[REGIME_META] = {"path": str(path), "keys": {n: flags[n] for n in given}}
+        ctx.meta[REGIME_META] = {"path": str(path), "keys": {n: BY_NAME[n].key for n in given}}
 
 
 def defaults() -> dict:
     """Every regime option at the flag's default (what a key left out of the file means)."""
-    return {name: (False if kw.get("is_flag") else kw.get("default")) for _, (name, kw) in KEYS.items()}
+    return {f.name: f.option_default for f in FIELDS}
 
 
 def merge(kw: dict, regime_file, steps: str) -> int | None:
@@ -150,7 +162,7 @@ def merge(kw: dict, regime_file, steps: str) -> int | None:
     ctx = click.get_current_context(silent=True)
     for name in given:
         if ctx is not None and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
-            flag = next(f for f, nm, _ in SETTING_SPECS if nm == name)
+            flag = BY_NAME[name].flag
             raise InvalidParameter("regime", str(regime_file), f"gives {flag[2:]} = {show(given[name])}, which "
                                    f"{flag} gives again on the command line: give it once")
     kw.update(given)

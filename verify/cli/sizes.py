@@ -14,6 +14,7 @@ import click
 import psutil
 
 from ..errors import InvalidParameter
+from ..model.spec import BY_NAME
 from .group import CliError
 from .progress import ANNOUNCE_SECONDS, CONFIRM_SECONDS, duration, note
 
@@ -71,8 +72,9 @@ def check_build(args: dict, *, yes: bool = False, quiet: bool = False, command: 
     ctx = click.get_current_context(silent=True)
     if seconds > CONFIRM_SECONDS and not yes:
         has_yes = ctx is not None and any(p.name == "yes" for p in ctx.command.params)
-        raise CliError(f"--M {args.get('M')} --d {args.get('d')}: {text}; "
-                       + ("pass --yes to build it anyway, or " if has_yes else "") + "choose smaller --M or --d")
+        M, d = BY_NAME["M"].flag, BY_NAME["d"].flag
+        raise CliError(f"{M} {args.get('M')} {d} {args.get('d')}: {text}; "
+                       + ("pass --yes to build it anyway, or " if has_yes else "") + f"choose smaller {M} or {d}")
     if seconds > ANNOUNCE_SECONDS:
         note(f"{command}: {text}", quiet)
     return seconds

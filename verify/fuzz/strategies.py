@@ -42,6 +42,7 @@ from ..model import make_setting
 from ..model.hypotheses import LONG_RUN, REFERENCE, hypotheses as as_hypotheses, restriction, step_x
 from ..model.numbers import frac_str
 from ..model.sigmas import parse_sigma, sigma_examples
+from ..model.spec import BY_KEYWORD, BY_NAME, with_implied
 
 MAX_D = 48
 MAX_M = 3
@@ -51,10 +52,10 @@ FULL_MAX_STEPS = 300     # full-matrix-engine checks, and regimes the reduced re
 LAWS = ("gaussian", "rademacher", "student-t:5", "gumbel", "exponential", "uniform")
 LAW_MEANS = ("0", "1/2", "-1")
 LAW_VARS = ("1", "1/4", "4")
-LOSSES = ("sum", "mean")
-P_KINDS = ("identity", "permutation", "sinusoidal")
+LOSSES = BY_NAME["loss"].choices
+P_KINDS = BY_NAME["p_kind"].choices
 P_LAMBDAS = ("1", "4", "1/4")        # squares of rationals: identity / permutation P need sqrt(lambda)
-INITS = ("zero", "random")
+INITS = BY_NAME["init"].choices
 INIT_SCALES = ("1/10", "1/100", "1/2")
 NOISE_SDS = ("0", "1/10", "1")
 VSTAR_NORMS = ("1", "1/2", "2", "3", "1/10", "10")
@@ -90,11 +91,12 @@ class Regime:
         kw = dict(self.kwargs)
         parts = ["verify", "run"]
         for k, v in kw.items():
-            if k == "wp_trainable":
-                if not v:
-                    parts.append("--freeze-wp")
+            f = BY_KEYWORD[k]                  # the field of a make_setting keyword: its flag (verify.model.spec)
+            if f.kind == "flag":                # a switch: written when the keyword has the value it sets
+                if v == (not f.negated):
+                    parts.append(f.flag)
                 continue
-            parts += ["--" + k.replace("_", "-") if k not in ("D", "K", "N", "M", "d") else "--" + k, str(v)]
+            parts += [f.flag, str(v)]
         if not self.broken and not self.setting().reducible()[0]:
             parts += ["--engine", "full"]    # the reduced recursion is not exact here (Setting.reducible)
         parts += ["--steps", str(self.steps), "--json"]
@@ -245,7 +247,7 @@ def valid_regimes(draw, max_d: int = MAX_D, max_steps: int = MAX_STEPS, sigmas=N
     kw["law_var"] = _pick(draw, r, "law_var", LAW_VARS)
     kw["loss"] = _pick(draw, r, "loss", LOSSES)
     kw["p_kind"] = _pick(draw, r, "p_kind", P_KINDS)
-    kw["p_structure"] = "general" if kw["p_kind"] == "sinusoidal" else "orthogonal"
+    kw["p_structure"] = with_implied(kw).get("p_structure", BY_NAME["p_structure"].default)   # sinusoidal: general
     kw["p_lambda"] = _pick(draw, r, "p_lambda", P_LAMBDAS)
     kw["init"] = _pick(draw, r, "init", INITS)
     kw["init_scale"] = _pick(draw, r, "init_scale", INIT_SCALES) if kw["init"] == "random" else "0"

@@ -36,13 +36,18 @@ from .data import parse_data
 from .hypotheses import convention_hypothesis, hypotheses
 from .numbers import exact, frac_str
 from .setting import make_setting
-from .spec import CONVENTION_FLAGS, DEFAULTS, OF_KIND
+from .spec import BY_KEY, BY_KEYWORD, BY_NAME, CONVENTION_FLAGS, DEFAULTS, OF_KIND, with_implied
 
 # The convention keywords (make_setting's names) with the flag each is given by: the setting's convention fields
 # (verify.model.spec), and eta_kq_ratio (eta_KQ / eta, a run's own option).
 KEYWORDS = CONVENTION_FLAGS | {"eta_kq_ratio": "--eta-kq-ratio"}
 FLAG_KEYS = {flag.lstrip("-"): key for key, flag in KEYWORDS.items()}
 NUMERIC = tuple(k for k in KEYWORDS if k in OF_KIND["number"]) + ("eta_kq_ratio",)
+
+
+def _switch(keyword: str) -> bool:
+    """Whether a convention keyword is set by a switch (``--freeze-wp``: written without a value)."""
+    return keyword in BY_KEYWORD and BY_KEYWORD[keyword].kind == "flag"
 
 
 @dataclass(frozen=True)
@@ -61,15 +66,18 @@ class Convention:
         "not set"); values are checked by building a setting with them."""
         vals = {}
         for name, value in options.items():
-            if name in ("freeze_wp", "freeze-wp"):          # a flag: set means W_P frozen
-                name, value = "wp_trainable", (False if value else None)
+            f = BY_NAME.get(name) or BY_KEY.get(name)
+            if f is not None and f.negated:                  # a switch: set means its keyword False (W_P frozen)
+                name, value = f.setting_keyword, (False if value else None)
             key = FLAG_KEYS.get(name, FLAG_KEYS.get(name.replace("_", "-"), name))
             if key not in KEYWORDS:
                 raise InvalidParameter("convention", name, "is not a convention option; the options are "
                                        + ", ".join(sorted(FLAG_KEYS)) + suggest(name, FLAG_KEYS))
             if value is None:
                 continue
-            vals[key] = frac_str(exact(value, key)) if key in NUMERIC else value
+            # a field's number read and checked by its field (verify.model.spec); eta_kq_ratio by its own rule
+            vals[key] = frac_str(BY_KEYWORD[key].check(value) if key in BY_KEYWORD else exact(value, key)) \
+                if key in NUMERIC else value
             if key == "eta_kq_ratio" and exact(value, key) <= 0:
                 raise InvalidParameter(key, value, "must be > 0 (eta_KQ as a multiple of eta)")
         conv = cls(tuple(vals.items()))
@@ -95,19 +103,15 @@ class Convention:
         a sinusoidal P brings its general structure with it, and eta_KQ follows eta by the ratio."""
         vals = dict(self.values)
         ratio = vals.pop("eta_kq_ratio", None)
-        if vals.get("p_kind") == "sinusoidal" and "p_structure" not in vals:
-            vals["p_structure"] = "general"
-        out = vals | dict(kwargs)
+        out = with_implied(vals) | dict(kwargs)
         if ratio is not None and out.get("eta_kq") is None:
-            out["eta_kq"] = exact(out.get("eta", DEFAULTS["eta"]), "eta") * Fraction(ratio)
+            out["eta_kq"] = BY_NAME["eta"].check(out.get("eta", DEFAULTS["eta"])) * Fraction(ratio)
         return out
 
     def adjust(self, hyps) -> tuple:
         """``hyps`` (hypothesis objects or ids) with every hypothesis that pins a keyword this convention sets to
         another value replaced by the convention's own (``sum-loss`` -> ``loss = mean``)."""
-        vals = dict(self.values)
-        if vals.get("p_kind") == "sinusoidal" and "p_structure" not in vals:
-            vals["p_structure"] = "general"
+        vals = with_implied(dict(self.values))
         out = []
         for h in hypotheses(hyps):
             moved = [(k, vals[k]) for k, v in h.pins if k in vals and str(vals[k]) != str(v)]
@@ -123,7 +127,7 @@ class Convention:
         if self.is_reference:
             return "the reference convention (docs/setting.md)"
         return "the reference convention (docs/setting.md) except " + ", ".join(
-            f"{KEYWORDS[k]} {('(W_P frozen)' if k == 'wp_trainable' else v)}" for k, v in self.values)
+            f"{KEYWORDS[k]} {('(W_P frozen)' if _switch(k) else v)}" for k, v in self.values)
 
     def as_dict(self) -> dict:
         return dict(self.values)
@@ -132,7 +136,7 @@ class Convention:
         """The command-line flags that set this convention (for replay commands)."""
         out = []
         for k, v in self.values:
-            out += [KEYWORDS[k]] if k == "wp_trainable" else [KEYWORDS[k], str(v)]
+            out += [KEYWORDS[k]] if _switch(k) else [KEYWORDS[k], str(v)]
         return out
 
 

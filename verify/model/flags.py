@@ -11,13 +11,15 @@ import shlex
 from decimal import Decimal
 from fractions import Fraction
 
-from .spec import REPLAYED
+from .spec import BY_NAME, REPLAYED
 
 # The order in which the options are written, and the defaults left out: both from the field table
 # (verify.model.spec), keyed by Setting.config()'s names.
 FLAGS = [(f.config, f.flag) for f in REPLAYED]
 DEFAULTS = {f.config: f.default for f in REPLAYED if f.replay == "changed" and f.follows is None}
 FOLLOWS = {f.config: f.follows for f in REPLAYED if f.follows is not None}
+# The flags of the fields written by their own rules below (sizes, supports, V*, the switch), from the same table.
+FLAG = {name: BY_NAME[name].flag for name in ("D", "K", "preset", "supports", "vstar", "vstar_norm", "freeze_wp")}
 
 
 def exact_decimal(x: Fraction) -> str | None:
@@ -34,13 +36,13 @@ def exact_decimal(x: Fraction) -> str | None:
 def setting_command(verb: str, setting, *extra: str) -> str:
     """``verify VERB <options rebuilding setting> EXTRA...`` as one shell line (setup commands first)."""
     cfg = setting.config()
-    parts = ["verify", verb, "--D", str(cfg["D"])]
+    parts = ["verify", verb, FLAG["D"], str(cfg["D"])]
     pre = []
     if cfg["preset"]:
-        parts += ["--preset", cfg["preset"], "--K", str(cfg["K"])]
+        parts += [FLAG["preset"], cfg["preset"], FLAG["K"], str(cfg["K"])]
     else:
         pre.append(f"S=$(mktemp) && echo {shlex.quote(str(cfg['supports']))} > \"$S\"")
-        parts += ["--supports", '"$S"']
+        parts += [FLAG["supports"], '"$S"']
     for key, flag in FLAGS:
         val = cfg[key]
         if key in FOLLOWS and val == cfg[FOLLOWS[key]]:       # eta_kq = eta: implied
@@ -53,11 +55,11 @@ def setting_command(verb: str, setting, *extra: str) -> str:
         rows = "[" + ", ".join("[" + ", ".join(exact_decimal(Fraction(x)) or f'"{x}"' for x in r) + "]"
                                for r in cfg["vstar"]) + "]"
         pre.append(f"V=$(mktemp) && echo {shlex.quote(rows)} > \"$V\"")
-        parts += ["--vstar", '"$V"']
+        parts += [FLAG["vstar"], '"$V"']
     elif cfg["vstar_norm"] is not None and cfg["vstar_norm"] != "1":      # a random V*: its norm, when not 1
-        parts += ["--vstar-norm", cfg["vstar_norm"]]
+        parts += [FLAG["vstar_norm"], cfg["vstar_norm"]]
     if not cfg["wp_trainable"]:
-        parts.append("--freeze-wp")
+        parts.append(FLAG["freeze_wp"])
     parts += list(extra)
     if cfg["sstar_weights"] is not None or cfg["p_kind"] == "explicit":
         parts.append("# not replayable exactly: S* weights / an explicit P have no command-line option")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from .numbers import exact
+from .spec import BY_NAME
 
 LAW_NAMES = ("gaussian", "rademacher", "student-t", "gumbel", "exponential", "uniform")
 
@@ -68,7 +69,5 @@ def parse_law(spec: str, mean="0", var="1") -> Law:
             raise InvalidParameter("law", spec, "must have NU > 2 for student-t (finite variance)")
     elif arg:
         raise InvalidParameter("law", spec, f"must be given without a parameter for {name}")
-    m, v = exact(mean, "law_mean"), exact(var, "law_var")
-    if v <= 0:
-        raise InvalidParameter("law_var", str(v), "must be > 0")
+    m, v = BY_NAME["law_mean"].check(mean), BY_NAME["law_var"].check(var)     # their fields' ranges
     return Law(name, nu, m, v)

@@ -20,19 +20,17 @@ from .numbers import exact, frac_str, load_json_exact
 from .presets import preset_supports
 from .sigmas import FAMILIES, Sigma, parse_sigma, sigma_families
 from .sigmas.identity import Identity
+from .spec import BY_NAME, FIELDS, MAX_DIM
 from .spec import DEFAULTS as FIELD_DEFAULTS
 from .validation import FLOAT64_MAX, FLOAT64_MIN, Problems, check_choice, check_int
 
-LOSS_CONVENTIONS = ("sum", "mean")
-P_KINDS = ("identity", "permutation", "sinusoidal", "explicit")
-P_STRUCTURES = ("orthogonal", "general")
-INITS = ("zero", "random")
-RELU_AT_ZERO = ("radial", "error")
-# Largest dimension a full-matrix computation accepts: it builds D x D arrays (P, S*) and a step costs O(D^3);
-# beyond this they are impractical. The cap applies where such an array is built (Setting.p_exact, Setting.sstar:
+# The choices of the choice fields (verify.model.spec); an explicit P (p_matrix) is the Python API's own kind.
+CHOICES = {f.name: f.choices for f in FIELDS if f.kind == "choice" and f.name != "preset"}
+CHOICES["p_kind"] += ("explicit",)
+# MAX_DIM (verify.model.spec) is also the largest D a full-matrix computation accepts: it builds D x D arrays (P, S*)
+# and a step costs O(D^3). The cap applies where such an array is built (Setting.p_exact, Setting.sstar:
 # check_full_dims), not to a setting: the reduced recursion, the invariants and the atlas need no D-sized storage
-# and take any D. M and d (the sizes of W_X and V*, stored as M x d) keep it at construction.
-MAX_DIM = 4096
+# and take any D. M and d (the sizes of W_X and V*, stored as M x d) keep it at construction (their fields' range).
 
 
 @dataclass(frozen=True)
@@ -264,17 +262,13 @@ def _random_vstar(M: int, d: int, seed: int, norm: Fraction):
 
 
 def _exact_numbers(pr: Problems, values: dict) -> dict:
-    """The rational inputs that were given, read exactly; a step size (eta, eta_kq) must be > 0. An invalid
-    value is recorded in ``pr`` and left out, so the caller uses its stand-in for the cross-field rules."""
+    """The rational inputs that were given, read exactly and checked against their fields' ranges (verify.model.spec).
+    An invalid value is recorded in ``pr`` and left out, so the caller uses its stand-in for the cross-field rules."""
     num = {}
     for name, value in values.items():
         if value is not None:
             with pr.check():
-                num[name] = exact(value, name)
-    for name in ("eta", "eta_kq"):
-        if num.get(name) is not None and num[name] <= 0:
-            pr.add(name, values[name], f"must be > 0 (the {'GD' if name == 'eta' else 'W_KQ'} step size)")
-            num[name] = None
+                num[name] = BY_NAME[name].check(value)
     return num
 
 
@@ -310,10 +304,9 @@ def make_setting(*, D, K=None, N=None, M=_F["M"], d=_F["d"], eta=_F["eta"], eta_
     """
     pr = Problems()
     dims = {}
-    for name, value, lo, hi in (("D", D, 1, None), ("M", M, 1, MAX_DIM), ("d", d, 1, MAX_DIM),
-                                ("seed", seed, 0, None)):
+    for name, value in (("D", D), ("M", M), ("d", d), ("seed", seed)):
         with pr.check():
-            dims[name] = check_int(name, value, lo, hi)
+            dims[name] = BY_NAME[name].check(value)
     D, M, d, seed = (dims.get(k) for k in ("D", "M", "d", "seed"))
     sup = None
     if D is not None:
@@ -403,7 +396,7 @@ def _supports(supports, preset, D: int, K, N):
         if K is None:
             raise InvalidParameter("preset", preset, "must come with `K` (the support size of each column of S*)",
                                    also=("K",))
-        supports = preset_supports(preset, D, check_int("K", K, 0, D))
+        supports = preset_supports(preset, D, BY_NAME["K"].check(K, {"D": D}))
     if supports is None:
         raise InvalidParameter("supports", None,
                                "must be given: `supports` (a JSON file) or `preset` (cnn, gcn, sts, gslp)")
@@ -423,15 +416,15 @@ def _supports(supports, preset, D: int, K, N):
                                "every column must have the same size K (docs/setting.md: |g_j| = K)")
     K_sup = sizes.pop()
     if K is not None:
-        K = check_int("K", K, 0, D)
+        K = BY_NAME["K"].check(K, {"D": D})
         if K != K_sup:
             raise InvalidParameter("K", K, f"must equal the size of every support column ({K_sup})", also=("supports",))
     if N is not None:
-        N = check_int("N", N, 1, D)
+        N = BY_NAME["N"].check(N, {"D": D})
         if N != len(sup):
             raise InvalidParameter("N", N, f"must equal the number of S* columns given ({len(sup)})",
                                    also=("supports", "preset"))
-    return sup, K_sup, check_int("N", len(sup), 1, D)
+    return sup, K_sup, BY_NAME["N"].check(len(sup), {"D": D})
 
 
 def _sstar_weights(sstar_weights, K: int, N: int):
@@ -461,18 +454,22 @@ def _vstar(vstar, vstar_norm, M: int, d: int, seed: int):
                                    f"must have shape M x d = {M} x {d}", also=("M", "d"))
         base = tuple(tuple(exact(x, "vstar entry") for x in r) for r in vstar)
         return base, Fraction(1), "explicit", None
-    norm = exact(vstar_norm if vstar_norm is not None else "1", "vstar_norm")
-    if norm <= 0:
-        raise InvalidParameter("vstar_norm", vstar_norm, "must be > 0")
+    norm = BY_NAME["vstar_norm"].check(vstar_norm if vstar_norm is not None else "1")
     base, scale2 = _random_vstar(M, d, seed, norm)
     return base, scale2, f"gaussian(seed={seed}) rescaled to norm {frac_str(norm)}", norm
 
 
 def validate(s: Setting) -> Setting:
-    """Check every cross-field rule; returns ``s`` or raises one :class:`InvalidParameter` with every
-    problem found (conflicting options are reported together)."""
+    """Check every field's range (verify.model.spec) and every cross-field rule; returns ``s`` or raises one
+    :class:`InvalidParameter` with every problem found (conflicting options are reported together)."""
     pr = Problems()
-    _cross_field(s, pr, set())
+    cfg = s.config()
+    for f in FIELDS:
+        key = f.config or f.name
+        if f.valid is not None and cfg.get(key) is not None:
+            with pr.check():
+                f.check(cfg[key], cfg)
+    _cross_field(s, pr, {p.name for p in pr.items})
     pr.raise_all()
     return s
 
@@ -523,32 +520,20 @@ def _cross_field(s: Setting, pr: Problems, bad: set) -> None:
     (already reported as invalid on its own)."""
     def ok(*names):
         return not any(n in bad for n in names)
-    for name in ("eta_v", "eta_kq"):
-        if ok("eta", name) and getattr(s, name) <= 0:
-            pr.add(name, getattr(s, name), "must be > 0 (the GD step size)")
     if s.vstar_norm2() == 0:
         pr.add("vstar", "all zeros", "must have ||V*||_F > 0")
     elif s.vstar_norm2() > FLOAT64_MAX or min(s.row_norm2()) < FLOAT64_MIN and min(s.row_norm2()) != 0:
         pr.add("vstar" if s.vstar_source == "explicit" else "vstar_norm", "||V*||_F^2 = " + _sci(s.vstar_norm2()),
                "must give squared row norms ||v*_m||^2 within the float64 range 2.2e-308 .. 1.8e308")
-    if ok("noise_sd") and s.noise_sd < 0:
-        pr.add("noise_sd", s.noise_sd, "must be >= 0")
-    for name, choices in (("loss", LOSS_CONVENTIONS), ("p_kind", P_KINDS), ("p_structure", P_STRUCTURES),
-                          ("init", INITS), ("relu_at_zero", RELU_AT_ZERO)):
+    for name, choices in CHOICES.items():
         with pr.check():
             check_choice(name, getattr(s, name), choices)
-    if ok("p_lambda") and s.p_lambda <= 0:
-        pr.add("p_lambda", s.p_lambda, "must be > 0 (P^T P = lambda I)")
-    if ok("beta") and s.beta <= 0:
-        pr.add("beta", s.beta, "must be > 0 (the logit temperature: logits beta P^T W_KQ p_q)")
     if ok("init_scale") and s.init == "random" and s.init_scale <= 0:
         pr.add("init_scale", s.init_scale, "must be > 0 with `init=random` (the scale of the random start)",
                also=("init",))
     if ok("init_scale") and s.init == "zero" and s.init_scale != 0:
         pr.add("init_scale", s.init_scale, "must be 0 with `init=zero`; a random start needs `init=random`",
                also=("init",))
-    if s.K > s.D or s.K < 0:
-        pr.add("K", s.K, f"must satisfy 0 <= K <= D = {s.D}", also=("D",))
     _sigma_rules(s, pr, ok)
     _data_rules(s, pr, ok)
     # P

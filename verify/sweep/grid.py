@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from ..errors import InvalidParameter, suggest
 from ..model import make_setting
 from ..model.data import data_models, parse_data
-from ..model.numbers import exact
-from ..model.spec import FIELDS, OF_KIND
+from ..model.spec import BY_NAME, FIELDS, KINDS, OF_KIND, flag_args
 
 # The axes are the setting's fields (verify.model.spec), by kind; a switch and the data model are choices here.
 INT_AXES = OF_KIND["int"]
 NUMBER_AXES = OF_KIND["number"]
 CHOICE_AXES = {f.name: f.choices for f in FIELDS if f.kind == "choice"} | {
-    "freeze_wp": ("true", "false"), "data": tuple(data_models())}
+    f.name: ("true", "false") for f in FIELDS if f.kind == "flag"} | {"data": tuple(data_models())}
 TEXT_AXES = ("sigma", "law")
 AXES = INT_AXES + NUMBER_AXES + tuple(CHOICE_AXES) + TEXT_AXES
 
@@ -50,18 +49,12 @@ def parse_axis(spec: str) -> tuple[str, list]:
         raise InvalidParameter("grid", spec, f"must list values after {name}=, separated by commas")
     vals = []
     for v in raw:
-        if name in INT_AXES:
+        if name in INT_AXES or name in NUMBER_AXES:        # read by the field's kind (verify.model.spec)
             try:
-                vals.append(int(v))
-            except ValueError:
-                raise InvalidParameter("grid", spec, f"{name} values must be integers, not {v!r}") from None
-        elif name in NUMBER_AXES:
-            try:
-                exact(v, name)
-            except InvalidParameter:
-                raise InvalidParameter("grid", spec, f"{name} values must be decimals such as 0.07 or ratios "
-                                       f"such as 7/100, not {v!r}") from None
-            vals.append(v)
+                value = KINDS[BY_NAME[name].kind].from_text(name, v)
+            except InvalidParameter as exc:
+                raise InvalidParameter("grid", spec, f"{name} values {exc.valid}, not {v!r}") from None
+            vals.append(value if name in INT_AXES else v)       # a number kept as written, read exactly later
         elif name in CHOICE_AXES:
             if v.lower() not in CHOICE_AXES[name]:
                 raise InvalidParameter("grid", spec, f"{name} values must be among {', '.join(CHOICE_AXES[name])}")
@@ -105,9 +98,8 @@ def setting_kwargs(point: dict) -> dict:
         kw |= {"d": dims[0], "D": dims[1]}
     if "N" in pt and "preset" not in pt:
         kw.pop("preset")
-    if "freeze_wp" in pt:
-        pt["wp_trainable"] = pt.pop("freeze_wp") != "true"
-    kw.update(pt)
+    switches = {f.name: pt.pop(f.name) == "true" for f in FIELDS if f.kind == "flag" and f.name in pt}
+    kw.update(pt | flag_args(switches))       # a switch sets its make_setting keyword (freeze_wp: wp_trainable False)
     if "N" in pt and "preset" not in pt:
         D, K, N = kw["D"], kw["K"], kw.pop("N")
         if not (isinstance(N, int) and 1 <= N <= D):

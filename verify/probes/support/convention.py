@@ -17,7 +17,7 @@ import contextvars
 from dataclasses import dataclass
 
 from ...errors import InvalidParameter
-from ...model.convention import KEYWORDS, Convention, active, setting
+from ...model.convention import Convention, active, setting
 from ...model.hypotheses import within
 from ...model.setting import make_setting
 
@@ -118,7 +118,7 @@ def judged_hypotheses(hyps) -> tuple:
 
 def note_text(conv: Convention, key: str, why: str) -> str:
     """One keyword of ``conv`` not honoured, in words."""
-    flag = KEYWORDS[key] + ("" if key == "wp_trainable" else f" {conv.get(key)}")
+    flag = " ".join(Convention(((key, conv.get(key)),)).flags())       # as the convention writes it (a switch alone)
     return f"{flag} not honoured: {why}; the regimes it did not fit ran with the reference {key}"
 
 
