@@ -97,6 +97,9 @@ THEOREM_NUMBERS = {
     "claimed_d_exponents": {"excess_loss": "4", "s_err": "5/2", "w_err": "2"},
     "leading_terms": {"excess_loss": "K*N*(D - K)/(4*D*T*eta)", "s_err": "S-TERM", "w_err": "W-TERM"},
     "tstar": {"exponent": 1.0345, "uncertainty": 0.0324, "over_D2": {"8": 61.9, "16": 32.4, "64": 8.35}},
+    # the atlas gave no refuting ray here (holds None): the lower bound stays inconclusive
+    "uniform_constant": {"holds": None, "ray": None, "bounds": None, "member": None, "replay_ratios": None,
+                         "replay": None},
 }
 
 
@@ -231,7 +234,8 @@ def test_findings_quote_the_report_by_key(results):
     assert "peaks at 0.5 and ends at 0.0037" in text
     assert "neg-alpha-le-1 *refuted*, neg-loss-monotone-any-eta *refuted*" in text
     assert "fuzzing (2 searches inside the claims' hypotheses: neg-alpha-le-1 refuted; the rest supported)" in text
-    assert "*proved* for σ = identity and *proved* for σ = erf" in text and "For ReLU it is *refuted*" in text
+    assert "*proved* for σ ∈ {identity, erf} in every dimension" in text
+    assert "For σ ∈ {relu} it is *refuted*: W_P leaves 0 unless frozen (σ not odd)." in text
     assert "The ci profile ran in 135 s" in text
 
 
@@ -255,6 +259,17 @@ def test_a_changed_report_number_changes_the_readme(results):
     th = next(c for c in results["claims"] if c["id"] == "theorem-3.1")
     th["numbers"]["tstar"]["exponent"] += 0.5
     assert readme.findings(results) != before and "onset exponent 1.53 ± 0.03" in readme.findings(results)
+
+
+def test_a_refuting_atlas_ray_is_quoted(results):
+    th = next(c for c in results["claims"] if c["id"] == "theorem-3.1")
+    th["numbers"]["uniform_constant"] = {"holds": False, "ray": {"rho": "1/16", "x": "1/64", "kappa": "1/4"},
+                                         "member": {"D": 1048576}, "replay_ratios": dict(zip(QS, (1.9e-25, 6.2e-13,
+                                                                                                  6.2e-10)))}
+    text = readme.findings(results)
+    assert ("over every D of the atlas's certified ray K = 1/16 D, lim sup of q/f_q is certified below a bound that "
+            "tends to 0 as D grows, so no D-uniform constant exists (one member replayed, D = 1048576: certified q/f_q "
+            "at T = 10¹² of 1.9e-25, 6.2e-13, 6.2e-10)") in text
 
 
 def test_a_number_missing_from_the_report_is_named_never_zero(results):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..model.paper import claimed_exponent
 from ..model.quantities import KEYS, QUANTITIES
+from ..model.sigmas import parse_sigma
 from ..run.atomic import write_bytes_atomic
 from .numbers import MissingNumber, check, field, number, statement, statements
 from .render import count_text, extent_text
@@ -170,13 +171,16 @@ class Writer:
 
     def reduction(self) -> str:
         sig = field(self.r, "derivation", "sigmas")
-        relu = sig.get("relu")
-        tail = ("For ReLU it is *refuted*: W_P leaves 0 unless frozen." if relu == "refuted" else
-                f"For ReLU: *{relu}*." if relu else "")
-        return (f"- **The symmetry reduction is exact** (*{field(self.r, 'derivation', 'sigmas', 'identity')}* for "
-                f"σ = identity and *{field(self.r, 'derivation', 'sigmas', 'erf')}* for σ = erf in every dimension: "
-                "SymPy proves it for any per-entry kernel in symbolic M, d, D, N, K, including the D/(NK(D−K)) factor "
-                f"of the δ recursion, with each σ's parity lemma; explicit sizes are a second route). {tail} W_P = 0 "
+        groups: dict = {}
+        for spec, verdict in sig.items():           # the derive part's sigmas: every registered family's examples
+            groups.setdefault(verdict, []).append(parse_sigma(spec).readable())
+        named = lambda v: "σ ∈ {" + ", ".join(groups[v]) + "}"  # noqa: E731
+        proved = f"*proved* for {named('proved')} in every dimension" if "proved" in groups else ""
+        others = " ".join(f"For {named(v)} it is *{v}*" + (": W_P leaves 0 unless frozen (σ not odd)." if v == "refuted"
+                                                             else ".") for v in groups if v != "proved")
+        return (f"- **The symmetry reduction is exact** ({proved}: SymPy proves it for any per-entry kernel in symbolic "
+                "M, d, D, N, K, including the D/(NK(D−K)) factor of the δ recursion, with each σ's parity lemma; "
+                f"explicit sizes are a second route). {others + ' ' if others else ''}W_P = 0 "
                 f"and two-valued attention columns: {self.verdict('wp-zero')}, {self.verdict('two-level-attention')}.")
 
     def lemma_c2(self) -> str:
