@@ -30,7 +30,7 @@ from .evidence import RegimeOutcome, Scope, decide
 from .run.jsonable import jsonable
 from .model.hypotheses import hypotheses, within
 from .model.profiles import PROFILES, check_profile
-from .model.convention import active, using
+from .model.convention import Convention, active, using
 from .model.flags import setting_command
 from .model.validation import check_int
 
@@ -330,6 +330,11 @@ class Catalogue:
             raise AssertionError(f"{self.kind} files registering nothing: {sorted(missing)}")
         self._loaded = True
         return self
+
+    def part_result(self, cid: str, profile: str, convention: dict | None = None) -> dict:
+        """What a ``verify all`` part of this catalogue returns: check ``cid`` at the profile under the run's
+        convention (make_setting keywords; None: the reference), as the command with the convention flags."""
+        return self[cid].run(profile, Convention.from_options(convention) if convention else None).as_dict()
 
     def __getitem__(self, cid: str) -> Check:
         self.load()
