@@ -30,6 +30,7 @@ from verify.engines.fits import loglog_slope
 from verify.evidence import From, Scope, compare, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation
+from verify.model.flags import setting_command
 from verify.model.profiles import per_profile
 from verify.evidence.regime_runs import convention, fmt, reduced_float64, regime
 from verify.evidence.regime_records import REPLAY_FACTOR, prerequisite, regime_scope
@@ -168,7 +169,7 @@ def epsilon_records(profile: str) -> tuple[list, dict]:
                       True, threshold=CERT_THRESHOLD, C_ood=str(C), T0=cert.T0,
                       c_hi={q: cert.constants[q]["c_hi"] for q in ("s_err", "w_err")},
                       T_eps={str(e): t for e, t in t_eps.items()},
-                      replay=f"verify certify --D {s.D} --K {s.K} --preset sts --eta {s.eta_v} --json")
+                      replay=setting_command("certify", s, "--json"))
     rows = []
     for e, t in t_eps.items():
         a, S, Sstar, V, _ = student_state(s, t)

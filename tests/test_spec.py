@@ -246,3 +246,12 @@ def test_validate_checks_each_field_against_its_range(change, phrase):
 def test_the_independent_checker_ranges_the_same_fields():
     from recheck.certificates import FAMILY_RANGED  # heavy: loads flint (it imports nothing of verify: its own list)
     assert set(FAMILY_RANGED) == {f.name for f in FIELDS if f.ranged} == {"D", "eta", "eta_kq", "vstar_norm"}
+
+
+def test_a_family_command_spells_each_field_by_its_flag():
+    from fractions import Fraction
+    from verify.model.flags import family_command
+    # by hand: the ci family of verify.certify.records, as the certify command reads it
+    got = family_command("certify", {"preset": "sts", "K": 4}, {"D": (8, 9), "eta": (Fraction(1, 16), Fraction(51, 800))},
+                         "--vstar-norm", "1", "--json")
+    assert got == "verify certify --preset sts --K 4 --D 8..9 --eta 1/16..51/800 --vstar-norm 1 --json"

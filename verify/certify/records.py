@@ -24,7 +24,8 @@ from ..derive.asymptotics import leading_terms_general
 from ..errors import InvalidParameter
 from ..evidence import From, Region, Scope, dims_of, record
 from ..model import symbols as sy
-from ..model.flags import setting_command
+from ..model.flags import family_command, setting_command
+from ..model.spec import BY_NAME
 from ..model.hypotheses import REFERENCE
 from ..model.numbers import frac_str
 from ..model.paper import claimed_exponent, exponent_of, theorem_3_1_orders
@@ -232,8 +233,8 @@ def family_evidence(profile: str) -> list[dict]:
     close gives one failed record per use."""
     check_profile(profile)
     ranges = FAMILIES[profile]
-    replay = (f"verify certify --preset sts --K 4 --D {ranges['D'][0]}..{ranges['D'][1]} --eta "
-              f"{frac_str(ranges['eta'][0])}..{frac_str(ranges['eta'][1])} --vstar-norm 1 --json")
+    replay = family_command("certify", {k: FAMILY_OPTIONS[k] for k in ("preset", "K")}, ranges,
+                            BY_NAME["vstar_norm"].flag, FAMILY_OPTIONS["vstar_norm"], "--json")
     try:
         fc, source = chosen_family(profile)
     except CertificateFailed as exc:

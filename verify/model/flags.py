@@ -66,4 +66,19 @@ def setting_command(verb: str, setting, *extra: str) -> str:
     return " && ".join(pre + [" ".join(parts)])
 
 
-__all__ = ["setting_command", "exact_decimal", "FLAGS", "DEFAULTS"]
+def family_command(verb: str, options: dict, ranges: dict, *extra: str) -> str:
+    """``verify VERB`` with the fixed ``options`` (make_setting keywords and values) and the ranged fields of
+    ``ranges`` (keyword -> (lo, hi), written LO..HI, the family syntax of ``verify certify``), each by its
+    field's flag."""
+    def text(v):
+        return str(v) if not isinstance(v, Fraction) else (str(v.numerator) if v.denominator == 1 else
+                                                           f"{v.numerator}/{v.denominator}")
+    parts = ["verify", verb]
+    for name, value in options.items():
+        parts += [BY_NAME[name].flag, shlex.quote(text(value))]
+    for name, (lo, hi) in ranges.items():
+        parts += [BY_NAME[name].flag, f"{text(lo)}..{text(hi)}"]
+    return " ".join(parts + list(extra))
+
+
+__all__ = ["setting_command", "family_command", "exact_decimal", "FLAGS", "DEFAULTS"]
