@@ -37,7 +37,7 @@ from verify.evidence.regime_records import REPLAY_FACTOR, prerequisite, regime_s
 from verify.derive.loss import matrix_form, mu
 from verify.model.symbols import var
 from verify.certify.certificate import CertificateFailed, certify
-from verify.certify.records import regime_scope as certificate_scope
+from verify.certify.certificate_records import regime_scope as certificate_scope
 from verify.model.laws import parse_law
 
 SAMPLES = per_profile({"ci": 100_000, "dev": 1_000_000, "deep": 4_000_000})

@@ -182,12 +182,12 @@ def test_broken_lister_and_broken_module_are_recorded_failures(tmp_path, monkeyp
     def broken():
         raise ModuleNotFoundError("No module named 'lemmas'")
     fk.register("claim", 3, lister=broken)
-    monkeypatch.setattr(pipeline, "discover", lambda: [("verify.certify.part", "SyntaxError: bad")])
+    monkeypatch.setattr(pipeline, "discover", lambda: [("verify.certify.certify_part", "SyntaxError: bad")])
     res = run(tmp_path / "rep", only=["derive", "claim"])
     by = {p["name"]: p for p in res["parts"]}
     assert by["discovery:claims"]["status"] == "failed" and "lemmas" in by["discovery:claims"]["error"]
-    assert by["discovery:verify.certify.part"]["status"] == "failed" and "SyntaxError" in \
-        by["discovery:verify.certify.part"]["error"]
+    assert by["discovery:verify.certify.certify_part"]["status"] == "failed" and "SyntaxError" in \
+        by["discovery:verify.certify.certify_part"]["error"]
     assert not [c for c in fk.calls if c.startswith("claim")]
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from verify.certify import CertificateFailed, ExactCertificate, certificate_evidence, certified_band_figure, certify
 from verify.certify.coordinates import param_values, slow_coordinates
 from verify.certify.comparison import lemma_obligations
-from verify.certify.records import regime_scope
+from verify.certify.certificate_records import regime_scope
 from verify.certify.obligations import identity, smt
 from verify.certify.region import Profile, check_region, exprel_obligation, initial_boxes
 from verify.cli import main

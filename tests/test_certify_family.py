@@ -246,7 +246,7 @@ def test_a_saved_family_is_read_only_when_it_rechecks(family_path, tmp_path, mon
     independent re-checker verifies it: its records say so and replay with the re-checker. A tampered copy (the
     table's limit of ||S - S*|| cut to 1) or a file above the ci budget is not read: the profile's own family is,
     and the records say why."""
-    from verify.certify import records as mod
+    from verify.certify import certificate_records as mod
     monkeypatch.setenv(mod.FAMILY_FILE_VARIABLE, str(family_path))
     ev = {r["use"]: r for r in mod.family_evidence("ci")}
     src = ev["upper"]["family_source"]
@@ -271,7 +271,7 @@ def test_the_certify_part_reports_the_family_with_its_limits_at_the_largest_D():
     family's D = 9), where the loss limit contains the hand value K N (D - K)/(4 D) = 4 * 1 * 5/36 = 5/9."""
     from fractions import Fraction
 
-    from verify.certify.part import family_summary
+    from verify.certify.certify_part import family_summary
     data = family_summary("ci")["data"]
     at = data["limits_at_largest_D"]
     assert at["D"] == 9

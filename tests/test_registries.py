@@ -344,7 +344,7 @@ def test_theorem_3_1_selects_certificate_records_by_their_bound_not_their_prose(
 
 
 def test_a_rate_bound_names_a_known_quantity_and_direction():
-    from verify.certify.records import rate_bound
+    from verify.certify.certificate_records import rate_bound
     assert rate_bound("s_err", "lower", "1/3") == {"quantity": "s_err", "direction": "lower", "value": "1/3"}
     with pytest.raises(ValueError, match="direction must be one of upper, lower"):
         rate_bound("s_err", "sideways", "1")

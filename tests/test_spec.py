@@ -251,7 +251,7 @@ def test_the_independent_checker_ranges_the_same_fields():
 def test_a_family_command_spells_each_field_by_its_flag():
     from fractions import Fraction
     from verify.model.flags import family_command
-    # by hand: the ci family of verify.certify.records, as the certify command reads it
+    # by hand: the ci family of verify.certify.certificate_records, as the certify command reads it
     got = family_command("certify", {"preset": "sts", "K": 4}, {"D": (8, 9), "eta": (Fraction(1, 16), Fraction(51, 800))},
                          "--vstar-norm", "1", "--json")
     assert got == "verify certify --preset sts --K 4 --D 8..9 --eta 1/16..51/800 --vstar-norm 1 --json"

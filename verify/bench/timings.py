@@ -352,14 +352,14 @@ def family_targets(quick: bool) -> dict:
     """verify certify for families: (1) the benchmark family (sts, K = 4, D = 8..512, eta in [1/16, 1/8],
     ||V*|| = 1) on a 2-worker LocalCluster, stopped at the time target (600 s) and reported as met or with the
     cells done by then (not run when ``quick``: the bench part of ``verify all`` runs inside a worker); a completed
-    one is saved to verify.certify.records.bench_family_path(), where the claims read it once it re-checks; (2) on the
-    ci family (verify.certify.records.FAMILIES, cached), the time of
+    one is saved to verify.certify.certificate_records.bench_family_path(), where the claims read it once it re-checks; (2) on the
+    ci family (verify.certify.certificate_records.FAMILIES, cached), the time of
     one member query (in this process from the certificate and from its saved file, and as a ``verify certify
     --family ... --query`` command), the saved file's bytes (and per cell: the file less its part shared by every
     cell, over the cell count) and the members' relative widths (hi - lo)/lo at T = 10^12."""
 
     from ..certify.files import family_file, load_family, save  # heavy: loads flint,sympy
-    from ..certify.records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family  # heavy: loads flint,sympy
+    from ..certify.certificate_records import FAMILY_OPTIONS, TARGET_FAMILY, bench_family_path, profile_family  # heavy: loads flint,sympy
     spec = FamilySpec.of(FAMILY_OPTIONS, TARGET_FAMILY)
     t = time.perf_counter()
     if quick:
@@ -372,7 +372,7 @@ def family_targets(quick: bool) -> dict:
                           {"D": d, "eta": e} for d in (8, 100, 512) for e in (Fraction(1, 16), Fraction(3, 32),
                                                                               Fraction(1, 8))]),
                       "recheck": recheck_timing(fc, 2)}
-            # the completed family, saved where the claims look for it (verify.certify.records.chosen_family: read
+            # the completed family, saved where the claims look for it (verify.certify.certificate_records.chosen_family: read
             # when the independent re-checker verifies it)
             save(family_file(fc, [10**12], []), bench_family_path())
             target["saved"] = str(bench_family_path())

@@ -14,9 +14,9 @@ from ..lazy import lazy_exports
 # Public names and their modules, imported on first use (PEP 562): a command that needs one certify module does
 # not load the others (and their Arb, SymPy and solver imports).
 _EXPORTS = {"Certificate": ".certificate", "certify": ".certificate", "check_certifiable": ".certificate",
-            "CertificateFailed": ".obligations", "ExactCertificate": ".exact", "certificate_evidence": ".records",
-            "family_evidence": ".records", "certify_family": ".family", "FamilySpec": ".family",
-            "certified_band_figure": ".figure", "certify_part": ".part", "report_section": ".part"}
+            "CertificateFailed": ".obligations", "ExactCertificate": ".exact", "certificate_evidence": ".certificate_records",
+            "family_evidence": ".certificate_records", "certify_family": ".family", "FamilySpec": ".family",
+            "certified_band_figure": ".figure", "certify_part": ".certify_part", "report_section": ".certify_part"}
 
 __all__ = ["Certificate", "CertificateFailed", "ExactCertificate", "FamilySpec", "certify", "certify_family",
            "check_certifiable", "certificate_evidence", "family_evidence", "certified_band_figure", "certify_part", "report_section"]

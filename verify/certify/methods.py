@@ -59,11 +59,11 @@ class Method:
         return None
 
     def report_lines(self, res: dict) -> list[str]:
-        """Markdown lines on the main certificate of a saved certify part (verify.certify.part.report_section)."""
+        """Markdown lines on the main certificate of a saved certify part (verify.certify.certify_part.report_section)."""
         return []
 
     def records(self, setting, cert, scope, replay: str) -> list[dict]:
-        """Evidence records for Theorem 3.1's T-rates from the built ``cert`` (verify.certify.records)."""
+        """Evidence records for Theorem 3.1's T-rates from the built ``cert`` (verify.certify.certificate_records)."""
         raise NotImplementedError
 
 

@@ -9,7 +9,7 @@ from ..evidence import record
 from .certificate import Certificate, build_certificate
 from .files import regime_file
 from .methods import Method, certificate_method
-from .records import POWER_TEXT, rate_bound
+from .certificate_records import POWER_TEXT, rate_bound
 
 
 @certificate_method

@@ -320,7 +320,7 @@ def check_cmd(ids, profile, regime_file, arb_bits, as_json, list_only, yes, quie
             _print_regime(res)
         return
     if family_file is not None:
-        from ..certify.records import FAMILY_FILE_VARIABLE  # heavy: loads flint,mpmath,sympy
+        from ..certify.certificate_records import FAMILY_FILE_VARIABLE  # heavy: loads flint,mpmath,sympy
         os.environ[FAMILY_FILE_VARIABLE] = str(family_file)
     with progress("verify check", len(resolve_ids(ids)[0]), quiet) as bar:
         results = check_results(ids, profile, convention=conv,

@@ -421,7 +421,7 @@ def chain_route(cert_file: dict) -> dict:
 def route_digests() -> list:
     """(certificate digest, status, boxes accepted) of every saved trapping-region route, sorted: what a result that
     reads a route (the certify part's record) depends on besides the code, so a later `verify prove --coq` makes
-    a saved result stale (verify.certify.part's options)."""
+    a saved result stale (verify.certify.certify_part's options)."""
     out = []
     for p in sorted(cache_dir("coq").glob("trapping-route-*.json")):
         try:

@@ -111,7 +111,7 @@ def reconcile_line(rec: dict) -> str:
 
 
 def family_text(cert: dict) -> str:
-    """The family certificate beside the single regime (verify.certify.part), when the result has one."""
+    """The family certificate beside the single regime (verify.certify.certify_part), when the result has one."""
     fam = cert.get("family") or {}
     if not fam.get("normalised_limits"):
         return ""

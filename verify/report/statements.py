@@ -137,7 +137,7 @@ def _leaves(steps) -> list:
 def obligation_routes(st: dict) -> tuple[list, list]:
     """(routes of each obligation, kernel routes) of a statement: the steps of its proofs that hold (with the Coq
     route where the proof's kernel route accepted the step) and the obligations its context records list with
-    their routes (an all-time certificate's: verify.certify.records), each a list of route names."""
+    their routes (an all-time certificate's: verify.certify.certificate_records), each a list of route names."""
     per, kernel = [], []
     for rec in records_of(st) or ():
         k = rec.get("kernel") if isinstance(rec.get("kernel"), dict) else None

@@ -3,7 +3,7 @@
 Regimes: the benchmark regime (gcn, D = N = 64, K = 4, eta = 1/32: Theorem 3.1's rates certified for every
 T), and the two regimes where the rate is not 1/T, certified exactly: K = D (geometric) and K = 0 (zero
 loss, no parameter convergence); beside them, a whole family of regimes certified at once (the profile's
-family, verify.certify.records.FAMILIES) with its uniform normalised limits. The verdict is
+family, verify.certify.certificate_records.FAMILIES) with its uniform normalised limits. The verdict is
 :func:`verify.evidence.decide` on the benchmark regime's records; the family's statement has its own verdict;
 the band data let verify.certify.figure redraw the figure from the saved result.
 """
@@ -19,7 +19,7 @@ from ..run import part
 from ..model.flags import setting_command
 from ..model.regimes import BENCHMARK_REGIME
 from .certificate import CertificateFailed, certify
-from .records import FAMILIES, certificate_evidence, family_evidence, regime_scope
+from .certificate_records import FAMILIES, certificate_evidence, family_evidence, regime_scope
 from .figure import band, trajectory_of
 from .methods import method_of
 
@@ -81,7 +81,7 @@ def certify_part(profile: str) -> dict:
 
 
 def family_summary(profile: str) -> dict:
-    """The profile's family certificate as a statement (its own scope, verify.certify.records.family_evidence),
+    """The profile's family certificate as a statement (its own scope, verify.certify.certificate_records.family_evidence),
     a one-sentence finding and the data the report prints."""
     ev = family_evidence(profile)
     scope = Scope.from_dict(ev[0]["scope"])
