@@ -365,9 +365,10 @@ MAKE_KEYWORDS = frozenset(inspect.signature(make_setting).parameters)
 # The reference convention of docs/setting.md is make_setting's defaults (from verify.model.spec.FIELDS).
 DEFAULTS = {k: p.default for k, p in inspect.signature(make_setting).parameters.items()
             if p.default is not inspect.Parameter.empty}
-# The options that make a convention (not a size, teacher or seed), as Setting.config() spells them.
-CONVENTION_KEYS = ("data", "law", "law_mean", "law_var", "noise_sd", "loss", "p_kind", "p_structure", "p_lambda", "beta",
-                   "init", "init_scale", "relu_at_zero")
+# The options that make a convention (not a size, teacher or seed), as Setting.config() spells them: the field
+# table's convention fields recorded as one value, but sigma, which a scope names on its own (Scope.sigma); the
+# W_P switch (no one value) has its own label below.
+CONVENTION_KEYS = tuple(f.config for f in FIELDS if f.convention and f.config and f.name != "sigma")
 REFERENCE_LABEL = "reference"
 
 
