@@ -52,7 +52,12 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 # model's remainder grows by ~0.2% a step, so an earlier entry (u0 = 1/2 rather than 1/4) lets wider cells close:
 # at D = 32 a cell of 2% in eta enters at u0 = 1/2 after 3072 steps, while at u0 = 1/4 even 1% becomes unbounded
 # at step 44755. R(1/2, C) is invariant with C up to 32 c/(1 - |rho(0)|); above 1/2 no C_MULTIPLES closes.
-U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
+# 1/8 and 1/16 are for a large c/x = (1 + r) kappa/r^2 (large kappa, rho near 1/2): there no constant C is
+# invariant on u <= 1/4, not even at one point of the cell in float64 (docs/atlas.md, "Region A, measured"): at the
+# top of R eps = (alpha - alpha*)/u^3 grows by rho(u) R^3 > 1 a step (u falls by a large factor R = u/u' while
+# alpha - alpha* shrinks only by rho(u) = 1 - x K||s||^2), and a C large enough to absorb it reaches past the
+# root of the increment (alpha > (r + E)/(E - 1): delta falls, Q < 0). Both effects scale with c u^2/x.
+U0_CAPS = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 16))
 D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
               "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0}
