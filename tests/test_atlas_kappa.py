@@ -17,6 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from conftest import one_cell_atlas
 from recheck import atlas as RA
 from verify.certify import atlas as A
 from verify.certify.arbfun import widened
@@ -93,11 +94,7 @@ def test_at_large_kappa_no_constant_C_is_invariant_above_an_eighth_and_R_comes_d
 
 @pytest.fixture(scope="module")
 def kappa_atlas(tmp_path_factory):
-    cells = A.run_atlas(A.seed_cells(KAPPA_BOX), depth=0, dask=False, knobs=FORCE_PREFIX)
-    data = A.atlas_file(KAPPA_BOX, cells, knobs=A.atlas_knobs(FORCE_PREFIX), depth=0, seconds=0.0)
-    path = tmp_path_factory.mktemp("atlas") / "kappa.json"
-    A.save_atlas(data, path)
-    return path
+    return one_cell_atlas(KAPPA_BOX, FORCE_PREFIX, tmp_path_factory.mktemp("atlas") / "kappa.json")
 
 
 def _evidence(path) -> dict:

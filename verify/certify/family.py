@@ -60,7 +60,7 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 U0_CAPS = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 16))
 D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
-              "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0}
+              "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0, "widen": False}
 
 
 def parse_range(name: str, text) -> tuple:
@@ -275,16 +275,33 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     smallest u(0) = (D - K)/D) for which a region R(u0, m c/(1 - |rho(0)|)) is invariant, m the first of
     C_MULTIPLES that closes (the neighbouring cell's first); the last check tried when none closes."""
     from .certificate import _dyadic  # heavy: loads flint,mpmath,numpy,sympy
-    from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
     u_init = 1 / (1 + P[0][1])                  # u(0) = r/(1 + r) = 1/(1 + s): smallest at the largest s
     rc = None
     for u0 in sorted({_dyadic(min(u_init * Fraction(7, 8), cap)) for cap in U0_CAPS}, reverse=True):
         for m in sorted(C_MULTIPLES, key=lambda k: (k != hint, k < hint, k)):
-            rc = check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
-                              max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+            rc = _region_at(P, u0, m, knobs)
             if rc.ok:
                 return u0, m, rc
     return u0, m, rc
+
+
+def _region_at(P: tuple, u0: Fraction, m: int, knobs: dict):
+    """The check of R(u0, m c/(1 - |rho(0)|)) for the cell's invariants, on the knobs' grid."""
+    from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
+    return check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
+                        max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+
+
+def _widest(P: tuple, u0: Fraction, m: int, knobs: dict) -> tuple | None:
+    """(m', the region check) for the widest R(u0, m' c/(1 - |rho(0)|)), m' > m of C_MULTIPLES, that is invariant;
+    None when none is. Every member must land in |eps| <= C at u <= u0, so a wider R (same u0) is easier to enter:
+    where the entry into the first R that closes fails (at large kappa the split prefix's leaves reach eps ~ c/x
+    with widths ~ 1/u^3 times alpha's), the widest is tried once."""
+    for wide in sorted((k for k in C_MULTIPLES if k > m), reverse=True):
+        rc = _region_at(P, u0, wide, knobs)
+        if rc.ok:
+            return wide, rc
+    return None
 
 
 def parameter_box(spec: FamilySpec, cell: Cell) -> list:
@@ -387,6 +404,17 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
     phase("entry into the region (tube or prefix)")
     entered = _entry(kappa, P, u0, rc, knobs)
+    # knob "widen" (an atlas run's): where the entry fails, once more into the widest invariant R of the same u0
+    wider = _widest(P, u0, m, knobs) if knobs.get("widen") and "failed_obligation" in entered else None
+    if wider is not None:
+        phase("entry into the widest invariant region")
+        again = _entry(kappa, P, u0, wider[1], knobs)
+        if "failed_obligation" not in again:
+            (m, rc), entered = wider, again
+            out["C_multiple"] = m
+        else:
+            entered["failed_obligation"]["detail"] += f" (and into R with C multiple {wider[0]}: " \
+                f"{again['failed_obligation'].get('detail', '')[:200]})"
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     phase("slab hulls and limits")
