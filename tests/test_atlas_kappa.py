@@ -30,6 +30,10 @@ F = Fraction
 # and a split prefix of about 8 leaves enters it at T0 = 64 (measured: 3.8 s of CPU to build on a quiet machine).
 KAPPA_BOX = {"rho": (F(7, 16), F(7, 16) + F(1, 256)), "x": (F(1, 5), F(1, 5) + F(1, 256)),
              "kappa": (F(7, 2), F(7, 2) + F(1, 256))}
+# The grid cell 14.58.60 of Region A's 16 x 64 x 64 grid: R(1/8, 2 c/(1 - |rho(0)|)) is invariant but its split
+# prefix needs more than 512 pieces; the widest invariant R of u0 = 1/8 admits 192 (measured: 12 s of CPU, then 4 s).
+WIDE_BOX = {"rho": (F(7, 16), F(15, 32)), "x": (F(1859, 2048), F(3781, 4096)),
+            "kappa": (F(15361, 4096), F(62467, 16384))}
 FORCE_PREFIX = {"entry": "prefix"}      # the tube fails here after some 80 s of CPU; the prefix enters in a few
 FOLLOW = 10_000                         # steps after T0 that float64 members are followed for
 
@@ -110,6 +114,22 @@ def test_a_large_kappa_cell_is_certified_with_R_from_an_eighth_and_rechecks(kapp
     log = []
     RA.check_file(str(kappa_atlas), lambda step, detail: log.append((step, detail)))
     assert any(step == "cell-checks" for step, _ in log), log
+
+
+@pytest.mark.slow
+def test_where_the_first_R_is_not_entered_the_widest_is_and_rechecks(tmp_path):
+    """The cell's first invariant R (C multiple 2) is not entered (its split prefix is refused); the atlas enters the
+    widest invariant R of the same u0 (a larger C multiple), and the independent re-checker accepts the file."""
+    P = tuple(widened(lo, hi) for lo, hi in A.AtlasCell(tuple(WIDE_BOX.values())).invariants())
+    assert _region(P, 0, CELL_KNOBS)[:2] == (F(1, 8), 2)
+    narrow = A.trajectory_run(A.AtlasCell(tuple(WIDE_BOX.values())), A.atlas_knobs(FORCE_PREFIX | {"widen": False}))
+    assert narrow["status"] == "open" and "more than 512 pieces" in narrow["reason"], narrow["reason"]
+    path = one_cell_atlas(WIDE_BOX, FORCE_PREFIX, tmp_path / "wide.json")
+    data = json.loads(path.read_text())
+    assert data["counts"]["certified"] == 1, data["cells"][0]["reason"]
+    ev = _evidence(path)
+    assert ev["C_multiple"] > 2 and F(ev["region"]["u0"]) == F(1, 8)
+    RA.check_file(str(path))
 
 
 @pytest.mark.slow
