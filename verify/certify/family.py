@@ -292,16 +292,20 @@ def _region_at(P: tuple, u0: Fraction, m: int, knobs: dict):
                         max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
 
 
-def _widest(P: tuple, u0: Fraction, m: int, knobs: dict) -> tuple | None:
-    """(m', the region check) for the widest R(u0, m' c/(1 - |rho(0)|)), m' > m of C_MULTIPLES, that is invariant;
-    None when none is. Every member must land in |eps| <= C at u <= u0, so a wider R (same u0) is easier to enter:
-    where the entry into the first R that closes fails (at large kappa the split prefix's leaves reach eps ~ c/x
-    with widths ~ 1/u^3 times alpha's), the widest is tried once."""
-    for wide in sorted((k for k in C_MULTIPLES if k > m), reverse=True):
-        rc = _region_at(P, u0, wide, knobs)
-        if rc.ok:
-            return wide, rc
-    return None
+def _wider(P: tuple, u0: Fraction, m: int, knobs: dict):
+    """The regions a failed entry is tried into once more, as (u0', m', region check): the widest invariant
+    R(u0, m' c/(1 - |rho(0)|)) with m' > m of C_MULTIPLES, then the widest invariant R(u0/2, ...) (u0/2 not below
+    U0_CAPS' least). Every member must land in |eps| <= C at u <= u0, and at large kappa the split prefix's leaves
+    land near eps ~ c/x with widths of alpha's over u^3: a wider C admits them, and a lower top admits a wider C (near
+    u = 1/4 eps is expanded by rho(u) R^3 ~ 1 a step and no wide C is invariant)."""
+    for top, above in ((u0, m), (u0 / 2, 0)):
+        if top < min(U0_CAPS):
+            return
+        for wide in sorted((k for k in C_MULTIPLES if k > above), reverse=True):
+            rc = _region_at(P, top, wide, knobs)
+            if rc.ok:
+                yield top, wide, rc
+                break
 
 
 def parameter_box(spec: FamilySpec, cell: Cell) -> list:
@@ -404,17 +408,17 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
     phase("entry into the region (tube or prefix)")
     entered = _entry(kappa, P, u0, rc, knobs)
-    # knob "widen" (an atlas run's): where the entry fails, once more into the widest invariant R of the same u0
-    wider = _widest(P, u0, m, knobs) if knobs.get("widen") and "failed_obligation" in entered else None
-    if wider is not None:
-        phase("entry into the widest invariant region")
-        again = _entry(kappa, P, u0, wider[1], knobs)
+    # knob "widen" (an atlas run's): where the entry fails, once more into the widest invariant R of the same u0,
+    # then of u0/2 (_wider)
+    for u0w, mw, rcw in (_wider(P, u0, m, knobs) if knobs.get("widen") and "failed_obligation" in entered else ()):
+        phase(f"entry into the widest invariant region of u0 = {frac_str(u0w)}")
+        again = _entry(kappa, P, u0w, rcw, knobs)
         if "failed_obligation" not in again:
-            (m, rc), entered = wider, again
+            u0, m, rc, entered = u0w, mw, rcw, again
             out["C_multiple"] = m
-        else:
-            entered["failed_obligation"]["detail"] += f" (and into R with C multiple {wider[0]}: " \
-                f"{again['failed_obligation'].get('detail', '')[:200]})"
+            break
+        entered["failed_obligation"]["detail"] += (f" (and into R(u0 = {frac_str(u0w)}, C multiple {mw}): "
+                                                   f"{again['failed_obligation'].get('detail', '')[:120]})")
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     phase("slab hulls and limits")
