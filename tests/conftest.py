@@ -261,6 +261,15 @@ def tube_cell():
     return out
 
 
+def one_cell_atlas(box: dict, knobs: dict, path):
+    """An atlas of ``box`` as one cell (depth 0, run in this process with the cell knobs ``knobs``), saved to
+    ``path``; returns ``path``."""
+    from verify.certify import atlas as A
+    cells = A.run_atlas(A.seed_cells(box), depth=0, dask=False, knobs=knobs)
+    A.save_atlas(A.atlas_file(box, cells, knobs=A.atlas_knobs(knobs), depth=0, seconds=0.0), path)
+    return path
+
+
 def rechecked(path) -> tuple[int, str]:
     """(exit code, output) of the independent re-checker's main run in this process on ``path`` (Arb's precision
     restored after), for the re-checker's tests."""

@@ -326,10 +326,11 @@ SPLIT_LEAVES = 512      # an atlas cell whose Taylor prefix blows up may split i
 
 def atlas_knobs(knobs: dict | None = None) -> dict:
     """The cell knobs of an atlas run: the family's (verify.certify.family.CELL_KNOBS) with the split prefix on
-    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker),
-    then ``knobs``."""
+    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker) and
+    a failed entry tried once more into the widest invariant R of the same u0, then of u0/2 (knob "widen":
+    family.certify_box), then ``knobs``."""
     from .family import CELL_KNOBS  # heavy: loads flint
-    return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES} | (knobs or {})
+    return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES, "widen": True} | (knobs or {})
 
 
 class AtlasInterrupted(Interrupted):

@@ -52,10 +52,15 @@ C_MULTIPLES = (2, 4, 8, 16, 32)
 # model's remainder grows by ~0.2% a step, so an earlier entry (u0 = 1/2 rather than 1/4) lets wider cells close:
 # at D = 32 a cell of 2% in eta enters at u0 = 1/2 after 3072 steps, while at u0 = 1/4 even 1% becomes unbounded
 # at step 44755. R(1/2, C) is invariant with C up to 32 c/(1 - |rho(0)|); above 1/2 no C_MULTIPLES closes.
-U0_CAPS = (Fraction(1, 2), Fraction(1, 4))
+# 1/8 and 1/16 are for a large c/x = (1 + r) kappa/r^2 (large kappa, rho near 1/2): there no constant C is
+# invariant on u <= 1/4, not even at one point of the cell in float64 (docs/atlas.md, "Region A, measured"): at the
+# top of R eps = (alpha - alpha*)/u^3 grows by rho(u) R^3 > 1 a step (u falls by a large factor R = u/u' while
+# alpha - alpha* shrinks only by rho(u) = 1 - x K||s||^2), and a C large enough to absorb it reaches past the
+# root of the increment (alpha > (r + E)/(E - 1): delta falls, Q < 0). Both effects scale with c u^2/x.
+U0_CAPS = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 16))
 D_SPAN = Fraction(1, 50)    # a cell's lengths span at most this fraction of its least D (length_cells)
 CELL_KNOBS = {"bits": 128, "shells": 120, "ratio": Fraction(3, 4), "n_u": 4, "n_eps": 2, "max_depth": 6,
-              "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0}
+              "max_prefix": 400_000, "check_every": 64, "entry": "auto", "split_leaves": 0, "widen": False}
 
 
 @dataclass(frozen=True)
@@ -250,16 +255,37 @@ def _region(P: tuple, hint: int, knobs: dict) -> tuple:
     smallest u(0) = (D - K)/D) for which a region R(u0, m c/(1 - |rho(0)|)) is invariant, m the first of
     C_MULTIPLES that closes (the neighbouring cell's first); the last check tried when none closes."""
     from .certificate import _dyadic  # heavy: loads flint,mpmath,numpy,sympy
-    from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
     u_init = 1 / (1 + P[0][1])                  # u(0) = r/(1 + r) = 1/(1 + s): smallest at the largest s
     rc = None
     for u0 in sorted({_dyadic(min(u_init * Fraction(7, 8), cap)) for cap in U0_CAPS}, reverse=True):
         for m in sorted(C_MULTIPLES, key=lambda k: (k != hint, k < hint, k)):
-            rc = check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
-                              max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+            rc = _region_at(P, u0, m, knobs)
             if rc.ok:
                 return u0, m, rc
     return u0, m, rc
+
+
+def _region_at(P: tuple, u0: Fraction, m: int, knobs: dict):
+    """The check of R(u0, m c/(1 - |rho(0)|)) for the cell's invariants, on the knobs' grid."""
+    from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
+    return check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
+                        max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+
+
+def _wider(P: tuple, u0: Fraction, m: int, knobs: dict):
+    """The regions a failed entry is tried into once more, as (u0', m', region check): the widest invariant
+    R(u0, m' c/(1 - |rho(0)|)) with m' > m of C_MULTIPLES, then the widest invariant R(u0/2, ...) (u0/2 not below
+    U0_CAPS' least). Every member must land in |eps| <= C at u <= u0, and at large kappa the split prefix's leaves
+    land near eps ~ c/x with widths of alpha's over u^3: a wider C admits them, and a lower top admits a wider C (near
+    u = 1/4 eps is expanded by rho(u) R^3 ~ 1 a step and no wide C is invariant)."""
+    for top, above in ((u0, m), (u0 / 2, 0)):
+        if top < min(U0_CAPS):
+            return
+        for wide in sorted((k for k in C_MULTIPLES if k > above), reverse=True):
+            rc = _region_at(P, top, wide, knobs)
+            if rc.ok:
+                yield top, wide, rc
+                break
 
 
 def parameter_box(spec: FamilySpec, cell: Cell) -> list:
@@ -362,6 +388,17 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
         return out | {"status": "failed", "failed_obligation": bad.as_dict(), "seconds": time.perf_counter() - t}
     phase("entry into the region (tube or prefix)")
     entered = _entry(kappa, P, u0, rc, knobs)
+    # knob "widen" (an atlas run's): where the entry fails, once more into the widest invariant R of the same u0,
+    # then of u0/2 (_wider)
+    for u0w, mw, rcw in (_wider(P, u0, m, knobs) if knobs.get("widen") and "failed_obligation" in entered else ()):
+        phase(f"entry into the widest invariant region of u0 = {frac_str(u0w)}")
+        again = _entry(kappa, P, u0w, rcw, knobs)
+        if "failed_obligation" not in again:
+            u0, m, rc, entered = u0w, mw, rcw, again
+            out["C_multiple"] = m
+            break
+        entered["failed_obligation"]["detail"] += (f" (and into R(u0 = {frac_str(u0w)}, C multiple {mw}): "
+                                                   f"{again['failed_obligation'].get('detail', '')[:120]})")
     if "failed_obligation" in entered:
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     phase("slab hulls and limits")
