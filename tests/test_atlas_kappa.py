@@ -188,3 +188,17 @@ def test_a_large_kappa_cell_past_x_two_stays_open():
     res = A.run_cell(cell, A.atlas_knobs())
     assert res["status"] == "open", res
     assert "x reaches 65/32 >= 2" in res["checks"]["trajectory"]["reason"], res
+
+
+def test_the_tube_reference_stops_when_eps_stalls(monkeypatch):
+    # the rule reads (u, eps) through verify.certify.entry._u_eps: fed hand-made (u, eps) pairs here
+    import importlib
+    E = importlib.import_module("verify.certify.entry")
+    seq = iter([(0.9, 5.0)] * 10 + [(0.3, 5.0)] * 1000)
+    monkeypatch.setattr(E, "_u_eps", lambda s, a, d: next(seq))
+    done = E.reference_stop(1.0, 0.5, 1.0, patience=4)
+    # u <= 1/2 first at call 11; |eps| = 5 > 1 stays: the rule stops 4 x 11 calls later, at call 55
+    assert next(i for i in range(1, 1000) if done(0.0, 0.0)) == 55
+    seq = iter([(0.9, 5.0)] * 10 + [(0.3, 5.0)] * 5 + [(0.3, 0.5)] * 100)
+    done = E.reference_stop(1.0, 0.5, 1.0, patience=4)
+    assert next(i for i in range(1, 1000) if done(0.0, 0.0)) == 16     # |eps| <= 1 at call 16: stops there

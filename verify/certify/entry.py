@@ -27,6 +27,7 @@ MAX_EVERY = 400         # reference steps between knots at most
 KNOT_BEND = 8           # consecutive chords of a fence differ in slope by at most tau/KNOT_BEND (its push is tau)
 MIN_STEPS = 2           # reference steps between knots at least (a step of any member stays within one slab)
 HANDOVER_DEPTH = 6      # bisections of a last-slab box in the handover checks
+STALL_PATIENCE = 16     # the reference stops when |eps| has not come within C/4 after 16 times its steps to u <= 3 u0/4
 S_PIECES = 8            # a range of s is checked in this many pieces (each its own mean-value form in s)
 SWITCH = 1              # the alpha graph ends (the zeta graph begins) near where delta rises 1/SWITCH as fast as alpha
 
@@ -161,6 +162,26 @@ def _u_eps(s: float, a: float, d: float) -> tuple:
     return u, (a - (1 - u) / (s * u * u + (1 - u) ** 2)) / u ** 3
 
 
+def reference_stop(s: float, u_stop: float, e_stop: float, patience: int = STALL_PATIENCE):
+    """The reference's stopping rule (a heuristic: the tube's own checks decide, so it costs time, never soundness):
+    stop once u <= u_stop and |eps| <= e_stop, or once u <= u_stop has held ``patience`` times as many steps as it
+    took to get there while |eps| stays above e_stop. At large kappa eps settles near c/x, about C/2, never within
+    C/4: without the second rule the reference ran to its 5·10^6-step cap (some 30 s of CPU an attempt) before
+    failing."""
+    first, count = None, 0
+
+    def done(a, d):
+        nonlocal first, count
+        count += 1
+        u, e = _u_eps(s, a, d)
+        if u > u_stop:
+            return False
+        if first is None:
+            first = count
+        return abs(e) <= e_stop or count - first >= patience * first
+    return done
+
+
 def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: tuple, first: Fraction) -> tuple:
     """The alpha and zeta graphs of one attempt for the invariants' box P = ((s_lo, s_hi), (x_lo, x_hi), ...)
     and kappa = (lo, hi): the reference runs until u <= 3 u0/4 and |eps| <= C_end/4 at its centre member; the
@@ -168,11 +189,7 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     (s_lo, s_hi), (x_lo, x_hi) = P[0], P[1]
     sc, xc, kc = float((s_lo + s_hi) / 2), float((x_lo + x_hi) / 2), float((kappa[0] + kappa[1]) / 2)
     w0a, taua, w0d, taud, wmin = attempt
-    u_stop, e_stop = 0.75 * float(u0), 0.25 * float(C_end)
-
-    def done(a, d):
-        u, e = _u_eps(sc, a, d)
-        return u <= u_stop and abs(e) <= e_stop
+    done = reference_stop(sc, 0.75 * float(u0), 0.25 * float(C_end))
     ref = reference(sc, xc, kc, done)                    # with a margin past the entry: its last slab deep in R
     sw = next((t for t in range(2, len(ref)) if SWITCH * (ref[t][1] - ref[t - 1][1]) >= ref[t][0] - ref[t - 1][0]), None)
     if sw is None or sw < 10:
