@@ -194,8 +194,10 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     rec = certify_box(cell.invariants(), cell.box[2], cell.hint, knobs, phase=phase)
     if rec["status"] != "certified":
         bad = rec["failed_obligation"]
-        tube = f" (the tube first: {bad['tube']})" if bad.get("tube") else ""
-        return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{tube}"[:600],
+        # the routes tried before the one whose obligation failed (the tube first), by their reasons
+        first = "".join(f" ({name} first: {why})" for name, why in bad.get("routes", {}).items()
+                        if why not in bad.get("detail", ""))
+        return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{first}"[:600],
                 "evidence": {"invariants": rec["invariants"], "C_multiple": rec["C_multiple"]}}
     ev = {k: v for k, v in rec.items() if k not in ("status", "seconds")}
     return {"status": "certified", "reason": f"R invariant; every member in R by T0 = {rec['T0']} "
