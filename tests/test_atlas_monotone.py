@@ -16,7 +16,7 @@ from fractions import Fraction
 import pytest
 
 from recheck import atlas as RA
-from tests.test_atlas_split import SPLIT_BOX, float_member
+from tests.test_atlas_split import _entry, float_member, refused, saved_atlas, tampered_end
 from verify.certify import atlas as A
 from verify.certify.arbfun import hi_frac, lo_frac
 from verify.certify.family import CELL_KNOBS, certify_box, entry_routes
@@ -111,15 +111,7 @@ def test_the_entry_routes_are_tried_in_registry_order_and_a_bad_route_is_refused
 
 @pytest.fixture(scope="module")
 def monotone_atlas(tmp_path_factory):
-    cells = A.run_atlas(A.seed_cells(SPLIT_BOX), depth=0, dask=False, knobs=MONOTONE)
-    data = A.atlas_file(SPLIT_BOX, cells, knobs=A.atlas_knobs(MONOTONE), depth=0, seconds=0.0)
-    path = tmp_path_factory.mktemp("atlas") / "monotone.json"
-    A.save_atlas(data, path)
-    return path
-
-
-def _entry(data: dict) -> dict:
-    return data["cells"][0]["checks"]["trajectory"]["evidence"]["entry"]
+    return saved_atlas(MONOTONE, tmp_path_factory.mktemp("atlas") / "monotone.json")
 
 
 @pytest.mark.slow
@@ -145,19 +137,9 @@ def test_a_monotone_cell_is_certified_and_rechecks(monotone_atlas):
 def test_a_tampered_monotone_cell_is_refused(monotone_atlas, tmp_path, tamper, why):
     """Each change (digest recomputed) is refused by the re-checker at its prefix step, for the reason it plants."""
     data = json.loads(monotone_atlas.read_text())
-    cell = data["cells"][0]
-    ev = cell["checks"]["trajectory"]["evidence"]
-    ent = ev["entry"]
-    if tamper == "early":
-        ev["T0"] = int(ev["T0"]) // 2
-    elif tamper == "narrow-u":
-        lo, hi = F(ent["u"][0]), F(ent["u"][1])
-        ent["u"] = [ent["u"][0], str(lo + (hi - lo) / 4)]
+    if tamper == "uncapped":
+        _entry(data)["kind"] = "split"
     else:
-        ent["kind"] = "split"
-    cell["digest"] = A.cell_digest(cell)
-    path = tmp_path / f"{tamper}.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(RA.R.CheckFailed) as exc:
-        RA.check_file(str(path), lambda step, detail: None)
-    assert exc.value.step.startswith("prefix") and why in exc.value.detail, (exc.value.step, exc.value.detail)
+        tampered_end(data, tamper)
+    exc = refused(data, tmp_path / f"{tamper}.json")
+    assert exc.step == "prefix" and why in exc.detail, exc
