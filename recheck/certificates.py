@@ -20,7 +20,9 @@ regimes) and re-verifies, step by step:
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
   a family cell enters R so (entry "taylor"), or so on the pieces of a bisection tree of its box replayed here
   (entry "split", verify.certify.prefix_split: every leaf's end in the stated hull, the hull in R, a dropped piece
-  off the stated kappa, which tube-kappa checks), or through a tube (entry "tube"; verify.certify.tube):
+  off the stated kappa, which tube-kappa checks; entry "monotone": the same tree replayed with CappedPrefix, whose
+  box of states is intersected with a monotone enclosure recomputed here, verify.certify.prefix_monotone), or
+  through a tube (entry "tube"; verify.certify.tube):
   tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
                   step is x times the increments at x = 1, y = kappa = y/x
   tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
@@ -1842,7 +1844,7 @@ def slab_hull(slabs: list):
 
 
 def entry_kind(cell: dict) -> str:
-    """How the cell's members enter R: "taylor" (a Taylor-model prefix; a cell without "entry") or "tube"."""
+    """How the cell's members enter R: one of ENTRY_KINDS ("taylor" for a cell without "entry")."""
     kind = cell.get("entry", {"kind": "taylor"})
     kind = kind.get("kind") if isinstance(kind, dict) else None
     if kind not in ENTRY_KINDS:

@@ -5,7 +5,8 @@ The reduced map sees a regime only through its invariants (s, x, y) (verify.deri
 prefactors. A family is a box of parameters (D over integers, eta, eta_KQ and ||V*|| over intervals, the
 rest fixed); its image is covered by cells, each a box of invariants, and each cell is certified once for all
 its members (verify.certify.region with interval invariants; every member's entry into the region through the
-tube of verify.certify.entry, or else a first-order Taylor model of the prefix over the box, verify.certify.prefix):
+tube of verify.certify.entry, or else a first-order Taylor model of the prefix over the box, verify.certify.prefix,
+or, in an atlas, that model split into pieces on states capped by a monotone enclosure: ENTRY_ROUTES):
 
   cell        a parameter box; its invariant box (exact: each invariant is a monomial in the parameters, so its
               extremes over the box are at the corners); a region R(u0, C) invariant for every member; a step

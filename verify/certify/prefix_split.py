@@ -42,6 +42,8 @@ from .prefix import PrefixState
 SPLIT_RADIUS = 1e-24    # a checkpoint is a split point while the halves' centres inherit radii at most this
 STALL = 10_000          # checkpoints past the last split point before the node is split anyway
 MAX_LEAVES = 512        # the tree's leaves at most (a cell needing more is open)
+LATE = 4                # a node not in R by this many times the first leaf's entry step is split (it would rarely
+                        # enter later, and a capped state, verify.certify.prefix_monotone, runs long before it blows up)
 
 
 @dataclass
@@ -150,6 +152,9 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
                 break
             if in_region(st) is not None:
                 node.entered = st.step_count
+                break
+            if leaves and st.step_count >= LATE * min(n.entered for n in leaves):
+                failed = f"not in R by {LATE} times the first leaf's entry step"
                 break
             if inherited(st) <= SPLIT_RADIUS:
                 good = clone(st)
