@@ -15,7 +15,7 @@ segment from their centre c (inside the box)
 
 and likewise the maximum: a point evaluation in Arb and, only for the indefinite variables, a first-order term.
 The next box is [min F, max F] per component: it holds every member's next state when the box held every member's
-state. Along a member's path the partials do change sign (in the fast phase, u from about 0.8 to 0.55: four of the
+state. Along a member's path the partials do change sign (in the fast phase, u from about 0.8 to 0.5: five of the
 ten, each once; measured), so the indefinite terms are what carries the box across them.
 
 On a narrow piece the box's width is the members' spread up to a small factor and, unlike the Taylor model's, does
