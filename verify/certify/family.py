@@ -374,18 +374,20 @@ class EntryRoute:
     """One way every member of a cell's box enters R: ``run(kappa, P, u0, rc, knobs)`` -> the record's "T0",
     "z_at_T0" and "entry" (the file's entry kind, checked by recheck.certificates.ENTRY_CHECKS), or {"why": text}
     (and the failed "obligation" when the route has one); ``applies(knobs)``; ``auto``: tried when knob "entry" is
-    "auto" (or "prefix": every auto route but the tube); a route's name as the knob runs it alone."""
+    "auto" (or "prefix": the auto routes that step the members from (0, 0), ``steps``); a route's name as the knob
+    runs it alone."""
 
     name: str
     run: Callable
     applies: Callable = lambda knobs: True
     auto: bool = True
+    steps: bool = True
 
 
 # The routes in the order a cell tries them, the cheap first: the tube (no stepping of the members at all), one Taylor
 # model over the whole box, then the split prefix on capped states (verify.certify.prefix_monotone: measured fewer
 # leaves than the plain split, docs/atlas.md); the plain split runs only when asked for by name.
-ENTRY_ROUTES = (EntryRoute("tube", _tube_route), EntryRoute("taylor", _taylor_route),
+ENTRY_ROUTES = (EntryRoute("tube", _tube_route, steps=False), EntryRoute("taylor", _taylor_route),
                 EntryRoute("monotone", _tree_route("monotone", _capped_state), _splits),
                 EntryRoute("split", _tree_route("split", _plain_state), _splits, auto=False))
 
@@ -396,8 +398,8 @@ def entry_routes(knobs: dict) -> list:
     names = [r.name for r in ENTRY_ROUTES]
     if want not in ("auto", "prefix", *names):
         raise InvalidParameter("entry", str(want), f"must be auto, prefix or one of {', '.join(names)}")
-    return [r for r in ENTRY_ROUTES if (r.name == want or (want in ("auto", "prefix") and r.auto and not (
-        want == "prefix" and r is ENTRY_ROUTES[0]))) and r.applies(knobs)]
+    chosen = {"auto": lambda r: r.auto, "prefix": lambda r: r.auto and r.steps}.get(want, lambda r: r.name == want)
+    return [r for r in ENTRY_ROUTES if chosen(r) and r.applies(knobs)]
 
 
 def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
