@@ -102,9 +102,9 @@ def test_a_box_past_x_2_never_enters_the_region():
 def test_the_entry_routes_are_tried_in_registry_order_and_a_bad_route_is_refused():
     names = lambda knobs: [r.name for r in entry_routes(CELL_KNOBS | knobs)]  # noqa: E731
     assert names({}) == ["tube", "taylor"]                        # a family: no split leaves
-    assert names({"split_leaves": 8}) == ["tube", "taylor", "monotone"]
-    assert names({"split_leaves": 8, "entry": "prefix"}) == ["taylor", "monotone"]
-    assert names({"split_leaves": 8, "entry": "split"}) == ["split"]
+    assert names({"split_leaves": 8}) == ["tube", "taylor", "split"]
+    assert names({"split_leaves": 8, "entry": "prefix"}) == ["taylor", "split"]
+    assert names({"split_leaves": 8, "entry": "monotone"}) == ["monotone"]
     with pytest.raises(InvalidParameter, match="entry"):
         entry_routes(CELL_KNOBS | {"entry": "sideways"})
 

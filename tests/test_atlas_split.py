@@ -28,7 +28,7 @@ F = Fraction
 # A cell whose plain Taylor prefix blows up before R (step 16-ish) but whose split prefix enters R at T0 = 64 with
 # about 20 leaves (measured: 2.5 s of CPU to build on a loaded machine)
 SPLIT_BOX = {"rho": (F(1, 8), F(33, 256)), "x": (F(1, 2), F(65, 128)), "kappa": (F(1), F(65, 64))}
-FORCE_PREFIX = {"entry": "split"}       # the split route alone (not the tube, nor the capped split of "monotone")
+FORCE_PREFIX = {"entry": "split"}       # the split route alone (not the tube, nor the one Taylor prefix)
 
 
 @functools.lru_cache(maxsize=None)

@@ -328,9 +328,8 @@ SPLIT_LEAVES = 512      # an atlas cell whose Taylor prefix blows up may split i
 
 def atlas_knobs(knobs: dict | None = None) -> dict:
     """The cell knobs of an atlas run: the family's (verify.certify.family.CELL_KNOBS) with the split prefix on
-    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker; by
-    default on states capped by the monotone enclosure, the entry route "monotone" of family.ENTRY_ROUTES), then
-    ``knobs``."""
+    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker; with
+    knob entry = "monotone" on states capped by the monotone enclosure, family.ENTRY_ROUTES), then ``knobs``."""
     from .family import CELL_KNOBS  # heavy: loads flint
     return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES} | (knobs or {})
 
