@@ -20,7 +20,7 @@ ten, each once; measured), so the indefinite terms are what carries the box acro
 
 On a narrow piece the box's width is the members' spread up to a small factor and, unlike the Taylor model's, does
 not grow by itself (measured: the piece s in [1/15, 1/15 + 1.5e-4], x in [1/64, 1/64 + 2.4e-4], y in [1/256, 1/256
-+ 5.7e-6] keeps a width of about 0.011 in alpha from step 5000 to 30000, where the Taylor model is unbounded at
++ 5.7e-6] keeps a width of 0.011-0.014 in alpha from step 8000 to 30000, where the Taylor model is unbounded at
 step 28297). Alone it does not enter R: a box in (alpha, delta) forgets which parameter each state belongs to, so its
 eps = (alpha - alpha*(u))/u^3 is the slow manifold's variation across the box divided by u^3. Hence the cap: the
 Taylor model keeps the members' correlation for (u, eps), and its Jacobians (and gradients) are taken over
@@ -29,7 +29,9 @@ feeds itself past M_t's width.
 
 The capped state is a verify.certify.prefix.PrefixState in every other respect, so the split prefix
 (verify.certify.prefix_split) runs on it unchanged: a cell's entry of kind "monotone" is a split tree of capped
-states, which the independent re-checker replays with its own capped Prefix (recheck.certificates.CappedPrefix).
+states, which the independent re-checker replays with its own capped Prefix (recheck.certificates.CappedPrefix). It is
+a route by name (verify.certify.family.ENTRY_ROUTES): on Region A cells it needs about half the plain split's leaves
+but more CPU, and certified no cell the plain split did not (docs/atlas.md).
 """
 from __future__ import annotations
 
