@@ -20,7 +20,9 @@ regimes) and re-verifies, step by step:
   prefix-in-region the end ball lies in R = {0 < u <= u0, |eps| <= C}, so z(T0) = 1/u^2 lies in the stated range
   a family cell enters R so (entry "taylor"), or so on the pieces of a bisection tree of its box replayed here
   (entry "split", verify.certify.prefix_split: every leaf's end in the stated hull, the hull in R, a dropped piece
-  off the stated kappa, which tube-kappa checks), or through a tube (entry "tube"; verify.certify.tube):
+  off the stated kappa, which tube-kappa checks; entry "monotone": the same tree replayed with CappedPrefix, whose
+  box of states is intersected with a monotone enclosure recomputed here, verify.certify.prefix_monotone), or
+  through a tube (entry "tube"; verify.certify.tube):
   tube-linearity  alpha' - alpha = x A^(alpha, E; s), delta' - delta = y D^(alpha, E; s) (exact), so a member's
                   step is x times the increments at x = 1, y = kappa = y/x
   tube-kappa      the stated kappa range holds y/x at the cell's corners (a monomial: checked exactly), in the
@@ -782,6 +784,10 @@ class Prefix:
             return out.intersection(direct)
         return out if out.is_finite() else direct
 
+    def inherit(self, parent: "Prefix") -> None:
+        """What a half of ``parent``'s box carries from it at a split besides its centre and S (split_halves): nothing
+        here; a CappedPrefix keeps its monotone box."""
+
     def observables(self, pre: dict):
         """Balls of L - L_opt, ||S - S*||_F, ||W_X - V*||_F (a point prefix)."""
         pc, _, _ = self.balls()
@@ -790,6 +796,74 @@ class Prefix:
         return {"excess_loss": ball(pre["excess_loss"]) * self.F("reduced_map", "loss", env, Arb),
                 "s_err": (ball(pre["s_err2"]) * self.F("reduced_map", "s_err2", env, Arb)).sqrt(),
                 "w_err": ball(pre["w_err2"]).sqrt() * abs(A - 1)}
+
+
+def _definite(b: arb) -> int:
+    return 1 if b > 0 else (-1 if b < 0 else 0)
+
+
+def face_end(value, grads: list, lo: list, hi: list, want: int) -> arb:
+    """An exact end point below (``want`` = -1) or above (+1) every value of ``value`` over the box [lo, hi] (exact
+    balls per variable), ``grads`` its partials' balls over the whole box: where a partial has a definite sign the
+    extreme lies on the face that sign picks; for the others, the mean-value theorem from their centre c adds
+    dF/dv(box) (v - c)."""
+    pt, extra = [], arb(0)
+    for g, a, b in zip(grads, lo, hi):
+        if _definite(g):
+            pt.append(b if _definite(g) == want else a)
+        else:
+            c = (a + b) / 2
+            pt.append(c)
+            extra = extra + g * (a.union(b) - c)
+    v = value(pt) + extra
+    return v.lower() if want < 0 else v.upper()
+
+
+class CappedPrefix(Prefix):
+    """The Prefix whose box of states is intersected with the monotone box M_t of the members' states
+    (verify.certify.prefix_monotone, re-implemented here from the file's formulas): M_0 = {(0, 0)}; M_(t+1) is, per
+    component of the map, face_end over M_t x P with the partials of the file's Jacobians (identity plus the
+    increments' derivatives) over M_t x P. Both boxes hold every member's state, so does their intersection, over
+    which the Taylor model's Jacobians and the region's gradients are then taken."""
+
+    def __init__(self, F: Formulas, P: list):
+        super().__init__(F, P)
+        self.lo, self.hi = (arb(0), arb(0)), (arb(0), arb(0))
+        self.p_lo, self.p_hi = tuple(ball(lo) for lo, _ in P), tuple(ball(hi) for _, hi in P)
+
+    def _mono_bounded(self) -> bool:
+        return all(v.is_finite() for v in self.lo + self.hi)
+
+    def member_box(self, dp):
+        A, Dl = super().member_box(dp)
+        if not self._mono_bounded():
+            return A, Dl
+        Ma, Md = self.lo[0].union(self.hi[0]), self.lo[1].union(self.hi[1])
+        return (A.intersection(Ma) if A.is_finite() else Ma), (Dl.intersection(Md) if Dl.is_finite() else Md)
+
+    def _mono_next(self) -> tuple:
+        lo, hi = list(self.lo + self.p_lo), list(self.hi + self.p_hi)
+        box = [a.union(b) for a, b in zip(lo, hi)]
+        benv = self._env(box[0], box[1].exp(), box[2:])
+        jaa, jad, jda, jdd = self._state_jac(benv)
+        jp = self._jac([f"d{b}_{q}" for b in "ad" for q in PARAM_NAMES], benv)
+        grads = ([jaa, jad, *jp[:3]], [jda, jdd, *jp[3:]])
+        keys = ("alpha_increment", "delta_increment")
+        out = ([], [])
+        for i, g in enumerate(grads):
+            def value(q, i=i):
+                return q[i] + self.F("reduced_map", keys[i], self._env(q[0], q[1].exp(), q[2:]), Arb)
+            out[0].append(face_end(value, g, lo, hi, -1))
+            out[1].append(face_end(value, g, lo, hi, 1))
+        return tuple(out[0]), tuple(out[1])
+
+    def step(self, pc, pb, dp):
+        nxt = self._mono_next() if self._mono_bounded() else (self.lo, self.hi)
+        super().step(pc, pb, dp)
+        self.lo, self.hi = nxt
+
+    def inherit(self, parent: "CappedPrefix") -> None:
+        self.lo, self.hi = parent.lo, parent.hi
 
 
 def expand_runs(runs) -> list[Fraction]:
@@ -877,7 +951,8 @@ def split_halves(pr: "Prefix", k: int) -> tuple:
         c, h = pr.pc[k], pr.h[k]
         P = [(q - w, q + w) for q, w in zip(pr.pc, pr.h)]
         P[k] = (c - h, c) if side == 0 else (c, c + h)
-        kid = Prefix(pr.F, P)
+        kid = type(pr)(pr.F, P)
+        kid.inherit(pr)
         shift = ball(kid.pc[k] - c)
         A, Dl = pr.centre_box()
         a1, d1 = A + pr.S[0][k] * shift, Dl + pr.S[1][k] * shift
@@ -891,15 +966,17 @@ def split_halves(pr: "Prefix", k: int) -> tuple:
 SPLIT_MAX_LEAVES = 4096     # a split prefix's tree may have at most this many leaves (a bound on the re-check)
 
 
-def check_split_prefix(F: Formulas, P: list, ent: dict, region: dict, kappa: tuple | None) -> tuple:
+def check_split_prefix(F: Formulas, P: list, ent: dict, region: dict, kappa: tuple | None,
+                       prefix: type = Prefix) -> tuple:
     """A cell entering R through a split prefix (verify.certify.prefix_split): the tree (a leaf 0, a dropped piece
     -1, a split [step, k, lower half, upper half]) is replayed from (0, 0) with this checker's Prefix; a dropped
     piece must hold none of the cell's members (y/x outside the stated ``kappa``, itself checked to hold the cell's);
     every leaf, stepped to T0, must have its (u, eps) enclosure inside the stated hull, and the hull must lie in R.
-    Returns z0 = (1/u_hi^2, 1/u_lo^2)."""
+    ``prefix``: the states' class (Prefix; CappedPrefix for an entry of kind "monotone"). Returns z0 = (1/u_hi^2,
+    1/u_lo^2)."""
     T0 = int(ent["T0"])
     hull = [tuple(frac(v) for v in ent[q]) for q in ("u", "eps")]
-    stack, leaves = [(Prefix(F, P), ent["tree"])], 0
+    stack, leaves = [(prefix(F, P), ent["tree"])], 0
     while stack:
         pr, node = stack.pop()
         if not isinstance(node, list) or not node:
@@ -1767,7 +1844,7 @@ def slab_hull(slabs: list):
 
 
 def entry_kind(cell: dict) -> str:
-    """How the cell's members enter R: "taylor" (a Taylor-model prefix; a cell without "entry") or "tube"."""
+    """How the cell's members enter R: one of ENTRY_KINDS ("taylor" for a cell without "entry")."""
     kind = cell.get("entry", {"kind": "taylor"})
     kind = kind.get("kind") if isinstance(kind, dict) else None
     if kind not in ENTRY_KINDS:
@@ -1794,20 +1871,24 @@ def _taylor_entry(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tupl
     return _stated_z(cell, z0), check_region(F, reg, P), "Taylor prefix"
 
 
-def _split_entry(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tuple:
-    """The split prefix (check_split_prefix); its dropped pieces rest on the stated kappa, checked here to hold the
-    cell's y/x (check_kappa)."""
-    ent = cell["entry"]
-    kappa = tuple(frac(v) for v in ent["kappa"]) if "kappa" in ent else None
-    if kappa is not None:
-        check_kappa(F, cell, kappa, formulas)
-    z0, leaves = check_split_prefix(F, P, ent | {"T0": cell["T0"]}, reg, kappa)
-    return _stated_z(cell, z0), check_region(F, reg, P), f"split Taylor prefix of {leaves} leaves"
+def _tree_entry(prefix: type, what: str):
+    """A split prefix's tree replayed on states of class ``prefix`` (check_split_prefix); its dropped pieces rest on
+    the stated kappa, checked here to hold the cell's y/x (check_kappa)."""
+
+    def check(F: Formulas, cell: dict, P: list, reg: dict, formulas) -> tuple:
+        ent = cell["entry"]
+        kappa = tuple(frac(v) for v in ent["kappa"]) if "kappa" in ent else None
+        if kappa is not None:
+            check_kappa(F, cell, kappa, formulas)
+        z0, leaves = check_split_prefix(F, P, ent | {"T0": cell["T0"]}, reg, kappa, prefix)
+        return _stated_z(cell, z0), check_region(F, reg, P), f"{what} of {leaves} leaves"
+    return check
 
 
 # How a cell's members enter R, by the file's entry kind: function(F, cell, P, region, formulas) -> (z(T0) as
 # stated, the region's boxes, a description)
-ENTRY_CHECKS = {"taylor": _taylor_entry, "tube": _tube_entry, "split": _split_entry}
+ENTRY_CHECKS = {"taylor": _taylor_entry, "tube": _tube_entry, "split": _tree_entry(Prefix, "split Taylor prefix"),
+                "monotone": _tree_entry(CappedPrefix, "split Taylor prefix capped by the monotone box")}
 ENTRY_KINDS = tuple(ENTRY_CHECKS)
 
 

@@ -28,7 +28,7 @@ F = Fraction
 # A cell whose plain Taylor prefix blows up before R (step 16-ish) but whose split prefix enters R at T0 = 64 with
 # about 20 leaves (measured: 2.5 s of CPU to build on a loaded machine)
 SPLIT_BOX = {"rho": (F(1, 8), F(33, 256)), "x": (F(1, 2), F(65, 128)), "kappa": (F(1), F(65, 64))}
-FORCE_PREFIX = {"entry": "prefix"}      # skip the tube, so that the prefix (then the split) is what enters R
+FORCE_PREFIX = {"entry": "split"}       # the split route alone (not the tube, nor the one Taylor prefix)
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,17 +82,42 @@ def test_a_split_state_encloses_float64_members_of_each_half():
                         assert float(lo_frac(ball)) - slack <= v <= float(hi_frac(ball)) + slack, (k, p, v, ball)
 
 
+def saved_atlas(knobs: dict, path):
+    """SPLIT_BOX as one cell (depth 0, in this process) with the atlas knobs and ``knobs``, saved to ``path``."""
+    cells = A.run_atlas(A.seed_cells(SPLIT_BOX), depth=0, dask=False, knobs=knobs)
+    A.save_atlas(A.atlas_file(SPLIT_BOX, cells, knobs=A.atlas_knobs(knobs), depth=0, seconds=0.0), path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def split_atlas(tmp_path_factory):
-    cells = A.run_atlas(A.seed_cells(SPLIT_BOX), depth=0, dask=False, knobs=FORCE_PREFIX)
-    data = A.atlas_file(SPLIT_BOX, cells, knobs=A.atlas_knobs(FORCE_PREFIX), depth=0, seconds=0.0)
-    path = tmp_path_factory.mktemp("atlas") / "split.json"
-    A.save_atlas(data, path)
-    return path
+    return saved_atlas(FORCE_PREFIX, tmp_path_factory.mktemp("atlas") / "split.json")
 
 
 def _entry(data: dict) -> dict:
     return data["cells"][0]["checks"]["trajectory"]["evidence"]["entry"]
+
+
+def tampered_end(data: dict, what: str) -> None:
+    """``data``'s one cell with T0 halved ("early") or the stated hull of u at T0 narrowed to its lower quarter
+    ("narrow-u")."""
+    ev = data["cells"][0]["checks"]["trajectory"]["evidence"]
+    if what == "early":
+        ev["T0"] = int(ev["T0"]) // 2
+    else:
+        lo, hi = F(ev["entry"]["u"][0]), F(ev["entry"]["u"][1])
+        ev["entry"]["u"] = [ev["entry"]["u"][0], str(lo + (hi - lo) / 4)]
+
+
+def refused(data: dict, path):
+    """The re-checker's refusal of ``data`` (its one cell's digest recomputed, so only the mathematics can tell),
+    written to ``path``."""
+    cell = data["cells"][0]
+    cell["digest"] = A.cell_digest(cell)
+    path.write_text(json.dumps(data))
+    with pytest.raises(RA.R.CheckFailed) as exc:
+        RA.check_file(str(path))
+    return exc.value
 
 
 @pytest.mark.slow
@@ -134,9 +159,7 @@ def _a_leaf(tree):
 def test_a_tampered_split_cell_is_refused(split_atlas, tmp_path, tamper, why):
     """Each change (digest recomputed) is refused by the re-checker at its prefix step, for the reason it plants."""
     data = json.loads(split_atlas.read_text())
-    cell = data["cells"][0]
-    ev = cell["checks"]["trajectory"]["evidence"]
-    ent = ev["entry"]
+    ent = _entry(data)
     if tamper == "unsplit":
         ent["tree"] = [0]
     elif tamper == "dropped":
@@ -145,14 +168,7 @@ def test_a_tampered_split_cell_is_refused(split_atlas, tmp_path, tamper, why):
         for i in path:
             node = node[i]
         node[last] = [-1]
-    elif tamper == "narrow-u":
-        lo, hi = F(ent["u"][0]), F(ent["u"][1])
-        ent["u"] = [ent["u"][0], str(lo + (hi - lo) / 4)]
-    elif tamper == "early":
-        ev["T0"] = int(ev["T0"]) - 32
-    cell["digest"] = A.cell_digest(cell)
-    bad = tmp_path / f"{tamper}.json"
-    bad.write_text(json.dumps(data))
-    with pytest.raises(RA.R.CheckFailed) as exc:
-        RA.check_file(str(bad))
-    assert exc.value.step == "prefix" and why in exc.value.detail, exc.value
+    else:
+        tampered_end(data, tamper)
+    exc = refused(data, tmp_path / f"{tamper}.json")
+    assert exc.step == "prefix" and why in exc.detail, exc

@@ -194,8 +194,10 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     rec = certify_box(cell.invariants(), cell.box[2], cell.hint, knobs, phase=phase)
     if rec["status"] != "certified":
         bad = rec["failed_obligation"]
-        tube = f" (the tube first: {bad['tube']})" if bad.get("tube") else ""
-        return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{tube}"[:600],
+        # the routes tried before the one whose obligation failed (the tube first), by their reasons
+        first = "".join(f" ({name} first: {why})" for name, why in bad.get("routes", {}).items()
+                        if why not in bad.get("detail", ""))
+        return {"status": "open", "reason": f"{bad.get('name', 'obligation')}: {bad.get('detail', '')}{first}"[:600],
                 "evidence": {"invariants": rec["invariants"], "C_multiple": rec["C_multiple"]}}
     ev = {k: v for k, v in rec.items() if k not in ("status", "seconds")}
     return {"status": "certified", "reason": f"R invariant; every member in R by T0 = {rec['T0']} "
@@ -326,9 +328,10 @@ SPLIT_LEAVES = 512      # an atlas cell whose Taylor prefix blows up may split i
 
 def atlas_knobs(knobs: dict | None = None) -> dict:
     """The cell knobs of an atlas run: the family's (verify.certify.family.CELL_KNOBS) with the split prefix on
-    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker) and
-    a failed entry tried once more into the widest invariant R of the same u0, then of u0/2 (knob "widen":
-    family.certify_box), then ``knobs``."""
+    (verify.certify.prefix_split: at most SPLIT_LEAVES pieces; each piece's steps are re-run by the re-checker; with
+    knob entry = "monotone" on states capped by the monotone enclosure, family.ENTRY_ROUTES) and a failed entry tried
+    once more into the widest invariant R of the same u0, then of u0/2 (knob "widen": family.certify_box), then
+    ``knobs``."""
     from .family import CELL_KNOBS  # heavy: loads flint
     return CELL_KNOBS | {"split_leaves": SPLIT_LEAVES, "widen": True} | (knobs or {})
 

@@ -5,7 +5,8 @@ The reduced map sees a regime only through its invariants (s, x, y) (verify.deri
 prefactors. A family is a box of parameters (D over integers, eta, eta_KQ and ||V*|| over intervals, the
 rest fixed); its image is covered by cells, each a box of invariants, and each cell is certified once for all
 its members (verify.certify.region with interval invariants; every member's entry into the region through the
-tube of verify.certify.entry, or else a first-order Taylor model of the prefix over the box, verify.certify.prefix):
+tube of verify.certify.entry, or else a first-order Taylor model of the prefix over the box, verify.certify.prefix,
+or, in an atlas, that model split into pieces (on states capped by a monotone enclosure if asked): ENTRY_ROUTES):
 
   cell        a parameter box; its invariant box (exact: each invariant is a monomial in the parameters, so its
               extremes over the box are at the corners); a region R(u0, C) invariant for every member; a step
@@ -315,53 +316,117 @@ def kappa_box(spec: FamilySpec, cell: Cell) -> tuple:
     return min(ks), max(ks)
 
 
-def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
-    """How every member of the box P (kappa = y/x in ``kappa``) enters R: the tube (verify.certify.entry) when it
-    closes, else (knob "entry" = "auto") the Taylor-model prefix; the record's "T0", "z_at_T0" and "entry" (and
-    the prefix's end ball), or its "failed_obligation"."""
-    from .certificate import run_prefix  # heavy: loads flint,mpmath,numpy,sympy
+def _tube_route(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """Every member enters R through the tube (verify.certify.entry)."""
     from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
     from .entry import entry  # heavy: loads flint
-    why = ""
-    if knobs.get("entry", "auto") in ("auto", "tube"):
-        kappa = tuple(widened(*kappa))
-        Q_max = max(r.Q[1] for r in rc.results)
-        ent = entry(P, kappa, u0, rc.profile, Q_max, c_exact((P[0][1], P[1][1], P[2][1])), knobs["bits"])
-        if ent.ok:
-            return {"T0": ent.T0, "z_at_T0": [frac_str(ent.z0[0]), frac_str(ent.z0[1])],
-                    "entry": ent.as_dict(kappa), "entry_boxes": ent.boxes}
-        why = ent.failure
-        if knobs.get("entry") == "tube":
-            return {"failed_obligation": Obligation("family-entry", "every member enters R through the tube",
-                                                    "arb", False, why).as_dict()}
+    kappa = tuple(widened(*kappa))
+    Q_max = max(r.Q[1] for r in rc.results)
+    ent = entry(P, kappa, u0, rc.profile, Q_max, c_exact((P[0][1], P[1][1], P[2][1])), knobs["bits"])
+    if not ent.ok:
+        return {"why": ent.failure}
+    return {"T0": ent.T0, "z_at_T0": [frac_str(ent.z0[0]), frac_str(ent.z0[1])], "entry": ent.as_dict(kappa),
+            "entry_boxes": ent.boxes}
+
+
+def _taylor_route(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """Every member enters R through one first-order Taylor model over the whole box (verify.certify.prefix)."""
+    from .certificate import run_prefix  # heavy: loads flint,mpmath,numpy,sympy
     T0, _, end, z0, ob = run_prefix(P, knobs["bits"], u0, rc.profile, max_prefix=knobs["max_prefix"],
                                     check_every=knobs["check_every"], snapshots=False)
-    if not ob.ok and knobs.get("split_leaves", 0) > 0:
-        split = _split_entry(kappa, P, u0, rc, knobs)
-        if split.get("T0"):
-            return split
-        ob = Obligation(ob.name, ob.statement, ob.method, False, f"{ob.detail}; split: {split['why']}")
     if not ob.ok:
-        return {"failed_obligation": ob.as_dict() | ({"tube": why[:400]} if why else {})}
+        return {"why": ob.detail, "obligation": ob}
     return {"T0": T0, "z_at_T0": [frac_str(z0[0]), frac_str(z0[1])], "entry": {"kind": "taylor"},
             "prefix_end": {k: end[k] for k in ("alpha", "delta", "u", "eps")}}
 
 
-def _split_entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+def _tree_route(kind: str, state: Callable):
     """Every member of P enters R through the split prefix (verify.certify.prefix_split: the Taylor-model prefix
-    bisected in the parameters where it blows up, pieces whose y/x misses ``kappa`` dropped), at most
-    knobs["split_leaves"] leaves: the record's "T0", "z_at_T0" and "entry", or {"why": ...}."""
-    from .prefix_split import region_test, split_prefix  # heavy: loads mpmath,numpy,sympy
-    kappa = tuple(widened(*kappa))
-    with arb_precision(knobs["bits"]):
-        res = split_prefix(P, u0, rc.profile, in_region=region_test(u0, rc.profile), max_prefix=knobs["max_prefix"],
-                           check_every=knobs["check_every"], kappa=kappa, max_leaves=knobs["split_leaves"])
-    if not res.ok:
-        return {"why": res.failure}
-    return {"T0": res.T0, "z_at_T0": [frac_str(1 / res.u[1] ** 2), frac_str(1 / res.u[0] ** 2)],
-            "entry": {"kind": "split", "kappa": [frac_str(k) for k in kappa], "tree": res.tree,
-                      "u": [frac_str(v) for v in res.u], "eps": [frac_str(v) for v in res.eps],
-                      "leaves": res.leaves, "pruned": res.pruned, "node_steps": res.steps}}
+    bisected in the parameters where it blows up, pieces whose y/x misses ``kappa`` dropped, at most
+    knobs["split_leaves"] leaves) on states of the class ``state()`` gives, stored as entry ``kind``."""
+
+    def run(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+        from .prefix_split import region_test, split_prefix  # heavy: loads mpmath,numpy,sympy
+        kappa = tuple(widened(*kappa))
+        with arb_precision(knobs["bits"]):
+            res = split_prefix(P, u0, rc.profile, in_region=region_test(u0, rc.profile),
+                               max_prefix=knobs["max_prefix"], check_every=knobs["check_every"], kappa=kappa,
+                               max_leaves=knobs["split_leaves"], state=state())
+        if not res.ok:
+            return {"why": res.failure}
+        return {"T0": res.T0, "z_at_T0": [frac_str(1 / res.u[1] ** 2), frac_str(1 / res.u[0] ** 2)],
+                "entry": {"kind": kind, "kappa": [frac_str(k) for k in kappa], "tree": res.tree,
+                          "u": [frac_str(v) for v in res.u], "eps": [frac_str(v) for v in res.eps],
+                          "leaves": res.leaves, "pruned": res.pruned, "node_steps": res.steps}}
+    return run
+
+
+def _plain_state():
+    from .prefix import PrefixState  # heavy: loads flint,mpmath,numpy,sympy
+    return PrefixState
+
+
+def _capped_state():
+    from .prefix_monotone import CappedState  # heavy: loads flint,mpmath,numpy,sympy
+    return CappedState
+
+
+def _splits(knobs: dict) -> bool:
+    return knobs.get("split_leaves", 0) > 0
+
+
+@dataclass(frozen=True)
+class EntryRoute:
+    """One way every member of a cell's box enters R: ``run(kappa, P, u0, rc, knobs)`` -> the record's "T0",
+    "z_at_T0" and "entry" (the file's entry kind, checked by recheck.certificates.ENTRY_CHECKS), or {"why": text}
+    (and the failed "obligation" when the route has one); ``applies(knobs)``; ``auto``: tried when knob "entry" is
+    "auto" (or "prefix": the auto routes that step the members from (0, 0), ``steps``); a route's name as the knob
+    runs it alone."""
+
+    name: str
+    run: Callable
+    applies: Callable = lambda knobs: True
+    auto: bool = True
+    steps: bool = True
+
+
+# The routes in the order a cell tries them, the cheap first: the tube (no stepping of the members at all), one Taylor
+# model over the whole box, the split prefix; the split prefix on capped states (verify.certify.prefix_monotone) only
+# when asked for by name: measured on Region A cells it needs about half the leaves where both certify, but costs more
+# CPU per cell and certified no cell the plain split did not (docs/atlas.md, "The monotone enclosure").
+ENTRY_ROUTES = (EntryRoute("tube", _tube_route, steps=False), EntryRoute("taylor", _taylor_route),
+                EntryRoute("split", _tree_route("split", _plain_state), _splits),
+                EntryRoute("monotone", _tree_route("monotone", _capped_state), _splits, auto=False))
+
+
+def entry_routes(knobs: dict) -> list:
+    """The routes knob "entry" selects (EntryRoute), in ENTRY_ROUTES' order."""
+    want = knobs.get("entry", "auto")
+    names = [r.name for r in ENTRY_ROUTES]
+    if want not in ("auto", "prefix", *names):
+        raise InvalidParameter("entry", str(want), f"must be auto, prefix or one of {', '.join(names)}")
+    chosen = {"auto": lambda r: r.auto, "prefix": lambda r: r.auto and r.steps}.get(want, lambda r: r.name == want)
+    return [r for r in ENTRY_ROUTES if chosen(r) and r.applies(knobs)]
+
+
+def _entry(kappa: tuple, P: tuple, u0: Fraction, rc, knobs: dict) -> dict:
+    """How every member of the box P (kappa = y/x in ``kappa``) enters R: the first of entry_routes(knobs) that
+    closes; the record's "T0", "z_at_T0" and "entry", or its "failed_obligation" (the first failed route's
+    obligation, its detail followed by the later routes' reasons; "routes": every route's reason)."""
+    failed = []
+    for route in entry_routes(knobs):
+        got = route.run(kappa, P, u0, rc, knobs)
+        if "T0" in got:
+            return got
+        failed.append((route.name, got))
+    names = ", ".join(n for n, _ in failed)
+    k = next((i for i, (_, f) in enumerate(failed) if f.get("obligation") is not None), None)
+    ob = failed[k][1]["obligation"] if k is not None else Obligation(
+        "family-entry", f"every member enters R ({names})", "arb", False, "")
+    later = failed[k + 1:] if k is not None else failed
+    detail = "; ".join([ob.detail] * bool(ob.detail) + [f"{n}: {f['why']}" for n, f in later])
+    return {"failed_obligation": Obligation(ob.name, ob.statement, ob.method, False, detail).as_dict() | {
+        "routes": {n: f["why"][:400] for n, f in failed}}}
 
 
 def certify_cell(spec: FamilySpec, cell: Cell, knobs: dict) -> dict:

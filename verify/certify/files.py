@@ -27,7 +27,8 @@ members (their shells and bounds) and the cells, each with
                  quadtree per checked slab, as the region's splits)}], "handover_depths": [d, d]}
                  (verify.certify.tube), or {"kind": "taylor"} with "prefix_end", the Taylor-model prefix's end
                  ball (no "entry": taylor, as earlier files), or {"kind": "split", "tree", "kappa", "u", "eps"}: the
-                 Taylor-model prefix bisected in the parameters (verify.certify.prefix_split)
+                 Taylor-model prefix bisected in the parameters (verify.certify.prefix_split), or the same with
+                 "kind": "monotone": its states' box capped by a monotone enclosure (verify.certify.prefix_monotone)
   slabs          the hulls of the normalised decay and of Lt, W on each u-slab of the region, as
                  {"encoding": "float64-le-zlib-base64", "count": n, "hulls": "..."}: six outward-rounded doubles
                  per slab (a, b, Lt_lo, Lt_hi, W_lo, W_hi), packed little-endian in increasing u, zlib-compressed,

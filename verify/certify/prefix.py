@@ -156,6 +156,11 @@ class PrefixState:
         return (self.enclose(self.fn.u, self.fn.u_grad, pc, pb, dp),
                 self.enclose(self.fn.eps, self.fn.eps_grad, pc, pb, dp))
 
+    def inherit(self, parent: "PrefixState") -> None:
+        """Whatever else a half of ``parent``'s box carries from it at a split point, besides the centre and S that
+        verify.certify.prefix_split.split_state sets (nothing here; verify.certify.prefix_monotone's capped state
+        keeps its monotone box)."""
+
     def snapshot(self) -> dict:
         return {"step": self.step_count, "alpha": to_fraction(self.a), "delta": to_fraction(self.d),
                 "r_alpha": to_fraction(self.ra), "r_delta": to_fraction(self.rd)}

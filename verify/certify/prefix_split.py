@@ -42,6 +42,8 @@ from .prefix import PrefixState
 SPLIT_RADIUS = 1e-24    # a checkpoint is a split point while the halves' centres inherit radii at most this
 STALL = 10_000          # checkpoints past the last split point before the node is split anyway
 MAX_LEAVES = 512        # the tree's leaves at most (a cell needing more is open)
+LATE = 4                # a node not in R by this many times the first leaf's entry step is split (it would rarely
+                        # enter later, and a capped state, verify.certify.prefix_monotone, runs long before it blows up)
 
 
 @dataclass
@@ -58,8 +60,8 @@ class Node:
 
 
 def clone(st: PrefixState) -> PrefixState:
-    """A copy of ``st`` (balls are immutable: only S's rows are copied)."""
-    out = object.__new__(PrefixState)
+    """A copy of ``st``, of its class (balls and a monotone box are immutable: only S's rows are copied)."""
+    out = object.__new__(type(st))
     out.__dict__.update(st.__dict__)
     out.S = [list(row) for row in st.S]
     return out
@@ -77,7 +79,8 @@ def split_state(st: PrefixState, k: int) -> tuple:
         P = [(c - h, c + h) for c, h in zip(st.Pc, st.H)]
         c, h = st.Pc[k], st.H[k]
         P[k] = (c - h, c) if sign < 0 else (c, c + h)
-        child = PrefixState(tuple(P))
+        child = type(st)(tuple(P))
+        child.inherit(st)
         shift = exact(child.Pc[k] - c)
         A, Dl = st.centre_box()
         a1, d1 = A + st.S[0][k] * shift, Dl + st.S[1][k] * shift
@@ -119,10 +122,12 @@ class SplitResult:
 
 
 def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check_every: int,
-                 kappa: tuple | None = None, max_leaves: int = MAX_LEAVES, log=None) -> SplitResult:
+                 kappa: tuple | None = None, max_leaves: int = MAX_LEAVES, log=None,
+                 state: type = PrefixState) -> SplitResult:
     """The split prefix of the module docstring over the invariants ``P`` (call inside an Arb precision);
-    ``in_region(state) -> (u, eps) as exact intervals, or None`` decides a checkpoint."""
-    root = Node(P, PrefixState(P))
+    ``in_region(state) -> (u, eps) as exact intervals, or None`` decides a checkpoint. ``state``: the prefix
+    state's class (PrefixState, or verify.certify.prefix_monotone.CappedState: the same tree of capped states)."""
+    root = Node(P, state(P))
     todo, leaves, steps, pruned = [root], [], 0, 0
     while todo:
         node = todo.pop()
@@ -147,6 +152,9 @@ def split_prefix(P: tuple, u0: Fraction, C, *, in_region, max_prefix: int, check
                 break
             if in_region(st) is not None:
                 node.entered = st.step_count
+                break
+            if leaves and st.step_count >= LATE * min(n.entered for n in leaves):
+                failed = f"not in R by {LATE} times the first leaf's entry step"
                 break
             if inherited(st) <= SPLIT_RADIUS:
                 good = clone(st)
