@@ -16,7 +16,7 @@ from fractions import Fraction
 import pytest
 
 from recheck import atlas as RA
-from tests.test_atlas_split import _entry, float_member, refused, saved_atlas, tampered_end
+from test_atlas_split import _entry, float_member, refused, saved_atlas, tampered_end
 from verify.certify import atlas as A
 from verify.certify.arbfun import hi_frac, lo_frac
 from verify.certify.family import CELL_KNOBS, certify_box, entry_routes

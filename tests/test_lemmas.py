@@ -137,8 +137,8 @@ def test_verdicts_are_the_hand_derived_ones(results):
             assert w in st["why"], (sid, w, st["why"])
     # the large-step part's scope cell leads with what was certified, never with the K = D proof's "all dimensions"
     assert not got["lemma-C.2-large-step"]["scope_label"].startswith("all dimensions")
-    # the claim-level verdict is the weakest part's, never the first part's
-    assert results["lemma-C.2"].verdict == "supported" and results["theorem-3.1"].verdict == "inconclusive"
+    # the claim-level verdict is the weakest part's, never the first part's (theorem-3.1: its lower part, refuted)
+    assert results["lemma-C.2"].verdict == "supported" and results["theorem-3.1"].verdict == "refuted"
 
 
 @pytest.mark.slow
@@ -290,18 +290,19 @@ def test_the_two_step_ranges_split_the_stability_range_exactly():
 @pytest.mark.slow
 def test_theorem_3_1_is_judged_part_by_part(results):
     """The upper bound, the lower bound (D-uniform, as stated), its T-rate and the sufficient time each have a
-    verdict; a lower bound whose constant is hidden is not refuted by finitely many sizes, and what the
-    toolkit finds beyond the paper (the leading terms, the linear onset) is a finding, never the paper's part."""
+    verdict; a lower bound whose constant is hidden is not refuted by finitely many sizes, only by certified bounds
+    over infinitely many (the atlas's ray K = D/16: verify.certify.uniform_constant), and what the toolkit finds
+    beyond the paper (the leading terms, the linear onset) is a finding, never the paper's part."""
     v = {sid: statement(results, sid)["verdict"] for sid in THEOREM_PARTS}
     assert v["theorem-3.1-upper"] == "supported" and v["theorem-3.1-lower-T"] == "supported"
-    assert v["theorem-3.1-lower"] == "inconclusive" and v["theorem-3.1-tstar"] in ("supported", "certified")
+    assert v["theorem-3.1-lower"] == "refuted" and v["theorem-3.1-tstar"] in ("supported", "certified")
     for sid in THEOREM_PARTS:
         assert statement(results, sid)["role"] == "claim"
     for sid in ("theorem-3.1.leading-terms", "theorem-3.1.onset-linear"):
         st = statement(results, sid)
         assert st["role"] == "finding" and st["relation"] == "sharper" and st["about"] in THEOREM_PARTS
     lower = statement(results, "theorem-3.1-lower")
-    assert "at most" in lower["why"] and lower["corrected"] and "(D - K)" in lower["corrected"]
+    assert "no D-uniform c_lo exists" in lower["why"] and lower["corrected"] and "(D - K)" in lower["corrected"]
 
 
 @pytest.mark.slow
@@ -342,8 +343,8 @@ def test_theorem_3_1_family_records(results):
     every member to the upper and lower-T parts; to the lower part a context bound on any D-uniform c_lo at D = 9,
     lim eta T (L - L_opt) / (K D^4) with the limit the hand-derived K N (D - K)/(4 D) = 5/9, so 5/9 / 26244; and
     to the leading terms the certified normalised limits (enclosures of 1), which make that finding certified
-    over the family (a finite part of every D: supported). The lower part stays inconclusive: a bound on a
-    constant refutes nothing. The records' scope is the family as a region: D = 8..9 and the eta range, nothing
+    over the family (a finite part of every D: supported). The family's bound on a constant refutes nothing (a
+    context record); the lower part is refuted by the atlas's certified ray instead (tests/test_uniform_constant.py). The records' scope is the family as a region: D = 8..9 and the eta range, nothing
     more."""
     from verify.evidence import Region
     from verify.model.regions import Interval
@@ -364,7 +365,7 @@ def test_theorem_3_1_family_records(results):
     assert c["role"] == "context" and c["holds"] is None
     assert float(Fraction(c["bounds"]["excess_loss"])) == pytest.approx(5 / 9 / (4 * 9**4), rel=1e-12)
     lower = statement(results, "theorem-3.1-lower")
-    assert lower["verdict"] == "inconclusive" and "D = 9 any such c_lo is at most 2.12e-05" in lower["why"]
+    assert lower["verdict"] == "refuted" and "K = 1/16 D" in lower["why"]
     lead = statement(results, "theorem-3.1.leading-terms")
     lim = family_record("theorem-3.1.leading-terms", "limits")
     assert lead["verdict"] == "supported" and fam in lead["scope_label"]
