@@ -75,3 +75,18 @@ def test_the_corrected_statement_is_not_refuted():
     leading = {q: terms()[q] for q in theorem_3_1_orders()}
     r = uniform_constant_record(leading, leading, HYPOTHESES)
     assert r["holds"] is None and r["role"] == "context" and "do not tend to 0" in r["result"]
+
+
+def test_a_ray_member_lands_exactly_on_its_point_for_a_rho_whose_numerator_is_no_square():
+    # rho* = 3/16: K = 3 m is not a square times the kappa factor unless m carries the 3; by hand for sts (c_L = v =
+    # lambda = beta = 1, N = 1): K/D = 3/16, x = eta N/K = 1/64, kappa = ||V*||^2/(K N) = 1/4, ||V*|| rational
+    from verify.certify.atlas_evidence import COMMITTED_ATLAS, rechecked_atlas
+    from verify.certify.uniform_constant import ray_member
+    data, _ = rechecked_atlas(str(COMMITTED_ATLAS))
+    rho = Fraction(3, 16)
+    B = bounds_on_ray(theorem_3_1_orders(), terms(), {q: Fraction(1) for q in theorem_3_1_orders()}, rho)
+    s, Dm = ray_member(data, (rho, Fraction(1, 64), Fraction(1, 4)), B, Fraction(1, 10**6), HYPOTHESES)
+    assert Fraction(s.K, Dm) == rho and s.N == 1
+    assert Fraction(s.eta_v) * s.N / s.K == Fraction(1, 64)
+    assert Fraction(s.vstar_norm) ** 2 / (s.K * s.N) == Fraction(1, 4)
+    assert all(float(b.subs(D, Dm)) < 1e-6 for b in B.values())

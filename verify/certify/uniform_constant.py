@@ -17,7 +17,6 @@ nothing (context): a positive limit along a ray is not a uniform constant over e
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import sympy as sp
@@ -34,7 +33,6 @@ from .atlas_query import member, query
 REPLAY_T = 10**12        # the horizon of the replayed member's certified bounds
 REPLAY_C = Fraction(1, 10**9)   # the c_lo the replayed member refutes (any c_lo > 0 has one: see B_q)
 PRESET = "sts"           # the members' preset: N = 1 fixed, the reference convention otherwise
-SEARCH = 4096            # how many multiples j^2 are tried for a member with a rational ||V*||
 
 
 def ray(regions) -> tuple[Fraction, Fraction, Fraction]:
@@ -62,33 +60,31 @@ def bounds_on_ray(orders: dict, leading: dict, hi: dict, rho) -> dict:
 
 
 def ray_member(data: dict, point: tuple, Bs: dict, c: Fraction, hypotheses) -> tuple:
-    """(setting, D) of a member of the ray at ``point`` with B_q(D) < c for every q and a rational ||V*||: D = q_rho
-    m, K = p_rho m (rho* = p/q), eta and ||V*|| scaled onto x* and kappa* (x is proportional to eta, kappa to
-    ||V*||^2 at one eta); m runs over a b j^2 so that ||V*||^2 is a square, where kappa*/kappa(||V*|| = 1) = a m/b."""
+    """(setting, D) of a member of the ray at ``point`` with B_q(D) < c for every q and a rational ||V*||.
+
+    D = q m, K = p m (rho* = p/q); eta is scaled onto x* (x is proportional to eta) and ||V*||^2 = g K onto kappa*
+    (at one eta kappa is proportional to ||V*||^2/K: g = kappa*/(kappa(||V*|| = 1, K = p) p)). With g = a/b in lowest
+    terms, m = a b p j^2 makes ||V*||^2 = (a p j)^2 a square; j is the least with every B_q(D) < c. The member's point
+    is then read from the file's own formulas and must be ``point`` exactly (ValueError otherwise, or when the member
+    is outside ``hypotheses``)."""
     rho, x_t, k_t = point
-    # a multiple m0 past which every B_q < c (each B_q decreases to 0: checked by the caller)
-    m0 = 1
-    while any(float(B.subs(D, rho.denominator * m0)) >= c for B in Bs.values()):
-        m0 *= 2
-    base = make_setting(D=rho.denominator, K=rho.numerator, N=1, preset=PRESET, eta=1, vstar_norm=1)
-    _, _, k1 = member(data, base)["point"]
-    g = k_t / (k1 * rho.numerator)       # ||V*||^2 = kappa* / kappa(||V*|| = 1 at K) = g K, K = p m
-    ab = g.numerator * g.denominator
-    for j in range(1, SEARCH):
-        m = ab * j * j
-        if m < m0:
-            continue
-        K_, D_ = rho.numerator * m, rho.denominator * m
-        v2 = g * K_
-        v = Fraction(math.isqrt(v2.numerator), math.isqrt(v2.denominator))
-        s1 = make_setting(D=D_, K=K_, N=1, preset=PRESET, eta=1, vstar_norm=v)
-        _, x1, _ = member(data, s1)["point"]
-        s = make_setting(D=D_, K=K_, N=1, preset=PRESET, eta=x_t / x1, vstar_norm=v)
-        ok, unmet = within(s, hypotheses)
-        if not ok:
-            raise ValueError(f"the ray's member D = {D_}, K = {K_} is outside the statement's hypotheses: {unmet}")
-        return s, D_
-    raise ValueError(f"no member with a rational ||V*|| among {SEARCH} multiples")
+    p, q = rho.numerator, rho.denominator
+    base = make_setting(D=q, K=p, N=1, preset=PRESET, eta=1, vstar_norm=1)
+    g = k_t / (member(data, base)["point"][2] * p)
+    step = g.numerator * g.denominator * p
+    j = 1
+    while any(float(B.subs(D, q * step * j * j)) >= c for B in Bs.values()):    # each B_q decreases to 0
+        j *= 2
+    m = step * j * j
+    K_, D_, v = p * m, q * m, g.numerator * p * j
+    x1 = member(data, make_setting(D=D_, K=K_, N=1, preset=PRESET, eta=1, vstar_norm=v))["point"][1]
+    s = make_setting(D=D_, K=K_, N=1, preset=PRESET, eta=x_t / x1, vstar_norm=v)
+    if member(data, s)["point"] != (rho, x_t, k_t):
+        raise ValueError(f"the ray's member D = {D_}, K = {K_} is at {member(data, s)['point']}, not at {point}")
+    ok, unmet = within(s, hypotheses)
+    if not ok:
+        raise ValueError(f"the ray's member D = {D_}, K = {K_} is outside the statement's hypotheses: {unmet}")
+    return s, D_
 
 
 def query_command(s) -> str:
@@ -114,21 +110,23 @@ def uniform_constant_record(orders: dict, leading: dict, hypotheses, path=None) 
     if point is None:
         return context(f"the atlas {path.name} has no certified cell with rho > 0")
     hi = {q: v[1] for q, v in normalised_limits(data).items()}
-    Bs = bounds_on_ray(orders, leading, hi, point[0])
+    try:
+        Bs = bounds_on_ray(orders, leading, hi, point[0])
+    except ValueError as exc:
+        return context(f"the claimed orders are not a function of the member's D alone on a ray: {exc}")
     limits = {q: sp.limit(B, D, sp.oo) for q, B in Bs.items()}
     formulas = "; ".join(f"{q}: B = (1 + {float(hi[q] - 1):.3g}) {sp.sstr(B / sp.Rational(hi[q].numerator, hi[q].denominator))}"
                          for q, B in Bs.items())
     if any(v != 0 for v in limits.values()):
         return context(f"along rho = {point[0]} the certified bounds B_q(D) = hi_q leading_q/f_q do not tend to 0 "
                        f"({formulas}): the atlas does not refute a D-uniform constant")
-    s, D_ = ray_member(data, point, Bs, REPLAY_C, hypotheses)
-    ans = query(data, s, [REPLAY_T])
+    try:
+        s, D_ = ray_member(data, point, Bs, REPLAY_C, hypotheses)
+    except ValueError as exc:
+        return context(f"no member to replay on the ray rho = {point[0]}: {exc}")
+    (row,) = query(data, s, [REPLAY_T])["bounds"]
     vals = values_at(s) | {T: REPLAY_T}
-    worst = {}
-    for row in ans["bounds"]:
-        for q in orders:
-            f = float(orders[q].subs(vals))
-            worst[q] = float(row[q][1]) / f
+    worst = {q: float(row[q][1]) / float(orders[q].subs(vals)) for q in orders}
     if not all(v < float(REPLAY_C) for v in worst.values()):
         return context(f"the replayed member D = {D_}, K = {s.K} has certified q/f_q at T = {REPLAY_T:.0e} of "
                        + ", ".join(f"{v:.3g}" for v in worst.values()) + f", not all below {float(REPLAY_C):.0e}")
