@@ -70,14 +70,11 @@ def family_command(verb: str, options: dict, ranges: dict, *extra: str) -> str:
     """``verify VERB`` with the fixed ``options`` (make_setting keywords and values) and the ranged fields of
     ``ranges`` (keyword -> (lo, hi), written LO..HI, the family syntax of ``verify certify``), each by its
     field's flag."""
-    def text(v):
-        return str(v) if not isinstance(v, Fraction) else (str(v.numerator) if v.denominator == 1 else
-                                                           f"{v.numerator}/{v.denominator}")
-    parts = ["verify", verb]
+    parts = ["verify", verb]                       # str of a Fraction is p/q (or p): read back exactly
     for name, value in options.items():
-        parts += [BY_NAME[name].flag, shlex.quote(text(value))]
+        parts += [BY_NAME[name].flag, shlex.quote(str(value))]
     for name, (lo, hi) in ranges.items():
-        parts += [BY_NAME[name].flag, f"{text(lo)}..{text(hi)}"]
+        parts += [BY_NAME[name].flag, f"{lo}..{hi}"]
     return " ".join(parts + list(extra))
 
 
