@@ -449,3 +449,18 @@ def test_verify_help_lists_every_sub_command_s_own_short_help_and_imports_none()
     assert r.stdout.strip().splitlines()[-1] == "['verify.cli.group']"
     for name, _ in COMMANDS:
         assert f"  {name} " in r.stdout
+
+
+def test_python_dash_m_verify_is_the_verify_command():
+    """``python -m verify`` runs the same command line as the console script: the same help text, and the same exit
+    code 2 with the option named for a bad flag."""
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "verify", "--help"], capture_output=True, text=True, timeout=120,
+                       cwd=root)
+    from verify.cli import COMMANDS
+    assert r.returncode == 0 and r.stdout.startswith("Usage: python -m verify [OPTIONS] COMMAND")
+    assert all(f"  {name} " in r.stdout for name, _ in COMMANDS)
+    r = subprocess.run([sys.executable, "-m", "verify", "atlas", "--bogus"], capture_output=True, text=True,
+                       timeout=120, cwd=root)
+    assert r.returncode == 2 and "--bogus" in r.stderr

@@ -34,7 +34,7 @@ FIRST_CHUNK = 100          # steps of the first fori_loop (then sized to CHUNK_S
 def available() -> bool:
     """JAX is installed (the optional extra ``fast``)."""
     try:
-        import jax  # heavy: jax;  noqa: F401
+        import jax  # noqa: F401  # heavy: jax
     except ImportError:
         return False
     return True
