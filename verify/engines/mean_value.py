@@ -44,6 +44,11 @@ def finite(balls) -> bool:
     return all(isinstance(b, int) or b.is_finite() for b in balls)
 
 
+def recentre(balls) -> tuple[list, list]:
+    """(midpoints, radii) of ``balls`` as exact balls: the centre and radii of a state whose box holds them."""
+    return [arb(b.mid()) for b in balls], [arb(b.rad()) for b in balls]
+
+
 def image(summands: Sequence, spreads: Sequence):
     """One component of F(c) + J(B) [-r, r]: the sum, left to right, of ``summands``, each either a ball (a part of
     F_i(c); the first summand is one) or a pair (J_ij, j) standing for J_ij [-r_j, r_j] (``spreads[j]``)."""
@@ -67,7 +72,7 @@ def mean_value_step(centre: Sequence, radii: Sequence, terms: Callable, unbounde
     balls = [image(t, e) for t in terms([box(c, r) for c, r in zip(centre, radii)])]
     if not finite(balls):
         raise unbounded()
-    return [arb(b.mid()) for b in balls], [arb(b.rad()) for b in balls]
+    return recentre(balls)
 
 
-__all__ = ["box", "finite", "image", "mean_value_step", "spread"]
+__all__ = ["box", "finite", "image", "mean_value_step", "recentre", "spread"]
