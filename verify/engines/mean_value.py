@@ -1,4 +1,4 @@
-"""The mean-value (centred) step of a map in Arb ball arithmetic: the one Arb prefix step every certified iteration uses.
+"""The mean-value (centred) step of a map in Arb ball arithmetic: the one Arb prefix step of every certified iteration.
 
 Why not iterate balls naively: evaluating a map F on a box treats every occurrence of a variable independently (the
 dependency / wrapping effect), so a box's radius is multiplied by a factor > 1 every step. Instead a state is a centre
