@@ -32,7 +32,7 @@ from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
 from ..engines import iterate
 from ..model import make_setting
-from ..model.precision import arb_precision
+from ..model.precision import arb_precision, mpmath_precision
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
 from ..run.atomic import write_bytes_atomic
@@ -98,7 +98,7 @@ def mpmath_loop(D: int, K: int = 4, steps: int = 1, dps: int = 30):
     M = d = 1, V* = 1, P = I, zero start, every entry of W_X, W_P and W_KQ updated by hand-written loops.
     Returns the excess loss after ``steps`` steps."""
     mpf, exp = mpmath.mpf, mpmath.exp
-    with mpmath.workdps(dps):
+    with mpmath_precision(dps):
         eta = mpf(1) / 32
         star = [[mpf(1) / K if (i - j) % D < K else mpf(0) for j in range(D)] for i in range(D)]
         wx, wp, W = mpf(0), [mpf(0)] * D, [[mpf(0)] * D for _ in range(D)]
@@ -209,7 +209,7 @@ def full_targets(quick: bool, tick=None) -> dict:
         out["engines"] |= {f"full-arb256-D{D}": fast, f"mpmath-loop-dps30-D{D}": slow}
         key = f"certified full arb256 / mpmath loop dps30 (D=N={D})"
         out["ratios"][key] = fast["steps_per_s"] / slow["steps_per_s"]
-        with mpmath.workdps(40):
+        with mpmath_precision(40):
             out["same_value"][f"D={D}, 3 steps"] = {
                 "certified": iterate(s, 3, "full", "arb", checkpoints=[3], bits=256).final.excess_loss.str(30),
                 "mpmath_loop": mpmath.nstr(mpmath_loop(D, steps=3), 25)}
