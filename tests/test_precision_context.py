@@ -45,18 +45,6 @@ def test_bad_bits_is_a_one_line_error_naming_the_parameter(bad):
     assert ctx.prec == before
 
 
-def test_no_other_module_of_the_toolkit_assigns_flints_precision():
-    """One home: verify/ and lemmas/ set flint's ctx.prec only through arb_precision (recheck/ sets its own: it
-    imports nothing of verify). A hand-written save/restore elsewhere is what this context replaced."""
-    root = Path(__file__).resolve().parents[1]
-    assign = re.compile(r"\bctx\.prec\s*=(?!=)")
-    found = [f"{p.relative_to(root)}:{n}" for pkg in ("verify", "lemmas") for p in sorted((root / pkg).rglob("*.py"))
-             for n, line in enumerate(p.read_text().splitlines(), 1)
-             if assign.search(line) and p != root / "verify" / "model" / "precision.py"]
-    assert found == []
-    assert assign.search("    old, ctx.prec = ctx.prec, 53") and not assign.search("ctx.prec == 53")   # the pattern
-
-
 def test_mpmath_precision_sets_mpmaths_digits_inside_and_restores_them_after_and_on_an_exception():
     before, flint_before = mpmath.mp.dps, ctx.prec
     with mpmath_precision(50):
@@ -81,13 +69,23 @@ def test_bad_digits_is_a_one_line_error_naming_the_parameter(bad):
     assert mpmath.mp.dps == before
 
 
-def test_no_other_module_of_the_toolkit_sets_mpmaths_precision():
-    """One home: verify/ and lemmas/ set mpmath's precision only through mpmath_precision (recheck/ is independent)."""
+# What sets a library's precision in a line of source: the pattern, lines it must match, lines it must not.
+SETTERS = {
+    "flint": (re.compile(r"\bctx\.prec\s*=(?!=)"), ["    old, ctx.prec = ctx.prec, 53"], ["ctx.prec == 53"]),
+    "mpmath": (re.compile(r"\b(?:workdps|workprec|extradps|extraprec)\(|\bmp\.(?:dps|prec)\s*=(?!=)"),
+               ["with mpmath.workdps(30):", "mpmath.mp.dps = 50"], ["mpmath.mp.dps == 50", "mpmath_precision(30)"]),
+}
+
+
+@pytest.mark.parametrize("library", SETTERS)
+def test_no_other_module_of_the_toolkit_sets_a_librarys_precision(library):
+    """One home: verify/ and lemmas/ set flint's ctx.prec only through arb_precision and mpmath's digits only through
+    mpmath_precision (recheck/ sets its own: it imports nothing of verify). A hand-written save/restore elsewhere is
+    what these contexts replaced."""
+    sets, hits, misses = SETTERS[library]
+    assert all(sets.search(t) for t in hits) and not any(sets.search(t) for t in misses)      # the pattern
     root = Path(__file__).resolve().parents[1]
-    sets = re.compile(r"\b(?:workdps|workprec|extradps|extraprec)\(|\bmp\.(?:dps|prec)\s*=(?!=)")
     found = [f"{p.relative_to(root)}:{n}" for pkg in ("verify", "lemmas") for p in sorted((root / pkg).rglob("*.py"))
              for n, line in enumerate(p.read_text().splitlines(), 1)
              if sets.search(line) and p != root / "verify" / "model" / "precision.py"]
     assert found == []
-    assert sets.search("with mpmath.workdps(30):") and sets.search("mpmath.mp.dps = 50")      # the pattern
-    assert not sets.search("mpmath.mp.dps == 50") and not sets.search("mpmath_precision(30)")
