@@ -31,6 +31,7 @@ from ..certify.obligations import CertificateFailed
 from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
 from ..engines import iterate
+from ..engines.mean_value import mean_value_step
 from ..model import make_setting
 from ..model.precision import arb_precision, mpmath_precision
 from ..model.regimes import BENCHMARK_REGIME
@@ -255,26 +256,29 @@ def certified_radius(steps: int) -> dict:
 def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 128) -> float:
     """Seconds for a plain ``steps``-step Arb mean-value iteration of the reduced map (alpha, delta) of
     ``regime`` (one row, as every row shares alpha): B' = F(c) + J(B) [-r, r], re-centred every step. The
-    step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
-    out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
+    step and its Jacobian are the generated ones (verify.engines.arb.step_functions), stepped by the one
+    mean-value step (verify.engines.mean_value) without the certificate's machinery (no sensitivities, no
+    region), as the yardstick of :func:`certificate_targets`."""
     from flint import arb  # heavy: flint
     from ..derive.reduced_map import case_of  # heavy: loads flint,sympy
     from ..engines.arb import ArbArith, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
+
+    def terms(B):
+        a1, inc = fn.centre(c[0], vn, c[1], *P)
+        jaa, jad, jia, jid = fn.jac(B[0], vn, B[1], *P)
+        return [[a1, (jaa, 0), (jad, 1)], [c[1], inc, (jia, 0), (1 + jid, 1)]]
+
+    def lost():
+        return ValueError("the baseline iteration lost its enclosure")
     t = time.perf_counter()
     with arb_precision(bits):
         P = [ar.num(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda, s.beta)]
         vn = ar.num(s.vstar_norm2())
-        a, d, ra, rd = arb(0), arb(0), arb(0), arb(0)
+        c, r = [arb(0), arb(0)], [arb(0), arb(0)]
         for _ in range(steps):
-            ea, ed = arb(0, ra), arb(0, rd)                     # [-r, r]
-            a1, inc = fn.centre(a, vn, d, *P)
-            jaa, jad, jia, jid = fn.jac(a + ea, vn, d + ed, *P)
-            na, nd = a1 + jaa * ea + jad * ed, d + inc + jia * ea + (1 + jid) * ed
-            a, ra, d, rd = arb(na.mid()), arb(na.rad()), arb(nd.mid()), arb(nd.rad())
-    if not (a.is_finite() and d.is_finite()):
-        raise ValueError("the baseline iteration lost its enclosure")
+            c, r = mean_value_step(c, r, terms, lost)
     return time.perf_counter() - t
 
 
