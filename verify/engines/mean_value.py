@@ -19,8 +19,10 @@ exactly that order.
 
 Users: verify.engines.arb.CertifiedState (the reduced recursion, M rows alpha_1..alpha_M and delta, its Jacobian at
 JAC_BITS with ReLU's 0/0 widening), verify.certify.prefix.PrefixState (the invariant map, one row, with its Taylor
-model's sensitivities) and through it verify.certify.prefix_monotone.CappedState. A new certified iteration states
-its map's summands (:func:`mean_value_step`'s ``terms``) and writes no step of its own.
+model's sensitivities) and through it verify.certify.prefix_monotone.CappedState, and the bench's plain baseline
+(verify.bench.timings.arb_baseline_seconds). A new certified iteration states its map's summands
+(:func:`mean_value_step`'s ``terms``) and writes no step of its own. (The independent re-checker, recheck/, keeps its
+own step: it imports nothing of verify.)
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def spread(r):
 
 def box(c, r):
     """c + [-r, r] (a point, c itself, when r = 0): every state the centre c and radius r stand for."""
-    return c + arb(0, r) if r != 0 else c
+    return c + spread(r) if r != 0 else c
 
 
 def finite(balls) -> bool:
