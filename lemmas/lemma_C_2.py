@@ -48,7 +48,6 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import numpy as np
-import mpmath
 
 from verify.errors import PrecisionError
 from verify.evidence import Scope, compare, dims_of, finite, record
@@ -64,6 +63,7 @@ from verify.engines import iterate
 from verify.derive.obligations import proof_routes
 from verify.derive.reduction_proof import obligations_for
 from verify.derive.stability import k_equals_d_obligations, large_step_obligations, positivity_obligations
+from verify.model.precision import mpmath_precision
 from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
@@ -151,7 +151,7 @@ def cubic_counterexample() -> dict:
     s = regime("cnn", 1, 1, M=1, d=1, eta="1/20", vstar_norm="3", sigma="poly:0,1,0,1/10")
     T = 5
     tr = iterate(s, T, "full", "mpmath", dps=30, checkpoints=range(T + 1))
-    with mpmath.workdps(30):
+    with mpmath_precision(30):
         alpha = [float(r.alpha[0]) for r in tr.records]
         loss = [float(r.loss) for r in tr.records]
     up = next((t for t in range(1, T + 1) if loss[t] > loss[t - 1]), None)

@@ -136,12 +136,12 @@ def test_run_json_arb_reduced_engine_needs_a_reducible_regime():
 
 
 def test_the_engine_and_the_certificates_prefix_enclose_the_same_trajectory():
-    """Two mean-value enclosures of the reduced recursion written apart: the engine's (verify.engines.arb: SymPy
-    code in the setting's parameters, M rows, Jacobian at JAC_BITS) and the certificate's prefix
-    (verify.certify.prefix: the invariant (s, x, y) formulas compiled by the re-checker's compiler, one row). They
-    are not the same computation (their radii differ), so they are kept apart; both contain the exact state, so
-    their balls must intersect at every step, and each is narrow (radii ~1e-37 at 128 bits) so a slip in either
-    map would separate them."""
+    """Two mean-value enclosures of the reduced recursion whose maps are written apart (both stepped by
+    verify.engines.mean_value): the engine's (verify.engines.arb: SymPy code in the setting's parameters, M rows,
+    Jacobian at JAC_BITS) and the certificate's prefix (verify.certify.prefix: the invariant (s, x, y) formulas
+    compiled by the re-checker's compiler, one row). They are not the same computation (their radii differ), so
+    they are kept apart; both contain the exact state, so their balls must intersect at every step, and each is
+    narrow (radii ~1e-37 at 128 bits) so a slip in either map would separate them."""
     s = make_setting(D=4, K=2, preset="cnn", eta="1/4", vstar_norm="2")
     T, bits = 40, 128
     engine = iterate_certified(s, T, bits=bits, checkpoints=list(range(T + 1))).records

@@ -36,7 +36,7 @@ LAYERS = [
     ("probes", ["verify.probes", "verify.fuzz", "verify.sweep", "verify.reconcile"]),
     ("report", ["verify.report"]),
     ("pipeline", ["verify.pipeline"]),
-    ("cli", ["verify.cli", "verify.bench", "verify.api"]),
+    ("cli", ["verify.cli", "verify.bench", "verify.api", "verify.__main__"]),   # python -m verify: the command line
 ]
 
 # Libraries that may be imported inside a function (each such import says so: ``# heavy: <library>``): their

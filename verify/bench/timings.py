@@ -31,8 +31,9 @@ from ..certify.obligations import CertificateFailed
 from ..cli.atlas import parse_member
 from ..coq.kernel import kernel_bench, trapping_bench
 from ..engines import iterate
+from ..engines.mean_value import mean_value_step
 from ..model import make_setting
-from ..model.precision import arb_precision
+from ..model.precision import arb_precision, mpmath_precision
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
 from ..run.atomic import write_bytes_atomic
@@ -98,7 +99,7 @@ def mpmath_loop(D: int, K: int = 4, steps: int = 1, dps: int = 30):
     M = d = 1, V* = 1, P = I, zero start, every entry of W_X, W_P and W_KQ updated by hand-written loops.
     Returns the excess loss after ``steps`` steps."""
     mpf, exp = mpmath.mpf, mpmath.exp
-    with mpmath.workdps(dps):
+    with mpmath_precision(dps):
         eta = mpf(1) / 32
         star = [[mpf(1) / K if (i - j) % D < K else mpf(0) for j in range(D)] for i in range(D)]
         wx, wp, W = mpf(0), [mpf(0)] * D, [[mpf(0)] * D for _ in range(D)]
@@ -209,7 +210,7 @@ def full_targets(quick: bool, tick=None) -> dict:
         out["engines"] |= {f"full-arb256-D{D}": fast, f"mpmath-loop-dps30-D{D}": slow}
         key = f"certified full arb256 / mpmath loop dps30 (D=N={D})"
         out["ratios"][key] = fast["steps_per_s"] / slow["steps_per_s"]
-        with mpmath.workdps(40):
+        with mpmath_precision(40):
             out["same_value"][f"D={D}, 3 steps"] = {
                 "certified": iterate(s, 3, "full", "arb", checkpoints=[3], bits=256).final.excess_loss.str(30),
                 "mpmath_loop": mpmath.nstr(mpmath_loop(D, steps=3), 25)}
@@ -255,26 +256,29 @@ def certified_radius(steps: int) -> dict:
 def arb_baseline_seconds(regime: dict, steps: int = BASELINE_STEPS, bits: int = 128) -> float:
     """Seconds for a plain ``steps``-step Arb mean-value iteration of the reduced map (alpha, delta) of
     ``regime`` (one row, as every row shares alpha): B' = F(c) + J(B) [-r, r], re-centred every step. The
-    step and its Jacobian are the generated ones (verify.engines.arb.step_functions); the loop is written
-    out here, without the certificate's machinery, as the yardstick of :func:`certificate_targets`."""
+    step and its Jacobian are the generated ones (verify.engines.arb.step_functions), stepped by the one
+    mean-value step (verify.engines.mean_value) without the certificate's machinery (no sensitivities, no
+    region), as the yardstick of :func:`certificate_targets`."""
     from flint import arb  # heavy: flint
     from ..derive.reduced_map import case_of  # heavy: loads flint,sympy
     from ..engines.arb import ArbArith, step_functions  # heavy: loads flint,sympy
     s = make_setting(**regime)
     fn, ar = step_functions(s.sigma, case_of(s.K, s.D)), ArbArith(bits)
+
+    def terms(B):
+        a1, inc = fn.centre(c[0], vn, c[1], *P)
+        jaa, jad, jia, jid = fn.jac(B[0], vn, B[1], *P)
+        return [[a1, (jaa, 0), (jad, 1)], [c[1], inc, (jia, 0), (1 + jid, 1)]]
+
+    def lost():
+        return ValueError("the baseline iteration lost its enclosure")
     t = time.perf_counter()
     with arb_precision(bits):
         P = [ar.num(x) for x in (s.D, s.K, s.N, s.law.var, s.loss_scale, s.eta_v, s.eta_kq, s.p_lambda, s.beta)]
         vn = ar.num(s.vstar_norm2())
-        a, d, ra, rd = arb(0), arb(0), arb(0), arb(0)
+        c, r = [arb(0), arb(0)], [arb(0), arb(0)]
         for _ in range(steps):
-            ea, ed = arb(0, ra), arb(0, rd)                     # [-r, r]
-            a1, inc = fn.centre(a, vn, d, *P)
-            jaa, jad, jia, jid = fn.jac(a + ea, vn, d + ed, *P)
-            na, nd = a1 + jaa * ea + jad * ed, d + inc + jia * ea + (1 + jid) * ed
-            a, ra, d, rd = arb(na.mid()), arb(na.rad()), arb(nd.mid()), arb(nd.rad())
-    if not (a.is_finite() and d.is_finite()):
-        raise ValueError("the baseline iteration lost its enclosure")
+            c, r = mean_value_step(c, r, terms, lost)
     return time.perf_counter() - t
 
 

@@ -3,8 +3,8 @@
 The map is the invariant form of verify.derive.invariants (it sees a regime only through (s, x, y), s = 1/r); one
 row stands for all M rows (they share alpha; the obligations of verify.derive.invariants say why).
 
-One regime (a point p): the mean-value form, as in verify.engines.arb: a centre c_t (exact dyadics) and
-radii r_t with B_{t+1} = F(c_t) + J(B_t) [-r_t, r_t], re-centred every step.
+One regime (a point p): the mean-value form of verify.engines.mean_value (the step the reduced engine uses too): a
+centre c_t (exact dyadics) and radii r_t with B_{t+1} = F(c_t) + J(B_t) [-r_t, r_t], re-centred every step.
 
 A box of regimes P = p_c + [-h, h] (a cell of a family): a first-order Taylor model in the parameters.
 Besides the centre trajectory m_t = x(t, p_c) (enclosed as above) we keep an interval matrix
@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from flint import arb
 
+from ..engines.mean_value import box, finite, mean_value_step, spread
 from ..errors import InvalidParameter
 from .arbfun import exact, to_fraction
 from .coordinates import PARAM_NAMES
@@ -97,12 +98,11 @@ class PrefixState:
     def balls(self):
         """(Pc balls, the whole parameter box as balls, [-h, h] balls)."""
         pc = tuple(exact(p) for p in self.Pc)
-        dp = tuple(arb(0, exact(h)) if h else arb(0) for h in self.H)
+        dp = tuple(spread(exact(h)) for h in self.H)
         return pc, tuple(c + e for c, e in zip(pc, dp)), dp
 
     def centre_box(self):
-        return (self.a + arb(0, self.ra) if self.ra != 0 else self.a,
-                self.d + arb(0, self.rd) if self.rd != 0 else self.d)
+        return box(self.a, self.ra), box(self.d, self.rd)
 
     def member_box(self, dp):
         """B_t: a box containing x(t, p) for every p in P."""
@@ -113,28 +113,35 @@ class PrefixState:
                 Dl + sum((s * e for s, e in zip(self.S[1], dp)), 0 * Dl))
 
     def step(self, pc, pb, dp) -> None:
-        """One step of the centre (mean-value form) and, for a box, of the sensitivities S."""
-        fn = self.fn
-        ea, ed = arb(0, self.ra), arb(0, self.rd)
-        a_inc, inc = fn.step(self.a, self.d.exp(), *pc)
-        a1, d1 = self.a + a_inc, self.d + inc
-        if self.ra != 0 or self.rd != 0:
-            A, Dl = self.centre_box()
-            jaa, jad, jda, jdd = _jacobian(fn.jac(A, Dl.exp(), *pc))
-            a1, d1 = self.a + a_inc + jaa * ea + jad * ed, self.d + inc + jda * ea + jdd * ed
+        """One step of the centre (the mean-value form, verify.engines.mean_value) and, for a box, of the
+        sensitivities S (module docstring)."""
+        c, r = mean_value_step((self.a, self.d), (self.ra, self.rd), lambda B: self._terms(B, pc), self._unbounded)
         if self.is_box:
             Ba, Bd = self.member_box(dp)
             Be = Bd.exp()
-            jaa, jad, jda, jdd = _jacobian(fn.jac(Ba, Be, *pb))
-            jp = fn.jac_p(Ba, Be, *pb)
+            jaa, jad, jda, jdd = _jacobian(self.fn.jac(Ba, Be, *pb))
+            jp = self.fn.jac_p(Ba, Be, *pb)
             n = len(PARAM_NAMES)
-            self.S = [[jaa * self.S[0][k] + jad * self.S[1][k] + jp[k] for k in range(n)],
-                      [jda * self.S[0][k] + jdd * self.S[1][k] + jp[n + k] for k in range(n)]]
-        if not (a1.is_finite() and d1.is_finite() and all(s.is_finite() for row in self.S for s in row)):
-            raise ArithmeticError(f"the prefix enclosure became unbounded at step {self.step_count + 1}")
-        self.a, self.ra = arb(a1.mid()), arb(a1.rad())
-        self.d, self.rd = arb(d1.mid()), arb(d1.rad())
+            S = [[jaa * self.S[0][k] + jad * self.S[1][k] + jp[k] for k in range(n)],
+                 [jda * self.S[0][k] + jdd * self.S[1][k] + jp[n + k] for k in range(n)]]
+            if not all(finite(row) for row in S):
+                raise self._unbounded()
+            self.S = S
+        (self.a, self.d), (self.ra, self.rd) = c, r
         self.step_count += 1
+
+    def _terms(self, boxes, pc) -> list:
+        """The summands of the centre's image over ``boxes`` (verify.engines.mean_value.image):
+        alpha' = alpha + a_inc + J_aa [-r_alpha, r_alpha] + J_ad [-r_delta, r_delta], delta' likewise."""
+        a_inc, inc = self.fn.step(self.a, self.d.exp(), *pc)
+        if self.ra == 0 and self.rd == 0:
+            return [[self.a, a_inc], [self.d, inc]]
+        A, Dl = boxes
+        jaa, jad, jda, jdd = _jacobian(self.fn.jac(A, Dl.exp(), *pc))
+        return [[self.a, a_inc, (jaa, 0), (jad, 1)], [self.d, inc, (jda, 0), (jdd, 1)]]
+
+    def _unbounded(self) -> ArithmeticError:
+        return ArithmeticError(f"the prefix enclosure became unbounded at step {self.step_count + 1}")
 
     def enclose(self, value, grad, pc, pb, dp):
         """An enclosure of g(x(t, p), p) over every p in P from g = ``value`` and its gradient ``grad`` over
@@ -142,7 +149,7 @@ class PrefixState:
         Ba, Bd = self.member_box(dp)
         Be = Bd.exp()
         g = grad(Ba, Be, *pb)
-        out = value(self.a, self.d.exp(), *pc) + g[0] * arb(0, self.ra) + g[1] * arb(0, self.rd)
+        out = value(self.a, self.d.exp(), *pc) + g[0] * spread(self.ra) + g[1] * spread(self.rd)
         if self.is_box:
             for k in range(len(PARAM_NAMES)):
                 out = out + (g[0] * self.S[0][k] + g[1] * self.S[1][k] + g[2 + k]) * dp[k]

@@ -33,8 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from flint import arb
-
+from ..engines.mean_value import recentre
 from .arbfun import exact, hi_frac, lo_frac, widened
 from .certificate import _least_C
 from .prefix import PrefixState
@@ -84,7 +83,7 @@ def split_state(st: PrefixState, k: int) -> tuple:
         shift = exact(child.Pc[k] - c)
         A, Dl = st.centre_box()
         a1, d1 = A + st.S[0][k] * shift, Dl + st.S[1][k] * shift
-        child.a, child.ra, child.d, child.rd = arb(a1.mid()), arb(a1.rad()), arb(d1.mid()), arb(d1.rad())
+        (child.a, child.d), (child.ra, child.rd) = recentre((a1, d1))
         child.S = [list(row) for row in st.S]
         child.step_count = st.step_count
         out.append(child)

@@ -5,18 +5,12 @@ evaluated in interval arithmetic with every occurrence of a variable treated ind
 dependency / wrapping effect), so the radius is multiplied by a factor > 1 every step and reaches
 +-inf within a few hundred steps (D = 64, K = 4, N = 64, eta = 1/32 at 256 bits).
 
-What we do instead (the mean-value form; the first-order part of Lohner's method as in CAPD):
-keep a point centre c_k (exact dyadic numbers) and a radius vector r_k, B_k = c_k +- r_k. For every
-x in B_k the mean-value theorem gives F(x) in F(c_k) + J(B_k) (x - c_k), where J is the Jacobian of
-the reduced map and J(B_k) its interval enclosure over the whole box. So
-
-    B_{k+1} = F([c_k]) + J(B_k) [-r_k, r_k]     (every operation outward-rounded by Arb)
-
-encloses the image of every point of B_k; F([c_k]) is a ball because of rounding and because
-parameters such as eta = 7/100 are not dyadic (they enter as balls containing the exact rational).
-We re-centre every step (c_{k+1} = midpoint, r_{k+1} = radius of B_{k+1}). In the contracting alpha
-directions |J| < 1 and in the neutral delta direction |J| = 1 + O(u^2), so the radius grows only by
-the rounding injected per step (about 2^-prec times the state's size), i.e. linearly in the horizon.
+What we do instead: the mean-value form of verify.engines.mean_value (a centre c_k of exact dyadic numbers,
+radii r_k, B_{k+1} = F([c_k]) + J(B_k) [-r_k, r_k], re-centred every step). F([c_k]) is a ball because of
+rounding and because parameters such as eta = 7/100 are not dyadic (they enter as balls containing the exact
+rational). In the contracting alpha directions |J| < 1 and in the neutral delta direction |J| = 1 + O(u^2), so the
+radius grows only by the rounding injected per step (about 2^-prec times the state's size), i.e. linearly in the
+horizon. This module states the reduced map's summands (CertifiedState._terms) and its Jacobian's enclosure.
 
 The Jacobian is generated from the SymPy step expressions (verify.derive.reduced_map.reduced_step_exprs)
 by differentiation; nothing is retyped. The recorded observables (loss, s_err, w_err, cos_wv,
@@ -44,6 +38,7 @@ from ..model.validation import check_int
 from ..model.precision import arb_precision
 from .balls import _frac_parts, to_fraction  # noqa: F401  (re-exported)
 from .bits import MAX_BITS, MIN_BITS
+from .mean_value import box, finite, mean_value_step
 from .reduced_iteration import ARGS, ReducedState
 from .trajectory import Record, Trajectory, checkpoint_steps
 
@@ -119,53 +114,56 @@ class CertifiedState:
         if s.init != "zero":
             raise InvalidParameter("init", s.init, "the certified engine starts from init = zero")
 
-    def _box(self, c, r):
-        return arb(c.mid(), r.mid()) if r != 0 else c
-
     def step(self) -> None:
-        """One mean-value-form step (call inside ``self.ar.context()``)."""
+        """One mean-value-form step (verify.engines.mean_value; call inside ``self.ar.context()``)."""
+        c, r = mean_value_step([*self.alpha, self.delta], [*self.ralpha, self.rdelta], self._terms, self._unbounded)
+        if any(_magnitude_bits(x) > DIVERGED_BITS for x in c):
+            raise self._unbounded()
+        self.alpha, self.delta, self.ralpha, self.rdelta = c[:-1], c[-1], r[:-1], r[-1]
+        self.step_count += 1
+
+    def _terms(self, boxes) -> list:
+        """The summands of the reduced map's image over ``boxes`` (alpha_1..alpha_M, delta), in the order of
+        verify.engines.mean_value.image: alpha_m' = a_m(c) + J_aa [-r_am, r_am] + J_ad [-r_d, r_d] and
+        delta' = delta_c + sum_m (inc_m(c) + J_ia,m [-r_am, r_am]) + (1 + sum_m J_id,m) [-r_d, r_d], the rows'
+        increments of delta and their first-order terms interleaved (the Jacobian is arrow shaped: alpha_m' does
+        not depend on alpha_l, l != m)."""
         P, vn = self.red.params, self.red.vn
-        d_c, d_r = self.delta, self.rdelta
-        d_box = self._box(d_c, d_r)
-        e_d = arb(0, d_r.mid()) if d_r != 0 else arb(0)          # [-r_delta, r_delta]
-        new_alpha, d_sum, jdd = [], d_c, arb(1)
-        for a_c, a_r, v in zip(self.alpha, self.ralpha, vn):
-            e_a = arb(0, a_r.mid()) if a_r != 0 else arb(0)
+        d_c, d_r, d_box = self.delta, self.rdelta, boxes[-1]
+        M = len(self.alpha)
+        alphas, deltas, jdd = [], [d_c], arb(1)
+        for m, (a_c, a_r, a_box, v) in enumerate(zip(self.alpha, self.ralpha, boxes, vn)):
             a_next, inc = self.fn.centre(a_c, v, d_c, *P)
             if a_r == 0 and d_r == 0:
                 # A point box (e.g. the exact start): F(B) = F(c), no Jacobian needed (ReLU's
                 # partials are 0/0 at alpha = 0, the radial convention's corner).
-                new_alpha.append(a_next)
-                d_sum = d_sum + inc
+                alphas.append([a_next])
+                deltas.append(inc)
                 continue
-            # J multiplies radii ~2^-prec: a few dozen correct bits suffice, and Arb rounds outward
-            # at any precision, so the enclosure J(B_k) stays rigorous when evaluated at JAC_BITS.
-            with arb_precision(JAC_BITS):
-                jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
-            if not _finite(jac):
-                # Cancellation at JAC_BITS: evaluate at the full precision. The generated ReLU
-                # kernel has a removable 0/0 at delta = 0 (Arb: nan within ~1e-70 of it); an
-                # enclosure over a larger box is still an enclosure over B_k, so widen the box
-                # (by 2^-bits/2, then 2^-32): J's extra width is multiplied by r_k ~ 2^-bits.
-                jac = self.fn.jac(self._box(a_c, a_r), v, d_box, *P)
-                for w in (self.bits // 2, 32):
-                    if _finite(jac):
-                        break
-                    eps = arb(0, arb(2) ** -w)
-                    jac = self.fn.jac(self._box(a_c, a_r) + eps, v, d_box + eps, *P)
-            j_aa, j_ad, j_ia, j_id = jac
-            ball = a_next + j_aa * e_a + j_ad * e_d
-            new_alpha.append(ball)
-            d_sum = d_sum + inc + j_ia * e_a
+            j_aa, j_ad, j_ia, j_id = self._jacobian(a_box, v, d_box, P)
+            alphas.append([a_next, (j_aa, m), (j_ad, M)])
+            deltas += [inc, (j_ia, m)]
             jdd = jdd + j_id
-        d_ball = d_sum + jdd * e_d
-        if not (d_ball.is_finite() and all(b.is_finite() for b in new_alpha)) or \
-                any(_magnitude_bits(b) > DIVERGED_BITS for b in (*new_alpha, d_ball)):
-            raise self._unbounded()
-        self.alpha = [arb(b.mid()) for b in new_alpha]
-        self.ralpha = [arb(b.rad()) for b in new_alpha]
-        self.delta, self.rdelta = arb(d_ball.mid()), arb(d_ball.rad())
-        self.step_count += 1
+        return [*alphas, [*deltas, (jdd, M)]]
+
+    def _jacobian(self, a_box, v, d_box, P) -> tuple:
+        """An enclosure of one row's Jacobian entries over the box (StepFunctions.jac)."""
+        # J multiplies radii ~2^-prec: a few dozen correct bits suffice, and Arb rounds outward
+        # at any precision, so the enclosure J(B_k) stays rigorous when evaluated at JAC_BITS.
+        with arb_precision(JAC_BITS):
+            jac = self.fn.jac(a_box, v, d_box, *P)
+        if not finite(jac):
+            # Cancellation at JAC_BITS: evaluate at the full precision. The generated ReLU
+            # kernel has a removable 0/0 at delta = 0 (Arb: nan within ~1e-70 of it); an
+            # enclosure over a larger box is still an enclosure over B_k, so widen the box
+            # (by 2^-bits/2, then 2^-32): J's extra width is multiplied by r_k ~ 2^-bits.
+            jac = self.fn.jac(a_box, v, d_box, *P)
+            for w in (self.bits // 2, 32):
+                if finite(jac):
+                    break
+                eps = arb(0, arb(2) ** -w)
+                jac = self.fn.jac(a_box + eps, v, d_box + eps, *P)
+        return jac
 
     def _unbounded(self):
         """NumericalTrouble for an enclosure that stopped being finite: GD diverging (the state was
@@ -184,7 +182,7 @@ class CertifiedState:
 
     def balls(self):
         """(alpha balls, delta ball): every state the exact recursion can be in."""
-        return [self._box(c, r) for c, r in zip(self.alpha, self.ralpha)], self._box(self.delta, self.rdelta)
+        return [box(c, r) for c, r in zip(self.alpha, self.ralpha)], box(self.delta, self.rdelta)
 
     def radius(self) -> float:
         """Largest radius of the state box (an upper bound, rounded up to a float)."""
@@ -214,10 +212,6 @@ def _magnitude_bits(x) -> int:
         return 0
     m, e = x.mid().man_exp()
     return int(e) + int(m).bit_length() if abs(int(e)) < 1 << 62 else 1 << 62
-
-
-def _finite(balls) -> bool:
-    return all(isinstance(j, int) or j.is_finite() for j in balls)
 
 
 def _upper_float(x) -> float:

@@ -13,6 +13,7 @@ from fractions import Fraction
 import mpmath
 
 from ..errors import InvalidParameter
+from ..model.precision import mpmath_precision
 
 # Guard digits carried beyond the requested ones. The recursion is contracting in alpha and
 # neutral in delta, so rounding errors add up at most linearly in the number of steps (log10 of
@@ -46,7 +47,7 @@ class Arith:
         return Arith("mpmath", dps, dps + guard_digits(steps))
 
     def context(self):
-        return mpmath.workdps(self.work_dps) if self.name == "mpmath" else contextlib.nullcontext()
+        return mpmath_precision(self.work_dps) if self.name == "mpmath" else contextlib.nullcontext()
 
     def num(self, x) -> object:
         if self.name == "float64":
@@ -66,5 +67,5 @@ class Arith:
         """A decimal string with the requested significant digits."""
         if self.name == "float64":
             return repr(float(x)) if self.dps >= 15 else f"{float(x):.{self.dps}g}"
-        with mpmath.workdps(self.work_dps):
+        with mpmath_precision(self.work_dps):
             return mpmath.nstr(mpmath.mpf(x), self.dps, strip_zeros=False)

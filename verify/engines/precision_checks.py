@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from . import iterate
 from ..errors import InvalidParameter, PrecisionError
 from ..lazy import lazy_module
+from ..model.precision import mpmath_precision
 from .arith import Arith
 from .trajectory import Trajectory
 
@@ -230,7 +231,7 @@ def cross_check(setting, traj: Trajectory, reference: str = "mpmath", on_disagre
         ref = iterate(setting, max(cps), traj.engine, "mpmath", dps, cps, progress=progress)
         ref_name = f"mpmath dps={dps}"
     out = CrossCheck(True, ref_name, {})
-    with mpmath.workdps(max(60, int(w) + 30)):
+    with mpmath_precision(max(60, int(w) + 30)):
         start = dict(_pairs(ref.records[0]))
         for rr in ref.records:
             if rr.step not in by_step:

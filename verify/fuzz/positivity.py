@@ -20,6 +20,7 @@ from hypothesis.errors import Unsatisfiable
 
 from ..derive.invariants import invariant_map, r, x, y
 from ..evidence import REPLAY_FACTOR
+from ..model.precision import mpmath_precision
 from ..model.symbols import alpha, delta
 
 NAMES = ("rho", "x", "kappa")
@@ -43,7 +44,7 @@ def first_nonpositive(member: tuple, horizon: int, exact: bool = False) -> tuple
     kappa), float64 or ``exact`` (mpmath at DPS digits)."""
     rho, x, kappa = member
     step = _map("mpmath" if exact else "math")
-    with mpmath.workdps(DPS):
+    with mpmath_precision(DPS):
         num = (lambda q: mpmath.mpf(q.numerator) / q.denominator) if exact else float  # noqa: E731
         r, xx = num(1 / Fraction(rho) - 1), num(Fraction(x))
         y = num(Fraction(kappa) * Fraction(x))
