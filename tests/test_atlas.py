@@ -19,6 +19,7 @@ from pathlib import Path
 import mpmath
 import pytest
 import sympy as sp
+from scipy.optimize import brentq
 from click.testing import CliRunner
 
 from verify.certify import atlas as A
@@ -205,9 +206,40 @@ def test_the_change_of_coordinates_is_proved():
     from verify.derive.large_d import E, charts, large_d_obligations
     from verify.model.symbols import alpha
     obs = large_d_obligations()
-    assert len(obs) == 10 and all(o.holds is True for o in obs), [o.name for o in obs if o.holds is not True]
+    assert len(obs) == 12 and all(o.holds is True for o in obs), [o.name for o in obs if o.holds is not True]
     start, _ = charts()
     assert sp.simplify(start.A0 - (E - alpha)) == 0 and sp.simplify(start.B0 - alpha * E) == 0
+
+
+def test_the_passage_keeps_the_first_integral_and_lands_where_it_says():
+    """At rho = 1e-6, x = 1/4, kappa = 1 the generated map (lambdified, float64), started inside the passage at the
+    state measured there from zero initialisation (alpha = 3.7734, omega = e^-delta/rho = 299.38), keeps
+    H = alpha^2 - (2/kappa)(1/omega - log omega) (by hand: the manifold chart's w = 1/((1 - rho) omega)) within 1e-3
+    until alpha reaches 1 + omega, and lands where (1 + omega)^2 - (2/kappa)(1/omega - log omega) = H says (within
+    2%). A wrong coefficient (1/kappa in place of 2/kappa) is not kept (negative control). The ρ = 0 identity itself
+    is verify.derive.large_d.limit_field_obligations."""
+    from verify.derive.invariants import invariant_map, r, x, y
+    from verify.derive.large_d import limit_field_obligations
+    from verify.model.symbols import alpha, delta
+    assert all(o.holds is True for o in limit_field_obligations())
+    m = invariant_map()
+    f = sp.lambdify((alpha, delta, r, x, y), (m.a_next, delta + m.inc), "math")
+    rh, xv, kap = 1e-6, 0.25, 1.0
+    H = lambda a, om, c: a * a - c * (1 / om - math.log(om))  # noqa: E731
+    a, d = 3.7734, -math.log(rh * 299.38)
+    om = math.exp(-d) / rh
+    h0, h0_wrong = H(a, om, 2 / kap), H(a, om, 1 / kap)
+    for _ in range(5000):
+        a, d = f(a, d, 1 / rh - 1, xv, kap * xv)
+        om = math.exp(-d) / rh
+        assert abs(H(a, om, 2 / kap) - h0) < 1e-3 * abs(h0)
+        if a >= 1 + om:
+            break
+    else:
+        raise AssertionError("no landing within 5000 steps")
+    assert abs(H(a, om, 1 / kap) - h0_wrong) > 0.1 * abs(h0_wrong)
+    land = brentq(lambda o: (1 + o) ** 2 - (2 / kap) * (1 / o - math.log(o)) - h0, 1.0, 100.0)
+    assert abs(om - land) < 0.02 * land, (om, land)
 
 
 # ----- a certified cell, end to end (slow: the cell is certified in the test, ~15 s on a quiet machine) ---------

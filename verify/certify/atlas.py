@@ -492,7 +492,9 @@ def charts_record() -> dict:
     obs = large_d_obligations()
     return record("atlas: D -> infinity charts (verify.derive.large_d)", "symbolic", scope,
                       f"{sum(o.holds is True for o in obs)}/{len(obs)} SymPy obligations hold: the start chart's "
-                      "increments are rho x A, rho y B and the manifold chart's x A_w, y B_w, each regular at rho = 0",
+                      "increments are rho x A, rho y B and the manifold chart's x A_w, y B_w, each regular at rho = 0; at "
+                      "rho = 0 the curve alpha = 1 + 1/w is fixed and H = alpha^2 - (2/kappa)(w + log w) a first "
+                      "integral",
                       all(o.holds is True for o in obs))
 
 

@@ -18,6 +18,15 @@ invariant map by SymPy (``large_d_obligations``):
       A_w(alpha, w; 0) = w (1 + w - alpha w)/(1 + w)^2,   B_w(alpha, w; 0) = alpha w (1 + w (1 - alpha))/(1 + w)^3,
     regular at rho = 0 (denominators (1 + w)^k (1 - rho)^j). Here u = 1/(1 + w) whatever D.
 
+At rho = 0 the manifold chart's limit field has two exact properties (``limit_field_obligations``): the whole
+curve alpha = 1 + 1/w is fixed (both A_w and B_w carry the factor 1 + w - alpha w), and
+
+      H = alpha^2 - (2/kappa) (w + log w),     kappa = y/x,
+
+is a first integral: 2 alpha x A_w - (2/kappa)(1 + w) y B_w = 0 identically (dH along the field; d(w + log w)/d zeta
+= w + 1). So to first order in the steps the passage from the start to that curve keeps H (measured: docs/atlas.md,
+"D -> infinity"), and the landing point on the curve is fixed by H's value, which grows like (2/kappa) log(1/rho).
+
 What is not settled here (docs/atlas.md): the start chart holds while E stays bounded as rho -> 0, but the
 trajectory leaves it (E grows to order rho^(-1/2), alpha with it) through a layer where neither chart's
 increments are uniformly of one order; certifying cells that contain rho = 0 needs that layer's own scaling. In
@@ -118,7 +127,29 @@ def large_d_obligations() -> tuple:
         out.append(Obligation(f"{ch.name} chart at rho = 0: A = {sp.sstr(a0)}, B = {sp.sstr(b0)}", ok,
                               f"A(rho = 0) = {sp.sstr(ch.A0)}, B(rho = 0) = {sp.sstr(ch.B0)}", "sympy identity",
                               SCOPE, key=f"large-d-{ch.name}-limit"))
+    return tuple(out) + limit_field_obligations()
+
+
+@lru_cache(maxsize=None)
+def limit_field_obligations() -> tuple:
+    """The manifold chart's rho = 0 field (module docstring): its curve of fixed points and the first integral H."""
+    _, man = charts()
+    kap = sp.Symbol("kappa", positive=True)
+    on_curve = {alpha: 1 + 1 / w}
+    with stopwatch() as t:
+        fixed = [sp.simplify(f.subs(on_curve)) for f in (man.A0, man.B0)]
+    out = [Obligation("manifold chart at rho = 0: every point of the curve alpha = 1 + 1/w is fixed (A_w = B_w = 0)",
+                      fixed == [0, 0], f"A_w, B_w on the curve: {sp.sstr(fixed[0])}, {sp.sstr(fixed[1])}",
+                      "sympy identity", SCOPE, seconds=t(), key="large-d-limit-fixed-curve")]
+    H = alpha**2 - 2 / kap * (w + sp.log(w))
+    # zeta = log w: dH/dzeta = w dH/dw; the field is (x A_w, y B_w) in (alpha, zeta), y = kappa x
+    with stopwatch() as t:
+        dH = sp.simplify(sp.diff(H, alpha) * x * man.A0 + w * sp.diff(H, w) * kap * x * man.B0)
+    out.append(Obligation("manifold chart at rho = 0: H = alpha^2 - (2/kappa)(w + log w) is a first integral of the "
+                          "limit field (x A_w dH/d alpha + y B_w dH/d zeta = 0, y = kappa x)", dH == 0,
+                          "simplifies to 0" if dH == 0 else f"residue {sp.sstr(dH)[:200]}", "sympy identity", SCOPE,
+                          seconds=t(), key="large-d-limit-first-integral"))
     return tuple(out)
 
 
-__all__ = ["Chart", "E", "charts", "large_d_obligations", "rho", "w"]
+__all__ = ["Chart", "E", "charts", "large_d_obligations", "limit_field_obligations", "rho", "w"]
