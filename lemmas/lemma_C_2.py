@@ -71,7 +71,7 @@ from verify.certify.atlas_evidence import positivity_scope
 from verify.certify.positivity import obligations as band_obligations
 from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
 from verify.derive.invariants import invariants_of
-from recheck.positivity import CheckFailed, recheck
+from recheck.positivity import CheckFailed, describe, recheck
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -379,7 +379,7 @@ def region_b_records(settings) -> tuple[list, dict]:
     if certified:
         # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
         scope = positivity_scope([c["cell"] for c in certified])
-        bands = "; ".join(f"{regime_label(s_)}: alpha(t) in [{c['band']['L']}, {c['band']['A']}]" for s_, c in inside)
+        bands = "; ".join(f"{regime_label(s_)}: {describe(c)}" for s_, c in inside)
         recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
                            "recheck.positivity), every t >= 1", "arb", scope,
                            f"for every regime whose (rho, x, kappa) lies in one of the {len(certified)} certified "

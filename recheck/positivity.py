@@ -34,7 +34,7 @@ from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
 
 VERSION = 1
 SPLITS = 6            # bisections of a leaf this checker may make on its own
-RATIO_SPLITS = 9      # ... for a ratio-set leaf (w, rho and s in turn: three each)
+RATIO_SPLITS = 12     # ... for a ratio-set leaf (w, rho and s in turn: four each)
 PREC = 128
 
 
@@ -278,8 +278,15 @@ def _ratio(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> Non
     steps.append("invariance")
 
 
-# The invariant sets a stored result may name (its "set"; results without one are bands): one entry per kind.
-SETS = {"band": _band, "ratio": _ratio}
+# The invariant sets a stored result may name (its "set"; results without one are bands): one entry per kind,
+# (re-check, what a certified result says about alpha(t)).
+SETS = {"band": (_band, lambda res: f"alpha(t) in [{res['band']['L']}, {res['band']['A']}]"),
+        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))")}
+
+
+def describe(res: dict) -> str:
+    """What a certified cell result says about alpha(t), t >= 1, in words (its set's)."""
+    return SETS[res.get("set", "band")][1](res)
 
 
 def recheck(res: dict) -> dict:
@@ -306,7 +313,7 @@ def recheck(res: dict) -> dict:
     old = ctx.prec
     ctx.prec = PREC
     try:
-        SETS[kind](res, cell, pieces, leaves, steps)
+        SETS[kind][0](res, cell, pieces, leaves, steps)
     finally:
         ctx.prec = old
     return {"status": "passed", "steps": steps}

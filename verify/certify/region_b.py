@@ -24,14 +24,16 @@ from typing import Callable
 from ..derive.invariants import invariants_of
 from ..run.cache import cache_dir
 from ..run.execute import Executor
-from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
+from .positivity import NAMES, REGION_B, in_hypotheses, region_b_volume, small_step_edge
+from .positivity_sets import decide_positivity
 from recheck.positivity import CheckFailed, recheck
 
 VERSION = 1
 KIND = "lemma-C.2-region-B"
 DEPTH = 3
 STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every t >= 1 and every member of the cell "
-             "(an invariant band [L, A] x {delta >= 0} holding the first step)")
+             "(an invariant set holding the first step: a band [L, A] x {delta >= 0}, or alpha <= gamma alpha* x "
+             "{delta >= 0}; verify.certify.positivity_sets)")
 
 
 def _x_breaks() -> list:
