@@ -194,7 +194,7 @@ def _ratio_box_ok(wl, wh, rl, rh, sl, sh, xs, ks, gamma) -> str | None:
     for y in (_ball(xs[0] * ks[0]), _ball(xs[1] * ks[1])):
         v = inc_(y, a)                                # concave in alpha: least at an end of the alpha range
         low = min(inc_(y, a_lo).lower(), inc_(y, a_hi).lower())
-        v = (low if low > v.lower() else v.lower()).union(v.upper())
+        v = max(v.lower(), low).union(v.upper())
         inc = v if inc is None else inc.union(v)
     w1 = W * (-inc).exp()
     if not ((1 + R * W - a_hi * (1 - W)).lower() >= 0 or inc.lower() >= 0 or w1.upper() <= 1):
@@ -210,7 +210,6 @@ def _ratio_invariant(leaf: tuple, xs, ks, gamma, depth: int = 0) -> str | None:
     bad = _ratio_box_ok(*leaf, xs, ks, gamma)
     if bad is None or depth >= RATIO_SPLITS:
         return bad
-    wl, wh, rl, rh, sl, sh = leaf
     k = depth % 3
     lo, hi = leaf[2 * k], leaf[2 * k + 1]
     m = (lo + hi) / 2

@@ -64,6 +64,14 @@ def band_map() -> dict:
     return {"f": _in_w(sp.diff(m.a_next, alpha)), "b": _in_w(m.a_next.subs(alpha, 0)), "inc": _in_w(m.inc)}
 
 
+def identity_obligation(key: str, name: str, expr_zero, detail: str = "") -> Obligation:
+    """The obligation "expr_zero simplifies to 0" (a SymPy identity), timed."""
+    with stopwatch() as t:
+        z = sp.simplify(sp.cancel(sp.together(expr_zero)))
+    return Obligation(name, z == 0, detail or ("simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}"),
+                      "sympy identity", SCOPE, seconds=t(), key=key)
+
+
 @lru_cache(maxsize=None)
 def obligations() -> tuple:
     """The symbolic steps the band argument uses, each a SymPy identity on the generated map."""
@@ -73,10 +81,7 @@ def obligations() -> tuple:
     out = []
 
     def ob(key, name, expr_zero, detail=""):
-        with stopwatch() as t:
-            z = sp.simplify(sp.cancel(sp.together(expr_zero)))
-        out.append(Obligation(name, z == 0, detail or ("simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}"),
-                              "sympy identity", SCOPE, seconds=t(), key=key))
+        out.append(identity_obligation(key, name, expr_zero, detail))
     ob("alpha-affine", "alpha' is affine in alpha at fixed delta: d^2 alpha'/d alpha^2 = 0", sp.diff(m.a_next, alpha, 2))
     ob("band-form", "alpha' = f(w) alpha + b(w) and delta' - delta = inc(alpha, w) with w = e^-delta, r = 1/rho - 1, "
        "y = kappa x: the band's functions are the generated map", _in_w(m.a_next) - (bm["f"] * alpha + bm["b"])

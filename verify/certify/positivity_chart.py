@@ -31,10 +31,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..derive.invariants import SCOPE, x
-from ..derive.obligations import Obligation, stopwatch
+from ..derive.invariants import x
 from ..model.symbols import alpha
-from .positivity import band_map, kappa, rho, w
+from .positivity import band_map, identity_obligation, kappa, rho, w
 
 omega = sp.Symbol("omega", positive=True)           # e^-delta/rho: delta >= 0 is rho omega <= 1
 _d = 1 + (1 - rho) * omega
@@ -59,10 +58,7 @@ def obligations() -> tuple:
     out = []
 
     def ob(key, name, expr_zero):
-        with stopwatch() as t:
-            z = sp.simplify(sp.cancel(sp.together(expr_zero)))
-        out.append(Obligation(name, z == 0, "simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}",
-                              "sympy identity", SCOPE, seconds=t(), key=key))
+        out.append(identity_obligation(key, name, expr_zero))
     ob("omega-chart", "in omega = e^-delta/rho the generated map's a, b and inc are the closed forms CLOSED",
        sum((c[k] - CLOSED[k]) ** 2 for k in CLOSED))
     # 1 - a = (1 - rho) omega (2 + (1 - 2 rho) omega)/(1 + (1 - rho) omega)^2, and 2 + (1 - 2 rho) omega >= 0 when

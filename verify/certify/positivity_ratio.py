@@ -26,12 +26,11 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..derive.invariants import SCOPE, x
-from ..derive.obligations import Obligation, stopwatch
+from ..derive.invariants import x
 from ..model.precision import arb_precision
 from ..model.symbols import alpha
 from .arbfun import ball, exact, lambdify_arb
-from .positivity import PREC, W_PIECES, band_map, fb_range, kappa, rho, w
+from .positivity import PREC, W_PIECES, band_map, fb_range, identity_obligation, kappa, rho, w
 
 GAMMAS = (Fraction(2),)      # tried in turn; 2 is forced as rho -> 0 (docs/atlas.md, "D -> oo: the omega chart")
 MIN_WIDTH = Fraction(1, 2**14)                               # relative width below which a box is not bisected
@@ -52,10 +51,7 @@ def obligations() -> tuple:
     out = []
 
     def ob(key, name, expr_zero):
-        with stopwatch() as t:
-            z = sp.simplify(sp.cancel(sp.together(expr_zero)))
-        out.append(Obligation(name, z == 0, "simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}",
-                              "sympy identity", SCOPE, seconds=t(), key=key))
+        out.append(identity_obligation(key, name, expr_zero))
     ob("astar-fixed", "alpha* = b/(1 - f) is fixed by alpha' = f alpha + b", bm["f"] * a_ + bm["b"] - a_)
     ob("astar-free-of-x", "alpha* does not depend on x", sp.diff(a_, x))
     r_ = 1 / rho - 1
