@@ -23,7 +23,7 @@ of verify.derive.invariants through positivity.band_map). What the chart shows (
 The candidate set S_gamma = {0 <= alpha <= gamma alpha*(omega, rho), 0 < rho omega <= 1} is measured here in
 float64 (:func:`sample_set`: random states of the set, :func:`orbits`: members from (0, 0)) and probed in Arb on
 boxes (verify.certify.positivity_probe); what those measurements found is in docs/atlas.md ("D -> oo: the omega
-chart"). Nothing here certifies: the measurements are design, not evidence.
+chart and the ratio set"). Nothing here certifies: the measurements are design, not evidence.
 """
 from __future__ import annotations
 

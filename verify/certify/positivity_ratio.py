@@ -32,7 +32,7 @@ from ..model.symbols import alpha
 from .arbfun import ball, exact, lambdify_arb
 from .positivity import PREC, W_PIECES, band_map, fb_range, identity_obligation, kappa, rho, w
 
-GAMMAS = (Fraction(2),)      # tried in turn; 2 is forced as rho -> 0 (docs/atlas.md, "D -> oo: the omega chart")
+GAMMAS = (Fraction(2),)      # tried in turn; 2 is forced as rho -> 0 (docs/atlas.md, "D -> oo: the omega chart and the ratio set")
 MIN_WIDTH = Fraction(1, 2**14)                               # relative width below which a box is not bisected
 MAX_BOXES = 60000
 
