@@ -44,6 +44,7 @@ def test_astar_is_the_fixed_point_by_hand():
         assert PR.astar().subs({P.rho: rho, P.w: w}) == a_star
 
 
+@pytest.mark.slow
 def test_no_band_but_the_ratio_set_certifies_and_rechecks(certified):
     band = P.decide_positivity(CELL)
     assert band["status"] == "open" and band["failed"] == "band"
@@ -51,6 +52,7 @@ def test_no_band_but_the_ratio_set_certifies_and_rechecks(certified):
     assert R.recheck(certified)["steps"][-1] == "invariance"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper, step", [
     (lambda d: d["leaves"].pop(7), "cover"),
     (lambda d: d.__setitem__("gamma", "3/2"), "invariance"),
@@ -79,6 +81,7 @@ def _orbit_mp(rho, x, kappa, steps):
             yield al, w, (1 + r * w) / (1 + r * w**2)
 
 
+@pytest.mark.slow
 def test_members_stay_in_the_set_at_40_digits_and_in_float64():
     members = [(F(1, 32), F(3, 2), F(1, 256)), (F(1, 16), F(8, 5), F(1)), (F(3, 64), F(31, 20), F(1, 8))]
     for m in members:
