@@ -108,3 +108,23 @@ def test_past_x_2_the_ratio_set_fails():
 
 def test_one_registry_of_set_kinds_on_both_sides():
     assert [k.name for k in PS.SETS] == list(R.SETS)
+
+
+def test_region_b_low_is_data_its_cells_tile_it_and_region_b_is_unchanged():
+    from verify.certify import region_b as RB
+    low = RB.initial_cells(region="B-low")
+    # rho in [1/32, 1/8] (x from min(1, r) = 1 to 1.9 there), log2 kappa over [1/256, 1]: 3/32 * 0.9 * 8 by hand
+    assert len(low) == 3 * 9
+    assert sum(P.region_b_volume(c, P.REGIONS["B-low"]) for c in low) == pytest.approx(3 / 32 * 0.9 * 8, rel=1e-12)
+    assert all(c["kappa"] == (F(1, 256), F(1)) for c in low)
+    assert len(RB.initial_cells()) == 139 and RB.cache_file().name == "region-b.json"
+    assert RB.cache_file("B-low").name == "region-b-low.json"
+
+
+def test_the_region_command_refuses_an_unknown_region(capsys):
+    from verify.fuzz import region_b as FRB
+    with pytest.raises(SystemExit) as exc:
+        FRB.main(["--region", "C"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--region C" in err[0] and "B, B-low" in err[0]
