@@ -68,7 +68,8 @@ from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
 from verify.certify.atlas_evidence import positivity_scope
-from verify.certify.positivity import obligations as band_obligations
+from verify.certify.positivity import REGIONS
+from verify.certify.positivity_sets import obligations_of
 from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
 from verify.derive.invariants import invariants_of
 from recheck.positivity import CheckFailed, describe, recheck
@@ -355,26 +356,52 @@ def region_b_result(settings) -> tuple[dict, str]:
     return region_b.run_cells_here(region_b.cells_holding(settings)), why
 
 
+def saved_region_results() -> list:
+    """(name, result or None, where it came from) for every region decided only by its command
+    (positivity.REGIONS entries marked "saved_only") whose saved run exists, every certified cell re-checked
+    independently; a refused file gives None with the reason."""
+    out = []
+    for name, reg in REGIONS.items():
+        path = region_b.cache_file(name) if reg.get("saved_only") else None
+        if path is None or not path.is_file():
+            continue
+        res = json.loads(path.read_text())
+        try:
+            for c in res["cells"]:
+                if c["status"] == "certified":
+                    recheck(c)
+            out.append((name, res, f"saved run {path.name} (every certified cell re-checked independently)"))
+        except (CheckFailed, KeyError, TypeError) as exc:
+            out.append((name, None, f"the saved run {path.name} was refused ({exc})"))
+    return out
+
+
 def region_b_records(settings) -> tuple[list, dict]:
     """The invariant-band records of the large-step part: one Arb record (all t) whose scope is the certified cells'
     boxes of (rho, x, kappa) as Regions (verify.certify.atlas_evidence.positivity_scope: every regime at their
     points, every D), with the coverage of Region B and the claim's regimes inside them; open cells as context
     records naming their reasons."""
     res, source = region_b_result(settings)
-    cells = res["cells"]
+    others = saved_region_results()
+    cells = res["cells"] + [c for _, r, _ in others if r is not None for c in r["cells"]]
     inside = []
     for s_ in settings:
         r_, x_, y_ = invariants_of(s_)
         c = region_b.cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
         if c is not None and c["status"] == "certified":
             inside.append((s_, c))
-    obs = band_obligations()
-    steps_ok = all(o.holds is True for o in obs)
-    cover = {"cells": len(cells), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
+    cover = {"cells": len(res["cells"]), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
              "decided_fraction": res["decided_fraction"], "measure": res["measure"], "region": res["region"],
              "source": source}
+    if others:
+        cover["other_regions"] = {name: ({"cells": len(r["cells"]), "certified": r["counts"]["certified"],
+                                          "open": r["counts"]["open"], "decided_fraction": r["decided_fraction"],
+                                          "region": r["region"]} if r is not None else {}) | {"source": src}
+                                  for name, r, src in others}
     recs = []
     certified = [c for c in cells if c["status"] == "certified"]
+    obs = obligations_of(certified)
+    steps_ok = all(o.holds is True for o in obs)
     cover["regions"] = [r.label() for r in positivity_scope([c["cell"] for c in certified]).dims] if certified else []
     if certified:
         # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
@@ -386,13 +413,18 @@ def region_b_records(settings) -> tuple[list, dict]:
                            f"cells, alpha(t) > 0 for all t >= 1 (an invariant band); {len(inside)} of this claim's "
                            f"regimes lie in them" + (f" ({bands})" if bands else "") + f"; Region B: "
                            f"{cover['certified']} of {cover['cells']} cells certified, "
-                           f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})",
+                           f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})"
+                           + "".join(f"; Region {name}: " + (f"{o['certified']} of {o['cells']} cells certified, "
+                                                             f"{100 * o['decided_fraction']:.1f}% of its volume "
+                                                             if "cells" in o else "") + f"({o['source']})"
+                                     for name, o in cover.get("other_regions", {}).items()),
                            True if steps_ok else None, threshold=ARB_THRESHOLD, coverage=cover,
                            cells=[c["cell"] for c in certified],
                            relies_on=[{"step": o.name, "status": o.status} for o in obs]))
-    for c in res.get("open", []):
-        recs.append(record(f"Region B cell {c['path']} open", "arb", Scope(sigma=("identity",)),
-                           f"cell {c['cell']}: {c['reason']}", None, role="context"))
+    for name, r in [("B", res)] + [(name, r) for name, r, _ in others if r is not None]:
+        for c in r.get("open", []):
+            recs.append(record(f"Region {name} cell {c['path']} open", "arb", Scope(sigma=("identity",)),
+                               f"cell {c['cell']}: {c['reason']}", None, role="context"))
     return recs, cover
 
 

@@ -128,3 +128,39 @@ def test_the_region_command_refuses_an_unknown_region(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--region C" in err[0] and "B, B-low" in err[0]
+
+
+@pytest.mark.slow
+def test_lemma_reads_a_saved_region_b_low_run_beside_region_b(tmp_path, monkeypatch, certified):
+    """A saved "B-low" run holding the ratio cell CELL: Lemma C.2's record scopes it beside Region B's cells (a
+    regime at rho = 1/24, x = 31/20 inside it), names the region, and relies on the ratio set's obligations too; a
+    tampered B-low file is refused and its cells left out."""
+    import json
+    from lemmas.lemma_C_2 import region_b_records
+    from verify.certify import region_b as RB
+    from verify.evidence.regime_runs import regime
+    b = {"rho": (F(5, 8), F(11, 16)), "x": (F(17, 10), F(9, 5)), "kappa": (F(1, 256), F(4))}
+    paths = {"B": tmp_path / "region-b.json", "B-low": tmp_path / "region-b-low.json"}
+    paths["B"].write_text(json.dumps(RB.summary([P.decide_positivity(b) | {"path": "c0:"}], 8.65, 1.0, True, 0)))
+    low = json.loads(json.dumps(certified)) | {"path": "c0:"}
+    paths["B-low"].write_text(json.dumps(RB.summary([low], 1.0, 1.0, True, 0, "B-low")))
+    monkeypatch.setattr(RB, "cache_file", lambda region="B": paths[region])
+    # sts D = 24, K = 1, eta = 31/20 (d = M = 1): rho = 1/24, x = 31/20, kappa = 1, inside CELL
+    from verify.derive.invariants import invariants_of
+    inside = regime("sts", 24, 1, M=1, d=1, eta="31/20")
+    r_, x_, y_ = invariants_of(inside)
+    assert (1 / (1 + r_), x_, y_ / x_) == (F(1, 24), F(31, 20), F(1))
+    recs, cover = region_b_records([inside])
+    labels = [d["label"] for d in recs[0]["scope"]["dims"]]
+    assert "kappa in [1/256, 1], rho in [1/32, 1/16], x in [3/2, 8/5]" in labels and len(labels) == 2
+    assert "Region B-low: 1 of 1 cells certified" in recs[0]["result"]
+    assert cover["other_regions"]["B-low"]["certified"] == 1
+    steps = [r["step"] for r in recs[0]["relies_on"]]
+    assert any(t.startswith("alpha* = b/(1 - f) is fixed") for t in steps) and len(steps) == len(
+        P.obligations()) + len(PR.obligations())
+    assert "1 of this claim's regimes lie in them" in recs[0]["result"] and "0 < alpha(t) <= 2 alpha*" in \
+        recs[0]["result"]
+    low["gamma"] = "3/2"
+    paths["B-low"].write_text(json.dumps(RB.summary([low], 1.0, 1.0, True, 0, "B-low")))
+    recs, cover = region_b_records([inside])
+    assert "refused" in cover["other_regions"]["B-low"]["source"] and len(recs[0]["scope"]["dims"]) == 1

@@ -50,12 +50,13 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # The regions of Lemma C.2's large-step range decided cell by cell (verify.certify.region_b), as data: the box (x from
 # min(1, r), the small-step edge, to its upper end) and the width of the initial cells' rho slices. "B" is the
 # atlas issue's Region B; "B-low" the strip below it where no constant band exists and the ratio set closes (kappa
-# <= 1: above 1 it stays open, docs/atlas.md).
+# <= 1: above 1 it stays open, docs/atlas.md). "saved_only": Lemma C.2 reads the region's saved run when there is
+# one and never decides its cells during a claim run (Region B's cells holding the claim's regimes are decided then).
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
     "B-low": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (None, Fraction(19, 10)),
-              "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32)},
+              "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True},
 }
 REGION_B = REGIONS["B"]
 

@@ -19,6 +19,7 @@ from . import positivity_ratio as PR
 class SetKind:
     name: str
     decide: Callable        # (cell) -> a positivity result dict (status certified / open)
+    obligations: Callable   # () -> the SymPy obligations its certificate relies on
 
 
 def _ratio(cell: dict) -> dict:
@@ -37,7 +38,18 @@ def _ratio(cell: dict) -> dict:
     return out | res
 
 
-SETS = (SetKind("band", P.decide_positivity), SetKind("ratio", _ratio))
+SETS = (SetKind("band", P.decide_positivity, P.obligations),
+        SetKind("ratio", _ratio, lambda: P.obligations() + PR.obligations()))
+
+
+def obligations_of(results: list) -> tuple:
+    """The obligations the certified results rely on: those of every kind among them (each once, in order)."""
+    used = {r.get("set") or "band" for r in results}
+    out = []
+    for kind in SETS:
+        if kind.name in used:
+            out += [o for o in kind.obligations() if o.key not in {p.key for p in out}]
+    return tuple(out)
 
 
 def decide_positivity(cell: dict) -> dict:
@@ -53,4 +65,4 @@ def decide_positivity(cell: dict) -> dict:
                         "reason": "; ".join(f"{r['set']}: {r['reason']}" for r in opened)}
 
 
-__all__ = ["SETS", "SetKind", "decide_positivity"]
+__all__ = ["SETS", "SetKind", "decide_positivity", "obligations_of"]
