@@ -10,12 +10,13 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
 - ``lemma-C.2-large-step`` (sigma = identity, 0 < K < D, min(K, D - K) < x < 2K): the factor can be negative
   near S = S*. The proof attempt (verify.derive.stability.large_step_obligations) leaves two steps open in
   symbolic form: delta(t) >= 0 for all t and an invariant upper bound on alpha. Cell by cell they close together
-  (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa) an invariant band L <= alpha <= A, delta >= 0,
-  holding the first step, gives alpha(t) >= L > 0 for every t, checked in Arb and re-checked independently
-  (recheck.positivity). The part reads Region B's result (verify.certify.region_b: rho in
-  [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the cache when a run saved it there, else
-  decides the cells holding this claim's regimes; its records cover the regimes inside certified cells for all t,
-  and state the cells' coverage of Region B. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
+  (verify.certify.positivity_sets): over a box of (rho = K/D, x/K, kappa) an invariant set with delta >= 0 holding
+  the first step (a band L <= alpha <= A, or where none exists the ratio set 0 <= alpha <= 2 alpha*: the map's
+  fixed curve) gives alpha(t) > 0 for every t, checked in Arb and re-checked independently (recheck.positivity).
+  The part reads Region B's result (verify.certify.region_b: rho in [1/8, 7/8], x/K from min(1, r) to 1.9, kappa
+  in [1/256, 4]) from the cache when a run saved it there, else decides the cells holding this claim's regimes,
+  and the saved runs of the regions decided only by their command (B-low: rho in [1/32, 1/8], kappa in
+  [1/256, 1]); its records cover the regimes inside certified cells for all t, and state the cells' coverage. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
   [1/8, 7/8], kappa outside [1/256, 4] stay out), so the statement, for every t and every size, is supported:
   the verdict names what was certified. Arb balls over finite t and float64 runs complete it.
 - ``lemma-C.2-k-equals-d`` (sigma = identity, K = D, K < x < 2K): the large step at K = D, where S = S* from

@@ -3,14 +3,14 @@
 Region B is rho = K/D in [1/8, 7/8], x from min(1, r) (r = 1/rho - 1, the small-step edge) to 19/10 and kappa in
 [1/256, 4]; the regions are data (positivity.REGIONS: "B", and "B-low" = rho in [1/32, 1/8], kappa in [1/256, 1],
 below it). A region is cut into cells (rho in its slices, sixteenths for B, x in eighths below 1 and tenths above,
-kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by verify.certify.positivity; an open
-cell is bisected across its widest relative interval (kappa in log scale) up to ``depth`` times, on the executor of
-verify.run.execute. The decided fraction is by volume in (rho, x, log2 kappa) inside Region B
-(positivity.region_b_volume). The result is plain versioned JSON, written atomically; every certified cell in it
-passes recheck.positivity.
+kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by
+verify.certify.positivity_sets (a band, else the ratio set); an open cell is bisected across its widest relative
+interval (kappa in log scale) up to ``depth`` times, on the executor of verify.run.execute. The decided fraction is
+by volume in (rho, x, log2 kappa) inside the region (positivity.region_b_volume). The result is plain versioned
+JSON, written atomically; every certified cell in it passes recheck.positivity.
 
-The atlas's cell check "positivity" is built from :func:`applies`, :func:`check_recheck` and the band's decision
-here, with a counterexample search in a cell the band leaves open; that search is the fuzzer's (a layer above), so
+The atlas's cell check "positivity" is built from :func:`applies`, :func:`check_recheck` and the sets' decision
+here, with a counterexample search in a cell they leave open; that search is the fuzzer's (a layer above), so
 the check and the command that runs Region B (``python -m verify.fuzz.region_b``: run, then search the open cells,
 then save to :func:`cache_file`) live in verify.fuzz.region_b.
 """
