@@ -10,12 +10,13 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
 - ``lemma-C.2-large-step`` (sigma = identity, 0 < K < D, min(K, D - K) < x < 2K): the factor can be negative
   near S = S*. The proof attempt (verify.derive.stability.large_step_obligations) leaves two steps open in
   symbolic form: delta(t) >= 0 for all t and an invariant upper bound on alpha. Cell by cell they close together
-  (verify.certify.positivity): over a box of (rho = K/D, x/K, kappa) an invariant band L <= alpha <= A, delta >= 0,
-  holding the first step, gives alpha(t) >= L > 0 for every t, checked in Arb and re-checked independently
-  (recheck.positivity). The part reads Region B's result (verify.certify.region_b: rho in
-  [1/8, 7/8], x/K from min(1, r) to 1.9, kappa in [1/256, 4]) from the cache when a run saved it there, else
-  decides the cells holding this claim's regimes; its records cover the regimes inside certified cells for all t,
-  and state the cells' coverage of Region B. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
+  (verify.certify.positivity_sets): over a box of (rho = K/D, x/K, kappa) an invariant set with delta >= 0 holding
+  the first step (a band L <= alpha <= A, or where none exists the ratio set 0 <= alpha <= 2 alpha*: the map's
+  fixed curve) gives alpha(t) > 0 for every t, checked in Arb and re-checked independently (recheck.positivity).
+  The part reads Region B's result (verify.certify.region_b: rho in [1/8, 7/8], x/K from min(1, r) to 1.9, kappa
+  in [1/256, 4]) from the cache when a run saved it there, else decides the cells holding this claim's regimes,
+  and the saved runs of the regions decided only by their command (B-low: rho in [1/32, 1/8], kappa in
+  [1/256, 1]); its records cover the regimes inside certified cells for all t, and state the cells' coverage. Region B is not the whole hypothesis (x/K in (1.9, 2), rho outside
   [1/8, 7/8], kappa outside [1/256, 4] stay out), so the statement, for every t and every size, is supported:
   the verdict names what was certified. Arb balls over finite t and float64 runs complete it.
 - ``lemma-C.2-k-equals-d`` (sigma = identity, K = D, K < x < 2K): the large step at K = D, where S = S* from
@@ -68,10 +69,11 @@ from verify.model.sigmas import parse_sigma
 from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
 from verify.certify.atlas_evidence import positivity_scope
-from verify.certify.positivity import obligations as band_obligations
+from verify.certify.positivity import REGIONS
+from verify.certify.positivity_sets import obligations_of
 from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
 from verify.derive.invariants import invariants_of
-from recheck.positivity import CheckFailed, recheck
+from recheck.positivity import CheckFailed, describe, recheck
 
 HORIZON = per_profile({"ci": 1500, "dev": 20000, "deep": 200000})
 ARB_HORIZON = per_profile({"ci": 150, "dev": 1000, "deep": 5000})
@@ -355,44 +357,75 @@ def region_b_result(settings) -> tuple[dict, str]:
     return region_b.run_cells_here(region_b.cells_holding(settings)), why
 
 
+def saved_region_results() -> list:
+    """(name, result or None, where it came from) for every region decided only by its command
+    (positivity.REGIONS entries marked "saved_only") whose saved run exists, every certified cell re-checked
+    independently; a refused file gives None with the reason."""
+    out = []
+    for name, reg in REGIONS.items():
+        path = region_b.cache_file(name) if reg.get("saved_only") else None
+        if path is None or not path.is_file():
+            continue
+        res = json.loads(path.read_text())
+        try:
+            for c in res["cells"]:
+                if c["status"] == "certified":
+                    recheck(c)
+            out.append((name, res, f"saved run {path.name} (every certified cell re-checked independently)"))
+        except (CheckFailed, KeyError, TypeError) as exc:
+            out.append((name, None, f"the saved run {path.name} was refused ({exc})"))
+    return out
+
+
 def region_b_records(settings) -> tuple[list, dict]:
     """The invariant-band records of the large-step part: one Arb record (all t) whose scope is the certified cells'
     boxes of (rho, x, kappa) as Regions (verify.certify.atlas_evidence.positivity_scope: every regime at their
     points, every D), with the coverage of Region B and the claim's regimes inside them; open cells as context
     records naming their reasons."""
     res, source = region_b_result(settings)
-    cells = res["cells"]
+    others = saved_region_results()
+    cells = res["cells"] + [c for _, r, _ in others if r is not None for c in r["cells"]]
     inside = []
     for s_ in settings:
         r_, x_, y_ = invariants_of(s_)
         c = region_b.cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
         if c is not None and c["status"] == "certified":
             inside.append((s_, c))
-    obs = band_obligations()
-    steps_ok = all(o.holds is True for o in obs)
-    cover = {"cells": len(cells), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
+    cover = {"cells": len(res["cells"]), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
              "decided_fraction": res["decided_fraction"], "measure": res["measure"], "region": res["region"],
              "source": source}
+    if others:
+        cover["other_regions"] = {name: ({"cells": len(r["cells"]), "certified": r["counts"]["certified"],
+                                          "open": r["counts"]["open"], "decided_fraction": r["decided_fraction"],
+                                          "region": r["region"]} if r is not None else {}) | {"source": src}
+                                  for name, r, src in others}
     recs = []
     certified = [c for c in cells if c["status"] == "certified"]
+    obs = obligations_of(certified)
+    steps_ok = all(o.holds is True for o in obs)
     cover["regions"] = [r.label() for r in positivity_scope([c["cell"] for c in certified]).dims] if certified else []
     if certified:
         # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
         scope = positivity_scope([c["cell"] for c in certified])
-        bands = "; ".join(f"{regime_label(s_)}: alpha(t) in [{c['band']['L']}, {c['band']['A']}]" for s_, c in inside)
+        bands = "; ".join(f"{regime_label(s_)}: {describe(c)}" for s_, c in inside)
         recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
                            "recheck.positivity), every t >= 1", "arb", scope,
                            f"for every regime whose (rho, x, kappa) lies in one of the {len(certified)} certified "
                            f"cells, alpha(t) > 0 for all t >= 1 (an invariant band); {len(inside)} of this claim's "
                            f"regimes lie in them" + (f" ({bands})" if bands else "") + f"; Region B: "
                            f"{cover['certified']} of {cover['cells']} cells certified, "
-                           f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})",
+                           f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})"
+                           + "".join(f"; Region {name}: " + (f"{o['certified']} of {o['cells']} cells certified, "
+                                                             f"{100 * o['decided_fraction']:.1f}% of its volume "
+                                                             if "cells" in o else "") + f"({o['source']})"
+                                     for name, o in cover.get("other_regions", {}).items()),
                            True if steps_ok else None, threshold=ARB_THRESHOLD, coverage=cover,
                            cells=[c["cell"] for c in certified],
                            relies_on=[{"step": o.name, "status": o.status} for o in obs]))
-    for c in res.get("open", []):
-        recs.append(record(f"Region B cell {c['path']} open", "arb", Scope(sigma=("identity",)),
-                           f"cell {c['cell']}: {c['reason']}", None, role="context"))
+    for name, r in [("B", res)] + [(name, r) for name, r, _ in others if r is not None]:
+        for c in r.get("open", []):
+            recs.append(record(f"Region {name} cell {c['path']} open", "arb", Scope(sigma=("identity",)),
+                               f"cell {c['cell']}: {c['reason']}", None, role="context"))
     return recs, cover
 
 

@@ -89,7 +89,7 @@ def recheck_positivity(F: R.Formulas, cell: dict, result: dict, ties: dict, log)
         P.recheck(ev)
     except P.CheckFailed as exc:
         raise R.CheckFailed("positivity", f"cell {cell['path']}: step {exc.step}: {exc.detail}") from None
-    log("positivity", f"cell {cell['path']}: alpha(t) >= {ev['band']['L']} for every t >= 1 (band re-checked)")
+    log("positivity", f"cell {cell['path']}: {P.describe(ev)} for every t >= 1 ({ev.get('set', 'band')} re-checked)")
 
 
 RECHECKS = {"trajectory": recheck_trajectory, "positivity": recheck_positivity}

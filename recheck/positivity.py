@@ -19,10 +19,17 @@ their ranges over a box are at two corners); the closed form of inc; inc's coeff
 y (1 + r) w (w - 1)/(1 + r w)^3 <= 0 (concave in alpha: least at an end of [L, A]); alpha' is affine in alpha and x,
 inc linear in y = kappa x.
 
+Two kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
+{delta >= 0}, and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with alpha* = p/q = (1 + r w)/(1 + r w^2)
+(alpha' = alpha there; d alpha*/dw = r (1 - 2 w - r w^2)/(1 + r w^2)^2, so alpha* rises then falls in w and its
+least value over an interval is at an end; d alpha*/dr = w (1 - w)/(1 + r w^2)^2 >= 0), whose leaves are boxes of
+(w, rho, s), alpha = s gamma alpha*; for alpha >= 0 the sign of inc is that of 1 + r w - alpha (1 - w).
+
 Steps (the first failing one is named, exit 1): format, hypotheses (0 < rho < 1, 0 < x < 2, kappa > 0),
-identities, first-step (L > 0 and x rho in [L, A] over the cell), cover (the leaves' paths partition [0, 1] x the
-rho range), invariance (every leaf maps [L, A] x {delta >= 0} into itself; a leaf that does not pass at once is
-bisected here up to SPLITS times).
+identities, first-step (band: L > 0 and x rho in [L, A] over the cell; ratio: x rho <= gamma = gamma alpha*(1)),
+cover (the leaves' paths partition [0, 1] x the rho range, x [0, 1] of s for the ratio set), invariance (every
+leaf maps the set into itself, for the ratio set with alpha' > 0; a leaf that does not pass at once is bisected
+here up to SPLITS, or RATIO_SPLITS, times).
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
 
 VERSION = 1
 SPLITS = 6            # bisections of a leaf this checker may make on its own
+RATIO_SPLITS = 12     # ... for a ratio-set leaf (w, rho and s in turn: four each)
 PREC = 128
 
 
@@ -71,6 +79,12 @@ def identities() -> None:
     checks["inc-closed-form"] = lhs == rhs
     # the coefficient of alpha^2 in inc d^3: y (1 + r) w (w - 1) (<= 0: concave in alpha)
     checks["inc-concave"] = (rhs - rhs.subs({"a": 0})).derivative("a").derivative("a") == 4 * r * y * (1 + r) * w * (w - 1)
+    # the ratio set's alpha* = p/q = (1 + r w)/(1 + r w^2) (alpha' = alpha - x (alpha q - p) = alpha there):
+    # d/dw = r (1 - 2 w - r w^2)/(1 + r w^2)^2 (rises then falls), d/dr = w (1 - w)/(1 + r w^2)^2 (>= 0 on w <= 1)
+    an, ad = 1 + r * w, 1 + r * w**2
+    checks["astar-fixed"] = an * qn == ad * d                    # (an/ad) q = 1/d = p, with q = qn/d^2
+    checks["astar-dw"] = an.derivative("w") * ad - an * ad.derivative("w") == r * (1 - 2 * w - r * w**2)
+    checks["astar-dr"] = an.derivative("r") * ad - an * ad.derivative("r") == w * (1 - w)
     bad = [k for k, ok in checks.items() if not ok]
     if bad:
         raise CheckFailed("identities", f"not identities: {bad}")
@@ -85,24 +99,21 @@ def _p(w_: Fraction, r_: Fraction) -> arb:
     return 1 / (_ball(r_) * _ball(w_) + 1)
 
 
-def _leaf(path: str, pieces: int, rho: tuple) -> tuple:
+def _leaf(path: str, pieces: int, rho: tuple, letters: str = "wWrR") -> tuple:
+    """(wl, wh, rl, rh, sl, sh) of a leaf path: slice i of w, then halvings of w, rho and (ratio set) s in [0, 1]."""
     head, steps = path.split(":")
     i = int(head)
-    if not 0 <= i < pieces or set(steps) - set("wWrR"):
+    if not 0 <= i < pieces or set(steps) - set(letters):
         raise CheckFailed("cover", f"malformed leaf path {path!r}")
-    wl, wh = Fraction(i, pieces), Fraction(i + 1, pieces)
-    rl, rh = rho
+    b = {"w": [Fraction(i, pieces), Fraction(i + 1, pieces)], "r": list(rho), "s": [Fraction(0), Fraction(1)]}
     for ch in steps:
-        if ch in "wW":
-            m = (wl + wh) / 2
-            wl, wh = (wl, m) if ch == "w" else (m, wh)
-        else:
-            m = (rl + rh) / 2
-            rl, rh = (rl, m) if ch == "r" else (m, rh)
-    return wl, wh, rl, rh
+        lo, hi = b[ch.lower()]
+        m = (lo + hi) / 2
+        b[ch.lower()] = [lo, m] if ch.islower() else [m, hi]
+    return (*b["w"], *b["r"], *b["s"])
 
 
-def _complete(paths: list) -> bool:
+def _complete(paths: list, letters: str = "wWrR") -> bool:
     """The paths (suffixes after "i:") are the leaves of one full binary tree: the empty path alone, or every path
     continuing with the two halves of one coordinate, each side complete."""
     if paths == [""]:
@@ -110,9 +121,9 @@ def _complete(paths: list) -> bool:
     if not paths or "" in paths:
         return False
     firsts = {p[0] for p in paths}
-    if firsts not in ({"w", "W"}, {"r", "R"}):
+    if firsts not in [{c, c.upper()} for c in letters if c.islower()]:
         return False
-    return all(_complete([p[1:] for p in paths if p[0] == f]) for f in firsts)
+    return all(_complete([p[1:] for p in paths if p[0] == f], letters) for f in firsts)
 
 
 def _box_ok(wl, wh, rl, rh, xs, ks, L, A) -> str | None:
@@ -155,15 +166,146 @@ def _invariant(leaf: tuple, xs, ks, L, A, depth: int = 0) -> str | None:
     return None
 
 
+def _astar(w_, r_) -> arb:
+    """alpha* = p/q = (1 + r w)/(1 + r w^2) on balls."""
+    return (1 + r_ * w_) / (1 + r_ * w_ * w_)
+
+
+def _ratio_box_ok(wl, wh, rl, rh, sl, sh, xs, ks, gamma) -> str | None:
+    """None when every state alpha = s gamma alpha*, s in [sl, sh], of the box maps into the ratio set with
+    alpha' > 0 and delta' >= 0; else the failing check ("positive", "delta", "upper")."""
+    r_hi, r_lo = 1 / rl - 1, 1 / rh - 1
+    R, W, G = _hull(r_lo, r_hi), _hull(wl, wh), _ball(gamma)
+    # alpha* rises in r (d/dr = w (1 - w)/..^2) and rises then falls in w: least at an end of w with r = r_lo;
+    # largest at an end of w with r = r_hi unless 1 - 2 w - r w^2 changes sign on the box (then the whole ball)
+    lo = min((_astar(_ball(e), _ball(r_lo)) for e in (wl, wh)), key=lambda v: v.lower())
+    hi = max((_astar(_ball(e), _ball(r_hi)) for e in (wl, wh)), key=lambda v: v.upper())
+    g = [1 - 2 * _ball(e) - R * _ball(e) ** 2 for e in (wl, wh)]
+    if not (all(v.lower() > 0 for v in g) or all(v.upper() < 0 for v in g)):
+        hi = hi.union(_astar(W, R))
+    a_lo, a_hi = _ball(sl) * G * lo, _ball(sh) * G * hi
+    a = a_lo.union(a_hi)
+    q = _q(wh, r_hi).union(_q(wl, r_lo))              # q, p decreasing in w and r
+    p = _p(wh, r_hi).union(_p(wl, r_lo))
+    img = []
+    for xx in xs:
+        X = _ball(xx)
+        a1 = a * (1 - X * q) + X * p                 # alpha - x (alpha q - p), alpha once (no dependency)
+        if not (a1.lower() > 0 or (X * q).upper() <= 1):      # x q <= 1: alpha' >= x p > 0 from alpha >= 0
+            return "positive"
+        img.append(a1)
+    a1 = img[0].union(img[1])
+    def inc_(y, al):                                  # the closed form (identities: "inc-closed-form")
+        return y * (1 + R) * W * al * (al * (W - 1) + 1 + R * W) / ((1 + R * W) ** 3)
+    inc = None
+    for y in (_ball(xs[0] * ks[0]), _ball(xs[1] * ks[1])):
+        v = inc_(y, a)                                # concave in alpha: least at an end of the alpha range
+        low = min(inc_(y, a_lo).lower(), inc_(y, a_hi).lower())
+        v = max(v.lower(), low).union(v.upper())
+        inc = v if inc is None else inc.union(v)
+    w1 = W * (-inc).exp()
+    if not ((1 + R * W - a_hi * (1 - W)).lower() >= 0 or inc.lower() >= 0 or w1.upper() <= 1):
+        return "delta"
+    ends = (_ball(wl) * (-inc.upper()).exp(), _ball(wh) * (-inc.lower()).exp())
+    least = min((_astar(e, R) for e in ends), key=lambda v: v.lower())
+    if not (G * least.lower() - a1).lower() >= 0:
+        return "upper"
+    return None
+
+
+def _ratio_invariant(leaf: tuple, xs, ks, gamma, depth: int = 0) -> str | None:
+    bad = _ratio_box_ok(*leaf, xs, ks, gamma)
+    if bad is None or depth >= RATIO_SPLITS:
+        return bad
+    k = depth % 3
+    lo, hi = leaf[2 * k], leaf[2 * k + 1]
+    m = (lo + hi) / 2
+    for half in ((lo, m), (m, hi)):
+        b = _ratio_invariant(leaf[:2 * k] + half + leaf[2 * k + 2:], xs, ks, gamma, depth + 1)
+        if b is not None:
+            return b
+    return None
+
+
+def _cover(leaves: list, pieces: int, rho: tuple, letters: str) -> None:
+    by_slice: dict = {}
+    for p in leaves:
+        _leaf(p, pieces, rho, letters)
+        head, tail = p.split(":")
+        by_slice.setdefault(int(head), []).append(tail)
+    if sorted(by_slice) != list(range(pieces)) or not all(_complete(v, letters) for v in by_slice.values()):
+        raise CheckFailed("cover", "the leaves do not partition the cell's boxes" + (
+            " ([0, 1] of w x the rho range)" if letters == "wWrR" else " ([0, 1] of w x the rho range x [0, 1] of s)"))
+
+
+def _band(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:
+    """The band [L, A] x {delta >= 0}: first step, cover, invariance."""
+    try:
+        L, A = Fraction(res["band"]["L"]), Fraction(res["band"]["A"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"unreadable field: {exc}") from None
+    (xl, xh), (kl, kh) = cell["x"], cell["kappa"]
+    rl, rh = cell["rho"]
+    if not (0 < L <= xl * rl and xh * rh <= A):
+        raise CheckFailed("first-step", f"alpha(1) = x rho in [{xl * rl}, {xh * rh}] is not inside [L, A] = [{L}, {A}] "
+                          "with L > 0")
+    steps.append("first-step")
+    _cover(leaves, pieces, cell["rho"], "wWrR")
+    steps.append("cover")
+    for p in leaves:
+        lf = _leaf(p, pieces, cell["rho"])[:4]
+        bad = _invariant(lf, (xl, xh), (kl, kh), L, A)
+        if bad is not None:
+            raise CheckFailed("invariance", f"leaf {p} (w in [{lf[0]}, {lf[1]}], rho in [{lf[2]}, {lf[3]}]): "
+                              f"check {bad} fails with [L, A] = [{L}, {A}]")
+    steps.append("invariance")
+
+
+def _ratio(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:
+    """The ratio set {0 <= alpha <= gamma alpha*, delta >= 0}: first step, cover, invariance (alpha' > 0 included)."""
+    try:
+        gamma = Fraction(res["gamma"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"unreadable field: {exc}") from None
+    (xl, xh), (kl, kh) = cell["x"], cell["kappa"]
+    # alpha(1) = x rho > 0 at w = 1, where alpha* = (1 + r)/(1 + r) = 1
+    if not (0 < gamma and xh * cell["rho"][1] <= gamma):
+        raise CheckFailed("first-step", f"alpha(1) = x rho <= {xh * cell['rho'][1]} is not inside [0, gamma alpha*(1)] "
+                          f"= [0, {gamma}]")
+    steps.append("first-step")
+    _cover(leaves, pieces, cell["rho"], "wWrRsS")
+    steps.append("cover")
+    for p in leaves:
+        lf = _leaf(p, pieces, cell["rho"], "wWrRsS")
+        bad = _ratio_invariant(lf, (xl, xh), (kl, kh), gamma)
+        if bad is not None:
+            raise CheckFailed("invariance", f"leaf {p} (w in [{lf[0]}, {lf[1]}], rho in [{lf[2]}, {lf[3]}], s in "
+                              f"[{lf[4]}, {lf[5]}]): check {bad} fails with alpha <= {gamma} alpha*")
+    steps.append("invariance")
+
+
+# The invariant sets a stored result may name (its "set"; results without one are bands): one entry per kind,
+# (re-check, what a certified result says about alpha(t)).
+SETS = {"band": (_band, lambda res: f"alpha(t) in [{res['band']['L']}, {res['band']['A']}]"),
+        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))")}
+
+
+def describe(res: dict) -> str:
+    """What a certified cell result says about alpha(t), t >= 1, in words (its set's)."""
+    return SETS[res.get("set", "band")][1](res)
+
+
 def recheck(res: dict) -> dict:
     """Re-verify one stored cell result; returns {"status": "passed", "steps": [...]} or raises CheckFailed."""
     steps = []
     if res.get("version") != VERSION or res.get("status") != "certified":
         raise CheckFailed("format", f"expected a certified result of version {VERSION}, got version "
                           f"{res.get('version')!r}, status {res.get('status')!r}")
+    kind = res.get("set", "band")
+    if kind not in SETS:
+        raise CheckFailed("format", f"unknown invariant set {kind!r} (this checker knows {', '.join(SETS)})")
     try:
         cell = {n: tuple(Fraction(v) for v in res["cell"][n]) for n in ("rho", "x", "kappa")}
-        L, A = Fraction(res["band"]["L"]), Fraction(res["band"]["A"])
         pieces, leaves = int(res["w_pieces"]), list(res["leaves"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise CheckFailed("format", f"unreadable field: {exc}") from None
@@ -174,30 +316,12 @@ def recheck(res: dict) -> dict:
     steps.append("hypotheses")
     identities()
     steps.append("identities")
-    if not (0 < L <= xl * rl and xh * rh <= A):
-        raise CheckFailed("first-step", f"alpha(1) = x rho in [{xl * rl}, {xh * rh}] is not inside [L, A] = [{L}, {A}] "
-                          "with L > 0")
-    steps.append("first-step")
-    by_slice: dict = {}
-    for p in leaves:
-        _leaf(p, pieces, cell["rho"])
-        head, tail = p.split(":")
-        by_slice.setdefault(int(head), []).append(tail)
-    if sorted(by_slice) != list(range(pieces)) or not all(_complete(v) for v in by_slice.values()):
-        raise CheckFailed("cover", "the leaves do not partition [0, 1] x the cell's rho range")
-    steps.append("cover")
     old = ctx.prec
     ctx.prec = PREC
     try:
-        for p in leaves:
-            bad = _invariant(_leaf(p, pieces, cell["rho"]), (xl, xh), (kl, kh), L, A)
-            if bad is not None:
-                lf = _leaf(p, pieces, cell["rho"])
-                raise CheckFailed("invariance", f"leaf {p} (w in [{lf[0]}, {lf[1]}], rho in [{lf[2]}, {lf[3]}]): "
-                                  f"check {bad} fails with [L, A] = [{L}, {A}]")
+        SETS[kind][0](res, cell, pieces, leaves, steps)
     finally:
         ctx.prec = old
-    steps.append("invariance")
     return {"status": "passed", "steps": steps}
 
 

@@ -255,7 +255,7 @@ def _saved_run(tmp_path, monkeypatch, change=None):
         change(res)
     path = tmp_path / "region-b.json"
     path.write_text(json.dumps(RB.summary([res], 8.65, 1.0, True, 0)))
-    monkeypatch.setattr(RB, "cache_file", lambda: path)
+    monkeypatch.setattr(RB, "cache_file", lambda region="B": path if region == "B" else tmp_path / "absent.json")
 
 
 def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):

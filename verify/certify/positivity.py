@@ -47,8 +47,18 @@ PREC = 128                                          # Arb bits of the invariance
 W_PIECES = 16                                       # initial boxes of w in [0, 1]
 MIN_WIDTH = Fraction(1, 2**20)                      # a box is not bisected below this width
 MAX_BOXES = 6000                                    # boxes checked per cell before it is left open
-REGION_B = {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
-            "kappa": (Fraction(1, 256), Fraction(4))}   # x from min(1, r) (the small-step edge) to 19/10
+# The regions of Lemma C.2's large-step range decided cell by cell (verify.certify.region_b), as data: the box (x from
+# min(1, r), the small-step edge, to its upper end) and the width of the initial cells' rho slices. "B" is the
+# atlas issue's Region B; "B-low" the strip below it where no constant band exists and the ratio set closes (kappa
+# <= 1: above 1 it stays open, docs/atlas.md). "saved_only": Lemma C.2 reads the region's saved run when there is
+# one and never decides its cells during a claim run (Region B's cells holding the claim's regimes are decided then).
+REGIONS = {
+    "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
+          "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
+    "B-low": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (None, Fraction(19, 10)),
+              "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True},
+}
+REGION_B = REGIONS["B"]
 
 
 def _in_w(e):
@@ -64,6 +74,14 @@ def band_map() -> dict:
     return {"f": _in_w(sp.diff(m.a_next, alpha)), "b": _in_w(m.a_next.subs(alpha, 0)), "inc": _in_w(m.inc)}
 
 
+def identity_obligation(key: str, name: str, expr_zero, detail: str = "") -> Obligation:
+    """The obligation "expr_zero simplifies to 0" (a SymPy identity), timed."""
+    with stopwatch() as t:
+        z = sp.simplify(sp.cancel(sp.together(expr_zero)))
+    return Obligation(name, z == 0, detail or ("simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}"),
+                      "sympy identity", SCOPE, seconds=t(), key=key)
+
+
 @lru_cache(maxsize=None)
 def obligations() -> tuple:
     """The symbolic steps the band argument uses, each a SymPy identity on the generated map."""
@@ -73,10 +91,7 @@ def obligations() -> tuple:
     out = []
 
     def ob(key, name, expr_zero, detail=""):
-        with stopwatch() as t:
-            z = sp.simplify(sp.cancel(sp.together(expr_zero)))
-        out.append(Obligation(name, z == 0, detail or ("simplifies to 0" if z == 0 else f"residue {sp.sstr(z)[:160]}"),
-                              "sympy identity", SCOPE, seconds=t(), key=key))
+        out.append(identity_obligation(key, name, expr_zero, detail))
     ob("alpha-affine", "alpha' is affine in alpha at fixed delta: d^2 alpha'/d alpha^2 = 0", sp.diff(m.a_next, alpha, 2))
     ob("band-form", "alpha' = f(w) alpha + b(w) and delta' - delta = inc(alpha, w) with w = e^-delta, r = 1/rho - 1, "
        "y = kappa x: the band's functions are the generated map", _in_w(m.a_next) - (bm["f"] * alpha + bm["b"])
@@ -337,21 +352,24 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
     return out
 
 
-def region_b_volume(box: dict) -> float:
-    """The volume of a cell's part inside Region B, in (rho, x, log2 kappa) (the measure the decided fraction
-    uses): the x range from max(x_lo, min(1, r)) to min(x_hi, 19/10), integrated over rho numerically."""
-    rl, rh = (max(float(box["rho"][0]), 1 / 8), min(float(box["rho"][1]), 7 / 8))
-    kl, kh = (max(float(box["kappa"][0]), 1 / 256), min(float(box["kappa"][1]), 4.0))
+def region_b_volume(box: dict, region: dict = REGION_B) -> float:
+    """The volume of a cell's part inside a region (default Region B), in (rho, x, log2 kappa) (the measure the
+    decided fraction uses): the x range from max(x_lo, min(1, r)) to min(x_hi, the region's x end), integrated over
+    rho numerically."""
+    rl, rh = (max(float(box["rho"][0]), float(region["rho"][0])), min(float(box["rho"][1]), float(region["rho"][1])))
+    kl, kh = (max(float(box["kappa"][0]), float(region["kappa"][0])),
+              min(float(box["kappa"][1]), float(region["kappa"][1])))
     if rh <= rl or kh <= kl:
         return 0.0
     n = 64
     tot = 0.0
+    x_end = float(region["x"][1])
     for i in range(n):
         rr = rl + (i + 0.5) * (rh - rl) / n
         lo = max(float(box["x"][0]), min(1.0, 1 / rr - 1))
-        tot += max(0.0, min(float(box["x"][1]), 1.9) - lo)
+        tot += max(0.0, min(float(box["x"][1]), x_end) - lo)
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGION_B", "band_map", "choose_band", "decide_positivity", "in_hypotheses", "obligations",
+__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "in_hypotheses", "obligations",
            "region_b_volume", "small_step_edge"]

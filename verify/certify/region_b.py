@@ -1,15 +1,16 @@
 """Region B of the atlas: Lemma C.2's large-step range decided cell by cell, on the Dask executor.
 
 Region B is rho = K/D in [1/8, 7/8], x from min(1, r) (r = 1/rho - 1, the small-step edge) to 19/10 and kappa in
-[1/256, 4]. It is cut into cells (rho in sixteenths, x in eighths below 1 and tenths above, kappa whole; the cells
-of a rho slice start at the eighth below its small-step edge), each decided by verify.certify.positivity; an open
-cell is bisected across its widest relative interval (kappa in log scale) up to ``depth`` times, on the executor of
-verify.run.execute. The decided fraction is by volume in (rho, x, log2 kappa) inside Region B
-(positivity.region_b_volume). The result is plain versioned JSON, written atomically; every certified cell in it
-passes recheck.positivity.
+[1/256, 4]; the regions are data (positivity.REGIONS: "B", and "B-low" = rho in [1/32, 1/8], kappa in [1/256, 1],
+below it). A region is cut into cells (rho in its slices, sixteenths for B, x in eighths below 1 and tenths above,
+kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by
+verify.certify.positivity_sets (a band, else the ratio set); an open cell is bisected across its widest relative
+interval (kappa in log scale) up to ``depth`` times, on the executor of verify.run.execute. The decided fraction is
+by volume in (rho, x, log2 kappa) inside the region (positivity.region_b_volume). The result is plain versioned
+JSON, written atomically; every certified cell in it passes recheck.positivity.
 
-The atlas's cell check "positivity" is built from :func:`applies`, :func:`check_recheck` and the band's decision
-here, with a counterexample search in a cell the band leaves open; that search is the fuzzer's (a layer above), so
+The atlas's cell check "positivity" is built from :func:`applies`, :func:`check_recheck` and the sets' decision
+here, with a counterexample search in a cell they leave open; that search is the fuzzer's (a layer above), so
 the check and the command that runs Region B (``python -m verify.fuzz.region_b``: run, then search the open cells,
 then save to :func:`cache_file`) live in verify.fuzz.region_b.
 """
@@ -24,35 +25,38 @@ from typing import Callable
 from ..derive.invariants import invariants_of
 from ..run.cache import cache_dir
 from ..run.execute import Executor
-from .positivity import NAMES, REGION_B, decide_positivity, in_hypotheses, region_b_volume, small_step_edge
+from .positivity import NAMES, REGIONS, in_hypotheses, region_b_volume, small_step_edge
+from .positivity_sets import decide_positivity
 from recheck.positivity import CheckFailed, recheck
 
 VERSION = 1
 KIND = "lemma-C.2-region-B"
 DEPTH = 3
 STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every t >= 1 and every member of the cell "
-             "(an invariant band [L, A] x {delta >= 0} holding the first step)")
+             "(an invariant set holding the first step: a band [L, A] x {delta >= 0}, or alpha <= gamma alpha* x "
+             "{delta >= 0}; verify.certify.positivity_sets)")
 
 
 def _x_breaks() -> list:
     return [Fraction(k, 8) for k in range(1, 8)] + [Fraction(k, 10) for k in range(10, 20)]
 
 
-def initial_cells(rho_steps: tuple | None = None) -> list:
-    """Region B's initial cells: dicts {"rho": (lo, hi), "x": .., "kappa": ..} of Fractions (``rho_steps``: the rho
-    slices to keep, by index, for a small run)."""
-    rl, rh = REGION_B["rho"]
-    n = int((rh - rl) * 16)
-    xs = _x_breaks()
+def initial_cells(rho_steps: tuple | None = None, region: str = "B") -> list:
+    """A region's initial cells (positivity.REGIONS; default Region B): dicts {"rho": (lo, hi), "x": .., "kappa": ..}
+    of Fractions (``rho_steps``: the rho slices to keep, by index, for a small run)."""
+    reg = REGIONS[region]
+    (rl, rh), step = reg["rho"], reg["rho_slice"]
+    n = int((rh - rl) / step)
+    xs = [v for v in _x_breaks() if v <= reg["x"][1]]
     out = []
     for i in range(n):
         if rho_steps is not None and i not in rho_steps:
             continue
-        rho = (rl + Fraction(i, 16), rl + Fraction(i + 1, 16))
+        rho = (rl + i * step, rl + (i + 1) * step)
         edge = small_step_edge(rho[1])            # the edge's lowest point over the slice (r decreases in rho)
         for a, b in zip(xs, xs[1:]):
             if b > edge:
-                out.append({"rho": rho, "x": (a, b), "kappa": REGION_B["kappa"]})
+                out.append({"rho": rho, "x": (a, b), "kappa": reg["kappa"]})
     return out
 
 
@@ -77,12 +81,13 @@ def _task(cell: dict, path: str) -> dict:
 
 
 def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int | None = None, scheduler=None,
-                 processes: bool = True, deadline: float | None = None, progress: Callable | None = None) -> dict:
-    """Decide every cell (default: :func:`initial_cells`) on the executor, bisecting open ones up to ``depth``;
-    past ``deadline`` seconds the cells not yet run are recorded open ("not run: deadline") and ``complete`` is
-    False. Returns the versioned result (module docstring)."""
-    cells = initial_cells() if cells is None else cells
-    total = sum(region_b_volume(c) for c in cells)
+                 processes: bool = True, deadline: float | None = None, progress: Callable | None = None,
+                 region: str = "B") -> dict:
+    """Decide every cell (default: the region's :func:`initial_cells`) on the executor, bisecting open ones up to
+    ``depth``; past ``deadline`` seconds the cells not yet run are recorded open ("not run: deadline") and
+    ``complete`` is False. Returns the versioned result (module docstring)."""
+    cells = initial_cells(region=region) if cells is None else cells
+    total = sum(region_b_volume(c, REGIONS[region]) for c in cells)
     t0 = time.perf_counter()
     leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
     complete = True
@@ -108,20 +113,20 @@ def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int 
                             "status": "open", "failed": "not-run", "reason": "not run: the deadline passed"}
                            for c, p in pending]
                 pending = []
-    return summary(leaves, total, time.perf_counter() - t0, complete, depth)
+    return summary(leaves, total, time.perf_counter() - t0, complete, depth, region)
 
 
-def summary(leaves: list, total: float, seconds: float, complete: bool, depth: int) -> dict:
+def summary(leaves: list, total: float, seconds: float, complete: bool, depth: int, region: str = "B") -> dict:
     """The versioned result: cells sorted by path, decided and open volume fractions, the open cells' reasons."""
     leaves = sorted(leaves, key=lambda c: c["path"])
-    vol = lambda c: region_b_volume({n: tuple(Fraction(v) for v in c["cell"][n]) for n in NAMES})  # noqa: E731
+    reg = REGIONS[region]
+    vol = lambda c: region_b_volume({n: tuple(Fraction(v) for v in c["cell"][n]) for n in NAMES}, reg)  # noqa: E731
     cert = sum(vol(c) for c in leaves if c["status"] == "certified")
     refuted = [c for c in leaves if c["status"] == "refuted"]
     opened = [c for c in leaves if c["status"] == "open"]
-    return {"version": VERSION, "kind": KIND, "statement": STATEMENT, "region": {n: [str(v) if v is not None else
-                                                                                   "min(1, r)" for v in REGION_B[n]]
-                                                                               for n in NAMES},
-            "measure": "volume in (rho, x, log2 kappa) inside Region B", "depth": depth, "complete": complete,
+    return {"version": VERSION, "kind": KIND, "statement": STATEMENT, "region_name": region,
+            "region": {n: [str(v) if v is not None else "min(1, r)" for v in reg[n]] for n in NAMES},
+            "measure": f"volume in (rho, x, log2 kappa) inside Region {region}", "depth": depth, "complete": complete,
             "seconds": round(seconds, 1), "volume": total, "decided_fraction": (cert / total) if total else 0.0,
             "counts": {"certified": len(leaves) - len(refuted) - len(opened), "refuted": len(refuted),
                        "open": len(opened)},
@@ -129,9 +134,9 @@ def summary(leaves: list, total: float, seconds: float, complete: bool, depth: i
             "cells": leaves}
 
 
-def cache_file() -> Path:
-    """Where a run is kept by default (the gitignored cache), and where Lemma C.2 looks for it."""
-    return cache_dir("region-b") / "region-b.json"
+def cache_file(region: str = "B") -> Path:
+    """Where a region's run is kept by default (the gitignored cache); Lemma C.2 looks for Region B's here."""
+    return cache_dir("region-b") / f"region-{region.lower()}.json"
 
 
 def _point_in(cell: dict, point: tuple) -> bool:

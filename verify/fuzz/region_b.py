@@ -1,14 +1,15 @@
 """Region B of the atlas decided and then searched: Lemma C.2's atlas cell check and the Region B command.
 
-The band (verify.certify.region_b, verify.certify.positivity) decides a cell; where it leaves one open, the
+The invariant sets (verify.certify.region_b, verify.certify.positivity_sets: a band, else the ratio set) decide a
+cell; where they leave one open, the
 counterexample search (verify.fuzz.positivity: Hypothesis, float64, a hit replayed at 40 digits) looks for a member
 with alpha(t) <= 0. Both steps together are the atlas's cell check "positivity" (:data:`POSITIVITY_CHECK`, in the
 registry of verify.certify.atlas: CellCheck name, statement, run(cell, knobs), recheck(cell, result), applies(cell))
 and the command below; they sit here, above both the certificate layer and the fuzzer, so that neither imports up.
 
-Command: ``python -m verify.fuzz.region_b [--depth N] [--workers N] [--deadline SECONDS] [--fuzz N] [--quick]
-[--save FILE]`` (default file: the cache, where Lemma C.2's large-step part reads it; a deadline that passes exits
-1, saying how to finish).
+Command: ``python -m verify.fuzz.region_b [--region B|B-low] [--depth N] [--workers N] [--deadline SECONDS]
+[--fuzz N] [--quick] [--save FILE]`` (default file: the region's in the cache, where Lemma C.2's large-step part
+reads Region B's; a deadline that passes exits 1, saying how to finish).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..certify.atlas import CellCheck, phase, register
-from ..certify.positivity import NAMES
+from ..certify.positivity import NAMES, REGIONS
 from ..certify.region_b import (DEPTH, STATEMENT, applies, box_of, cache_file, check_recheck, decide_positivity,
                                 initial_cells, run_region_b)
 from ..certify.replay import replay_record
@@ -69,8 +70,11 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv=None) -> int:
     ap = _Parser(prog="python -m verify.fuzz.region_b", description=__doc__.split("\n")[0])
-    ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the cache file "
-                                                 "Lemma C.2 reads, .cache/verify/region-b/region-b.json)")
+    ap.add_argument("--save", default=None, help="the result file (JSON, written atomically; default: the region's "
+                                                 "cache file, .cache/verify/region-b/region-b.json for B, which "
+                                                 "Lemma C.2 reads)")
+    ap.add_argument("--region", default="B", help=f"the region decided ({', '.join(REGIONS)}; "
+                                                  "verify.certify.positivity.REGIONS)")
     ap.add_argument("--depth", type=int, default=DEPTH, help="bisections of an open cell (0..8)")
     ap.add_argument("--workers", type=int, default=None, help="local Dask workers")
     ap.add_argument("--deadline", type=float, default=None, help="seconds; cells not run by then are left open")
@@ -82,15 +86,17 @@ def main(argv=None) -> int:
         ap.error(f"--depth {a.depth}: must be an integer in 0..8")
     if a.deadline is not None and not a.deadline > 0:
         ap.error(f"--deadline {a.deadline}: must be > 0 seconds")
-    cells = initial_cells((0, 11)) if a.quick else None
+    if a.region not in REGIONS:
+        ap.error(f"--region {a.region}: must be one of {', '.join(REGIONS)}")
+    cells = initial_cells((0, 11), region=a.region) if a.quick else None
     if a.workers is not None and a.workers < 1:
         ap.error(f"--workers {a.workers}: must be an integer >= 1")
     if a.fuzz < 0:
         ap.error(f"--fuzz {a.fuzz}: must be an integer >= 0")
-    save = Path(a.save) if a.save else cache_file()
+    save = Path(a.save) if a.save else cache_file(a.region)
     if not save.parent.is_dir() and a.save:
         ap.error(f"--save {a.save}: its folder does not exist")
-    out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline)
+    out = run_region_b(cells, depth=a.depth, workers=a.workers, deadline=a.deadline, region=a.region)
     if a.fuzz and out["counts"]["open"]:
         from .positivity import search_open  # heavy: loads hypothesis,mpmath
         out["search"] = search_open(out, a.fuzz)
@@ -100,7 +106,7 @@ def main(argv=None) -> int:
             print(f"counterexamples (replayed at 10x the horizon): {found}")
     write_json_atomic(save, out)
     a.save = str(save)
-    print(f"Region B: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
+    print(f"Region {a.region}: {out['counts']['certified']} cells certified, {out['counts']['open']} open, "
           f"{out['counts']['refuted']} refuted; decided fraction {out['decided_fraction']:.4f} of the volume in "
           f"(rho, x, log2 kappa); {out['seconds']} s; saved {a.save}")
     if not out["complete"]:

@@ -1,0 +1,68 @@
+"""Lemma C.2 over a cell: the registry of invariant-set kinds, tried in order until one certifies the cell.
+
+A kind is a name and a decision on the cell's box. "band" (verify.certify.positivity: L <= alpha <= A, delta >= 0,
+the cheapest, first) and "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
+constant band exists). A certified result names its kind in "set"; the independent re-checker
+(recheck.positivity.SETS) has one entry per kind and refuses a name it does not know. An open result keeps the
+first kind's fields and joins every kind's reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import positivity as P
+from . import positivity_ratio as PR
+
+
+@dataclass(frozen=True)
+class SetKind:
+    name: str
+    decide: Callable        # (cell) -> a positivity result dict (status certified / open)
+    obligations: Callable   # () -> the SymPy obligations its certificate relies on
+
+
+def _ratio(cell: dict) -> dict:
+    """The ratio set's decision as a full result (the band's skeleton: version, cell, prec, w_pieces)."""
+    box = P._box(cell)
+    why = P.in_hypotheses(box)
+    if why is not None:
+        raise ValueError(f"cell outside the hypotheses: {why}")
+    out = {"version": P.VERSION, "cell": {n: [str(v) for v in box[n]] for n in P.NAMES}, "prec": P.PREC,
+           "w_pieces": P.W_PIECES}
+    res = PR.decide(box)
+    if res["status"] == "certified":
+        out["obligations"] = [o.key for o in P.obligations() + PR.obligations()]
+        out["first_step"] = {"alpha1": [str(box["x"][0] * box["rho"][0]), str(box["x"][1] * box["rho"][1])],
+                             "delta1": "0"}
+    return out | res
+
+
+SETS = (SetKind("band", P.decide_positivity, P.obligations),
+        SetKind("ratio", _ratio, lambda: P.obligations() + PR.obligations()))
+
+
+def obligations_of(results: list) -> tuple:
+    """The obligations the certified results rely on: those of every kind among them (each once, in order)."""
+    used = {r.get("set") or "band" for r in results}
+    out = []
+    for kind in SETS:
+        if kind.name in used:
+            out += [o for o in kind.obligations() if o.key not in {p.key for p in out}]
+    return tuple(out)
+
+
+def decide_positivity(cell: dict) -> dict:
+    """The first kind of :data:`SETS` that certifies the cell (its result with "set" = its name), else an open
+    result whose reason names each kind's failure; a cell outside the hypotheses raises ValueError."""
+    opened = []
+    for kind in SETS:
+        res = kind.decide(cell) | {"set": kind.name}
+        if res["status"] == "certified":
+            return res
+        opened.append(res)
+    return opened[0] | {"set": None, "failed": "; ".join(f"{r['set']}: {r['failed']}" for r in opened),
+                        "reason": "; ".join(f"{r['set']}: {r['reason']}" for r in opened)}
+
+
+__all__ = ["SETS", "SetKind", "decide_positivity", "obligations_of"]
