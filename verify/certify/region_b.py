@@ -22,7 +22,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from ..derive.invariants import invariants_of
 from ..run.cache import cache_dir
 from ..run.execute import Executor
 from .positivity import NAMES, REGIONS, in_hypotheses, region_b_volume, small_step_edge
@@ -149,18 +148,6 @@ def cell_of_point(cells: list, point: tuple) -> dict | None:
     return next((c for c in hits if c["status"] == "certified"), hits[0] if hits else None)
 
 
-def cells_holding(settings) -> list:
-    """The initial cells of Region B holding the settings' points (each once), for a run confined to them."""
-    out = []
-    for s in settings:
-        r, x, y = invariants_of(s)
-        pt = (1 / (1 + r), x, y / x)
-        c = next((c for c in initial_cells() if _point_in(c, pt)), None)
-        if c is not None and c not in out:
-            out.append(c)
-    return out
-
-
 def run_cells_here(cells: list, depth: int = 1) -> dict:
     """:func:`run_region_b`'s result for a few cells in this process (no executor: e.g. inside a claim's part that
     already runs on a Dask worker), bisecting open ones ``depth`` times; the decided fraction is of Region B's
@@ -207,5 +194,5 @@ def check_recheck(cell, result: dict) -> None:
         raise ValueError(f"positivity: re-check step {exc.step} failed: {exc.detail}") from None
 
 
-__all__ = ["DEPTH", "KIND", "STATEMENT", "VERSION", "applies", "box_of", "cache_file", "cell_of_point", "cells_holding",
+__all__ = ["DEPTH", "KIND", "STATEMENT", "VERSION", "applies", "box_of", "cache_file", "cell_of_point",
            "check_recheck", "halves", "initial_cells", "run_cells_here", "run_region_b", "summary"]
