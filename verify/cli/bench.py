@@ -31,7 +31,8 @@ from .progress import progress
 def bench_cmd(as_json, quick, out_dir, dask, only, quiet):
     """Measure steps/s of every engine (and Dask's sweep scaling and overhead); write OUT/bench.json and bench.md.
 
-    The full measurement takes several minutes (6 to 8 on 2 cores; bench.json records its time under
+    The full measurement takes over an hour on 2 cores: Region A of the atlas runs up to its 60-minute target,
+    besides about 15 minutes of engines, certificates and the family (bench.json records its time under
     "seconds"); --quick takes under a minute. Progress goes to stderr (a plain line every 10 s when stderr is
     not a terminal), so --json stays pure JSON.
     """
