@@ -52,11 +52,23 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # atlas issue's Region B; "B-low" the strip below it where no constant band exists and the ratio set closes (kappa
 # <= 1: above 1 it stays open, docs/atlas.md). "saved_only": Lemma C.2 reads the region's saved run when there is
 # one and never decides its cells during a claim run (Region B's cells holding the claim's regimes are decided then).
+# Towards the faces of the large-step range (issue 27), each 1% short of the face it approaches: "B-x-edge" = Region B's
+# rho and kappa with x in [1.9, 1.98] (x -> 2, the stability edge); "B-rho-top" = rho in [7/8, 99/100] (K -> D) with x
+# from r up to 1.98; "B-kappa-low" = kappa in [1/65536, 1/256] (kappa -> 0) over Region B's rho with x up to 1.98;
+# "B-kappa-high" = kappa in [4, 64] (kappa -> oo), left open by both sets (docs/atlas.md says where and why).
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
     "B-low": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (None, Fraction(19, 10)),
               "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True},
+    "B-x-edge": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
+                 "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
+    "B-rho-top": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+                  "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(23, 800), "saved_only": True},
+    "B-kappa-low": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
+                    "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 16), "saved_only": True},
+    "B-kappa-high": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
+                     "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
 }
 REGION_B = REGIONS["B"]
 
@@ -354,8 +366,8 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
 
 def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     """The volume of a cell's part inside a region (default Region B), in (rho, x, log2 kappa) (the measure the
-    decided fraction uses): the x range from max(x_lo, min(1, r)) to min(x_hi, the region's x end), integrated over
-    rho numerically."""
+    decided fraction uses): the x range from max(x_lo, min(1, r), the region's x start when it has one) to
+    min(x_hi, the region's x end), integrated over rho numerically."""
     rl, rh = (max(float(box["rho"][0]), float(region["rho"][0])), min(float(box["rho"][1]), float(region["rho"][1])))
     kl, kh = (max(float(box["kappa"][0]), float(region["kappa"][0])),
               min(float(box["kappa"][1]), float(region["kappa"][1])))
@@ -363,10 +375,11 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
         return 0.0
     n = 64
     tot = 0.0
+    x_start = 0.0 if region["x"][0] is None else float(region["x"][0])
     x_end = float(region["x"][1])
     for i in range(n):
         rr = rl + (i + 0.5) * (rh - rl) / n
-        lo = max(float(box["x"][0]), min(1.0, 1 / rr - 1))
+        lo = max(float(box["x"][0]), min(1.0, 1 / rr - 1), x_start)
         tot += max(0.0, min(float(box["x"][1]), x_end) - lo)
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
