@@ -230,9 +230,29 @@ def in_hypotheses(box: dict) -> str | None:
     return None
 
 
-def choose_band(box: dict, samples: int = 4, grid: int = 64):
+def delta_cap(box: dict, samples: int = 4, grid: int = 256) -> float:
+    """The largest A for which delta stays >= 0 from every state (A, w) of the sampled members: at w = e^-delta the
+    check "delta-nonnegative" asks inc(alpha, w) >= ln w (delta' = delta + inc >= 0). By the inc formula (the
+    re-checker's) inc = c alpha (alpha (w - 1) + 1 + r w), c = y (1 + r) w/(1 + r w)^3 > 0, a downward parabola in
+    alpha, so inc >= ln w (<= 0) holds for alpha from 0 up to the larger root of c (w - 1) alpha^2 + c (1 + r w) alpha
+    - ln w; the cap is the least root over w in (0, 1) and the sampled rho, at the largest y = kappa x of the box
+    (inc is proportional to y). Where kappa x is large the unconstrained band's A lies above it (kappa -> oo)."""
+    import numpy as np  # heavy: numpy
+    y_ = float(box["kappa"][1] * box["x"][1])
+    ws = np.linspace(1.0 / grid, 1.0 - 1.0 / grid, grid)
+    cap = math.inf
+    for rh in np.linspace(float(box["rho"][0]), float(box["rho"][1]), samples):
+        r_ = 1 / rh - 1
+        c = y_ * (1 + r_) * ws / (1 + r_ * ws) ** 3
+        a2, a1, a0 = c * (ws - 1), c * (1 + r_ * ws), -np.log(ws)
+        cap = min(cap, float(np.min((-a1 - np.sqrt(a1 * a1 - 4 * a2 * a0)) / (2 * a2))))
+    return cap
+
+
+def choose_band(box: dict, samples: int = 4, grid: int = 64, cap: float | None = None):
     """(L, A) from a linear programme: maximise the least slack of the invariance conditions at sampled members
-    (a grid of rho and x, the box's corners among them) and w in [0, 1]; None when it is infeasible."""
+    (a grid of rho and x, the box's corners among them) and w in [0, 1], with A <= cap when one is given
+    (:func:`delta_cap`); None when it is infeasible."""
     import numpy as np  # heavy: numpy
     from scipy.optimize import linprog  # heavy: scipy
     f_, b_ = _float_parts()
@@ -254,13 +274,14 @@ def choose_band(box: dict, samples: int = 4, grid: int = 64):
     hi1 = float(box["x"][1] * box["rho"][1])
     rows += [[1, 0, 1], [0, -1, 1], [-1, 0, 1]]      # L <= alpha(1) for every member, A >= alpha(1), L > 0
     rhs += [lo1, -hi1, 0]
-    res = linprog([0, 0, -1], A_ub=rows, b_ub=rhs, bounds=[(0, None), (0, None), (None, 1)], method="highs")
+    a_bound = (0, None if cap is None else cap)
+    res = linprog([0, 0, -1], A_ub=rows, b_ub=rhs, bounds=[(0, None), a_bound, (None, 1)], method="highs")
     if res.status != 0 or res.x[2] <= 0:
         return None, (float(res.x[2]) if res.status == 0 else None)
     # second stage: keep half the best least slack and take the narrowest band (a low A keeps delta' - delta from
     # going far below 0 where alpha > 1; a high L is the positivity margin)
     slack = res.x[2] / 2
-    res2 = linprog([-1, 1, 0], A_ub=rows, b_ub=rhs, bounds=[(0, None), (0, None), (slack, slack)], method="highs")
+    res2 = linprog([-1, 1, 0], A_ub=rows, b_ub=rhs, bounds=[(0, None), a_bound, (slack, slack)], method="highs")
     L, A, _ = res2.x if res2.status == 0 else res.x
     return (Fraction(L).limit_denominator(1 << 16), Fraction(A).limit_denominator(1 << 16)), float(slack)
 
@@ -328,7 +349,22 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
         return out | {"status": "open", "failed": "obligations",
                       "reason": f"the band argument's symbolic steps are not all proved: {unproved}"}
     out["obligations"] = [o.key for o in obligations()]
-    band, slack = choose_band(box)
+    res = _decide_band(box, out, *choose_band(box), max_boxes)
+    if res["status"] == "open" and res["failed"] == "delta-nonnegative":
+        # the band's A let delta fall below 0 (kappa x large): choose it again under the cap delta_cap (the same
+        # rigorous checks decide; a cap is only a better guess)
+        cap = 0.98 * delta_cap(box)
+        capped = _decide_band(box, out, *choose_band(box, cap=cap), max_boxes)
+        if capped["status"] == "certified":
+            return capped
+        res = res | {"reason": f"{res['reason']}; with A capped at {cap:.4g} (delta_cap): {capped['reason']}"}
+    return res
+
+
+def _decide_band(box: dict, out: dict, band, slack, max_boxes: int) -> dict:
+    """The band (L, A) decided over the box: the first step inside it and every leaf box of (w, rho) checked
+    (``out``, the result's common fields, is copied, not changed)."""
+    out = dict(out)
     if band is None:
         return out | {"status": "open", "reason": "no band [L, A] with L > 0 satisfies the invariance conditions at "
                       f"the sampled members (linear programme, least slack {slack})", "failed": "band"}
@@ -384,5 +420,5 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "in_hypotheses", "obligations",
-           "region_b_volume", "small_step_edge"]
+__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "in_hypotheses",
+           "obligations", "region_b_volume", "small_step_edge"]
