@@ -341,53 +341,49 @@ def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) ->
                                     "not close, open: " + "; ".join(still_open)}
 
 
+def _saved_run(name: str) -> tuple[dict | None, str | None]:
+    """A region's saved run in the cache (verify.certify.region_b.cache_file), every certified cell re-checked by the
+    independent re-checker: (result, where it came from); (None, why) when the file is refused; (None, None) when
+    there is none."""
+    path = region_b.cache_file(name)
+    if not path.is_file():
+        return None, None
+    res = json.loads(path.read_text())
+    try:
+        for c in res["cells"]:
+            if c["status"] == "certified":
+                recheck(c)
+        return res, f"saved run {path.name} (every certified cell re-checked independently)"
+    except (CheckFailed, KeyError, TypeError) as exc:
+        return None, f"the saved run {path.name} was refused ({exc})"
+
+
+def _region_result(name: str) -> tuple[dict | None, str]:
+    """A region's result: its saved run (:func:`_saved_run`); else, unless the region is marked "saved_only", every
+    initial cell decided now in this process (Region B: about 4 s of CPU for its 139 cells; B-x-edge about 3 s for
+    its 24); else None. Returns (result, where it came from)."""
+    res, why = _saved_run(name)
+    if res is not None or REGIONS[name].get("saved_only"):
+        return res, why
+    why = (why + "; " if why else "") + "every cell decided in this run"
+    return region_b.run_cells_here(region_b.initial_cells(region=name), region=name), why
+
+
 def region_b_result() -> tuple[dict, str]:
-    """Region B's result: the saved run in the cache (verify.certify.region_b.CACHE_FILE) when there is one, every
-    certified cell re-checked by the independent re-checker; else every initial cell of Region B, decided now (in this
-    process: about 4 s of CPU for its 139 cells). Returns (result, where it came from)."""
-    path = region_b.cache_file()
-    if path.is_file():
-        res = json.loads(path.read_text())
-        try:
-            for c in res["cells"]:
-                if c["status"] == "certified":
-                    recheck(c)
-            return res, f"saved run {path.name} (every certified cell re-checked independently)"
-        except (CheckFailed, KeyError, TypeError) as exc:
-            why = f"the saved run was refused ({exc}); every cell decided in this run"
-    else:
-        why = "every cell decided in this run"
-    return region_b.run_cells_here(region_b.initial_cells()), why
+    """Region B's result (:func:`_region_result`)."""
+    return _region_result("B")
 
 
 def saved_region_results() -> list:
-    """(name, result or None, where it came from) for every region beside Region B (positivity.REGIONS): its saved
-    run when one exists, every certified cell re-checked independently (a refused file gives None with the reason,
-    and a region not marked "saved_only" is then decided in this run); else, for a region not marked "saved_only"
-    (cheap: B-x-edge, about 3 s of CPU), every initial cell decided in this run; a "saved_only" region without a
-    saved run is left out."""
+    """(name, result or None, where it came from) for every region beside Region B (positivity.REGIONS) with a
+    result (:func:`_region_result`: a saved run, else one decided in this run unless "saved_only") or a refused
+    saved run; a "saved_only" region without a saved run is left out."""
     out = []
-    for name, reg in REGIONS.items():
-        if name == "B":
-            continue
-        path = region_b.cache_file(name)
-        why = "every cell decided in this run"
-        if path.is_file():
-            res = json.loads(path.read_text())
-            try:
-                for c in res["cells"]:
-                    if c["status"] == "certified":
-                        recheck(c)
-                out.append((name, res, f"saved run {path.name} (every certified cell re-checked independently)"))
-                continue
-            except (CheckFailed, KeyError, TypeError) as exc:
-                why = f"the saved run {path.name} was refused ({exc})"
-                if reg.get("saved_only"):
-                    out.append((name, None, why))
-                    continue
-                why += "; every cell decided in this run"
-        if not reg.get("saved_only"):
-            out.append((name, region_b.run_cells_here(region_b.initial_cells(region=name), region=name), why))
+    for name in REGIONS:
+        if name != "B":
+            res, why = _region_result(name)
+            if why is not None:
+                out.append((name, res, why))
     return out
 
 
