@@ -91,7 +91,6 @@ def test_a_face_cell_is_certified_rechecked_and_refused_when_tampered(decided, n
     assert exc.value.step == "cover"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name, cell, member", FACES, ids=[f[0] for f in FACES])
 def test_a_member_at_the_face_stays_in_the_band_for_ten_thousand_steps(decided, name, cell, member):
     step = _generated_step()
