@@ -246,16 +246,29 @@ def test_region_b_command_refuses_bad_input_in_one_line(args, flag, capsys):
     assert exc.value.code == 2 and len(err) == 1 and flag in err[0]
 
 
-def _saved_run(tmp_path, monkeypatch, change=None):
+def _empty_runs(tmp_path) -> dict:
+    """Saved runs holding no cell for the regions beside B that a claim run decides when none is saved (B-x-edge),
+    so that a test reading Region B's file sees only its cells."""
+    out = {}
+    for name, reg in P.REGIONS.items():
+        if name != "B" and not reg.get("saved_only"):
+            out[name] = tmp_path / f"empty-{name}.json"
+            out[name].write_text(json.dumps(RB.summary([], 0.0, 0.0, True, 0, name)))
+    return out
+
+
+def _saved_run(tmp_path, monkeypatch, change=None, decide_others=False):
     """A saved Region B run in a temporary cache holding one certified cell around sts D = 3, K = 2, eta = 7/2
-    (rho = 2/3, x = 7/4, kappa = 1/2), optionally tampered with."""
+    (rho = 2/3, x = 7/4, kappa = 1/2), optionally tampered with; the other regions a claim run decides are saved
+    empty unless ``decide_others``."""
     cell = {"rho": (F(5, 8), F(11, 16)), "x": (F(17, 10), F(9, 5)), "kappa": (F(1, 256), F(4))}
     res = json.loads(json.dumps(P.decide_positivity(cell))) | {"path": "c0:"}
     if change:
         change(res)
     path = tmp_path / "region-b.json"
     path.write_text(json.dumps(RB.summary([res], 8.65, 1.0, True, 0)))
-    monkeypatch.setattr(RB, "cache_file", lambda region="B": path if region == "B" else tmp_path / "absent.json")
+    paths = {"B": path} | ({} if decide_others else _empty_runs(tmp_path))
+    monkeypatch.setattr(RB, "cache_file", lambda region="B": paths.get(region, tmp_path / "absent.json"))
 
 
 def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
@@ -275,12 +288,17 @@ def test_lemma_reads_a_saved_region_b_run(tmp_path, monkeypatch):
 def test_lemma_refuses_a_tampered_saved_run(tmp_path, monkeypatch):
     from lemmas.lemma_C_2 import region_b_records
     from verify.evidence.regime_runs import regime
-    _saved_run(tmp_path, monkeypatch, lambda d: d["band"].update(L="2"))
+    _saved_run(tmp_path, monkeypatch, lambda d: d["band"].update(L="2"), decide_others=True)
     recs, cover = region_b_records([regime("sts", 3, 2, M=1, d=2, eta="7/2", vstar_norm="1")])
     assert "refused" in cover["source"] and "first-step" in cover["source"]
     # the refused file is replaced by Region B decided again in this run: all 139 initial cells (the count
-    # python -m verify.fuzz.region_b reports), each certified
+    # python -m verify.fuzz.region_b reports), each certified; B-x-edge, with no saved run, is decided in the run
+    # too: 12 rho slices x 2 x-cells ([1.9, 1.95], [1.95, 1.98]) = 24, each certified; the saved_only regions,
+    # with no saved run, are left out
     assert cover["cells"] == cover["certified"] == 139 and recs[0]["holds"] is True
+    edge = cover["other_regions"]["B-x-edge"]
+    assert edge["cells"] == edge["certified"] == 24 and edge["source"] == "every cell decided in this run"
+    assert set(cover["other_regions"]) == {"B-x-edge"}
 
 
 def test_the_atlas_runs_and_its_rechecker_rechecks_the_positivity_check(certified):

@@ -140,11 +140,12 @@ def test_lemma_reads_a_saved_region_b_low_run_beside_region_b(tmp_path, monkeypa
     from verify.certify import region_b as RB
     from verify.evidence.regime_runs import regime
     b = {"rho": (F(5, 8), F(11, 16)), "x": (F(17, 10), F(9, 5)), "kappa": (F(1, 256), F(4))}
-    paths = {"B": tmp_path / "region-b.json", "B-low": tmp_path / "region-b-low.json"}
+    from test_positivity import _empty_runs
+    paths = {"B": tmp_path / "region-b.json", "B-low": tmp_path / "region-b-low.json"} | _empty_runs(tmp_path)
     paths["B"].write_text(json.dumps(RB.summary([P.decide_positivity(b) | {"path": "c0:"}], 8.65, 1.0, True, 0)))
     low = json.loads(json.dumps(certified)) | {"path": "c0:"}
     paths["B-low"].write_text(json.dumps(RB.summary([low], 1.0, 1.0, True, 0, "B-low")))
-    monkeypatch.setattr(RB, "cache_file", lambda region="B": paths[region])
+    monkeypatch.setattr(RB, "cache_file", lambda region="B": paths.get(region, tmp_path / "absent.json"))
     # sts D = 24, K = 1, eta = 31/20 (d = M = 1): rho = 1/24, x = 31/20, kappa = 1, inside CELL
     from verify.derive.invariants import invariants_of
     inside = regime("sts", 24, 1, M=1, d=1, eta="31/20")

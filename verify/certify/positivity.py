@@ -52,11 +52,23 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # atlas issue's Region B; "B-low" the strip below it where no constant band exists and the ratio set closes (kappa
 # <= 1: above 1 it stays open, docs/atlas.md). "saved_only": Lemma C.2 reads the region's saved run when there is
 # one and never decides its cells during a claim run (Region B's cells holding the claim's regimes are decided then).
+# Towards the faces of the large-step range (issue 27), each 1% short of the face it approaches: "B-x-edge" = Region B's
+# rho and kappa with x in [1.9, 1.98] (x -> 2, the stability edge); "B-rho-top" = rho in [7/8, 99/100] (K -> D) with x
+# from r up to 1.98; "B-kappa-low" = kappa in [1/65536, 1/256] (kappa -> 0) over Region B's rho with x up to 1.98;
+# "B-kappa-high" = kappa in [4, 64] (kappa -> oo), left open by both sets (docs/atlas.md says where and why).
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
     "B-low": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (None, Fraction(19, 10)),
               "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True},
+    "B-x-edge": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
+                 "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
+    "B-rho-top": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+                  "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(23, 800), "saved_only": True},
+    "B-kappa-low": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
+                    "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 16), "saved_only": True},
+    "B-kappa-high": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
+                     "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
 }
 REGION_B = REGIONS["B"]
 
@@ -218,9 +230,29 @@ def in_hypotheses(box: dict) -> str | None:
     return None
 
 
-def choose_band(box: dict, samples: int = 4, grid: int = 64):
+def delta_cap(box: dict, samples: int = 4, grid: int = 256) -> float:
+    """The largest A for which delta stays >= 0 from every state (A, w) of the sampled members: at w = e^-delta the
+    check "delta-nonnegative" asks inc(alpha, w) >= ln w (delta' = delta + inc >= 0). By the inc formula (the
+    re-checker's) inc = c alpha (alpha (w - 1) + 1 + r w), c = y (1 + r) w/(1 + r w)^3 > 0, a downward parabola in
+    alpha, so inc >= ln w (<= 0) holds for alpha from 0 up to the larger root of c (w - 1) alpha^2 + c (1 + r w) alpha
+    - ln w; the cap is the least root over w in (0, 1) and the sampled rho, at the largest y = kappa x of the box
+    (inc is proportional to y). Where kappa x is large the unconstrained band's A lies above it (kappa -> oo)."""
+    import numpy as np  # heavy: numpy
+    y_ = float(box["kappa"][1] * box["x"][1])
+    ws = np.linspace(1.0 / grid, 1.0 - 1.0 / grid, grid)
+    cap = math.inf
+    for rh in np.linspace(float(box["rho"][0]), float(box["rho"][1]), samples):
+        r_ = 1 / rh - 1
+        c = y_ * (1 + r_) * ws / (1 + r_ * ws) ** 3
+        a2, a1, a0 = c * (ws - 1), c * (1 + r_ * ws), -np.log(ws)
+        cap = min(cap, float(np.min((-a1 - np.sqrt(a1 * a1 - 4 * a2 * a0)) / (2 * a2))))
+    return cap
+
+
+def choose_band(box: dict, samples: int = 4, grid: int = 64, cap: float | None = None):
     """(L, A) from a linear programme: maximise the least slack of the invariance conditions at sampled members
-    (a grid of rho and x, the box's corners among them) and w in [0, 1]; None when it is infeasible."""
+    (a grid of rho and x, the box's corners among them) and w in [0, 1], with A <= cap when one is given
+    (:func:`delta_cap`); None when it is infeasible."""
     import numpy as np  # heavy: numpy
     from scipy.optimize import linprog  # heavy: scipy
     f_, b_ = _float_parts()
@@ -242,13 +274,14 @@ def choose_band(box: dict, samples: int = 4, grid: int = 64):
     hi1 = float(box["x"][1] * box["rho"][1])
     rows += [[1, 0, 1], [0, -1, 1], [-1, 0, 1]]      # L <= alpha(1) for every member, A >= alpha(1), L > 0
     rhs += [lo1, -hi1, 0]
-    res = linprog([0, 0, -1], A_ub=rows, b_ub=rhs, bounds=[(0, None), (0, None), (None, 1)], method="highs")
+    a_bound = (0, None if cap is None else cap)
+    res = linprog([0, 0, -1], A_ub=rows, b_ub=rhs, bounds=[(0, None), a_bound, (None, 1)], method="highs")
     if res.status != 0 or res.x[2] <= 0:
         return None, (float(res.x[2]) if res.status == 0 else None)
     # second stage: keep half the best least slack and take the narrowest band (a low A keeps delta' - delta from
     # going far below 0 where alpha > 1; a high L is the positivity margin)
     slack = res.x[2] / 2
-    res2 = linprog([-1, 1, 0], A_ub=rows, b_ub=rhs, bounds=[(0, None), (0, None), (slack, slack)], method="highs")
+    res2 = linprog([-1, 1, 0], A_ub=rows, b_ub=rhs, bounds=[(0, None), a_bound, (slack, slack)], method="highs")
     L, A, _ = res2.x if res2.status == 0 else res.x
     return (Fraction(L).limit_denominator(1 << 16), Fraction(A).limit_denominator(1 << 16)), float(slack)
 
@@ -316,7 +349,22 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
         return out | {"status": "open", "failed": "obligations",
                       "reason": f"the band argument's symbolic steps are not all proved: {unproved}"}
     out["obligations"] = [o.key for o in obligations()]
-    band, slack = choose_band(box)
+    res = _decide_band(box, out, *choose_band(box), max_boxes)
+    if res["status"] == "open" and res["failed"] == "delta-nonnegative":
+        # the band's A let delta fall below 0 (kappa x large): choose it again under the cap delta_cap (the same
+        # rigorous checks decide; a cap is only a better guess)
+        cap = 0.98 * delta_cap(box)
+        capped = _decide_band(box, out, *choose_band(box, cap=cap), max_boxes)
+        if capped["status"] == "certified":
+            return capped
+        res = res | {"reason": f"{res['reason']}; with A capped at {cap:.4g} (delta_cap): {capped['reason']}"}
+    return res
+
+
+def _decide_band(box: dict, out: dict, band, slack, max_boxes: int) -> dict:
+    """The band (L, A) decided over the box: the first step inside it and every leaf box of (w, rho) checked
+    (``out``, the result's common fields, is copied, not changed)."""
+    out = dict(out)
     if band is None:
         return out | {"status": "open", "reason": "no band [L, A] with L > 0 satisfies the invariance conditions at "
                       f"the sampled members (linear programme, least slack {slack})", "failed": "band"}
@@ -354,8 +402,8 @@ def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
 
 def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     """The volume of a cell's part inside a region (default Region B), in (rho, x, log2 kappa) (the measure the
-    decided fraction uses): the x range from max(x_lo, min(1, r)) to min(x_hi, the region's x end), integrated over
-    rho numerically."""
+    decided fraction uses): the x range from max(x_lo, min(1, r), the region's x start when it has one) to
+    min(x_hi, the region's x end), integrated over rho numerically."""
     rl, rh = (max(float(box["rho"][0]), float(region["rho"][0])), min(float(box["rho"][1]), float(region["rho"][1])))
     kl, kh = (max(float(box["kappa"][0]), float(region["kappa"][0])),
               min(float(box["kappa"][1]), float(region["kappa"][1])))
@@ -363,13 +411,14 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
         return 0.0
     n = 64
     tot = 0.0
+    x_start = 0.0 if region["x"][0] is None else float(region["x"][0])
     x_end = float(region["x"][1])
     for i in range(n):
         rr = rl + (i + 0.5) * (rh - rl) / n
-        lo = max(float(box["x"][0]), min(1.0, 1 / rr - 1))
+        lo = max(float(box["x"][0]), min(1.0, 1 / rr - 1), x_start)
         tot += max(0.0, min(float(box["x"][1]), x_end) - lo)
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "in_hypotheses", "obligations",
-           "region_b_volume", "small_step_edge"]
+__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "in_hypotheses",
+           "obligations", "region_b_volume", "small_step_edge"]

@@ -1,9 +1,9 @@
 """Region B of the atlas: Lemma C.2's large-step range decided cell by cell, on the Dask executor.
 
 Region B is rho = K/D in [1/8, 7/8], x from min(1, r) (r = 1/rho - 1, the small-step edge) to 19/10 and kappa in
-[1/256, 4]; the regions are data (positivity.REGIONS: "B", and "B-low" = rho in [1/32, 1/8], kappa in [1/256, 1],
-below it). A region is cut into cells (rho in its slices, sixteenths for B, x in eighths below 1 and tenths above,
-kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by
+[1/256, 4]; the regions are data (positivity.REGIONS: "B", "B-low" = rho in [1/32, 1/8], kappa in [1/256, 1],
+below it, and those towards the faces x -> 2, rho -> 1, kappa -> 0 and kappa -> oo). A region is cut into cells
+(rho in its slices, sixteenths for B, x at :func:`_x_breaks` from its start, kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by
 verify.certify.positivity_sets (a band, else the ratio set); an open cell is bisected across its widest relative
 interval (kappa in log scale) up to ``depth`` times, on the executor of verify.run.execute. The decided fraction is
 by volume in (rho, x, log2 kappa) inside the region (positivity.region_b_volume). The result is plain versioned
@@ -37,7 +37,10 @@ STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every 
 
 
 def _x_breaks() -> list:
-    return [Fraction(k, 8) for k in range(1, 8)] + [Fraction(k, 10) for k in range(10, 20)]
+    """x's cell ends: halvings down to 1/128 (rho near 1 has its small-step edge r = 1/rho - 1 below 1/8), eighths
+    below 1, tenths to 1.9, then 1.95 and 1.98 (towards the stability edge x = 2)."""
+    return ([Fraction(1, 2**k) for k in range(7, 3, -1)] + [Fraction(k, 8) for k in range(1, 8)]
+            + [Fraction(k, 10) for k in range(10, 20)] + [Fraction(39, 20), Fraction(99, 50)])
 
 
 def initial_cells(rho_steps: tuple | None = None, region: str = "B") -> list:
@@ -46,7 +49,7 @@ def initial_cells(rho_steps: tuple | None = None, region: str = "B") -> list:
     reg = REGIONS[region]
     (rl, rh), step = reg["rho"], reg["rho_slice"]
     n = int((rh - rl) / step)
-    xs = [v for v in _x_breaks() if v <= reg["x"][1]]
+    xs = [v for v in _x_breaks() if (reg["x"][0] is None or v >= reg["x"][0]) and v <= reg["x"][1]]
     out = []
     for i in range(n):
         if rho_steps is not None and i not in rho_steps:
@@ -148,9 +151,9 @@ def cell_of_point(cells: list, point: tuple) -> dict | None:
     return next((c for c in hits if c["status"] == "certified"), hits[0] if hits else None)
 
 
-def run_cells_here(cells: list, depth: int = 1) -> dict:
+def run_cells_here(cells: list, depth: int = 1, region: str = "B") -> dict:
     """:func:`run_region_b`'s result for a few cells in this process (no executor: e.g. inside a claim's part that
-    already runs on a Dask worker), bisecting open ones ``depth`` times; the decided fraction is of Region B's
+    already runs on a Dask worker), bisecting open ones ``depth`` times; the decided fraction is of the region's
     whole volume (so a few cells decide a small fraction)."""
     t0 = time.perf_counter()
     leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
@@ -161,8 +164,10 @@ def run_cells_here(cells: list, depth: int = 1) -> dict:
             pending += [(h, path + str(k)) for k, h in enumerate(halves(c))]
         else:
             leaves.append(res)
-    # the fraction is of Region B's whole volume: these cells are a part of it
-    return summary(leaves, sum(region_b_volume(c) for c in initial_cells()), time.perf_counter() - t0, True, depth)
+    # the fraction is of the region's whole volume: these cells are a part of it
+    reg = REGIONS[region]
+    return summary(leaves, sum(region_b_volume(c, reg) for c in initial_cells(region=region)),
+                   time.perf_counter() - t0, True, depth, region)
 
 
 # ----- the atlas's cell check -----------------------------------------------------------------------------------------
