@@ -328,9 +328,11 @@ def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) ->
     """The large-step part's one sentence: what is certified, what the rest rests on, and the proof steps that
     stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
-    band = ("" if not cover else f"; for every t and every D, an invariant band certified {cover['certified']} of "
-            f"{cover['cells']} cells of Region B ({100 * cover['decided_fraction']:.1f}% of its volume in (rho, x, "
-            "log2 kappa)): every regime whose (rho = K/D, x, kappa) lies in "
+    regions = [("B", cover)] + [(n, o) for n, o in (cover or {}).get("other_regions", {}).items() if "cells" in o]
+    band = ("" if not cover else "; for every t and every D, an invariant set (a band or a ratio set) certified "
+            + ", ".join(f"{o['certified']} of {o['cells']} cells of Region {n} ({100 * o['decided_fraction']:.1f}% "
+                        "of its volume in (rho, x, log2 kappa))" for n, o in regions)
+            + ": every regime whose (rho = K/D, x, kappa) lies in "
             + ("; ".join(cover.get("regions", [])[:4]) + (f" or {len(cover['regions']) - 4} more cells"
                                                          if len(cover.get("regions", [])) > 4 else "")
                if cover.get("regions") else "no certified cell")

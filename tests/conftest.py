@@ -121,7 +121,7 @@ CLAIM_EXPECTED = {
     # 0 < K < D: the induction does not close; Arb balls to t = 150 in three regimes, float64 to 1500
     "lemma-C.2-large-step": ("supported", "part", ["certified only for t <= 150 in 3 regimes", "float64 runs agree "
                                                    "to t = 1500", "open: delta(t) >= 0 for all t",
-                                                   "an invariant band certified", "every regime whose (rho = K/D, "
+                                                   "an invariant set (a band or a ratio set) certified", "every regime whose (rho = K/D, "
                                                    "x, kappa) lies in"]),
     # K = D: alpha stays in (0, 2], an SMT induction in symbolic dimensions for every t
     "lemma-C.2-k-equals-d": ("proved", "whole", ["the SymPy reduction, then an SMT induction at K = D"]),

@@ -160,7 +160,12 @@ def test_recheck_accepts_the_stored_result(certified):
     (lambda d: d["cell"].update(kappa=["1/256", "4096"]), "invariance"),
 ])
 def test_recheck_refuses_a_tampered_result(certified, change, step):
-    bad = copy.deepcopy(certified)
+    assert_refused(certified, change, step)
+
+
+def assert_refused(result: dict, change, step: str) -> None:
+    """recheck.positivity refuses a copy of ``result`` changed by ``change`` at the step ``step``."""
+    bad = copy.deepcopy(result)
     change(bad)
     with pytest.raises(R.CheckFailed) as exc:
         R.recheck(bad)
