@@ -111,3 +111,13 @@ def test_a_region_reads_as_its_name_in_text_never_as_its_repr():
     named = Region(D=Interval(8, 9, integer=True), text="sts K=4 D=8..9")
     assert f"the family {named}" == "the family sts K=4 D=8..9"
     assert "Interval(" not in str(Region(D=Interval(16, integer=True))) and "Region(" not in str(Region())
+
+
+def test_a_folded_scope_counts_boxes_as_regions_and_labels_as_sizes():
+    """The short label folds more than two dims into a count, naming what they are: three boxes of (rho, x) read
+    "3 regions", three size labels "3 sizes" (it read "163 sizes" for 163 cells of (rho, x, kappa))."""
+    boxes = tuple(Region(rho=(Fraction(k, 8), Fraction(k + 1, 8)), x=(1, 2)) for k in range(3))
+    assert Scope(dims=boxes, sigma=("identity",)).short_label().startswith("3 regions, identity")
+    labels = ("M=1 d=1 D=8 N=1 K=2", "M=1 d=1 D=9 N=1 K=2", "M=1 d=1 D=10 N=1 K=2")
+    assert Scope(dims=labels, sigma=("identity",)).short_label().startswith("3 sizes, identity")
+    assert Scope(dims=boxes[:2], sigma=("identity",)).short_label().count("rho in") == 2    # two are listed

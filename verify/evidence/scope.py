@@ -168,7 +168,10 @@ class Scope:
         """The label folded: counts instead of long lists (the full label is one click away in reports)."""
         def fold(v, one, many):
             return one if v == ALL else (", ".join(map(_member_label, v)) if len(v) <= 2 else f"{len(v)} {many}")
-        parts = [fold(self.dims, "all dimensions", "sizes"), fold(self.sigma, "every sigma", "sigmas"),
+        # dims are sizes (labels) or boxes of variables (Regions, e.g. the atlas's (rho, x, kappa) cells)
+        boxes = self.dims != ALL and all(isinstance(x, Region) for x in self.dims)
+        parts = [fold(self.dims, "all dimensions", "regions" if boxes else "sizes"),
+                 fold(self.sigma, "every sigma", "sigmas"),
                  fold(self.conventions, "every convention", "conventions"), horizon_label(self.horizon)]
         if self.assumes:
             parts.append(f"{len(self.assumes)} assumptions")
