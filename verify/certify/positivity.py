@@ -51,7 +51,8 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # min(1, r), the small-step edge, to its upper end) and the width of the initial cells' rho slices. "B" is the
 # atlas issue's Region B; "B-low" the strip below it where no constant band exists and the ratio set closes (kappa
 # <= 1: above 1 it stays open, docs/atlas.md). "saved_only": Lemma C.2 reads the region's saved run when there is
-# one and never decides its cells during a claim run (Region B's cells holding the claim's regimes are decided then).
+# one and never decides its cells during a claim run (a claim run decides Region B and B-x-edge in full when no run
+# is saved: 139 and 24 cells, a few seconds of CPU).
 # Towards the faces of the large-step range (issue 27), each 1% short of the face it approaches: "B-x-edge" = Region B's
 # rho and kappa with x in [1.9, 1.98] (x -> 2, the stability edge); "B-rho-top" = rho in [7/8, 99/100] (K -> D) with x
 # from r up to 1.98; "B-kappa-low" = kappa in [1/65536, 1/256] (kappa -> 0) over Region B's rho with x up to 1.98;
