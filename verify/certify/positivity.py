@@ -335,16 +335,28 @@ def _frac(q) -> str:
     return str(Fraction(q))
 
 
-def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
-    """Decide alpha(t) > 0 for t >= 1 over the cell {"rho": (lo, hi), "x": .., "kappa": ..} (Fractions or strings):
-    status "certified" (the band, the first step and every leaf box of (w, rho) checked) or "open" (the failing
-    check and where); a cell outside the hypotheses raises ValueError."""
+def result_skeleton(cell: dict) -> tuple[dict, dict]:
+    """(the cell as Fraction pairs, the fields every invariant set's result starts from: version, cell, prec,
+    w_pieces); a cell outside the hypotheses raises ValueError."""
     box = _box(cell)
     why = in_hypotheses(box)
     if why is not None:
         raise ValueError(f"cell outside the hypotheses: {why}")
-    out = {"version": VERSION, "cell": {n: [_frac(v) for v in box[n]] for n in NAMES}, "prec": PREC,
-           "w_pieces": W_PIECES}
+    return box, {"version": VERSION, "cell": {n: [_frac(v) for v in box[n]] for n in NAMES}, "prec": PREC,
+                 "w_pieces": W_PIECES}
+
+
+def first_step(box: dict) -> dict:
+    """The first step from (0, 0) over the box as stored: alpha(1) = x rho in [x_lo rho_lo, x_hi rho_hi], delta(1) =
+    0 ("first-step")."""
+    return {"alpha1": [_frac(box["x"][0] * box["rho"][0]), _frac(box["x"][1] * box["rho"][1])], "delta1": "0"}
+
+
+def decide_positivity(cell: dict, *, max_boxes: int = MAX_BOXES) -> dict:
+    """Decide alpha(t) > 0 for t >= 1 over the cell {"rho": (lo, hi), "x": .., "kappa": ..} (Fractions or strings):
+    status "certified" (the band, the first step and every leaf box of (w, rho) checked) or "open" (the failing
+    check and where); a cell outside the hypotheses raises ValueError."""
+    box, out = result_skeleton(cell)
     unproved = [o.key for o in obligations() if o.holds is not True]
     if unproved:
         return out | {"status": "open", "failed": "obligations",
@@ -372,7 +384,7 @@ def _decide_band(box: dict, out: dict, band, slack, max_boxes: int) -> dict:
     L, A = band
     out["band"] = {"L": _frac(L), "A": _frac(A), "lp_slack": slack}
     a1 = (box["x"][0] * box["rho"][0], box["x"][1] * box["rho"][1])
-    out["first_step"] = {"alpha1": [_frac(a1[0]), _frac(a1[1])], "delta1": "0"}
+    out["first_step"] = first_step(box)
     if not (0 < L <= a1[0] and a1[1] <= A):
         return out | {"status": "open", "failed": "first-step",
                       "reason": f"the first step alpha(1) = x rho in [{a1[0]}, {a1[1]}] is not inside [L, A] = [{L}, {A}]"}
@@ -421,5 +433,5 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "in_hypotheses",
-           "obligations", "region_b_volume", "small_step_edge"]
+__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "first_step",
+           "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]

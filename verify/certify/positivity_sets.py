@@ -22,24 +22,23 @@ class SetKind:
     obligations: Callable   # () -> the SymPy obligations its certificate relies on
 
 
+def _ratio_obligations() -> tuple:
+    """The ratio set's certificate relies on the band map's obligations and its own."""
+    return P.obligations() + PR.obligations()
+
+
 def _ratio(cell: dict) -> dict:
-    """The ratio set's decision as a full result (the band's skeleton: version, cell, prec, w_pieces)."""
-    box = P._box(cell)
-    why = P.in_hypotheses(box)
-    if why is not None:
-        raise ValueError(f"cell outside the hypotheses: {why}")
-    out = {"version": P.VERSION, "cell": {n: [str(v) for v in box[n]] for n in P.NAMES}, "prec": P.PREC,
-           "w_pieces": P.W_PIECES}
+    """The ratio set's decision as a full result (the skeleton every set's result shares,
+    positivity.result_skeleton)."""
+    box, out = P.result_skeleton(cell)
     res = PR.decide(box)
     if res["status"] == "certified":
-        out["obligations"] = [o.key for o in P.obligations() + PR.obligations()]
-        out["first_step"] = {"alpha1": [str(box["x"][0] * box["rho"][0]), str(box["x"][1] * box["rho"][1])],
-                             "delta1": "0"}
+        out["obligations"] = [o.key for o in _ratio_obligations()]
+        out["first_step"] = P.first_step(box)
     return out | res
 
 
-SETS = (SetKind("band", P.decide_positivity, P.obligations),
-        SetKind("ratio", _ratio, lambda: P.obligations() + PR.obligations()))
+SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations))
 
 
 def obligations_of(results: list) -> tuple:
