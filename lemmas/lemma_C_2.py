@@ -389,6 +389,12 @@ def saved_region_results() -> list:
     return out
 
 
+def _coverage(res: dict) -> dict:
+    """A region's result in brief: its cells, how many are certified and open, the decided fraction, its box."""
+    return {"cells": len(res["cells"]), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
+            "decided_fraction": res["decided_fraction"], "region": res["region"]}
+
+
 def region_b_records(settings) -> tuple[list, dict]:
     """The invariant-band records of the large-step part: one Arb record (all t) whose scope is the certified cells'
     boxes of (rho, x, kappa) as Regions (verify.certify.atlas_evidence.positivity_scope: every regime at their
@@ -403,22 +409,18 @@ def region_b_records(settings) -> tuple[list, dict]:
         c = region_b.cell_of_point(cells, (1 / (1 + r_), x_, y_ / x_))
         if c is not None and c["status"] == "certified":
             inside.append((s_, c))
-    cover = {"cells": len(res["cells"]), "certified": res["counts"]["certified"], "open": res["counts"]["open"],
-             "decided_fraction": res["decided_fraction"], "measure": res["measure"], "region": res["region"],
-             "source": source}
+    cover = _coverage(res) | {"measure": res["measure"], "source": source}
     if others:
-        cover["other_regions"] = {name: ({"cells": len(r["cells"]), "certified": r["counts"]["certified"],
-                                          "open": r["counts"]["open"], "decided_fraction": r["decided_fraction"],
-                                          "region": r["region"]} if r is not None else {}) | {"source": src}
+        cover["other_regions"] = {name: (_coverage(r) if r is not None else {}) | {"source": src}
                                   for name, r, src in others}
     recs = []
     certified = [c for c in cells if c["status"] == "certified"]
     obs = obligations_of(certified)
     steps_ok = all(o.holds is True for o in obs)
-    cover["regions"] = [r.label() for r in positivity_scope([c["cell"] for c in certified]).dims] if certified else []
+    # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
+    scope = positivity_scope([c["cell"] for c in certified]) if certified else None
+    cover["regions"] = [r.label() for r in scope.dims] if certified else []
     if certified:
-        # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
-        scope = positivity_scope([c["cell"] for c in certified])
         bands = "; ".join(f"{regime_label(s_)}: {describe(c)}" for s_, c in inside)
         recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
                            "recheck.positivity), every t >= 1", "arb", scope,
