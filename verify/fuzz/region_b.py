@@ -7,9 +7,10 @@ with alpha(t) <= 0. Both steps together are the atlas's cell check "positivity" 
 registry of verify.certify.atlas: CellCheck name, statement, run(cell, knobs), recheck(cell, result), applies(cell))
 and the command below; they sit here, above both the certificate layer and the fuzzer, so that neither imports up.
 
-Command: ``python -m verify.fuzz.region_b [--region B|B-low] [--depth N] [--workers N] [--deadline SECONDS]
-[--fuzz N] [--quick] [--save FILE]`` (default file: the region's in the cache, where Lemma C.2's large-step part
-reads Region B's; a deadline that passes exits 1, saying how to finish).
+Command: ``python -m verify.fuzz.region_b [--region NAME] [--depth N] [--workers N] [--deadline SECONDS]
+[--fuzz N] [--quick] [--save FILE]`` (NAME one of verify.certify.positivity.REGIONS, default B; default file: the
+region's in the cache, where Lemma C.2's large-step part reads it; a deadline that passes exits 1, saying how to
+finish).
 """
 from __future__ import annotations
 
