@@ -57,6 +57,8 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # rho and kappa with x in [1.9, 1.98] (x -> 2, the stability edge); "B-rho-top" = rho in [7/8, 99/100] (K -> D) with x
 # from r up to 1.98; "B-kappa-low" = kappa in [1/65536, 1/256] (kappa -> 0) over Region B's rho with x up to 1.98;
 # "B-kappa-high" = kappa in [4, 64] (kappa -> oo), left open by both sets (docs/atlas.md says where and why).
+# "B-zero" = rho in [0, 1/32] (every D >= 32 K, rho = 0 the cell's end: D -> oo) with x from 1 to 1.98 and kappa in
+# [1/256, 1], decided by the threshold set (verify.certify.positivity_threshold; a few seconds: a claim run decides it).
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
@@ -70,6 +72,8 @@ REGIONS = {
                     "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 16), "saved_only": True},
     "B-kappa-high": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
                      "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
+    "B-zero": {"rho": (Fraction(0), Fraction(1, 32)), "x": (Fraction(1), Fraction(99, 50)),
+               "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32)},
 }
 REGION_B = REGIONS["B"]
 
@@ -222,8 +226,9 @@ def _box(cell: dict) -> dict:
 
 def in_hypotheses(box: dict) -> str | None:
     """None when every member satisfies 0 < K < D and x < 2 (kappa > 0); else the violated hypothesis."""
-    if not (0 < box["rho"][0] and box["rho"][1] < 1):
-        return "rho = K/D must lie in (0, 1) (0 < K < D)"
+    # a cell [0, rho_hi] is every member with 0 < rho <= rho_hi (rho = 0 is its end, D -> oo, not a member)
+    if not (0 <= box["rho"][0] and 0 < box["rho"][1] < 1):
+        return "rho = K/D must lie in (0, 1) (0 < K < D; a cell may start at rho = 0, its members have rho > 0)"
     if not (0 < box["x"][0] and box["x"][1] < 2):
         return "x = eta_V c_L v N/K must lie in (0, 2) (the step-size hypothesis)"
     if not box["kappa"][0] > 0:

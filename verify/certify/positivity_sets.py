@@ -2,17 +2,21 @@
 
 A kind is a name and a decision on the cell's box. "band" (verify.certify.positivity: L <= alpha <= A, delta >= 0,
 the cheapest, first) and "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
-constant band exists). A certified result names its kind in "set"; the independent re-checker
+constant band exists), "threshold" (verify.certify.positivity_threshold: 0 <= alpha <= min(gamma T, A(rho)) in a chart
+regular at rho = 0, the only kind whose cell may start at rho = 0: "rho_zero"). A certified result names its kind in "set"; the independent re-checker
 (recheck.positivity.SETS) has one entry per kind and refuses a name it does not know. An open result keeps the
 first kind's fields and joins every kind's reason.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 from . import positivity as P
+from . import positivity_chart as PC
 from . import positivity_ratio as PR
+from . import positivity_threshold as PT
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,7 @@ class SetKind:
     name: str
     decide: Callable        # (cell) -> a positivity result dict (status certified / open)
     obligations: Callable   # () -> the SymPy obligations its certificate relies on
+    rho_zero: bool = False  # its chart is regular at rho = 0: it may decide a cell [0, rho_hi] (members 0 < rho)
 
 
 def _ratio_obligations() -> tuple:
@@ -38,7 +43,23 @@ def _ratio(cell: dict) -> dict:
     return out | res
 
 
-SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations))
+def _threshold_obligations() -> tuple:
+    """The threshold set relies on the band map's obligations, the omega chart's (positivity_chart) and its own."""
+    return P.obligations() + PC.obligations() + PT.obligations()
+
+
+def _threshold(cell: dict) -> dict:
+    """The threshold set's decision as a full result (the shared skeleton, positivity.result_skeleton)."""
+    box, out = P.result_skeleton(cell)
+    res = PT.decide(box)
+    if res["status"] == "certified":
+        out["obligations"] = [o.key for o in _threshold_obligations()]
+        out["first_step"] = P.first_step(box)
+    return out | res
+
+
+SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations),
+        SetKind("threshold", _threshold, _threshold_obligations, rho_zero=True))
 
 
 def obligations_of(results: list) -> tuple:
@@ -55,7 +76,14 @@ def decide_positivity(cell: dict) -> dict:
     """The first kind of :data:`SETS` that certifies the cell (its result with "set" = its name), else an open
     result whose reason names each kind's failure; a cell outside the hypotheses raises ValueError."""
     opened = []
+    at_zero = Fraction(cell["rho"][0]) == 0
     for kind in SETS:
+        if at_zero and not kind.rho_zero:
+            # a cell holding rho = 0: this kind's chart has r = 1/rho - 1, infinite there
+            box, out = P.result_skeleton(cell)
+            opened.append(out | {"status": "open", "set": kind.name, "failed": "rho-zero",
+                                 "reason": "its chart needs rho > 0 (the cell starts at rho = 0)"})
+            continue
         res = kind.decide(cell) | {"set": kind.name}
         if res["status"] == "certified":
             return res

@@ -34,9 +34,10 @@ def _map(backend: str):
 
 
 def members(cell: dict):
-    """Members of a cell: rationals in each coordinate's range (ends included)."""
+    """Members of a cell: rationals in each coordinate's range (ends included), rho > 0 (a cell [0, rho_hi] is its
+    members with 0 < rho <= rho_hi)."""
     return st.tuples(*(st.fractions(min_value=Fraction(cell[n][0]), max_value=Fraction(cell[n][1]),
-                                    max_denominator=1 << 12) for n in NAMES))
+                                    max_denominator=1 << 12) for n in NAMES)).filter(lambda m: m[0] > 0)
 
 
 def first_nonpositive(member: tuple, horizon: int, exact: bool = False) -> tuple:
