@@ -284,10 +284,180 @@ def _ratio(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> Non
     steps.append("invariance")
 
 
+# ----- the threshold set, in the chart (v, w, p) regular at rho = 0 ---------------------------------------------------
+# With w = e^-delta (as above), v = rho/(rho + w) (= 1/(1 + omega), omega = w/rho) and p = alpha v, so rho = v w/(1 - v)
+# and r = 1/rho - 1 = R/(v w) with R = 1 - v - v w. Then 1 + r w = (R + v)/v = (1 - v w)/v and r w^2 + 1 =
+# (R w + v)/v, so
+#   q = v (v + w (1 - v) - w^2 v)/(1 - v w)^2,   p_mass = v/(1 - v w),   P := alpha' v = (1 - x q) p + x v p_mass,
+#   inc = y (1 + r) w alpha (alpha (w - 1) + 1 + r w)/(1 + r w)^3 = kappa x h,  h = p (1 - v)((1 - v w) - p (1 - w))/(1 - v w)^3
+# (1 + r = (1 - v)/(v w)); the step w' = w E (E = e^-inc) at fixed rho gives v' = v/(v + (1 - v) E) and p' = P v'/v.
+# The set: 0 <= alpha <= min(gamma T, c A(rho)) with T = (1 + r w)/(1 - w) (inc > 0 exactly below it: the sign of
+# 1 + r w - alpha (1 - w)), A(rho) = (1 + sqrt(rho))/(2 sqrt(rho)) = the maximum of alpha* = (1 + r w)/(1 + r w^2)
+# over w, and c = a_factor >= 1. In (v, w, p): gamma T v = gamma (1 - v w)/(1 - w) (rising in w, falling in v) and
+# A v = v/2 + sqrt(v (1 - v)/w)/2. Invariance, each state of S mapped into S:
+#   alpha' <= c A: alpha' - alpha* = (1 - x q)(alpha - alpha*) (alpha* is fixed), so where x q <= 1 alpha' lies between
+#     alpha and alpha* <= A <= c A (no check needed); elsewhere P/v <= c A(rho_hi of the box) (A falls in rho);
+#   alpha' > 0: alpha' >= x p_mass > 0 where x q <= 1; elsewhere P > 0;
+#   w' <= 1: inc >= 0 where (1 - v w) - p (1 - w) >= 0; elsewhere w_hi e^-inc_lo <= 1;
+#   alpha' <= gamma T': times v + (1 - v) E > 0 it is gamma v + gamma E (1 - v - v w) - P (1 - E w) >= 0, affine in E.
+THRESHOLD_SPLITS = 9  # bisections of a threshold-set leaf this checker may make (v, w and p in turn: three each)
+
+
+def threshold_identities(c: Fraction) -> None:
+    """The threshold set's facts above as exact polynomial identities, and c >= 1."""
+    if not c >= 1:
+        raise CheckFailed("identities", f"a_factor = {c} < 1: c A(rho) lies below the maximum A(rho) of alpha*, so "
+                                        "alpha' <= c A does not follow where x q <= 1")
+    m = fmpq_mpoly_ctx.get(("v", "w", "p", "E", "P", "g", "t"), "lex")
+    v, w, p, E, P, g, t = m.gens()
+    R, den = 1 - v - v * w, 1 - v * w
+    D = v + (1 - v) * E
+    checks = {
+        "vwp-1+rw": R + v == den, "vwp-1+r": R + v * w == 1 - v,
+        # q = (r w^2 + 1)/(r w + 1)^2 = v (R w + v)/(R + v)^2 and the stated numerator
+        "vwp-q": R * w + v == v + w * (1 - v) - w * w * v,
+        # (gamma (1 - v' w') - p' (1 - w')) D with v' = v/D, w' = w E, p' = P/D
+        "threshold-slack": g * (D - v * w * E) - P * (1 - w * E) == g * v + g * E * (1 - v - v * w) - P * (1 - E * w),
+        # d/dw (1 - v w)/(1 - w): numerator of the derivative
+        "g-dw": -v * (1 - w) + den == 1 - v,
+        # A - alpha* with rho = t^2, alpha* = (t^2 + (1 - t^2) w)/(t^2 + (1 - t^2) w^2): (1 + t) Dn - 2 t Nn over 2 t Dn
+        "A-max": (1 + t) * (t * t + (1 - t * t) * w * w) - 2 * t * (t * t + (1 - t * t) * w)
+        == (1 - t) * (w - t + t * w) ** 2,
+        # h den^3 = p (1 - v)(den - p (1 - w)): its coefficient of p^2 is -(1 - v)(1 - w) <= 0 (concave in p)
+        "h-concave": (p * (1 - v) * (den - p * (1 - w))).derivative("p").derivative("p") == -2 * (1 - v) * (1 - w),
+    }
+    bad = [k for k, ok in checks.items() if not ok]
+    if bad:
+        raise CheckFailed("identities", f"not identities: {bad}")
+
+
+def _A_ball(r_: Fraction) -> arb:
+    t = _ball(r_).sqrt()
+    return (1 + t) / (2 * t)
+
+
+def _threshold_box_ok(leaf: tuple, cell: dict, gamma: Fraction, c: Fraction) -> str | None:
+    """None when every state of the set in the box maps into it with alpha' > 0 (or the box holds none)."""
+    vl, vh, wl, wh, pl, ph = leaf
+    (rl, rh), (xl, xh), (kl, kh) = cell["rho"], cell["x"], cell["kappa"]
+    if vl > 0:
+        wh = min(wh, rh * (1 - vl) / vl)               # rho = v w/(1 - v) <= rho_hi
+    if rl > 0:
+        wl = max(wl, rl * (1 - vh) / vh)
+    if wl > wh:
+        return None
+    r_lo = max(rl, vl * wl / (1 - vl))
+    r_hi = min(rh, vh * wh / (1 - vh)) if vh < 1 else rh
+    V, W, G, C = _hull(vl, vh), _hull(wl, wh), _ball(gamma), _ball(c)
+    ups = []
+    if wh < 1:
+        ups.append(G * (1 - _ball(vl) * _ball(wh)) / (1 - _ball(wh)))
+    if r_lo > 0:
+        ups.append(C * _A_ball(r_lo) * _ball(vh))
+    if wl > 0:
+        ups.append(C * (_ball(vh) / 2 + (_ball(vh * (1 - vl)) / _ball(wl)).sqrt() / 2))
+    cap = min((u.upper() for u in ups), default=None)
+    if ph == THRESHOLD_P_ROOT and not (cap is not None and cap <= _ball(ph)):
+        return "cap"
+    if cap is not None and _ball(pl) > cap:
+        return None
+    p_hi = cap if cap is not None and cap < _ball(ph) else _ball(ph)
+    p_lo = _ball(pl)
+    pp = p_lo.union(p_hi)
+    den = 1 - V * W
+    q = V * (V + W * (1 - V) - W * W * V) / (den * den)
+    Ps = [pp * (1 - _ball(xx) * q) + _ball(xx) * V * V / den for xx in (xl, xh)]
+    Pb = Ps[0].union(Ps[1])
+    if not (_ball(xh) * q).upper() <= 1:
+        if not Pb.lower() > 0:
+            return "positive"
+        if not (Pb / V).upper() <= (C * _A_ball(r_hi)).lower():
+            return "A"
+
+    def h(pv):
+        return pv * (1 - V) * (den - pv * (1 - W)) / (den * den * den)
+    hb = h(pp)
+    h_lo = max(min(h(p_lo).lower(), h(p_hi).lower()), hb.lower())
+    ys = (_ball(kl * xl), _ball(kh * xh))
+    inc_lo = min((y * h_lo).lower() for y in ys)
+    inc_hi = max((y * hb.upper()).upper() for y in ys)
+    if not ((den - p_hi * (1 - W)).lower() >= 0 or (_ball(wh) * (-inc_lo).exp()).upper() <= 1):
+        return "delta"
+    for e in ((-inc_hi).exp(), (-inc_lo).exp()):
+        if not (G * V + G * e * (1 - V - V * W) - Pb * (1 - e * W)).lower() > 0:
+            return "threshold"
+    return None
+
+
+THRESHOLD_P_ROOT = Fraction(4)   # the leaves cover p in [0, 4]; "cap" checks that S has no p above it
+
+
+def _threshold_leaf(path: str, pieces: int) -> tuple:
+    head, steps = path.split(":")
+    i = int(head)
+    if not 0 <= i < pieces or set(steps) - set("vVwWpP"):
+        raise CheckFailed("cover", f"malformed leaf path {path!r}")
+    b = {"v": [Fraction(0), Fraction(1)], "w": [Fraction(i, pieces), Fraction(i + 1, pieces)],
+         "p": [Fraction(0), THRESHOLD_P_ROOT]}
+    for ch in steps:
+        lo, hi = b[ch.lower()]
+        m = (lo + hi) / 2
+        b[ch.lower()] = [lo, m] if ch.islower() else [m, hi]
+    return (*b["v"], *b["w"], *b["p"])
+
+
+def _threshold_invariant(leaf: tuple, cell: dict, gamma, c, depth: int = 0) -> str | None:
+    bad = _threshold_box_ok(leaf, cell, gamma, c)
+    if bad is None or depth >= THRESHOLD_SPLITS:
+        return bad
+    k = depth % 3
+    lo, hi = leaf[2 * k], leaf[2 * k + 1]
+    m = (lo + hi) / 2
+    for half in ((lo, m), (m, hi)):
+        b = _threshold_invariant(leaf[:2 * k] + half + leaf[2 * k + 2:], cell, gamma, c, depth + 1)
+        if b is not None:
+            return b
+    return None
+
+
+def _threshold(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:
+    """The threshold set {0 <= alpha <= min(gamma T, c A(rho)), delta >= 0}: identities, first step, cover (boxes of
+    [0, 1] of v x slices of w x [0, 4] of p), invariance."""
+    try:
+        gamma, c = Fraction(res["gamma"]), Fraction(res["a_factor"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"unreadable field: {exc}") from None
+    threshold_identities(c)
+    (xl, xh), rh = cell["x"], cell["rho"][1]
+    # alpha(1) = x rho at w = 1 (T = +oo there): x rho <= c A(rho), x rho rising and A falling in rho
+    if not (0 < gamma and _ball(xh * rh) < _ball(c) * _A_ball(rh)):
+        raise CheckFailed("first-step", f"alpha(1) = x rho <= {xh * rh} is not below c A(rho_hi) = {c} A({rh})")
+    steps.append("first-step")
+    by_slice: dict = {}
+    for pth in leaves:
+        _threshold_leaf(pth, pieces)
+        head, tail = pth.split(":")
+        by_slice.setdefault(int(head), []).append(tail)
+    if sorted(by_slice) != list(range(pieces)) or not all(_complete(t, "vwp") for t in by_slice.values()):
+        raise CheckFailed("cover", "the leaves do not partition [0, 1] of v x [0, 1] of w x [0, 4] of p")
+    steps.append("cover")
+    for pth in leaves:
+        lf = _threshold_leaf(pth, pieces)
+        bad = _threshold_invariant(lf, cell, gamma, c)
+        if bad is not None:
+            raise CheckFailed("invariance", f"leaf {pth} (v in [{lf[0]}, {lf[1]}], w in [{lf[2]}, {lf[3]}], p in "
+                              f"[{lf[4]}, {lf[5]}]): check {bad} fails with alpha <= min({gamma} T, {c} A)")
+    steps.append("invariance")
+
+
 # The invariant sets a stored result may name (its "set"; results without one are bands): one entry per kind,
 # (re-check, what a certified result says about alpha(t)).
 SETS = {"band": (_band, lambda res: f"alpha(t) in [{res['band']['L']}, {res['band']['A']}]"),
-        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))")}
+        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))"),
+        "threshold": (_threshold, lambda res: f"0 < alpha(t) <= min({res['gamma']} T(delta(t)), {res['a_factor']} "
+                                              "A(rho))")}
+# The kinds whose chart is regular at rho = 0: only their cells may start at rho = 0 (members 0 < rho <= rho_hi).
+RHO_ZERO = ("threshold",)
 
 
 def describe(res: dict) -> str:
@@ -311,7 +481,9 @@ def recheck(res: dict) -> dict:
         raise CheckFailed("format", f"unreadable field: {exc}") from None
     steps.append("format")
     (rl, rh), (xl, xh), (kl, kh) = cell["rho"], cell["x"], cell["kappa"]
-    if not (0 < rl <= rh < 1 and 0 < xl <= xh < 2 and 0 < kl <= kh):
+    # a cell [0, rho_hi] is its members 0 < rho <= rho_hi, for a kind whose chart is regular at rho = 0
+    if not ((0 < rl or (rl == 0 and kind in RHO_ZERO)) and rl <= rh < 1 and 0 < rh and 0 < xl <= xh < 2
+            and 0 < kl <= kh):
         raise CheckFailed("hypotheses", f"cell {res['cell']} leaves 0 < rho < 1, 0 < x < 2, kappa > 0")
     steps.append("hypotheses")
     identities()
