@@ -324,14 +324,21 @@ def outside_numbers(rec: dict) -> dict:
     return {"regime": rec["regime_text"], "t": t, "alpha": float(rec["alpha"][t]) if t is not None else None}
 
 
+def _from_rho_zero(o: dict) -> str:
+    """", its cells start at rho = 0: every D >= N K" for a region whose box starts at rho = 0 (a cell [0, rho_hi]
+    holds every member with 0 < rho = K/D <= rho_hi, i.e. every D >= K/rho_hi at once), else ""."""
+    lo, hi = (Fraction(v) for v in o["region"]["rho"])
+    return f"; from rho = 0: every D >= {1 / hi} K" if lo == 0 and o["certified"] else ""
+
+
 def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) -> dict:
     """The large-step part's one sentence: what is certified, what the rest rests on, and the proof steps that
     stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
     regions = [("B", cover)] + [(n, o) for n, o in (cover or {}).get("other_regions", {}).items() if "cells" in o]
-    band = ("" if not cover else "; for every t and every D, an invariant set (a band or a ratio set) certified "
+    band = ("" if not cover else "; for every t and every D, an invariant set (a band, a ratio set or a threshold set) certified "
             + ", ".join(f"{o['certified']} of {o['cells']} cells of Region {n} ({100 * o['decided_fraction']:.1f}% "
-                        "of its volume in (rho, x, log2 kappa))" for n, o in regions)
+                        "of its volume in (rho, x, log2 kappa)" + _from_rho_zero(o) + ")" for n, o in regions)
             + ": every regime whose (rho = K/D, x, kappa) lies in "
             + ("; ".join(cover.get("regions", [])[:4]) + (f" or {len(cover['regions']) - 4} more cells"
                                                          if len(cover.get("regions", [])) > 4 else "")

@@ -32,8 +32,8 @@ VERSION = 1
 KIND = "lemma-C.2-region-B"
 DEPTH = 3
 STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every t >= 1 and every member of the cell "
-             "(an invariant set holding the first step: a band [L, A] x {delta >= 0}, or alpha <= gamma alpha* x "
-             "{delta >= 0}; verify.certify.positivity_sets)")
+             "(an invariant set holding the first step: a band [L, A] x {delta >= 0}, alpha <= gamma alpha* x "
+             "{delta >= 0}, or alpha <= min(gamma T, A(rho)) x {delta >= 0}; verify.certify.positivity_sets)")
 
 
 def _x_breaks() -> list:
