@@ -336,7 +336,8 @@ def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) ->
     stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
     regions = [("B", cover)] + [(n, o) for n, o in (cover or {}).get("other_regions", {}).items() if "cells" in o]
-    band = ("" if not cover else "; for every t and every D, an invariant set (a band, a ratio set or a threshold set) certified "
+    band = ("" if not cover else "; for every t and every D, an invariant set (a band, a ratio set or a threshold "
+            "set) certified "
             + ", ".join(f"{o['certified']} of {o['cells']} cells of Region {n} ({100 * o['decided_fraction']:.1f}% "
                         "of its volume in (rho, x, log2 kappa)" + _from_rho_zero(o) + ")" for n, o in regions)
             + ": every regime whose (rho = K/D, x, kappa) lies in "
