@@ -298,12 +298,15 @@ def test_lemma_refuses_a_tampered_saved_run(tmp_path, monkeypatch):
     assert "refused" in cover["source"] and "first-step" in cover["source"]
     # the refused file is replaced by Region B decided again in this run: all 139 initial cells (the count
     # python -m verify.fuzz.region_b reports), each certified; B-x-edge, with no saved run, is decided in the run
-    # too: 12 rho slices x 2 x-cells ([1.9, 1.95], [1.95, 1.98]) = 24, each certified; the saved_only regions,
-    # with no saved run, are left out
+    # too: 12 rho slices x 2 x-cells ([1.9, 1.95], [1.95, 1.98]) = 24, each certified; and B-zero (rho in [0, 1/32]:
+    # one slice x 11 x-cells from 1 to 1.98), each certified by the threshold set; the saved_only regions, with no
+    # saved run, are left out
     assert cover["cells"] == cover["certified"] == 139 and recs[0]["holds"] is True
     edge = cover["other_regions"]["B-x-edge"]
     assert edge["cells"] == edge["certified"] == 24 and edge["source"] == "every cell decided in this run"
-    assert set(cover["other_regions"]) == {"B-x-edge"}
+    zero = cover["other_regions"]["B-zero"]
+    assert zero["cells"] == zero["certified"] == 11 and zero["source"] == "every cell decided in this run"
+    assert set(cover["other_regions"]) == {"B-x-edge", "B-zero"}
 
 
 def test_the_atlas_runs_and_its_rechecker_rechecks_the_positivity_check(certified):
