@@ -213,18 +213,24 @@ def _ratio_box_ok(wl, wh, rl, rh, sl, sh, xs, ks, gamma) -> str | None:
     return None
 
 
-def _ratio_invariant(leaf: tuple, xs, ks, gamma, depth: int = 0) -> str | None:
-    bad = _ratio_box_ok(*leaf, xs, ks, gamma)
-    if bad is None or depth >= RATIO_SPLITS:
+def _split_check(ok, leaf: tuple, splits: int, depth: int = 0) -> str | None:
+    """ok(leaf) (None or the failing check) on a leaf of three coordinate pairs, halving them in turn up to
+    ``splits`` times where it fails: None when every piece passes, else the first failure."""
+    bad = ok(leaf)
+    if bad is None or depth >= splits:
         return bad
     k = depth % 3
     lo, hi = leaf[2 * k], leaf[2 * k + 1]
     m = (lo + hi) / 2
     for half in ((lo, m), (m, hi)):
-        b = _ratio_invariant(leaf[:2 * k] + half + leaf[2 * k + 2:], xs, ks, gamma, depth + 1)
+        b = _split_check(ok, leaf[:2 * k] + half + leaf[2 * k + 2:], splits, depth + 1)
         if b is not None:
             return b
     return None
+
+
+def _ratio_invariant(leaf: tuple, xs, ks, gamma) -> str | None:
+    return _split_check(lambda lf: _ratio_box_ok(*lf, xs, ks, gamma), leaf, RATIO_SPLITS)
 
 
 def _cover(leaves: list, pieces: int, rho: tuple, letters: str) -> None:
@@ -406,18 +412,8 @@ def _threshold_leaf(path: str, pieces: int) -> tuple:
     return (*b["v"], *b["w"], *b["p"])
 
 
-def _threshold_invariant(leaf: tuple, cell: dict, gamma, c, depth: int = 0) -> str | None:
-    bad = _threshold_box_ok(leaf, cell, gamma, c)
-    if bad is None or depth >= THRESHOLD_SPLITS:
-        return bad
-    k = depth % 3
-    lo, hi = leaf[2 * k], leaf[2 * k + 1]
-    m = (lo + hi) / 2
-    for half in ((lo, m), (m, hi)):
-        b = _threshold_invariant(leaf[:2 * k] + half + leaf[2 * k + 2:], cell, gamma, c, depth + 1)
-        if b is not None:
-            return b
-    return None
+def _threshold_invariant(leaf: tuple, cell: dict, gamma, c) -> str | None:
+    return _split_check(lambda lf: _threshold_box_ok(lf, cell, gamma, c), leaf, THRESHOLD_SPLITS)
 
 
 def _threshold(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:

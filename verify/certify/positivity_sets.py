@@ -32,15 +32,20 @@ def _ratio_obligations() -> tuple:
     return P.obligations() + PR.obligations()
 
 
-def _ratio(cell: dict) -> dict:
-    """The ratio set's decision as a full result (the skeleton every set's result shares,
-    positivity.result_skeleton)."""
+def _full_result(cell: dict, decide: Callable, obligations: Callable) -> dict:
+    """A set's decision on the cell's box as a full result: the skeleton every set's result shares
+    (positivity.result_skeleton), and when certified the obligations it relies on and the first step."""
     box, out = P.result_skeleton(cell)
-    res = PR.decide(box)
+    res = decide(box)
     if res["status"] == "certified":
-        out["obligations"] = [o.key for o in _ratio_obligations()]
+        out["obligations"] = [o.key for o in obligations()]
         out["first_step"] = P.first_step(box)
     return out | res
+
+
+def _ratio(cell: dict) -> dict:
+    """The ratio set's decision as a full result."""
+    return _full_result(cell, PR.decide, _ratio_obligations)
 
 
 def _threshold_obligations() -> tuple:
@@ -49,13 +54,8 @@ def _threshold_obligations() -> tuple:
 
 
 def _threshold(cell: dict) -> dict:
-    """The threshold set's decision as a full result (the shared skeleton, positivity.result_skeleton)."""
-    box, out = P.result_skeleton(cell)
-    res = PT.decide(box)
-    if res["status"] == "certified":
-        out["obligations"] = [o.key for o in _threshold_obligations()]
-        out["first_step"] = P.first_step(box)
-    return out | res
+    """The threshold set's decision as a full result."""
+    return _full_result(cell, PT.decide, _threshold_obligations)
 
 
 SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations),

@@ -83,11 +83,9 @@ def _z(e):
 def obligations() -> tuple:
     """The threshold set's own symbolic steps (the chart's are positivity_chart.obligations)."""
     c = chart()
+    to = lambda e: sp.together(e.subs(alpha, p / v).subs(_TO_OMEGA))  # noqa: E731  (alpha, omega, rho) -> (v, w, p)
     out = []
-
-    def ob(key, name, expr_zero):
-        out.append(identity_obligation(key, name, expr_zero))
-    to = lambda e: sp.together(e.subs(alpha, p / v).subs(_TO_OMEGA))  # noqa: E731
+    ob = lambda key, name, expr_zero: out.append(identity_obligation(key, name, expr_zero))  # noqa: E731
     ob("vwp-chart", "in v = 1/(1 + omega), w = rho omega, p = alpha v the generated a, b and inc are VWP's a, b and "
        "kappa x h", (to(c["a"]) - VWP["a"]) ** 2 + (to(c["b"]) - VWP["b"]) ** 2
        + (to(c["inc"]) - kappa * x * VWP["h"]) ** 2)
