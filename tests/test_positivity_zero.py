@@ -166,3 +166,22 @@ def test_members_at_large_D_stay_in_the_set(rho, kappa):
         for t in range(1, 100_001):
             a, d = _step(a, d, rho, x, kappa)
             assert _in_set(a, d, rho), (t, a, d)
+
+
+def test_the_atlas_positivity_check_certifies_a_cell_from_rho_0(certified):
+    """The atlas's cell check "positivity" applies to a cell from rho = 0 in the large-step range and certifies it by
+    the threshold set; the atlas re-checker's "positivity" step accepts the stored result and refuses it with gamma
+    raised to 5/2 (a hand-checked failure of invariance next to x = 2, above)."""
+    from recheck import atlas as recheck_atlas
+    from recheck.certificates import CheckFailed
+    from verify.certify import atlas
+    check = atlas.checks()["positivity"]
+    assert check.applies(CELL)
+    box = {n: [str(lo), str(hi)] for n, (lo, hi) in CELL.items()}
+    lines = []
+    recheck_atlas.recheck_positivity(None, {"path": "0", "box": box}, {"evidence": certified},
+                                     None, lambda step, detail: lines.append(step))
+    assert lines == ["positivity"]
+    with pytest.raises(CheckFailed):
+        recheck_atlas.recheck_positivity(None, {"path": "0", "box": box}, {"evidence": certified | {"gamma": "5/2"}},
+                                         None, lambda *a: None)
