@@ -121,8 +121,11 @@ CLAIM_EXPECTED = {
     # 0 < K < D: the induction does not close; Arb balls to t = 150 in three regimes, float64 to 1500
     "lemma-C.2-large-step": ("supported", "part", ["certified only for t <= 150 in 3 regimes", "float64 runs agree "
                                                    "to t = 1500", "open: delta(t) >= 0 for all t",
-                                                   "an invariant set (a band or a ratio set) certified", "every regime whose (rho = K/D, "
-                                                   "x, kappa) lies in"]),
+                                                   "an invariant set (a band, a ratio set or a threshold set) certified",
+                                                   "every regime whose (rho = K/D, x, kappa) lies in",
+                                                   # region B-zero, decided in every run: rho in [0, 1/32]
+                                                   "11 of 11 cells of Region B-zero",
+                                                   "from rho = 0: every D >= 32 K"]),
     # K = D: alpha stays in (0, 2], an SMT induction in symbolic dimensions for every t
     "lemma-C.2-k-equals-d": ("proved", "whole", ["the SymPy reduction, then an SMT induction at K = D"]),
     # sigma != identity: Arb balls at three sizes to t = 150 only; the statement is for every size and t
