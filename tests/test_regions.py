@@ -4,7 +4,9 @@ worked out by hand from the sets involved, never by applying the rule again to s
 from fractions import Fraction
 
 from verify.evidence import ALL, From, Scope, covered, decide, record, uncovered
-from verify.model.regions import Interval, Region, union_covers
+import random
+
+from verify.model.regions import Interval, Region, merged, union_covers
 
 EVERY_D = Scope(dims="all", sigma=("identity",), horizon="all")        # "for every D (and every other size)"
 AT_8_9 = Scope(dims=("M=1 d=1 D=8 N=1 K=2", "M=1 d=1 D=9 N=1 K=2"), sigma=("identity",), horizon="all")
@@ -78,6 +80,50 @@ def test_unions_of_boxes_and_their_edges():
     assert union_covers([Region(D=(1, 10), eta=(0, 1)), Region(D=(1, 10), eta=Interval(1)), Region(D=Interval(11))],
                         Region())
     assert not union_covers([Region(D=(1, 10), eta=(0, 1)), Region(D=Interval(11))], Region())
+
+
+def _same_union(a: list, b: list) -> bool:
+    """Two unions of boxes equal, by subtraction (union_covers) both ways."""
+    return all(union_covers(a, r) for r in b) and all(union_covers(b, r) for r in a)
+
+
+def test_merged_boxes_read_fewer_and_cover_exactly_the_same_points():
+    q = Fraction(1, 4)
+    grid = [Region(rho=(i * q, (i + 1) * q), x=(j, j + 1)) for i in range(2) for j in range(2)]
+    assert merged(grid) == [Region(rho=(0, HALF), x=(0, 2))]                      # a 2 x 2 tiling: one box
+    ell = grid[:3]                                                                # an L: two boxes, by hand
+    out = merged(ell)
+    assert len(out) == 2 and _same_union(out, ell)
+    assert not union_covers(out, Region(rho=(q, HALF), x=(1, 2)))                 # the missing corner stays out
+    # touching ends: [0, 1/2) and (1/2, 1] miss 1/2 and stay apart; [0, 1/2) and [1/2, 1] join
+    apart = [Region(rho=Interval(0, HALF, hi_open=True)), Region(rho=Interval(HALF, 1, lo_open=True))]
+    assert len(merged(apart)) == 2
+    assert merged([Region(rho=Interval(0, HALF, hi_open=True)), Region(rho=(HALF, 1))]) == [Region()]
+    # integers: 1..3 and 4..6 are 1..6; 1..3 and 5..6 are not adjacent
+    assert merged([Region(D=(1, 3)), Region(D=(4, 6))]) == [Region(D=(1, 6))]
+    assert len(merged([Region(D=(1, 3)), Region(D=(5, 6))])) == 2
+    # a named box (a family) is kept as it is
+    named = Region(D=(4, 6), text="the family")
+    assert named in merged([Region(D=(1, 3)), named])
+
+
+def test_merged_random_tilings_keep_their_union():
+    rng = random.Random(27)
+    q = Fraction(1, 8)
+    for _ in range(20):
+        cells = [Region(rho=(i * q, (i + 1) * q), x=(j * q, (j + 1) * q), kappa=(k, k + 1))
+                 for i in range(4) for j in range(3) for k in range(2) if rng.random() < 0.6]
+        out = merged(cells)
+        assert len(out) <= len(cells) and _same_union(out, cells)
+        for i, a in enumerate(out):           # the merged boxes are disjoint up to their faces
+            for b in out[i + 1:]:
+                m = a.meet(b)
+                assert m.empty() or any(iv.lo == iv.hi for _, iv in m.bounds)
+
+
+def test_a_scope_of_cells_reads_as_the_box_they_tile():
+    cells = tuple(Region(rho=(i * Fraction(1, 32), (i + 1) * Fraction(1, 32)), x=(1, 2)) for i in range(4))
+    assert Scope(dims=cells).dims_label() == "checked at dimensions {rho in [0, 1/8], x in [1, 2]}"
 
 
 def test_integer_intervals_are_closed_and_labelled():

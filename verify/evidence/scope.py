@@ -8,7 +8,7 @@ from itertools import product
 import numpy as np
 
 from ..model.hypotheses import closure, hypotheses
-from ..model.regions import Region, union_covers
+from ..model.regions import Region, merged, union_covers
 from ..model.setting import conventions_of
 
 ALL = "all"
@@ -152,7 +152,10 @@ class Scope:
         """How the dims read: "all dimensions", or "checked at dimensions {...}" (labels and regions)."""
         if self.dims == ALL:
             return "all dimensions"
-        return "checked at dimensions {" + "; ".join(_member_label(x) for x in self.dims) + "}"
+        # boxes read merged (the same union in fewer boxes: a tiling of cells reads as its region)
+        members = [x for x in self.dims if not isinstance(x, Region)] + merged(
+            [x for x in self.dims if isinstance(x, Region)])
+        return "checked at dimensions {" + "; ".join(_member_label(x) for x in members) + "}"
 
     def label(self) -> str:
         """How the scope reads in every output: "all dimensions" and "checked at dimensions {...}"

@@ -220,6 +220,52 @@ class Region:
         return cls({n: Interval.from_dict(iv) for n, iv in d["region"].items()}, text=d.get("text", ""))
 
 
+def _joined(a: Interval, b: Interval) -> Interval | None:
+    """The union of two intervals of one coordinate when it is an interval (they overlap or touch), else None."""
+    if a.integer != b.integer:
+        return None
+    lo_first, hi_first = (a, b) if a._above_lo(b.lo, b.lo_open) else (b, a)      # lo_first starts no later
+    if lo_first.hi is not None and hi_first.lo is not None:
+        gap = hi_first.lo - lo_first.hi
+        if gap > (1 if a.integer else 0) or (gap == 0 and lo_first.hi_open and hi_first.lo_open):
+            return None
+    hi_last = hi_first if hi_first._below_hi(lo_first.hi, lo_first.hi_open) else lo_first
+    return Interval(lo_first.lo, hi_last.hi, a.integer, lo_first.lo_open, hi_last.hi_open)
+
+
+def merged(boxes: list[Region]) -> list[Region]:
+    """The same union of boxes in fewer boxes, for reading: two boxes equal in every coordinate but one, whose
+    intervals there overlap or touch, become one, until no pair does (a named box keeps its name and is never
+    merged). Exact: the result covers exactly the points of ``boxes``."""
+    out = list(dict.fromkeys(boxes))
+    changed = True
+    while changed:
+        changed = False
+        names = sorted({n for b in out if not b.text for n, _ in b.bounds})
+        for name in names:
+            groups: dict = {}
+            for b in out:
+                key = None if b.text else tuple((n, iv) for n, iv in b.bounds if n != name)
+                groups.setdefault(key, []).append(b)
+            nxt = []
+            for key, members in groups.items():
+                if key is None:
+                    nxt += members
+                    continue
+                members.sort(key=lambda b: (b.interval(name).lo is not None, b.interval(name).lo or 0))
+                run = members[0]
+                for b in members[1:]:
+                    j = _joined(run.interval(name), b.interval(name))
+                    if j is None:
+                        nxt.append(run)
+                        run = b
+                    else:
+                        run, changed = Region({**dict(run.bounds), name: j}), True
+                nxt.append(run)
+            out = nxt
+    return out
+
+
 def union_covers(pieces: list[Region], target: Region) -> bool:
     """Whether the union of the boxes ``pieces`` covers ``target``: remove one piece that meets it and check
     what is left against the others."""
@@ -234,4 +280,4 @@ def union_covers(pieces: list[Region], target: Region) -> bool:
     return False
 
 
-__all__ = ["Interval", "Region", "COORDINATES", "domain", "union_covers"]
+__all__ = ["Interval", "Region", "COORDINATES", "domain", "merged", "union_covers"]
