@@ -1,11 +1,10 @@
 """Quantifiers as data (verify.model.regions, verify.evidence.Scope): a statement over every D, every t or every regime
 is proved or certified only by evidence that covers all of it. Every expected verdict and coverage below is
 worked out by hand from the sets involved, never by applying the rule again to stored evidence."""
+import random
 from fractions import Fraction
 
 from verify.evidence import ALL, From, Scope, covered, decide, record, uncovered
-import random
-
 from verify.model.regions import Interval, Region, merged, union_covers
 
 EVERY_D = Scope(dims="all", sigma=("identity",), horizon="all")        # "for every D (and every other size)"
