@@ -42,6 +42,7 @@ from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
 VERSION = 1
 SPLITS = 6            # bisections of a leaf this checker may make on its own
 RATIO_SPLITS = 12     # ... for a ratio-set leaf (w, rho and s in turn: four each)
+STAIR_SPLITS = 6      # ... for a staircase-set leaf (w, rho and s in turn: two each)
 PREC = 128
 
 
@@ -284,10 +285,121 @@ def _ratio(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> Non
     steps.append("invariance")
 
 
+def _frac_of(exact_ball: arb) -> Fraction:
+    """The exact value of a radius-0 ball (an arb's lower() or upper())."""
+    m, e = exact_ball.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def _stair_box_ok(leaf: tuple, table: list, xs, ks) -> str | None:
+    """None when every state of the leaf (piece i, w in [wl, wh], rho in [rl, rh], alpha = L_i + s (U_i - L_i) for s
+    in [sl, sh]) maps with delta' >= 0 to alpha' in [L_j, U_j] of every piece j its image's w range meets; else the
+    failing check ("delta", "empty", "lower", "upper")."""
+    i, wl, wh, rl, rh, sl, sh = leaf
+    L, U = table[i][2], table[i][3]
+    r_hi, r_lo = 1 / rl - 1, 1 / rh - 1
+    R, W = _hull(r_lo, r_hi), _hull(wl, wh)
+    a_lo, a_hi = _ball(L + sl * (U - L)), _ball(L + sh * (U - L))
+    a = a_lo.union(a_hi)
+    q = _q(wh, r_hi).union(_q(wl, r_lo))              # q, p decreasing in w and r
+    p = _p(wh, r_hi).union(_p(wl, r_lo))
+    # alpha' = alpha - x (alpha q - p): affine in x, free of y (so of kappa)
+    a1 = None
+    for xx in xs:
+        X = _ball(xx)
+        v = a * (1 - X * q) + X * p
+        a1 = v if a1 is None else a1.union(v)
+
+    def inc_(y, al):                                  # the closed form (identities: "inc-closed-form")
+        return y * (1 + R) * W * al * (al * (W - 1) + 1 + R * W) / ((1 + R * W) ** 3)
+    inc = None
+    for y in (_ball(xs[0] * ks[0]), _ball(xs[1] * ks[1])):
+        v = inc_(y, a)                                # concave in alpha: least at an end of the alpha range
+        low = min(inc_(y, a_lo).lower(), inc_(y, a_hi).lower())
+        v = max(v.lower(), low).union(v.upper())
+        inc = v if inc is None else inc.union(v)
+    w_hi = _ball(wh) * (-inc.lower()).exp()
+    if not (inc.lower() >= 0 or w_hi.upper() <= 1):
+        return "delta"
+    w_lo = _ball(wl) * (-inc.upper()).exp()
+    lo_q, hi_q = _frac_of(w_lo.lower()), _frac_of(w_hi.upper())
+    met = [t for t in table if t[0] <= hi_q and t[1] >= lo_q]
+    if any(t[2] is None for t in met):
+        return "empty"
+    if not a1.lower() >= _ball(max(t[2] for t in met)):
+        return "lower"
+    if not a1.upper() <= _ball(min(t[3] for t in met)):
+        return "upper"
+    return None
+
+
+def _stair_invariant(leaf: tuple, table: list, xs, ks, depth: int = 0) -> str | None:
+    bad = _stair_box_ok(leaf, table, xs, ks)
+    if bad is None or depth >= STAIR_SPLITS:
+        return bad
+    k = depth % 3                                     # w, rho, s in turn
+    lo, hi = leaf[1 + 2 * k], leaf[2 + 2 * k]
+    m = (lo + hi) / 2
+    for half in ((lo, m), (m, hi)):
+        b = _stair_invariant(leaf[:1 + 2 * k] + half + leaf[3 + 2 * k:], table, xs, ks, depth + 1)
+        if b is not None:
+            return b
+    return None
+
+
+def _stair(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:
+    """The staircase set: alpha in [L_i, U_i] where w = e^-delta lies in piece i (pieces partition [0, 1], an empty
+    piece has no ends, L_i > 0): first step, cover, invariance."""
+    try:
+        table = [(Fraction(a), Fraction(b), None if lo is None else Fraction(lo), None if hi is None else Fraction(hi))
+                 for a, b, lo, hi in res["pieces"]]
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"unreadable field: {exc}") from None
+    if len(table) != pieces or not table:
+        raise CheckFailed("format", f"{len(table)} pieces stated, w_pieces = {pieces}")
+    if table[0][0] != 0 or table[-1][1] != 1 or any(a[1] != b[0] for a, b in zip(table, table[1:])) \
+            or any(not t[0] < t[1] for t in table):
+        raise CheckFailed("cover", "the pieces of w do not partition [0, 1] in order")
+    if any((t[2] is None) != (t[3] is None) or (t[2] is not None and not 0 < t[2] <= t[3]) for t in table):
+        raise CheckFailed("format", "a piece's ends must satisfy 0 < L <= U (or both be empty)")
+    (xl, xh), (kl, kh), (rl, rh) = cell["x"], cell["kappa"], cell["rho"]
+    last = table[-1]                                  # alpha(1) = x rho at w = 1 (delta(1) = 0)
+    if last[2] is None or not (last[2] <= xl * rl and xh * rh <= last[3]):
+        raise CheckFailed("first-step", f"alpha(1) = x rho in [{xl * rl}, {xh * rh}] is not inside the last piece's "
+                          f"ends [{last[2]}, {last[3]}]")
+    steps.append("first-step")
+    by_piece: dict = {}
+    for p_ in leaves:
+        head, tail = p_.split(":")
+        if not head.isdigit() or not 0 <= int(head) < pieces or table[int(head)][2] is None or set(tail) - set("wWrRsS"):
+            raise CheckFailed("cover", f"malformed leaf path {p_!r}")
+        by_piece.setdefault(int(head), []).append(tail)
+    full = [i for i, t in enumerate(table) if t[2] is not None]
+    if sorted(by_piece) != full or not all(_complete(v, "wWrRsS") for v in by_piece.values()):
+        raise CheckFailed("cover", "the leaves do not partition every non-empty piece's box (w x rho x [0, 1] of s)")
+    steps.append("cover")
+    for p_ in leaves:
+        head, tail = p_.split(":")
+        i = int(head)
+        b = {"w": list(table[i][:2]), "r": [rl, rh], "s": [Fraction(0), Fraction(1)]}
+        for ch in tail:
+            lo, hi = b[ch.lower()]
+            m = (lo + hi) / 2
+            b[ch.lower()] = [lo, m] if ch.islower() else [m, hi]
+        leaf = (i, *b["w"], *b["r"], *b["s"])
+        bad = _stair_invariant(leaf, table, (xl, xh), (kl, kh))
+        if bad is not None:
+            raise CheckFailed("invariance", f"leaf {p_} (w in [{leaf[1]}, {leaf[2]}], rho in [{leaf[3]}, {leaf[4]}], "
+                              f"s in [{leaf[5]}, {leaf[6]}]): check {bad} fails for the staircase set")
+    steps.append("invariance")
+
+
 # The invariant sets a stored result may name (its "set"; results without one are bands): one entry per kind,
 # (re-check, what a certified result says about alpha(t)).
 SETS = {"band": (_band, lambda res: f"alpha(t) in [{res['band']['L']}, {res['band']['A']}]"),
-        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))")}
+        "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))"),
+        "stair": (_stair, lambda res: "alpha(t) in [L_i, U_i] of the piece of e^-delta(t) it lies in, min L_i = "
+                  f"{min(Fraction(p[2]) for p in res['pieces'] if p[2] is not None)}")}
 
 
 def describe(res: dict) -> str:

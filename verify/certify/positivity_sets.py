@@ -1,8 +1,9 @@
 """Lemma C.2 over a cell: the registry of invariant-set kinds, tried in order until one certifies the cell.
 
 A kind is a name and a decision on the cell's box. "band" (verify.certify.positivity: L <= alpha <= A, delta >= 0,
-the cheapest, first) and "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
-constant band exists). A certified result names its kind in "set"; the independent re-checker
+the cheapest, first), "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
+constant band exists) and "stair" (verify.certify.positivity_stair: L_i <= alpha <= U_i on pieces of w = e^-delta,
+where kappa x is large, the costliest, last). A certified result names its kind in "set"; the independent re-checker
 (recheck.positivity.SETS) has one entry per kind and refuses a name it does not know. An open result keeps the
 first kind's fields and joins every kind's reason.
 """
@@ -13,6 +14,7 @@ from typing import Callable
 
 from . import positivity as P
 from . import positivity_ratio as PR
+from . import positivity_stair as PST
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,24 @@ def _ratio(cell: dict) -> dict:
     return out | res
 
 
-SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations))
+def _stair_obligations() -> tuple:
+    """The staircase set's certificate relies on the band map's obligations and its own."""
+    return P.obligations() + PST.obligations()
+
+
+def _stair(cell: dict) -> dict:
+    """The staircase set's decision as a full result (the skeleton every set's result shares; its "w_pieces" is the
+    number of its pieces of w)."""
+    box, out = P.result_skeleton(cell)
+    res = PST.decide(box)
+    if res["status"] == "certified":
+        out["obligations"] = [o.key for o in _stair_obligations()]
+        out["first_step"] = P.first_step(box)
+    return out | res
+
+
+SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations),
+        SetKind("stair", _stair, _stair_obligations))
 
 
 def obligations_of(results: list) -> tuple:
