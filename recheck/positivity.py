@@ -310,14 +310,20 @@ def _stair_box_ok(leaf: tuple, table: list, xs, ks) -> str | None:
         v = a * (1 - X * q) + X * p
         a1 = v if a1 is None else a1.union(v)
 
-    def inc_(y, al):                                  # the closed form (identities: "inc-closed-form")
-        return y * (1 + R) * W * al * (al * (W - 1) + 1 + R * W) / ((1 + R * W) ** 3)
-    inc = None
-    for y in (_ball(xs[0] * ks[0]), _ball(xs[1] * ks[1])):
-        v = inc_(y, a)                                # concave in alpha: least at an end of the alpha range
-        low = min(inc_(y, a_lo).lower(), inc_(y, a_hi).lower())
-        v = max(v.lower(), low).union(v.upper())
-        inc = v if inc is None else inc.union(v)
+    # inc = y g c (the closed form, "inc-closed-form"): g = alpha w (1 + r)/(1 + r w)^3 >= 0 and the factor
+    # c = 1 + r w - alpha (1 - w), which rises in r (by w) and in w (by r + alpha) and falls in alpha (by 1 - w >= 0):
+    # its range has exact ends at two corners
+    cl = 1 + r_lo * wl - (L + sh * (U - L)) * (1 - wl)
+    ch = 1 + r_hi * wh - (L + sl * (U - L)) * (1 - wh)
+    g = a * W * (1 + R) / ((1 + R * W) ** 3)
+    g_lo, g_hi = max(g.lower(), arb(0)), g.upper()
+    if cl >= 0:
+        h = (g_lo * _ball(cl)).union(g_hi * _ball(ch))
+    elif ch <= 0:
+        h = (g_hi * _ball(cl)).union(g_lo * _ball(ch))
+    else:
+        h = (g_hi * _ball(cl)).union(g_hi * _ball(ch))
+    inc = (_ball(xs[0] * ks[0]) * h).union(_ball(xs[1] * ks[1]) * h)     # y = kappa x > 0, inc linear in y
     w_hi = _ball(wh) * (-inc.lower()).exp()
     if not (inc.lower() >= 0 or w_hi.upper() <= 1):
         return "delta"

@@ -18,9 +18,9 @@ every t >= 1. Invariance is checked in Arb on leaf boxes (w, rho, s) of each pie
 - "lower" / "upper": alpha' lies in [L_j, U_j] for every piece j the images' w range [wl e^-inc_hi, wh e^-inc_lo]
   meets (L_j > 0, so alpha' > 0).
 
-alpha' is affine in alpha and in x and does not depend on kappa ("alpha-affine", "alpha-linear-in-x"), f and b are
-monotone in w, rho and x (positivity.fb_range), inc = kappa x h(alpha, w, rho) ("inc-kappa-x") is concave in alpha
-("inc-concave"): the ranges are those of the ratio set. Leaves: "i:" piece i with the cell's rho and s in [0, 1],
+alpha' is affine in alpha and in x and does not depend on kappa ("alpha-affine", "alpha-linear-in-x",
+"alpha-free-of-kappa"), f and b are monotone in w, rho and x (positivity.fb_range), inc = kappa x g c with g >= 0 and
+c = 1 + r w - alpha (1 - w) monotone in each variable ("inc-kappa-x", "inc-factor"; :func:`inc_range`). Leaves: "i:" piece i with the cell's rho and s in [0, 1],
 then each letter halves w (w, W), rho (r, R) or s (s, S). The re-checker (recheck.positivity, set "stair") states
 the map by hand and reads the pieces from the file, checking that they partition [0, 1] with L_i > 0.
 """
@@ -35,7 +35,8 @@ import sympy as sp
 from ..derive.invariants import x
 from ..model.symbols import alpha
 from ..model.precision import arb_precision
-from .arbfun import ball, exact, hi_frac, lambdify_arb, lo_frac
+from .arbfun import ball, exact, hi_frac, lo_frac
+from . import positivity_ratio as PR
 from .positivity import PREC, band_map, fb_range, identity_obligation, kappa, rho, w
 
 DYADIC = 24                  # pieces: [0, 2^-DYADIC], then each [2^-k, 2^-(k-1)] cut into SUB equal parts
@@ -144,16 +145,35 @@ def choose(box: dict, samples: int = 4, nw: int = 7, na: int = 7, margin: float 
 
 @lru_cache(maxsize=None)
 def obligations() -> tuple:
-    """The staircase set's own symbolic step (the band map's shared ones are positivity.obligations): alpha' does
-    not depend on kappa, so one alpha' range serves every kappa of the cell while w' spreads over kappa's range."""
+    """The staircase set's own symbolic steps (the band map's shared ones are positivity.obligations): inc's factored
+    form (the ratio set's "inc-factor", the range of inc), and alpha' does not depend on kappa, so one alpha' range
+    serves every kappa of the cell while w' spreads over kappa's range."""
     bm = band_map()
-    return (identity_obligation("alpha-free-of-kappa", "alpha' = f(w) alpha + b(w) does not depend on kappa: "
+    factor = next(o for o in PR.obligations() if o.key == "inc-factor")
+    return (factor, identity_obligation("alpha-free-of-kappa", "alpha' = f(w) alpha + b(w) does not depend on kappa: "
                                 "d f/d kappa = d b/d kappa = 0", sp.diff(bm["f"], kappa) ** 2 + sp.diff(bm["b"], kappa) ** 2),)
 
 
-@lru_cache(maxsize=None)
-def _arb_h():
-    return lambdify_arb((alpha, w, rho), sp.cancel(band_map()["inc"] / (kappa * x)))
+def inc_range(wl, wh, rl, rh, a_lo, a_hi):
+    """A ball holding inc/(kappa x) = g c over the box (w, rho, alpha in [a_lo, a_hi]) by "inc-factor":
+    g = alpha w (1 + r)/(1 + r w)^3 >= 0 (a ball) and c = 1 + r w - alpha (1 - w), which rises in r and w and falls in
+    alpha (w <= 1), so its range has exact rational ends; the product of a positive range and a signed one."""
+    r_lo, r_hi = 1 / rh - 1, 1 / rl - 1
+    cl, ch = 1 + r_lo * wl - a_hi * (1 - wl), 1 + r_hi * wh - a_lo * (1 - wh)
+    c_lo, c_hi = exact(cl), exact(ch)
+    Rr, W = ball(r_lo, r_hi), ball(wl, wh)
+    g = ball(a_lo, a_hi) * W * (1 + Rr) / (1 + Rr * W) ** 3
+    g_lo, g_hi = max(g.lower(), exact(0)), g.upper()
+    if cl >= 0:
+        return (g_lo * c_lo).union(g_hi * c_hi)
+    if ch <= 0:
+        return (g_hi * c_lo).union(g_lo * c_hi)
+    return (g_hi * c_lo).union(g_hi * c_hi)
+
+
+def kappa_x_hull(h, box: dict):
+    """inc = kappa x h ("inc-kappa-x"): the hull of the two extreme products (kappa x > 0)."""
+    return (exact(box["kappa"][0] * box["x"][0]) * h).union(exact(box["kappa"][1] * box["x"][1]) * h)
 
 
 def leaf_box(path: str, box: dict, pieces: list) -> tuple:
@@ -181,11 +201,7 @@ def check_box(leaf: tuple, box: dict, pieces: list) -> str | None:
         fb = fb_range(wl, wh, box | {"rho": (rl, rh), "x": (xx, xx)})
         img.append(fb["f"] * al + fb["b"])
     a1 = img[0].union(img[1])
-    # inc is concave in alpha (positivity "inc-concave"): its least value is at an end of the alpha range
-    h_ = _arb_h()
-    h = h_(al, W, R)
-    h = max(min(h_(al_lo, W, R).lower(), h_(al_hi, W, R).lower()), h.lower()).union(h.upper())
-    inc = (exact(box["kappa"][0] * box["x"][0]) * h).union(exact(box["kappa"][1] * box["x"][1]) * h)
+    inc = kappa_x_hull(inc_range(wl, wh, rl, rh, L + sl * (U - L), L + sh * (U - L)), box)
     w_hi = exact(wh) * (-inc.lower()).exp()
     if not (inc.lower() >= 0 or w_hi.upper() <= 1):
         return "delta"
