@@ -19,17 +19,23 @@ their ranges over a box are at two corners); the closed form of inc; inc's coeff
 y (1 + r) w (w - 1)/(1 + r w)^3 <= 0 (concave in alpha: least at an end of [L, A]); alpha' is affine in alpha and x,
 inc linear in y = kappa x.
 
-Two kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
-{delta >= 0}, and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with alpha* = p/q = (1 + r w)/(1 + r w^2)
+Three kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
+{delta >= 0}, the staircase set (below), and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with alpha* = p/q = (1 + r w)/(1 + r w^2)
 (alpha' = alpha there; d alpha*/dw = r (1 - 2 w - r w^2)/(1 + r w^2)^2, so alpha* rises then falls in w and its
 least value over an interval is at an end; d alpha*/dr = w (1 - w)/(1 + r w^2)^2 >= 0), whose leaves are boxes of
 (w, rho, s), alpha = s gamma alpha*; for alpha >= 0 the sign of inc is that of 1 + r w - alpha (1 - w).
+The staircase set ("stair") is {L_i <= alpha <= U_i where w lies in piece i}: the file states the pieces of w
+(they must partition [0, 1] in order; a piece without ends is empty, and an image meeting it is refused; every
+L_i > 0), leaves are boxes of (w, rho, s) of each non-empty piece, alpha = L_i + s (U_i - L_i), and a leaf's image
+(alpha' free of y, so of kappa; inc = y g c with g = alpha w (1 + r)/(1 + r w)^3 >= 0 and c = 1 + r w - alpha (1 - w)
+monotone in r, w and alpha) must keep delta >= 0 and lie in [L_j, U_j] of every piece j its w range meets.
 
 Steps (the first failing one is named, exit 1): format, hypotheses (0 < rho < 1, 0 < x < 2, kappa > 0),
-identities, first-step (band: L > 0 and x rho in [L, A] over the cell; ratio: x rho <= gamma = gamma alpha*(1)),
-cover (the leaves' paths partition [0, 1] x the rho range, x [0, 1] of s for the ratio set), invariance (every
-leaf maps the set into itself, for the ratio set with alpha' > 0; a leaf that does not pass at once is bisected
-here up to SPLITS, or RATIO_SPLITS, times).
+identities, first-step (band: L > 0 and x rho in [L, A] over the cell; ratio: x rho <= gamma = gamma alpha*(1);
+staircase: x rho in the last piece's ends), cover (the leaves' paths partition [0, 1] x the rho range, x [0, 1] of s
+for the ratio set; every non-empty piece x the rho range x [0, 1] of s for the staircase), invariance (every leaf
+maps the set into itself, for the ratio set with alpha' > 0; a leaf that does not pass at once is bisected here up
+to SPLITS, RATIO_SPLITS or STAIR_SPLITS times).
 """
 from __future__ import annotations
 
