@@ -29,15 +29,17 @@ def _ratio_obligations() -> tuple:
     return P.obligations() + PR.obligations()
 
 
-def _ratio(cell: dict) -> dict:
-    """The ratio set's decision as a full result (the skeleton every set's result shares,
-    positivity.result_skeleton)."""
-    box, out = P.result_skeleton(cell)
-    res = PR.decide(box)
-    if res["status"] == "certified":
-        out["obligations"] = [o.key for o in _ratio_obligations()]
-        out["first_step"] = P.first_step(box)
-    return out | res
+def _with_skeleton(decide: Callable, obligations: Callable) -> Callable:
+    """A set's decision on the cell's box as a full result: the skeleton every set's result shares
+    (positivity.result_skeleton), with the obligations it relies on and the first step when certified."""
+    def run(cell: dict) -> dict:
+        box, out = P.result_skeleton(cell)
+        res = decide(box)
+        if res["status"] == "certified":
+            out["obligations"] = [o.key for o in obligations()]
+            out["first_step"] = P.first_step(box)
+        return out | res
+    return run
 
 
 def _stair_obligations() -> tuple:
@@ -45,15 +47,9 @@ def _stair_obligations() -> tuple:
     return P.obligations() + PST.obligations()
 
 
-def _stair(cell: dict) -> dict:
-    """The staircase set's decision as a full result (the skeleton every set's result shares; its "w_pieces" is the
-    number of its pieces of w)."""
-    box, out = P.result_skeleton(cell)
-    res = PST.decide(box)
-    if res["status"] == "certified":
-        out["obligations"] = [o.key for o in _stair_obligations()]
-        out["first_step"] = P.first_step(box)
-    return out | res
+_ratio = _with_skeleton(PR.decide, _ratio_obligations)
+# the staircase's "w_pieces" is the number of its pieces of w (its result's own field replaces the skeleton's)
+_stair = _with_skeleton(PST.decide, _stair_obligations)
 
 
 SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations),
