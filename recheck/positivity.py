@@ -39,6 +39,7 @@ to SPLITS, RATIO_SPLITS or STAIR_SPLITS times).
 """
 from __future__ import annotations
 
+import bisect
 import json
 import sys
 from fractions import Fraction
@@ -335,7 +336,11 @@ def _stair_box_ok(leaf: tuple, table: list, xs, ks) -> str | None:
         return "delta"
     w_lo = _ball(wl) * (-inc.upper()).exp()
     lo_q, hi_q = _frac_of(w_lo.lower()), _frac_of(w_hi.upper())
-    met = [t for t in table if t[0] <= hi_q and t[1] >= lo_q]
+    # the pieces met: t[1] >= lo_q and t[0] <= hi_q (ends sorted, so by bisection; a shared end counts for both)
+    ends = [t[0] for t in table] + [table[-1][1]]
+    j0 = max(bisect.bisect_left(ends, lo_q) - 1, 0)
+    j1 = min(bisect.bisect_right(ends, hi_q) - 1, len(table) - 1)
+    met = [t for t in table[j0:j1 + 1] if t[0] <= hi_q and t[1] >= lo_q]
     if any(t[2] is None for t in met):
         return "empty"
     if not a1.lower() >= _ball(max(t[2] for t in met)):

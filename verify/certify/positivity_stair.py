@@ -67,7 +67,7 @@ def _float_step(al, w_, r_, x_, y_):
     return al - x_ * (al * q - p), w_ * np.exp(-inc)
 
 
-def choose(box: dict, samples: int = 4, nw: int = 7, na: int = 7, margin: float = MARGIN,
+def choose(box: dict, samples: int = 4, nw: int = 7, na: int = 7, margin: float | None = None,
            sweeps: int = SWEEPS) -> tuple:
     """(pieces, None) with pieces [(w_lo, w_hi, L, U)] as rationals from a float64 reachability sweep, or (None, why).
 
@@ -77,6 +77,7 @@ def choose(box: dict, samples: int = 4, nw: int = 7, na: int = 7, margin: float 
     ``margin``; it stops when nothing grows. Fails (None) when an image has w' > 1 (delta < 0) or alpha' <= 0, or
     when a piece is never reached."""
     import numpy as np  # heavy: numpy
+    margin = MARGIN if margin is None else margin
     B = breaks()
     Bf = np.array([float(b) for b in B])
     n = len(B) - 1
