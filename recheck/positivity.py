@@ -20,7 +20,8 @@ y (1 + r) w (w - 1)/(1 + r w)^3 <= 0 (concave in alpha: least at an end of [L, A
 inc linear in y = kappa x.
 
 Three kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
-{delta >= 0}, the staircase set (below), and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with alpha* = p/q = (1 + r w)/(1 + r w^2)
+{delta >= 0}, the staircase set (below), and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with
+alpha* = p/q = (1 + r w)/(1 + r w^2)
 (alpha' = alpha there; d alpha*/dw = r (1 - 2 w - r w^2)/(1 + r w^2)^2, so alpha* rises then falls in w and its
 least value over an interval is at an end; d alpha*/dr = w (1 - w)/(1 + r w^2)^2 >= 0), whose leaves are boxes of
 (w, rho, s), alpha = s gamma alpha*; for alpha >= 0 the sign of inc is that of 1 + r w - alpha (1 - w).
@@ -388,7 +389,8 @@ def _stair(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> Non
     by_piece: dict = {}
     for p_ in leaves:
         head, tail = p_.split(":")
-        if not head.isdigit() or not 0 <= int(head) < pieces or table[int(head)][2] is None or set(tail) - set("wWrRsS"):
+        if not head.isdigit() or not 0 <= int(head) < pieces or table[int(head)][2] is None \
+                or set(tail) - set("wWrRsS"):
             raise CheckFailed("cover", f"malformed leaf path {p_!r}")
         by_piece.setdefault(int(head), []).append(tail)
     full = [i for i, t in enumerate(table) if t[2] is not None]

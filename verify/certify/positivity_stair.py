@@ -8,21 +8,23 @@ the factor 1 - x q and stays close to it where delta is small. The staircase set
 
     S = union over pieces i of {w_i <= w <= w_(i+1), L_i <= alpha <= U_i},      0 = w_0 < ... < w_n = 1, L_i > 0,
 
-pieces dyadic in w (finer as w -> 0, where alpha's ends approach x and 2 - x), the ends (L_i, U_i) chosen by a
-float64 reachability sweep over sampled members (:func:`choose`: the hull of the images of every piece, pushed
-until nothing grows; a guess, the Arb check decides). If S holds the first step (alpha(1) = x rho at w = 1, in the
-last piece) and every member's map sends S into S with delta' >= 0, then by induction alpha(t) >= min L_i > 0 for
-every t >= 1. Invariance is checked in Arb on leaf boxes (w, rho, s) of each piece, alpha = L_i + s (U_i - L_i):
+pieces dyadic in w (:func:`breaks`: equal relative resolution down to w = 2^-24), a piece no image reaches left
+empty (no ends), the ends (L_i, U_i) chosen by a float64 reachability sweep over sampled members (:func:`choose`:
+the hull of the images of every piece, pushed until nothing grows; a guess, the Arb check decides). If S holds
+the first step (alpha(1) = x rho at w = 1, in the last piece) and every member's map sends S into S with
+delta' >= 0, then by induction alpha(t) >= min L_i > 0 for every t >= 1. Invariance is checked in Arb on leaf
+boxes (w, rho, s) of each piece, alpha = L_i + s (U_i - L_i):
 
 - "delta": inc >= 0, or w e^-inc <= 1 (delta stays >= 0);
-- "lower" / "upper": alpha' lies in [L_j, U_j] for every piece j the images' w range [wl e^-inc_hi, wh e^-inc_lo]
-  meets (L_j > 0, so alpha' > 0).
+- "empty", "lower", "upper": the images' w range [wl e^-inc_hi, wh e^-inc_lo] meets no empty piece, and alpha'
+  lies in [L_j, U_j] for every piece j it meets (L_j > 0, so alpha' > 0).
 
 alpha' is affine in alpha and in x and does not depend on kappa ("alpha-affine", "alpha-linear-in-x",
-"alpha-free-of-kappa"), f and b are monotone in w, rho and x (positivity.fb_range), inc = kappa x g c with g >= 0 and
-c = 1 + r w - alpha (1 - w) monotone in each variable ("inc-kappa-x", "inc-factor"; :func:`inc_range`). Leaves: "i:" piece i with the cell's rho and s in [0, 1],
-then each letter halves w (w, W), rho (r, R) or s (s, S). The re-checker (recheck.positivity, set "stair") states
-the map by hand and reads the pieces from the file, checking that they partition [0, 1] with L_i > 0.
+"alpha-free-of-kappa"), f and b are monotone in w, rho and x (positivity.fb_range), inc = kappa x g c with g >= 0
+and c = 1 + r w - alpha (1 - w) monotone in each variable ("inc-kappa-x", "inc-factor"; :func:`inc_range`).
+Leaves: "i:" piece i with the cell's rho and s in [0, 1], then each letter halves w (w, W), rho (r, R) or s (s, S).
+The re-checker (recheck.positivity, set "stair") states the map by hand and reads the pieces from the file,
+checking that they partition [0, 1] with L_i > 0.
 """
 from __future__ import annotations
 
@@ -33,10 +35,10 @@ from functools import lru_cache
 import sympy as sp
 
 from ..derive.invariants import x
-from ..model.symbols import alpha
 from ..model.precision import arb_precision
-from .arbfun import ball, exact, hi_frac, lo_frac
+from ..model.symbols import alpha
 from . import positivity_ratio as PR
+from .arbfun import ball, exact, hi_frac, lo_frac
 from .positivity import PREC, band_map, fb_range, identity_obligation, kappa, rho, w
 
 DYADIC = 24                  # pieces: [0, 2^-DYADIC], then each [2^-k, 2^-(k-1)] cut into SUB equal parts
@@ -46,7 +48,7 @@ SWEEPS = 600                 # sweeps of the float reachability before it gives 
 W_SPREAD = 0.05              # ... and the images' w range by this relative amount (the check's boxes are wider)
 FRINGE = 2                   # times the empty pieces beside reached ones are filled (choose)
 MIN_WIDTH = Fraction(1, 2**12)     # relative width below which a leaf is not bisected
-MAX_BOXES = 24000
+MAX_BOXES = 24000            # leaf boxes checked per cell before it is left open (cells that closed: 2 000-18 000)
 
 
 def breaks(dyadic: int = DYADIC, sub: int = SUB) -> list:
@@ -151,8 +153,9 @@ def obligations() -> tuple:
     serves every kappa of the cell while w' spreads over kappa's range."""
     bm = band_map()
     factor = next(o for o in PR.obligations() if o.key == "inc-factor")
-    return (factor, identity_obligation("alpha-free-of-kappa", "alpha' = f(w) alpha + b(w) does not depend on kappa: "
-                                "d f/d kappa = d b/d kappa = 0", sp.diff(bm["f"], kappa) ** 2 + sp.diff(bm["b"], kappa) ** 2),)
+    free = identity_obligation("alpha-free-of-kappa", "alpha' = f(w) alpha + b(w) does not depend on kappa: "
+                               "d f/d kappa = d b/d kappa = 0", sp.diff(bm["f"], kappa) ** 2 + sp.diff(bm["b"], kappa) ** 2)
+    return (factor, free)
 
 
 def inc_range(wl, wh, rl, rh, a_lo, a_hi):
@@ -230,9 +233,10 @@ def _widest(leaf: tuple, box: dict, pieces: list) -> str:
     return max(rel, key=lambda k: rel[k])
 
 
-def decide(box: dict, *, max_boxes: int = MAX_BOXES) -> dict:
+def decide(box: dict, *, max_boxes: int | None = None) -> dict:
     """The staircase set over the cell's box (Fraction pairs, inside the hypotheses): {"status": "certified",
     "pieces", "leaves", "boxes_checked"} or {"status": "open", "failed", "reason"}."""
+    max_boxes = MAX_BOXES if max_boxes is None else max_boxes
     pieces, why = choose(box)
     if pieces is None:
         return {"status": "open", "failed": why.split(":")[0], "reason": f"staircase set: {why}"}
@@ -264,9 +268,9 @@ def decide(box: dict, *, max_boxes: int = MAX_BOXES) -> dict:
                                   + (" (box budget spent)" if checked >= max_boxes else " at the smallest width")}
             todo += [path + side.upper(), path + side]
     return {"status": "certified", "pieces": stored, "w_pieces": len(pieces), "leaves": done, "boxes_checked": checked,
-            "reason": f"alpha(t) in [L_i, U_i] of its piece of w = e^-delta for every t >= 1 and every member, min L_i = "
-                      f"{min(p[2] for p in pieces if p[2] is not None)}: the first step lies in the staircase set and it is invariant "
-                      f"({len(done)} boxes of (w, rho, s) over {len(pieces)} pieces)"}
+            "reason": f"alpha(t) in [L_i, U_i] of its piece of w = e^-delta for every t >= 1 and every member, min L_i "
+                      f"= {min(p[2] for p in pieces if p[2] is not None)}: the first step lies in the staircase set and "
+                      f"it is invariant ({len(done)} boxes of (w, rho, s) over {len(pieces)} pieces)"}
 
 
 __all__ = ["breaks", "check_box", "choose", "decide", "leaf_box", "obligations"]
