@@ -12,7 +12,7 @@ The statement's step-size hypothesis is x = eta_V c_L v N < 2K. It is judged in 
   symbolic form: delta(t) >= 0 for all t and an invariant upper bound on alpha. Cell by cell they close together
   (verify.certify.positivity_sets): over a box of (rho = K/D, x/K, kappa) an invariant set with delta >= 0 holding
   the first step (a band L <= alpha <= A, or where none exists the ratio set 0 <= alpha <= 2 alpha*: the map's
-  fixed curve) gives alpha(t) > 0 for every t, checked in Arb and re-checked independently (recheck.positivity).
+  fixed curve, or where kappa x is large a staircase L_i <= alpha <= U_i on pieces of e^-delta) gives alpha(t) > 0 for every t, checked in Arb and re-checked independently (recheck.positivity).
   The part reads Region B's result (verify.certify.region_b: rho in [1/8, 7/8], x/K from min(1, r) to 1.9, kappa
   in [1/256, 4]) from the cache when a run saved it there, else decides every cell of Region B in the run (139
   cells, about 4 s of CPU), likewise B-x-edge (x/K in [1.9, 1.98] over Region B's rho and kappa: 24 cells, about

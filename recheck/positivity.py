@@ -19,20 +19,28 @@ their ranges over a box are at two corners); the closed form of inc; inc's coeff
 y (1 + r) w (w - 1)/(1 + r w)^3 <= 0 (concave in alpha: least at an end of [L, A]); alpha' is affine in alpha and x,
 inc linear in y = kappa x.
 
-Two kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
-{delta >= 0}, and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with alpha* = p/q = (1 + r w)/(1 + r w^2)
+Three kinds of invariant set (SETS; a result names its kind in "set", none is a band): the band [L, A] x
+{delta >= 0}, the staircase set (below), and the ratio set {0 <= alpha <= gamma alpha*, delta >= 0} with
+alpha* = p/q = (1 + r w)/(1 + r w^2)
 (alpha' = alpha there; d alpha*/dw = r (1 - 2 w - r w^2)/(1 + r w^2)^2, so alpha* rises then falls in w and its
 least value over an interval is at an end; d alpha*/dr = w (1 - w)/(1 + r w^2)^2 >= 0), whose leaves are boxes of
 (w, rho, s), alpha = s gamma alpha*; for alpha >= 0 the sign of inc is that of 1 + r w - alpha (1 - w).
+The staircase set ("stair") is {L_i <= alpha <= U_i where w lies in piece i}: the file states the pieces of w
+(they must partition [0, 1] in order; a piece without ends is empty, and an image meeting it is refused; every
+L_i > 0), leaves are boxes of (w, rho, s) of each non-empty piece, alpha = L_i + s (U_i - L_i), and a leaf's image
+(alpha' free of y, so of kappa; inc = y g c with g = alpha w (1 + r)/(1 + r w)^3 >= 0 and c = 1 + r w - alpha (1 - w)
+monotone in r, w and alpha) must keep delta >= 0 and lie in [L_j, U_j] of every piece j its w range meets.
 
 Steps (the first failing one is named, exit 1): format, hypotheses (0 < rho < 1, 0 < x < 2, kappa > 0),
-identities, first-step (band: L > 0 and x rho in [L, A] over the cell; ratio: x rho <= gamma = gamma alpha*(1)),
-cover (the leaves' paths partition [0, 1] x the rho range, x [0, 1] of s for the ratio set), invariance (every
-leaf maps the set into itself, for the ratio set with alpha' > 0; a leaf that does not pass at once is bisected
-here up to SPLITS, or RATIO_SPLITS, times).
+identities, first-step (band: L > 0 and x rho in [L, A] over the cell; ratio: x rho <= gamma = gamma alpha*(1);
+staircase: x rho in the last piece's ends), cover (the leaves' paths partition [0, 1] x the rho range, x [0, 1] of s
+for the ratio set; every non-empty piece x the rho range x [0, 1] of s for the staircase), invariance (every leaf
+maps the set into itself, for the ratio set with alpha' > 0; a leaf that does not pass at once is bisected here up
+to SPLITS, RATIO_SPLITS or STAIR_SPLITS times).
 """
 from __future__ import annotations
 
+import bisect
 import json
 import sys
 from fractions import Fraction
@@ -42,6 +50,7 @@ from flint import arb, ctx, fmpq, fmpq_mpoly_ctx
 VERSION = 1
 SPLITS = 6            # bisections of a leaf this checker may make on its own
 RATIO_SPLITS = 12     # ... for a ratio-set leaf (w, rho and s in turn: four each)
+STAIR_SPLITS = 6      # ... for a staircase-set leaf (w, rho and s in turn: two each)
 PREC = 128
 
 
@@ -443,6 +452,116 @@ def _threshold(res: dict, cell: dict, pieces: int, leaves: list, steps: list) ->
         if bad is not None:
             raise CheckFailed("invariance", f"leaf {pth} (v in [{lf[0]}, {lf[1]}], w in [{lf[2]}, {lf[3]}], p in "
                               f"[{lf[4]}, {lf[5]}]): check {bad} fails with alpha <= min({gamma} T, {c} A)")
+
+
+def _frac_of(exact_ball: arb) -> Fraction:
+    """The exact value of a radius-0 ball (an arb's lower() or upper())."""
+    m, e = exact_ball.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def _stair_box_ok(leaf: tuple, table: list, xs, ks) -> str | None:
+    """None when every state of the leaf (piece i, w in [wl, wh], rho in [rl, rh], alpha = L_i + s (U_i - L_i) for s
+    in [sl, sh]) maps with delta' >= 0 to alpha' in [L_j, U_j] of every piece j its image's w range meets; else the
+    failing check ("delta", "empty", "lower", "upper")."""
+    i, wl, wh, rl, rh, sl, sh = leaf
+    L, U = table[i][2], table[i][3]
+    r_hi, r_lo = 1 / rl - 1, 1 / rh - 1
+    R, W = _hull(r_lo, r_hi), _hull(wl, wh)
+    a_lo, a_hi = _ball(L + sl * (U - L)), _ball(L + sh * (U - L))
+    a = a_lo.union(a_hi)
+    q = _q(wh, r_hi).union(_q(wl, r_lo))              # q, p decreasing in w and r
+    p = _p(wh, r_hi).union(_p(wl, r_lo))
+    # alpha' = alpha - x (alpha q - p): affine in x, free of y (so of kappa)
+    a1 = None
+    for xx in xs:
+        X = _ball(xx)
+        v = a * (1 - X * q) + X * p
+        a1 = v if a1 is None else a1.union(v)
+
+    # inc = y g c (the closed form, "inc-closed-form"): g = alpha w (1 + r)/(1 + r w)^3 >= 0 and the factor
+    # c = 1 + r w - alpha (1 - w), which rises in r (by w) and in w (by r + alpha) and falls in alpha (by 1 - w >= 0):
+    # its range has exact ends at two corners
+    cl = 1 + r_lo * wl - (L + sh * (U - L)) * (1 - wl)
+    ch = 1 + r_hi * wh - (L + sl * (U - L)) * (1 - wh)
+    g = a * W * (1 + R) / ((1 + R * W) ** 3)
+    g_lo, g_hi = max(g.lower(), arb(0)), g.upper()
+    if cl >= 0:
+        h = (g_lo * _ball(cl)).union(g_hi * _ball(ch))
+    elif ch <= 0:
+        h = (g_hi * _ball(cl)).union(g_lo * _ball(ch))
+    else:
+        h = (g_hi * _ball(cl)).union(g_hi * _ball(ch))
+    inc = (_ball(xs[0] * ks[0]) * h).union(_ball(xs[1] * ks[1]) * h)     # y = kappa x > 0, inc linear in y
+    w_hi = _ball(wh) * (-inc.lower()).exp()
+    if not (inc.lower() >= 0 or w_hi.upper() <= 1):
+        return "delta"
+    w_lo = _ball(wl) * (-inc.upper()).exp()
+    lo_q, hi_q = _frac_of(w_lo.lower()), _frac_of(w_hi.upper())
+    # the pieces met: t[1] >= lo_q and t[0] <= hi_q (ends sorted, so by bisection; a shared end counts for both)
+    ends = [t[0] for t in table] + [table[-1][1]]
+    j0 = max(bisect.bisect_left(ends, lo_q) - 1, 0)
+    j1 = min(bisect.bisect_right(ends, hi_q) - 1, len(table) - 1)
+    met = [t for t in table[j0:j1 + 1] if t[0] <= hi_q and t[1] >= lo_q]
+    if any(t[2] is None for t in met):
+        return "empty"
+    if not a1.lower() >= _ball(max(t[2] for t in met)):
+        return "lower"
+    if not a1.upper() <= _ball(min(t[3] for t in met)):
+        return "upper"
+    return None
+
+
+def _stair_invariant(leaf: tuple, table: list, xs, ks) -> str | None:
+    i = leaf[0]                                       # the piece; its (w, rho, s) halved in turn
+    return _split_check(lambda lf: _stair_box_ok((i, *lf), table, xs, ks), leaf[1:], STAIR_SPLITS)
+
+
+def _stair(res: dict, cell: dict, pieces: int, leaves: list, steps: list) -> None:
+    """The staircase set: alpha in [L_i, U_i] where w = e^-delta lies in piece i (pieces partition [0, 1], an empty
+    piece has no ends, L_i > 0): first step, cover, invariance."""
+    try:
+        table = [(Fraction(a), Fraction(b), None if lo is None else Fraction(lo), None if hi is None else Fraction(hi))
+                 for a, b, lo, hi in res["pieces"]]
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise CheckFailed("format", f"unreadable field: {exc}") from None
+    if len(table) != pieces or not table:
+        raise CheckFailed("format", f"{len(table)} pieces stated, w_pieces = {pieces}")
+    if table[0][0] != 0 or table[-1][1] != 1 or any(a[1] != b[0] for a, b in zip(table, table[1:])) \
+            or any(not t[0] < t[1] for t in table):
+        raise CheckFailed("cover", "the pieces of w do not partition [0, 1] in order")
+    if any((t[2] is None) != (t[3] is None) or (t[2] is not None and not 0 < t[2] <= t[3]) for t in table):
+        raise CheckFailed("format", "a piece's ends must satisfy 0 < L <= U (or both be empty)")
+    (xl, xh), (kl, kh), (rl, rh) = cell["x"], cell["kappa"], cell["rho"]
+    last = table[-1]                                  # alpha(1) = x rho at w = 1 (delta(1) = 0)
+    if last[2] is None or not (last[2] <= xl * rl and xh * rh <= last[3]):
+        raise CheckFailed("first-step", f"alpha(1) = x rho in [{xl * rl}, {xh * rh}] is not inside the last piece's "
+                          f"ends [{last[2]}, {last[3]}]")
+    steps.append("first-step")
+    by_piece: dict = {}
+    for p_ in leaves:
+        head, tail = p_.split(":")
+        if not head.isdigit() or not 0 <= int(head) < pieces or table[int(head)][2] is None \
+                or set(tail) - set("wWrRsS"):
+            raise CheckFailed("cover", f"malformed leaf path {p_!r}")
+        by_piece.setdefault(int(head), []).append(tail)
+    full = [i for i, t in enumerate(table) if t[2] is not None]
+    if sorted(by_piece) != full or not all(_complete(v, "wWrRsS") for v in by_piece.values()):
+        raise CheckFailed("cover", "the leaves do not partition every non-empty piece's box (w x rho x [0, 1] of s)")
+    steps.append("cover")
+    for p_ in leaves:
+        head, tail = p_.split(":")
+        i = int(head)
+        b = {"w": list(table[i][:2]), "r": [rl, rh], "s": [Fraction(0), Fraction(1)]}
+        for ch in tail:
+            lo, hi = b[ch.lower()]
+            m = (lo + hi) / 2
+            b[ch.lower()] = [lo, m] if ch.islower() else [m, hi]
+        leaf = (i, *b["w"], *b["r"], *b["s"])
+        bad = _stair_invariant(leaf, table, (xl, xh), (kl, kh))
+        if bad is not None:
+            raise CheckFailed("invariance", f"leaf {p_} (w in [{leaf[1]}, {leaf[2]}], rho in [{leaf[3]}, {leaf[4]}], "
+                              f"s in [{leaf[5]}, {leaf[6]}]): check {bad} fails for the staircase set")
     steps.append("invariance")
 
 
@@ -451,7 +570,9 @@ def _threshold(res: dict, cell: dict, pieces: int, leaves: list, steps: list) ->
 SETS = {"band": (_band, lambda res: f"alpha(t) in [{res['band']['L']}, {res['band']['A']}]"),
         "ratio": (_ratio, lambda res: f"0 < alpha(t) <= {res['gamma']} alpha*(delta(t))"),
         "threshold": (_threshold, lambda res: f"0 < alpha(t) <= min({res['gamma']} T(delta(t)), {res['a_factor']} "
-                                              "A(rho))")}
+                                              "A(rho))"),
+        "stair": (_stair, lambda res: "alpha(t) in [L_i, U_i] of the piece of e^-delta(t) it lies in, min L_i = "
+                  f"{min(Fraction(p[2]) for p in res['pieces'] if p[2] is not None)}")}
 # The kinds whose chart is regular at rho = 0: only their cells may start at rho = 0 (members 0 < rho <= rho_hi).
 RHO_ZERO = ("threshold",)
 

@@ -56,7 +56,8 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # Towards the faces of the large-step range (issue 27), each 1% short of the face it approaches: "B-x-edge" = Region B's
 # rho and kappa with x in [1.9, 1.98] (x -> 2, the stability edge); "B-rho-top" = rho in [7/8, 99/100] (K -> D) with x
 # from r up to 1.98; "B-kappa-low" = kappa in [1/65536, 1/256] (kappa -> 0) over Region B's rho with x up to 1.98;
-# "B-kappa-high" = kappa in [4, 64] (kappa -> oo), left open by both sets (docs/atlas.md says where and why).
+# "B-kappa-high" = kappa in [4, 64] (kappa -> oo), where the staircase set closes most of what the band and the ratio set
+# leave open (docs/atlas.md says where and why).
 # "B-zero" = rho in [0, 1/32] (every D >= 32 K, rho = 0 the cell's end: D -> oo) with x from 1 to 1.98 and kappa in
 # [1/256, 1], decided by the threshold set (verify.certify.positivity_threshold; a few seconds: a claim run decides it).
 REGIONS = {

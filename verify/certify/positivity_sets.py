@@ -1,9 +1,11 @@
 """Lemma C.2 over a cell: the registry of invariant-set kinds, tried in order until one certifies the cell.
 
 A kind is a name and a decision on the cell's box. "band" (verify.certify.positivity: L <= alpha <= A, delta >= 0,
-the cheapest, first) and "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
+the cheapest, first), "ratio" (verify.certify.positivity_ratio: 0 <= alpha <= gamma alpha*(w, rho), where no
 constant band exists), "threshold" (verify.certify.positivity_threshold: 0 <= alpha <= min(gamma T, A(rho)) in a chart
-regular at rho = 0, the only kind whose cell may start at rho = 0: "rho_zero"). A certified result names its kind in "set"; the independent re-checker
+regular at rho = 0, the only kind whose cell may start at rho = 0: "rho_zero") and "stair"
+(verify.certify.positivity_stair: L_i <= alpha <= U_i on pieces of w = e^-delta, where kappa x is large, the
+costliest, last). A certified result names its kind in "set"; the independent re-checker
 (recheck.positivity.SETS) has one entry per kind and refuses a name it does not know. An open result keeps the
 first kind's fields and joins every kind's reason.
 """
@@ -17,6 +19,7 @@ from . import positivity as P
 from . import positivity_chart as PC
 from . import positivity_ratio as PR
 from . import positivity_threshold as PT
+from . import positivity_stair as PST
 
 
 @dataclass(frozen=True)
@@ -32,20 +35,22 @@ def _ratio_obligations() -> tuple:
     return P.obligations() + PR.obligations()
 
 
-def _full_result(cell: dict, decide: Callable, obligations: Callable) -> dict:
+def _with_skeleton(decide: Callable, obligations: Callable) -> Callable:
     """A set's decision on the cell's box as a full result: the skeleton every set's result shares
-    (positivity.result_skeleton), and when certified the obligations it relies on and the first step."""
-    box, out = P.result_skeleton(cell)
-    res = decide(box)
-    if res["status"] == "certified":
-        out["obligations"] = [o.key for o in obligations()]
-        out["first_step"] = P.first_step(box)
-    return out | res
+    (positivity.result_skeleton), with the obligations it relies on and the first step when certified."""
+    def run(cell: dict) -> dict:
+        box, out = P.result_skeleton(cell)
+        res = decide(box)
+        if res["status"] == "certified":
+            out["obligations"] = [o.key for o in obligations()]
+            out["first_step"] = P.first_step(box)
+        return out | res
+    return run
 
 
-def _ratio(cell: dict) -> dict:
-    """The ratio set's decision as a full result."""
-    return _full_result(cell, PR.decide, _ratio_obligations)
+def _stair_obligations() -> tuple:
+    """The staircase set's certificate relies on the band map's obligations and its own."""
+    return P.obligations() + PST.obligations()
 
 
 def _threshold_obligations() -> tuple:
@@ -53,13 +58,15 @@ def _threshold_obligations() -> tuple:
     return P.obligations() + PC.obligations() + PT.obligations()
 
 
-def _threshold(cell: dict) -> dict:
-    """The threshold set's decision as a full result."""
-    return _full_result(cell, PT.decide, _threshold_obligations)
+_ratio = _with_skeleton(PR.decide, _ratio_obligations)
+_threshold = _with_skeleton(PT.decide, _threshold_obligations)
+# the staircase's "w_pieces" is the number of its pieces of w (its result's own field replaces the skeleton's)
+_stair = _with_skeleton(PST.decide, _stair_obligations)
 
 
 SETS = (SetKind("band", P.decide_positivity, P.obligations), SetKind("ratio", _ratio, _ratio_obligations),
-        SetKind("threshold", _threshold, _threshold_obligations, rho_zero=True))
+        SetKind("threshold", _threshold, _threshold_obligations, rho_zero=True),
+        SetKind("stair", _stair, _stair_obligations))
 
 
 def obligations_of(results: list) -> tuple:

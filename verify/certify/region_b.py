@@ -4,7 +4,7 @@ Region B is rho = K/D in [1/8, 7/8], x from min(1, r) (r = 1/rho - 1, the small-
 [1/256, 4]; the regions are data (positivity.REGIONS: "B", "B-low" = rho in [1/32, 1/8], kappa in [1/256, 1],
 below it, and those towards the faces x -> 2, rho -> 1, kappa -> 0 and kappa -> oo). A region is cut into cells
 (rho in its slices, sixteenths for B, x at :func:`_x_breaks` from its start, kappa whole; the cells of a rho slice start at the eighth below its small-step edge), each decided by
-verify.certify.positivity_sets (a band, else the ratio set); an open cell is bisected across its widest relative
+verify.certify.positivity_sets (a band, else the ratio set, else the staircase set); an open cell is bisected across its widest relative
 interval (kappa in log scale) up to ``depth`` times, on the executor of verify.run.execute. The decided fraction is
 by volume in (rho, x, log2 kappa) inside the region (positivity.region_b_volume). The result is plain versioned
 JSON, written atomically; every certified cell in it passes recheck.positivity.
@@ -33,7 +33,8 @@ KIND = "lemma-C.2-region-B"
 DEPTH = 3
 STATEMENT = ("Lemma C.2, large steps (sigma = identity): alpha(t) > 0 for every t >= 1 and every member of the cell "
              "(an invariant set holding the first step: a band [L, A] x {delta >= 0}, alpha <= gamma alpha* x "
-             "{delta >= 0}, or alpha <= min(gamma T, A(rho)) x {delta >= 0}; verify.certify.positivity_sets)")
+             "{delta >= 0}, alpha <= min(gamma T, A(rho)) x {delta >= 0}, or a staircase L_i <= alpha <= U_i on "
+             "pieces of delta >= 0; verify.certify.positivity_sets)")
 
 
 def _x_breaks() -> list:

@@ -1,6 +1,6 @@
 """Region B of the atlas decided and then searched: Lemma C.2's atlas cell check and the Region B command.
 
-The invariant sets (verify.certify.region_b, verify.certify.positivity_sets: a band, else the ratio set) decide a
+The invariant sets (verify.certify.region_b, verify.certify.positivity_sets: a band, else the ratio set, else the staircase set) decide a
 cell; where they leave one open, the
 counterexample search (verify.fuzz.positivity: Hypothesis, float64, a hit replayed at 40 digits) looks for a member
 with alpha(t) <= 0. Both steps together are the atlas's cell check "positivity" (:data:`POSITIVITY_CHECK`, in the
