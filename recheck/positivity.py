@@ -452,6 +452,7 @@ def _threshold(res: dict, cell: dict, pieces: int, leaves: list, steps: list) ->
         if bad is not None:
             raise CheckFailed("invariance", f"leaf {pth} (v in [{lf[0]}, {lf[1]}], w in [{lf[2]}, {lf[3]}], p in "
                               f"[{lf[4]}, {lf[5]}]): check {bad} fails with alpha <= min({gamma} T, {c} A)")
+    steps.append("invariance")
 
 
 def _frac_of(exact_ball: arb) -> Fraction:
