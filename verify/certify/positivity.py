@@ -74,8 +74,25 @@ REGIONS = {
                      "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
     "B-zero": {"rho": (Fraction(0), Fraction(1, 32)), "x": (Fraction(1), Fraction(99, 50)),
                "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32)},
+    "B-low-x-edge": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
+                     "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True,
+                     "sets": ("threshold", "band", "ratio")},
+    "B-zero-kappa-low": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
+                         "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 32),
+                         "saved_only": True, "sets": ("threshold", "band", "ratio")},
+    "B-zero-kappa-mid": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
+                         "kappa": (Fraction(1), Fraction(4)), "rho_slice": Fraction(1, 32), "saved_only": True,
+                         "sets": ("threshold", "band")},
+    "B-rho-top-kappa-low": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+                            "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(23, 800),
+                            "saved_only": True},
 }
 REGION_B = REGIONS["B"]
+# The box the regions aim to tile: Lemma C.2's large-step range less 1% margins at its faces (issue 27's stretch: rho up
+# to 0.99, x from min(1, r) up to 1.98, kappa in [1/65536, 64]; rho from 0, D -> oo, a cell end). region_b.holes lists
+# its parts in no region.
+FACES_BOX = {"rho": (Fraction(0), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+             "kappa": (Fraction(1, 65536), Fraction(64))}
 
 
 def _in_w(e):
@@ -438,5 +455,5 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "first_step",
+__all__ = ["VERSION", "FACES_BOX", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "first_step",
            "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]
