@@ -25,6 +25,7 @@ from test_positivity import assert_refused
 from test_positivity_zero import _in_set, _step
 from verify.certify import positivity as P
 from verify.certify import positivity_sets as PS
+from verify.certify import positivity_threshold as PT
 from verify.certify import region_b as RB
 
 NEW = ("B-low-x-edge", "B-zero-kappa-low", "B-zero-kappa-mid", "B-rho-top-kappa-low")
@@ -123,3 +124,32 @@ def test_a_member_of_a_new_region_stays_positive_for_ten_thousand_steps(decided,
             a, d = _step(a, d, rho, x, kappa)
             assert a > 0 and d >= 0, (t, a, d)
             assert _in_set(a, d, rho) if kind == "threshold" else L <= a <= A, (t, a, d)
+
+
+@pytest.mark.slow
+def test_gamma_three_halves_closes_past_the_flip_where_gamma_two_does_not():
+    """rho in [0, 1/32], x in [1, 1.1], kappa in [5/2, 3] (kappa x up to 3.3, past the corner map's flip at 2):
+    S(2, A) fails delta' >= 0 on its 2T face, S(3/2, A) closes (the corner needs gamma >= max_p p e^(3.3 p (1 - p)),
+    about 1.40 by hand: p = 0.7 gives 0.7 e^0.693 = 1.40); the re-checker accepts it and refuses it with gamma set to
+    2. Next to x = 2 (x in [1.9, 1.95], kappa in [3/2, 2]) neither gamma closes: near the start alpha' reaches about
+    x alpha*, so gamma >= about x, and gamma = 2 fails delta (a member's loop: below)."""
+    cell = {"rho": (F(0), F(1, 32)), "x": (F(1), F(11, 10)), "kappa": (F(5, 2), F(3))}
+    assert max(p * math.exp(3.3 * p * (1 - p)) for p in (i / 1000 for i in range(2001))) == pytest.approx(1.40, abs=0.01)
+    assert PT._decide_gamma(cell, F(2), PT.MAX_BOXES)["failed"] == "delta"
+    res = json.loads(json.dumps(PS.decide_positivity(cell, ("threshold",))))
+    assert res["status"] == "certified" and res["gamma"] == "3/2"
+    assert R.recheck(res)["steps"][-1] == "invariance"
+    assert_refused(res, lambda r: r.update(gamma="2"), "invariance")
+    edge = PT.decide({"rho": (F(0), F(1, 32)), "x": (F(19, 10), F(39, 20)), "kappa": (F(3, 2), F(2))})
+    assert edge["status"] == "open" and "min(2 T, A)" in edge["reason"] and "min(3/2 T, A)" in edge["reason"]
+
+
+def test_a_member_past_the_flip_stays_in_the_three_halves_set():
+    """rho = 1/100 (D = 100 K) and 10^-4, x = 1.05, kappa = 3 (kappa x = 3.15): 10^4 steps from (0, 0) at 40 digits
+    stay in S(3/2, A) (the closed forms written in tests/test_positivity_zero.py)."""
+    with mpmath.workdps(40):
+        for rho in (mpmath.mpf(1) / 100, mpmath.mpf("1e-4")):
+            a, d = mpmath.mpf(0), mpmath.mpf(0)
+            for t in range(1, 10_001):
+                a, d = _step(a, d, rho, mpmath.mpf("1.05"), mpmath.mpf(3))
+                assert _in_set(a, d, rho, gamma=mpmath.mpf(3) / 2), (t, a, d)

@@ -82,7 +82,7 @@ REGIONS = {
                          "saved_only": True, "sets": ("threshold", "band", "ratio")},
     "B-zero-kappa-mid": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
                          "kappa": (Fraction(1), Fraction(4)), "rho_slice": Fraction(1, 32), "saved_only": True,
-                         "sets": ("threshold", "band")},
+                         "sets": ("threshold", "band"), "kappa_cuts": (Fraction(3, 2), Fraction(2), Fraction(3))},
     "B-rho-top-kappa-low": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
                             "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(23, 800),
                             "saved_only": True},
