@@ -59,6 +59,12 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # "B-kappa-high" = kappa in [4, 64] (kappa -> oo), left open by both sets (docs/atlas.md says where and why).
 # "B-zero" = rho in [0, 1/32] (every D >= 32 K, rho = 0 the cell's end: D -> oo) with x from 1 to 1.98 and kappa in
 # [1/256, 1], decided by the threshold set (verify.certify.positivity_threshold; a few seconds: a claim run decides it).
+# Between the regions (region_b.holes lists what FACES_BOX has in none; docs/atlas.md, "Lemma C.2 between the
+# regions"): "B-low-x-edge" (rho [1/32, 1/8], x [1.9, 1.98], kappa [1/256, 1]), "B-zero-kappa-low" (rho [0, 1/8],
+# kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4], cut at "kappa_cuts") and
+# "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]). "sets": the set kinds tried, in that order
+# (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
+# fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first.
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
