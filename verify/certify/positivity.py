@@ -61,7 +61,7 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # [1/256, 1], decided by the threshold set (verify.certify.positivity_threshold; a few seconds: a claim run decides it).
 # Between the regions (region_b.holes lists what FACES_BOX has in none; docs/atlas.md, "Lemma C.2 between the
 # regions"): "B-low-x-edge" (rho [1/32, 1/8], x [1.9, 1.98], kappa [1/256, 1]), "B-zero-kappa-low" (rho [0, 1/8],
-# kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4], cut at "kappa_cuts") and
+# kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4]) and
 # "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]). "sets": the set kinds tried, in that order
 # (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
 # fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first.
@@ -88,7 +88,7 @@ REGIONS = {
                          "saved_only": True, "sets": ("threshold", "band", "ratio")},
     "B-zero-kappa-mid": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
                          "kappa": (Fraction(1), Fraction(4)), "rho_slice": Fraction(1, 32), "saved_only": True,
-                         "sets": ("threshold", "band"), "kappa_cuts": (Fraction(3, 2), Fraction(2), Fraction(3))},
+                         "sets": ("threshold", "band")},
     "B-rho-top-kappa-low": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
                             "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(23, 800),
                             "saved_only": True},

@@ -45,8 +45,7 @@ def _x_breaks() -> list:
 
 def initial_cells(rho_steps: tuple | None = None, region: str = "B") -> list:
     """A region's initial cells (positivity.REGIONS; default Region B): dicts {"rho": (lo, hi), "x": .., "kappa": ..}
-    of Fractions (``rho_steps``: the rho slices to keep, by index, for a small run); kappa whole, or cut at the
-    region's "kappa_cuts" (where the sets' reach in kappa x varies with x, bisection would cut rho first)."""
+    of Fractions (``rho_steps``: the rho slices to keep, by index, for a small run)."""
     reg = REGIONS[region]
     (rl, rh), step = reg["rho"], reg["rho_slice"]
     n = int((rh - rl) / step)
@@ -57,10 +56,9 @@ def initial_cells(rho_steps: tuple | None = None, region: str = "B") -> list:
             continue
         rho = (rl + i * step, rl + (i + 1) * step)
         edge = small_step_edge(rho[1])            # the edge's lowest point over the slice (r decreases in rho)
-        ks = [reg["kappa"][0], *reg.get("kappa_cuts", ()), reg["kappa"][1]]
         for a, b in zip(xs, xs[1:]):
             if b > edge:
-                out += [{"rho": rho, "x": (a, b), "kappa": k} for k in zip(ks, ks[1:])]
+                out.append({"rho": rho, "x": (a, b), "kappa": reg["kappa"]})
     return out
 
 
