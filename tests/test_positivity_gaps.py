@@ -79,8 +79,8 @@ def test_a_region_names_only_known_set_kinds():
     for name, reg in P.REGIONS.items():
         assert set(reg.get("sets", known)) <= known, name
     assert [k.name for k in PS.kinds_named(("threshold", "band"))] == ["threshold", "band"]
-    with pytest.raises(ValueError, match="sets \\['stair'\\]: each must be one of band, ratio, threshold"):
-        PS.kinds_named(("stair",))
+    with pytest.raises(ValueError, match="sets \\['cube'\\]: each must be one of band, ratio, threshold"):
+        PS.kinds_named(("cube",))
 
 
 @pytest.mark.parametrize("name, cell, kind, member", CELLS, ids=[c[0] for c in CELLS])
