@@ -134,7 +134,8 @@ def test_gamma_three_halves_closes_past_the_flip_where_gamma_two_does_not():
     2. Next to x = 2 (x in [1.9, 1.95], kappa in [3/2, 2]) neither gamma closes: near the start alpha' reaches about
     x alpha*, so gamma >= about x, and gamma = 2 fails delta (a member's loop: below)."""
     cell = {"rho": (F(0), F(1, 32)), "x": (F(1), F(11, 10)), "kappa": (F(5, 2), F(3))}
-    assert max(p * math.exp(3.3 * p * (1 - p)) for p in (i / 1000 for i in range(2001))) == pytest.approx(1.40, abs=0.01)
+    corner = max(p * math.exp(3.3 * p * (1 - p)) for p in (i / 1000 for i in range(2001)))
+    assert corner == pytest.approx(1.40, abs=0.01)
     assert PT._decide_gamma(cell, F(2), PT.MAX_BOXES)["failed"] == "delta"
     res = json.loads(json.dumps(PS.decide_positivity(cell, ("threshold",))))
     assert res["status"] == "certified" and res["gamma"] == "3/2"

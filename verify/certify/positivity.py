@@ -461,5 +461,5 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "FACES_BOX", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "first_step",
-           "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]
+__all__ = ["VERSION", "FACES_BOX", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap",
+           "first_step", "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]

@@ -4,7 +4,7 @@ In the omega chart (verify.certify.positivity_chart: omega = e^-delta/rho, alpha
 omega e^-inc) the threshold T = (1 + (1 - rho) omega)/(1 - rho omega) is where inc changes sign ("inc-sign") and
 alpha* <= T is the fixed curve ("fixed-below-threshold"). The set certified here is
 
-    S(gamma, A) = {0 <= alpha <= min(gamma T(omega, rho), A(rho)),  rho omega <= 1},     gamma in GAMMAS (2, then 3/2),
+    S(gamma, A) = {0 <= alpha <= min(gamma T(omega, rho), A(rho)),  rho omega <= 1},   gamma: 2, then 3/2 (GAMMAS),
     A(rho) = max over omega of alpha*(omega, rho) = (1 + sqrt(rho))/(2 sqrt(rho))          (+oo at rho = 0).
 
 The ratio set's bound gamma alpha* crosses the rho = 0 curve of fixed points alpha = 1 + omega in the corner rho -> 0,
@@ -260,5 +260,5 @@ def _decide_gamma(box: dict, gamma: Fraction, max_boxes: int) -> dict:
                       f"and it is invariant ({len(done)} boxes of (v, w, p))"}
 
 
-__all__ = ["A_FACTOR", "A_RHO", "GAMMA", "GAMMAS", "LATER_BOXES", "P_ROOT", "VWP", "check_box", "decide", "first_step_ok", "leaf_box",
-           "obligations"]
+__all__ = ["A_FACTOR", "A_RHO", "GAMMA", "GAMMAS", "LATER_BOXES", "P_ROOT", "VWP", "check_box", "decide",
+           "first_step_ok", "leaf_box", "obligations"]
