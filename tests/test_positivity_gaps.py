@@ -154,3 +154,12 @@ def test_a_member_past_the_flip_stays_in_the_three_halves_set():
             for t in range(1, 10_001):
                 a, d = _step(a, d, rho, mpmath.mpf("1.05"), mpmath.mpf(3))
                 assert _in_set(a, d, rho, gamma=mpmath.mpf(3) / 2), (t, a, d)
+
+
+def test_the_lemma_says_every_D_only_for_a_region_from_rho_0_without_open_cells():
+    """B-zero-kappa-mid's certified cells do not reach rho = 0 (its open ones do): Lemma C.2's reason must not say
+    "every D >= 8 K" for it; a region from rho = 0 with every cell certified says it (D >= K/rho_hi = 8 K)."""
+    from lemmas.lemma_C_2 import _from_rho_zero
+    box = {"region": {"rho": ["0", "1/8"]}, "certified": 55}
+    assert _from_rho_zero(box | {"open": 111}) == ""
+    assert _from_rho_zero(box | {"open": 0}) == "; from rho = 0: every D >= 8 K"
