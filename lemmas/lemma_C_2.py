@@ -326,9 +326,10 @@ def outside_numbers(rec: dict) -> dict:
 
 def _from_rho_zero(o: dict) -> str:
     """", its cells start at rho = 0: every D >= N K" for a region whose box starts at rho = 0 (a cell [0, rho_hi]
-    holds every member with 0 < rho = K/D <= rho_hi, i.e. every D >= K/rho_hi at once), else ""."""
+    holds every member with 0 < rho = K/D <= rho_hi, i.e. every D >= K/rho_hi at once) and has no open cell (with
+    one, the certified cells need not reach rho = 0), else ""."""
     lo, hi = (Fraction(v) for v in o["region"]["rho"])
-    return f"; from rho = 0: every D >= {1 / hi} K" if lo == 0 and o["certified"] else ""
+    return f"; from rho = 0: every D >= {1 / hi} K" if lo == 0 and o["certified"] and not o["open"] else ""
 
 
 def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) -> dict:

@@ -133,8 +133,8 @@ def test_rho_0_is_a_cell_end_only_for_the_threshold_set(certified):
 
 def test_kappa_x_past_2_leaves_the_set_and_is_not_certified():
     """At S(2, A)'s face alpha = 2 T at rho = 10^-4, omega = 10 (delta = -log(rho omega)), one step with x = 1.9 at
-    40 digits keeps delta >= 0 for kappa = 1 and drives it below 0 for kappa = 3 (kappa x = 5.7 > 2); a cell reaching
-    kappa = 3 is left open."""
+    40 digits keeps delta >= 0 for kappa = 1 and drives it below 0 for kappa = 3 (kappa x = 5.7 > 2); S(2, A) leaves a
+    cell reaching kappa = 3 open (at x near 1 S(3/2, A) closes it: tests/test_positivity_gaps.py)."""
     with mpmath.workdps(40):
         rho, om, x = mpmath.mpf("1e-4"), mpmath.mpf(10), mpmath.mpf("1.9")
         w = rho * om
@@ -143,7 +143,7 @@ def test_kappa_x_past_2_leaves_the_set_and_is_not_certified():
         assert _in_set(*_step(a, -mpmath.log(w), rho, x, mpmath.mpf(1)), rho)
         a1, d1 = _step(a, -mpmath.log(w), rho, x, mpmath.mpf(3))
         assert d1 < 0 and not _in_set(a1, d1, rho)
-    res = PT.decide(CELL | {"x": (F(1), F(11, 10)), "kappa": (F(1, 256), F(3))})
+    res = PT._decide_gamma(CELL | {"x": (F(1), F(11, 10)), "kappa": (F(1, 256), F(3))}, F(2), PT.MAX_BOXES)
     assert res["status"] == "open" and res["failed"] == "delta"
 
 

@@ -60,6 +60,12 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # leave open (docs/atlas.md says where and why).
 # "B-zero" = rho in [0, 1/32] (every D >= 32 K, rho = 0 the cell's end: D -> oo) with x from 1 to 1.98 and kappa in
 # [1/256, 1], decided by the threshold set (verify.certify.positivity_threshold; a few seconds: a claim run decides it).
+# Between the regions (region_b.holes lists what FACES_BOX has in none; docs/atlas.md, "Lemma C.2 between the
+# regions"): "B-low-x-edge" (rho [1/32, 1/8], x [1.9, 1.98], kappa [1/256, 1]), "B-zero-kappa-low" (rho [0, 1/8],
+# kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4]) and
+# "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]). "sets": the set kinds tried, in that order
+# (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
+# fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first.
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
@@ -75,8 +81,25 @@ REGIONS = {
                      "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
     "B-zero": {"rho": (Fraction(0), Fraction(1, 32)), "x": (Fraction(1), Fraction(99, 50)),
                "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32)},
+    "B-low-x-edge": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
+                     "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32), "saved_only": True,
+                     "sets": ("threshold", "band", "ratio")},
+    "B-zero-kappa-low": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
+                         "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 32),
+                         "saved_only": True, "sets": ("threshold", "band", "ratio")},
+    "B-zero-kappa-mid": {"rho": (Fraction(0), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
+                         "kappa": (Fraction(1), Fraction(4)), "rho_slice": Fraction(1, 32), "saved_only": True,
+                         "sets": ("threshold", "band")},
+    "B-rho-top-kappa-low": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+                            "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(23, 800),
+                            "saved_only": True},
 }
 REGION_B = REGIONS["B"]
+# The box the regions aim to tile: Lemma C.2's large-step range less 1% margins at its faces (issue 27's stretch: rho up
+# to 0.99, x from min(1, r) up to 1.98, kappa in [1/65536, 64]; rho from 0, D -> oo, a cell end). region_b.holes lists
+# its parts in no region.
+FACES_BOX = {"rho": (Fraction(0), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
+             "kappa": (Fraction(1, 65536), Fraction(64))}
 
 
 def _in_w(e):
@@ -439,5 +462,5 @@ def region_b_volume(box: dict, region: dict = REGION_B) -> float:
     return tot * (rh - rl) / n * (math.log2(kh) - math.log2(kl))
 
 
-__all__ = ["VERSION", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap", "first_step",
-           "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]
+__all__ = ["VERSION", "FACES_BOX", "REGIONS", "REGION_B", "band_map", "choose_band", "decide_positivity", "delta_cap",
+           "first_step", "in_hypotheses", "obligations", "region_b_volume", "result_skeleton", "small_step_edge"]

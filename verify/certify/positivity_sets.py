@@ -79,12 +79,26 @@ def obligations_of(results: list) -> tuple:
     return tuple(out)
 
 
-def decide_positivity(cell: dict) -> dict:
-    """The first kind of :data:`SETS` that certifies the cell (its result with "set" = its name), else an open
-    result whose reason names each kind's failure; a cell outside the hypotheses raises ValueError."""
+def kinds_named(names: tuple | None) -> tuple:
+    """The kinds of :data:`SETS` with these names, in the names' order (None: all, in the registry's order). A region
+    names its kinds (positivity.REGIONS "sets") where the registry's order is slow: the band and the ratio set spend
+    their whole box budget on cells only the threshold set closes (docs/atlas.md)."""
+    if names is None:
+        return SETS
+    known = {k.name: k for k in SETS}
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise ValueError(f"sets {list(names)}: each must be one of {', '.join(known)} (at least one)")
+    return tuple(known[n] for n in names)
+
+
+def decide_positivity(cell: dict, kinds: tuple | None = None) -> dict:
+    """The first kind of :data:`SETS` (or of those named ``kinds``, in that order: :func:`kinds_named`) that certifies
+    the cell (its result with "set" = its name), else an open result whose reason names each kind's failure; a cell
+    outside the hypotheses raises ValueError."""
     opened = []
     at_zero = Fraction(cell["rho"][0]) == 0
-    for kind in SETS:
+    for kind in kinds_named(kinds):
         if at_zero and not kind.rho_zero:
             # a cell holding rho = 0: this kind's chart has r = 1/rho - 1, infinite there
             box, out = P.result_skeleton(cell)
@@ -99,4 +113,4 @@ def decide_positivity(cell: dict) -> dict:
                         "reason": "; ".join(f"{r['set']}: {r['reason']}" for r in opened)}
 
 
-__all__ = ["SETS", "SetKind", "decide_positivity", "obligations_of"]
+__all__ = ["SETS", "SetKind", "decide_positivity", "kinds_named", "obligations_of"]

@@ -24,7 +24,7 @@ from typing import Callable
 
 from ..run.cache import cache_dir
 from ..run.execute import Executor
-from .positivity import NAMES, REGIONS, in_hypotheses, region_b_volume, small_step_edge
+from .positivity import FACES_BOX, NAMES, REGIONS, in_hypotheses, region_b_volume, small_step_edge
 from .positivity_sets import decide_positivity
 from recheck.positivity import CheckFailed, recheck
 
@@ -76,10 +76,11 @@ def halves(cell: dict) -> tuple:
     return cell | {n: (lo, mid)}, cell | {n: (mid, hi)}
 
 
-def _task(cell: dict, path: str) -> dict:
-    """One cell on a worker: its decision with its place in the bisection tree and its time."""
+def _task(cell: dict, path: str, kinds: tuple | None = None) -> dict:
+    """One cell on a worker: its decision (by the set kinds named ``kinds``, default all) with its place in the
+    bisection tree and its time."""
     t = time.perf_counter()
-    res = decide_positivity(cell)
+    res = decide_positivity(cell, kinds)
     return res | {"path": path, "seconds": round(time.perf_counter() - t, 3)}
 
 
@@ -91,6 +92,7 @@ def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int 
     ``complete`` is False. Returns the versioned result (module docstring)."""
     cells = initial_cells(region=region) if cells is None else cells
     total = sum(region_b_volume(c, REGIONS[region]) for c in cells)
+    kinds = REGIONS[region].get("sets")
     t0 = time.perf_counter()
     leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
     complete = True
@@ -98,7 +100,7 @@ def run_region_b(cells: list | None = None, *, depth: int = DEPTH, workers: int 
         while pending:
             batch, pending = pending, []
             by_path = {p: c for c, p in batch}
-            for path, res in ex.stream(_task, [(p, (c, p)) for c, p in batch]):
+            for path, res in ex.stream(_task, [(p, (c, p, kinds)) for c, p in batch]):
                 if isinstance(res, Exception):
                     res = {"version": VERSION, "cell": {n: [str(v) for v in by_path[path][n]] for n in NAMES},
                            "status": "open", "reason": f"the check raised {type(res).__name__}: {res}"[:600],
@@ -160,7 +162,7 @@ def run_cells_here(cells: list, depth: int = 1, region: str = "B") -> dict:
     leaves, pending = [], [(c, f"c{i}:") for i, c in enumerate(cells)]
     while pending:
         c, path = pending.pop()
-        res = _task(c, path)
+        res = _task(c, path, REGIONS[region].get("sets"))
         if res["status"] == "open" and len(path.split(":")[1]) < depth:
             pending += [(h, path + str(k)) for k, h in enumerate(halves(c))]
         else:
@@ -169,6 +171,37 @@ def run_cells_here(cells: list, depth: int = 1, region: str = "B") -> dict:
     reg = REGIONS[region]
     return summary(leaves, sum(region_b_volume(c, reg) for c in initial_cells(region=region)),
                    time.perf_counter() - t0, True, depth, region)
+
+
+def holes(regions: dict = REGIONS, outer: dict = FACES_BOX) -> list:
+    """The parts of ``outer`` (default positivity.FACES_BOX) in no region's box, as boxes {"rho", "x", "kappa",
+    "share"} (share: of outer's volume in (rho, x, log2 kappa)), adjacent boxes merged. A region's or the box's x
+    start None is the small-step edge min(1, r): it is 0 here, the volume counting x from the edge only. The
+    regions' boxes, not their decided cells: a region with open cells is no hole here."""
+    def start(v):
+        return Fraction(0) if v is None else Fraction(v)
+    boxes = [{n: (start(b[n][0]) if n == "x" else b[n][0], b[n][1]) for n in NAMES} for b in regions.values()]
+    edges = {n: sorted({e for b in boxes + [{n: (start(outer[n][0]), outer[n][1])}] for e in b[n]
+                        if start(outer[n][0]) <= e <= outer[n][1]}) for n in NAMES}
+    out = []
+    for r_ in zip(edges["rho"], edges["rho"][1:]):
+        for x_ in zip(edges["x"], edges["x"][1:]):
+            for k_ in zip(edges["kappa"], edges["kappa"][1:]):
+                piece = {"rho": r_, "x": x_, "kappa": k_}
+                if not any(all(b[n][0] <= piece[n][0] and piece[n][1] <= b[n][1] for n in NAMES) for b in boxes):
+                    out.append(piece)
+    for n in ("kappa", "x", "rho"):             # merge neighbours along n that agree in the other two
+        merged = []
+        for piece in sorted(out, key=lambda b: tuple(b[m] for m in NAMES if m != n) + (b[n],)):
+            last = merged[-1] if merged else None
+            if last and all(last[m] == piece[m] for m in NAMES if m != n) and last[n][1] == piece[n][0]:
+                last[n] = (last[n][0], piece[n][1])
+            else:
+                merged.append(dict(piece))
+        out = merged
+    whole = region_b_volume({n: (start(outer[n][0]), outer[n][1]) for n in NAMES}, outer)
+    out = [b | {"share": region_b_volume(b, outer) / whole} for b in out]
+    return sorted((b for b in out if b["share"] > 0), key=lambda b: tuple(b[n] for n in NAMES))
 
 
 # ----- the atlas's cell check -----------------------------------------------------------------------------------------
@@ -201,4 +234,4 @@ def check_recheck(cell, result: dict) -> None:
 
 
 __all__ = ["DEPTH", "KIND", "STATEMENT", "VERSION", "applies", "box_of", "cache_file", "cell_of_point",
-           "check_recheck", "halves", "initial_cells", "run_cells_here", "run_region_b", "summary"]
+           "check_recheck", "halves", "holes", "initial_cells", "run_cells_here", "run_region_b", "summary"]
