@@ -65,7 +65,9 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4]) and
 # "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]). "sets": the set kinds tried, in that order
 # (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
-# fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first.
+# fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first; at
+# kappa -> oo and rho -> 1 the staircase after the band and the ratio set, without the threshold set (its flip at
+# kappa x > 2 makes it fail there after its whole budget).
 REGIONS = {
     "B": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(19, 10)),
           "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
@@ -74,11 +76,13 @@ REGIONS = {
     "B-x-edge": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
                  "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(1, 16)},
     "B-rho-top": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
-                  "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(23, 800), "saved_only": True},
+                  "kappa": (Fraction(1, 256), Fraction(4)), "rho_slice": Fraction(23, 800), "saved_only": True,
+                  "sets": ("band", "ratio", "stair")},
     "B-kappa-low": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
                     "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(1, 16), "saved_only": True},
     "B-kappa-high": {"rho": (Fraction(1, 8), Fraction(7, 8)), "x": (None, Fraction(99, 50)),
-                     "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True},
+                     "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 16), "saved_only": True,
+                     "sets": ("band", "ratio", "stair")},
     "B-zero": {"rho": (Fraction(0), Fraction(1, 32)), "x": (Fraction(1), Fraction(99, 50)),
                "kappa": (Fraction(1, 256), Fraction(1)), "rho_slice": Fraction(1, 32)},
     "B-low-x-edge": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (Fraction(19, 10), Fraction(99, 50)),
