@@ -58,6 +58,7 @@ from verify.evidence import Scope, compare, dims_of, finite, record
 from lemmas import register
 from verify.checks import Check, Claimed, Evaluation, RegimeOutcome
 from verify.model.hypotheses import admitted_sigmas, sigmas_text, step_x
+from verify.model.regions import merged
 from verify.model.profiles import per_profile
 from verify.evidence.regime_runs import (DESCENT, convention, descent_precondition, first_increase_in, fmt,
                                          reduced_float64, regime, regime_label, replay_run)
@@ -73,7 +74,7 @@ from verify.engines.arb import iterate_certified
 from verify.coq.kernel import kernel_route
 from verify.certify.atlas_evidence import positivity_scope
 from verify.certify.positivity import REGIONS
-from verify.certify.positivity_sets import obligations_of
+from verify.certify.positivity_sets import SETS, obligations_of
 from verify.certify import region_b    # its functions called through the module: a test points cache_file elsewhere
 from verify.derive.invariants import invariants_of
 from recheck.positivity import CheckFailed, describe, recheck
@@ -337,12 +338,13 @@ def large_step_why(profile: str, regimes_run: int, cover: dict | None = None) ->
     stay open."""
     still_open = [o.name for o in large_step_obligations().obligations if o.holds is None]
     regions = [("B", cover)] + [(n, o) for n, o in (cover or {}).get("other_regions", {}).items() if "cells" in o]
-    band = ("" if not cover else "; for every t and every D, an invariant set (a band, a ratio set or a threshold "
-            "set) certified "
+    kinds = ", ".join(k.name for k in SETS[:-1]) + f" or {SETS[-1].name}"
+    band = ("" if not cover else f"; for every t and every D, an invariant set (of a kind of "
+            f"verify.certify.positivity_sets: {kinds}) certified "
             + ", ".join(f"{o['certified']} of {o['cells']} cells of Region {n} ({100 * o['decided_fraction']:.1f}% "
                         "of its volume in (rho, x, log2 kappa)" + _from_rho_zero(o) + ")" for n, o in regions)
             + ": every regime whose (rho = K/D, x, kappa) lies in "
-            + ("; ".join(cover.get("regions", [])[:4]) + (f" or {len(cover['regions']) - 4} more cells"
+            + ("; ".join(cover.get("regions", [])[:4]) + (f" or {len(cover['regions']) - 4} more boxes"
                                                          if len(cover.get("regions", [])) > 4 else "")
                if cover.get("regions") else "no certified cell")
             + ", which is not the whole hypothesis")
@@ -428,13 +430,14 @@ def region_b_records(settings) -> tuple[list, dict]:
     steps_ok = all(o.holds is True for o in obs)
     # the certified cells' boxes of (rho = K/D, x, kappa) as Regions: every regime at their points, every D
     scope = positivity_scope([c["cell"] for c in certified]) if certified else None
-    cover["regions"] = [r.label() for r in scope.dims] if certified else []
+    # the certified cells' union in as few boxes as it takes (a region certified whole reads as its box)
+    cover["regions"] = [r.label() for r in merged(list(scope.dims))] if certified else []
     if certified:
         bands = "; ".join(f"{regime_label(s_)}: {describe(c)}" for s_, c in inside)
-        recs.append(record("invariant band over Region B cells (verify.certify.positivity; re-checked by "
-                           "recheck.positivity), every t >= 1", "arb", scope,
+        recs.append(record("invariant sets over the cells of Region B and its neighbours (verify.certify."
+                           "positivity_sets; re-checked by recheck.positivity), every t >= 1", "arb", scope,
                            f"for every regime whose (rho, x, kappa) lies in one of the {len(certified)} certified "
-                           f"cells, alpha(t) > 0 for all t >= 1 (an invariant band); {len(inside)} of this claim's "
+                           f"cells, alpha(t) > 0 for all t >= 1 (an invariant set); {len(inside)} of this claim's "
                            f"regimes lie in them" + (f" ({bands})" if bands else "") + f"; Region B: "
                            f"{cover['certified']} of {cover['cells']} cells certified, "
                            f"{100 * cover['decided_fraction']:.1f}% of its volume ({source})"

@@ -121,7 +121,8 @@ CLAIM_EXPECTED = {
     # 0 < K < D: the induction does not close; Arb balls to t = 150 in three regimes, float64 to 1500
     "lemma-C.2-large-step": ("supported", "part", ["certified only for t <= 150 in 3 regimes", "float64 runs agree "
                                                    "to t = 1500", "open: delta(t) >= 0 for all t",
-                                                   "an invariant set (a band, a ratio set or a threshold set) certified",
+                                                   "an invariant set (of a kind of verify.certify.positivity_sets: "
+                                                   "band, ratio, threshold or stair) certified",
                                                    "every regime whose (rho = K/D, x, kappa) lies in",
                                                    # region B-zero, decided in every run: rho in [0, 1/32]
                                                    "11 of 11 cells of Region B-zero",
