@@ -234,6 +234,7 @@ def _part_process(msg: dict) -> None:
             os._exit(code)
 
 
+SCRATCH_PREFIX = "verify-part-"   # a part's scratch folder: verify-part-PID-START-* (its worker's pid and start)
 POLL_SECONDS = 0.5     # how often a running part's CPU and wall time are compared with its guards
 
 
@@ -245,10 +246,11 @@ def run_in_child(task: dict, guard: dict, worker: str | None = None) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_root()), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
     remove_stale_scratch()
-    tmp = Path(tempfile.mkdtemp(prefix="verify-part-"))
+    # the folder's name says whose it is (pid and start time, read by remove_stale_scratch) from the moment it
+    # exists: a worker killed between creating it and writing into it leaves nothing unattributed
+    tmp = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{_owner_stamp(os.getpid())}-"))
     cpu = 0.0
     try:
-        (tmp / "worker.pid").write_text(str(os.getpid()))
         tfile, ofile, efile = tmp / "task.json", tmp / "record.json", tmp / "stderr.txt"
         tfile.write_text(json.dumps(task))
         efile.write_bytes(b"")
@@ -325,16 +327,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _owner_stamp(pid: int) -> str | None:
+    """"PID-START": the process ``pid`` and its start time in milliseconds (a pid the system reused names another
+    process, with another start time); None when no such process runs (a zombie, dead but not yet reaped by a
+    parent that may never reap it, does not run)."""
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return f"{pid}-{int(proc.create_time() * 1000)}"
+    except psutil.Error:
+        return None
+
+
+def owner_gone(folder: Path) -> bool | None:
+    """Whether the worker a ``verify-part-PID-START-*`` folder's name gives is gone (None: a name of another form)."""
+    parts = folder.name[len(SCRATCH_PREFIX):].split("-")
+    if not folder.name.startswith(SCRATCH_PREFIX) or len(parts) < 3 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    return _owner_stamp(int(parts[0])) != f"{parts[0]}-{parts[1]}"
+
+
 def remove_stale_scratch() -> None:
-    """Remove the ``verify-part-*`` folders whose worker is gone: a worker killed outright (SIGKILL) after its part
-    process wrote the record but before the worker could remove the folder. Folders without a ``worker.pid``
-    are not judged."""
-    for folder in Path(tempfile.gettempdir()).glob("verify-part-*"):
-        try:
-            pid = int((folder / "worker.pid").read_text())
-        except (OSError, ValueError):
-            continue
-        if not _alive(pid):
+    """Remove the ``verify-part-PID-START-*`` folders whose worker is gone (no process PID started at START): a
+    worker killed outright (SIGKILL) after creating its folder, before it could remove it. A folder named
+    otherwise is not judged."""
+    for folder in Path(tempfile.gettempdir()).glob(SCRATCH_PREFIX + "*"):
+        if owner_gone(folder):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -370,13 +389,15 @@ def run_task(task: dict) -> dict:
 
 
 def _watch_parent(scratch: Path) -> int:
-    """Exit when the parent (the worker) is gone, removing the scratch folder it can no longer remove, so a
-    lost worker leaves neither a part running nor a ``verify-part-*`` folder behind. Returns the parent's pid."""
+    """Exit when the parent (the starter) or the worker the scratch folder's name gives is gone, removing the
+    folder they can no longer remove, so a lost worker leaves neither a part running nor a ``verify-part-*`` folder
+    behind. Returns the parent's pid. (The worker is watched by name too: a part forked as its starter was being
+    killed starts orphaned, its parent already the reaper.)"""
     parent = os.getppid()
 
     def watch():
         while True:
-            if os.getppid() != parent:
+            if os.getppid() != parent or owner_gone(scratch):
                 shutil.rmtree(scratch, ignore_errors=True)
                 os._exit(3)
             time.sleep(0.25)
