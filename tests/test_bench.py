@@ -52,3 +52,41 @@ def test_calibration_counts_the_fixed_cost_of_a_call_once(monkeypatch):
         clock[0] += 0.3 + 0.01 * n
     rate, fixed = estimate.calibrate(run, 10**6, seconds=0.5)
     assert rate == pytest.approx(100) and fixed == pytest.approx(0.3)
+
+
+def _two_cells_of_region_b(monkeypatch, change=None):
+    """region_b_targets (quick) on Region B's first two cells, equal boxes (rho in [1/8, 3/16], kappa in [1/256, 4],
+    x in [1, 11/10] and [11/10, 6/5]); ``change(result)`` edits the run's result before it is saved and re-checked."""
+    from verify.certify import region_b as RB
+    first = RB.initial_cells(region="B")[:2]
+    monkeypatch.undo()                        # the module's own run_cells_here, not an earlier call's wrapper
+    here = RB.run_cells_here
+    monkeypatch.setattr(RB, "initial_cells", lambda *a, **k: first)
+    monkeypatch.setattr(RB, "run_cells_here", lambda *a, **k: (change or (lambda r: r))(here(*a, **k)))
+    return bench.region_b_targets(quick=True)
+
+
+def test_the_region_b_target_is_met_only_with_the_fraction_and_a_passing_recheck(monkeypatch):
+    """Both cells certified: decided fraction 1 and the re-check passes. One cell open (its result said open):
+    half the volume by hand (the boxes are equal), under the 90% target. A certified cell whose band's upper end is
+    changed from its own: the independent re-checker refuses the file, so the target is not met at fraction 1."""
+    from fractions import Fraction
+    ok = _two_cells_of_region_b(monkeypatch)
+    assert ok["counts"] == {"certified": 2, "refuted": 0, "open": 0}
+    assert ok["decided_fraction"] == 1.0 and ok["recheck_passed"] and ok["met"]
+
+    def reopen(r):
+        from verify.certify import region_b as RB
+        cells = r["cells"][:1] + [r["cells"][1] | {"status": "open", "failed": "test", "reason": "opened by the test"}]
+        return RB.summary(cells, r["volume"], r["seconds"], True, r["depth"])
+    half = _two_cells_of_region_b(monkeypatch, reopen)
+    assert half["decided_fraction"] == pytest.approx(0.5, abs=1e-12) and not half["met"]
+    assert [o["reason"] for o in half["open"]] == ["opened by the test"]
+    assert "opened by the test" in bench.region_b_markdown(half)[0] and "NOT met" in bench.region_b_markdown(half)[0]
+
+    def tamper(r):
+        band = r["cells"][0]["band"]
+        band["A"] = str(Fraction(band["A"]) * 4)      # an upper end the cell's boxes were not checked at
+        return r
+    bad = _two_cells_of_region_b(monkeypatch, tamper)
+    assert bad["decided_fraction"] == 1.0 and not bad["recheck_passed"] and not bad["met"]

@@ -1,12 +1,14 @@
 """Lemma C.2 between the certified regions (issue 27): the holes of positivity.FACES_BOX (region_b.holes), the regions
-that close them (B-low-x-edge, B-zero-kappa-low, B-zero-kappa-mid, B-rho-top-kappa-low of positivity.REGIONS) and
+that close them (B-low-x-edge, B-zero-kappa-low, B-zero-kappa-mid, B-rho-top-kappa-low, B-rho-top-kappa-high of
+positivity.REGIONS) and
 the set kinds a region names (its "sets": the threshold set first where the band and the ratio set are slow).
 
 What the tests compare against, never the code's own verdict: the holes' boxes and volume shares by hand (the
 minus-1% box's volume is 22 (0.49 + 2.98 x 0.49 - ln(0.99/0.5)) in (rho, x, log2 kappa)); for one cell of each new
 region, the independent re-checker (recheck.positivity) accepts the stored result and refuses it with a leaf removed
 or the cell widened to kappa = 64 (a threshold set: kappa x far past its reach; a band: A lowered below what alpha' = x
-- (x - 1) L at w = 0 needs); a member of each new region iterated from (0, 0) at 40 digits by a loop of the closed
+- (x - 1) L at w = 0 needs; a staircase: kappa widened down to 1 (an image then meets a piece left empty), or its lowest reached piece's upper end past
+x/(x - 1), from where alpha' = (1 - x) U + x < 0 near w = 0); a member of each new region iterated from (0, 0) at 40 digits by a loop of the closed
 forms in (alpha, delta) written in tests/test_positivity_zero.py stays positive (and in the certified set) for 10^4
 steps.
 """
@@ -28,7 +30,7 @@ from verify.certify import positivity_sets as PS
 from verify.certify import positivity_threshold as PT
 from verify.certify import region_b as RB
 
-NEW = ("B-low-x-edge", "B-zero-kappa-low", "B-zero-kappa-mid", "B-rho-top-kappa-low")
+NEW = ("B-low-x-edge", "B-zero-kappa-low", "B-zero-kappa-mid", "B-rho-top-kappa-low", "B-rho-top-kappa-high")
 # (region, a cell inside it, the kind that certifies it, a member of the region: rho, x, kappa)
 CELLS = [
     ("B-low-x-edge", {"rho": (F(1, 32), F(1, 16)), "x": (F(39, 20), F(99, 50)), "kappa": (F(1, 256), F(1))},
@@ -39,6 +41,8 @@ CELLS = [
      "threshold", ("0.05", "1.05", "2")),
     ("B-rho-top-kappa-low", {"rho": (F(15, 16), F(99, 100)), "x": (F(39, 20), F(99, 50)),
                              "kappa": (F(1, 65536), F(1, 256))}, "band", ("0.98", "1.97", "0.0001")),
+    ("B-rho-top-kappa-high", {"rho": (F(769, 800), F(99, 100)), "x": (F(6, 5), F(13, 10)), "kappa": (F(4), F(64))},
+     "stair", ("0.98", "1.25", "32")),
 ]
 WHOLE = 22 * (0.49 + 2.98 * 0.49 - math.log(0.99 / 0.5))     # FACES_BOX's volume, by hand
 
@@ -51,8 +55,7 @@ def decided() -> dict:
 
 
 def test_the_holes_before_and_after_by_hand():
-    """Before (the seven regions up to B-zero): seven boxes; after: kappa in [4, 64] below rho = 1/8 and above
-    rho = 7/8 only. Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from 1 to x_hi has volume
+    """Before (the seven regions up to B-zero): seven boxes; after: kappa in [4, 64] below rho = 1/8 only. Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from 1 to x_hi has volume
     (rho_hi - rho_lo)(x_hi - 1) log2(kappa_hi/kappa_lo); above 7/8 it is int (1.98 - 1/rho + 1) drho log2(...)."""
     before = RB.holes({n: P.REGIONS[n] for n in list(P.REGIONS)[:7]})
     low = lambda r0, r1, x1, k0, k1: (r1 - r0) * (x1 - 1) * math.log2(k1 / k0) / WHOLE  # noqa: E731
@@ -68,10 +71,13 @@ def test_the_holes_before_and_after_by_hand():
     for h, (_, _, _, share) in zip(before, hand):
         assert h["share"] == pytest.approx(share, rel=2e-3)
     after = RB.holes()
-    assert [(h["rho"], h["x"], h["kappa"]) for h in after] == [((0, F(1, 8)), (1, F(99, 50)), (4, 64)), hand[6][:3]]
-    # (rel 1e-3: the code's volumes integrate over rho by a 64-point midpoint rule, exact only below rho = 1/2)
+    assert [(h["rho"], h["x"], h["kappa"]) for h in after] == [((0, F(1, 8)), (1, F(99, 50)), (4, 64))]
     assert after[0]["share"] == pytest.approx(low(0, 1 / 8, 1.98, 4, 64), rel=1e-3)
-    assert after[1]["share"] == pytest.approx(4 * top, rel=1e-3)
+    # the last hole of the seven regions' (above rho = 7/8, kappa in [4, 64]) is B-rho-top-kappa-high's box
+    top_high = P.REGIONS["B-rho-top-kappa-high"]
+    assert (top_high["rho"], top_high["kappa"], top_high["x"][1]) == (hand[6][0], hand[6][2], F(99, 50))
+    assert RB.holes({n: P.REGIONS[n] for n in P.REGIONS if n != "B-rho-top-kappa-high"})[1]["share"] == \
+        pytest.approx(4 * top, rel=1e-3)  # (rel 1e-3: the code integrates over rho by a 64-point midpoint rule)
 
 
 def test_a_region_names_only_known_set_kinds():
@@ -96,6 +102,11 @@ def test_a_new_region_cell_is_certified_rechecked_and_refused_when_tampered(deci
         # kappa x up to 64 x 1.98: the threshold set's delta check fails far past kappa x ~ 2.4
         assert_refused(res, lambda r: r["cell"].update(kappa=["1/256", "64"]), "invariance")
         assert_refused(res, lambda r: r.update(a_factor="99/100"), "identities")
+    elif kind == "stair":
+        # kappa from 1: at kappa < 4 members reach pieces of w the sweep at kappa >= 4 left empty
+        assert_refused(res, lambda r: r["cell"].update(kappa=["1", "64"]), "invariance")
+        low = next(i for i, p in enumerate(res["pieces"]) if p[2] is not None)
+        assert_refused(res, lambda r: r["pieces"][low].__setitem__(3, "14/3"), "invariance")   # x/(x - 1) = 13/3
     else:
         # at w = 0, alpha' = x - (x - 1) L: a band needs A >= x_hi - (x_hi - 1) L
         L, x_hi = F(res["band"]["L"]), cell["x"][1]
@@ -123,7 +134,15 @@ def test_a_member_of_a_new_region_stays_positive_for_ten_thousand_steps(decided,
         for t in range(1, 10_001):
             a, d = _step(a, d, rho, x, kappa)
             assert a > 0 and d >= 0, (t, a, d)
-            assert _in_set(a, d, rho) if kind == "threshold" else L <= a <= A, (t, a, d)
+            if kind == "threshold":
+                assert _in_set(a, d, rho), (t, a, d)
+            elif kind == "stair":      # in a piece of w = e^-delta whose alpha range holds alpha
+                w_ = mpmath.exp(-d)
+                mp = lambda v: mpmath.mpf(F(v).numerator) / F(v).denominator  # noqa: E731
+                assert any(mp(p[0]) <= w_ <= mp(p[1]) and p[2] is not None and mp(p[2]) <= a <= mp(p[3])
+                           for p in res["pieces"]), (t, a, d)
+            else:
+                assert L <= a <= A, (t, a, d)
 
 
 @pytest.mark.slow

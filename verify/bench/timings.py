@@ -25,6 +25,7 @@ import mpmath
 import numpy as np
 
 from ..certify import atlas as A
+from ..certify import region_b as RB
 from ..certify.atlas import AtlasCell
 from ..certify.family import FamilyIncomplete, FamilySpec, cell_bounds, certify_family
 from ..certify.obligations import CertificateFailed
@@ -133,7 +134,7 @@ def measurement_count(quick: bool, dask: bool | None = None) -> int:
     with_dask = dask if dask is not None else not quick
     sizes = full_sizes(quick)
     return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 10
-            + (2 if with_dask else 0) + (0 if quick else 2 + len(documented_examples())))
+            + 1 + (2 if with_dask else 0) + (0 if quick else 2 + len(documented_examples())))
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -464,6 +465,49 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
             "targets": ATLAS_TARGETS, "region_a": box is None, "run": True}
 
 
+# Region B of the atlas issue (Lemma C.2's large steps: rho in [1/8, 7/8], x from min(1, r) to 1.9, kappa in [1/256, 4]):
+# alpha(t) > 0 decided in at least 90% of its volume, every open cell named with its reason
+REGION_B_TARGETS = {"decided_fraction_min": 0.9}
+
+
+def region_b_targets(quick: bool, workers: int = 2) -> dict:
+    """Region B decided (verify.certify.region_b at its default depth; on a LocalCluster of ``workers``, in this
+    process when ``quick``: the bench part of verify all runs inside a Dask worker): seconds, the decided volume
+    fraction against its target, the open cells with their reasons, and the independent re-check's seconds on the
+    saved result (python -m recheck.positivity), which must pass for the target to be met."""
+    t = time.perf_counter()
+    out = (RB.run_cells_here(RB.initial_cells(region="B"), depth=RB.DEPTH) if quick
+           else RB.run_region_b(workers=workers))
+    seconds = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "region-b.json")
+        write_bytes_atomic(path, json.dumps(out).encode())
+        t = time.perf_counter()
+        rc = subprocess.run([sys.executable, "-m", "recheck.positivity", path], capture_output=True, text=True)
+        recheck = time.perf_counter() - t
+    frac = out["decided_fraction"]
+    return {"region": out["region"], "depth": out["depth"], "workers": None if quick else workers,
+            "seconds": seconds, "counts": out["counts"], "decided_fraction": frac, "measure": out["measure"],
+            "open": [{"path": c["path"], "cell": c["cell"], "reason": c["reason"]} for c in out["open"]],
+            "recheck_seconds": recheck, "recheck_passed": rc.returncode == 0,
+            "recheck_output": (rc.stdout or rc.stderr).strip().splitlines()[-1:],
+            "targets": REGION_B_TARGETS,
+            "met": bool(rc.returncode == 0 and frac >= REGION_B_TARGETS["decided_fraction_min"])}
+
+
+def region_b_markdown(rb: dict) -> list[str]:
+    """The Region B target's lines of bench.md."""
+    c = rb["counts"]
+    where = "in this process" if rb["workers"] is None else f"{rb['workers']} Dask workers"
+    opened = "; ".join(f"{o['path']} ({o['reason'][:80]})" for o in rb["open"][:3])
+    return [f"Region B of Lemma C.2 ({', '.join(f'{n} {lo}..{hi}' for n, (lo, hi) in rb['region'].items())}; "
+            f"depth {rb['depth']}, {where}): {c['certified']} cells certified, {c['open']} open, {c['refuted']} "
+            f"refuted in {rb['seconds']:.1f} s; alpha > 0 decided in {rb['decided_fraction']:.1%} of the {rb['measure']}"
+            f" (target >= {rb['targets']['decided_fraction_min']:.0%}: {'met' if rb['met'] else 'NOT met'}); the "
+            f"independent re-check {'passed' if rb['recheck_passed'] else 'FAILED'} in {rb['recheck_seconds']:.1f} s"
+            + (f"; open: {opened}" + (" ..." if len(rb["open"]) > 3 else "") if rb["open"] else "") + ".", ""]
+
+
 # the query as a command, in CPU seconds, against what a user would otherwise run for the same member: the compiled
 # float64 reduced recursion to T = 1e6 as a command (verify.engines.fast; the query also answers T = 1e12)
 ATLAS_QUERY_TARGETS = {"cpu_ratio_to_float64_run_max": 1.0}
@@ -726,6 +770,8 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     tick("atlas")
     res["atlas_query"] = atlas_query_targets(quick)
     tick("atlas query")
+    res["region_b"] = region_b_targets(quick)
+    tick("Region B (Lemma C.2)")
     res["monte_carlo"] = monte_carlo(quick)
     tick("Monte Carlo")
     if not quick:
@@ -752,7 +798,16 @@ ONLY = {"examples": ("every example command of README.md and docs/*.md against 6
                      lambda tick: time_examples(tick=tick), examples_markdown, lambda: len(documented_examples())),
         "kernel_boxes": ("every box of the bench certificate's trapping region as a CoqInterval theorem, checked by "
                          "Coq's kernel (verify.coq.kernel.trapping_bench; its route is saved for the claim's record)",
-                         lambda tick: _kernel_boxes(tick), lambda res: kernel_boxes_markdown(res), lambda: None)}
+                         lambda tick: _kernel_boxes(tick), lambda res: kernel_boxes_markdown(res), lambda: None),
+        "region_b": ("Region B of Lemma C.2 decided on a 2-worker LocalCluster and re-checked by recheck.positivity, "
+                     "against its target (alpha > 0 decided in >= 90% of the volume)",
+                     lambda tick: _region_b(tick), region_b_markdown, lambda: 1)}
+
+
+def _region_b(tick) -> dict:
+    res = region_b_targets(quick=False)
+    tick("Region B (Lemma C.2)")
+    return res
 
 
 def _kernel_boxes(tick) -> dict:
@@ -853,6 +908,8 @@ def to_markdown(res: dict) -> str:
                   f"process, against {r['baseline_cpu_seconds']:.2f} s CPU for {aq['baseline']} (ratio "
                   f"{r['cpu_ratio']:.2f})" for r in aq["rows"]) + " (target: ratio <= "
                   f"{aq['targets']['cpu_ratio_to_float64_run_max']:g}: {'met' if aq['met'] else 'NOT met'}).", ""]
+    if res.get("region_b"):
+        lines += region_b_markdown(res["region_b"])
     m = res["monte_carlo"]
     lines += [f"Monte Carlo gradient (numpy, d = {m['state']['d']}): rms relative error {m['mc_rms_rel_error_at_n0']:.3g}"
               f" at n0 = {m['n0']} samples; reduced (exact) gradient {m['reduced_gradient_seconds']:.3g} s.", "",

@@ -429,6 +429,14 @@ def target_sentences(bench: dict) -> list[str]:
         out.append(f"Family certificate of sts, K = 4, D = 8…512, η ∈ [1/16, 1/8]: {done}; a member query takes "
                    f"{g(fam['query_seconds'])} s ({g(fam['query_command_seconds'])} s as a command{from_file}), "
                    f"relative width at T = 10¹² at most {sci(fam['relative_width_at_1e12'])}.")
+    rb = bench.get("region_b")
+    if rb:
+        c = rb["counts"]
+        out.append(f"Lemma C.2's Region B (`verify bench --only region_b`, {rb['workers']} Dask workers): "
+                   f"{c['certified']} cells certified, {c['open']} open, {c['refuted']} refuted in {g(rb['seconds'])} s; "
+                   f"α > 0 decided in {rb['decided_fraction']:.1%} of its volume (target ≥ "
+                   f"{rb['targets']['decided_fraction_min']:.0%}, {met_word(rb['met'])}); the independent re-check "
+                   f"{'passed' if rb['recheck_passed'] else 'FAILED'} in {g(rb['recheck_seconds'])} s.")
     return out
 
 
@@ -440,6 +448,10 @@ def example_blocks() -> dict:
     """The blocks written from the committed example report and bench."""
     results = json.loads((EXAMPLE / "results.json").read_text())
     bench = json.loads((EXAMPLE_BENCH / "bench.json").read_text())
+    # a target run alone (verify bench --only NAME) writes NAME.json beside bench.json: read as bench[NAME]
+    for alone in sorted(EXAMPLE_BENCH.glob("*.json")):
+        if alone.name != "bench.json":
+            bench.setdefault(alone.stem, json.loads(alone.read_text()))
     return blocks(results, bench)
 
 
