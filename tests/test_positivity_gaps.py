@@ -1,6 +1,6 @@
 """Lemma C.2 between the certified regions (issue 27): the holes of positivity.FACES_BOX (region_b.holes), the regions
-that close them (B-low-x-edge, B-zero-kappa-low, B-zero-kappa-mid, B-rho-top-kappa-low, B-rho-top-kappa-high of
-positivity.REGIONS) and
+that close them (B-low-x-edge, B-zero-kappa-low, B-zero-kappa-mid, B-rho-top-kappa-low, B-low-kappa-high,
+B-rho-top-kappa-high of positivity.REGIONS) and
 the set kinds a region names (its "sets": the threshold set first where the band and the ratio set are slow).
 
 What the tests compare against, never the code's own verdict: the holes' boxes and volume shares by hand (the
@@ -30,7 +30,8 @@ from verify.certify import positivity_sets as PS
 from verify.certify import positivity_threshold as PT
 from verify.certify import region_b as RB
 
-NEW = ("B-low-x-edge", "B-zero-kappa-low", "B-zero-kappa-mid", "B-rho-top-kappa-low", "B-rho-top-kappa-high")
+NEW = ("B-low-x-edge", "B-zero-kappa-low", "B-zero-kappa-mid", "B-rho-top-kappa-low", "B-low-kappa-high",
+       "B-rho-top-kappa-high")
 # (region, a cell inside it, the kind that certifies it, a member of the region: rho, x, kappa)
 CELLS = [
     ("B-low-x-edge", {"rho": (F(1, 32), F(1, 16)), "x": (F(39, 20), F(99, 50)), "kappa": (F(1, 256), F(1))},
@@ -41,6 +42,8 @@ CELLS = [
      "threshold", ("0.05", "1.05", "2")),
     ("B-rho-top-kappa-low", {"rho": (F(15, 16), F(99, 100)), "x": (F(39, 20), F(99, 50)),
                              "kappa": (F(1, 65536), F(1, 256))}, "band", ("0.98", "1.97", "0.0001")),
+    ("B-low-kappa-high", {"rho": (F(7, 64), F(1, 8)), "x": (F(1), F(11, 10)), "kappa": (F(4), F(8))}, "band",
+     ("0.12", "1.05", "6")),
     ("B-rho-top-kappa-high", {"rho": (F(769, 800), F(99, 100)), "x": (F(6, 5), F(13, 10)), "kappa": (F(4), F(64))},
      "stair", ("0.98", "1.25", "32")),
 ]
@@ -55,7 +58,7 @@ def decided() -> dict:
 
 
 def test_the_holes_before_and_after_by_hand():
-    """Before (the seven regions up to B-zero): seven boxes; after: kappa in [4, 64] below rho = 1/8 only. Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from 1 to x_hi has volume
+    """Before (the seven regions up to B-zero): seven boxes; after: kappa in [4, 64] below rho = 1/32 only. Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from 1 to x_hi has volume
     (rho_hi - rho_lo)(x_hi - 1) log2(kappa_hi/kappa_lo); above 7/8 it is int (1.98 - 1/rho + 1) drho log2(...)."""
     before = RB.holes({n: P.REGIONS[n] for n in list(P.REGIONS)[:7]})
     low = lambda r0, r1, x1, k0, k1: (r1 - r0) * (x1 - 1) * math.log2(k1 / k0) / WHOLE  # noqa: E731
@@ -71,12 +74,12 @@ def test_the_holes_before_and_after_by_hand():
     for h, (_, _, _, share) in zip(before, hand):
         assert h["share"] == pytest.approx(share, rel=2e-3)
     after = RB.holes()
-    assert [(h["rho"], h["x"], h["kappa"]) for h in after] == [((0, F(1, 8)), (1, F(99, 50)), (4, 64))]
-    assert after[0]["share"] == pytest.approx(low(0, 1 / 8, 1.98, 4, 64), rel=1e-3)
+    assert [(h["rho"], h["x"], h["kappa"]) for h in after] == [((0, F(1, 32)), (1, F(99, 50)), (4, 64))]
+    assert after[0]["share"] == pytest.approx(low(0, 1 / 32, 1.98, 4, 64), rel=1e-3)
     # the last hole of the seven regions' (above rho = 7/8, kappa in [4, 64]) is B-rho-top-kappa-high's box
     top_high = P.REGIONS["B-rho-top-kappa-high"]
     assert (top_high["rho"], top_high["kappa"], top_high["x"][1]) == (hand[6][0], hand[6][2], F(99, 50))
-    assert RB.holes({n: P.REGIONS[n] for n in P.REGIONS if n != "B-rho-top-kappa-high"})[1]["share"] == \
+    assert RB.holes({n: P.REGIONS[n] for n in P.REGIONS if n != "B-rho-top-kappa-high"})[-1]["share"] == \
         pytest.approx(4 * top, rel=1e-3)  # (rel 1e-3: the code integrates over rho by a 64-point midpoint rule)
 
 

@@ -63,8 +63,9 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # Between the regions (region_b.holes lists what FACES_BOX has in none; docs/atlas.md, "Lemma C.2 between the
 # regions"): "B-low-x-edge" (rho [1/32, 1/8], x [1.9, 1.98], kappa [1/256, 1]), "B-zero-kappa-low" (rho [0, 1/8],
 # kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4]) and
-# "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]) and "B-rho-top-kappa-high" (rho [7/8, 0.99],
-# kappa [4, 64]: K -> D and kappa -> oo at once). "sets": the set kinds tried, in that order
+# "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]), "B-low-kappa-high" (rho [1/32, 1/8], x from 1,
+# kappa [4, 64]: mostly open, docs/atlas.md) and "B-rho-top-kappa-high" (rho [7/8, 0.99], kappa [4, 64]: K -> D and
+# kappa -> oo at once). "sets": the set kinds tried, in that order
 # (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
 # fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first; at
 # kappa -> oo and rho -> 1 the staircase after the band and the ratio set, without the threshold set (its flip at
@@ -98,6 +99,9 @@ REGIONS = {
     "B-rho-top-kappa-low": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
                             "kappa": (Fraction(1, 65536), Fraction(1, 256)), "rho_slice": Fraction(23, 800),
                             "saved_only": True},
+    "B-low-kappa-high": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
+                         "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 32),
+                         "saved_only": True, "sets": ("band", "ratio", "stair")},
     "B-rho-top-kappa-high": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
                              "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(23, 800),
                              "saved_only": True, "sets": ("band", "ratio", "stair")},
