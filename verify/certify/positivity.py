@@ -64,8 +64,9 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # regions"): "B-low-x-edge" (rho [1/32, 1/8], x [1.9, 1.98], kappa [1/256, 1]), "B-zero-kappa-low" (rho [0, 1/8],
 # kappa [1/65536, 1/256]), "B-zero-kappa-mid" (rho [0, 1/8], kappa [1, 4]) and
 # "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]), "B-low-kappa-high" (rho [1/32, 1/8], x from 1,
-# kappa [4, 64]: mostly open, docs/atlas.md) and "B-rho-top-kappa-high" (rho [7/8, 0.99], kappa [4, 64]: K -> D and
-# kappa -> oo at once). "sets": the set kinds tried, in that order
+# kappa [4, 64]: mostly open, docs/atlas.md), "B-zero-kappa-high" (rho [0, 1/32], kappa [4, 64]: open, past the
+# threshold set's flip at kappa x ~ 2; a region so that its cells are named and searched for counterexamples) and
+# "B-rho-top-kappa-high" (rho [7/8, 0.99], kappa [4, 64]: K -> D and kappa -> oo at once). "sets": the set kinds tried, in that order
 # (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
 # fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first; at
 # kappa -> oo and rho -> 1 the staircase after the band and the ratio set, without the threshold set (its flip at
@@ -102,6 +103,9 @@ REGIONS = {
     "B-low-kappa-high": {"rho": (Fraction(1, 32), Fraction(1, 8)), "x": (Fraction(1), Fraction(99, 50)),
                          "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 32),
                          "saved_only": True, "sets": ("band", "ratio", "stair")},
+    "B-zero-kappa-high": {"rho": (Fraction(0), Fraction(1, 32)), "x": (Fraction(1), Fraction(99, 50)),
+                          "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(1, 32),
+                          "saved_only": True, "sets": ("threshold",)},
     "B-rho-top-kappa-high": {"rho": (Fraction(7, 8), Fraction(99, 100)), "x": (None, Fraction(99, 50)),
                              "kappa": (Fraction(4), Fraction(64)), "rho_slice": Fraction(23, 800),
                              "saved_only": True, "sets": ("band", "ratio", "stair")},
