@@ -90,3 +90,13 @@ def test_the_region_b_target_is_met_only_with_the_fraction_and_a_passing_recheck
         return r
     bad = _two_cells_of_region_b(monkeypatch, tamper)
     assert bad["decided_fraction"] == 1.0 and not bad["recheck_passed"] and not bad["met"]
+
+
+def test_the_progress_total_is_the_number_of_measurements_a_quick_bench_made():
+    """The committed example report's bench part (verify bench in quick mode, run by verify all from this code:
+    test_readme checks the example is) counted its ticks as it made them; measurement_count, the progress bar's
+    total, is computed from the lists of what is measured. Before this test the total said 24 for 20."""
+    import json
+    from pathlib import Path
+    part = json.loads((Path(__file__).parents[1] / "reports" / "example" / "parts" / "bench.json").read_text())
+    assert part["result"]["measurements"] == bench.measurement_count(quick=True) == 20

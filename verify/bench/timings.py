@@ -128,13 +128,26 @@ def mpmath_loop(D: int, K: int = 4, steps: int = 1, dps: int = 30):
         return (wx * wx * nS - 2 * wx * cS + sum(x * x for r in star for x in r) + sum(x * x for x in b)) / 2
 
 
+def engine_sizes(quick: bool) -> dict:
+    """What engine_rates measures besides the two reduced float64 engines and full float64 at D = N = 16: the
+    reduced mpmath digits, the Arb bits and the full-matrix mpmath sizes D = N (one measurement each)."""
+    return {"dps": (30, 100) if quick else (30, 100, 300), "bits": (128, 256, 512),
+            "full_D": (16, 64) if quick else (16, 64, 256)}
+
+
+# the measurements of run_bench after the engines and the full-matrix targets, one tick each: the certified radius,
+# the certified full radius, the all-time certificate, the family, the atlas, the atlas query, Region B, Monte Carlo
+TARGET_TICKS = 8
+
+
 def measurement_count(quick: bool, dask: bool | None = None) -> int:
-    """How many measurements run_bench makes (engine rates, the full-matrix baselines and targets, certified
-    radius, Monte Carlo, and the two Dask targets unless turned off): a progress total."""
+    """How many measurements run_bench makes (engine rates, the full-matrix baselines and targets, the targets
+    after them, the kernel and the examples unless quick, and the two Dask targets unless turned off): a progress
+    total, which run_bench's "measurements" (its ticks counted) must equal."""
     with_dask = dask if dask is not None else not quick
-    sizes = full_sizes(quick)
-    return (2 + (2 if quick else 3) + 3 + (4 if quick else 6) + len(sizes["float64"]) + len(sizes["arb"]) + 10
-            + 1 + (2 if with_dask else 0) + (0 if quick else 2 + len(documented_examples())))
+    sizes, eng = full_sizes(quick), engine_sizes(quick)
+    return (3 + len(eng["dps"]) + len(eng["bits"]) + len(eng["full_D"]) + len(sizes["float64"]) + len(sizes["arb"])
+            + TARGET_TICKS + (2 if with_dask else 0) + (0 if quick else 2 + len(documented_examples())))
 
 
 def engine_rates(quick: bool, tick=None) -> dict:
@@ -153,13 +166,14 @@ def engine_rates(quick: bool, tick=None) -> dict:
     iterate_fast(s, 10)                                    # compile once
     put("reduced-float64-numba", rate(lambda n: iterate_fast(s, n, checkpoints=[n]), mt, rep, start=10**5))
     put("reduced-float64-python", rate(lambda n: iterate(s, n, "reduced", "float64", None, [n]), mt, rep, 100))
-    for dps in ((30, 100) if quick else (30, 100, 300)):
+    sizes = engine_sizes(quick)
+    for dps in sizes["dps"]:
         put(f"reduced-mpmath-dps{dps}", rate(lambda n, d=dps: iterate(s, n, "reduced", "mpmath", d, [n]), mt, rep,
                                              100))
-    for bits in (128, 256, 512):
+    for bits in sizes["bits"]:
         iterate_certified(s, 2, bits, [2])
         put(f"certified-arb{bits}", rate(lambda n, b=bits: iterate_certified(s, n, b, [n]), mt, rep, 100))
-    for D in ((16, 64) if quick else (16, 64, 256)):
+    for D in sizes["full_D"]:
         sd = make_setting(**(REGIME | {"D": D}))
         if D == 16:        # (D = N = 64 and 256: beside their baseline, in full_targets)
             iterate(sd, 2, "full", "float64", None, [2])          # JAX compiles once
@@ -745,7 +759,11 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
     ``dask``: also the Dask targets (sweep scaling and per-task overhead; default: on unless ``quick``).
     ``tick(name)`` is called after each of the measurement_count(quick, dask) measurements."""
     t0 = time.perf_counter()
-    tick = tick or (lambda name: None)
+    ticks, given = [0], tick or (lambda name: None)
+
+    def tick(name):
+        ticks[0] += 1
+        given(name)
     rates = engine_rates(quick, tick)
     full = full_targets(quick, tick)
     res = {"quick": quick, "regime": REGIME | {"N": 64}, "machine": {"python": platform.python_version(),
@@ -787,6 +805,7 @@ def run_bench(quick: bool = False, out_dir: str = "reports/bench", dask: bool | 
         res["dask"]["overhead"] = dask_overhead(quick)
         tick("Dask overhead")
     res["seconds"] = time.perf_counter() - t0
+    res["measurements"] = ticks[0]             # measurement_count(quick, dask) is the progress total
     write_bytes_atomic(os.path.join(out_dir, "bench.json"), json.dumps(res, indent=1).encode())
     write_bytes_atomic(os.path.join(out_dir, "bench.md"), to_markdown(res).encode())
     return res
