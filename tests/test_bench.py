@@ -4,6 +4,8 @@ import mpmath
 import pytest
 
 from verify.bench import timings as bench
+from verify.certify import region_b
+from verify.certify.region_b import run_cells_here as RUN_CELLS_HERE     # the module's own, never a test's wrapper
 from verify.engines import estimate, fulljax, iterate
 from verify.model import make_setting
 
@@ -54,15 +56,15 @@ def test_calibration_counts_the_fixed_cost_of_a_call_once(monkeypatch):
     assert rate == pytest.approx(100) and fixed == pytest.approx(0.3)
 
 
+FIRST_TWO = region_b.initial_cells(region="B")[:2]
+
+
 def _two_cells_of_region_b(monkeypatch, change=None):
     """region_b_targets (quick) on Region B's first two cells, equal boxes (rho in [1/8, 3/16], kappa in [1/256, 4],
     x in [1, 11/10] and [11/10, 6/5]); ``change(result)`` edits the run's result before it is saved and re-checked."""
-    from verify.certify import region_b as RB
-    first = RB.initial_cells(region="B")[:2]
-    monkeypatch.undo()                        # the module's own run_cells_here, not an earlier call's wrapper
-    here = RB.run_cells_here
-    monkeypatch.setattr(RB, "initial_cells", lambda *a, **k: first)
-    monkeypatch.setattr(RB, "run_cells_here", lambda *a, **k: (change or (lambda r: r))(here(*a, **k)))
+    monkeypatch.setattr(region_b, "initial_cells", lambda *a, **k: FIRST_TWO)
+    monkeypatch.setattr(region_b, "run_cells_here",
+                        lambda *a, **k: (change or (lambda r: r))(RUN_CELLS_HERE(*a, **k)))
     return bench.region_b_targets(quick=True)
 
 
@@ -76,9 +78,8 @@ def test_the_region_b_target_is_met_only_with_the_fraction_and_a_passing_recheck
     assert ok["decided_fraction"] == 1.0 and ok["recheck_passed"] and ok["met"]
 
     def reopen(r):
-        from verify.certify import region_b as RB
         cells = r["cells"][:1] + [r["cells"][1] | {"status": "open", "failed": "test", "reason": "opened by the test"}]
-        return RB.summary(cells, r["volume"], r["seconds"], True, r["depth"])
+        return region_b.summary(cells, r["volume"], r["seconds"], True, r["depth"])
     half = _two_cells_of_region_b(monkeypatch, reopen)
     assert half["decided_fraction"] == pytest.approx(0.5, abs=1e-12) and not half["met"]
     assert [o["reason"] for o in half["open"]] == ["opened by the test"]

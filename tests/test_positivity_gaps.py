@@ -7,10 +7,10 @@ What the tests compare against, never the code's own verdict: the holes' boxes a
 minus-1% box's volume is 22 (0.49 + 2.98 x 0.49 - ln(0.99/0.5)) in (rho, x, log2 kappa)); for one cell of each new
 region, the independent re-checker (recheck.positivity) accepts the stored result and refuses it with a leaf removed
 or the cell widened to kappa = 64 (a threshold set: kappa x far past its reach; a band: A lowered below what alpha' = x
-- (x - 1) L at w = 0 needs; a staircase: kappa widened down to 1 (an image then meets a piece left empty), or its lowest reached piece's upper end past
-x/(x - 1), from where alpha' = (1 - x) U + x < 0 near w = 0); a member of each new region iterated from (0, 0) at 40 digits by a loop of the closed
-forms in (alpha, delta) written in tests/test_positivity_zero.py stays positive (and in the certified set) for 10^4
-steps.
+- (x - 1) L at w = 0 needs; a staircase: kappa widened down to 1 (an image then meets a piece left empty), or its
+lowest reached piece's upper end past x/(x - 1), from where alpha' = (1 - x) U + x < 0 near w = 0); a member of each
+new region iterated from (0, 0) at 40 digits by a loop of the closed forms in (alpha, delta) written in
+tests/test_positivity_zero.py stays positive (and in the certified set) for 10^4 steps.
 """
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def decided() -> dict:
 
 def test_the_holes_before_and_after_by_hand():
     """Before (the seven regions up to B-zero): seven boxes; after: none (the last, kappa in [4, 64] below rho = 1/32,
-    is B-zero-kappa-high's box, whose cells stay open). Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from 1 to x_hi has volume
-    (rho_hi - rho_lo)(x_hi - 1) log2(kappa_hi/kappa_lo); above 7/8 it is int (1.98 - 1/rho + 1) drho log2(...)."""
+    is B-zero-kappa-high's box, whose cells stay open). Shares by hand: a box [rho_lo, rho_hi] below 1/2 with x from
+    1 to x_hi has volume (rho_hi - rho_lo)(x_hi - 1) log2(kappa_hi/kappa_lo); above 7/8 it is int (1.98 - 1/rho + 1) drho log2(...)."""
     before = RB.holes({n: P.REGIONS[n] for n in list(P.REGIONS)[:7]})
     low = lambda r0, r1, x1, k0, k1: (r1 - r0) * (x1 - 1) * math.log2(k1 / k0) / WHOLE  # noqa: E731
     top = (2.98 * (0.99 - 0.875) - math.log(0.99 / 0.875)) / WHOLE  # noqa: E731  (per unit of log2 kappa)

@@ -37,7 +37,7 @@ from ..model import make_setting
 from ..model.precision import arb_precision, mpmath_precision
 from ..model.regimes import BENCHMARK_REGIME
 from ..run import part
-from ..run.atomic import write_bytes_atomic
+from ..run.atomic import write_bytes_atomic, write_json_atomic
 from ..run.execute import Executor
 from ..run.version import code_version
 from .examples import documented_examples, examples_markdown, time_examples
@@ -346,6 +346,17 @@ def _timed_certificate(regime: dict) -> dict:
 FAMILY_TARGETS = {"seconds_max": 600, "relative_width_at_1e12_max": 0.10, "query_seconds_max": 1.0}
 
 
+def timed_recheck(save, filename: str, module: str, *args: str) -> tuple[float, subprocess.CompletedProcess]:
+    """A result saved by ``save(path)`` as ``filename`` in a temporary folder and given to the independent re-checker
+    ``python -m MODULE PATH ARGS``: the re-check's wall seconds and its completed process (output captured)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, filename)
+        save(path)
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", module, path, *args], capture_output=True, text=True)
+        return time.perf_counter() - t, done
+
+
 def recheck_timing(fc, workers: int = 2) -> dict:
     """The independent re-check of a family certificate's saved file beside its certification: ``python -m
     recheck.certificates FILE --workers N`` in a fresh interpreter (its cells on N Dask processes), timed; met
@@ -353,13 +364,8 @@ def recheck_timing(fc, workers: int = 2) -> dict:
     slower than the certification it checks)."""
 
     from ..certify.files import family_file, save  # heavy: loads flint,sympy
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "family.json")
-        save(family_file(fc, [10**12], []), path)
-        t = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "recheck", path, "--workers", str(workers)],
-                           capture_output=True, text=True)
-        seconds = time.perf_counter() - t
+    seconds, r = timed_recheck(lambda path: save(family_file(fc, [10**12], []), path), "family.json", "recheck",
+                               "--workers", str(workers))
     verified = r.returncode == 0 and "certificate verified" in r.stdout
     return {"cells": len(fc.cells), "workers": workers, "certify_seconds": round(fc.seconds, 2),
             "recheck_seconds": round(seconds, 2), "verified": verified,
@@ -464,13 +470,7 @@ def atlas_targets(quick: bool, box: dict | None = None, depth: int = 2, workers:
     frac_volume = (float(sum(vol(c["box"]) for c in certified) / whole) if whole else
                    float(len(certified) == len(cells)))
     width = max((_atlas_width(c, data) for c in certified), default=None)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "atlas.json")
-        A.save_atlas(data, path)
-        t = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "recheck.atlas", path], capture_output=True,
-                            text=True)
-        recheck = time.perf_counter() - t
+    recheck, rc = timed_recheck(lambda path: A.save_atlas(data, path), "atlas.json", "recheck.atlas")
     return {"box": {n: list(v) for n, v in spec.items()}, "depth": depth, "workers": workers,
             "seconds": seconds, "cells": len(cells), "counts": data["counts"],
             "certified_fraction": len(certified) / len(cells), "certified_volume_fraction": frac_volume,
@@ -493,12 +493,7 @@ def region_b_targets(quick: bool, workers: int = 2) -> dict:
     out = (RB.run_cells_here(RB.initial_cells(region="B"), depth=RB.DEPTH) if quick
            else RB.run_region_b(workers=workers))
     seconds = time.perf_counter() - t
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "region-b.json")
-        write_bytes_atomic(path, json.dumps(out).encode())
-        t = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "recheck.positivity", path], capture_output=True, text=True)
-        recheck = time.perf_counter() - t
+    recheck, rc = timed_recheck(lambda path: write_json_atomic(path, out), "region-b.json", "recheck.positivity")
     frac = out["decided_fraction"]
     return {"region": out["region"], "depth": out["depth"], "workers": None if quick else workers,
             "seconds": seconds, "counts": out["counts"], "decided_fraction": frac, "measure": out["measure"],

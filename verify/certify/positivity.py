@@ -66,8 +66,8 @@ MAX_BOXES = 6000                                    # boxes checked per cell bef
 # "B-rho-top-kappa-low" (rho [7/8, 0.99], kappa [1/65536, 1/256]), "B-low-kappa-high" (rho [1/32, 1/8], x from 1,
 # kappa [4, 64]: mostly open, docs/atlas.md), "B-zero-kappa-high" (rho [0, 1/32], kappa [4, 64]: open, past the
 # threshold set's flip at kappa x ~ 2; a region so that its cells are named and searched for counterexamples) and
-# "B-rho-top-kappa-high" (rho [7/8, 0.99], kappa [4, 64]: K -> D and kappa -> oo at once). "sets": the set kinds tried, in that order
-# (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
+# "B-rho-top-kappa-high" (rho [7/8, 0.99], kappa [4, 64]: K -> D and kappa -> oo at once). "sets": the set kinds
+# tried, in that order (positivity_sets.kinds_named; default all, the registry's order): the threshold set first where it closes in a
 # fraction of a second cells on which the band and the ratio set spend seconds (or their whole budget) first; at
 # kappa -> oo and rho -> 1 the staircase after the band and the ratio set, without the threshold set (its flip at
 # kappa x > 2 makes it fail there after its whole budget).

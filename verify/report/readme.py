@@ -432,7 +432,8 @@ def target_sentences(bench: dict) -> list[str]:
     rb = bench.get("region_b")
     if rb:
         c = rb["counts"]
-        out.append(f"Lemma C.2's Region B (`verify bench --only region_b`, {rb['workers']} Dask workers): "
+        where = "in one process" if rb["workers"] is None else f"{rb['workers']} Dask workers"
+        out.append(f"Lemma C.2's Region B (`verify bench --only region_b`, {where}): "
                    f"{c['certified']} cells certified, {c['open']} open, {c['refuted']} refuted in {g(rb['seconds'])} s; "
                    f"α > 0 decided in {rb['decided_fraction']:.1%} of its volume (target ≥ "
                    f"{rb['targets']['decided_fraction_min']:.0%}, {met_word(rb['met'])}); the independent re-check "
