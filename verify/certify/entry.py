@@ -1,16 +1,20 @@
 """How a family cell enters R: the tube of verify.certify.tube, built from a float reference and checked in Arb.
 
 The construction is a heuristic and is not trusted: a float trajectory of the cell's centre member (the
-reference), and two fences started a little off it, each advanced along the steepest outward slope over the
-cell's range of s plus tau (so every member's flow crosses them inwards), clamped at least w_min(u) from the
-reference in the zeta graph (w_min shrinks like u^3, as eps = (alpha - alpha*(u))/u^3 must fit in R's band at the
-end), and knots placed where the fences' chords bend by at most tau/KNOT_BEND. What is certified is decided by
-verify.certify.tube's checks on the result: the two graphs' invariance, the start, both handovers, and the step
-T0 by which every member is in R. A cell tries a few widths (ATTEMPTS) and fails when none closes (the family
-then uses the Taylor-model prefix, or bisects the cell).
+reference), and two fences started a little off it, each advanced along the steepest outward slope over the ends
+and centre of the cell's ranges of s and of kappa (a step's direction depends on x only through kappa), plus tau,
+plus BEND_PUSH times the slope's change over the last step where the curve turns (so every member's flow crosses
+them inwards, also across a knot where the next chord is steeper), clamped at least w_min(u) from the reference in
+the zeta graph (w_min shrinks like u^3, as eps = (alpha - alpha*(u))/u^3 must fit in R's band at the end), and knots
+placed where the fences' chords bend by at most tau/KNOT_BEND, each slab at least REACH * MIN_STEPS times the
+previous slab's first step wide (where the clock slows, a step from one slab must not pass the next). What is
+certified is decided by verify.certify.tube's checks on the result: the two graphs' invariance, the start, both
+handovers, and the step T0 by which every member is in R. A cell tries a few widths (ATTEMPTS) and fails when none
+closes (the family then uses the Taylor-model prefix, or bisects the cell).
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -26,9 +30,12 @@ ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), 
 MAX_EVERY = 400         # reference steps between knots at most
 KNOT_BEND = 8           # consecutive chords of a fence differ in slope by at most tau/KNOT_BEND (its push is tau)
 MIN_STEPS = 2           # reference steps between knots at least (a step of any member stays within one slab)
+REACH = 2               # a slab is at least REACH * MIN_STEPS times the previous slab's first step (_knots)
 HANDOVER_DEPTH = 6      # bisections of a last-slab box in the handover checks
 STALL_PATIENCE = 16     # the reference stops when |eps| has not come within C/4 after 16 times its steps to u <= 3 u0/4
 S_PIECES = 8            # a range of s is checked in this many pieces (each its own mean-value form in s)
+FENCE_STEPS = 4         # a fence that needs this many times the reference's steps to reach its end is abandoned
+BEND_PUSH = 8           # a fence's push grows by this many times its slope's change over the last step (_fence)
 SWITCH = 1              # the alpha graph ends (the zeta graph begins) near where delta rises 1/SWITCH as fast as alpha
 
 
@@ -75,33 +82,58 @@ def reference(s: float, x: float, kap: float, stop, extra: float = 0.02) -> list
         return out
 
 
-def _fence(start: tuple, clock: str, ss, x, kap, tau: float, cl_end: float, sign: int) -> list:
-    """A float fence from ``start`` = (cl, tr): each step advances the clock as the member ``ss[len(ss) // 2]`` does,
-    and the other coordinate along the steepest outward slope d tr/d cl of the members ``ss`` (a range of s) at
-    that point, plus ``sign`` tau: so every one of them crosses it inwards."""
-    from flint import arb  # heavy: flint
+@lru_cache(maxsize=None)
+def float_increments():
+    """(alpha' - alpha, delta' - delta) of the reduced map as one float64 function of numpy arrays (alpha, E, s, x,
+    y), lambdified from the derivation's expressions: a fence is a heuristic, so floats suffice, and one call steps
+    all of a cell's fence members at once."""
+    from ..derive import codegen  # heavy: loads sympy
+    from .formulas import certificate_formulas  # heavy: loads sympy
+    m = certificate_formulas()["reduced_map"]
+    exprs = (m["alpha_increment"], m["delta_increment"])
+    names = {v.name: v for e in exprs for v in e.free_symbols}
+    return codegen.lambdify(tuple(names[n] for n in ("alpha", "E", "s", "x", "y")), list(exprs), "numpy")
 
-    from .prefix import prefix_functions  # heavy: loads mpmath,numpy,sympy
-    fn = prefix_functions()
-    with arb_precision(53):
-        S, X, Y = [arb(v) for v in ss], arb(x), arb(kap * x)
-        mid = len(ss) // 2
-        cl, tr = start
-        out = [(cl, tr)]
-        while cl < cl_end and len(out) < 5_000_000:
-            slopes, icl0 = [], None
-            for i, (Si, si) in enumerate(zip(S, ss)):
-                al, de = (cl, tr) if clock == "alpha" else (tr, cl - math.log(si) if clock == "zeta" else cl)
-                da, dd = fn.step(arb(al), arb(math.exp(de)), Si, X, Y)
-                icl, itr = (float(da.mid()), float(dd.mid())) if clock == "alpha" else (float(dd.mid()),
-                                                                                       float(da.mid()))
-                slopes.append(itr / icl)
-                if i == mid:
-                    icl0 = icl
-            slope = max(slopes) if sign > 0 else min(slopes)
-            cl, tr = cl + icl0, tr + icl0 * (slope + sign * tau)
+
+def _fence(start: tuple, clock: str, members: tuple, x: float, tau: float, cl_end: float, sign: int,
+           max_steps: int = 5_000_000) -> list:
+    """A float fence from ``start`` = (cl, tr): each step advances the clock as the middle member does, and the
+    other coordinate along the steepest outward slope d tr/d cl of the ``members`` (pairs (s, kappa): the cell's
+    ends and centre in both) at that point, plus ``sign`` tau: so every one of them crosses it inwards. A step's
+    direction depends on x only through kappa (linearity_obligation), so the slopes of a box's extreme members
+    in s and kappa bound those of its interior ones to first order, and the fences hold a cell wide in kappa too."""
+    import numpy as np  # heavy: numpy
+    step = float_increments()
+    S = np.array([s for s, _ in members])
+    Y = np.array([k * x for _, k in members])
+    logS = np.log(S)
+    mid = len(members) // 2
+    cl, tr = start
+    out, last = [(cl, tr)], None
+    with np.errstate(all="ignore"):
+        while cl < cl_end:
+            if len(out) > max_steps:
+                raise ValueError(f"a fence of the {clock} graph does not reach the reference's end in {max_steps} "
+                                 "steps")
+            if clock == "alpha":
+                da, dd = step(np.full_like(S, cl), np.full_like(S, math.exp(tr)), S, x, Y)
+                icl, itr = da, dd
+            else:
+                de = cl - logS if clock == "zeta" else np.full_like(S, cl)
+                da, dd = step(np.full_like(S, tr), np.exp(de), S, x, Y)
+                icl, itr = dd, da
+            if not np.all(icl > 0):
+                raise ValueError(f"the clock of a fence of the {clock} graph stops advancing at {cl:.6g}")
+            slopes = itr / icl
+            slope = float(slopes.max() if sign > 0 else slopes.min())
+            # where the curve turns, the fence bends between slabs by some steps' change of slope, and a step that
+            # crosses a knot meets the next chord: the push covers BEND_PUSH steps' change as well as tau
+            bend = 0.0 if last is None else abs(slope - last)
+            last = slope
+            icl0 = float(icl[mid])
+            cl, tr = cl + icl0, tr + icl0 * (slope + sign * (tau + BEND_PUSH * bend))
             out.append((cl, tr))
-        return out
+    return out
 
 
 def _interp(pts: list, at: list) -> list:
@@ -116,16 +148,26 @@ def _knots(cl: list, fences: tuple, tol: float, max_every: int) -> list:
     apart)."""
     idx, i, n, prev = [0], 0, len(cl), None
     while i < n - 1:
-        j = min(i + max_every, n - 1)
+        # a slab at least REACH * MIN_STEPS times the previous slab's first step (where the clock slows down, its
+        # longest), so that a step from there does not pass this slab
+        least = i + MIN_STEPS
+        if len(idx) > 1:
+            reach = cl[i] + REACH * MIN_STEPS * (cl[idx[-2] + 1] - cl[idx[-2]])
+            least = max(least, bisect.bisect_left(cl, reach, i))
+        least = min(least, n - 1)
+        j = max(min(i + max_every, n - 1), least)
         if n - 1 - j < MIN_STEPS:
             j = n - 1
-        while j > i + MIN_STEPS:
+        while j > least:
             sl = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
             mid = (i + j) // 2
             dev = max(abs(f[mid] - (f[i] + q * (cl[mid] - cl[i]))) for f, q in zip(fences, sl))
             if (prev is None or max(abs(a - b) for a, b in zip(sl, prev)) <= tol) and dev <= tol * (cl[j] - cl[i]) / 8:
                 break
-            j = i + max(MIN_STEPS, (j - i) // 2)
+            j = max(least, i + (j - i) // 2)
+        if 0 < n - 1 - j < MIN_STEPS:
+            # the last slab must be as wide as the others: a step from the slab before it must not pass it
+            j = n - 1 if n - 1 - MIN_STEPS < least else n - 1 - MIN_STEPS
         prev = [(f[j] - f[i]) / (cl[j] - cl[i]) for f in fences]
         idx.append(j)
         i = j
@@ -136,13 +178,14 @@ def build_graph(pts: list, clock: str, w0: float, tau: float, centre: tuple, flo
     """The graph around the reference points ``pts`` [(cl, tr)] (float; module docstring). ``floor(t)``: the least
     half-width at the t-th point (zeta graph); ``first``: a smaller clock to start the fences at (the start's
     least clock: the members' first steps lie on tr = 0 from there on)."""
-    ss, x, kap = centre
+    members, x = centre
     end = pts[-1][0]
     c0 = float(first) if first is not None and first < pts[0][0] else pts[0][0]
     grid = ([c0] if c0 < pts[0][0] else []) + [p[0] for p in pts]
     ref = ([pts[0][1]] if c0 < pts[0][0] else []) + [p[1] for p in pts]
-    U = _interp(_fence((c0, pts[0][1] + w0), clock, ss, x, kap, tau, end, +1), grid)
-    L = _interp(_fence((c0, pts[0][1] - w0), clock, ss, x, kap, tau, end, -1), grid)
+    most = FENCE_STEPS * len(pts)                      # a fence takes about as many steps as the reference
+    U = _interp(_fence((c0, pts[0][1] + w0), clock, members, x, tau, end, +1, most), grid)
+    L = _interp(_fence((c0, pts[0][1] - w0), clock, members, x, tau, end, -1, most), grid)
     if floor is not None:
         U = [max(u, r + floor(t)) for t, (u, r) in enumerate(zip(U, ref))]
         L = [min(v, r - floor(t)) for t, (v, r) in enumerate(zip(L, ref))]
@@ -182,6 +225,20 @@ def reference_stop(s: float, u_stop: float, e_stop: float, patience: int = STALL
     return done
 
 
+@lru_cache(maxsize=2)
+def centre_reference(s: float, x: float, kap: float, u_stop: float, e_stop: float) -> tuple:
+    """The reference of a cell's centre member until ``reference_stop(s, u_stop, e_stop)``, with a margin past the
+    entry (its last slab deep in R): the same for every attempt, so computed once."""
+    return tuple(reference(s, x, kap, reference_stop(s, u_stop, e_stop)))
+
+
+def switch_step(ref: list):
+    """The reference's step where the alpha graph hands over to the zeta graph: the first where delta rises
+    1/SWITCH as fast as alpha (there the curve's slope in either clock is at most SWITCH)."""
+    return next((t for t in range(2, len(ref)) if SWITCH * (ref[t][1] - ref[t - 1][1]) >= ref[t][0] - ref[t - 1][0]),
+                None)
+
+
 def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: tuple, first: Fraction) -> tuple:
     """The alpha and zeta graphs of one attempt for the invariants' box P = ((s_lo, s_hi), (x_lo, x_hi), ...)
     and kappa = (lo, hi): the reference runs until u <= 3 u0/4 and |eps| <= C_end/4 at its centre member; the
@@ -189,25 +246,27 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     (s_lo, s_hi), (x_lo, x_hi) = P[0], P[1]
     sc, xc, kc = float((s_lo + s_hi) / 2), float((x_lo + x_hi) / 2), float((kappa[0] + kappa[1]) / 2)
     w0a, taua, w0d, taud, wmin = attempt
-    done = reference_stop(sc, 0.75 * float(u0), 0.25 * float(C_end))
-    ref = reference(sc, xc, kc, done)                    # with a margin past the entry: its last slab deep in R
-    sw = next((t for t in range(2, len(ref)) if SWITCH * (ref[t][1] - ref[t - 1][1]) >= ref[t][0] - ref[t - 1][0]), None)
+    ref = centre_reference(sc, xc, kc, 0.75 * float(u0), 0.25 * float(C_end))
+    sw = switch_step(ref)
     if sw is None or sw < 10:
         raise ValueError("the reference never turns from rising alpha to rising delta")
     alpha_pts = [(a, d) for a, d in ref[1:int(sw * 1.2)]]
-    svals = sorted({float(s_lo), sc, float(s_hi)})     # the fences' members: the range's ends and centre
-    ga = build_graph(alpha_pts, "alpha", w0a, taua, (svals, xc, kc), first=first)
-    # the zeta graph's start must hold the alpha graph's last slab: its clock width, and its delta width
-    # (upper - lower) times the curve's slope d alpha/d delta there
+    # the fences' members: the ends and centre of the range of s and of kappa (the middle one is the centre)
+    svals = sorted({float(s_lo), sc, float(s_hi)})
+    kvals = sorted({float(kappa[0]), kc, float(kappa[1])})
+    members = tuple((s, k) for s in svals for k in kvals)
+    ga = build_graph(alpha_pts, "alpha", w0a, taua, (members, xc), first=first)
+    # the zeta graph's start must hold the alpha graph's last slab: its clock width, and its zeta width (its delta
+    # width upper - lower, and log(s_hi/s_lo): zeta = delta + log s) times the curve's slope d alpha/d zeta there
     n = len(ga.knots) - 1
     last_w = float(ga.knots[n] - ga.knots[n - 1])
     spread = float(max(ga.upper[n - 1] - ga.lower[n - 1], ga.upper[n] - ga.lower[n]))
-    w0d = max(w0d, 2 * (last_w + SWITCH * 2 * spread))
+    w0d = max(w0d, 2 * (last_w + SWITCH * (2 * spread + math.log(s_hi / s_lo))))
     # the second graph over zeta = delta + log s (u = 1/(e^zeta + 1) for every s: a range of D on one curve)
     zeta_pts = [(d + math.log(sc), a) for a, d in ref[int(sw * 0.8):]]
     u_sw = _u_eps(sc, ref[int(sw * 0.8)][0], ref[int(sw * 0.8)][1])[0]
     us = [_u_eps(sc, a, d)[0] for a, d in ref[int(sw * 0.8):]]
-    gd = build_graph(zeta_pts, "zeta", w0d, taud, (svals, xc, kc),
+    gd = build_graph(zeta_pts, "zeta", w0d, taud, (members, xc),
                      floor=lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3))
     return ga, gd
 
