@@ -19,7 +19,7 @@ import pytest
 
 from conftest import one_cell_atlas
 from recheck import atlas as RA
-from test_atlas_kappa import _invariant_map, alpha_star
+from test_atlas_kappa import _evidence, _invariant_map, alpha_star
 from verify.certify import atlas as A
 from verify.certify import entry as E
 
@@ -36,17 +36,14 @@ def wide_kappa(tmp_path_factory):
     return one_cell_atlas(WIDE_KAPPA, TUBE_ONLY, tmp_path_factory.mktemp("tube") / "wide-kappa.json")
 
 
-def _trajectory(path) -> dict:
-    return json.loads(path.read_text())["cells"][0]["checks"]["trajectory"]["evidence"]
-
-
 @pytest.mark.slow
 def test_a_cell_wide_in_kappa_enters_through_the_tube_and_rechecks(wide_kappa):
     data = json.loads(wide_kappa.read_text())
     assert data["counts"]["certified"] == 1, data["cells"][0]["reason"]
-    ev = _trajectory(wide_kappa)
+    ev = _evidence(wide_kappa)
     assert ev["entry"]["kind"] == "tube"
-    assert [F(v) for v in ev["entry"]["kappa"]][0] <= F(1, 4) and [F(v) for v in ev["entry"]["kappa"]][1] >= F(17, 64)
+    k_lo, k_hi = (F(v) for v in ev["entry"]["kappa"])
+    assert k_lo <= WIDE_KAPPA["kappa"][0] and k_hi >= WIDE_KAPPA["kappa"][1]
     RA.check_file(str(wide_kappa))
 
 
@@ -72,7 +69,7 @@ def test_corner_members_stay_between_the_fences_and_are_in_R_at_T0(wide_kappa, x
     every step until its alpha reaches that graph's last slab (which the handover puts inside the zeta graph), then
     between the zeta graph's fences at every step in its clock range; at T0 it is in R (u <= u0, |eps| <= C(u), eps
     by hand)."""
-    ev = _trajectory(wide_kappa)
+    ev = _evidence(wide_kappa)
     ga, gz = ev["entry"]["graphs"]
     in_alpha, in_zeta_graph = _between(ga), _between(gz)
     prof = RA.R.Profile(ev["region"])
