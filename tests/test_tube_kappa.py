@@ -6,7 +6,8 @@ steepest slope over the ends of both the s and the kappa range. Second opinions:
 corners (the invariant map as SymPy derives it, lambdified: not the generated Arb code the tube checks) must lie
 between the certified fences at every step they spend in a graph, and in R at T0 (eps by hand); the independent
 re-checker accepts the file; and the old construction, fences over the centre kappa only, is refused by the same
-checks (the negative control).
+checks (the negative control). Above kappa = 1/2 a zeta graph started as wide as the alpha graph's end stalls (alpha
+<= 0 at its lower fence, where delta falls); the retry from a narrower start closes, and without it the cell is open.
 """
 from __future__ import annotations
 
@@ -127,3 +128,24 @@ def test_a_slab_is_wider_than_a_step_from_the_slab_before_where_the_clock_slows(
         if j != 400:
             assert cl[j] - cl[i] >= E.REACH * E.MIN_STEPS * steps[prev] * (1 - 1e-12), (prev, i, j)
     assert idx[-1] - idx[-2] >= E.MIN_STEPS
+
+
+# rho in [1/4, 65/256], x in [1/16, 65/1024], kappa in [5/8, 81/128]: the alpha graph ends wide at this kappa, and a
+# zeta graph started that wide reaches alpha <= 0, where delta falls and its clock with it; started at most half the
+# reference's alpha wide it closes (measured: 2.2 s of CPU, T0 = 404).
+HALF_KAPPA = {"rho": (F(1, 4), F(65, 256)), "x": (F(1, 16), F(65, 1024)), "kappa": (F(5, 8), F(81, 128))}
+
+
+@pytest.mark.slow
+def test_above_kappa_one_half_a_stalled_zeta_fence_is_retried_narrower_and_the_cell_rechecks(tmp_path, monkeypatch):
+    """Certified through the tube, and the independent re-checker accepts the file; without the narrower retry
+    (ZETA_START_CAP so large that the retry never narrows) the same cell is open with the stalled fence's reason."""
+    path = one_cell_atlas(HALF_KAPPA, TUBE_ONLY, tmp_path / "half-kappa.json")
+    data = json.loads(path.read_text())
+    assert data["counts"]["certified"] == 1, data["cells"][0]["reason"]
+    assert _evidence(path)["entry"]["kind"] == "tube"
+    RA.check_file(str(path))
+    monkeypatch.setattr(E, "ZETA_START_CAP", 1e9)
+    E.centre_reference.cache_clear()
+    res = A.run_cell(A.AtlasCell(tuple(HALF_KAPPA.values())), A.atlas_knobs(TUBE_ONLY))
+    assert res["status"] == "open" and "stops advancing" in res["reason"], res["reason"]

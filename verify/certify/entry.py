@@ -7,7 +7,9 @@ plus BEND_PUSH times the slope's change over the last step where the curve turns
 them inwards, also across a knot where the next chord is steeper), clamped at least w_min(u) from the reference in
 the zeta graph (w_min shrinks like u^3, as eps = (alpha - alpha*(u))/u^3 must fit in R's band at the end), and knots
 placed where the fences' chords bend by at most tau/KNOT_BEND, each slab at least REACH * MIN_STEPS times the
-previous slab's first step wide (where the clock slows, a step from one slab must not pass the next). What is
+previous slab's first step wide (where the clock slows, a step from one slab must not pass the next); a zeta graph
+whose fence stalls (started below alpha = 0 or above the delta-nullcline, where delta and its clock fall) is built
+once more from a start at most ZETA_START_CAP times the reference's alpha wide. What is
 certified is decided by verify.certify.tube's checks on the result: the two graphs' invariance, the start, both
 handovers, and the step T0 by which every member is in R. A cell tries a few widths (ATTEMPTS) and fails when none
 closes (the family then uses the Taylor-model prefix, or bisects the cell).
@@ -36,6 +38,7 @@ STALL_PATIENCE = 16     # the reference stops when |eps| has not come within C/4
 S_PIECES = 8            # a range of s is checked in this many pieces (each its own mean-value form in s)
 FENCE_STEPS = 4         # a fence that needs this many times the reference's steps to reach its end is abandoned
 BEND_PUSH = 8           # a fence's push grows by this many times its slope's change over the last step (_fence)
+ZETA_START_CAP = 0.5    # a zeta graph whose fence stalls is tried again with its start's half-width <= this * alpha
 SWITCH = 1              # the alpha graph ends (the zeta graph begins) near where delta rises 1/SWITCH as fast as alpha
 
 
@@ -266,8 +269,17 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     zeta_pts = [(d + math.log(sc), a) for a, d in ref[int(sw * 0.8):]]
     u_sw = _u_eps(sc, ref[int(sw * 0.8)][0], ref[int(sw * 0.8)][1])[0]
     us = [_u_eps(sc, a, d)[0] for a, d in ref[int(sw * 0.8):]]
-    gd = build_graph(zeta_pts, "zeta", w0d, taud, (members, xc),
-                     floor=lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3))
+    floor = lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3)  # noqa: E731
+    try:
+        gd = build_graph(zeta_pts, "zeta", w0d, taud, (members, xc), floor=floor)
+    except ValueError:
+        # a fence that starts too far out stalls: below alpha = 0 or above the delta-nullcline delta falls, and the
+        # zeta clock with it (at kappa >~ 1/2 the alpha graph ends wide); once more with the start's half-width at
+        # most half the reference's alpha (the handover check decides whether the alpha graph's last slab still fits)
+        narrow = ZETA_START_CAP * zeta_pts[0][1]
+        if not narrow < w0d:
+            raise
+        gd = build_graph(zeta_pts, "zeta", narrow, taud, (members, xc), floor=floor)
     return ga, gd
 
 
