@@ -25,7 +25,7 @@ from functools import lru_cache
 from ..model.numbers import frac_str
 from ..model.precision import arb_precision
 from .arbfun import ball, dyadic_down, dyadic_up, exact, hi_frac, lo_frac
-from .tube import Graph, box_state, check_graph, inside, linearity_obligation, slab_boxes
+from .tube import Graph, box_state, check_graph, increments, inside, linearity_obligation, slab_boxes
 
 # (w0 of the alpha graph, its push tau, w0 of the zeta graph, its push tau, w_min at the switch): tried in order
 ATTEMPTS = ((0.001, 0.02, 0.01, 0.05, 0.004), (0.002, 0.04, 0.02, 0.08, 0.008), (0.0005, 0.01, 0.005, 0.03, 0.002))
@@ -91,11 +91,8 @@ def float_increments():
     y), lambdified from the derivation's expressions: a fence is a heuristic, so floats suffice, and one call steps
     all of a cell's fence members at once."""
     from ..derive import codegen  # heavy: loads sympy
-    from .formulas import certificate_formulas  # heavy: loads sympy
-    m = certificate_formulas()["reduced_map"]
-    exprs = (m["alpha_increment"], m["delta_increment"])
-    names = {v.name: v for e in exprs for v in e.free_symbols}
-    return codegen.lambdify(tuple(names[n] for n in ("alpha", "E", "s", "x", "y")), list(exprs), "numpy")
+    a_inc, d_inc, names = increments()
+    return codegen.lambdify(tuple(names[n] for n in ("alpha", "E", "s", "x", "y")), [a_inc, d_inc], "numpy")
 
 
 def _fence(start: tuple, clock: str, members: tuple, x: float, tau: float, cl_end: float, sign: int,
@@ -269,7 +266,10 @@ def graphs_for(P: tuple, kappa: tuple, u0: Fraction, C_end: Fraction, attempt: t
     zeta_pts = [(d + math.log(sc), a) for a, d in ref[int(sw * 0.8):]]
     u_sw = _u_eps(sc, ref[int(sw * 0.8)][0], ref[int(sw * 0.8)][1])[0]
     us = [_u_eps(sc, a, d)[0] for a, d in ref[int(sw * 0.8):]]
-    floor = lambda t: wmin * min(1.0, (us[t] / u_sw) ** 3)  # noqa: E731
+
+    def floor(t: int) -> float:                 # the least half-width at the t-th point: w_min, shrinking like u^3
+        return wmin * min(1.0, (us[t] / u_sw) ** 3)
+
     try:
         gd = build_graph(zeta_pts, "zeta", w0d, taud, (members, xc), floor=floor)
     except ValueError:

@@ -52,6 +52,15 @@ MAX_DEPTH = 10          # bisections of a slab's box (in the clock and in theta,
 KNOT_BITS = 40          # knots and fence values are dyadics with this many fractional bits
 
 
+def increments() -> tuple:
+    """The reduced map's increments (alpha' - alpha, delta' - delta) as the derivation states them in (alpha, E, s, x,
+    y), and their symbols by name."""
+    from .formulas import certificate_formulas  # heavy: loads sympy
+    m = certificate_formulas()["reduced_map"]
+    a_inc, d_inc = m["alpha_increment"], m["delta_increment"]
+    return a_inc, d_inc, {v.name: v for v in a_inc.free_symbols | d_inc.free_symbols}
+
+
 @lru_cache(maxsize=None)
 @by_code_version("tube-linearity")
 def linearity_obligation() -> Obligation:
@@ -59,10 +68,7 @@ def linearity_obligation() -> Obligation:
     the step's direction in the (alpha, delta) plane depends on x and y only through kappa = y/x."""
     import sympy as sp  # heavy: sympy
 
-    from .formulas import certificate_formulas  # heavy: loads sympy
-    m = certificate_formulas()["reduced_map"]
-    a_inc, d_inc = m["alpha_increment"], m["delta_increment"]
-    names = {v.name: v for v in a_inc.free_symbols | d_inc.free_symbols}
+    a_inc, d_inc, names = increments()
     xa, ya = names["x"], names["y"]
     ahat, dhat = sp.cancel(a_inc / xa), sp.cancel(d_inc / ya)
     ok = not ({xa, ya} & (ahat.free_symbols | dhat.free_symbols))
@@ -365,5 +371,6 @@ def box_state(g: Graph, k: int, box: tuple) -> tuple:
     return C, Slab.of(g, k).transverse(C, ball(t_lo, t_hi))
 
 
-__all__ = ["CLOCKS", "FENCE_MARGIN", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph", "fence_value", "inside",
-           "gap_failure", "leaf_failure", "linearity_obligation", "s_pieces", "slab_boxes", "state_of"]
+__all__ = ["CLOCKS", "FENCE_MARGIN", "Graph", "GraphCheck", "Slab", "box_phi", "box_state", "check_graph",
+           "fence_value", "increments", "inside", "gap_failure", "leaf_failure", "linearity_obligation", "s_pieces",
+           "slab_boxes", "state_of"]
