@@ -617,9 +617,10 @@ def test_a_running_cell_reports_its_checks_phases():
     for path in ("0.0.0:", "0.0.1:"):
         mine = [m for m in msgs if m[0] == path]
         assert [m[2] for m in mine if m[1] == "two-phases"] == ["started", "first half", "second half"]
-        assert [m[2] for m in mine if m[1] == "trajectory"] == ["started"]
+        # the cells hold rho = 0: the trajectory check's one phase is the trapping region in the chart e = eps/s
+        assert [m[2] for m in mine if m[1] == "trajectory"] == ["started", "trapping region at rho = 0 (e = eps/s)"]
         assert all(m[3] >= 0 for m in mine) and [m[3] for m in mine] == sorted(m[3] for m in mine)
-    assert len(msgs) == 8
+    assert len(msgs) == 10
 
 
 def test_the_positivity_check_searches_an_open_cell_and_trusts_only_a_replayed_counterexample(monkeypatch):

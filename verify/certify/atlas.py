@@ -22,8 +22,10 @@ own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell i
   open        otherwise; "reason" names the first check that did not certify and why (where: the cell's box)
 
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
-rho = 0 (D -> infinity) is open with that reason: the trajectory has no bounded limit as D -> infinity (alpha's
-peak grows like sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist (docs/atlas.md).
+rho = 0 (D -> infinity) is open: the trajectory has no bounded limit as D -> infinity (alpha's peak grows like
+sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist and no entry is built there
+(docs/atlas.md); its trapping region is checked for every member at once in the chart e = eps/s
+(verify.certify.scaled), and the open reason says whether it closed.
 
 The atlas's cells are stated, for the independent re-checker (recheck.atlas), as the cells of a
 family of one representative regime per point: K = N = v = c_L = lambda = beta = ||V*||^2 = 1, D = 1/rho (a
@@ -183,14 +185,12 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     """verify.certify.family.certify_box on the cell's invariant box: certified when R is invariant, every member
     enters it by T0 and the slab hulls are stated; else open with the failed obligation."""
     from .family import certify_box  # heavy: loads flint
-    if cell.box[0][0] == 0:
-        return {"status": "open", "reason": "the cell holds rho = 0 (D -> infinity): the trajectory has no bounded "
-                "limit there (the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md), and the chart that "
-                "rescales it is not built", "evidence": {}}
     if cell.box[1][1] >= 2:
         # outside the hypothesis x < 2: alpha' - 1 = (1 - x)(alpha - 1) diverges; nothing to certify
         return {"status": "open", "reason": f"x reaches {frac_str(cell.box[1][1])} >= 2 (outside the stability "
                 "hypothesis x < 2)", "evidence": {}}
+    if cell.box[0][0] == 0:
+        return rho_zero_run(cell, knobs)
     rec = certify_box(cell.invariants(), cell.box[2], cell.hint, knobs, phase=phase)
     if rec["status"] != "certified":
         bad = rec["failed_obligation"]
@@ -202,6 +202,33 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
     ev = {k: v for k, v in rec.items() if k not in ("status", "seconds")}
     return {"status": "certified", "reason": f"R invariant; every member in R by T0 = {rec['T0']} "
             f"({rec['entry']['kind']})", "evidence": ev | {"lows": cell_lows(ev | {"path": cell.path}, cell, knobs.get("bits", 128))}}
+
+
+def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
+    """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry into R is built there (the trajectory has
+    no bounded limit: the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last phase is
+    checked once for every member: R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at
+    s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close."""
+    from .family import CELL_KNOBS, _region  # heavy: loads flint
+    phase("trapping region at rho = 0 (e = eps/s)")
+    u0, m, rc = _region(cell.invariants(), cell.hint, CELL_KNOBS | knobs, scaled=True)
+    entry = ("not built: every member's entry into it (the passage where alpha's peak grows like "
+             "sqrt(log(D/K)/kappa), then the drift along the curve of fixed points alpha = 1 + 1/w, docs/atlas.md)")
+    if not rc.ok:
+        bad = next(o for o in rc.obligations if not o.ok)
+        return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity); no trapping region R~ closes "
+                f"in the chart e = eps/s ({bad.name}: {bad.detail}); the entry is {entry}"[:600],
+                "evidence": {"region_scaled": {"ok": False, "u0": frac_str(u0), "C_multiple": m}}}
+    summary = rc.summary()
+    region = {"ok": True, "u0": frac_str(u0), "C_multiple": m, "C": frac_str(rc.C), "shells": rc.shells,
+              "ratio": frac_str(rc.ratio), "boxes": summary["boxes"], "min_Q": summary["min_Q"],
+              "obligations": len(rc.obligations)}
+    return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity). Certified in this run for every "
+            f"member (every D >= {frac_str(1 / cell.box[0][1])} K): R~ = {{u <= {frac_str(u0)}, |alpha - alpha*(u)| <= "
+            f"{float(rc.C):.4g} s u^3}} is mapped into itself (the chart e = eps/s, regular at s = 0: "
+            f"{summary['boxes']} boxes), and on it u' = u - c Q u^3 with Q >= {float(Fraction(summary['min_Q'])):.4g}: "
+            f"from a member's entry into R~ on, the 1/T rate. Open: the entry is {entry}",
+            "evidence": {"region_scaled": region, "C_multiple": m}}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones

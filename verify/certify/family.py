@@ -218,12 +218,14 @@ def invariant_box(spec: FamilySpec, cell: Cell) -> tuple:
     return tuple((min(p[k] for p in pts), max(p[k] for p in pts)) for k in range(3))
 
 
-def _base_C(P: tuple) -> Fraction:
+def _base_C(P: tuple, scaled: bool = False) -> Fraction:
     """c/(1 - |rho(0)|) at its largest over the box: the fixed point of eps at u = 0 for the fastest decay and
-    the weakest contraction (rho(0) = 1 - x)."""
+    the weakest contraction (rho(0) = 1 - x); ``scaled``: the same over s_hi, for e = eps/s (verify.certify.scaled:
+    (c/s)/(1 - |rho(0)|) with c/s = (1 + s) y, which has a limit as s -> 0)."""
     from .coordinates import c_exact  # heavy: loads flint,mpmath,numpy,sympy
     (s_lo, s_hi), (x_lo, x_hi), (y_lo, y_hi) = P
-    return c_exact((s_hi, x_lo, y_hi)) / min(abs(x_lo), abs(2 - x_hi))
+    base = c_exact((s_hi, x_lo, y_hi)) / min(abs(x_lo), abs(2 - x_hi))
+    return base / s_hi if scaled else base
 
 
 def _slabs(rc, knobs: dict) -> list:
@@ -251,26 +253,29 @@ def slab_hull(slabs: list):
     return index.hull
 
 
-def _region(P: tuple, hint: int, knobs: dict) -> tuple:
+def _region(P: tuple, hint: int, knobs: dict, scaled: bool = False) -> tuple:
     """(u0, m, the region check) for the cell's invariants: the largest u0 of U0_CAPS (at most 7/8 of the
     smallest u(0) = (D - K)/D) for which a region R(u0, m c/(1 - |rho(0)|)) is invariant, m the first of
-    C_MULTIPLES that closes (the neighbouring cell's first); the last check tried when none closes."""
+    C_MULTIPLES that closes (the neighbouring cell's first); the last check tried when none closes. ``scaled``: in
+    e = eps/s (verify.certify.scaled; C over s too), where s may run down to 0."""
     from .certificate import _dyadic  # heavy: loads flint,mpmath,numpy,sympy
     u_init = 1 / (1 + P[0][1])                  # u(0) = r/(1 + r) = 1/(1 + s): smallest at the largest s
     rc = None
     for u0 in sorted({_dyadic(min(u_init * Fraction(7, 8), cap)) for cap in U0_CAPS}, reverse=True):
         for m in sorted(C_MULTIPLES, key=lambda k: (k != hint, k < hint, k)):
-            rc = _region_at(P, u0, m, knobs)
+            rc = _region_at(P, u0, m, knobs, scaled)
             if rc.ok:
                 return u0, m, rc
     return u0, m, rc
 
 
-def _region_at(P: tuple, u0: Fraction, m: int, knobs: dict):
-    """The check of R(u0, m c/(1 - |rho(0)|)) for the cell's invariants, on the knobs' grid."""
+def _region_at(P: tuple, u0: Fraction, m: int, knobs: dict, scaled: bool = False):
+    """The check of R(u0, m c/(1 - |rho(0)|)) for the cell's invariants, on the knobs' grid (``scaled``: of
+    R~(u0, m (c/s)/(1 - |rho(0)|)) in e = eps/s)."""
     from .region import check_region  # heavy: loads flint,mpmath,numpy,sympy
-    return check_region(P, u0, _base_C(P) * m, shells=knobs["shells"], n_u=knobs["n_u"], n_eps=knobs["n_eps"],
-                        max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"])
+    return check_region(P, u0, _base_C(P, scaled) * m, shells=knobs["shells"], n_u=knobs["n_u"],
+                        n_eps=knobs["n_eps"], max_depth=knobs["max_depth"], bits=knobs["bits"], ratio=knobs["ratio"],
+                        scaled=scaled)
 
 
 def _wider(P: tuple, u0: Fraction, m: int, knobs: dict):

@@ -36,6 +36,7 @@ from ..model.numbers import frac_str
 from ..model.precision import arb_precision
 from .arbfun import ball, exact, exprel_ball, hi_frac, lo_frac  # noqa: F401  (re-exported)
 from .formulas import arb_functions
+from . import scaled as scaled_chart
 from .obligations import Obligation
 from .hulls import OverlapIndex, _merge  # noqa: F401  (re-exported)
 
@@ -105,10 +106,11 @@ def mean_value(f3, f, U, E, Uc, Ec, P):
     return mv.intersection(fB)
 
 
-def evaluate_box(box: Box, P: tuple, c, observables: bool = True) -> BoxResult:
+def evaluate_box(box: Box, P: tuple, c, observables: bool = True, fn=None) -> BoxResult:
     """Arb enclosures of the (u, eps) map and (``observables``) the observables' ratios on ``box``, for every
-    invariant in the balls ``P`` = (r, x, y) with cubic coefficient in the ball ``c`` (call inside a precision)."""
-    fn = arb_functions()
+    invariant in the balls ``P`` = (s, x, y) with cubic coefficient in the ball ``c`` (call inside a precision).
+    ``fn``: the chart's compiled formulas (the (u, eps) chart's by default; verify.certify.scaled's in e = eps/s)."""
+    fn = fn or arb_functions()
     U, E = ball(box.u_lo, box.u_hi), ball(box.e_lo, box.e_hi)
     Uc, Ec = exact((box.u_lo + box.u_hi) / 2), exact((box.e_lo + box.e_hi) / 2)
     G = mean_value(fn.G, fn.G0, U, E, Uc, Ec, P)
@@ -287,14 +289,16 @@ class RegionCheck:
 
 def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps: int = 2,
                  max_depth: int = 6, bits: int = 128, boxes: list | None = None,
-                 ratio: Fraction = Fraction(1, 2), observables: bool = True) -> RegionCheck:
+                 ratio: Fraction = Fraction(1, 2), observables: bool = True, scaled: bool = False) -> RegionCheck:
     """Check that the exact map sends R(u0, C) into itself (module docstring). ``C``: one value, or a
     :class:`Profile` (one per annulus).
 
-    ``P``: the invariants (r, x, y), each an exact Fraction (one regime) or an interval (lo, hi) (a cell of a
+    ``P``: the invariants (s, x, y), each an exact Fraction (one regime) or an interval (lo, hi) (a cell of a
     family: the check then holds for every invariant in the box). ``boxes``: a cover to check instead of
     :func:`initial_boxes` (a cover with a hole fails the coverage obligation). ``observables=False`` skips
-    the enclosures of Lt and W (a coarse check of invariance only).
+    the enclosures of Lt and W (a coarse check of invariance only). ``scaled``: the boxes' second coordinate is
+    e = eps/s and C bounds it (verify.certify.scaled: regular at s = 0, so s may be an interval [0, s_hi], every
+    D >= K/rho_hi at once); the chart's SymPy obligations join the check's.
     """
     if not (0 < u0 < 1):
         raise InvalidParameter("u0", str(u0), "must satisfy 0 < u0 < 1 (off-support attention mass)")
@@ -302,6 +306,10 @@ def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps:
     if profile.C <= 0:
         raise InvalidParameter("C", str(profile.C), "must be > 0")
     rc = RegionCheck(u0, profile, shells, ratio)
+    fn = None
+    if scaled:
+        fn = scaled_chart.arb_functions()
+        rc.obligations += list(scaled_chart.obligations())
     todo = list(boxes) if boxes is not None else initial_boxes(profile, n_u, n_eps)
     failed = None
     with arb_precision(bits):
@@ -309,7 +317,7 @@ def check_region(P: tuple, u0: Fraction, C, *, shells: int, n_u: int = 8, n_eps:
         c = arb_functions().c(*Pb)[0]
         while todo:
             box = todo.pop()
-            res = evaluate_box(box, Pb, c, observables)
+            res = evaluate_box(box, Pb, c, observables, fn)
             if res.passes(profile):
                 rc.results.append(res)
             elif box.depth < max_depth:
