@@ -20,7 +20,14 @@ python-flint and the standard library besides), it re-verifies a file written by
                   Arb balls) to the step, where the ball of alpha must contradict the claim: the stored result is
                   replayed, not trusted
 
-Open cells decide nothing and are only counted; a cell holding rho = 0 cannot be certified in this file format
+  rho = 0 region  an open cell holding rho = 0 that states a trapping region for every member (its trajectory
+                  check's "region_scaled", verify.certify.scaled) has it re-checked: the file's "scaled_coordinates"
+                  formulas are the reduced map with the lag in units of s (exact identities, after the model's and
+                  the coordinates' own), and every box of the stated cover, rebuilt here, is mapped into the region
+                  for s in [rho_lo/(1 - rho_lo), rho_hi/(1 - rho_hi)] (the cell's own box: s = rho/(1 - rho) by the
+                  coordinates step), x and y = kappa x, s = 0 included
+
+Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
 """
 from __future__ import annotations
@@ -90,6 +97,20 @@ def recheck_positivity(F: R.Formulas, cell: dict, result: dict, ties: dict, log)
     except P.CheckFailed as exc:
         raise R.CheckFailed("positivity", f"cell {cell['path']}: step {exc.step}: {exc.detail}") from None
     log("positivity", f"cell {cell['path']}: {P.describe(ev)} for every t >= 1 ({ev.get('set', 'band')} re-checked)")
+
+
+def recheck_rho_zero_region(F: R.Formulas, cell: dict, region: dict, log) -> None:
+    """The trapping region an open cell states for every member, in the chart e = eps/s, re-checked on the cell's
+    own invariant box (computed here from its (rho, x, kappa) box: each invariant is monotone in each coordinate)."""
+    box = {n: (R.frac(lo), R.frac(hi)) for n, (lo, hi) in cell["box"].items()}
+    (r_lo, r_hi), (x_lo, x_hi), (k_lo, k_hi) = (box[n] for n in COORDINATES)
+    P = [(r_lo / (1 - r_lo), r_hi / (1 - r_hi)), (x_lo, x_hi), (k_lo * x_lo, k_hi * x_hi)]
+    try:
+        results = R.check_region(F, region, P, group="scaled_coordinates")
+    except R.CheckFailed as exc:
+        raise R.CheckFailed(exc.step, f"cell {cell['path']} (its region for every D): {exc.detail}") from None
+    log("rho-zero-region", f"cell {cell['path']}: R~(u0 = {region['u0']}) mapped into itself for every rho in "
+        f"[{r_lo}, {r_hi}], on {len(results)} boxes (s = 0 included)")
 
 
 RECHECKS = {"trajectory": recheck_trajectory, "positivity": recheck_positivity}
@@ -167,10 +188,18 @@ def check_atlas(cert: dict, log) -> dict:
         raise R.CheckFailed("atlas-cover", f"no cell covers {gap}")
     log("atlas-cover", f"{len(cells)} cells cover {spec['ranges']}")
     counts = {s: 0 for s in STATUSES}
-    linear = False
+    linear = scaled = False
     for c in cells:
         counts[c["status"]] += 1
         if c["status"] == "open":
+            region = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("region_scaled")
+            if isinstance(region, dict) and region.get("ok"):
+                if not scaled:
+                    R.check_model(F)
+                    R.check_scaled_identities(F)
+                    log("scaled-identities", "the scaled chart's formulas are the model's map with eps = s e (exact)")
+                    scaled = True
+                recheck_rho_zero_region(F, c, region, log)
             continue
         if c["status"] == "refuted":
             recheck_refutation(F, c, cert.get("checks", {}), log)

@@ -683,6 +683,37 @@ def check_map_identities(F: Formulas) -> None:
             raise CheckFailed("map-identities", f"{what} does not hold as an identity of rational functions")
 
 
+def check_scaled_identities(F: Formulas) -> None:
+    """The "scaled_coordinates" group (the lag in units of s: eps = s e, e' = eps'/s; regular at s = 0, so a region
+    check may take s down to 0) is the reduced map in other variables, exactly: Delta(alpha* + s e u^3) = c u^2 G~,
+    s e' = (alpha' - alpha*(u'))/u'^3 with Q = (u - u')/(c u^3), R = u/u' (c the chart's formula: e' reads c/s as
+    (1 + s) y), the loss and alpha - 1 through Lt~ and W~, and the stated partials are derivatives. Call after
+    :func:`check_map_identities` and :func:`check_model` (which tie the coordinates and the map to the model)."""
+    alg = RFAlg(IDENTITY_VARS)
+    v = {n: alg.var(n) for n in IDENTITY_VARS}
+    co = lambda name, **env: F("coordinates", name, v | env, alg)  # noqa: E731
+    sc = lambda name, **env: F("scaled_coordinates", name, v | env, alg)  # noqa: E731
+    mp = lambda name, **env: F("reduced_map", name, v | env, alg)  # noqa: E731
+    u, e, s, w = v["u"], v["epsilon"], v["s"], v["w"]
+    E_u, a_star, rho, c = co("E_of_u"), co("alpha_star"), co("rho"), co("c")
+    al = a_star + s * e * alg.power(u, 3)
+    checks = {
+        "Delta(alpha* + s e u^3) = c u^2 G~": (mp("delta_increment", E=E_u, alpha=al), c * u * u * sc("G")),
+        "s e' = (alpha' - alpha*(u'))/u'^3": (
+            (a_star + rho * s * e * alg.power(u, 3) - co("alpha_star", u=w)) / alg.power(w, 3),
+            s * sc("eps_next", Q=(u - w) / (c * alg.power(u, 3)), R=u / w)),
+        "L - L_opt = pre_L u^2 L2(0) Lt~": (mp("loss", E=E_u, alpha=al), u * u * co("loss0") * sc("loss_ratio")),
+        "alpha - 1 = u W~": (al - 1, u * sc("W")),
+    }
+    for g in ("G", "loss_ratio", "W"):
+        for var in ("u", "epsilon"):
+            checks[f"{g}_{var} is the derivative of {g} in {var}"] = (sc(f"{g}_{var}"), sc(g).derivative(var))
+    for what, (lhs, rhs) in checks.items():
+        if not lhs.equals(rhs):
+            raise CheckFailed("scaled-identities", f"scaled_coordinates: {what} does not hold as an identity of "
+                              "rational functions")
+
+
 class Frac:
     """Exact rationals (Python Fractions)."""
 
@@ -1082,11 +1113,11 @@ def _exprel(x: arb) -> arb:
     return at(x.lower()).union(at(x.upper()))
 
 
-def _mean_value(F, name, U, E, Uc, Ec, P):
+def _mean_value(F, name, U, E, Uc, Ec, P, group="coordinates"):
     """f(c) + f_u(B)(U - u_c) + f_eps(B)(E - eps_c), intersected with f(B) (as verify.certify.region.mean_value)."""
     env = {"u": U, "epsilon": E, "s": P[0], "x": P[1], "y": P[2]}
-    fB, fu, fe = (F("coordinates", n, env, Arb) for n in (name, f"{name}_u", f"{name}_epsilon"))
-    mv = F("coordinates", name, env | {"u": Uc, "epsilon": Ec}, Arb) + fu * (U - Uc) + fe * (E - Ec)
+    fB, fu, fe = (F(group, n, env, Arb) for n in (name, f"{name}_u", f"{name}_epsilon"))
+    mv = F(group, name, env | {"u": Uc, "epsilon": Ec}, Arb) + fu * (U - Uc) + fe * (E - Ec)
     if not mv.is_finite():
         return fB
     if not fB.is_finite():
@@ -1094,17 +1125,19 @@ def _mean_value(F, name, U, E, Uc, Ec, P):
     return mv.intersection(fB)
 
 
-def check_box(F, b, P, c, prof: Profile):
-    """(Q, Lt, W) enclosures (Fraction pairs) on one box, or CheckFailed if the map may leave R from it."""
+def check_box(F, b, P, c, prof: Profile, group="coordinates"):
+    """(Q, Lt, W) enclosures (Fraction pairs) on one box, or CheckFailed if the map may leave R from it. ``group``:
+    the chart of G, eps', Lt and W ("scaled_coordinates": the box's second coordinate is e = eps/s); R and Q are the
+    (u, eps) chart's (they take G as a ball)."""
     U, E = interval(b[0], b[1]), interval(b[2], b[3])
     Uc, Ec = ball((b[0] + b[1]) / 2), ball((b[2] + b[3]) / 2)
-    G = _mean_value(F, "G", U, E, Uc, Ec, P)
+    G = _mean_value(F, "G", U, E, Uc, Ec, P, group)
     X = _exprel(c * U * U * G)
     env = {"u": U, "epsilon": E, "G": G, "X": X, "c": c, "s": P[0], "x": P[1], "y": P[2]}
     R, Q = F("coordinates", "R", env, Arb), F("coordinates", "Q", env, Arb)
-    en = F("coordinates", "eps_next", env | {"w": U / R, "Q": Q, "R": R}, Arb)
-    Lt = _mean_value(F, "loss_ratio", U, E, Uc, Ec, P)
-    W = _mean_value(F, "W", U, E, Uc, Ec, P)
+    en = F(group, "eps_next", env | {"w": U / R, "Q": Q, "R": R}, Arb)
+    Lt = _mean_value(F, "loss_ratio", U, E, Uc, Ec, P, group)
+    W = _mean_value(F, "W", U, E, Uc, Ec, P, group)
     ok = all(v.is_finite() for v in (G, X, R, Q, en, Lt, W)) and R.lower() > 0 and Q.lower() > 0
     C = prof.least(lower(U / R)) if ok else Fraction(0)
     if not (ok and lower(en) >= -C and upper(en) <= C):
@@ -1113,14 +1146,14 @@ def check_box(F, b, P, c, prof: Profile):
     return (lower(Q), upper(Q)), (lower(Lt), upper(Lt)), (lower(W), upper(W))
 
 
-def check_region(F, region: dict, P: list) -> list:
-    """Every box of the cover passes (returns [(box, Q, Lt, W)])."""
+def check_region(F, region: dict, P: list, group="coordinates") -> list:
+    """Every box of the cover passes (returns [(box, Q, Lt, W)]); ``group`` as in :func:`check_box`."""
     prof = Profile(region)
     boxes = expand_boxes(region)
     check_cover(boxes, prof)
     Pb = [interval(lo, hi) for lo, hi in P]
     c = F("coordinates", "c", {"s": Pb[0], "x": Pb[1], "y": Pb[2]}, Arb)
-    return [(b, *check_box(F, b, Pb, c, prof)) for b in boxes]
+    return [(b, *check_box(F, b, Pb, c, prof, group)) for b in boxes]
 
 
 def hull(results: list, lo: Fraction, hi: Fraction):

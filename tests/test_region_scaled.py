@@ -15,12 +15,14 @@ is refused by the same check, and members leave it.
 from __future__ import annotations
 
 import functools
+import json
 from fractions import Fraction
 
 import pytest
 
 from conftest import one_cell_atlas
 from recheck import atlas as RA
+from recheck import certificates as RC
 from verify.certify import atlas as A
 from verify.certify.family import CELL_KNOBS, _base_C, _region, _region_at
 from verify.certify.region import Box, evaluate_box, parameter_balls
@@ -148,16 +150,52 @@ def test_a_region_narrower_than_the_fixed_point_of_e_is_refused_and_members_leav
     assert worst > 1
 
 
-def test_the_atlas_states_the_region_of_a_rho_0_cell_and_keeps_it_open(tmp_path):
-    """The cell is open (no entry is built at rho = 0) and says what was certified for every D >= 64 K; the saved
-    file still passes the independent re-checker (which certifies nothing of an open cell)."""
-    path = one_cell_atlas(ZERO, {}, tmp_path / "zero.json")
-    (cell,) = RA.check_file(str(path))["cells"]
+@pytest.fixture(scope="module")
+def zero_atlas(tmp_path_factory):
+    """A one-cell atlas of ZERO (open: no entry at rho = 0), saved."""
+    return one_cell_atlas(ZERO, {}, tmp_path_factory.mktemp("zero") / "zero.json")
+
+
+def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_rechecker_rechecks_it(zero_atlas):
+    """The cell is open (no entry is built at rho = 0) and says what was certified for every D >= 64 K; the
+    independent re-checker re-checks that region from the file (its own identities, every box, s = 0 included)."""
+    steps = {}
+    (cell,) = RA.check_file(str(zero_atlas), log=lambda step, detail: steps.setdefault(step, detail))["cells"]
     tr = cell["checks"]["trajectory"]
-    assert cell["status"] == "open" and "Certified in this run for every member (every D >= 64 K)" in tr["reason"]
+    assert cell["status"] == "open" and "Certified for every member (every D >= 64 K" in tr["reason"]
     assert "Open: the entry is not built" in tr["reason"] and tr["evidence"]["region_scaled"]["ok"] is True
+    assert "scaled-identities" in steps and "for every rho in [0, 1/64]" in steps["rho-zero-region"]
 
 
+def _tampered(path, tmp_path, edit):
+    """A copy of the atlas at ``path`` with ``edit(data)`` applied and the cells' digests recomputed (so that the
+    re-checker reaches the check the edit is about)."""
+    data = json.loads(path.read_text())
+    edit(data)
+    for c in data["cells"]:
+        c["digest"] = A.cell_digest(c)
+    out = tmp_path / "tampered.json"
+    out.write_text(json.dumps(data))
+    return str(out)
+
+
+def test_a_narrowed_region_or_an_edited_scaled_formula_is_refused(zero_atlas, tmp_path):
+    def narrow(data):
+        reg = data["cells"][0]["checks"]["trajectory"]["evidence"]["region_scaled"]
+        reg["C_runs"] = [[str(Fraction(cv) / 8), n] for cv, n in reg["C_runs"]]
+
+    with pytest.raises(RC.CheckFailed) as exc:
+        RA.check_file(_tampered(zero_atlas, tmp_path, narrow))
+    assert exc.value.step == "region-invariant" and "its region for every D" in exc.value.detail
+
+    def edit(data):
+        g = data["map"]["scaled_coordinates"]
+        assert "y*(s + 1)" in g["eps_next"]
+        g["eps_next"] = g["eps_next"].replace("y*(s + 1)", "y*(s + 2)", 1)
+
+    with pytest.raises(RC.CheckFailed) as exc:
+        RA.check_file(_tampered(zero_atlas, tmp_path, edit))
+    assert exc.value.step == "scaled-identities"
 
 def test_one_region_serves_every_D_from_2K():
     """rho in [0, 1/2] (s in [0, 1]: every D >= 2K, D -> infinity included) at one (x, kappa) cell: R~ closes, and

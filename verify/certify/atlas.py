@@ -209,9 +209,10 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     no bounded limit: the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last phase is
     checked once for every member: R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at
     s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close."""
-    from .family import CELL_KNOBS, _region  # heavy: loads flint
+    from .family import CELL_KNOBS, _region, region_record  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
-    u0, m, rc = _region(cell.invariants(), cell.hint, CELL_KNOBS | knobs, scaled=True)
+    knobs = CELL_KNOBS | knobs
+    u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
     entry = ("not built: every member's entry into it (the passage where alpha's peak grows like "
              "sqrt(log(D/K)/kappa), then the drift along the curve of fixed points alpha = 1 + 1/w, docs/atlas.md)")
     if not rc.ok:
@@ -220,15 +221,13 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
                 f"in the chart e = eps/s ({bad.name}: {bad.detail}); the entry is {entry}"[:600],
                 "evidence": {"region_scaled": {"ok": False, "u0": frac_str(u0), "C_multiple": m}}}
     summary = rc.summary()
-    region = {"ok": True, "u0": frac_str(u0), "C_multiple": m, "C": frac_str(rc.C), "shells": rc.shells,
-              "ratio": frac_str(rc.ratio), "boxes": summary["boxes"], "min_Q": summary["min_Q"],
-              "obligations": len(rc.obligations)}
-    return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity). Certified in this run for every "
-            f"member (every D >= {frac_str(1 / cell.box[0][1])} K): R~ = {{u <= {frac_str(u0)}, |alpha - alpha*(u)| <= "
-            f"{float(rc.C):.4g} s u^3}} is mapped into itself (the chart e = eps/s, regular at s = 0: "
-            f"{summary['boxes']} boxes), and on it u' = u - c Q u^3 with Q >= {float(Fraction(summary['min_Q'])):.4g}: "
-            f"from a member's entry into R~ on, the 1/T rate. Open: the entry is {entry}",
-            "evidence": {"region_scaled": region, "C_multiple": m}}
+    region = {"ok": True, "C_multiple": m, "min_Q": summary["min_Q"]} | region_record(u0, rc, knobs)
+    return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity). Certified for every member "
+            f"(every D >= {frac_str(1 / cell.box[0][1])} K; recheck.atlas re-checks it): R~ = {{u <= {frac_str(u0)}, "
+            f"|alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself (the chart e = eps/s, regular at "
+            f"s = 0: {summary['boxes']} boxes), and on it u' = u - c Q u^3 with Q >= "
+            f"{float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ on, the 1/T rate. Open: the entry "
+            f"is {entry}", "evidence": {"region_scaled": region, "C_multiple": m}}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
@@ -443,6 +442,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     from .certificate import TRUSTS  # heavy: loads sympy,flint
     from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
     from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
+    from . import scaled  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -460,7 +460,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
             "trusts": trusts(TRUSTS) + [{"statement": "the reduced map depends on a regime only through (r, x, y)",
                                          "proof": "SymPy identities (verify.derive.invariants)", "scope": "sigma = "
                                          "identity, centred entries, P^T P = lambda I, zero initialisation"}],
-            "map": {"variables": VARIABLES, **file_map()},
+            "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()},
             "spec": {"options": {"representative": "K = N = v = c_L = lambda = beta = ||V*||^2 = 1"},
                      "ranges": {n: [frac_str(box[n][0]), frac_str(box[n][1])] for n in COORDINATES},
                      "parameters": dict(REPRESENTATIVE)},

@@ -473,9 +473,7 @@ def certify_box(box: tuple, kappa: tuple, hint: int, knobs: dict, phase: Callabl
         return out | entered | {"status": "failed", "seconds": time.perf_counter() - t}
     phase("slab hulls and limits")
     from .bounds import normalised_limits  # heavy: loads flint,mpmath,numpy,sympy
-    region = {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
-              "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
-              "box_count": len(rc.results), "splits": _splits(rc, knobs)}
+    region = region_record(u0, rc, knobs)
     # the hulls as stored (rounded outward, verify.certify.slabs), and the limits from what is stored
     stored = encode_slabs(_slabs(rc, knobs))
     deep = slab_hull(decode_slabs(stored, region))(Fraction(0), u0 * knobs["ratio"] ** knobs["shells"])
@@ -495,6 +493,13 @@ class _Last:
         if name in ("a", "b", "Lt", "W"):
             return self.h[name]
         raise AttributeError(name)
+
+
+def region_record(u0: Fraction, rc, knobs: dict) -> dict:
+    """A closed region check as a file states it (the re-checker rebuilds the boxes from it and checks each)."""
+    return {"u0": frac_str(u0), "C_runs": rc.profile.runs(), "shells": knobs["shells"],
+            "ratio": frac_str(knobs["ratio"]), "n_u": knobs["n_u"], "n_eps": knobs["n_eps"],
+            "box_count": len(rc.results), "splits": _splits(rc, knobs)}
 
 
 def _splits(rc, knobs: dict) -> list[str]:

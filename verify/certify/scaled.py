@@ -97,7 +97,9 @@ def obligations() -> tuple:
 
 @lru_cache(maxsize=None)
 @by_code_version("scaled-formula-text")
-def _texts() -> dict:
+def file_group() -> dict:
+    """The chart's formulas as text, the "scaled_coordinates" group of an atlas file's map (the re-checker checks
+    them against the (u, eps) chart's and the model's map, exactly, and evaluates them as printed)."""
     return {n: formula_text(e) for n, e in scaled_coordinates()[0].items()}
 
 
@@ -105,7 +107,7 @@ def _texts() -> dict:
 def arb_functions() -> ArbFunctions:
     """verify.certify.formulas.ArbFunctions with the scaled formulas in place of G, eps', Lt and W (same
     signatures: eps' takes the ball c and does not use it, reading c/s = (1 + s) y from the invariants)."""
-    co, P, plain = _texts(), ("s", "x", "y"), plain_functions()
+    co, P, plain = file_group(), ("s", "x", "y"), plain_functions()
     f = lambda args, *names: compile_formulas([co[n] for n in names], tuple(args) + P)  # noqa: E731
     ue = ("u", "epsilon")
     return ArbFunctions(
@@ -116,4 +118,4 @@ def arb_functions() -> ArbFunctions:
         c=plain.c)
 
 
-__all__ = ["arb_functions", "obligations", "scaled_coordinates"]
+__all__ = ["arb_functions", "file_group", "obligations", "scaled_coordinates"]
