@@ -208,26 +208,28 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry into R is built there (the trajectory has
     no bounded limit: the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last phase is
     checked once for every member: R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at
-    s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close."""
+    s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close. The reason says
+    what is missing first (a query quotes its start)."""
     from .family import CELL_KNOBS, _region, region_record  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
     knobs = CELL_KNOBS | knobs
     u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
-    entry = ("not built: every member's entry into it (the passage where alpha's peak grows like "
-             "sqrt(log(D/K)/kappa), then the drift along the curve of fixed points alpha = 1 + 1/w, docs/atlas.md)")
+    missing = ("the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built there "
+               "(the passage where alpha's peak grows like sqrt(log(D/K)/kappa), then the drift along the curve of "
+               "fixed points alpha = 1 + 1/w, docs/atlas.md)")
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
-        return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity); no trapping region R~ closes "
-                f"in the chart e = eps/s ({bad.name}: {bad.detail}); the entry is {entry}"[:600],
+        return {"status": "open", "reason": f"{missing}; nor does a trapping region R~ close in the chart e = eps/s "
+                f"({bad.name}: {bad.detail})"[:600],
                 "evidence": {"region_scaled": {"ok": False, "u0": frac_str(u0), "C_multiple": m}}}
     summary = rc.summary()
     region = {"ok": True, "C_multiple": m, "min_Q": summary["min_Q"]} | region_record(u0, rc, knobs)
-    return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity). Certified for every member "
-            f"(every D >= {frac_str(1 / cell.box[0][1])} K; recheck.atlas re-checks it): R~ = {{u <= {frac_str(u0)}, "
+    return {"status": "open", "reason": f"{missing}. Its last phase is certified for every member (every D >= "
+            f"{frac_str(1 / cell.box[0][1])} K; recheck.atlas re-checks it): R~ = {{u <= {frac_str(u0)}, "
             f"|alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself (the chart e = eps/s, regular at "
             f"s = 0: {summary['boxes']} boxes), and on it u' = u - c Q u^3 with Q >= "
-            f"{float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ on, the 1/T rate. Open: the entry "
-            f"is {entry}", "evidence": {"region_scaled": region, "C_multiple": m}}
+            f"{float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ on, the 1/T rate",
+            "evidence": {"region_scaled": region, "C_multiple": m}}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
