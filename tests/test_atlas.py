@@ -63,6 +63,11 @@ def test_cell_status_follows_the_checks():
     assert A.cell_status({})[0] == "open"
 
 
+# A cell holding rho = 0 runs its trapping region's check (verify.certify.scaled) in the trajectory check; these
+# tests are about the registry, so that check runs on a coarse cover (a few boxes a region)
+CHEAP_REGION = {"shells": 8, "max_depth": 1}
+
+
 def test_a_registered_check_joins_every_cell_it_applies_to():
     """A check registered by another module runs on the cells it applies to and decides with the others: a check
     that leaves a cell open keeps it open even where the trajectory would certify (here the trajectory check does
@@ -77,13 +82,13 @@ def test_a_registered_check_joins_every_cell_it_applies_to():
         with pytest.raises(ValueError, match="already registered"):
             A.register(A.CellCheck("always-open", "another", extra.run, extra.recheck))
         cell = A.AtlasCell(((F(0), F(1, 8)), (F(3, 2), F(7, 4)), (F(1), F(2))), "t:")
-        rec = A.run_cell(cell, {})
+        rec = A.run_cell(cell, CHEAP_REGION)
         assert calls == ["t:"] and rec["status"] == "open"
         # rho = 0 in the cell: the trajectory check says so (its D -> infinity chart is not certified)
         assert "rho = 0" in rec["checks"]["trajectory"]["reason"] and rec["checks"]["always-open"]["reason"] == \
             "by design"
         # a cell outside the extra check's range runs the trajectory check only
-        rec2 = A.run_cell(A.AtlasCell(((F(0), F(1, 8)), (F(1, 2), F(1)), (F(1), F(2))), "u:"), {})
+        rec2 = A.run_cell(A.AtlasCell(((F(0), F(1, 8)), (F(1, 2), F(1)), (F(1), F(2))), "u:"), CHEAP_REGION)
         assert "always-open" not in rec2["checks"] and calls == ["t:"]
     finally:
         A.CHECKS.pop("always-open")
@@ -609,7 +614,8 @@ def test_a_running_cell_reports_its_checks_phases():
                            applies=lambda cell: cell.box[2][0] >= 7))
     try:
         box = {"rho": (F(0), F(1, 8)), "x": (F(1, 8), F(1, 4)), "kappa": (F(7), F(8))}
-        cells = A.run_atlas(A.seed_cells(box, (1, 1, 2)), depth=0, dask=False, on_phase=msgs.append)
+        cells = A.run_atlas(A.seed_cells(box, (1, 1, 2)), depth=0, dask=False, on_phase=msgs.append,
+                            knobs=CHEAP_REGION)
         A.phase("outside every cell")
     finally:
         A.CHECKS.pop("two-phases")
