@@ -152,6 +152,7 @@ ROWS = [
     (["atlas", "--rho", "1/2..1/4", "--x", "1/64..1/32", "--kappa", "1/4"], "--rho", "1/2..1/4", "LO <= HI"),
     (["atlas", "--rho", "0..1/2", "--x", "1/64..3", "--kappa", "1/4"], "--x", "1/64..3", "x < 2"),
     (["atlas", "--rho", "1/16", "--x", "1/64", "--kappa", "0"], "--kappa", "0", "(0, infinity)"),
+    (["atlas", "--rho", "0", "--x", "1/64", "--kappa", "1/4"], "--rho", "0", "must reach above 0"),
     (["atlas", "--query", "D=9,K=x"], "--query", "D=9,K=x", "K as an integer"),
     (["atlas", "--query", "K=3,preset=sts"], "--query", "K=3,preset=sts", "must give D"),
     (["atlas", "--query", "D=9,K"], "--query", "D=9,K", "NAME=VALUE"),

@@ -173,6 +173,9 @@ def check_box(box: dict) -> None:
         if n == "rho" and not (0 <= lo and hi < 1):
             raise InvalidParameter("rho", f"{frac_str(lo)}..{frac_str(hi)}", "must lie in [0, 1) (rho = K/D, "
                                    "0 < K < D; rho = 0 is D -> infinity)")
+        if n == "rho" and hi == 0:
+            raise InvalidParameter("rho", f"{frac_str(lo)}..{frac_str(hi)}", "must reach above 0 (rho = K/D > 0 for "
+                                   "every regime: rho = 0 is the end D -> infinity of a range 0..HI, not a regime)")
         if n == "x" and not (0 < lo and hi < 2):
             raise InvalidParameter("x", f"{frac_str(lo)}..{frac_str(hi)}", "must lie in (0, 2) (the stability "
                                    "hypothesis x < 2)")
