@@ -82,13 +82,14 @@ def test_a_registered_check_joins_every_cell_it_applies_to():
         with pytest.raises(ValueError, match="already registered"):
             A.register(A.CellCheck("always-open", "another", extra.run, extra.recheck))
         cell = A.AtlasCell(((F(0), F(1, 8)), (F(3, 2), F(7, 4)), (F(1), F(2))), "t:")
-        rec = A.run_cell(cell, CHEAP_REGION)
+        rec = A.run_cell(cell, A.atlas_knobs(CHEAP_REGION))
         assert calls == ["t:"] and rec["status"] == "open"
         # rho = 0 in the cell: the trajectory check says so (its D -> infinity chart is not certified)
         assert "rho = 0" in rec["checks"]["trajectory"]["reason"] and rec["checks"]["always-open"]["reason"] == \
             "by design"
         # a cell outside the extra check's range runs the trajectory check only
-        rec2 = A.run_cell(A.AtlasCell(((F(0), F(1, 8)), (F(1, 2), F(1)), (F(1), F(2))), "u:"), CHEAP_REGION)
+        rec2 = A.run_cell(A.AtlasCell(((F(0), F(1, 8)), (F(1, 2), F(1)), (F(1), F(2))), "u:"),
+                          A.atlas_knobs(CHEAP_REGION))
         assert "always-open" not in rec2["checks"] and calls == ["t:"]
     finally:
         A.CHECKS.pop("always-open")

@@ -14,13 +14,13 @@ is refused by the same check, and members leave it.
 """
 from __future__ import annotations
 
-import functools
 import json
 from fractions import Fraction
 
 import pytest
 
 from conftest import one_cell_atlas
+from test_atlas_kappa import _invariant_map, alpha_star
 from recheck import atlas as RA
 from recheck import certificates as RC
 from verify.certify import atlas as A
@@ -35,23 +35,6 @@ ZERO = {"rho": (F(0), F(1, 64)), "x": (F(1, 8), F(9, 64)), "kappa": (F(1, 4), F(
 CELL = A.AtlasCell(tuple(ZERO[n] for n in A.COORDINATES), "z:")
 
 
-@functools.lru_cache(maxsize=None)
-def _map():
-    """verify.derive.invariants' alpha' and delta' - delta as mpmath functions of (alpha, delta, r, x, y)."""
-    import sympy as sp
-
-    from verify.derive.invariants import invariant_map, r, x, y
-    from verify.model.symbols import alpha, delta
-    m = invariant_map()
-    args = (alpha, delta, r, x, y)
-    return sp.lambdify(args, m.a_next, "mpmath"), sp.lambdify(args, m.inc, "mpmath")
-
-
-def alpha_star(u, r):
-    """<s, s*>/||s||^2 at off-support mass u, by hand: (1 - u)/((1 - u)^2 + u^2/r)."""
-    return (1 - u) / ((1 - u) ** 2 + u * u / r)
-
-
 def _step(u, e, r, x, y):
     """One step of the invariant map from (u, e) (alpha = alpha*(u) + s e u^3, delta = log(r(1 - u)/u)), at 60
     digits: (u', e')."""
@@ -61,7 +44,7 @@ def _step(u, e, r, x, y):
                          for v in (u, e, r, x, y))
         a = alpha_star(u, r) + e * u**3 / r
         d = mp.log(r * (1 - u) / u)
-        fa, fd = _map()
+        fa, fd = _invariant_map("mpmath")
         a1, d1 = fa(a, d, r, x, y), d + fd(a, d, r, x, y)
         u1 = r / (mp.exp(d1) + r)
         return u1, (a1 - alpha_star(u1, r)) * r / u1**3

@@ -213,9 +213,8 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     checked once for every member: R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at
     s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close. The reason says
     what is missing first (a query quotes its start)."""
-    from .family import CELL_KNOBS, _region, region_record  # heavy: loads flint
+    from .family import _region, region_record  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
-    knobs = CELL_KNOBS | knobs
     u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
     missing = ("the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built there "
                "(the passage where alpha's peak grows like sqrt(log(D/K)/kappa), then the drift along the curve of "

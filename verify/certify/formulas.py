@@ -187,7 +187,13 @@ class ArbFunctions:
 
 @lru_cache(maxsize=None)
 def arb_functions() -> ArbFunctions:
-    co = file_map()["coordinates"]
+    """The (u, eps) chart's formulas (the file map's "coordinates"), compiled."""
+    return chart_functions(file_map()["coordinates"])
+
+
+def chart_functions(co: dict) -> ArbFunctions:
+    """:class:`ArbFunctions` compiled from a chart's formula texts by name (the "coordinates" group's names; a chart
+    that rewrites some of them, verify.certify.scaled, passes that group with its own in their place)."""
     P = tuple(map(str, PARAMS))
     f = lambda args, *names: compile_formulas([co[n] for n in names], tuple(args) + P)  # noqa: E731
     ue = ("u", "epsilon")
@@ -199,5 +205,6 @@ def arb_functions() -> ArbFunctions:
         c=f((), "c"))
 
 
-__all__ = ["E", "VARIABLES", "ArbFunctions", "arb_functions", "certificate_formulas", "compile_formulas", "file_map",
+__all__ = ["E", "VARIABLES", "ArbFunctions", "arb_functions", "certificate_formulas", "chart_functions",
+           "compile_formulas", "file_map",
            "formula_text"]

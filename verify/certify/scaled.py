@@ -25,7 +25,7 @@ import sympy as sp
 from ..derive.invariants import r, x, y
 from ..run.cache import by_code_version
 from .coordinates import Qs, Rs, cs, eps, slow_coordinates, u, w
-from .formulas import ArbFunctions, _grouped, arb_functions as plain_functions, compile_formulas, formula_text, in_s, s
+from .formulas import ArbFunctions, _grouped, chart_functions, file_map, formula_text, in_s, s
 from .obligations import Obligation, identity
 
 
@@ -105,17 +105,9 @@ def file_group() -> dict:
 
 @lru_cache(maxsize=None)
 def arb_functions() -> ArbFunctions:
-    """verify.certify.formulas.ArbFunctions with the scaled formulas in place of G, eps', Lt and W (same
-    signatures: eps' takes the ball c and does not use it, reading c/s = (1 + s) y from the invariants)."""
-    co, P, plain = file_group(), ("s", "x", "y"), plain_functions()
-    f = lambda args, *names: compile_formulas([co[n] for n in names], tuple(args) + P)  # noqa: E731
-    ue = ("u", "epsilon")
-    return ArbFunctions(
-        G=f(ue, "G", "G_u", "G_epsilon"), G0=f(ue, "G"), RQ=plain.RQ,
-        eps_next=f(("u", "epsilon", "w", "Q", "R", "c"), "eps_next"),
-        loss_ratio=f(ue, "loss_ratio", "loss_ratio_u", "loss_ratio_epsilon"), w_over_u=f(ue, "W", "W_u", "W_epsilon"),
-        loss_ratio0=f(ue, "loss_ratio"), w_over_u0=f(ue, "W"), s_over_u2=plain.s_over_u2, loss0=plain.loss0,
-        c=plain.c)
+    """verify.certify.formulas.ArbFunctions with the scaled formulas in place of G, eps', Lt, W and their partials
+    (same signatures: eps' takes the ball c and does not use it, reading c/s = (1 + s) y from the invariants)."""
+    return chart_functions(file_map()["coordinates"] | file_group())
 
 
 __all__ = ["arb_functions", "file_group", "obligations", "scaled_coordinates"]
