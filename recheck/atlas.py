@@ -26,6 +26,9 @@ python-flint and the standard library besides), it re-verifies a file written by
                   the coordinates' own), and every box of the stated cover, rebuilt here, is mapped into the region
                   for s in [rho_lo/(1 - rho_lo), rho_hi/(1 - rho_hi)] (the cell's own box: s = rho/(1 - rho) by the
                   coordinates step), x and y = kappa x, s = 0 included
+  drift band      such a cell's drift band before R~ (verify.certify.drift), when it states one: the file's "drift"
+                  formulas are the model's map in the chart (nu, t, h) (exact identities, recheck.drift) and every
+                  box of the stated cover, rebuilt here, maps into the band or into the re-checked R~
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -37,6 +40,7 @@ import json
 import sys
 
 from recheck import certificates as R
+from recheck import drift as D
 from recheck import positivity as P
 
 STATUSES = ("certified", "refuted", "open")
@@ -188,7 +192,7 @@ def check_atlas(cert: dict, log) -> dict:
         raise R.CheckFailed("atlas-cover", f"no cell covers {gap}")
     log("atlas-cover", f"{len(cells)} cells cover {spec['ranges']}")
     counts = {s: 0 for s in STATUSES}
-    linear = scaled = False
+    linear = scaled = drifted = False
     for c in cells:
         counts[c["status"]] += 1
         if c["status"] == "open":
@@ -200,6 +204,18 @@ def check_atlas(cert: dict, log) -> dict:
                     log("scaled-identities", "the scaled chart's formulas are the model's map with eps = s e (exact)")
                     scaled = True
                 recheck_rho_zero_region(F, c, region, log)
+            band = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("drift_band")
+            if isinstance(band, dict) and band.get("ok"):
+                if not (isinstance(region, dict) and region.get("ok")):
+                    raise R.CheckFailed("drift-band", f"cell {c['path']}: a drift band with no trapping region R~ "
+                                        "to hand over to")
+                if not drifted:
+                    D.check_drift_identities(F)
+                    log("drift-identities", "the drift band's chart is the model's map (exact)")
+                    drifted = True
+                n = D.check_band(F, c, band, region)
+                log("drift-band", f"cell {c['path']}: the band (tau = {band['tau']}, W = {band['W']}) mapped into "
+                    f"itself or into R~ on {n} boxes, for every rho in {c['box']['rho']}")
             continue
         if c["status"] == "refuted":
             recheck_refutation(F, c, cert.get("checks", {}), log)

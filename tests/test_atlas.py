@@ -63,9 +63,10 @@ def test_cell_status_follows_the_checks():
     assert A.cell_status({})[0] == "open"
 
 
-# A cell holding rho = 0 runs its trapping region's check (verify.certify.scaled) in the trajectory check; these
-# tests are about the registry, so that check runs on a coarse cover (a few boxes a region)
-CHEAP_REGION = {"shells": 8, "max_depth": 1}
+# A cell holding rho = 0 runs its trapping region's check (verify.certify.scaled) and its drift band's
+# (verify.certify.drift) in the trajectory check; these tests are about the registry, so those checks run on a coarse
+# cover (a few boxes a region) and a small budget of boxes
+CHEAP_REGION = {"shells": 8, "max_depth": 1, "drift_budget": 200}
 
 
 def test_a_registered_check_joins_every_cell_it_applies_to():
@@ -653,10 +654,12 @@ def test_a_running_cell_reports_its_checks_phases():
     for path in ("0.0.0:", "0.0.1:"):
         mine = [m for m in msgs if m[0] == path]
         assert [m[2] for m in mine if m[1] == "two-phases"] == ["started", "first half", "second half"]
-        # the cells hold rho = 0: the trajectory check's one phase is the trapping region in the chart e = eps/s
-        assert [m[2] for m in mine if m[1] == "trajectory"] == ["started", "trapping region at rho = 0 (e = eps/s)"]
+        # the cells hold rho = 0: the trajectory check's phases are the trapping region in the chart e = eps/s and,
+        # once it closes, the drift band before it (verify.certify.drift)
+        assert [m[2] for m in mine if m[1] == "trajectory"] == ["started", "trapping region at rho = 0 (e = eps/s)",
+                                                                "the drift band at rho = 0 (v = 1/omega, t = s omega^4)"]
         assert all(m[3] >= 0 for m in mine) and [m[3] for m in mine] == sorted(m[3] for m in mine)
-    assert len(msgs) == 10
+    assert len(msgs) == 12
 
 
 def test_the_positivity_check_searches_an_open_cell_and_trusts_only_a_replayed_counterexample(monkeypatch):

@@ -148,10 +148,12 @@ def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_reche
     tr = cell["checks"]["trajectory"]
     # what is missing comes first (a query quotes the reason's start), then what was certified
     assert cell["status"] == "open" and tr["reason"].startswith("the cell holds rho = 0 (D -> infinity): open, since "
-                                                                "no entry into the trapping region is built there")
+                                                                "no entry into the drift band is built there")
     assert "certified for every member (every D >= 64 K" in tr["reason"]
-    assert tr["evidence"]["region_scaled"]["ok"] is True
+    assert tr["evidence"]["region_scaled"]["ok"] is True and tr["evidence"]["drift_band"]["ok"] is True
     assert "scaled-identities" in steps and "for every rho in [0, 1/64]" in steps["rho-zero-region"]
+    # the drift band before R~ (tests/test_drift.py) is re-checked too: its chart's identities, then every box
+    assert "drift-identities" in steps and "for every rho in" in steps["drift-band"]
 
 
 def _tampered(path, tmp_path, edit):
@@ -166,23 +168,28 @@ def _tampered(path, tmp_path, edit):
     return str(out)
 
 
+def _refused(path, tmp_path, edit) -> RC.CheckFailed:
+    """The re-checker's refusal of the atlas at ``path`` tampered by ``edit`` (it must refuse)."""
+    with pytest.raises(RC.CheckFailed) as exc:
+        RA.check_file(_tampered(path, tmp_path, edit))
+    return exc.value
+
+
 def test_a_narrowed_region_or_an_edited_scaled_formula_is_refused(zero_atlas, tmp_path):
     def narrow(data):
         reg = data["cells"][0]["checks"]["trajectory"]["evidence"]["region_scaled"]
         reg["C_runs"] = [[str(Fraction(cv) / 8), n] for cv, n in reg["C_runs"]]
 
-    with pytest.raises(RC.CheckFailed) as exc:
-        RA.check_file(_tampered(zero_atlas, tmp_path, narrow))
-    assert exc.value.step == "region-invariant" and "its region for every D" in exc.value.detail
+    exc = _refused(zero_atlas, tmp_path, narrow)
+    assert exc.step == "region-invariant" and "its region for every D" in exc.detail
 
     def edit(data):
         g = data["map"]["scaled_coordinates"]
         assert "y*(s + 1)" in g["eps_next"]
         g["eps_next"] = g["eps_next"].replace("y*(s + 1)", "y*(s + 2)", 1)
 
-    with pytest.raises(RC.CheckFailed) as exc:
-        RA.check_file(_tampered(zero_atlas, tmp_path, edit))
-    assert exc.value.step == "scaled-identities"
+    assert _refused(zero_atlas, tmp_path, edit).step == "scaled-identities"
+
 
 @pytest.mark.slow
 def test_one_region_serves_every_D_from_2K():
@@ -198,3 +205,29 @@ def test_one_region_serves_every_D_from_2K():
             for start in ((u0, rc.C), (u0, -rc.C)):
                 worst, top = _members_stay((s, x, kappa * x), rc.C, 200, start)
                 assert worst <= 1 and top <= u0, (D, x, kappa, start, worst, top)
+
+
+def test_a_widened_drift_band_or_an_edited_drift_formula_is_refused(zero_atlas, tmp_path):
+    """The re-checker replays the drift band the file states: the same cover claimed for a band of a quarter of its
+    width (|h| <= W/4) is refused on a box ("drift-band"); one term of h' = h + x dh edited (kappa -> 2 kappa in dh's
+    (rho - 1) L0/x term) is refused by the chart's exact identities ("drift-identities"); a tree with a box cut away
+    ("drift-band")."""
+    def narrow(data):
+        band = data["cells"][0]["checks"]["trajectory"]["evidence"]["drift_band"]
+        band["W"] = str(Fraction(band["W"]) / 4)
+
+    assert _refused(zero_atlas, tmp_path, narrow).step == "drift-band"
+
+    def edit(data):
+        g = data["map"]["drift"]
+        assert "- kappa*(nu^2*t + 1)/(kappa + nu^2)" in g["dh"]
+        g["dh"] = g["dh"].replace("- kappa*(nu^2*t + 1)/(kappa + nu^2)", "- 2*kappa*(nu^2*t + 1)/(kappa + nu^2)", 1)
+
+    assert _refused(zero_atlas, tmp_path, edit).step == "drift-identities"
+
+    def cut(data):
+        band = data["cells"][0]["checks"]["trajectory"]["evidence"]["drift_band"]
+        band["trees"] = [band["trees"][0][:-1]] + band["trees"][1:]
+
+    exc = _refused(zero_atlas, tmp_path, cut)
+    assert exc.step == "drift-band" and "ends before" in exc.detail

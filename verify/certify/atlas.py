@@ -208,30 +208,53 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
 
 
 def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
-    """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry into R is built there (the trajectory has
-    no bounded limit: the peak of alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last phase is
-    checked once for every member: R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at
-    s = 0 (verify.certify.scaled), the largest u0 and first C~ of the family's ladders that close. The reason says
-    what is missing first (a query quotes its start)."""
-    from .family import _region, region_record  # heavy: loads flint
+    """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry is built there (the passage: the peak of
+    alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last two phases are checked once for every member:
+    R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at s = 0 (verify.certify.scaled),
+    the largest u0 and first C~ of the family's ladders that close, and before it the drift along the curve of fixed
+    points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift). The
+    reason says what is missing first (a query quotes its start)."""
+    from .family import _base_C, _region, _region_at, region_record  # heavy: loads flint
+    from . import drift  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
     u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
-    missing = ("the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built there "
-               "(the passage where alpha's peak grows like sqrt(log(D/K)/kappa), then the drift along the curve of "
-               "fixed points alpha = 1 + 1/w, docs/atlas.md)")
+    passage = ("the passage where alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md")
     if not rc.ok:
         bad = next(o for o in rc.obligations if not o.ok)
-        return {"status": "open", "reason": f"{missing}; nor does a trapping region R~ close in the chart e = eps/s "
-                f"({bad.name}: {bad.detail})"[:600],
+        return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity): open, since no entry into the "
+                f"trapping region is built there ({passage}, then the drift along the curve of fixed points); nor "
+                f"does a trapping region R~ close in the chart e = eps/s ({bad.name}: {bad.detail})"[:600],
                 "evidence": {"region_scaled": {"ok": False, "u0": frac_str(u0), "C_multiple": m}}}
+    # the band hands over to R~ at u0: a wider R~, when it closes, leaves the band its full width (drift.band_width)
+    m_band = math.ceil(drift.region_C_for_band(cell.box[2][1], 1 / u0 - 1) / _base_C(cell.invariants(), True))
+    if m_band > m:
+        phase("a wider trapping region for the drift band")
+        wide = _region_at(cell.invariants(), u0, m_band, knobs, scaled=True)
+        if wide.ok:
+            m, rc = m_band, wide
     summary = rc.summary()
     region = {"ok": True, "C_multiple": m, "min_Q": summary["min_Q"]} | region_record(u0, rc, knobs)
-    return {"status": "open", "reason": f"{missing}. Its last phase is certified for every member (every D >= "
-            f"{frac_str(1 / cell.box[0][1])} K; recheck.atlas re-checks it): R~ = {{u <= {frac_str(u0)}, "
-            f"|alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself (the chart e = eps/s, regular at "
-            f"s = 0: {summary['boxes']} boxes), and on it u' = u - c Q u^3 with Q >= "
-            f"{float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ on, the 1/T rate",
-            "evidence": {"region_scaled": region, "C_multiple": m}}
+    phase("the drift band at rho = 0 (v = 1/omega, t = s omega^4)")
+    band = drift.band_for_cell(cell.box, u0, rc.C, knobs.get("bits", 128),
+                               knobs.get("drift_budget", drift.BAND_BUDGET))
+    r_text = (f"R~ = {{u <= {frac_str(u0)}, |alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself "
+              f"(the chart e = eps/s, regular at s = 0: {summary['boxes']} boxes; recheck.atlas re-checks it), and on "
+              f"it u' = u - c Q u^3 with Q >= {float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ "
+              "on, the 1/T rate")
+    every = f"every member (every D >= {frac_str(1 / cell.box[0][1])} K)"
+    if band.ok:
+        reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is built there "
+                  f"({passage}). Its last two phases are certified for {every}: the drift along the curve of fixed "
+                  f"points, the band {{omega >= {frac_str(1 / band.v_hi)}, s omega^4 <= {frac_str(band.tau)}, |h| <= "
+                  f"{frac_str(band.W)}}} (h: the lag's deviation from the quasi-static one, verify.certify.drift) mapped "
+                  f"into itself or into R~ ({band.boxes} boxes; recheck.atlas re-checks it), omega falling on it; and "
+                  f"{r_text}")
+    else:
+        reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built "
+                  f"there ({passage}, then the drift along the curve of fixed points: the drift band did not close, "
+                  f"{drift.record(band)['failed']}). Its last phase is certified for {every}: {r_text}")
+    return {"status": "open", "reason": reason,
+            "evidence": {"region_scaled": region, "C_multiple": m, "drift_band": drift.record(band)}}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
@@ -439,6 +462,12 @@ def cell_digest(rec: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def drift_band(cell: dict) -> dict | None:
+    """The drift band a cell's trajectory check states as closed (verify.certify.drift), or None."""
+    band = cell.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("drift_band")
+    return band if isinstance(band, dict) and band.get("ok") else None
+
+
 def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: float, pending: list = ()) -> dict:
     """The atlas as a verify-certificate file (kind "atlas"): the formulas, the box, the representative regimes'
     ties, each leaf with its status and checks (certified cells also in the family-cell form the re-checker
@@ -446,7 +475,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     from .certificate import TRUSTS  # heavy: loads sympy,flint
     from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
     from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
-    from . import scaled  # heavy: loads sympy,flint
+    from . import drift, scaled  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -464,7 +493,9 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
             "trusts": trusts(TRUSTS) + [{"statement": "the reduced map depends on a regime only through (r, x, y)",
                                          "proof": "SymPy identities (verify.derive.invariants)", "scope": "sigma = "
                                          "identity, centred entries, P^T P = lambda I, zero initialisation"}],
-            "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()},
+            "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()}
+            # the drift band's chart, where a cell states a band (cells holding rho = 0)
+            | ({"drift": drift.file_group()} if any(drift_band(c) for c in out_cells) else {}),
             "spec": {"options": {"representative": "K = N = v = c_L = lambda = beta = ||V*||^2 = 1"},
                      "ranges": {n: [frac_str(box[n][0]), frac_str(box[n][1])] for n in COORDINATES},
                      "parameters": dict(REPRESENTATIVE)},
