@@ -123,6 +123,7 @@ def test_members_started_on_the_band_edge_stay_until_R(band, x, kappa):
                 assert exit_e is not None and abs(exit_e) <= float(REGION_C), exit_e
 
 
+@pytest.mark.slow
 def test_a_band_too_narrow_for_its_reach_is_refused_and_a_member_leaves_it():
     """Negative control: with tau = 16 W the quasi-static point (measured: h near -0.036 at t = 1/4, omega = 4,
     against W = 1/64) lies outside |h| <= W at the band's far end: the same check refuses the band, and a float64

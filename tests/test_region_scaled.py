@@ -207,6 +207,7 @@ def test_one_region_serves_every_D_from_2K():
                 assert worst <= 1 and top <= u0, (D, x, kappa, start, worst, top)
 
 
+@pytest.mark.slow
 def test_a_widened_drift_band_or_an_edited_drift_formula_is_refused(zero_atlas, tmp_path):
     """The re-checker replays the drift band the file states: the same cover claimed for a band of a quarter of its
     width (|h| <= W/4) is refused on a box ("drift-band"); one term of h' = h + x dh edited (kappa -> 2 kappa in dh's
