@@ -226,9 +226,9 @@ def _dexprel(D):
 
 
 def evaluate(fn, B, C):
-    """Over the box B = (v, t, h, x, kappa) (balls) with centre C: (G, its partials), and when G > 0, (h', its partials
-    in z by the chain rule through G and Delta), v' and t'. G and h' are mean-value forms in all five variables,
-    intersected with the direct enclosures."""
+    """Over the box B = (nu, t, h, x, kappa) (balls) with centre C: (Gamma, its partials), and when Gamma > 0 also
+    (h', its partials by the chain rule through Gamma and Delta), nu' and t'; Gamma and h' are mean-value forms in all
+    five variables, intersected with the direct enclosures (h' with h + x dh over the box)."""
     g = fn.Gamma(*B)
     G = _mean_value(fn.Gamma(*C)[0], g[1:], B, C)
     G = G.intersection(g[0]) if G.is_finite() and g[0].is_finite() else g[0]
@@ -362,9 +362,10 @@ BAND_BUDGET = 50_000
 
 
 def _e0_at(kappa_hi, v_hi) -> Fraction:
-    """e0 at nu_hi (the band's exit), at its largest over the cell (e0 increases with kappa)."""
-    k, vh = Fraction(kappa_hi), Fraction(v_hi)
-    return k * (1 + vh) ** 5 / (vh**3 * (vh**2 + k))
+    """e0 at nu_hi (the band's exit), at its largest over the cell (e0 = kappa/((1 - u)^3 ((1 - u)^2 + kappa u^2))
+    increases with kappa; x cancels)."""
+    k, vh = sp.Rational(Fraction(kappa_hi)), sp.Rational(Fraction(v_hi))
+    return Fraction(str(sp.cancel(e0(u_of(vh)).subs(y, k * x))))
 
 
 def _power_of_2_below(W: Fraction) -> Fraction:
