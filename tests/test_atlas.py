@@ -657,7 +657,7 @@ def test_a_running_cell_reports_its_checks_phases():
         # the cells hold rho = 0: the trajectory check's phases are the trapping region in the chart e = eps/s and,
         # once it closes, the drift band before it (verify.certify.drift)
         assert [m[2] for m in mine if m[1] == "trajectory"] == ["started", "trapping region at rho = 0 (e = eps/s)",
-                                                                "the drift band at rho = 0 (v = 1/omega, t = s omega^4)"]
+                                                                "the drift band at rho = 0 (nu = 1/omega, t = s omega^4)"]
         assert all(m[3] >= 0 for m in mine) and [m[3] for m in mine] == sorted(m[3] for m in mine)
     assert len(msgs) == 12
 

@@ -1,5 +1,5 @@
 """The drift along the curve of fixed points at rho = 0 (issue 27): the band of verify.certify.drift in the chart
-v = 1/omega, t = s omega^4, h (the lag's deviation from the quasi-static one), regular at s = 0 and omega = infinity.
+nu = 1/omega, t = s omega^4, h (the lag's deviation from the quasi-static one), regular at s = 0 and omega = infinity.
 
 The states are converted by hand here (alpha*(u), the quasi-static lag L0 and the chart's definitions), and the map
 is the invariant map lambdified from SymPy (tests/test_atlas_kappa), never the chart's generated Arb code."""

@@ -234,7 +234,7 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
             m, rc = m_band, wide
     summary = rc.summary()
     region = {"ok": True, "C_multiple": m, "min_Q": summary["min_Q"]} | region_record(u0, rc, knobs)
-    phase("the drift band at rho = 0 (v = 1/omega, t = s omega^4)")
+    phase("the drift band at rho = 0 (nu = 1/omega, t = s omega^4)")
     band = drift.band_for_cell(cell.box, u0, rc.C, knobs.get("bits", 128),
                                knobs.get("drift_budget", drift.BAND_BUDGET))
     r_text = (f"R~ = {{u <= {frac_str(u0)}, |alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself "
