@@ -68,11 +68,13 @@ def _dexprel(D: arb) -> arb:
     return (arb(1) / 2).union(arb(D.upper()).exp() / 2)
 
 
-def _mv(value, grads, B, C):
+def _mv(value, grads, B, C, direct):
+    """value(C) + sum grads_i (B_i - C_i) over the box B, intersected with the direct enclosure (both hold the
+    range; the direct one alone when either is not finite)."""
     out = value
     for g, b, c in zip(grads, B, C):
         out = out + g * (b - c)
-    return out
+    return out.intersection(direct) if out.is_finite() and direct.is_finite() else direct
 
 
 def _box(F, B, C) -> tuple:
@@ -81,8 +83,7 @@ def _box(F, B, C) -> tuple:
     gnames = ("Gamma",) + tuple(f"Gamma_{z}" for z in STATE)
     g = F.arb(tuple(("drift", n) for n in gnames), env(B))
     Gc = F("drift", "Gamma", env(C), R.Arb)
-    G = _mv(Gc, g[1:], B, C)
-    G = G.intersection(g[0]) if G.is_finite() and g[0].is_finite() else g[0]
+    G = _mv(Gc, g[1:], B, C, g[0])
     if not (G.is_finite() and G > 0):
         return G, None, None, None
     dnames = ("Delta",) + tuple(f"Delta_{z}" for z in ("nu", "t", "Gamma", "x", "kappa"))
@@ -101,13 +102,10 @@ def _box(F, B, C) -> tuple:
     Dc = F("drift", "Delta", env(C) | {"Gamma": Gc}, R.Arb)
     Xc = R._exprel(Dc)
     qc = F("drift", "dh", env(C) | {"Gamma": Gc, "X": Xc, "E1": 1 + Dc * Xc}, R.Arb)
-    qB = _mv(qc, dq, B, C)
-    qB = qB.intersection(q[0]) if qB.is_finite() and q[0].is_finite() else q[0]
+    qB = _mv(qc, dq, B, C, q[0])
     # h' = h + x dh
     grads = [x * dq[0], x * dq[1], 1 + x * dq[2], qB + x * dq[3], x * dq[4]]
-    hn = _mv(C[2] + C[3] * qc, grads, B, C)
-    direct = B[2] + x * qB
-    hn = hn.intersection(direct) if hn.is_finite() and direct.is_finite() else direct
+    hn = _mv(C[2] + C[3] * qc, grads, B, C, B[2] + x * qB)
     return G, hn, B[0] * E1, B[1] / E1**T_POWER
 
 

@@ -242,6 +242,7 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
               f"it u' = u - c Q u^3 with Q >= {float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ "
               "on, the 1/T rate")
     every = f"every member (every D >= {frac_str(1 / cell.box[0][1])} K)"
+    stated = drift.record(band)
     if band.ok:
         reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is built there "
                   f"({passage}). Its last two phases are certified for {every}: the drift along the curve of fixed "
@@ -252,9 +253,9 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     else:
         reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built "
                   f"there ({passage}, then the drift along the curve of fixed points: the drift band did not close, "
-                  f"{drift.record(band)['failed']}). Its last phase is certified for {every}: {r_text}")
+                  f"{stated['failed']}). Its last phase is certified for {every}: {r_text}")
     return {"status": "open", "reason": reason,
-            "evidence": {"region_scaled": region, "C_multiple": m, "drift_band": drift.record(band)}}
+            "evidence": {"region_scaled": region, "C_multiple": m, "drift_band": stated}}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones

@@ -189,7 +189,7 @@ def arb_functions() -> DriftFunctions:
 
 @dataclass
 class DriftCheck:
-    """The outcome of the band's check: its shape, the parameter pieces and boxes, the obligations."""
+    """The outcome of the band's check: its shape, the boxes (as bisection trees), the obligations."""
 
     tau: Fraction
     W: Fraction
@@ -218,11 +218,16 @@ def _mean_value(value, grads, B, C):
     return m
 
 
+def _tight(mv, direct):
+    """The mean-value enclosure intersected with the direct one (both hold the range), or the direct one alone
+    when either is not finite."""
+    return mv.intersection(direct) if mv.is_finite() and direct.is_finite() else direct
+
+
 def _dexprel(D):
     """A ball holding exprel'(d) = int_0^1 s e^{ds} ds for every d in the ball D >= 0: [1/2, e^d_hi/2]."""
     from flint import arb  # heavy: flint
-    hi = arb(D.upper()).exp() / 2
-    return arb(1) / 2 if hi == 0 else (arb(1) / 2).union(hi)
+    return (arb(1) / 2).union(arb(D.upper()).exp() / 2)
 
 
 def evaluate(fn, B, C):
@@ -230,8 +235,8 @@ def evaluate(fn, B, C):
     (h', its partials by the chain rule through Gamma and Delta), nu' and t'; Gamma and h' are mean-value forms in all
     five variables, intersected with the direct enclosures (h' with h + x dh over the box)."""
     g = fn.Gamma(*B)
-    G = _mean_value(fn.Gamma(*C)[0], g[1:], B, C)
-    G = G.intersection(g[0]) if G.is_finite() and g[0].is_finite() else g[0]
+    Gc = fn.Gamma(*C)[0]
+    G = _tight(_mean_value(Gc, g[1:], B, C), g[0])
     if not (G.is_finite() and G > 0):
         return G, g[1:], None, None, None, None
     V, T, H, Px, Pk = B
@@ -244,17 +249,13 @@ def evaluate(fn, B, C):
     dX, dE = _dexprel(D), D.exp()
     own = (q[1], q[2], q[3], q[7], q[8])
     dq = [o + q[4] * gz + (q[5] * dX + q[6] * dE) * dz for o, gz, dz in zip(own, g[1:], dD)]
-    Gc = fn.Gamma(*C)[0]
     Dc = fn.Delta(C[0], C[1], Gc, C[3], C[4])[0]
     Xc = exprel_ball(Dc)
     qc = fn.dh(*C[:3], Gc, Xc, 1 + Dc * Xc, *C[3:])[0]
-    qB = _mean_value(qc, dq, B, C)
-    qB = qB.intersection(q[0]) if qB.is_finite() and q[0].is_finite() else q[0]
+    qB = _tight(_mean_value(qc, dq, B, C), q[0])
     # h' = h + x dh: its partials are x dq, with 1 more in h and dh more in x
     grads = [Px * dq[0], Px * dq[1], 1 + Px * dq[2], qB + Px * dq[3], Px * dq[4]]
-    hn = _mean_value(C[2] + C[3] * qc, grads, B, C)
-    direct = H + Px * qB
-    hn = hn.intersection(direct) if hn.is_finite() and direct.is_finite() else direct
+    hn = _tight(_mean_value(C[2] + C[3] * qc, grads, B, C), H + Px * qB)
     return G, g[1:], hn, grads, V * E, T / E**T_POWER
 
 
