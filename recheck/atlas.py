@@ -29,6 +29,10 @@ python-flint and the standard library besides), it re-verifies a file written by
   drift band      such a cell's drift band before R~ (verify.certify.drift), when it states one: the file's "drift"
                   formulas are the model's map in the chart (nu, t, h) (exact identities, recheck.drift) and every
                   box of the stated cover, rebuilt here, maps into the band or into the re-checked R~
+  landing         such a cell's landing into its drift band (verify.certify.landing), when it states one: the file's
+                  "landing" formulas are the band's chart in eta = s h (exact identities, recheck.landing), every
+                  box of the stated cover, rebuilt here, contracts eta towards the band (hyper-dual mean-value
+                  forms), and the count that bounds the steps into the band is recomputed
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -41,6 +45,7 @@ import sys
 
 from recheck import certificates as R
 from recheck import drift as D
+from recheck import landing as L
 from recheck import positivity as P
 
 STATUSES = ("certified", "refuted", "open")
@@ -192,7 +197,7 @@ def check_atlas(cert: dict, log) -> dict:
         raise R.CheckFailed("atlas-cover", f"no cell covers {gap}")
     log("atlas-cover", f"{len(cells)} cells cover {spec['ranges']}")
     counts = {s: 0 for s in STATUSES}
-    linear = scaled = drifted = False
+    linear = scaled = drifted = landed = False
     for c in cells:
         counts[c["status"]] += 1
         if c["status"] == "open":
@@ -216,6 +221,17 @@ def check_atlas(cert: dict, log) -> dict:
                 n = D.check_band(F, c, band, region)
                 log("drift-band", f"cell {c['path']}: the band (tau = {band['tau']}, W = {band['W']}) mapped into "
                     f"itself or into R~ on {n} boxes, for every rho in {c['box']['rho']}")
+            land = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("landing")
+            if isinstance(land, dict) and land.get("ok"):
+                if not (isinstance(band, dict) and band.get("ok")):
+                    raise R.CheckFailed("landing", f"cell {c['path']}: a landing with no drift band to land in")
+                if not landed:
+                    L.check_landing_identities(F)
+                    log("landing-identities", "the landing's chart is the drift band's in eta = s h (exact)")
+                    landed = True
+                n = L.check_landing(F, c, land, band)
+                log("landing", f"cell {c['path']}: the landing (eps = {land['eps']}) reaches the band within "
+                    f"{land['j_f']} + j_n(s) steps on {n} boxes, for every rho in {c['box']['rho']}")
             continue
         if c["status"] == "refuted":
             recheck_refutation(F, c, cert.get("checks", {}), log)

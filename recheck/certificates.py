@@ -527,12 +527,13 @@ def _names(node) -> set:
 # ---------------------------------------------------------------------------------------------------------------
 # the checker
 # ---------------------------------------------------------------------------------------------------------------
-def compile_arb(trees: list, names: list):
+def compile_arb(trees: list, names: list, power=None):
     """A Python function of the variables ``names`` returning the tuple of the trees' values over Arb balls,
     computed as :func:`evaluate` computes them over :class:`Arb` (the same operations in the same order, integer
-    powers by :func:`tight_power`), each distinct subtree once (a subtree evaluated twice gives the same ball, so
-    this changes the time only). The source is generated from the parsed trees alone: variables become positional
-    arguments _a0, _a1, ..., numbers are integers, and the only calls are exp, log, sqrt and tight_power."""
+    powers by :func:`tight_power`, or by ``power`` for another number type with +, -, *, /), each distinct subtree
+    once (a subtree evaluated twice gives the same ball, so this changes the time only). The source is generated
+    from the parsed trees alone: variables become positional arguments _a0, _a1, ..., numbers are integers, and the
+    only calls are exp, log, sqrt and the power."""
     arg = {n: f"_a{i}" for i, n in enumerate(names)}
     seen, lines = {}, []
 
@@ -561,7 +562,7 @@ def compile_arb(trees: list, names: list):
         return seen[node]
     outs = [emit(t) for t in trees]
     src = f"def _formulas({', '.join(arg.values())}):\n" + "\n".join(lines) + f"\n    return ({', '.join(outs)},)\n"
-    namespace = {"_arb": arb, "_pow": tight_power}
+    namespace = {"_arb": arb, "_pow": power or tight_power}
     exec(compile(src, "<certificate formulas>", "exec"), namespace)
     return namespace["_formulas"]
 

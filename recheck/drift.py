@@ -131,32 +131,41 @@ def check_band(F: R.Formulas, cell: dict, band: dict, region: dict) -> int:
         for tree, (i, j, k) in zip(trees, itertools.product(range(nv), range(nt), range(nh))):
             start = ((v_hi * i / nv, v_hi * (i + 1) / nv), (tau * j / nt, tau * (j + 1) / nt),
                      (-W + 2 * W * k / nh, -W + 2 * W * (k + 1) / nh), box["x"], box["kappa"])
-            stack, pos = [start], 0
-            while stack:
-                b = stack.pop()
-                if pos >= len(tree):
-                    raise R.CheckFailed("drift-band", f"{where}: a tree ends before its boxes do")
-                mark = tree[pos]
-                pos += 1
-                if mark.isdigit() and int(mark) < 5:
-                    a, c = b[int(mark)]
-                    m = (a + c) / 2
-                    i_ = int(mark)
-                    stack += [b[:i_] + ((m, c),) + b[i_ + 1:], b[:i_] + ((a, m),) + b[i_ + 1:]]
-                elif mark == "x":
+            for kind, b in leaves(tree, start, where, "drift-band"):
+                if kind == "x":
                     if not b[1][0] * b[0][0] ** T_POWER > s_hi:
                         raise R.CheckFailed("drift-band", f"{where}: a box marked as holding no member has t nu^4 "
                                             f"<= s_hi somewhere ({b})")
-                elif mark == ".":
+                else:
                     _leaf(F, b, W, v_hi, C, where)
                     passed += 1
-                else:
-                    raise R.CheckFailed("drift-band", f"{where}: unknown tree mark {mark!r}")
-            if pos != len(tree):
-                raise R.CheckFailed("drift-band", f"{where}: a tree has marks left over")
     finally:
         ctx.prec = old
     return passed
+
+
+def leaves(tree: str, start: tuple, where: str, step: str):
+    """("." or "x", box) for each leaf of a stated preorder bisection tree ("." a box that passed, "x" one said to
+    hold no member, a digit i < 5 a box halved across dimension i, followed by its halves), refused as ``step``
+    when the tree does not match its boxes."""
+    stack, pos = [start], 0
+    while stack:
+        b = stack.pop()
+        if pos >= len(tree):
+            raise R.CheckFailed(step, f"{where}: a tree ends before its boxes do")
+        mark = tree[pos]
+        pos += 1
+        if mark.isdigit() and int(mark) < 5:
+            i = int(mark)
+            a, c = b[i]
+            m = (a + c) / 2
+            stack += [b[:i] + ((m, c),) + b[i + 1:], b[:i] + ((a, m),) + b[i + 1:]]
+        elif mark in (".", "x"):
+            yield mark, b
+        else:
+            raise R.CheckFailed(step, f"{where}: unknown tree mark {mark!r}")
+    if pos != len(tree):
+        raise R.CheckFailed(step, f"{where}: a tree has marks left over")
 
 
 def _leaf(F, b, W, v_hi, C, where) -> None:

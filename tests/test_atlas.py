@@ -66,7 +66,7 @@ def test_cell_status_follows_the_checks():
 # A cell holding rho = 0 runs its trapping region's check (verify.certify.scaled) and its drift band's
 # (verify.certify.drift) in the trajectory check; these tests are about the registry, so those checks run on a coarse
 # cover (a few boxes a region) and a small budget of boxes
-CHEAP_REGION = {"shells": 8, "max_depth": 1, "drift_budget": 200}
+CHEAP_REGION = {"shells": 8, "max_depth": 1, "drift_budget": 200, "landing_budget": 200}
 
 
 def test_a_registered_check_joins_every_cell_it_applies_to():

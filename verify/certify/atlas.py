@@ -211,11 +211,12 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry is built there (the passage: the peak of
     alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last two phases are checked once for every member:
     R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at s = 0 (verify.certify.scaled),
-    the largest u0 and first C~ of the family's ladders that close, and before it the drift along the curve of fixed
-    points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift). The
-    reason says what is missing first (a query quotes its start)."""
+    the largest u0 and first C~ of the family's ladders that close, before it the drift along the curve of fixed
+    points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift), and
+    before that the landing from within eps of the curve into the band, every scale of the lag at once
+    (verify.certify.landing). The reason says what is missing first (a query quotes its start)."""
     from .family import _base_C, _region, _region_at, region_record  # heavy: loads flint
-    from . import drift  # heavy: loads flint
+    from . import drift, landing  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
     u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
     passage = ("the passage where alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md")
@@ -243,19 +244,35 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
               "on, the 1/T rate")
     every = f"every member (every D >= {frac_str(1 / cell.box[0][1])} K)"
     stated = drift.record(band)
+    evidence = {"region_scaled": region, "C_multiple": m, "drift_band": stated}
     if band.ok:
-        reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is built there "
-                  f"({passage}). Its last two phases are certified for {every}: the drift along the curve of fixed "
-                  f"points, the band {{omega >= {frac_str(1 / band.v_hi)}, s omega^4 <= {frac_str(band.tau)}, |h| <= "
-                  f"{frac_str(band.W)}}} (h: the lag's deviation from the quasi-static one, verify.certify.drift) mapped "
-                  f"into itself or into R~ ({band.boxes} boxes; recheck.atlas re-checks it), omega falling on it; and "
-                  f"{r_text}")
+        b_text = (f"the drift along the curve of fixed points, the band {{omega >= {frac_str(1 / band.v_hi)}, s omega^4 "
+                  f"<= {frac_str(band.tau)}, |h| <= {frac_str(band.W)}}} (h: the lag's deviation from the quasi-static "
+                  f"one, verify.certify.drift) mapped into itself or into R~ ({band.boxes} boxes; recheck.atlas "
+                  f"re-checks it), omega falling on it; and {r_text}")
+        phase("the landing on the curve at rho = 0 (eta = s h)")
+        land = landing.landing_for_cell(cell.box, band, knobs.get("bits", 128),
+                                        knobs.get("landing_budget", landing.LANDING_BUDGET))
+        evidence["landing"] = landing.record(land)
+        if land.ok:
+            c = landing.counts(land)
+            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the landing is built there "
+                      f"({passage}, up to within {frac_str(land.eps)} of the curve of fixed points). Its last three "
+                      f"phases are certified for {every}: the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
+                      f"e^K(s), s omega^4 <= {frac_str(land.tau)}, -{frac_str(land.eps)} <= eta <= 0}} (eta = s h ~ "
+                      f"alpha/(1 + omega) - 1, verify.certify.landing; K(s) = {float(c['K0']):.3g} + "
+                      f"{float(c['K1']):.3g} s T(s)) into the band within T(s) = {c['j_f']} + "
+                      f"ceil(log({frac_str(land.eps1)}/({float(c['w']):.3g} s))/log({frac_str(1 / land.lam_n)})) "
+                      f"steps ({land.boxes} boxes; recheck.atlas re-checks it); {b_text}")
+        else:
+            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is built "
+                      f"there ({passage}; the landing did not close: {evidence['landing']['failed']}). Its last two "
+                      f"phases are certified for {every}: {b_text}")
     else:
         reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built "
                   f"there ({passage}, then the drift along the curve of fixed points: the drift band did not close, "
                   f"{stated['failed']}). Its last phase is certified for {every}: {r_text}")
-    return {"status": "open", "reason": reason,
-            "evidence": {"region_scaled": region, "C_multiple": m, "drift_band": stated}}
+    return {"status": "open", "reason": reason[:1200], "evidence": evidence}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
@@ -463,10 +480,12 @@ def cell_digest(rec: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def drift_band(cell: dict) -> dict | None:
-    """The drift band a cell's trajectory check states as closed (verify.certify.drift), or None."""
-    band = cell.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("drift_band")
-    return band if isinstance(band, dict) and band.get("ok") else None
+def stated(cell: dict, key: str) -> dict | None:
+    """What a cell's trajectory check states as closed under ``key`` of its evidence ("drift_band":
+    verify.certify.drift, "landing": verify.certify.landing), or None."""
+    ev = cell.get("checks", {}).get("trajectory", {}).get("evidence", {}).get(key)
+    return ev if isinstance(ev, dict) and ev.get("ok") else None
+
 
 
 def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: float, pending: list = ()) -> dict:
@@ -476,7 +495,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     from .certificate import TRUSTS  # heavy: loads sympy,flint
     from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
     from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
-    from . import drift, scaled  # heavy: loads sympy,flint
+    from . import drift, landing, scaled  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -495,8 +514,9 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
                                          "proof": "SymPy identities (verify.derive.invariants)", "scope": "sigma = "
                                          "identity, centred entries, P^T P = lambda I, zero initialisation"}],
             "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()}
-            # the drift band's chart, where a cell states a band (cells holding rho = 0)
-            | ({"drift": drift.file_group()} if any(drift_band(c) for c in out_cells) else {}),
+            # the drift band's and the landing's charts, where a cell states them (cells holding rho = 0)
+            | ({"drift": drift.file_group()} if any(stated(c, "drift_band") for c in out_cells) else {})
+            | ({"landing": landing.file_group()} if any(stated(c, "landing") for c in out_cells) else {}),
             "spec": {"options": {"representative": "K = N = v = c_L = lambda = beta = ||V*||^2 = 1"},
                      "ranges": {n: [frac_str(box[n][0]), frac_str(box[n][1])] for n in COORDINATES},
                      "parameters": dict(REPRESENTATIVE)},

@@ -79,44 +79,43 @@ def _factor(e):
     return sp.factor(sp.cancel(sp.together(e)))
 
 
+def regular_factor(f) -> bool:
+    """A factor of a denominator at v = 0 that is nonzero for x, kappa, E1 > 0 and t >= 0: one of those symbols
+    other than t, or a polynomial in t with positive coefficients and a nonzero constant term."""
+    if f.is_Symbol:
+        return f != t
+    return (f.free_symbols <= {t} and f.is_polynomial(t) and f.subs(t, 0) != 0
+            and all(c > 0 for c in sp.Poly(f, t).coeffs()))
+
+
 def _regular(name: str, expr) -> Obligation:
     """The denominator of ``expr`` is nonzero at v = 0 for every x, kappa > 0 and t >= 0 (its factors there are
-    powers of kappa, x, E1 and polynomials in t with positive coefficients), so the formula is finite as
-    omega -> infinity, at every D."""
+    powers of kappa, x, E1 and polynomials in t with positive coefficients and constant term: regular_factor), so the
+    formula is finite as omega -> infinity, at every D."""
     den = sp.fraction(sp.cancel(sp.together(expr)))[1]
     at0 = sp.factor(den.subs(v, 0))
     _, factors = sp.factor_list(at0)
-    ok = at0 != 0 and all(f.is_Symbol or (f.is_polynomial(t) and all(c > 0 for c in sp.Poly(f, t).coeffs())
-                                          and f.free_symbols <= {t}) for f, _ in factors)
+    ok = at0 != 0 and all(regular_factor(f) for f, _ in factors)
     return Obligation(f"drift-regular-{name}", f"the denominator of {name} at v = 0 (omega -> infinity) is nonzero "
                       "for x, kappa > 0, t >= 0", "sympy", ok, f"at v = 0 it is {sp.sstr(at0)[:120]}")
 
 
 @lru_cache(maxsize=None)
-@by_code_version("drift-chart")
-def drift_chart() -> tuple:
-    """({name: SymPy expression}, obligations): the module docstring's formulas with the partials the mean-value
-    forms use, each proved from the slow coordinates (themselves proved from the model's map)."""
+def chart_pieces() -> dict:
+    """The chart's formulas before their partials (Gamma, Delta, rho, the terms of dh, the state's e), in
+    (nu, t, h; x, kappa) with Gamma and E1, X as given symbols; drift_chart proves them, verify.certify.landing
+    rewrites them in the lag over omega."""
     sc = slow_coordinates()
     out_s, _ = scaled_coordinates()
-    ob = []
     U, S, Y = u_of(v), t * v**T_POWER, kappa * x
     to_k = {y: Y}
     e_of = e0(U) + (h - t) * (1 + v) ** 3 / v          # e = e0(u) + g/(u^2 (1 - u)), g = h - t
     G_scaled = out_s["G"].subs({u: U, eps: e_of, s: S}).subs(to_k)
     # Gamma = kappa G = y G/x (near 1 - kappa h): its kappa-derivative has no 1/kappa^2 to cancel against Delta's
     Gamma = _factor(kappa * G_scaled)
-    ob.append(identity("drift-Gamma", "Gamma(v, t, h) is kappa times the scaled chart's G~(u, e) at u = 1/(1 + v), "
-                       "s = t v^4, e = e0(u) + (h - t)/(u^2 (1 - u)), y = kappa x", Gamma, kappa * G_scaled))
-    c = in_s(sc.c).subs(s, S).subs(to_k)
     Delta_over_s = _factor((1 + S) * x * U**2 * Gam)
     Delta = S * Delta_over_s
-    ob.append(identity("drift-Delta", "Delta = c u^2 G with c = s (1 + s) y, G = Gamma/kappa (the delta-increment)",
-                       Delta,
-                       c * U**2 * Gam / kappa))
     rho = 1 - x * _factor((v**2 + S) / (1 + v) ** 2)
-    ob.append(identity("drift-rho", "rho(u) = 1 - x ((1 - u)^2 + s u^2) at u = 1/(1 + v)", rho,
-                       in_s(sc.rho).subs({u: U, s: S})))
     om, om_next = 1 / v, 1 / (v * E1)
     DD = _factor((1 - S * (om + om_next) - S * om * om_next) / ((1 + S * om**2) * (1 + S * om_next**2)))
     # h' = h + x dh: every term of h' - h carries x (a step's direction does not depend on its length, only its
@@ -127,6 +126,27 @@ def drift_chart() -> tuple:
              (_factor((rho - 1) / x) * E1 + D_x * X) * (h - t), DD * Ds_x * X,
              _factor(_factor((L0(v) - L0(v * E1)) / (E1 - 1)) * v**T_POWER) * t * Ds_x * X,
              -t * D_x * X * (1 + E1 + E1**2 + E1**3) / E1**T_POWER)
+    return {"U": U, "S": S, "to_k": to_k, "e_of": e_of, "G_scaled": G_scaled, "Gamma": Gamma, "Delta": Delta,
+            "rho": rho, "terms": terms}
+
+
+@lru_cache(maxsize=None)
+@by_code_version("drift-chart")
+def drift_chart() -> tuple:
+    """({name: SymPy expression}, obligations): the module docstring's formulas with the partials the mean-value
+    forms use, each proved from the slow coordinates (themselves proved from the model's map)."""
+    sc = slow_coordinates()
+    pc = chart_pieces()
+    U, S, to_k, e_of, Gamma, Delta, rho, terms = (pc[k] for k in ("U", "S", "to_k", "e_of", "Gamma", "Delta", "rho",
+                                                                  "terms"))
+    ob = [identity("drift-Gamma", "Gamma(v, t, h) is kappa times the scaled chart's G~(u, e) at u = 1/(1 + v), "
+                   "s = t v^4, e = e0(u) + (h - t)/(u^2 (1 - u)), y = kappa x", Gamma, kappa * pc["G_scaled"])]
+    c = in_s(sc.c).subs(s, S).subs(to_k)
+    ob.append(identity("drift-Delta", "Delta = c u^2 G with c = s (1 + s) y, G = Gamma/kappa (the delta-increment)",
+                       Delta,
+                       c * U**2 * Gam / kappa))
+    ob.append(identity("drift-rho", "rho(u) = 1 - x ((1 - u)^2 + s u^2) at u = 1/(1 + v)", rho,
+                       in_s(sc.rho).subs({u: U, s: S})))
     dh = sp.Add(*terms)
     h_next = h + x * dh
     # the alpha-map: lag' = rho lag + alpha*(u) - alpha*(u'), lag = alpha - alpha*(u) = s e u^3 = s omega (L0 + h - t);

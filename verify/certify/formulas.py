@@ -159,12 +159,12 @@ VARIABLES = {"alpha": "row multiple (W_X = alpha V*)", "E": "e^delta, delta the 
              "Q": "a ball of (u - u')/(c u^3)", "R": "a ball of u/u'", "c": "the cubic coefficient s (1 + s) y",
              "s": "K/(D - K)", "x": "eta_V c_L v N/K", "y": "eta_KQ c_L v lambda^2 beta^2 ||V*||^2/K^2"}
 
-def compile_formulas(texts, args):
+def compile_formulas(texts, args, power=None):
     """A Python function of ``args`` returning the tuple of the formulas ``texts`` over Arb balls, evaluated
     exactly as the re-checker evaluates them: by the re-checker's own compiler (recheck.certificates.compile_arb:
     its parser, its tree, its integer powers, the same operation order, each shared subtree once), so both get the
-    same balls."""
-    return compile_arb([parse(t) for t in texts], list(args))
+    same balls. ``power``: the integer power for another number type (recheck.hyperdual.hd_power)."""
+    return compile_arb([parse(t) for t in texts], list(args), power)
 
 
 @dataclass(frozen=True)

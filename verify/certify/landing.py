@@ -1,0 +1,377 @@
+"""The landing on the curve of fixed points at rho = 0: from within eps of the curve into the drift band, for every D.
+
+A member of a cell holding rho = 0 ends its passage by approaching the curve of fixed points alpha = 1 + omega, the
+lag alpha - alpha*(u) shrinking by about the multiplier 1 - kappa x a step from a fraction of omega down to the
+quasi-static lag, of order s omega^3, where the drift band (verify.certify.drift) holds it. Those are all the scales
+between 1 and s: in the band's h (the lag over s omega, shifted) the approach starts at h ~ -1/s. In the lag over
+omega, written with the band's own coordinates (written "eta", "Ghat" in the files)
+
+    eta = s h = (alpha - alpha*(u))/omega - s (L0 - t)        (eta ~ p - 1, p = alpha/(1 + omega)),
+    Ghat = s Gamma(nu, t, eta/s),   Delta = (1 + s) x u^2 Ghat,   eta' = eta + x deta,
+
+every formula is rational in (nu, t, eta, Ghat, X, E1; x, kappa) with denominators nonzero at nu = 0 and at t = 0
+(proved below, from the band's formulas: eta' = s h'(eta/s)); at nu = 0, eta' = (1 + eta) E1 - 1 with Delta =
+x Ghat, Ghat = -kappa eta (1 + eta): p' = p e^{kappa x p (1 - p)}, whose fixed point p = 1 attracts with the
+multiplier 1 - kappa x.
+
+What is checked (Arb boxes over (nu, t, eta, x, kappa), nu <= nu_hi, t <= tau, -eps <= eta <= 0, s = t nu^4 <=
+s_hi): on every box 0 <= d eta'/d eta <= lambda (lambda_n on the near boxes, eta >= -eps1, lambda_f on the others),
+d Ghat/d eta <= 0, and at the same (nu, t, x, kappa) the band's h' and Gamma at h = 0 (verify.certify.drift): Q =
+h'(0) <= W, Gamma(0) > 0. By the mean value theorem then eta' = eta P + s Q with P in [0, lambda] and Ghat = eta P_G
++ s Gamma(0) >= 0 (exactly 0 at the corner eta = s = 0, so no box could show it directly). Hence, with C = max(-Q, 0):
+
+    eta' >= lambda eta - C s,   eta' <= s W (h' <= W),   nu' >= nu,   t' <= t,
+
+and by counting (no box in s is needed, so every scale of s is covered at once): from eta >= -eps the member is
+within eps1 after at most j_f steps (s-free), and in the band (h >= -W) after j_f + j_n(s) steps, j_n(s) =
+ceil(log(eps1/(s w))/log(1/lambda_n)), w = W - C/(1 - lambda_n) > 0. Meanwhile log nu grows by at most the sum of
+Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the boxes) by K_nu: a member that
+starts with nu <= nu_in = nu_hi e^-K_nu enters the band with nu <= nu_hi. Where the members come from, the passage
+from zero initialisation into {eta >= -eps, nu <= nu_in} (p >= 1 - eps, far out on the curve), is not built.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy as sp
+
+from ..derive.invariants import x
+from ..model.numbers import frac_str
+from ..model.precision import arb_precision
+from ..run.cache import by_code_version
+from . import drift
+from .arbfun import ball, exact, hi_frac, lo_frac
+from .coordinates import X
+from .formulas import compile_formulas, formula_text
+from .obligations import Obligation, identity
+
+v, t, h, kappa, Gam, E1 = drift.v, drift.t, drift.h, drift.kappa, drift.Gam, drift.E1
+eta = sp.Symbol("eta", real=True)          # s h: the lag over omega, shifted (eta ~ p - 1)
+Gh = sp.Symbol("Ghat", real=True)          # s Gamma, as a given ball in Delta and eta'
+STATE = (v, t, eta)
+PARAMS = (x, kappa)
+ARGS = {"Ghat": STATE + PARAMS, "Delta": (v, t, Gh) + PARAMS, "deta": STATE + (Gh, X, E1) + PARAMS}
+DIMS = ("nu", "t", "eta", "x", "kappa")
+# a failing box is halved across the dimension that widens its failing enclosure most, or (h'(0) failing, or a
+# gradient not finite) across these in turn: nu twice as often
+SPLIT_ORDER = (0, 2, 1, 0, 3, 4)
+
+
+def _factor(e):
+    return sp.factor(sp.cancel(sp.together(e)))
+
+
+def _regular(name: str, expr) -> Obligation:
+    den = sp.fraction(sp.cancel(sp.together(expr)))[1]
+    at0 = sp.factor(den.subs(v, 0))
+    _, factors = sp.factor_list(at0)
+    ok = at0 != 0 and all(drift.regular_factor(f) for f, _ in factors)
+    return Obligation(f"landing-regular-{name}", f"the denominator of {name} at nu = 0 is nonzero for x, kappa > 0 "
+                      "and t >= 0 (t = 0 included: s = 0)", "sympy", ok, f"at nu = 0 it is {sp.sstr(at0)[:120]}")
+
+
+@lru_cache(maxsize=None)
+@by_code_version("landing-chart")
+def landing_chart() -> tuple:
+    """({name: SymPy expression}, obligations): the module docstring's formulas, each proved from the drift band's
+    (eta' = s h'(eta/s), Ghat = s Gamma(eta/s)), and regular at nu = 0 and t = 0."""
+    pc = drift.chart_pieces()
+    S = pc["S"]
+    sub = {h: eta / S, Gam: Gh / S}
+    Ghat = _factor(S * pc["Gamma"].subs(h, eta / S))
+    Delta = _factor(pc["Delta"].subs(Gam, Gh / S))
+    # each term of s dh written so that its powers of s cancel (s h - s t = eta - s t, s Gamma = Ghat, ...)
+    terms = [_factor(S * term.subs(sub)) for term in pc["terms"]]
+    deta = sp.Add(*terms)
+    ob = [identity("landing-Ghat", "Ghat(nu, t, eta) = s Gamma(nu, t, eta/s), s = t nu^4", Ghat,
+                   S * pc["Gamma"].subs(h, eta / S)),
+          identity("landing-Delta", "Delta = (1 + s) x u^2 Ghat is the band's Delta at Gamma = Ghat/s", Delta,
+                   pc["Delta"].subs(Gam, Gh / S)),
+          identity("landing-eta-next", "eta' = eta + x deta = s h'(eta/s) with the band's h' = h + x dh (Gamma = "
+                   "Ghat/s)", eta + x * deta, (S * (h + x * sp.Add(*pc["terms"]))).subs(sub))]
+    # at nu = 0 (s = 0): Ghat = -kappa eta (1 + eta), Delta = x Ghat and eta' = (1 + eta) E1 - 1: p' = p e^Delta
+    D0 = Delta.subs(v, 0)
+    at0 = sp.factor((eta + x * deta).subs(v, 0).subs(X, (E1 - 1) / D0))
+    ob += [identity("landing-Ghat-at-infinity", "at nu = 0: Ghat = -kappa eta (1 + eta) (= kappa p (1 - p))",
+                    Ghat.subs(v, 0), -kappa * eta * (1 + eta)),
+           identity("landing-Delta-at-infinity", "at nu = 0: Delta = x Ghat", D0, x * Gh),
+           identity("landing-at-infinity", "at nu = 0 (X = (E1 - 1)/Delta): eta' = (1 + eta) E1 - 1, i.e. p' = p E1",
+                    at0, (1 + eta) * E1 - 1)]
+    # no partials: the check takes every derivative by hyper-dual arithmetic (recheck.hyperdual)
+    out = {"Ghat": Ghat, "Delta": Delta, "deta": deta}
+    ob += [_regular(n, e) for n, e in out.items()]
+    return out, tuple(ob)
+
+
+def obligations() -> tuple:
+    return landing_chart()[1]
+
+
+@lru_cache(maxsize=None)
+@by_code_version("landing-formula-text")
+def file_group() -> dict:
+    """The chart's formulas as text (the "landing" group of an atlas file's map)."""
+    return {n: formula_text(e) for n, e in landing_chart()[0].items()}
+
+
+@dataclass(frozen=True)
+class LandingFunctions:
+    """The chart's formulas compiled for hyper-dual numbers: each returns a 1-tuple (its value)."""
+
+    Ghat: object
+    Delta: object
+    deta: object
+
+
+@lru_cache(maxsize=None)
+def hd_functions() -> LandingFunctions:
+    """The chart's formulas (values only) compiled for hyper-dual numbers (recheck.hyperdual): evaluated at a
+    state whose eta carries e1 and whose z carries e2 they give eta' with d eta'/d eta and d^2 eta'/d eta dz."""
+    from recheck.hyperdual import hd_power  # heavy: flint
+    texts = file_group()
+    return LandingFunctions(*(compile_formulas([texts[n]], tuple(map(str, ARGS[n])), power=hd_power)
+                              for n in ("Ghat", "Delta", "deta")))
+
+
+def eta_next(fh: LandingFunctions, Z) -> tuple:
+    """(eta', Ghat) at the state Z = (nu, t, eta, x, kappa) (balls or hyper-duals), E1 = e^Delta, X =
+    exprel(Delta)."""
+    from recheck.hyperdual import exprel  # heavy: flint
+    V, T, H, Px, Pk = Z
+    g = fh.Ghat(*Z)[0]
+    D = fh.Delta(V, T, g, Px, Pk)[0]
+    q = fh.deta(V, T, H, g, exprel(D), D.exp(), Px, Pk)[0]
+    return H + Px * q, g
+
+
+def derivatives(fh: LandingFunctions, box) -> tuple:
+    """Over ``box`` (pairs of rationals in DIMS order): (d eta'/d eta, d Ghat/d eta, widen), the first two each a
+    mean-value form in all five variables (its gradient is the e1 e2 part of a hyper-dual evaluation over the box)
+    intersected with the direct enclosure; widen[i]: what dimension i adds to each (|gradient| times half-width)."""
+    from recheck.hyperdual import HD  # heavy: flint
+    B = tuple(ball(a, b) for a, b in box)
+    Cf = tuple((a + b) / 2 for a, b in box)
+    C = tuple(exact(c) for c in Cf)
+    at_c = eta_next(fh, tuple(HD(c, 1 if i == 2 else 0) for i, c in enumerate(C)))
+    P, PG = at_c[0].b, at_c[1].b
+    Pd = PGd = None
+    widen = []
+    for i in range(5):
+        e, g = eta_next(fh, tuple(HD(b, 1 if j == 2 else 0, 1 if j == i else 0) for j, b in enumerate(B)))
+        Pd = e.b if Pd is None else Pd.intersection(e.b)
+        PGd = g.b if PGd is None else PGd.intersection(g.b)
+        dz = B[i] - C[i]
+        P, PG = P + e.d * dz, PG + g.d * dz
+        r = float(box[i][1] - box[i][0]) / 2
+        widen.append((float(e.d.abs_upper()) * r if e.d.is_finite() else math.inf,
+                      float(g.d.abs_upper()) * r if g.d.is_finite() else math.inf))
+    return drift._tight(P, Pd), drift._tight(PG, PGd), widen
+
+
+def at_curve(fd, box) -> tuple:
+    """(Gamma, h') at h = 0 over the (nu, t, x, kappa) of ``box`` (pairs of rationals in DIMS order; the band's
+    formulas, verify.certify.drift): the drift's own push at the quasi-static lag, and the gap's growth there; h'
+    None unless Gamma > 0."""
+    Z = tuple(ball(a, b) for a, b in box)
+    Z = Z[:2] + (exact(0),) + Z[3:]
+    C = tuple(exact((a + b) / 2) for a, b in box)
+    C = C[:2] + (exact(0),) + C[3:]
+    G, _, hn, _, _, _ = drift.evaluate(fd, Z, C)
+    return G, hn
+
+
+@dataclass
+class LandingCheck:
+    """The outcome of the landing's check and what it states (module docstring)."""
+
+    eps: Fraction
+    eps1: Fraction
+    lam_f: Fraction
+    lam_n: Fraction
+    tau: Fraction
+    W: Fraction
+    v_hi: Fraction
+    s_hi: Fraction
+    x_hi: Fraction = Fraction(0)
+    boxes: int = 0
+    C: Fraction = Fraction(0)           # max(-h'(0), 0): the drift's push away from the curve, in h
+    a: Fraction = Fraction(0)           # max(-d Ghat/d eta)
+    b: Fraction = Fraction(0)           # max Gamma(0)
+    trees: list = field(default_factory=list)
+    n: tuple = (4, 1, 8)
+    bits: int = 128
+    obligations: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.obligations) and all(o.ok for o in self.obligations)
+
+
+def _walk_boxes(fn, fd, P, lc: LandingCheck, max_depth, max_boxes):
+    """The boxes over (nu, t, eta, x, kappa), each failing box halved (its dimensions in turn): (ok, failure text).
+    Trees as verify.certify.drift's: "." a box that passed, "x" one that holds no member, a digit the dimension
+    halved (DIMS) followed by its halves."""
+    st = {"tried": 0, "why": ""}
+    C_max = (1 - lc.lam_n) * lc.W / 2      # so that w = W - C/(1 - lambda_n) >= W/2
+
+    def walk(box, dep) -> str | None:
+        (v0, _), (t0, _) = box[0], box[1]
+        if t0 * v0**drift.T_POWER > lc.s_hi:
+            return "x"
+        st["tried"] += 1
+        if st["tried"] > max_boxes:
+            st["why"] = f"more than {max_boxes} boxes tried (the budget)"
+            return None
+        near = box[2][0] >= -lc.eps1
+        lam = lc.lam_n if near else lc.lam_f
+        Pd, PG, widen = derivatives(fn, box)
+        G0, Q = at_curve(fd, box)
+        why, i = None, None
+        if Q is None:
+            why = f"Gamma at h = 0 not certainly > 0 ({G0})"
+        elif not (Pd.is_finite() and lo_frac(Pd) >= 0 and hi_frac(Pd) <= lam):
+            why = f"d eta'/d eta = {Pd} not in [0, {float(lam):.6g}]"
+            i = max(range(5), key=lambda z: widen[z][0])
+        elif not (PG.is_finite() and hi_frac(PG) <= 0):
+            why = f"d Ghat/d eta = {PG} not <= 0"
+            i = max(range(5), key=lambda z: widen[z][1])
+        elif not (Q.is_finite() and hi_frac(Q) <= lc.W and lo_frac(Q) >= -C_max):
+            why = f"h'(0) = {Q} not in [-{float(C_max):.4g}, W = {lc.W}]"
+        if why is None:
+            lc.boxes += 1
+            lc.C = max(lc.C, -lo_frac(Q))
+            lc.a = max(lc.a, -lo_frac(PG))
+            lc.b = max(lc.b, hi_frac(G0))
+            return "."
+        if dep >= max_depth:
+            where = ", ".join(f"{nm} in [{float(a):.4g}, {float(b):.4g}]" for nm, (a, b) in zip(DIMS, box))
+            st["why"] = f"on {where} after {max_depth} halvings: {why}"
+            return None
+        if i is None or math.isinf(max(widen[i])):
+            i = SPLIT_ORDER[dep % len(SPLIT_ORDER)]
+        a, b = box[i]
+        m = (a + b) / 2
+        left = walk(box[:i] + ((a, m),) + box[i + 1:], dep + 1)
+        right = None if left is None else walk(box[:i] + ((m, b),) + box[i + 1:], dep + 1)
+        return None if right is None else f"{i}{left}{right}"
+
+    nv, nt, nh = lc.n
+    (x0, x1), (k0, k1) = P
+    for i, j, k in itertools.product(range(nv), range(nt), range(nh)):
+        tree = walk(((lc.v_hi * i / nv, lc.v_hi * (i + 1) / nv), (lc.tau * j / nt, lc.tau * (j + 1) / nt),
+                     (-lc.eps + lc.eps * k / nh, -lc.eps + lc.eps * (k + 1) / nh), (x0, x1), (k0, k1)), 0)
+        if tree is None:
+            return False, st["why"]
+        lc.trees.append(tree)
+    return True, ""
+
+
+def _up(z) -> Fraction:
+    """An exact rational >= the ball z (for the statement's constants)."""
+    return hi_frac(z)
+
+
+def _q(z: Fraction):
+    from flint import arb  # heavy: flint
+    return arb(z.numerator) / z.denominator
+
+
+def counts(lc: LandingCheck) -> dict:
+    """The statement's constants from the checked ones (module docstring), as exact rationals bounding them: w, j_f,
+    and K0, K1 with log nu growing by at most K(s) = K0 + K1 s T(s) over the T(s) = j_f + j_n(s) steps of the
+    landing."""
+    lf, ln = lc.lam_f, lc.lam_n
+    w = lc.W - lc.C / (1 - ln)
+    far_room = lc.eps1 - lc.C * lc.s_hi / (1 - lf)
+    out = {"w": w, "far_room": far_room, "ok": w > 0 and far_room > 0 and lc.C * lc.s_hi <= (1 - ln) * lc.eps1}
+    if not out["ok"]:
+        return out
+    j_f = math.ceil(hi_frac((_q(lc.eps) / _q(far_room)).log() / (1 / _q(lf)).log()))
+    # sum over the steps of |eta_j| <= eps/(1 - lambda_f) + eps1/(1 - lambda_n) + C s T (1/(1 - lambda_f) + 1/(1 -
+    # lambda_n)), and Delta <= (1 + s) x (a |eta| + b s)
+    grow = (1 + lc.s_hi) * lc.x_hi
+    K0 = grow * lc.a * (lc.eps / (1 - lf) + lc.eps1 / (1 - ln))
+    K1 = grow * (lc.a * lc.C * (1 / (1 - lf) + 1 / (1 - ln)) + lc.b)
+    return out | {"j_f": j_f, "K0": K0, "K1": K1}
+
+
+def steps_to_band(lc: LandingCheck, s) -> int:
+    """T(s): a bound on the steps from {eta >= -eps, nu <= nu_in(s), t <= tau} into the band, for a member with s."""
+    s = Fraction(s)
+    w = lc.W - lc.C / (1 - lc.lam_n)
+    ratio = lc.eps1 / (s * w)
+    j_n = 0 if ratio <= 1 else math.ceil(hi_frac(_q(ratio).log() / (1 / _q(lc.lam_n)).log()))
+    return counts(lc)["j_f"] + j_n
+
+
+def nu_in(lc: LandingCheck, s) -> Fraction:
+    """nu_hi e^-K(s): a member with s that starts the landing at nu <= nu_in(s) stays at nu <= nu_hi until it is in
+    the band."""
+    c = counts(lc)
+    K = c["K0"] + c["K1"] * Fraction(s) * steps_to_band(lc, s)
+    return lo_frac(_q(lc.v_hi) * (-_q(K)).exp())
+
+
+def check_landing(x_range: tuple, kappa_range: tuple, s_hi, *, tau, W, v_hi, eps=Fraction(1, 8), eps1=None,
+                  lam_f=None, lam_n=None, n=(4, 1, 8), max_depth=30, max_boxes=100_000, bits=128) -> LandingCheck:
+    """Check the landing (module docstring) for every x in ``x_range``, kappa in ``kappa_range``, s in [0, s_hi],
+    handing over to the band {nu <= v_hi, t <= tau, |h| <= W}. lambda_n and lambda_f default to 1 - (3/4) kappa_lo
+    x_lo and 1 - (1/8) kappa_lo x_lo (the multiplier at the curve is 1 - kappa x; at eta = -1/4, i.e. p = 3/4, it is
+    about 1 - (3/16) kappa x, and 1 at p = 1/2)."""
+    (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
+    kx = k0 * x0
+    eps = Fraction(eps)
+    lc = LandingCheck(eps, Fraction(eps1) if eps1 is not None else eps / nh_default(n),
+                      Fraction(lam_f) if lam_f is not None else 1 - kx / 4,
+                      Fraction(lam_n) if lam_n is not None else 1 - kx / 2,
+                      Fraction(tau), Fraction(W), Fraction(v_hi), Fraction(s_hi), x_hi=x1, n=tuple(n), bits=bits)
+    lc.obligations += list(obligations())
+    with arb_precision(bits):
+        ok, why = _walk_boxes(hd_functions(), drift.arb_functions(), ((x0, x1), (k0, k1)), lc, max_depth,
+                              max_boxes)
+        c = counts(lc) if ok else {}
+    lc.obligations.append(Obligation(
+        "landing-boxes", "on every box 0 <= d eta'/d eta <= lambda, d Ghat/d eta <= 0, h'(0) <= W and Gamma(0) > 0",
+        "arb", ok, f"{lc.boxes} boxes at {bits} bits; C = {float(lc.C):.4g}, a = {float(lc.a):.4g}, "
+        f"b = {float(lc.b):.4g}" if ok else why))
+    if ok:
+        lc.obligations.append(Obligation(
+            "landing-count", "w = W - C/(1 - lambda_n) > 0, C s_hi <= (1 - lambda_n) eps1 and eps1 > C s_hi/(1 - "
+            "lambda_f): the count reaches the band", "arb", c["ok"],
+            (f"w = {float(c['w']):.4g}, j_f = {c['j_f']}, K0 = {float(c['K0']):.4g}, K1 = {float(c['K1']):.4g}")
+            if c["ok"] else f"w = {float(c['w']):.4g}, eps1 - C s_hi/(1 - lambda_f) = "
+            f"{float(c['far_room']):.4g}"))
+    return lc
+
+
+def nh_default(n) -> int:
+    """eps1 = eps/n_eta: the near zone is the last box of the initial grid in eta."""
+    return int(n[2])
+
+
+def record(lc: LandingCheck) -> dict:
+    """The landing as an atlas file states it (checked in the run that wrote the file)."""
+    bad = next((o for o in lc.obligations if not o.ok), None)
+    c = counts(lc) if lc.ok else {}
+    return {"ok": lc.ok, "eps": frac_str(lc.eps), "eps1": frac_str(lc.eps1), "lambda_f": frac_str(lc.lam_f),
+            "lambda_n": frac_str(lc.lam_n), "tau": frac_str(lc.tau), "W": frac_str(lc.W), "v_hi": frac_str(lc.v_hi),
+            "s_hi": frac_str(lc.s_hi), "grid": list(lc.n), "bits": lc.bits, "boxes": lc.boxes,
+            "C": frac_str(lc.C), "a": frac_str(lc.a), "b": frac_str(lc.b),
+            "j_f": c.get("j_f"), "K0": frac_str(c["K0"]) if c else None, "K1": frac_str(c["K1"]) if c else None,
+            "trees": lc.trees if lc.ok else [],
+            "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
+
+
+LANDING_BUDGET = 20_000
+
+
+def landing_for_cell(box: tuple, band, bits: int = 128, budget: int = LANDING_BUDGET) -> LandingCheck:
+    """The landing into ``band`` (a closed verify.certify.drift.DriftCheck) for the cell ``box`` = ((0, rho_hi),
+    (x_lo, x_hi), (kappa_lo, kappa_hi)): nu up to half the band's nu_hi (the landings lie far out on the curve), eps
+    = 1/8, at most ``budget`` boxes."""
+    _, xr, kr = box
+    return check_landing(xr, kr, band.s_hi, tau=band.tau, W=band.W, v_hi=band.v_hi / 2, max_boxes=budget, bits=bits)
