@@ -197,7 +197,8 @@ def check_atlas(cert: dict, log) -> dict:
         raise R.CheckFailed("atlas-cover", f"no cell covers {gap}")
     log("atlas-cover", f"{len(cells)} cells cover {spec['ranges']}")
     counts = {s: 0 for s in STATUSES}
-    linear = scaled = drifted = landed = False
+    linear = scaled = False
+    done = set()
     for c in cells:
         counts[c["status"]] += 1
         if c["status"] == "open":
@@ -209,29 +210,20 @@ def check_atlas(cert: dict, log) -> dict:
                     log("scaled-identities", "the scaled chart's formulas are the model's map with eps = s e (exact)")
                     scaled = True
                 recheck_rho_zero_region(F, c, region, log)
-            band = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("drift_band")
-            if isinstance(band, dict) and band.get("ok"):
-                if not (isinstance(region, dict) and region.get("ok")):
-                    raise R.CheckFailed("drift-band", f"cell {c['path']}: a drift band with no trapping region R~ "
-                                        "to hand over to")
-                if not drifted:
-                    D.check_drift_identities(F)
-                    log("drift-identities", "the drift band's chart is the model's map (exact)")
-                    drifted = True
-                n = D.check_band(F, c, band, region)
-                log("drift-band", f"cell {c['path']}: the band (tau = {band['tau']}, W = {band['W']}) mapped into "
-                    f"itself or into R~ on {n} boxes, for every rho in {c['box']['rho']}")
-            land = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get("landing")
-            if isinstance(land, dict) and land.get("ok"):
-                if not (isinstance(band, dict) and band.get("ok")):
-                    raise R.CheckFailed("landing", f"cell {c['path']}: a landing with no drift band to land in")
-                if not landed:
-                    L.check_landing_identities(F)
-                    log("landing-identities", "the landing's chart is the drift band's in eta = s h (exact)")
-                    landed = True
-                n = L.check_landing(F, c, land, band)
-                log("landing", f"cell {c['path']}: the landing (eps = {land['eps']}) reaches the band within "
-                    f"{land['j_f']} + j_n(s) steps on {n} boxes, for every rho in {c['box']['rho']}")
+            # the pieces before R~, each handing over to the one before it (CHAINED)
+            before = region
+            for key, step, ident, identities, proved, check, says in CHAINED:
+                ev = c.get("checks", {}).get("trajectory", {}).get("evidence", {}).get(key)
+                if isinstance(ev, dict) and ev.get("ok"):
+                    if not (isinstance(before, dict) and before.get("ok")):
+                        raise R.CheckFailed(step, f"cell {c['path']}: a {key} with nothing to hand over to")
+                    if ident not in done:
+                        identities(F)
+                        log(ident, proved)
+                        done.add(ident)
+                    n = check(F, c, ev, before)
+                    log(step, f"cell {c['path']}: {says(ev, n)}, for every rho in {c['box']['rho']}")
+                before = ev
             continue
         if c["status"] == "refuted":
             recheck_refutation(F, c, cert.get("checks", {}), log)
@@ -255,6 +247,19 @@ def check_atlas(cert: dict, log) -> dict:
     log("cell-checks", f"{counts['certified']} certified cells re-checked; {counts['refuted']} refuted cells replayed; "
         f"{counts['open']} open")
     return counts
+
+
+# The pieces of an open cell holding rho = 0 before its trapping region R~, in the order they hand over (each to the
+# one before it): (evidence key, step, identities' step, the identities, what they prove, the piece's replay
+# check(F, cell, stated, stated before it) -> boxes, what its log line says)
+CHAINED = (
+    ("drift_band", "drift-band", "drift-identities", D.check_drift_identities,
+     "the drift band's chart is the model's map (exact)", D.check_band,
+     lambda ev, n: f"the band (tau = {ev['tau']}, W = {ev['W']}) mapped into itself or into R~ on {n} boxes"),
+    ("landing", "landing", "landing-identities", L.check_landing_identities,
+     "the landing's chart is the drift band's in eta = s h (exact)", L.check_landing,
+     lambda ev, n: f"the landing (eps = {ev['eps']}) reaches the band within {ev['j_f']} + j_n(s) steps on {n} boxes"),
+)
 
 
 def check_file(path: str, log=lambda step, detail: None) -> dict:

@@ -120,24 +120,33 @@ def check_band(F: R.Formulas, cell: dict, band: dict, region: dict) -> int:
                         and C <= min(R.frac(cv) for cv, _ in runs) and tau > 0 and W > 0):
         raise R.CheckFailed("drift-band", f"{where}: the band's shape does not fit the cell or its region R~ "
                             f"(s_hi {s_hi}, u0 {u0}, nu_hi {v_hi}, C {C})")
-    nv, nt, nh = (int(k) for k in band["grid"])
-    trees = band.get("trees")
-    if not isinstance(trees, list) or len(trees) != nv * nt * nh:
-        raise R.CheckFailed("drift-band", f"{where}: {nv * nt * nh} trees expected, one per box of the grid")
+    return replay(band, lambda i, j, k, n: ((v_hi * i / n[0], v_hi * (i + 1) / n[0]),
+                                            (tau * j / n[1], tau * (j + 1) / n[1]),
+                                            (-W + 2 * W * k / n[2], -W + 2 * W * (k + 1) / n[2]), box["x"], box["kappa"]),
+                  s_hi, where, "drift-band", lambda b: _leaf(F, b, W, v_hi, C, where))
+
+
+def replay(stated: dict, start_of, s_hi, where: str, step: str, on_leaf) -> int:
+    """Replay a stated cover over (nu, t, third, x, kappa) at its precision: the initial grid stated["grid"] (start_of(i,
+    j, k, grid) the box (i, j, k)), each box split as its tree in stated["trees"] says; a box marked as holding no
+    member must have t nu^4 > s_hi on all of it, every other leaf goes to on_leaf (which raises when it fails). The
+    number of leaves that passed."""
+    n = tuple(int(k) for k in stated["grid"])
+    trees = stated.get("trees")
+    if not isinstance(trees, list) or len(trees) != n[0] * n[1] * n[2]:
+        raise R.CheckFailed(step, f"{where}: {n[0] * n[1] * n[2]} trees expected, one per box of the grid")
     old = ctx.prec
-    ctx.prec = int(band.get("bits", 128))
+    ctx.prec = int(stated.get("bits", 128))
     passed = 0
     try:
-        for tree, (i, j, k) in zip(trees, itertools.product(range(nv), range(nt), range(nh))):
-            start = ((v_hi * i / nv, v_hi * (i + 1) / nv), (tau * j / nt, tau * (j + 1) / nt),
-                     (-W + 2 * W * k / nh, -W + 2 * W * (k + 1) / nh), box["x"], box["kappa"])
-            for kind, b in leaves(tree, start, where, "drift-band"):
+        for tree, (i, j, k) in zip(trees, itertools.product(*(range(m) for m in n))):
+            for kind, b in leaves(tree, start_of(i, j, k, n), where, step):
                 if kind == "x":
                     if not b[1][0] * b[0][0] ** T_POWER > s_hi:
-                        raise R.CheckFailed("drift-band", f"{where}: a box marked as holding no member has t nu^4 "
-                                            f"<= s_hi somewhere ({b})")
+                        raise R.CheckFailed(step, f"{where}: a box marked as holding no member has t nu^4 <= s_hi "
+                                            f"somewhere ({b})")
                 else:
-                    _leaf(F, b, W, v_hi, C, where)
+                    on_leaf(b)
                     passed += 1
     finally:
         ctx.prec = old

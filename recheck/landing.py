@@ -17,11 +17,10 @@ the recomputed one).
 """
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 
-from flint import arb, ctx
+from flint import arb
 
 from recheck import certificates as R
 from recheck import drift as D
@@ -137,29 +136,12 @@ def check_landing(F: R.Formulas, cell: dict, land: dict, band: dict) -> int:
             and 0 < st["lam_n"] < 1 and 0 < st["lam_f"] < 1):
         raise R.CheckFailed("landing", f"{where}: the landing's shape does not fit the cell or its band")
     st["C_max"] = (1 - st["lam_n"]) * st["W"] / 2
-    nv, nt, nh = (int(k) for k in land["grid"])
-    trees = land.get("trees")
-    if not isinstance(trees, list) or len(trees) != nv * nt * nh:
-        raise R.CheckFailed("landing", f"{where}: {nv * nt * nh} trees expected, one per box of the grid")
-    old = ctx.prec
-    ctx.prec = int(land.get("bits", 128))
     fh = _compiled(F)
-    passed = 0
-    try:
-        for tree, (i, j, k) in zip(trees, itertools.product(range(nv), range(nt), range(nh))):
-            start = ((st["v_hi"] * i / nv, st["v_hi"] * (i + 1) / nv), (st["tau"] * j / nt, st["tau"] * (j + 1) / nt),
-                     (-st["eps"] + st["eps"] * k / nh, -st["eps"] + st["eps"] * (k + 1) / nh), box["x"],
-                     box["kappa"])
-            for kind, b in D.leaves(tree, start, where, "landing"):
-                if kind == "x":
-                    if not b[1][0] * b[0][0] ** D.T_POWER > st["s_hi"]:
-                        raise R.CheckFailed("landing", f"{where}: a box marked as holding no member has t nu^4 "
-                                            f"<= s_hi somewhere ({b})")
-                else:
-                    _leaf(F, fh, b, st, where)
-                    passed += 1
-    finally:
-        ctx.prec = old
+    e, v_hi, tau = st["eps"], st["v_hi"], st["tau"]
+    passed = D.replay(land, lambda i, j, k, n: ((v_hi * i / n[0], v_hi * (i + 1) / n[0]),
+                                                (tau * j / n[1], tau * (j + 1) / n[1]),
+                                                (-e + e * k / n[2], -e + e * (k + 1) / n[2]), box["x"], box["kappa"]),
+                      st["s_hi"], where, "landing", lambda b: _leaf(F, fh, b, st, where))
     stated = {k: R.frac(land[k]) for k in ("C", "a", "b")}
     if any(stated[k] < st[k] for k in stated):
         raise R.CheckFailed("landing", f"{where}: the stated C, a, b ({stated}) are below the boxes' "

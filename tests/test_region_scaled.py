@@ -178,6 +178,15 @@ def _refused(path, tmp_path, edit) -> RC.CheckFailed:
     return exc.value
 
 
+def _formula_edit(group: str, name: str, old: str, new: str):
+    """An edit of an atlas file replacing ``old`` (which must be there) by ``new`` once in its formula group.name."""
+    def edit(data):
+        g = data["map"][group]
+        assert old in g[name]
+        g[name] = g[name].replace(old, new, 1)
+    return edit
+
+
 def test_a_narrowed_region_or_an_edited_scaled_formula_is_refused(zero_atlas, tmp_path):
     def narrow(data):
         reg = data["cells"][0]["checks"]["trajectory"]["evidence"]["region_scaled"]
@@ -186,11 +195,7 @@ def test_a_narrowed_region_or_an_edited_scaled_formula_is_refused(zero_atlas, tm
     exc = _refused(zero_atlas, tmp_path, narrow)
     assert exc.step == "region-invariant" and "its region for every D" in exc.detail
 
-    def edit(data):
-        g = data["map"]["scaled_coordinates"]
-        assert "y*(s + 1)" in g["eps_next"]
-        g["eps_next"] = g["eps_next"].replace("y*(s + 1)", "y*(s + 2)", 1)
-
+    edit = _formula_edit("scaled_coordinates", "eps_next", "y*(s + 1)", "y*(s + 2)")
     assert _refused(zero_atlas, tmp_path, edit).step == "scaled-identities"
 
 
@@ -222,11 +227,7 @@ def test_a_widened_drift_band_or_an_edited_drift_formula_is_refused(zero_atlas, 
 
     assert _refused(zero_atlas, tmp_path, narrow).step == "drift-band"
 
-    def edit(data):
-        g = data["map"]["drift"]
-        assert "- kappa*(nu^2*t + 1)/(kappa + nu^2)" in g["dh"]
-        g["dh"] = g["dh"].replace("- kappa*(nu^2*t + 1)/(kappa + nu^2)", "- 2*kappa*(nu^2*t + 1)/(kappa + nu^2)", 1)
-
+    edit = _formula_edit("drift", "dh", "- kappa*(nu^2*t + 1)/(kappa + nu^2)", "- 2*kappa*(nu^2*t + 1)/(kappa + nu^2)")
     assert _refused(zero_atlas, tmp_path, edit).step == "drift-identities"
 
     def cut(data):
@@ -255,9 +256,5 @@ def test_a_stronger_landing_or_an_edited_landing_formula_is_refused(zero_atlas, 
     exc = _refused(zero_atlas, tmp_path, shorter)
     assert exc.step == "landing" and "below what the constants give" in exc.detail
 
-    def edit(data):
-        g = data["map"]["landing"]
-        assert "kappa*" in g["deta"]
-        g["deta"] = g["deta"].replace("kappa*", "2*kappa*", 1)
-
+    edit = _formula_edit("landing", "deta", "kappa*", "2*kappa*")
     assert _refused(zero_atlas, tmp_path, edit).step == "landing-identities"

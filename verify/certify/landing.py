@@ -16,8 +16,9 @@ multiplier 1 - kappa x.
 
 What is checked (Arb boxes over (nu, t, eta, x, kappa), nu <= nu_hi, t <= tau, -eps <= eta <= 0, s = t nu^4 <=
 s_hi): on every box 0 <= d eta'/d eta <= lambda (lambda_n on the near boxes, eta >= -eps1, lambda_f on the others),
-d Ghat/d eta <= 0, and at the same (nu, t, x, kappa) the band's h' and Gamma at h = 0 (verify.certify.drift): Q =
-h'(0) <= W, Gamma(0) > 0. By the mean value theorem then eta' = eta P + s Q with P in [0, lambda] and Ghat = eta P_G
+d Ghat/d eta <= 0, and at the same (nu, t, x, kappa) the band's h' and Gamma at h = 0 (verify.certify.drift):
+-(1 - lambda_n) W/2 <= Q = h'(0) <= W, Gamma(0) > 0. The derivatives are mean-value forms whose gradients come from
+hyper-dual numbers (recheck.hyperdual), so the file holds the three formulas only. By the mean value theorem then eta' = eta P + s Q with P in [0, lambda] and Ghat = eta P_G
 + s Gamma(0) >= 0 (exactly 0 at the corner eta = s = 0, so no box could show it directly). Hence, with C = max(-Q, 0):
 
     eta' >= lambda eta - C s,   eta' <= s W (h' <= W),   nu' >= nu,   t' <= t,
@@ -25,9 +26,10 @@ h'(0) <= W, Gamma(0) > 0. By the mean value theorem then eta' = eta P + s Q with
 and by counting (no box in s is needed, so every scale of s is covered at once): from eta >= -eps the member is
 within eps1 after at most j_f steps (s-free), and in the band (h >= -W) after j_f + j_n(s) steps, j_n(s) =
 ceil(log(eps1/(s w))/log(1/lambda_n)), w = W - C/(1 - lambda_n) > 0. Meanwhile log nu grows by at most the sum of
-Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the boxes) by K_nu: a member that
-starts with nu <= nu_in = nu_hi e^-K_nu enters the band with nu <= nu_hi. Where the members come from, the passage
-from zero initialisation into {eta >= -eps, nu <= nu_in} (p >= 1 - eps, far out on the curve), is not built.
+Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the boxes) by K(s) = K0 + K1 s T(s),
+T(s) = j_f + j_n(s): a member that starts with nu <= nu_in(s) = nu_hi e^-K(s) enters the band with nu <= nu_hi.
+Where the members come from, the passage from zero initialisation into {eta >= -eps, nu <= nu_in(s)} (p >= 1 - eps,
+far out on the curve), is not built.
 """
 from __future__ import annotations
 
@@ -270,11 +272,6 @@ def _walk_boxes(fn, fd, P, lc: LandingCheck, max_depth, max_boxes):
     return True, ""
 
 
-def _up(z) -> Fraction:
-    """An exact rational >= the ball z (for the statement's constants)."""
-    return hi_frac(z)
-
-
 def _q(z: Fraction):
     from flint import arb  # heavy: flint
     return arb(z.numerator) / z.denominator
@@ -319,13 +316,14 @@ def nu_in(lc: LandingCheck, s) -> Fraction:
 def check_landing(x_range: tuple, kappa_range: tuple, s_hi, *, tau, W, v_hi, eps=Fraction(1, 8), eps1=None,
                   lam_f=None, lam_n=None, n=(4, 1, 8), max_depth=30, max_boxes=100_000, bits=128) -> LandingCheck:
     """Check the landing (module docstring) for every x in ``x_range``, kappa in ``kappa_range``, s in [0, s_hi],
-    handing over to the band {nu <= v_hi, t <= tau, |h| <= W}. lambda_n and lambda_f default to 1 - (3/4) kappa_lo
-    x_lo and 1 - (1/8) kappa_lo x_lo (the multiplier at the curve is 1 - kappa x; at eta = -1/4, i.e. p = 3/4, it is
-    about 1 - (3/16) kappa x, and 1 at p = 1/2)."""
+    handing over to the band {nu <= v_hi, t <= tau, |h| <= W}. eps1 defaults to eps/n_eta (the near zone is the last
+    box of the initial grid in eta), lambda_n and lambda_f to 1 - kappa_lo x_lo/2 and 1 - kappa_lo x_lo/4 (the
+    multiplier at the curve is 1 - kappa x; at eta = -1/8, i.e. p = 7/8, it is about 1 - (21/32) kappa x, and 1 at
+    p = 1/2)."""
     (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
     kx = k0 * x0
     eps = Fraction(eps)
-    lc = LandingCheck(eps, Fraction(eps1) if eps1 is not None else eps / nh_default(n),
+    lc = LandingCheck(eps, Fraction(eps1) if eps1 is not None else eps / n[2],
                       Fraction(lam_f) if lam_f is not None else 1 - kx / 4,
                       Fraction(lam_n) if lam_n is not None else 1 - kx / 2,
                       Fraction(tau), Fraction(W), Fraction(v_hi), Fraction(s_hi), x_hi=x1, n=tuple(n), bits=bits)
@@ -346,11 +344,6 @@ def check_landing(x_range: tuple, kappa_range: tuple, s_hi, *, tau, W, v_hi, eps
             if c["ok"] else f"w = {float(c['w']):.4g}, eps1 - C s_hi/(1 - lambda_f) = "
             f"{float(c['far_room']):.4g}"))
     return lc
-
-
-def nh_default(n) -> int:
-    """eps1 = eps/n_eta: the near zone is the last box of the initial grid in eta."""
-    return int(n[2])
 
 
 def record(lc: LandingCheck) -> dict:
