@@ -123,7 +123,7 @@ def test_members_within_eps_of_the_curve_enter_the_band_within_T(land, x, kappa)
     """The landing closes for rho in [0, 1/64], x in [1/8, 9/64], kappa in [1/4, 9/32] into the band {nu <= 1/2
     (omega >= 2), t <= 1/8, |h| <= 1/2}; float64 members at its corners (D/K = 10^3, 10^5, 10^7) started at eta = -1/8
     with nu = nu_in(s) enter the band (|h| <= 1/2) within the stated T(s) steps, with nu <= 1/2 on the way, and every
-    step contracts eta by no more than lambda_f = 1 - kappa_lo x_lo/4 allows."""
+    step contracts eta by no more than lambda_f = 1 - m x_lo/4 allows (m: landing.transverse_rate)."""
     for D_over_K in (10**3, 10**5, 10**7):
         s = 1 / (D_over_K - 1)
         n, top, ratio = _land((s, float(x), float(kappa)), -1 / 8, land, 5 * 10**4)

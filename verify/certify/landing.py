@@ -313,15 +313,24 @@ def nu_in(lc: LandingCheck, s) -> Fraction:
     return lo_frac(_q(lc.v_hi) * (-_q(K)).exp())
 
 
+def transverse_rate(kappa_lo, v_hi) -> Fraction:
+    """The least of (1 + kappa omega^2)/(1 + omega)^2 over kappa >= kappa_lo and omega >= 1/v_hi: the curve of fixed
+    points attracts with the multiplier 1 - x (1 + kappa omega^2)/(1 + omega)^2 (docs/atlas.md), which is kappa x only
+    at omega = infinity. It grows with kappa; in omega it falls until omega = 1/kappa, then rises to kappa."""
+    k = Fraction(kappa_lo)
+    om = max(1 / Fraction(v_hi), 1 / k)
+    return (1 + k * om**2) / (1 + om) ** 2
+
+
 def check_landing(x_range: tuple, kappa_range: tuple, s_hi, *, tau, W, v_hi, eps=Fraction(1, 8), eps1=None,
                   lam_f=None, lam_n=None, n=(4, 1, 8), max_depth=30, max_boxes=100_000, bits=128) -> LandingCheck:
     """Check the landing (module docstring) for every x in ``x_range``, kappa in ``kappa_range``, s in [0, s_hi],
     handing over to the band {nu <= v_hi, t <= tau, |h| <= W}. eps1 defaults to eps/n_eta (the near zone is the last
-    box of the initial grid in eta), lambda_n and lambda_f to 1 - kappa_lo x_lo/2 and 1 - kappa_lo x_lo/4 (the
-    multiplier at the curve is 1 - kappa x; at eta = -1/8, i.e. p = 7/8, it is about 1 - (21/32) kappa x, and 1 at
-    p = 1/2)."""
+    box of the initial grid in eta), lambda_n and lambda_f to 1 - m x_lo/2 and 1 - m x_lo/4 with m the least
+    transverse rate (transverse_rate: the multiplier at the curve is 1 - m x, 1 - kappa x at omega = infinity; at
+    eta = -1/8, i.e. p = 7/8, it is about 1 - (21/32) m x, and 1 at p = 1/2)."""
     (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
-    kx = k0 * x0
+    kx = x0 * transverse_rate(k0, Fraction(v_hi))
     eps = Fraction(eps)
     lc = LandingCheck(eps, Fraction(eps1) if eps1 is not None else eps / n[2],
                       Fraction(lam_f) if lam_f is not None else 1 - kx / 4,
