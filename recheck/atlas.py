@@ -32,7 +32,8 @@ python-flint and the standard library besides), it re-verifies a file written by
   landing         such a cell's landing into its drift band (verify.certify.landing), when it states one: the file's
                   "landing" formulas are the band's chart in eta = s h (exact identities, recheck.landing), every
                   box of the stated cover, rebuilt here, contracts eta towards the band (hyper-dual mean-value
-                  forms), and the count that bounds the steps into the band is recomputed
+                  forms), and the count that bounds the steps into the band is recomputed; and the approach into the
+                  landing likewise (eta rising every step, the growth of nu bounded)
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -259,6 +260,9 @@ CHAINED = (
     ("landing", "landing", "landing-identities", L.check_landing_identities,
      "the landing's chart is the drift band's in eta = s h (exact)", L.check_landing,
      lambda ev, n: f"the landing (eps = {ev['eps']}) reaches the band within {ev['j_f']} + j_n(s) steps on {n} boxes"),
+    ("approach", "approach", "landing-identities", L.check_landing_identities,
+     "the landing's chart is the drift band's in eta = s h (exact)", L.check_approach,
+     lambda ev, n: f"the approach (eps_a = {ev['eps_a']}) reaches the landing within {ev['N_a']} steps on {n} boxes"),
 )
 
 

@@ -66,6 +66,10 @@ class HD:
         e = self.a.exp()
         return self.unary(e, e, e)
 
+    def log(self) -> "HD":
+        inv = 1 / self.a
+        return self.unary(self.a.log(), inv, -inv * inv)
+
 
 def hd_power(x, n: int):
     """x^n for a ball or a hyper-dual x: the value part by tight_power (Arb's power of a ball around 0 is not
@@ -94,3 +98,24 @@ def exprel(x):
         return _exprel(x)
     lo, hi = arb(x.a.lower()), arb(x.a.upper())
     return x.unary(_exprel(x.a), _exprel_k(lo, hi, 1), _exprel_k(lo, hi, 2))
+
+
+def mean_values(terms, box: tuple, ball, point) -> list:
+    """Each value of ``terms(Z)`` over ``box`` (pairs of rationals, five dimensions) as (a mean-value form in all five
+    variables intersected with the direct enclosure, what each dimension adds to it: |partial| times half-width).
+    The partials are the e1 and e2 parts of three hyper-dual evaluations over the box, two dimensions each; ``ball``
+    makes the ball of an interval (lo, hi), ``point`` the ball of a rational."""
+    B = tuple(ball(a, b) for a, b in box)
+    C = tuple(point((a + b) / 2) for a, b in box)
+    out = [[v, None, [0.0] * len(box)] for v in terms(C)]
+    for i, j in ((0, 1), (2, 3), (4, None)):
+        vals = terms(tuple(HD(b, 1 if q == i else 0, 1 if q == j else 0) for q, b in enumerate(B)))
+        for o, v in zip(out, vals):
+            o[1] = v.a if o[1] is None else o[1].intersection(v.a)
+            for z, part in ((i, v.b), (j, v.c)):
+                if z is not None:
+                    o[0] = o[0] + part * (B[z] - C[z])
+                    o[2][z] = (float(part.abs_upper()) * float(box[z][1] - box[z][0]) / 2 if part.is_finite()
+                               else float("inf"))
+    return [(mv.intersection(direct) if mv.is_finite() and direct.is_finite() else direct, widen)
+            for mv, direct, widen in out]

@@ -13,7 +13,9 @@ recheck.hyperdual), and at h = 0 the band's Gamma > 0 and -(1 - lambda_n) W/2 <=
 enclosures). The constants C = max(-h'(0), 0), a = max(-d Ghat/d eta), b = max Gamma(0) so recomputed must not
 exceed the stated ones, and the count the statement rests on is recomputed from the stated constants: w = W - C/(1 -
 lambda_n) > 0, eps1 > C s_hi/(1 - lambda_f), C s_hi <= (1 - lambda_n) eps1, j_f, K0, K1 (each stated value at least
-the recomputed one).
+the recomputed one). The approach before it (its stated "approach") is replayed the same way: on every leaf eta' -
+eta >= d_min, Ghat > 0, eta' <= 0 and log(nu/(1 + eta)) growing by at most c (eta' - eta), by mean-value forms of
+its own (recheck.hyperdual.mean_values over the terms stated here), and N_a, K_a recomputed.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from flint import arb
 
 from recheck import certificates as R
 from recheck import drift as D
-from recheck.hyperdual import HD, exprel, hd_power
+from recheck.hyperdual import HD, exprel, hd_power, mean_values
 
 STATE = ("nu", "t", "eta", "x", "kappa")
 NAMES = STATE + ("Ghat", "X", "E1")
@@ -152,3 +154,45 @@ def check_landing(F: R.Formulas, cell: dict, land: dict, band: dict) -> int:
                             f"below what the constants give ({c})")
     return passed
 
+
+
+def _approach_terms(fh: dict, Z) -> tuple:
+    """(eta' - eta, Ghat, eta', Delta - log((1 + eta')/(1 + eta))) at the state Z: the last is the growth of
+    log(nu/(1 + eta)) in a step (nu' = nu e^Delta)."""
+    V, T, H, Px, Pk = Z
+    g = fh["Ghat"](*Z)[0]
+    d = fh["Delta"](V, T, g, Px, Pk)[0]
+    e = H + Px * fh["deta"](V, T, H, g, exprel(d), d.exp(), Px, Pk)[0]
+    return e - H, g, e, d - ((1 + e) / (1 + H)).log()
+
+
+def check_approach(F: R.Formulas, cell: dict, appr: dict, land: dict) -> int:
+    """Replay the approach a cell states into its stated landing: on every leaf eta' - eta > 0, Ghat > 0, eta' <= 0
+    and the growth of log(nu/(1 + eta)) at most c (eta' - eta), with d_min and c no better than the boxes give, and
+    the stated N_a >= (eps_a - eps)/d_min, K_a >= c eps_a + log(1/(1 - eps_a)). The number of boxes that passed."""
+    where = f"cell {cell['path']}"
+    box = {n: (R.frac(lo), R.frac(hi)) for n, (lo, hi) in cell["box"].items()}
+    st = {k: R.frac(appr[k]) for k in ("eps_a", "eps", "tau", "v_hi", "s_hi", "d_min", "c")}
+    if not (st["eps"] == R.frac(land["eps"]) and st["tau"] == R.frac(land["tau"]) and st["v_hi"] == R.frac(land["v_hi"])
+            and st["s_hi"] >= R.frac(land["s_hi"]) and st["eps"] < st["eps_a"] < 1 and st["d_min"] > 0):
+        raise R.CheckFailed("approach", f"{where}: the approach's shape does not fit its landing")
+    fh = _compiled(F)
+
+    def leaf(b):
+        (d, _), (g, _), (e, _), (f, _) = mean_values(lambda Z: _approach_terms(fh, Z), b, lambda lo, hi:
+                                                     R.interval(lo, hi), R.ball)
+        if not (d.is_finite() and R.lower(d) >= st["d_min"] and g.is_finite() and g > 0 and e.is_finite()
+                and R.upper(e) <= 0 and f.is_finite() and R.upper(f) <= st["c"] * R.lower(d)):
+            spans = ", ".join(f"{n} in [{float(lo):.4g}, {float(hi):.4g}]" for n, (lo, hi) in zip(STATE, b))
+            raise R.CheckFailed("approach", f"{where}: on {spans}: eta' - eta = {d}, Ghat = {g}, eta' = {e}, "
+                                f"growth {f} against d_min = {st['d_min']}, c = {st['c']}")
+
+    e_a, v_hi, tau, span = st["eps_a"], st["v_hi"], st["tau"], st["eps_a"] - st["eps"]
+    n = D.replay(appr, lambda i, j, k, g: ((v_hi * i / g[0], v_hi * (i + 1) / g[0]),
+                                         (tau * j / g[1], tau * (j + 1) / g[1]),
+                                         (-e_a + span * k / g[2], -e_a + span * (k + 1) / g[2]), box["x"], box["kappa"]),
+                 st["s_hi"], where, "approach", leaf)
+    K = st["c"] * st["eps_a"] + R.upper((1 / (1 - _q(st["eps_a"]))).log())
+    if int(appr["N_a"]) < math.ceil((st["eps_a"] - st["eps"]) / st["d_min"]) or R.frac(appr["K_a"]) < K:
+        raise R.CheckFailed("approach", f"{where}: the stated N_a or K_a is below what d_min and c give")
+    return n

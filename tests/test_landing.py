@@ -162,3 +162,32 @@ def test_a_contraction_claimed_too_strong_is_refused_and_a_member_contracts_more
     a, d, _ = state_of(v, t, -0.125 / s, kappa)
     a, d = a_next(a, d, 1 / s, x, kappa * x), d + inc(a, d, 1 / s, x, kappa * x)
     assert s * chart_of(a, d, s, kappa)[2] / -0.125 > float(lam)
+
+
+@pytest.mark.slow
+def test_members_from_a_quarter_of_the_way_reach_the_landing_within_N_a(land):
+    """The approach {-3/4 <= eta <= -1/8} closes for the same cell into the landing's region; float64 members at its
+    corners (D/K = 10^5, 10^7) started at eta = -3/4 (p = 1/4) with nu = nu_in(s) e^-K_a reach eta >= -1/8 within N_a
+    steps, eta rising every step and nu staying <= nu_in(s); a region reaching p = 0 (eta = -1, where p' = p) is
+    refused by the same boxes."""
+    ac = landing.check_approach(ZERO["x"], ZERO["kappa"], S_HI, tau=land.tau, v_hi=land.v_hi, eps=land.eps)
+    assert ac.ok, [o.detail for o in ac.obligations if not o.ok]
+    a_next, inc = _invariant_map("math")
+    for D_over_K in (10**5, 10**7):
+        s = 1 / (D_over_K - 1)
+        top = float(landing.nu_in(land, F(1, D_over_K - 1)))
+        v0 = top * math.exp(-float(ac.log_growth()))
+        for x in ZERO["x"]:
+            for kappa in ZERO["kappa"]:
+                x_, k_ = float(x), float(kappa)
+                a, d, _ = state_of(v0, s / v0**4, -0.75 / s, k_)
+                eta, n = -0.75, 0
+                while eta < -float(land.eps):
+                    a, d = a_next(a, d, 1 / s, x_, k_ * x_), d + inc(a, d, 1 / s, x_, k_ * x_)
+                    v, t, h = chart_of(a, d, s, k_)
+                    n += 1
+                    assert s * h > eta and v <= top and n <= ac.steps(), (D_over_K, x, kappa, n, v, s * h)
+                    eta = s * h
+    bad = landing.check_approach(ZERO["x"], ZERO["kappa"], S_HI, tau=land.tau, v_hi=land.v_hi, eps=land.eps,
+                                 eps_a=F(1), max_boxes=2000)
+    assert not bad.ok

@@ -148,15 +148,16 @@ def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_reche
     tr = cell["checks"]["trajectory"]
     # what is missing comes first (a query quotes the reason's start), then what was certified
     assert cell["status"] == "open" and tr["reason"].startswith("the cell holds rho = 0 (D -> infinity): open, since "
-                                                                "no entry into the landing is built there")
+                                                                "no entry into the approach is built there")
     assert "certified for every member (every D >= 64 K" in tr["reason"]
     ev = tr["evidence"]
-    assert ev["region_scaled"]["ok"] is True and ev["drift_band"]["ok"] is True and ev["landing"]["ok"] is True
+    assert all(ev[k]["ok"] is True for k in ("region_scaled", "drift_band", "landing", "approach"))
     assert "scaled-identities" in steps and "for every rho in [0, 1/64]" in steps["rho-zero-region"]
     # the drift band before R~ (tests/test_drift.py) and the landing before it (tests/test_landing.py) are re-checked
     # too: their charts' identities, then every box
     assert "drift-identities" in steps and "for every rho in" in steps["drift-band"]
     assert "landing-identities" in steps and "for every rho in" in steps["landing"]
+    assert "for every rho in" in steps["approach"]
 
 
 def _tampered(path, tmp_path, edit):
@@ -242,7 +243,8 @@ def test_a_widened_drift_band_or_an_edited_drift_formula_is_refused(zero_atlas, 
 def test_a_stronger_landing_or_an_edited_landing_formula_is_refused(zero_atlas, tmp_path):
     """The re-checker replays the landing the file states: the same cover claimed with a faster contraction near the
     curve (lambda_n = 1 - 2 (1 - lambda_n)) is refused on a box, a shorter count (j_f - 1) is refused by the
-    recomputed count, and one term of eta' edited is refused by the chart's exact identities."""
+    recomputed count, one term of eta' edited is refused by the chart's exact identities, and the approach before
+    it claimed one step shorter (N_a - 1) by its recomputed count."""
     def faster(data):
         land = data["cells"][0]["checks"]["trajectory"]["evidence"]["landing"]
         land["lambda_n"] = str(2 * Fraction(land["lambda_n"]) - 1)
@@ -258,3 +260,10 @@ def test_a_stronger_landing_or_an_edited_landing_formula_is_refused(zero_atlas, 
 
     edit = _formula_edit("landing", "deta", "kappa*", "2*kappa*")
     assert _refused(zero_atlas, tmp_path, edit).step == "landing-identities"
+
+    def quicker(data):
+        appr = data["cells"][0]["checks"]["trajectory"]["evidence"]["approach"]
+        appr["N_a"] -= 1
+
+    exc = _refused(zero_atlas, tmp_path, quicker)
+    assert exc.step == "approach" and "below what d_min and c give" in exc.detail

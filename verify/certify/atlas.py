@@ -213,8 +213,9 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at s = 0 (verify.certify.scaled),
     the largest u0 and first C~ of the family's ladders that close, before it the drift along the curve of fixed
     points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift), and
-    before that the landing from within eps of the curve into the band, every scale of the lag at once
-    (verify.certify.landing). The reason says what is missing first (a query quotes its start)."""
+    before that the landing from within eps of the curve into the band, every scale of the lag at once, and the
+    approach from within 3/4 of the curve into the landing (verify.certify.landing). The reason says what is missing
+    first (a query quotes its start)."""
     from .family import _base_C, _region, _region_at, region_record  # heavy: loads flint
     from . import drift, landing  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
@@ -256,9 +257,19 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
         evidence["landing"] = landing.record(land)
         if land.ok:
             c = landing.counts(land)
-            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the landing is built there "
-                      f"({passage}, up to within {frac_str(land.eps)} of the curve of fixed points). Its last three "
-                      f"phases are certified for {every}: the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
+            phase("the approach to the curve at rho = 0 (eta = s h)")
+            appr = landing.approach_for_cell(cell.box, land, knobs.get("bits", 128),
+                                             knobs.get("landing_budget", landing.LANDING_BUDGET))
+            evidence["approach"] = landing.approach_record(appr)
+            a_text = (f"the approach, from {{-{frac_str(appr.eps_a)} <= eta0 <= -{frac_str(land.eps)}, omega >= "
+                      f"{frac_str(1 / land.v_hi)} e^(K(s) + {float(appr.c):.3g} |eta0| - log(1 + eta0)), s omega^4 <= "
+                      f"{frac_str(land.tau)}}} into the landing within {appr.steps()} steps ({appr.boxes} boxes; "
+                      f"recheck.atlas re-checks it); " if appr.ok else "")
+            upto = appr.eps_a if appr.ok else land.eps
+            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the "
+                      f"{'approach' if appr.ok else 'landing'} is built there ({passage}, up to within "
+                      f"{frac_str(upto)} of the curve of fixed points). Its last {'four' if appr.ok else 'three'} "
+                      f"phases are certified for {every}: {a_text}the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
                       f"e^K(s), s omega^4 <= {frac_str(land.tau)}, -{frac_str(land.eps)} <= eta <= 0}} (eta = s h ~ "
                       f"alpha/(1 + omega) - 1, verify.certify.landing; K(s) = {float(c['K0']):.3g} + "
                       f"{float(c['K1']):.3g} s T(s)) into the band within T(s) = {c['j_f']} + "
@@ -272,7 +283,7 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
         reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built "
                   f"there ({passage}, then the drift along the curve of fixed points: the drift band did not close, "
                   f"{stated['failed']}). Its last phase is certified for {every}: {r_text}")
-    return {"status": "open", "reason": reason[:1200], "evidence": evidence}
+    return {"status": "open", "reason": reason[:1600], "evidence": evidence}
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones

@@ -28,8 +28,10 @@ within eps1 after at most j_f steps (s-free), and in the band (h >= -W) after j_
 ceil(log(eps1/(s w))/log(1/lambda_n)), w = W - C/(1 - lambda_n) > 0. Meanwhile log nu grows by at most the sum of
 Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the boxes) by K(s) = K0 + K1 s T(s),
 T(s) = j_f + j_n(s): a member that starts with nu <= nu_in(s) = nu_hi e^-K(s) enters the band with nu <= nu_hi.
-Where the members come from, the passage from zero initialisation into {eta >= -eps, nu <= nu_in(s)} (p >= 1 - eps,
-far out on the curve), is not built.
+Before it, the approach (check_approach) carries members from eta >= -3/4 (p >= 1/4) into that region: eta rises
+every step (mean-value forms, no contraction needed there) and log(nu/(1 + eta)), which does not grow at nu = 0,
+grows by at most c_max (eta' - eta). Where the members come from, the passage from zero initialisation into {eta >=
+-3/4, nu <= nu_in(s) e^-K_a} (far out on the curve), is not built.
 """
 from __future__ import annotations
 
@@ -139,15 +141,28 @@ def hd_functions() -> LandingFunctions:
                               for n in ("Ghat", "Delta", "deta")))
 
 
-def eta_next(fh: LandingFunctions, Z) -> tuple:
-    """(eta', Ghat) at the state Z = (nu, t, eta, x, kappa) (balls or hyper-duals), E1 = e^Delta, X =
+def step_terms(fh: LandingFunctions, Z) -> tuple:
+    """(eta', Ghat, Delta) at the state Z = (nu, t, eta, x, kappa) (balls or hyper-duals), E1 = e^Delta, X =
     exprel(Delta)."""
     from recheck.hyperdual import exprel  # heavy: flint
     V, T, H, Px, Pk = Z
     g = fh.Ghat(*Z)[0]
     D = fh.Delta(V, T, g, Px, Pk)[0]
     q = fh.deta(V, T, H, g, exprel(D), D.exp(), Px, Pk)[0]
-    return H + Px * q, g
+    return H + Px * q, g, D
+
+
+def eta_next(fh: LandingFunctions, Z) -> tuple:
+    """(eta', Ghat) at the state Z (step_terms)."""
+    return step_terms(fh, Z)[:2]
+
+
+def approach_terms(fh: LandingFunctions, Z) -> tuple:
+    """(eta' - eta, Ghat, eta', the growth of log(nu/(1 + eta))) at the state Z: the last is Delta - log((1 +
+    eta')/(1 + eta)), 0 at nu = 0 (there 1 + eta' = (1 + eta) e^Delta: nu and p = 1 + eta grow alike)."""
+    e, g, D = step_terms(fh, Z)
+    H = Z[2]
+    return e - H, g, e, D - ((1 + e) / (1 + H)).log()
 
 
 def derivatives(fh: LandingFunctions, box) -> tuple:
@@ -213,47 +228,29 @@ class LandingCheck:
         return bool(self.obligations) and all(o.ok for o in self.obligations)
 
 
-def _walk_boxes(fn, fd, P, lc: LandingCheck, max_depth, max_boxes):
-    """The boxes over (nu, t, eta, x, kappa), each failing box halved (its dimensions in turn): (ok, failure text).
-    Trees as verify.certify.drift's: "." a box that passed, "x" one that holds no member, a digit the dimension
-    halved (DIMS) followed by its halves."""
+def cover(starts, s_hi, judge, max_depth: int, max_boxes: int) -> tuple:
+    """Bisection trees over (nu, t, third, x, kappa) from the boxes ``starts``: judge(box) -> (failure text or None,
+    the dimension to halve or None); a failing box is halved there (else across SPLIT_ORDER in turn) up to
+    ``max_depth`` times. (ok, failure text, trees): "." a box that passed, "x" one that holds no member (s = t nu^4
+    > s_hi on all of it), a digit the dimension halved (DIMS) followed by its halves (verify.certify.drift's marks)."""
     st = {"tried": 0, "why": ""}
-    C_max = (1 - lc.lam_n) * lc.W / 2      # so that w = W - C/(1 - lambda_n) >= W/2
 
     def walk(box, dep) -> str | None:
         (v0, _), (t0, _) = box[0], box[1]
-        if t0 * v0**drift.T_POWER > lc.s_hi:
+        if t0 * v0**drift.T_POWER > s_hi:
             return "x"
         st["tried"] += 1
         if st["tried"] > max_boxes:
             st["why"] = f"more than {max_boxes} boxes tried (the budget)"
             return None
-        near = box[2][0] >= -lc.eps1
-        lam = lc.lam_n if near else lc.lam_f
-        Pd, PG, widen = derivatives(fn, box)
-        G0, Q = at_curve(fd, box)
-        why, i = None, None
-        if Q is None:
-            why = f"Gamma at h = 0 not certainly > 0 ({G0})"
-        elif not (Pd.is_finite() and lo_frac(Pd) >= 0 and hi_frac(Pd) <= lam):
-            why = f"d eta'/d eta = {Pd} not in [0, {float(lam):.6g}]"
-            i = max(range(5), key=lambda z: widen[z][0])
-        elif not (PG.is_finite() and hi_frac(PG) <= 0):
-            why = f"d Ghat/d eta = {PG} not <= 0"
-            i = max(range(5), key=lambda z: widen[z][1])
-        elif not (Q.is_finite() and hi_frac(Q) <= lc.W and lo_frac(Q) >= -C_max):
-            why = f"h'(0) = {Q} not in [-{float(C_max):.4g}, W = {lc.W}]"
+        why, i = judge(box)
         if why is None:
-            lc.boxes += 1
-            lc.C = max(lc.C, -lo_frac(Q))
-            lc.a = max(lc.a, -lo_frac(PG))
-            lc.b = max(lc.b, hi_frac(G0))
             return "."
         if dep >= max_depth:
             where = ", ".join(f"{nm} in [{float(a):.4g}, {float(b):.4g}]" for nm, (a, b) in zip(DIMS, box))
             st["why"] = f"on {where} after {max_depth} halvings: {why}"
             return None
-        if i is None or math.isinf(max(widen[i])):
+        if i is None:
             i = SPLIT_ORDER[dep % len(SPLIT_ORDER)]
         a, b = box[i]
         m = (a + b) / 2
@@ -261,15 +258,50 @@ def _walk_boxes(fn, fd, P, lc: LandingCheck, max_depth, max_boxes):
         right = None if left is None else walk(box[:i] + ((m, b),) + box[i + 1:], dep + 1)
         return None if right is None else f"{i}{left}{right}"
 
-    nv, nt, nh = lc.n
-    (x0, x1), (k0, k1) = P
-    for i, j, k in itertools.product(range(nv), range(nt), range(nh)):
-        tree = walk(((lc.v_hi * i / nv, lc.v_hi * (i + 1) / nv), (lc.tau * j / nt, lc.tau * (j + 1) / nt),
-                     (-lc.eps + lc.eps * k / nh, -lc.eps + lc.eps * (k + 1) / nh), (x0, x1), (k0, k1)), 0)
+    trees = []
+    for box in starts:
+        tree = walk(box, 0)
         if tree is None:
-            return False, st["why"]
-        lc.trees.append(tree)
-    return True, ""
+            return False, st["why"], trees
+        trees.append(tree)
+    return True, "", trees
+
+
+def grid(v_hi, tau, third: tuple, P, n) -> list:
+    """The initial boxes: n = (n_nu, n_t, n_third) equal pieces of [0, v_hi] x [0, tau] x [third], times P = (x
+    range, kappa range), nu-major (as the re-checker rebuilds them)."""
+    lo, hi = third
+    return [((v_hi * i / n[0], v_hi * (i + 1) / n[0]), (tau * j / n[1], tau * (j + 1) / n[1]),
+             (lo + (hi - lo) * k / n[2], lo + (hi - lo) * (k + 1) / n[2])) + tuple(P)
+            for i, j, k in itertools.product(range(n[0]), range(n[1]), range(n[2]))]
+
+
+def _widest(widen: list):
+    """The dimension that adds most to an enclosure (None when that is not finite)."""
+    i = max(range(5), key=lambda z: widen[z])
+    return None if math.isinf(widen[i]) else i
+
+
+def _landing_judge(fh, fd, lc: "LandingCheck"):
+    """judge(box) for the landing's boxes (module docstring); a box that passes updates lc's C, a, b."""
+    C_max = (1 - lc.lam_n) * lc.W / 2      # so that w = W - C/(1 - lambda_n) >= W/2
+
+    def judge(box):
+        lam = lc.lam_n if box[2][0] >= -lc.eps1 else lc.lam_f
+        Pd, PG, widen = derivatives(fh, box)
+        G0, Q = at_curve(fd, box)
+        if Q is None:
+            return f"Gamma at h = 0 not certainly > 0 ({G0})", None
+        if not (Pd.is_finite() and lo_frac(Pd) >= 0 and hi_frac(Pd) <= lam):
+            return f"d eta'/d eta = {Pd} not in [0, {float(lam):.6g}]", _widest([w[0] for w in widen])
+        if not (PG.is_finite() and hi_frac(PG) <= 0):
+            return f"d Ghat/d eta = {PG} not <= 0", _widest([w[1] for w in widen])
+        if not (Q.is_finite() and hi_frac(Q) <= lc.W and lo_frac(Q) >= -C_max):
+            return f"h'(0) = {Q} not in [-{float(C_max):.4g}, W = {lc.W}]", None
+        lc.boxes += 1
+        lc.C, lc.a, lc.b = max(lc.C, -lo_frac(Q)), max(lc.a, -lo_frac(PG)), max(lc.b, hi_frac(G0))
+        return None, None
+    return judge
 
 
 def _q(z: Fraction):
@@ -338,8 +370,8 @@ def check_landing(x_range: tuple, kappa_range: tuple, s_hi, *, tau, W, v_hi, eps
                       Fraction(tau), Fraction(W), Fraction(v_hi), Fraction(s_hi), x_hi=x1, n=tuple(n), bits=bits)
     lc.obligations += list(obligations())
     with arb_precision(bits):
-        ok, why = _walk_boxes(hd_functions(), drift.arb_functions(), ((x0, x1), (k0, k1)), lc, max_depth,
-                              max_boxes)
+        ok, why, lc.trees = cover(grid(lc.v_hi, lc.tau, (-lc.eps, Fraction(0)), ((x0, x1), (k0, k1)), lc.n), lc.s_hi,
+                                  _landing_judge(hd_functions(), drift.arb_functions(), lc), max_depth, max_boxes)
         c = counts(lc) if ok else {}
     lc.obligations.append(Obligation(
         "landing-boxes", "on every box 0 <= d eta'/d eta <= lambda, d Ghat/d eta <= 0, h'(0) <= W and Gamma(0) > 0",
@@ -377,3 +409,100 @@ def landing_for_cell(box: tuple, band, bits: int = 128, budget: int = LANDING_BU
     = 1/8, at most ``budget`` boxes."""
     _, xr, kr = box
     return check_landing(xr, kr, band.s_hi, tau=band.tau, W=band.W, v_hi=band.v_hi / 2, max_boxes=budget, bits=bits)
+
+
+@dataclass
+class ApproachCheck:
+    """The approach from within eps_a of the curve (p >= 1 - eps_a) into the landing's region (eta >= -eps): the
+    shape, the cover and what the count rests on."""
+
+    eps_a: Fraction
+    eps: Fraction
+    tau: Fraction
+    v_hi: Fraction
+    s_hi: Fraction
+    c_max: Fraction = Fraction(1, 2)
+    boxes: int = 0
+    d_min: Fraction | None = None     # the least eta' - eta over the boxes
+    c: Fraction = Fraction(0)         # the most log(nu/(1 + eta)) grows per unit of eta' - eta
+    trees: list = field(default_factory=list)
+    n: tuple = (4, 1, 10)
+    bits: int = 128
+    obligations: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.obligations) and all(o.ok for o in self.obligations)
+
+    def steps(self) -> int:
+        """N_a: eta rises by at least d_min a step from -eps_a to -eps."""
+        return math.ceil((self.eps_a - self.eps) / self.d_min)
+
+    def log_growth(self, eta0=None) -> Fraction:
+        """K_a(eta0) >= the growth of log nu over the approach from eta0 (default -eps_a, the worst): log(nu/(1 +
+        eta)) grows by at most c (eta' - eta) a step, eta rises by at most |eta0| in all (it ends <= 0), and
+        log(1 + eta) by at most log(1/(1 + eta0))."""
+        e0 = -self.eps_a if eta0 is None else Fraction(eta0)
+        return hi_frac(_q(self.c * -e0) + (1 / (1 + _q(e0))).log())
+
+
+def _approach_judge(fh, ac: ApproachCheck):
+    """judge(box) for the approach's boxes: eta' - eta > 0, Ghat > 0, eta' <= 0 and the growth of log(nu/(1 + eta))
+    at most c_max (eta' - eta); a box that passes updates ac's d_min and c."""
+    from recheck.hyperdual import mean_values  # heavy: flint
+
+    def judge(box):
+        (d, wd), (G, wg), (en, we), (f, wf) = mean_values(lambda Z: approach_terms(fh, Z), box, ball, exact)
+        if not (d.is_finite() and d > 0):
+            return f"eta' - eta = {d} not certainly > 0", _widest(wd)
+        if not (G.is_finite() and G > 0):
+            return f"Ghat = {G} not certainly > 0", _widest(wg)
+        if not (en.is_finite() and hi_frac(en) <= 0):
+            return f"eta' = {en} not <= 0", _widest(we)
+        if not (f.is_finite() and hi_frac(f) <= ac.c_max * lo_frac(d)):
+            return f"log(nu/(1 + eta)) grows by {f}, more than {ac.c_max} (eta' - eta) = {d}", _widest(wf)
+        ac.boxes += 1
+        ac.d_min = lo_frac(d) if ac.d_min is None else min(ac.d_min, lo_frac(d))
+        ac.c = max(ac.c, max(hi_frac(f), Fraction(0)) / lo_frac(d))
+        return None, None
+    return judge
+
+
+def check_approach(x_range: tuple, kappa_range: tuple, s_hi, *, tau, v_hi, eps, eps_a=Fraction(3, 4),
+                   c_max=Fraction(1, 2), n=(4, 1, 10), max_depth=30, max_boxes=100_000, bits=128) -> ApproachCheck:
+    """Check the approach for every x in ``x_range``, kappa in ``kappa_range``, s in [0, s_hi]: on boxes over (nu,
+    t, eta, x, kappa) with nu <= v_hi, t <= tau, -eps_a <= eta <= -eps (mean-value forms, recheck.hyperdual): eta
+    rises by at least d_min a step (at most N_a steps to eta >= -eps, free of s), Ghat > 0 (nu grows, t falls), eta'
+    <= 0, and log nu grows by at most K_a in all. A member at eta >= -eps_a, nu <= nu_in(s) e^-K_a, t <= tau enters
+    the landing's region {eta >= -eps, nu <= nu_in(s), t <= tau} within N_a steps. Where p = 1 + eta is near 1/2 or
+    below the map still moves p up (p' = p e^{kappa x p (1 - p)} at nu = 0), with no contraction to lean on."""
+    (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
+    ac = ApproachCheck(Fraction(eps_a), Fraction(eps), Fraction(tau), Fraction(v_hi), Fraction(s_hi), Fraction(c_max),
+                       n=tuple(n), bits=bits)
+    ac.obligations += list(obligations())
+    with arb_precision(bits):
+        ok, why, ac.trees = cover(grid(ac.v_hi, ac.tau, (-ac.eps_a, -ac.eps), ((x0, x1), (k0, k1)), ac.n), ac.s_hi,
+                                  _approach_judge(hd_functions(), ac), max_depth, max_boxes)
+        detail = (f"{ac.boxes} boxes at {bits} bits; d_min = {float(ac.d_min):.4g} (N_a = {ac.steps()}), c = "
+                  f"{float(ac.c):.4g} (K_a = {float(ac.log_growth()):.4g})") if ok else why
+    ac.obligations.append(Obligation(
+        "approach-boxes", "on every box eta' - eta > 0, Ghat > 0, eta' <= 0 and log(nu/(1 + eta)) grows by at most "
+        "c_max (eta' - eta)", "arb", ok, detail))
+    return ac
+
+
+def approach_for_cell(box: tuple, land: LandingCheck, bits: int = 128, budget: int = LANDING_BUDGET) -> ApproachCheck:
+    """The approach into ``land``'s region for the cell ``box`` (as landing_for_cell), from eps_a = 3/4."""
+    _, xr, kr = box
+    return check_approach(xr, kr, land.s_hi, tau=land.tau, v_hi=land.v_hi, eps=land.eps, max_boxes=budget, bits=bits)
+
+
+def approach_record(ac: ApproachCheck) -> dict:
+    """The approach as an atlas file states it (checked in the run that wrote the file)."""
+    bad = next((o for o in ac.obligations if not o.ok), None)
+    return {"ok": ac.ok, "eps_a": frac_str(ac.eps_a), "eps": frac_str(ac.eps), "tau": frac_str(ac.tau),
+            "v_hi": frac_str(ac.v_hi), "s_hi": frac_str(ac.s_hi), "c_max": frac_str(ac.c_max), "grid": list(ac.n),
+            "bits": ac.bits, "boxes": ac.boxes, "d_min": frac_str(ac.d_min) if ac.ok else None,
+            "c": frac_str(ac.c), "N_a": ac.steps() if ac.ok else None,
+            "K_a": frac_str(ac.log_growth()) if ac.ok else None, "trees": ac.trees if ac.ok else [],
+            "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
