@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from flint import arb
+from flint import arb, ctx
 
 from recheck import certificates as R
 from recheck import drift as D
@@ -112,8 +112,20 @@ def _q(z: Fraction) -> arb:
     return arb(z.numerator) / z.denominator
 
 
+COUNT_BITS = 256     # the counts' precision (verify.certify.landing states them at the same)
+
+
 def _count(c: dict) -> dict:
     """The count from the stated constants (verify.certify.landing.counts, stated here again)."""
+    old = ctx.prec
+    ctx.prec = COUNT_BITS
+    try:
+        return _count_at(c)
+    finally:
+        ctx.prec = old
+
+
+def _count_at(c: dict) -> dict:
     lf, ln = c["lam_f"], c["lam_n"]
     w = c["W"] - c["C"] / (1 - ln)
     far = c["eps1"] - c["C"] * c["s_hi"] / (1 - lf)
@@ -192,7 +204,12 @@ def check_approach(F: R.Formulas, cell: dict, appr: dict, land: dict) -> int:
                                          (tau * j / g[1], tau * (j + 1) / g[1]),
                                          (-e_a + span * k / g[2], -e_a + span * (k + 1) / g[2]), box["x"], box["kappa"]),
                  st["s_hi"], where, "approach", leaf)
-    K = st["c"] * st["eps_a"] + R.upper((1 / (1 - _q(st["eps_a"]))).log())
+    old = ctx.prec
+    ctx.prec = COUNT_BITS
+    try:
+        K = st["c"] * st["eps_a"] + R.upper((1 / (1 - _q(st["eps_a"]))).log())
+    finally:
+        ctx.prec = old
     if int(appr["N_a"]) < math.ceil((st["eps_a"] - st["eps"]) / st["d_min"]) or R.frac(appr["K_a"]) < K:
         raise R.CheckFailed("approach", f"{where}: the stated N_a or K_a is below what d_min and c give")
     return n

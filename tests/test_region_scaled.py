@@ -188,6 +188,13 @@ def _formula_edit(group: str, name: str, old: str, new: str):
     return edit
 
 
+def _one_step_shorter(key: str, count: str):
+    """An edit of an atlas file stating its first cell's evidence[key][count] (a number of steps) one less."""
+    def edit(data):
+        data["cells"][0]["checks"]["trajectory"]["evidence"][key][count] -= 1
+    return edit
+
+
 def test_a_narrowed_region_or_an_edited_scaled_formula_is_refused(zero_atlas, tmp_path):
     def narrow(data):
         reg = data["cells"][0]["checks"]["trajectory"]["evidence"]["region_scaled"]
@@ -251,19 +258,11 @@ def test_a_stronger_landing_or_an_edited_landing_formula_is_refused(zero_atlas, 
 
     assert _refused(zero_atlas, tmp_path, faster).step == "landing"
 
-    def shorter(data):
-        land = data["cells"][0]["checks"]["trajectory"]["evidence"]["landing"]
-        land["j_f"] -= 1
-
-    exc = _refused(zero_atlas, tmp_path, shorter)
+    exc = _refused(zero_atlas, tmp_path, _one_step_shorter("landing", "j_f"))
     assert exc.step == "landing" and "below what the constants give" in exc.detail
 
     edit = _formula_edit("landing", "deta", "kappa*", "2*kappa*")
     assert _refused(zero_atlas, tmp_path, edit).step == "landing-identities"
 
-    def quicker(data):
-        appr = data["cells"][0]["checks"]["trajectory"]["evidence"]["approach"]
-        appr["N_a"] -= 1
-
-    exc = _refused(zero_atlas, tmp_path, quicker)
+    exc = _refused(zero_atlas, tmp_path, _one_step_shorter("approach", "N_a"))
     assert exc.step == "approach" and "below what d_min and c give" in exc.detail

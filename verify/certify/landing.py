@@ -201,8 +201,21 @@ def at_curve(fd, box) -> tuple:
     return G, hn
 
 
+@dataclass(kw_only=True)
+class CoverCheck:
+    """What every check over a cover states besides its shape: the bisection trees, the precision, the obligations."""
+
+    trees: list = field(default_factory=list)
+    bits: int = 128
+    obligations: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.obligations) and all(o.ok for o in self.obligations)
+
+
 @dataclass
-class LandingCheck:
+class LandingCheck(CoverCheck):
     """The outcome of the landing's check and what it states (module docstring)."""
 
     eps: Fraction
@@ -218,14 +231,7 @@ class LandingCheck:
     C: Fraction = Fraction(0)           # max(-h'(0), 0): the drift's push away from the curve, in h
     a: Fraction = Fraction(0)           # max(-d Ghat/d eta)
     b: Fraction = Fraction(0)           # max Gamma(0)
-    trees: list = field(default_factory=list)
     n: tuple = (4, 1, 8)
-    bits: int = 128
-    obligations: list = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.obligations) and all(o.ok for o in self.obligations)
 
 
 def cover(starts, s_hi, judge, max_depth: int, max_boxes: int) -> tuple:
@@ -304,6 +310,9 @@ def _landing_judge(fh, fd, lc: "LandingCheck"):
     return judge
 
 
+COUNT_BITS = 256     # the counts' precision (the re-checker recomputes them at the same)
+
+
 def _q(z: Fraction):
     from flint import arb  # heavy: flint
     return arb(z.numerator) / z.denominator
@@ -319,7 +328,8 @@ def counts(lc: LandingCheck) -> dict:
     out = {"w": w, "far_room": far_room, "ok": w > 0 and far_room > 0 and lc.C * lc.s_hi <= (1 - ln) * lc.eps1}
     if not out["ok"]:
         return out
-    j_f = math.ceil(hi_frac((_q(lc.eps) / _q(far_room)).log() / (1 / _q(lf)).log()))
+    with arb_precision(COUNT_BITS):
+        j_f = math.ceil(hi_frac((_q(lc.eps) / _q(far_room)).log() / (1 / _q(lf)).log()))
     # sum over the steps of |eta_j| <= eps/(1 - lambda_f) + eps1/(1 - lambda_n) + C s T (1/(1 - lambda_f) + 1/(1 -
     # lambda_n)), and Delta <= (1 + s) x (a |eta| + b s)
     grow = (1 + lc.s_hi) * lc.x_hi
@@ -333,7 +343,8 @@ def steps_to_band(lc: LandingCheck, s) -> int:
     s = Fraction(s)
     w = lc.W - lc.C / (1 - lc.lam_n)
     ratio = lc.eps1 / (s * w)
-    j_n = 0 if ratio <= 1 else math.ceil(hi_frac(_q(ratio).log() / (1 / _q(lc.lam_n)).log()))
+    with arb_precision(COUNT_BITS):
+        j_n = 0 if ratio <= 1 else math.ceil(hi_frac(_q(ratio).log() / (1 / _q(lc.lam_n)).log()))
     return counts(lc)["j_f"] + j_n
 
 
@@ -342,7 +353,8 @@ def nu_in(lc: LandingCheck, s) -> Fraction:
     the band."""
     c = counts(lc)
     K = c["K0"] + c["K1"] * Fraction(s) * steps_to_band(lc, s)
-    return lo_frac(_q(lc.v_hi) * (-_q(K)).exp())
+    with arb_precision(COUNT_BITS):
+        return lo_frac(_q(lc.v_hi) * (-_q(K)).exp())
 
 
 def transverse_rate(kappa_lo, v_hi) -> Fraction:
@@ -412,7 +424,7 @@ def landing_for_cell(box: tuple, band, bits: int = 128, budget: int = LANDING_BU
 
 
 @dataclass
-class ApproachCheck:
+class ApproachCheck(CoverCheck):
     """The approach from within eps_a of the curve (p >= 1 - eps_a) into the landing's region (eta >= -eps): the
     shape, the cover and what the count rests on."""
 
@@ -425,14 +437,7 @@ class ApproachCheck:
     boxes: int = 0
     d_min: Fraction | None = None     # the least eta' - eta over the boxes
     c: Fraction = Fraction(0)         # the most log(nu/(1 + eta)) grows per unit of eta' - eta
-    trees: list = field(default_factory=list)
     n: tuple = (4, 1, 10)
-    bits: int = 128
-    obligations: list = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.obligations) and all(o.ok for o in self.obligations)
 
     def steps(self) -> int:
         """N_a: eta rises by at least d_min a step from -eps_a to -eps."""
@@ -443,7 +448,9 @@ class ApproachCheck:
         eta)) grows by at most c (eta' - eta) a step, eta rises by at most |eta0| in all (it ends <= 0), and
         log(1 + eta) by at most log(1/(1 + eta0))."""
         e0 = -self.eps_a if eta0 is None else Fraction(eta0)
-        return hi_frac(_q(self.c * -e0) + (1 / (1 + _q(e0))).log())
+        with arb_precision(COUNT_BITS):
+            up = hi_frac(_q(self.c * -e0) + (1 / (1 + _q(e0))).log())
+        return Fraction(math.ceil(up * 2**32), 2**32)      # rounded up: a re-computation's own rounding stays below
 
 
 def _approach_judge(fh, ac: ApproachCheck):
