@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -78,11 +79,31 @@ def _regular(name: str, expr) -> Obligation:
                       "and t >= 0 (t = 0 included: s = 0)", "sympy", ok, f"at nu = 0 it is {sp.sstr(at0)[:120]}")
 
 
+@contextmanager
+def _seeded_sympy():
+    """SymPy's multivariate factorisation (Wang's algorithm) draws its evaluation points from SymPy's own generator,
+    seeded from the OS at import: its time then varies with the draw, from seconds to more than ten minutes (a clean
+    clone's test worker stalled so in factoring these terms). Seeded here (4-8 s measured), restored after."""
+    from sympy.core import random as sr
+    states = sr.rng.getstate(), sr._assumptions_rng.getstate()
+    sr.seed(0)
+    try:
+        yield
+    finally:
+        sr.rng.setstate(states[0])
+        sr._assumptions_rng.setstate(states[1])
+
+
 @lru_cache(maxsize=None)
 @by_code_version("landing-chart")
 def landing_chart() -> tuple:
     """({name: SymPy expression}, obligations): the module docstring's formulas, each proved from the drift band's
     (eta' = s h'(eta/s), Ghat = s Gamma(eta/s)), and regular at nu = 0 and t = 0."""
+    with _seeded_sympy():
+        return _landing_chart()
+
+
+def _landing_chart() -> tuple:
     pc = drift.chart_pieces()
     S = pc["S"]
     sub = {h: eta / S, Gam: Gh / S}
