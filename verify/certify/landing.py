@@ -43,6 +43,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
+from sympy.core import random as sympy_random
 
 from ..derive.invariants import x
 from ..model.numbers import frac_str
@@ -84,7 +85,7 @@ def _seeded_sympy():
     """SymPy's multivariate factorisation (Wang's algorithm) draws its evaluation points from SymPy's own generator,
     seeded from the OS at import: its time then varies with the draw, from seconds to more than ten minutes (a clean
     clone's test worker stalled so in factoring these terms). Seeded here (4-8 s measured), restored after."""
-    from sympy.core import random as sr
+    sr = sympy_random
     states = sr.rng.getstate(), sr._assumptions_rng.getstate()
     sr.seed(0)
     try:
