@@ -35,11 +35,12 @@ THRESHOLD = {"value": "L(t) > L(t-1) + 1e-12 L(t-1) + 1e-13 L(0)",
 
 def first_increase(setting, steps: int):
     """First t with L(t) > L(t-1) beyond rounding (verify.evidence.regime_runs.first_increase_in), or None; also the
-    excess-loss series (reduced recursion; mpmath when float64 overflows)."""
+    excess-loss series (the reduced recursion where it is exact, else the full one; mpmath when float64 overflows)."""
     try:
         L = observe(setting, steps).excess
     except PrecisionError:
-        tr = iterate(setting, steps, "reduced", "mpmath", dps=30, checkpoints=range(steps + 1))
+        engine = "reduced" if setting.reducible()[0] else "full"   # the reduced recursion only where it is exact
+        tr = iterate(setting, steps, engine, "mpmath", dps=30, checkpoints=range(steps + 1))
         L = np.array([float(x) for x in tr.series("excess_loss")])
     return first_increase_in(L), L
 

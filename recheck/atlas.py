@@ -34,6 +34,11 @@ python-flint and the standard library besides), it re-verifies a file written by
                   box of the stated cover, rebuilt here, contracts eta towards the band (hyper-dual mean-value
                   forms), and the count that bounds the steps into the band is recomputed; and the approach into the
                   landing likewise (eta rising every step, the growth of nu bounded)
+  far             such a cell's far approach into its approach (verify.certify.far), when it states one: the file's
+                  "far" formulas are the model's map in (beta, varpi, t) = (1/alpha, alpha/omega, s omega^4) (exact
+                  identities, recheck.far), every box of both stated covers rebuilt here (progress in varpi, alpha
+                  and omega monotone, the exit layer inside the approach's eta range), and the hand-over's nu
+                  bound recomputed from the stated landing and approach
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -46,6 +51,7 @@ import sys
 
 from recheck import certificates as R
 from recheck import drift as D
+from recheck import far as FA
 from recheck import landing as L
 from recheck import positivity as P
 
@@ -263,6 +269,10 @@ CHAINED = (
     ("approach", "approach", "landing-identities", L.check_landing_identities,
      "the landing's chart is the drift band's in eta = s h (exact)", L.check_approach,
      lambda ev, n: f"the approach (eps_a = {ev['eps_a']}) reaches the landing within {ev['N_a']} steps on {n} boxes"),
+    ("far", "far", "far-identities", FA.check_far_identities,
+     "the far approach's chart is the model's map in (1/alpha, alpha/omega, s omega^4) (exact)", FA.check_far,
+     lambda ev, n: f"the far approach (beta_max = {ev['beta_max']}, s <= {ev['s_hi']}) reaches the approach on {n} "
+     "boxes"),
 )
 
 

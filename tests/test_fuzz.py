@@ -447,6 +447,33 @@ def test_a_crashing_check_is_reported_not_a_verdict():
     assert out["verdict"] == "inconclusive"
 
 
+class FailsThenCrashes:
+    """Fails at D >= 4 (at every horizon: it replays), crashes at D = 3: shrinking a counterexample meets a crash."""
+
+    id = "local-fails-then-crashes"
+    hypotheses = ()
+
+    def regime_check(self, setting, steps):
+        if setting.D == 3:
+            raise KeyError("boom")
+        return _Outcome(setting.D < 4, f"D = {setting.D}", "local")
+
+
+def test_a_crash_met_while_shrinking_keeps_the_counterexample():
+    # the counterexample is what refutes; a crash met on the way is reported beside it, never in its place
+    both = 0
+    for seed in range(8):
+        out = fuzz(FailsThenCrashes(), examples=30, seed=seed, database=None,
+                   strategy=valid_regimes(max_d=6, long_horizon=False))
+        if out["falsified"]:
+            assert out["verdict"] == "refuted", (seed, out["decision"])
+            assert out["counterexample"]["setting"]["D"] == 4               # shrunk to the smallest failing D
+            both += out["crash"] is not None and out["crash"]["regime"]["setting"]["D"] == 3
+        else:                   # the search met the crash first: reported, and no verdict on the claim
+            assert out["crash"]["regime"]["setting"]["D"] == 3 and out["verdict"] == "inconclusive"
+    assert both            # the case arose: a counterexample and a crash in one search, both reported
+
+
 def test_invalid_arguments():
     with pytest.raises(InvalidParameter, match="claim"):
         fuzz("no-such-claim")

@@ -216,6 +216,22 @@ def test_neg_loss_monotone_from_the_linearisation():
     assert tr.records[1].excess_loss > tr.records[0].excess_loss
 
 
+def test_neg_loss_monotone_overflow_outside_the_reduced_recursion():
+    """A regime the reduced recursion does not describe (P general, found by an unseeded fuzz run whose replay
+    crashed): when float64 overflows, the loss series comes from the full engine in mpmath, and its first values
+    agree with a float64 run of the full engine (a second arithmetic) before the overflow."""
+    from lemmas.loss_monotone import first_increase
+    from verify.engines import iterate
+    s = regime("sts", 5, 5, p_structure="general", eta=1000)
+    assert s.reducible()[0] is False
+    bad, L = first_increase(s, 80)             # float64 overflows at step 68
+    f64 = iterate(s, 4, "full", "float64", checkpoints=range(5))
+    assert bad == 1 and len(L) == 81
+    assert np.allclose(L[:5], [float(r.excess_loss) for r in f64.records], rtol=1e-9, atol=0)
+    out = REGISTRY["neg-loss-monotone-any-eta"].regime_check(s, 80)
+    assert out.holds is False and out.data["first_increase"] == 1
+
+
 def test_neg_rate_exponential_reads_the_asymptotics():
     """Exactly geometric runs (K = D: 1 - alpha(t) = (1 - eta N/D)^t) never read "algebraic" at any horizon,
     short horizons decide nothing, and an interior run past T* follows the 1/T leading term."""

@@ -214,10 +214,11 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     the largest u0 and first C~ of the family's ladders that close, before it the drift along the curve of fixed
     points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift), and
     before that the landing from within eps of the curve into the band, every scale of the lag at once, and the
-    approach from within 3/4 of the curve into the landing (verify.certify.landing). The reason says what is missing
-    first (a query quotes its start)."""
+    approach from within 3/4 of the curve into the landing (verify.certify.landing), and for s <= 2^-20 the far
+    approach from p near 0 into the approach (verify.certify.far). The reason says what is missing first (a query
+    quotes its start)."""
     from .family import _base_C, _region, _region_at, region_record  # heavy: loads flint
-    from . import drift, landing  # heavy: loads flint
+    from . import drift, far, landing  # heavy: loads flint
     phase("trapping region at rho = 0 (e = eps/s)")
     u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
     passage = ("the passage where alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md")
@@ -265,11 +266,28 @@ def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
                       f"{frac_str(1 / land.v_hi)} e^(K(s) + {float(appr.c):.3g} |eta0| - log(1 + eta0)), s omega^4 <= "
                       f"{frac_str(land.tau)}}} into the landing within {appr.steps()} steps ({appr.boxes} boxes; "
                       f"recheck.atlas re-checks it); " if appr.ok else "")
-            upto = appr.eps_a if appr.ok else land.eps
+            f_text, into, upto = "", "approach" if appr.ok else "landing", appr.eps_a if appr.ok else land.eps
+            if appr.ok:
+                phase("the far approach at rho = 0 (beta = 1/alpha, varpi = alpha/omega)")
+                fa = far.far_for_cell(cell.box, land, appr, knobs.get("bits", 128),
+                                      knobs.get("landing_budget", landing.LANDING_BUDGET))
+                evidence["far"] = far.record(fa)
+                if fa.ok:
+                    into = "far approach"
+                    f_text = (f"for every D >= {frac_str(1 / fa.s_hi)} K the far approach, from {{alpha >= "
+                              f"{frac_str(1 / fa.beta_max)}, alpha/omega <= "
+                              f"{frac_str(fa.pi_h)}, s omega^4 <= {frac_str(fa.tau)}}} (p near 0, where the landing's "
+                              f"chart is neutral; verify.certify.far) into the approach within ceil((omega0/alpha0 - "
+                              f"{frac_str(1 / fa.pi_h)}) {float((1 + fa.d * fa.pi_h) / fa.d):.4g}) + 1 steps "
+                              f"({fa.boxes} boxes; recheck.atlas re-checks it); ")
+            n_phases = {"far approach": "five", "approach": "four", "landing": "three"}[into]
             reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the "
-                      f"{'approach' if appr.ok else 'landing'} is built there ({passage}, up to within "
-                      f"{frac_str(upto)} of the curve of fixed points). Its last {'four' if appr.ok else 'three'} "
-                      f"phases are certified for {every}: {a_text}the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
+                      f"{into} is built there ({passage}, up to "
+                      + (f"alpha >= {frac_str(1 / fa.beta_max)} when s omega^4 falls to {frac_str(fa.tau)} for "
+                         f"D >= {frac_str(1 / fa.s_hi)} K, within {frac_str(upto)} of the curve of fixed points for "
+                         "smaller D" if into == "far approach"
+                         else f"within {frac_str(upto)} of the curve of fixed points")
+                      + f"). Its last {n_phases} phases are certified for {every}: {f_text}{a_text}the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
                       f"e^K(s), s omega^4 <= {frac_str(land.tau)}, -{frac_str(land.eps)} <= eta <= 0}} (eta = s h ~ "
                       f"alpha/(1 + omega) - 1, verify.certify.landing; K(s) = {float(c['K0']):.3g} + "
                       f"{float(c['K1']):.3g} s T(s)) into the band within T(s) = {c['j_f']} + "
@@ -506,7 +524,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     from .certificate import TRUSTS  # heavy: loads sympy,flint
     from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
     from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
-    from . import drift, landing, scaled  # heavy: loads sympy,flint
+    from . import drift, far, landing, scaled  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -527,7 +545,8 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
             "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()}
             # the drift band's and the landing's charts, where a cell states them (cells holding rho = 0)
             | ({"drift": drift.file_group()} if any(stated(c, "drift_band") for c in out_cells) else {})
-            | ({"landing": landing.file_group()} if any(stated(c, "landing") for c in out_cells) else {}),
+            | ({"landing": landing.file_group()} if any(stated(c, "landing") for c in out_cells) else {})
+            | ({"far": far.file_group()} if any(stated(c, "far") for c in out_cells) else {}),
             "spec": {"options": {"representative": "K = N = v = c_L = lambda = beta = ||V*||^2 = 1"},
                      "ranges": {n: [frac_str(box[n][0]), frac_str(box[n][1])] for n in COORDINATES},
                      "parameters": dict(REPRESENTATIVE)},

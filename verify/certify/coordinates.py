@@ -29,11 +29,12 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..run.cache import by_code_version
+from ..derive.asymptotics import leading_terms_general
+from ..derive.factoring import seeded_sympy
 from ..derive.invariants import DEFINITIONS, INVARIANTS, PREFACTORS, V2, invariant_map, invariants_of, r, x, y
 from ..model.symbols import D, K, T, alpha, delta, vnorm
+from ..run.cache import by_code_version
 from .obligations import Obligation, cited, identity, sign
-from ..derive.asymptotics import leading_terms_general
 
 u = sp.Symbol("u", positive=True)
 eps = sp.Symbol("epsilon", real=True)
@@ -183,6 +184,7 @@ def _limits(ob: list, sc_loss0, s_over_u, h) -> None:
 
 @lru_cache(maxsize=None)
 @by_code_version("slow-coordinates")
+@seeded_sympy()
 def slow_coordinates() -> SlowCoordinates:
     """Derive the (u, eps) map and its observables from the invariant form of the reduced recursion (a few
     seconds; cached on disk by code version, verify.run.cache)."""
@@ -210,6 +212,7 @@ def param_values(setting) -> tuple:
 
 @lru_cache(maxsize=None)
 @by_code_version("cubic-coefficient")
+@seeded_sympy()
 def cubic_coefficient():
     """slow_coordinates().c, kept on disk alone: a family member's query needs c only, and loading every
     coordinate costs it more than the rest of its work."""

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.factoring import factored, seeded_sympy
 from ..derive.invariants import x, y
 from ..errors import InvalidParameter
 from ..model.numbers import frac_str
@@ -75,10 +76,6 @@ def L0(vv):
     return kappa * (1 + vv) ** 2 / (vv**2 * (vv**2 + kappa))
 
 
-def _factor(e):
-    return sp.factor(sp.cancel(sp.together(e)))
-
-
 def regular_factor(f) -> bool:
     """A factor of a denominator at v = 0 that is nonzero for x, kappa, E1 > 0 and t >= 0: one of those symbols
     other than t, or a polynomial in t with positive coefficients and a nonzero constant term."""
@@ -88,19 +85,23 @@ def regular_factor(f) -> bool:
             and all(c > 0 for c in sp.Poly(f, t).coeffs()))
 
 
-def _regular(name: str, expr) -> Obligation:
-    """The denominator of ``expr`` is nonzero at v = 0 for every x, kappa > 0 and t >= 0 (its factors there are
-    powers of kappa, x, E1 and polynomials in t with positive coefficients and constant term: regular_factor), so the
-    formula is finite as omega -> infinity, at every D."""
+def regular_obligation(prefix: str, name: str, expr, at=None) -> Obligation:
+    """``{prefix}-regular-{name}``: the denominator of ``expr`` is nonzero at ``at`` (default nu = 0) for every x, kappa > 0 and
+    t >= 0 (its factors there are powers of kappa, x, E1 and polynomials in t with positive coefficients and constant
+    term: regular_factor), so the formula is finite as omega -> infinity (t = 0 included: s = 0), at every D."""
+    at = {v: 0} if at is None else at
+    where = ", ".join(f"{k} = {val}" for k, val in at.items())
     den = sp.fraction(sp.cancel(sp.together(expr)))[1]
-    at0 = sp.factor(den.subs(v, 0))
+    at0 = sp.factor(den.subs(at))
     _, factors = sp.factor_list(at0)
     ok = at0 != 0 and all(regular_factor(f) for f, _ in factors)
-    return Obligation(f"drift-regular-{name}", f"the denominator of {name} at v = 0 (omega -> infinity) is nonzero "
-                      "for x, kappa > 0, t >= 0", "sympy", ok, f"at v = 0 it is {sp.sstr(at0)[:120]}")
+    return Obligation(f"{prefix}-regular-{name}", f"the denominator of {name} at {where} (omega -> infinity) is "
+                      "nonzero for x, kappa > 0 and t >= 0 (t = 0 included: s = 0)", "sympy", ok,
+                      f"at {where} it is {sp.sstr(at0)[:120]}")
 
 
 @lru_cache(maxsize=None)
+@seeded_sympy()
 def chart_pieces() -> dict:
     """The chart's formulas before their partials (Gamma, Delta, rho, the terms of dh, the state's e), in
     (nu, t, h; x, kappa) with Gamma and E1, X as given symbols; drift_chart proves them, verify.certify.landing
@@ -112,19 +113,19 @@ def chart_pieces() -> dict:
     e_of = e0(U) + (h - t) * (1 + v) ** 3 / v          # e = e0(u) + g/(u^2 (1 - u)), g = h - t
     G_scaled = out_s["G"].subs({u: U, eps: e_of, s: S}).subs(to_k)
     # Gamma = kappa G = y G/x (near 1 - kappa h): its kappa-derivative has no 1/kappa^2 to cancel against Delta's
-    Gamma = _factor(kappa * G_scaled)
-    Delta_over_s = _factor((1 + S) * x * U**2 * Gam)
+    Gamma = factored(kappa * G_scaled)
+    Delta_over_s = factored((1 + S) * x * U**2 * Gam)
     Delta = S * Delta_over_s
-    rho = 1 - x * _factor((v**2 + S) / (1 + v) ** 2)
+    rho = 1 - x * factored((v**2 + S) / (1 + v) ** 2)
     om, om_next = 1 / v, 1 / (v * E1)
-    DD = _factor((1 - S * (om + om_next) - S * om * om_next) / ((1 + S * om**2) * (1 + S * om_next**2)))
+    DD = factored((1 - S * (om + om_next) - S * om * om_next) / ((1 + S * om**2) * (1 + S * om_next**2)))
     # h' = h + x dh: every term of h' - h carries x (a step's direction does not depend on its length, only its
     # length does), so the enclosures' widths scale with x as the band's margin does. Written with Delta X = E1 - 1:
     # rho E1 - 1 = (rho - 1) E1 + Delta X and t/E1^4 - t = -t Delta X (1 + E1 + E1^2 + E1^3)/E1^4
-    D_x, Ds_x = _factor(Delta / x), _factor(Delta_over_s / x)
-    terms = (_factor((rho - 1) * L0(v) / x), rho * X * _factor(Delta * L0(v) / x),
-             (_factor((rho - 1) / x) * E1 + D_x * X) * (h - t), DD * Ds_x * X,
-             _factor(_factor((L0(v) - L0(v * E1)) / (E1 - 1)) * v**T_POWER) * t * Ds_x * X,
+    D_x, Ds_x = factored(Delta / x), factored(Delta_over_s / x)
+    terms = (factored((rho - 1) * L0(v) / x), rho * X * factored(Delta * L0(v) / x),
+             (factored((rho - 1) / x) * E1 + D_x * X) * (h - t), DD * Ds_x * X,
+             factored(factored((L0(v) - L0(v * E1)) / (E1 - 1)) * v**T_POWER) * t * Ds_x * X,
              -t * D_x * X * (1 + E1 + E1**2 + E1**3) / E1**T_POWER)
     return {"U": U, "S": S, "to_k": to_k, "e_of": e_of, "G_scaled": G_scaled, "Gamma": Gamma, "Delta": Delta,
             "rho": rho, "terms": terms}
@@ -132,6 +133,7 @@ def chart_pieces() -> dict:
 
 @lru_cache(maxsize=None)
 @by_code_version("drift-chart")
+@seeded_sympy()
 def drift_chart() -> tuple:
     """({name: SymPy expression}, obligations): the module docstring's formulas with the partials the mean-value
     forms use, each proved from the slow coordinates (themselves proved from the model's map)."""
@@ -167,14 +169,14 @@ def drift_chart() -> tuple:
                        1 - kappa * h))
     ob.append(identity("drift-at-infinity", "at v = 0 (X = E1 = 1, G = 1/kappa - h): h' = (1 - kappa x) h, the "
                        "multiplier across the curve of fixed points at omega = infinity", at0, (1 - kappa * x) * h))
-    e_exit = _factor(e0(U).subs(to_k)) + (h - t) * (1 + v) ** 3 / v
+    e_exit = factored(e0(U).subs(to_k)) + (h - t) * (1 + v) ** 3 / v
     out = {"Gamma": Gamma, "Delta": Delta, "dh": dh, "e_of": e_exit}
     # the partials the mean-value forms use, each factored (h' term by term): an enclosure of a factored derivative
     # wraps far less than one of the quotient rule's sum
     for name, wrt in (("Gamma", STATE + PARAMS), ("Delta", (v, t, Gam) + PARAMS)):
-        out |= {f"{name}_{z}": _factor(sp.diff(out[name], z)) for z in wrt}
-    out |= {f"dh_{z}": sp.Add(*[_factor(sp.diff(term, z)) for term in terms]) for z in STATE + (Gam, X, E1) + PARAMS}
-    ob += [_regular(n, e) for n, e in out.items() if n != "e_of" and not n.startswith("e_of")]
+        out |= {f"{name}_{z}": factored(sp.diff(out[name], z)) for z in wrt}
+    out |= {f"dh_{z}": sp.Add(*[factored(sp.diff(term, z)) for term in terms]) for z in STATE + (Gam, X, E1) + PARAMS}
+    ob += [regular_obligation("drift", n, e) for n, e in out.items() if n != "e_of" and not n.startswith("e_of")]
     return out, tuple(ob)
 
 

@@ -30,21 +30,20 @@ Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the
 T(s) = j_f + j_n(s): a member that starts with nu <= nu_in(s) = nu_hi e^-K(s) enters the band with nu <= nu_hi.
 Before it, the approach (check_approach) carries members from eta >= -3/4 (p >= 1/4) into that region: eta rises
 every step (mean-value forms, no contraction needed there) and log(nu/(1 + eta)), which does not grow at nu = 0,
-grows by at most c_max (eta' - eta). Where the members come from, the passage from zero initialisation into {eta >=
--3/4, nu <= nu_in(s) e^-K_a} (far out on the curve), is not built.
+grows by at most c_max (eta' - eta). Before it, for large D, the far approach (verify.certify.far) from p near 0;
+where the members come from, the passage from zero initialisation to s omega^4 <= tau, is not built.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
-from sympy.core import random as sympy_random
 
+from ..derive.factoring import factored, seeded_sympy
 from ..derive.invariants import x
 from ..model.numbers import frac_str
 from ..model.precision import arb_precision
@@ -67,51 +66,19 @@ DIMS = ("nu", "t", "eta", "x", "kappa")
 SPLIT_ORDER = (0, 2, 1, 0, 3, 4)
 
 
-def _factor(e):
-    return sp.factor(sp.cancel(sp.together(e)))
-
-
-def _regular(name: str, expr) -> Obligation:
-    den = sp.fraction(sp.cancel(sp.together(expr)))[1]
-    at0 = sp.factor(den.subs(v, 0))
-    _, factors = sp.factor_list(at0)
-    ok = at0 != 0 and all(drift.regular_factor(f) for f, _ in factors)
-    return Obligation(f"landing-regular-{name}", f"the denominator of {name} at nu = 0 is nonzero for x, kappa > 0 "
-                      "and t >= 0 (t = 0 included: s = 0)", "sympy", ok, f"at nu = 0 it is {sp.sstr(at0)[:120]}")
-
-
-@contextmanager
-def _seeded_sympy():
-    """SymPy's multivariate factorisation (Wang's algorithm) draws its evaluation points from SymPy's own generator,
-    seeded from the OS at import: its time then varies with the draw, from seconds to more than ten minutes (a clean
-    clone's test worker stalled so in factoring these terms). Seeded here (4-8 s measured), restored after."""
-    sr = sympy_random
-    states = sr.rng.getstate(), sr._assumptions_rng.getstate()
-    sr.seed(0)
-    try:
-        yield
-    finally:
-        sr.rng.setstate(states[0])
-        sr._assumptions_rng.setstate(states[1])
-
-
 @lru_cache(maxsize=None)
 @by_code_version("landing-chart")
+@seeded_sympy()
 def landing_chart() -> tuple:
     """({name: SymPy expression}, obligations): the module docstring's formulas, each proved from the drift band's
     (eta' = s h'(eta/s), Ghat = s Gamma(eta/s)), and regular at nu = 0 and t = 0."""
-    with _seeded_sympy():
-        return _landing_chart()
-
-
-def _landing_chart() -> tuple:
     pc = drift.chart_pieces()
     S = pc["S"]
     sub = {h: eta / S, Gam: Gh / S}
-    Ghat = _factor(S * pc["Gamma"].subs(h, eta / S))
-    Delta = _factor(pc["Delta"].subs(Gam, Gh / S))
+    Ghat = factored(S * pc["Gamma"].subs(h, eta / S))
+    Delta = factored(pc["Delta"].subs(Gam, Gh / S))
     # each term of s dh written so that its powers of s cancel (s h - s t = eta - s t, s Gamma = Ghat, ...)
-    terms = [_factor(S * term.subs(sub)) for term in pc["terms"]]
+    terms = [factored(S * term.subs(sub)) for term in pc["terms"]]
     deta = sp.Add(*terms)
     ob = [identity("landing-Ghat", "Ghat(nu, t, eta) = s Gamma(nu, t, eta/s), s = t nu^4", Ghat,
                    S * pc["Gamma"].subs(h, eta / S)),
@@ -129,7 +96,7 @@ def _landing_chart() -> tuple:
                     at0, (1 + eta) * E1 - 1)]
     # no partials: the check takes every derivative by hyper-dual arithmetic (recheck.hyperdual)
     out = {"Ghat": Ghat, "Delta": Delta, "deta": deta}
-    ob += [_regular(n, e) for n, e in out.items()]
+    ob += [drift.regular_obligation("landing", n, e) for n, e in out.items()]
     return out, tuple(ob)
 
 
@@ -256,16 +223,17 @@ class LandingCheck(CoverCheck):
     n: tuple = (4, 1, 8)
 
 
-def cover(starts, s_hi, judge, max_depth: int, max_boxes: int) -> tuple:
-    """Bisection trees over (nu, t, third, x, kappa) from the boxes ``starts``: judge(box) -> (failure text or None,
-    the dimension to halve or None); a failing box is halved there (else across SPLIT_ORDER in turn) up to
-    ``max_depth`` times. (ok, failure text, trees): "." a box that passed, "x" one that holds no member (s = t nu^4
-    > s_hi on all of it), a digit the dimension halved (DIMS) followed by its halves (verify.certify.drift's marks)."""
+def cover(starts, s_hi, judge, max_depth: int, max_boxes: int, dims=DIMS) -> tuple:
+    """Bisection trees over (nu, t, third, x, kappa) (named ``dims``) from the boxes ``starts``: judge(box) -> (failure
+    text or None, the dimension to halve or None); a failing box is halved there (else across SPLIT_ORDER in turn) up
+    to ``max_depth`` times. (ok, failure text, trees): "." a box that passed, "x" one that holds no member (s = t nu^4
+    > s_hi on all of it; none when s_hi is None), a digit the dimension halved followed by its halves
+    (verify.certify.drift's marks)."""
     st = {"tried": 0, "why": ""}
 
     def walk(box, dep) -> str | None:
         (v0, _), (t0, _) = box[0], box[1]
-        if t0 * v0**drift.T_POWER > s_hi:
+        if s_hi is not None and t0 * v0**drift.T_POWER > s_hi:
             return "x"
         st["tried"] += 1
         if st["tried"] > max_boxes:
@@ -275,7 +243,7 @@ def cover(starts, s_hi, judge, max_depth: int, max_boxes: int) -> tuple:
         if why is None:
             return "."
         if dep >= max_depth:
-            where = ", ".join(f"{nm} in [{float(a):.4g}, {float(b):.4g}]" for nm, (a, b) in zip(DIMS, box))
+            where = ", ".join(f"{nm} in [{float(a):.4g}, {float(b):.4g}]" for nm, (a, b) in zip(dims, box))
             st["why"] = f"on {where} after {max_depth} halvings: {why}"
             return None
         if i is None:
@@ -377,6 +345,24 @@ def nu_in(lc: LandingCheck, s) -> Fraction:
     K = c["K0"] + c["K1"] * Fraction(s) * steps_to_band(lc, s)
     with arb_precision(COUNT_BITS):
         return lo_frac(_q(lc.v_hi) * (-_q(K)).exp())
+
+
+def nu_in_min(lc: LandingCheck, s_max=None) -> Fraction:
+    """A rational at most nu_in(s) for every 0 < s <= s_max (default s_hi): K(s) = K0 + K1 s T(s) with s T(s) <= s (j_f + 1) + s L(s),
+    L(s) = max(0, log(eps1/(s w))/log(1/lambda_n)), and s L(s) is at most its value at s_hi when s_hi <= s* =
+    eps1/(e w) (it rises up to s*), else at most its maximum over every s > 0, s*/log(1/lambda_n)."""
+    c = counts(lc)
+    w = lc.W - lc.C / (1 - lc.lam_n)
+    sm = lc.s_hi if s_max is None else min(Fraction(s_max), lc.s_hi)
+    with arb_precision(COUNT_BITS):
+        ell = (1 / _q(lc.lam_n)).log()
+        s_star = _q(lc.eps1 / w) / _q(Fraction(1)).exp()
+        if sm <= lo_frac(s_star):
+            sL = _q(sm) * (_q(lc.eps1 / (sm * w))).log() / ell
+        else:
+            sL = s_star / ell
+        K = _q(c["K0"]) + _q(c["K1"]) * (_q(sm * (c["j_f"] + 1)) + sL)
+        return lo_frac(_q(lc.v_hi) * (-K).exp())
 
 
 def transverse_rate(kappa_lo, v_hi) -> Fraction:

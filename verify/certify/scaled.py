@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..derive.factoring import seeded_sympy
 from ..derive.invariants import r, x, y
 from ..run.cache import by_code_version
 from .coordinates import Qs, Rs, cs, eps, slow_coordinates, u, w
@@ -60,6 +61,7 @@ def _regular(name: str, expr, allowed=(u - 1, w - 1)) -> Obligation:
 
 @lru_cache(maxsize=None)
 @by_code_version("scaled-coordinates")
+@seeded_sympy()
 def scaled_coordinates() -> tuple:
     """({name: SymPy expression in (u, epsilon = e, w, G, X, Q, R, c; s, x, y)}, obligations): the module
     docstring's formulas and the partials the mean-value forms use, each proved equal to the (u, eps) chart's at

@@ -278,7 +278,8 @@ class Search:
                                                                                        "crash": 0})
     first: dict = field(default_factory=dict)
     checked: list = field(default_factory=list)
-    failure: tuple | None = None
+    failure: tuple | None = None  # the first failure: counting stops there (later calls are shrinking)
+    shrunk: dict = field(default_factory=dict)   # "fails" / "crash": the last (regime, judgement) of that kind
     shrink_calls: int = 0
     slowest: float = 0.0
     tick: object = None           # progress: called as tick(examples judged, shrinking) after each example
@@ -305,7 +306,10 @@ class Search:
             if self.tick is not None:
                 self.tick(sum(self.counts.values()), self.failure is not None)
             if j.status in ("fails", "crash"):
-                self.failure = (regime, j)
+                # kept by kind: a crash met while shrinking a counterexample must not replace it (Hypothesis
+                # shrinks towards whichever it finds simpler), and the crash is reported beside it
+                self.failure = self.failure or (regime, j)
+                self.shrunk[j.status] = (regime, j)
                 raise (Falsified if j.status == "fails" else Crashed)(j.detail)
             if j.status != "holds":
                 assume(False)
@@ -398,7 +402,8 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
     replayed, cleared = _replayed(store, obj, preds)
     search = _searched(obj, strategy if strategy is not None else strategy_for(obj), preds, examples, seed, cid,
                        progress)
-    found = search.failure
+    new_fail, crash = search.shrunk.get("fails"), search.shrunk.get("crash")
+    found = new_fail or crash
     save_error = None
     if found is not None and store is not None:
         try:
@@ -407,8 +412,6 @@ def fuzz(claim, examples: int = DEFAULT_EXAMPLES, seed: int | None = None, datab
         except OSError as exc:      # the failure is still reported (its regime and replay) and says it was not saved
             save_error = f"could not be saved to {store.path}: {exc.strerror or exc}"
     rerun = f"verify fuzz --claim {cid} --seed {seed} --examples {examples}" + (" --no-db" if store is None else "")
-    new_fail = found if found is not None and found[1].status == "fails" else None
-    crash = found if found is not None and found[1].status == "crash" else None
     if crash is None:
         crash = next(((r, j) for r, j in replayed if j.status == "crash"), None)
     replay_fail = next(((r, j) for r, j in replayed if j.status == "fails"), None)

@@ -1,0 +1,251 @@
+"""The far approach at rho = 0: from p -> 0 up to p ~ 5/16, where the approach (verify.certify.landing) takes over.
+
+Before a member of a cell holding rho = 0 comes within 3/4 of the curve of fixed points it has p = alpha/(1 + omega)
+near 0: its peak alpha grows like sqrt(log(D/K)/kappa) while omega is still of order (D/K)^(1/4) when t = s omega^4
+falls to tau. Near p = 0 the landing's chart is neutral (p' = p e^{kappa x p (1 - p)} at nu = 0: progress of order p^2)
+and nu/p ~ 1/alpha is the quantity the approach's entry needs small. In
+
+    beta = 1/alpha,   varpi = alpha nu (= p (1 + nu)),   t = s/nu^4   (nu = beta varpi = 1/omega, the band's nu),
+
+the omega chart's exact map (verify.certify.positivity_chart: alpha' = (1 - x a) alpha + b, omega' = omega e^-inc,
+tied to the generated map) reads, with inc = varpi incp and ratio = alpha'/alpha = 1 + x beta^2 varpi bdec,
+
+    beta' = beta/ratio,   varpi' = varpi ratio e^inc,   t' = t e^(-4 inc),
+    incp = kappa x (1 + s)(1 - varpi + nu + s alpha)/(1 + nu)^3,   bdec = (1 - varpi + nu - s alpha/nu)/(1 + nu)^2
+
+(s alpha = t beta^3 varpi^4, s alpha/nu = t beta^2 varpi^3): polynomial numerators, denominators powers of 1 + nu,
+regular at beta = varpi = t = 0 (SymPy obligations below; eta(beta, varpi, t) is the landing's eta by its
+definition). So (varpi' - varpi)/varpi^2 = gpi = incp X ratio + x beta^2 bdec (X =
+exprel(inc)) is x (kappa + beta^2) > 0 at the corner: uniform progress where the landing's chart had none.
+
+What is checked (Arb boxes over (beta, t, varpi, x, kappa), beta <= beta_max, t <= tau, varpi <= pi_h; mean-value
+forms from hyper-dual numbers, recheck.hyperdual): gpi >= d > 0, bdec >= 0 (alpha never falls: beta' <= beta), incp
+>= 0 (omega falls: t' <= t); and on the layer pi_h <= varpi <= PI_X the landing's eta lies in [-eps_a, -eps]. Then
+1/varpi falls by at least d/(1 + d pi_h) a step, so a member at t <= tau, beta <= beta_max, varpi0 <= pi_h leaves the
+region within ceil((1/varpi0 - 1/pi_h)(1 + d pi_h)/d) + 1 steps into the layer (varpi' <= pi_h (1 + pi_h g_max) <=
+PI_X), with nu = beta varpi <= beta_max PI_X <= nu_in_min e^-K_a: inside the approach's entry set for every s <=
+FAR_S_HI (the statement's s_hi; the landing's nu_in(s) is smallest at large s).
+Where members come from (the passage from zero initialisation to t <= tau with alpha >= 1/beta_max) is not built.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy as sp
+
+from ..derive.factoring import factored, seeded_sympy
+from ..derive.invariants import x
+from ..model.numbers import frac_str
+from ..model.precision import arb_precision
+from ..model.symbols import alpha
+from ..run.cache import by_code_version
+from . import drift, landing
+from .arbfun import ball, exact, hi_frac, lo_frac
+from .coordinates import X
+from .formulas import compile_formulas, formula_text
+from .obligations import Obligation, identity
+from .positivity import kappa, rho
+from .positivity_chart import CLOSED, omega
+from .positivity_chart import obligations as omega_obligations
+
+beta = sp.Symbol("beta", positive=True)      # 1/alpha
+varpi = sp.Symbol("varpi", positive=True)    # alpha nu = alpha/omega
+t, v = drift.t, drift.v
+STATE = (beta, t, varpi)
+ARGS = STATE + (x, kappa)
+DIMS = ("beta", "t", "varpi", "x", "kappa")
+PI_H = Fraction(5, 16)     # the region's upper end in varpi (p ~ 0.31)
+PI_X = Fraction(3, 8)      # the layer's upper end: no step from varpi <= PI_H goes beyond it (checked)
+FAR_GRID = (2, 1, 8)
+# the far approach is stated for s <= FAR_S_HI (D >= 2^20 K): members with larger s meet t <= tau nearer the curve
+# (measured: p = 0.65 at D/K = 10^5), and over small s the landing's nu_in(s) is near nu_hi e^-K0
+FAR_S_HI = Fraction(1, 2**20)
+
+
+def eta_of(al, nu, tt):
+    """The landing's eta = s h = (alpha - alpha*(u)) nu - s (L0(nu) - t), s = t nu^4 (verify.certify.landing)."""
+    S = tt * nu**drift.T_POWER
+    u_ = drift.u_of(nu)
+    a_star = (1 - u_) / ((1 - u_) ** 2 + S * u_**2)       # alpha*(u) at r = 1/s (verify.certify.coordinates)
+    return (al - a_star) * nu - S * (drift.L0(nu) - tt)
+
+
+@lru_cache(maxsize=None)
+@by_code_version("far-chart")
+@seeded_sympy()
+def far_chart() -> tuple:
+    """({name: SymPy expression}, obligations): incp, ratio, bdec and eta in (beta, varpi, t; x, kappa), each proved
+    from the omega chart's closed forms (themselves the generated map's: the obligation omega-chart), eta from the
+    landing's definition."""
+    nu = beta * varpi
+    S = t * nu**drift.T_POWER
+    to_w = {alpha: 1 / beta, omega: (1 + S) / nu, rho: S / (1 + S)}   # omega = 1/((1 - rho) nu), rho = s/(1 + s)
+    inc, a, b = (CLOSED[k].subs(to_w) for k in ("inc", "a", "b"))
+    out = {"incp": factored(inc / varpi), "ratio": factored(1 - x * a + b * beta),
+           "bdec": factored((1 - x * a + b * beta - 1) / (x * beta**2 * varpi)),
+           "eta": factored(eta_of(1 / beta, nu, t))}
+    ob = [o for o in omega_obligations() if o.name.endswith("omega-chart")]
+    ob += [identity("far-incp", "inc = varpi incp: the omega chart's inc at alpha = 1/beta, omega = (1 + s)/nu, "
+                    "rho = s/(1 + s), s = t nu^4, nu = beta varpi", varpi * out["incp"], inc),
+           identity("far-ratio", "ratio = alpha'/alpha = 1 - x a + b/alpha", out["ratio"], 1 - x * a + b * beta),
+           identity("far-bdec", "ratio - 1 = x beta^2 varpi bdec", out["ratio"] - 1, x * beta**2 * varpi * out["bdec"]),
+           identity("far-eta", "eta(beta, varpi, t) is the landing's eta = (alpha - alpha*(u)) nu - s (L0 - t) at "
+                    "alpha = 1/beta", out["eta"], eta_of(1 / beta, nu, t))]
+    # the step in the chart: inc = varpi incp, E = e^inc = 1 + inc X; (varpi'/varpi - 1)/varpi = gpi
+    E = 1 + varpi * out["incp"] * X
+    gpi = out["incp"] * X * out["ratio"] + x * beta**2 * out["bdec"]
+    ob.append(identity("far-gpi", "(varpi' - varpi)/varpi^2 = incp X ratio + x beta^2 bdec, with varpi' = varpi ratio "
+                       "E, E = 1 + inc X", (varpi * out["ratio"] * E - varpi) / varpi**2, gpi))
+    ob += [drift.regular_obligation("far", n, e, at={beta: 0, varpi: 0}) for n, e in out.items()]
+    return out, tuple(ob)
+
+
+def obligations() -> tuple:
+    return far_chart()[1]
+
+
+def file_group() -> dict:
+    """The chart's formulas as text (the "far" group of an atlas file's map)."""
+    return {n: formula_text(e) for n, e in far_chart()[0].items()}
+
+
+@lru_cache(maxsize=None)
+def hd_functions() -> dict:
+    """The chart's formulas compiled for hyper-dual numbers (recheck.hyperdual), each of ARGS."""
+    from recheck.hyperdual import hd_power  # heavy: flint
+    texts = file_group()
+    return {n: compile_formulas([texts[n]], tuple(map(str, ARGS)), power=hd_power) for n in texts}
+
+
+def step_terms(fh: dict, Z) -> tuple:
+    """(gpi, bdec, incp) at the state Z = (beta, t, varpi, x, kappa) (balls or hyper-duals)."""
+    from recheck.hyperdual import exprel  # heavy: flint
+    B, _, P, Px, _ = Z
+    ip, r, bd = (fh[n](*Z)[0] for n in ("incp", "ratio", "bdec"))
+    return ip * exprel(P * ip) * r + Px * B * B * bd, bd, ip
+
+
+@dataclass
+class FarCheck(landing.CoverCheck):
+    """The far approach's outcome and what it states (module docstring)."""
+
+    beta_max: Fraction
+    tau: Fraction
+    s_hi: Fraction
+    eps_a: Fraction
+    eps: Fraction
+    nu_room: Fraction                  # nu_in_min e^-K_a: the approach's entry bound on nu, for every s <= s_hi
+    pi_h: Fraction = PI_H
+    pi_x: Fraction = PI_X
+    boxes: int = 0
+    layer_boxes: int = 0
+    layer_trees: list = None
+    d: Fraction | None = None          # the least gpi
+    g_max: Fraction = Fraction(0)      # the most gpi
+    n: tuple = FAR_GRID
+
+    def steps(self, varpi0) -> int:
+        """Steps from varpi0 <= pi_h until the member is past pi_h (1/varpi falls by d/(1 + d pi_h) a step)."""
+        w0 = Fraction(varpi0)
+        return max(0, math.ceil((1 / w0 - 1 / self.pi_h) * (1 + self.d * self.pi_h) / self.d)) + 1
+
+
+def _far_judge(fh, fc: FarCheck):
+    from recheck.hyperdual import mean_values  # heavy: flint
+
+    def judge(box):
+        (g, wg), (bd, wb), (ip, wi) = mean_values(lambda Z: step_terms(fh, Z), box, ball, exact)
+        if not (g.is_finite() and g > 0):
+            return f"gpi = {g} not certainly > 0", landing._widest(wg)
+        if not (bd.is_finite() and lo_frac(bd) >= 0):
+            return f"bdec = {bd} not >= 0 (alpha could fall)", landing._widest(wb)
+        if not (ip.is_finite() and lo_frac(ip) >= 0):
+            return f"incp = {ip} not >= 0 (omega could grow)", landing._widest(wi)
+        fc.boxes += 1
+        fc.d = lo_frac(g) if fc.d is None else min(fc.d, lo_frac(g))
+        fc.g_max = max(fc.g_max, hi_frac(g))
+        return None, None
+    return judge
+
+
+def _layer_judge(fh, fc: FarCheck):
+    from recheck.hyperdual import mean_values  # heavy: flint
+
+    def judge(box):
+        ((e, we),) = mean_values(lambda Z: fh["eta"](*Z), box, ball, exact)
+        if not (e.is_finite() and lo_frac(e) >= -fc.eps_a and hi_frac(e) <= -fc.eps):
+            return f"eta = {e} not in [-{fc.eps_a}, -{fc.eps}]", landing._widest(we)
+        fc.layer_boxes += 1
+        return None, None
+    return judge
+
+
+def _power_of_2_below(z: Fraction) -> Fraction:
+    return Fraction(1, 2 ** math.ceil(math.log2(1 / z))) if z < 1 else Fraction(1)
+
+
+def check_far(x_range: tuple, kappa_range: tuple, s_hi, *, tau, eps_a, eps, nu_room, beta_max=None, n=FAR_GRID,
+              max_depth=30, max_boxes=100_000, bits=128) -> FarCheck:
+    """Check the far approach (module docstring) for every x in ``x_range``, kappa in ``kappa_range``: beta_max
+    defaults to the largest power of 2 with beta_max PI_X <= nu_room (the approach's entry bound on nu)."""
+    (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
+    nu_room = Fraction(nu_room)
+    bm = Fraction(beta_max) if beta_max is not None else _power_of_2_below(nu_room / PI_X)
+    fc = FarCheck(beta_max=bm, tau=Fraction(tau), s_hi=Fraction(s_hi), eps_a=Fraction(eps_a), eps=Fraction(eps),
+                  nu_room=nu_room, n=tuple(n), bits=bits, layer_trees=[])
+    fc.obligations += list(obligations())
+    P = ((x0, x1), (k0, k1))
+    fh = hd_functions()
+    with arb_precision(bits):
+        ok, why, fc.trees = landing.cover(landing.grid(bm, fc.tau, (Fraction(0), fc.pi_h), P, fc.n), None,
+                                          _far_judge(fh, fc), max_depth, max_boxes, dims=DIMS)
+        if ok:
+            ok_l, why_l, fc.layer_trees = landing.cover(landing.grid(bm, fc.tau, (fc.pi_h, fc.pi_x), P, (2, 1, 2)),
+                                                        None, _layer_judge(fh, fc), max_depth, max_boxes, dims=DIMS)
+    fc.obligations.append(Obligation(
+        "far-boxes", "on every box gpi > 0, bdec >= 0 and incp >= 0", "arb", ok,
+        f"{fc.boxes} boxes at {bits} bits; d = {float(fc.d):.4g}, g_max = {float(fc.g_max):.4g}" if ok else why))
+    if ok:
+        fc.obligations.append(Obligation(
+            "far-layer", f"on the layer {frac_str(fc.pi_h)} <= varpi <= {frac_str(fc.pi_x)} the landing's eta lies in "
+            f"[-{frac_str(fc.eps_a)}, -{frac_str(fc.eps)}]", "arb", ok_l,
+            f"{fc.layer_boxes} boxes" if ok_l else why_l))
+        exit_hi = fc.pi_h * (1 + fc.pi_h * fc.g_max)
+        fc.obligations.append(Obligation(
+            "far-handover", "a step from varpi <= pi_h ends at varpi <= pi_h (1 + pi_h g_max) <= PI_X, with nu = beta "
+            "varpi <= beta_max PI_X <= nu_in_min e^-K_a", "arb", exit_hi <= fc.pi_x and bm * fc.pi_x <= nu_room,
+            f"pi_h (1 + pi_h g_max) = {float(exit_hi):.4g}, beta_max PI_X = {float(bm * fc.pi_x):.4g}, nu room "
+            f"{float(nu_room):.4g}"))
+    return fc
+
+
+def record(fc: FarCheck) -> dict:
+    """The far approach as an atlas file states it (checked in the run that wrote the file)."""
+    bad = next((o for o in fc.obligations if not o.ok), None)
+    return {"ok": fc.ok, "beta_max": frac_str(fc.beta_max), "tau": frac_str(fc.tau), "s_hi": frac_str(fc.s_hi),
+            "eps_a": frac_str(fc.eps_a), "eps": frac_str(fc.eps), "nu_room": frac_str(fc.nu_room),
+            "pi_h": frac_str(fc.pi_h), "pi_x": frac_str(fc.pi_x), "grid": list(fc.n), "layer_grid": [2, 1, 2],
+            "bits": fc.bits, "boxes": fc.boxes, "layer_boxes": fc.layer_boxes,
+            "d": frac_str(fc.d) if fc.ok else None, "g_max": frac_str(fc.g_max),
+            "trees": fc.trees if fc.ok else [], "layer_trees": fc.layer_trees if fc.ok else [],
+            "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
+
+
+def far_for_cell(box: tuple, land: landing.LandingCheck, appr: landing.ApproachCheck, bits: int = 128,
+                 budget: int = landing.LANDING_BUDGET) -> FarCheck:
+    """The far approach into ``appr``'s entry set for the cell ``box``, for s <= FAR_S_HI: nu_room = nu_in_min e^-K_a
+    (the landing's nu_in over s <= FAR_S_HI, the approach's K_a from eta0 = -eps_a)."""
+    _, xr, kr = box
+    s_f = min(land.s_hi, FAR_S_HI)
+    room = landing.nu_in_min(land, s_f) * _exp_down(-appr.log_growth())
+    return check_far(xr, kr, s_f, tau=land.tau, eps_a=appr.eps_a, eps=appr.eps, nu_room=room, max_boxes=budget,
+                     bits=bits)
+
+
+def _exp_down(z: Fraction) -> Fraction:
+    """A rational at most e^z."""
+    with arb_precision(landing.COUNT_BITS):
+        return lo_frac(landing._q(Fraction(z)).exp())
