@@ -14,8 +14,8 @@ tied to the generated map) reads, with inc = varpi incp and ratio = alpha'/alpha
     incp = kappa x (1 + s)(1 - varpi + nu + s alpha)/(1 + nu)^3,   bdec = (1 - varpi + nu - s alpha/nu)/(1 + nu)^2
 
 (s alpha = t beta^3 varpi^4, s alpha/nu = t beta^2 varpi^3): polynomial numerators, denominators powers of 1 + nu,
-regular at beta = varpi = t = 0 (SymPy obligations below; eta(beta, varpi, t) is the landing's eta by its
-definition). So (varpi' - varpi)/varpi^2 = gpi = incp X ratio + x beta^2 bdec (X =
+regular at beta = varpi = t = 0 (SymPy obligations below; eta(beta, varpi, t) is the landing's s h, tied to the
+drift band's lag e_of). So (varpi' - varpi)/varpi^2 = gpi = incp X ratio + x beta^2 bdec (X =
 exprel(inc)) is x (kappa + beta^2) > 0 at the corner: uniform progress where the landing's chart had none.
 
 What is checked (Arb boxes over (beta, t, varpi, x, kappa), beta <= beta_max, t <= tau, varpi <= pi_h; mean-value
@@ -65,12 +65,16 @@ FAR_GRID = (2, 1, 8)
 FAR_S_HI = Fraction(1, 2**20)
 
 
+def _alpha_star(nu, S):
+    """alpha*(u) at u = 1/(1 + nu), r = 1/s (verify.certify.coordinates)."""
+    u_ = drift.u_of(nu)
+    return (1 - u_) / ((1 - u_) ** 2 + S * u_**2)
+
+
 def eta_of(al, nu, tt):
     """The landing's eta = s h = (alpha - alpha*(u)) nu - s (L0(nu) - t), s = t nu^4 (verify.certify.landing)."""
     S = tt * nu**drift.T_POWER
-    u_ = drift.u_of(nu)
-    a_star = (1 - u_) / ((1 - u_) ** 2 + S * u_**2)       # alpha*(u) at r = 1/s (verify.certify.coordinates)
-    return (al - a_star) * nu - S * (drift.L0(nu) - tt)
+    return (al - _alpha_star(nu, S)) * nu - S * (drift.L0(nu) - tt)
 
 
 @lru_cache(maxsize=None)
@@ -78,8 +82,8 @@ def eta_of(al, nu, tt):
 @seeded_sympy()
 def far_chart() -> tuple:
     """({name: SymPy expression}, obligations): incp, ratio, bdec and eta in (beta, varpi, t; x, kappa), each proved
-    from the omega chart's closed forms (themselves the generated map's: the obligation omega-chart), eta from the
-    landing's definition."""
+    from the omega chart's closed forms (themselves the generated map's: the obligation omega-chart), eta tied to the
+    drift band's lag e_of (s u^3 e(nu, t, eta/s) = alpha - alpha*(u))."""
     nu = beta * varpi
     S = t * nu**drift.T_POWER
     to_w = {alpha: 1 / beta, omega: (1 + S) / nu, rho: S / (1 + S)}   # omega = 1/((1 - rho) nu), rho = s/(1 + s)
@@ -87,13 +91,17 @@ def far_chart() -> tuple:
     out = {"incp": factored(inc / varpi), "ratio": factored(1 - x * a + b * beta),
            "bdec": factored((1 - x * a + b * beta - 1) / (x * beta**2 * varpi)),
            "eta": factored(eta_of(1 / beta, nu, t))}
-    ob = [o for o in omega_obligations() if o.name.endswith("omega-chart")]
+    oc = next(o for o in omega_obligations() if o.key == "omega-chart")
+    ob = [Obligation("far-omega-chart", oc.name, "sympy", bool(oc.holds), oc.detail)]
     ob += [identity("far-incp", "inc = varpi incp: the omega chart's inc at alpha = 1/beta, omega = (1 + s)/nu, "
                     "rho = s/(1 + s), s = t nu^4, nu = beta varpi", varpi * out["incp"], inc),
            identity("far-ratio", "ratio = alpha'/alpha = 1 - x a + b/alpha", out["ratio"], 1 - x * a + b * beta),
            identity("far-bdec", "ratio - 1 = x beta^2 varpi bdec", out["ratio"] - 1, x * beta**2 * varpi * out["bdec"]),
-           identity("far-eta", "eta(beta, varpi, t) is the landing's eta = (alpha - alpha*(u)) nu - s (L0 - t) at "
-                    "alpha = 1/beta", out["eta"], eta_of(1 / beta, nu, t))]
+           identity("far-eta", "s u^3 e(nu, t, eta/s) = alpha - alpha*(u) at alpha = 1/beta, with the drift band's "
+                    "e_of (so eta is the landing's s h)", S * drift.u_of(nu) ** 3
+                    * drift.chart_pieces()["e_of"].subs(drift.chart_pieces()["to_k"])
+                    .subs({v: nu, drift.h: out["eta"] / S}, simultaneous=True),
+                    1 / beta - _alpha_star(nu, S))]
     # the step in the chart: inc = varpi incp, E = e^inc = 1 + inc X; (varpi'/varpi - 1)/varpi = gpi
     E = 1 + varpi * out["incp"] * X
     gpi = out["incp"] * X * out["ratio"] + x * beta**2 * out["bdec"]
