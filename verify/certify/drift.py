@@ -86,9 +86,10 @@ def regular_factor(f) -> bool:
 
 
 def regular_obligation(prefix: str, name: str, expr, at=None) -> Obligation:
-    """``{prefix}-regular-{name}``: the denominator of ``expr`` is nonzero at ``at`` (default nu = 0) for every x, kappa > 0 and
-    t >= 0 (its factors there are powers of kappa, x, E1 and polynomials in t with positive coefficients and constant
-    term: regular_factor), so the formula is finite as omega -> infinity (t = 0 included: s = 0), at every D."""
+    """``{prefix}-regular-{name}``: the denominator of ``expr`` is nonzero at ``at`` (default nu = 0) for every x,
+    kappa > 0 and t >= 0 (its factors there are powers of kappa, x, E1 and polynomials in t with positive coefficients
+    and constant term: regular_factor), so the formula is finite as omega -> infinity (t = 0 included: s = 0), at
+    every D."""
     at = {v: 0} if at is None else at
     where = ", ".join(f"{k} = {val}" for k, val in at.items())
     den = sp.fraction(sp.cancel(sp.together(expr)))[1]
@@ -391,7 +392,8 @@ def _e0_at(kappa_hi, v_hi) -> Fraction:
     return Fraction(str(sp.cancel(e0(u_of(vh)).subs(y, k * x))))
 
 
-def _power_of_2_below(W: Fraction) -> Fraction:
+def power_of_2_below(W: Fraction) -> Fraction:
+    """The largest power of 2 at most W (1 when W >= 1), exactly."""
     p = Fraction(1)
     while p > W:
         p /= 2
@@ -403,14 +405,14 @@ def band_width(kappa_hi, v_hi, region_C) -> Fraction:
     vh = Fraction(v_hi)
     room = Fraction(3, 4) * (Fraction(region_C) - _e0_at(kappa_hi, vh)) * vh / (1 + vh) ** 3
     W = min(Fraction(1, 2), 1 / (2 * Fraction(kappa_hi)), room)
-    return _power_of_2_below(W) if W > 0 else Fraction(0)
+    return power_of_2_below(W) if W > 0 else Fraction(0)
 
 
 def region_C_for_band(kappa_hi, v_hi) -> Fraction:
     """The C~ of R~ that leaves the band its full width min(1/2, 1/(2 kappa_hi)) at the exit (band_width's room): a
     trapping region chosen as narrow as it closes may hold e0 at the exit with little to spare."""
     vh = Fraction(v_hi)
-    W = _power_of_2_below(min(Fraction(1, 2), 1 / (2 * Fraction(kappa_hi))))
+    W = power_of_2_below(min(Fraction(1, 2), 1 / (2 * Fraction(kappa_hi))))
     return _e0_at(kappa_hi, vh) + Fraction(4, 3) * W * (1 + vh) ** 3 / vh
 
 

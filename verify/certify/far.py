@@ -91,6 +91,7 @@ def far_chart() -> tuple:
     out = {"incp": factored(inc / varpi), "ratio": factored(1 - x * a + b * beta),
            "bdec": factored((1 - x * a + b * beta - 1) / (x * beta**2 * varpi)),
            "eta": factored(eta_of(1 / beta, nu, t))}
+    pc = drift.chart_pieces()
     oc = next(o for o in omega_obligations() if o.key == "omega-chart")
     ob = [Obligation("far-omega-chart", oc.name, "sympy", bool(oc.holds), oc.detail)]
     ob += [identity("far-incp", "inc = varpi incp: the omega chart's inc at alpha = 1/beta, omega = (1 + s)/nu, "
@@ -99,7 +100,7 @@ def far_chart() -> tuple:
            identity("far-bdec", "ratio - 1 = x beta^2 varpi bdec", out["ratio"] - 1, x * beta**2 * varpi * out["bdec"]),
            identity("far-eta", "s u^3 e(nu, t, eta/s) = alpha - alpha*(u) at alpha = 1/beta, with the drift band's "
                     "e_of (so eta is the landing's s h)", S * drift.u_of(nu) ** 3
-                    * drift.chart_pieces()["e_of"].subs(drift.chart_pieces()["to_k"])
+                    * pc["e_of"].subs(pc["to_k"])
                     .subs({v: nu, drift.h: out["eta"] / S}, simultaneous=True),
                     1 / beta - _alpha_star(nu, S))]
     # the step in the chart: inc = varpi incp, E = e^inc = 1 + inc X; (varpi'/varpi - 1)/varpi = gpi
@@ -191,17 +192,13 @@ def _layer_judge(fh, fc: FarCheck):
     return judge
 
 
-def _power_of_2_below(z: Fraction) -> Fraction:
-    return Fraction(1, 2 ** math.ceil(math.log2(1 / z))) if z < 1 else Fraction(1)
-
-
 def check_far(x_range: tuple, kappa_range: tuple, s_hi, *, tau, eps_a, eps, nu_room, beta_max=None, n=FAR_GRID,
               max_depth=30, max_boxes=100_000, bits=128) -> FarCheck:
     """Check the far approach (module docstring) for every x in ``x_range``, kappa in ``kappa_range``: beta_max
     defaults to the largest power of 2 with beta_max PI_X <= nu_room (the approach's entry bound on nu)."""
     (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
     nu_room = Fraction(nu_room)
-    bm = Fraction(beta_max) if beta_max is not None else _power_of_2_below(nu_room / PI_X)
+    bm = Fraction(beta_max) if beta_max is not None else drift.power_of_2_below(nu_room / PI_X)
     fc = FarCheck(beta_max=bm, tau=Fraction(tau), s_hi=Fraction(s_hi), eps_a=Fraction(eps_a), eps=Fraction(eps),
                   nu_room=nu_room, n=tuple(n), bits=bits, layer_trees=[])
     fc.obligations += list(obligations())

@@ -348,9 +348,9 @@ def nu_in(lc: LandingCheck, s) -> Fraction:
 
 
 def nu_in_min(lc: LandingCheck, s_max=None) -> Fraction:
-    """A rational at most nu_in(s) for every 0 < s <= s_max (default s_hi): K(s) = K0 + K1 s T(s) with s T(s) <= s (j_f + 1) + s L(s),
-    L(s) = max(0, log(eps1/(s w))/log(1/lambda_n)), and s L(s) is at most its value at s_hi when s_hi <= s* =
-    eps1/(e w) (it rises up to s*), else at most its maximum over every s > 0, s*/log(1/lambda_n)."""
+    """A rational at most nu_in(s) for every 0 < s <= s_max (default s_hi): K(s) = K0 + K1 s T(s) with s T(s) <= s
+    (j_f + 1) + s L(s), L(s) = max(0, log(eps1/(s w))/log(1/lambda_n)), and s L(s) is at most its value at s_max when
+    s_max <= s* = eps1/(e w) (it rises up to s*), else at most its maximum over every s > 0, s*/log(1/lambda_n)."""
     c = counts(lc)
     w = lc.W - lc.C / (1 - lc.lam_n)
     sm = lc.s_hi if s_max is None else min(Fraction(s_max), lc.s_hi)
