@@ -13,9 +13,11 @@ identities' next gap), t' = t/E1^4, and (varpi' - varpi)/varpi^2 = incp X ratio 
 (algebra, stated here). Then the stated covers are replayed: on every leaf of (beta, t, varpi) in [0, beta_max] x [0,
 tau] x [0, pi_h] times the cell's (x, kappa) that quotient is >= d, bdec >= 0 and incp >= 0 (mean-value forms from
 hyper-dual evaluations, recheck.hyperdual); on every leaf of the layer pi_h <= varpi <= pi_x eta lies in [-eps_a,
--eps]; pi_h (1 + pi_h g_max) <= pi_x with g_max no less than the leaves give; and beta_max pi_x <= nu_room <=
-nu_in_min e^-K_a, recomputed from the stated landing and approach (verify.certify.landing.nu_in_min over s <= the
-far approach's s_hi, stated here again). No box may be marked as holding no member.
+-eps] and nu e^(c |eta|)/(1 + eta) <= nu_room (nu = beta varpi, c the stated approach's: that is the approach's
+entry set, nu <= nu_in(s) e^-K_a(eta0), K_a(eta0) = c |eta0| - log(1 + eta0)); pi_h (1 + pi_h g_max) <= pi_x with
+g_max no less than the leaves give; and nu_room <= nu_in_min, recomputed from the stated landing
+(verify.certify.landing.nu_in_min over s <= the far approach's s_hi, stated here again). No box may be marked as
+holding no member.
 """
 from __future__ import annotations
 
@@ -91,20 +93,19 @@ def check_far(F: R.Formulas, cell: dict, fa: dict, appr: dict) -> int:
                                      "s_hi")}
     if not (0 < st["s_hi"] <= R.frac(land["s_hi"]) and st["tau"] == R.frac(appr["tau"])
             and st["eps_a"] == R.frac(appr["eps_a"]) and st["eps"] == R.frac(appr["eps"]) and 0 < st["pi_h"] < st["pi_x"] < 1 and st["d"] > 0
-            and st["beta_max"] > 0):
+            and st["beta_max"] > 0 and R.frac(fa["c"]) == R.frac(appr["c"])):
         raise R.CheckFailed("far", f"{where}: the far approach's shape does not fit its approach")
     old = ctx.prec
     ctx.prec = L.COUNT_BITS
     try:
-        room = _nu_in_min(land, st["s_hi"]) * R.lower(L._q(-R.frac(appr["K_a"])).exp())
+        room = _nu_in_min(land, st["s_hi"])
     finally:
         ctx.prec = old
-    if not (st["nu_room"] <= room and st["beta_max"] * st["pi_x"] <= st["nu_room"]
-            and st["pi_h"] * (1 + st["pi_h"] * st["g_max"]) <= st["pi_x"]):
-        raise R.CheckFailed("far", f"{where}: the hand-over does not hold: beta_max pi_x = "
-                            f"{float(st['beta_max'] * st['pi_x']):.4g}, nu room {float(st['nu_room']):.4g} (at most "
+    if not (st["nu_room"] <= room and st["pi_h"] * (1 + st["pi_h"] * st["g_max"]) <= st["pi_x"]):
+        raise R.CheckFailed("far", f"{where}: the hand-over does not hold: nu room {float(st['nu_room']):.4g} (at most "
                             f"{float(room):.4g}), pi_h (1 + pi_h g_max) = "
                             f"{float(st['pi_h'] * (1 + st['pi_h'] * st['g_max'])):.4g} against pi_x")
+    c = R.ball(R.frac(appr["c"]))
     fh = {n: R.compile_arb([F.trees[("far", n)]], list(STATE), power=hd_power) for n in ("incp", "ratio", "bdec", "eta")}
     ivl = lambda lo, hi: R.interval(lo, hi)  # noqa: E731
     spans = lambda b: ", ".join(f"{n} in [{float(lo):.4g}, {float(hi):.4g}]" for n, (lo, hi) in zip(STATE, b))  # noqa
@@ -118,8 +119,11 @@ def check_far(F: R.Formulas, cell: dict, fa: dict, appr: dict) -> int:
 
     def layer(b):
         ((e, _),) = mean_values(lambda Z: fh["eta"](*Z), b, ivl, R.ball)
-        if not (e.is_finite() and R.lower(e) >= -st["eps_a"] and R.upper(e) <= -st["eps"]):
-            raise R.CheckFailed("far", f"{where}: on the layer, {spans(b)}: eta = {e}")
+        q = ivl(*b[0]) * ivl(*b[2]) * (-c * e).exp() / (1 + e)
+        if not (e.is_finite() and R.lower(e) >= -st["eps_a"] and R.upper(e) <= -st["eps"] and q.is_finite()
+                and R.upper(q) <= st["nu_room"]):
+            raise R.CheckFailed("far", f"{where}: on the layer, {spans(b)}: eta = {e}, nu e^(c |eta|)/(1 + eta) = {q} "
+                                f"(the approach's entry: <= the nu room {float(st['nu_room']):.4g})")
 
     def start(lo, hi):
         return lambda i, j, k, n: ((st["beta_max"] * i / n[0], st["beta_max"] * (i + 1) / n[0]),

@@ -56,19 +56,34 @@ def test_the_chart_is_the_map_stated_by_hand():
             assert abs(float(ball.mid()) - float(want)) <= 1e-12 * max(1.0, abs(float(want))), (b, w, t, ball, want)
 
 
+ROOM, C_APPR = F(3, 16), F(1, 2)     # about the example cell's nu_in_min (0.186) and its approach's c
+
+
+def hand_quotient(b, w, t, k):
+    """The approach's entry quotient nu e^(c |eta|)/(1 + eta), nu = beta varpi, with the hand eta."""
+    e = hand_eta(b, w, t, k)
+    return b * w * mp.exp(-mp.mpf(C_APPR.numerator) / C_APPR.denominator * e) / (1 + e)
+
+
 @pytest.fixture(scope="module")
 def example():
-    return far.check_far(CELL_X, CELL_K, far.FAR_S_HI, tau=TAU, eps_a=F(3, 4), eps=F(1, 8), nu_room=F(1, 32))
+    return far.check_far(CELL_X, CELL_K, far.FAR_S_HI, tau=TAU, eps_a=F(3, 4), eps=F(1, 8), nu_room=ROOM, c=C_APPR)
 
 
 @pytest.mark.slow
 def test_the_example_cell_closes_and_members_follow_it(example):
-    """The cell closes (beta_max = 1/16 under a nu room of 1/32); members at its (x, kappa) corners started at
-    beta = beta_max, t = tau and varpi0 = 1/100 or 1/1000 (float64, the hand map) leave varpi <= pi_h within the
-    stated count, alpha and omega monotone, and land on the layer with eta in [-3/4, -1/8] and nu <= the room."""
+    """The cell closes under a room of 3/16 with c = 1/2, and its beta_max is the largest multiple of 1/64 that can:
+    one more and a member on the layer's edge (varpi = 5/16, the hand map) is outside the approach's entry set.
+    Members at its (x, kappa) corners started at beta = beta_max, t = tau and varpi0 = 1/100 or 1/1000 leave varpi
+    <= pi_h within the stated count, alpha and omega monotone, and land on the layer with eta in [-3/4, -1/8] and
+    nu e^(c |eta|)/(1 + eta) <= the room."""
     fc = example
-    assert fc.ok and fc.beta_max == F(1, 16) and fc.d > 0
+    assert fc.ok and fc.d > 0
     mp.mp.dps = 30
+    over = fc.beta_max + F(1, far.BETA_DENOMINATOR)
+    worst = max(hand_quotient(mp.mpf(over.numerator) / over.denominator, mp.mpf(5) / 16, t, mp.mpf(k.numerator) /
+                              k.denominator) for t in (mp.mpf(0), mp.mpf(TAU.numerator) / TAU.denominator) for k in CELL_K)
+    assert worst > float(ROOM), (fc.beta_max, worst)
     for x in CELL_X:
         for k in CELL_K:
             for w0 in (F(1, 100), F(1, 1000)):
@@ -81,14 +96,15 @@ def test_the_example_cell_closes_and_members_follow_it(example):
                     b, w, t, n = b2, w2, t2, n + 1
                 assert n <= fc.steps(w0), (x, k, w0, n, fc.steps(w0))
                 assert b < float(fc.beta_max)        # alpha grew on the way
-                assert w <= float(fc.pi_x) and -0.75 <= hand_eta(b, w, t, K) <= -0.125 and b * w <= float(fc.nu_room)
+                assert w <= float(fc.pi_x) and -0.75 <= hand_eta(b, w, t, K) <= -0.125
+                assert hand_quotient(b, w, t, K) <= float(fc.nu_room)
 
 
 def test_a_layer_outside_the_approach_is_refused():
     """Negative control: with the approach said to end at eta = -3/4 (eps = 3/4: its region empty above p ~ 1/4), the
     layer pi_h <= varpi <= 3/8 (p ~ 0.31 to 0.37) lies above it: the same check refuses it, and a member there has
     eta > -3/4 indeed."""
-    fc = far.check_far(CELL_X, CELL_K, far.FAR_S_HI, tau=TAU, eps_a=F(3, 4), eps=F(3, 4), nu_room=F(1, 32))
+    fc = far.check_far(CELL_X, CELL_K, far.FAR_S_HI, tau=TAU, eps_a=F(3, 4), eps=F(3, 4), nu_room=ROOM, c=C_APPR)
     assert not fc.ok and next(o for o in fc.obligations if not o.ok).name == "far-layer"
     mp.mp.dps = 30
     assert hand_eta(mp.mpf(1) / 16, mp.mpf(5) / 16, mp.mpf(1) / 8, mp.mpf(1) / 4) > -0.75

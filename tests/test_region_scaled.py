@@ -152,7 +152,7 @@ def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_reche
     assert "certified for every member (every D >= 64 K" in tr["reason"]
     ev = tr["evidence"]
     assert all(ev[k]["ok"] is True for k in ("region_scaled", "drift_band", "landing", "approach", "far"))
-    assert "for every D >= 1048576 K the far approach, from {alpha >= 16," in tr["reason"]
+    assert "for every D >= 1048576 K the far approach, from {alpha >= 64/7," in tr["reason"]
     assert "scaled-identities" in steps and "for every rho in [0, 1/64]" in steps["rho-zero-region"]
     # the drift band before R~ (tests/test_drift.py) and the landing before it (tests/test_landing.py) are re-checked
     # too: their charts' identities, then every box
@@ -273,7 +273,9 @@ def test_a_stronger_landing_or_an_edited_landing_formula_is_refused(zero_atlas, 
 @pytest.mark.slow
 def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas, tmp_path):
     """The far approach before the approach: claimed with twice its progress d, with alpha's bound 1/beta_max halved
-    (beta_max doubled: the hand-over's nu bound then fails), or with one of its formulas edited, it is refused."""
+    (beta_max doubled: the boxes then fail), with half its nu room (the layer is then outside the approach's entry
+    set as stated), with a nu room above the landing's nu_in_min (the hand-over), or with one of its formulas edited,
+    it is refused."""
     def field(key, f):
         def edit(data):
             fa = data["cells"][0]["checks"]["trajectory"]["evidence"]["far"]
@@ -282,7 +284,10 @@ def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas,
 
     exc = _refused(zero_atlas, tmp_path, field("d", lambda d: 2 * d))
     assert exc.step == "far" and "gpi" in exc.detail
-    exc = _refused(zero_atlas, tmp_path, field("beta_max", lambda b: 2 * b))
+    assert _refused(zero_atlas, tmp_path, field("beta_max", lambda b: 2 * b)).step == "far"
+    exc = _refused(zero_atlas, tmp_path, field("nu_room", lambda r: r / 2))
+    assert exc.step == "far" and "the approach's entry" in exc.detail
+    exc = _refused(zero_atlas, tmp_path, field("nu_room", lambda r: 2 * r))
     assert exc.step == "far" and "hand-over" in exc.detail
     edit = _formula_edit("far", "bdec", "varpi", "2*varpi")
     assert _refused(zero_atlas, tmp_path, edit).step == "far-identities"

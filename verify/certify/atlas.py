@@ -24,8 +24,9 @@ own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell i
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
 rho = 0 (D -> infinity) is open: the trajectory has no bounded limit as D -> infinity (alpha's peak grows like
 sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist and no entry is built there
-(docs/atlas.md); its trapping region is checked for every member at once in the chart e = eps/s
-(verify.certify.scaled), and the open reason says whether it closed.
+(docs/atlas.md); its last phases, from the trapping region in the chart e = eps/s back to the far approach, are
+checked for every member at once (the registry verify.certify.rho_zero.PHASES), and the open reason says which
+closed.
 
 The atlas's cells are stated, for the independent re-checker (recheck.atlas), as the cells of a
 family of one representative regime per point: K = N = v = c_L = lambda = beta = ||V*||^2 = 1, D = 1/rho (a
@@ -209,99 +210,10 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
 
 def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry is built there (the passage: the peak of
-    alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); but its last two phases are checked once for every member:
-    R~ = {u <= u0, |alpha - alpha*(u)| <= C~ s u^3} in the chart e = eps/s, regular at s = 0 (verify.certify.scaled),
-    the largest u0 and first C~ of the family's ladders that close, before it the drift along the curve of fixed
-    points, a band in a chart regular at s = 0 and omega = infinity that hands over to R~ (verify.certify.drift), and
-    before that the landing from within eps of the curve into the band, every scale of the lag at once, and the
-    approach from within 3/4 of the curve into the landing (verify.certify.landing), and for s <= 2^-20 the far
-    approach from p near 0 into the approach (verify.certify.far). The reason says what is missing first (a query
-    quotes its start)."""
-    from .family import _base_C, _region, _region_at, region_record  # heavy: loads flint
-    from . import drift, far, landing  # heavy: loads flint
-    phase("trapping region at rho = 0 (e = eps/s)")
-    u0, m, rc = _region(cell.invariants(), cell.hint, knobs, scaled=True)
-    passage = ("the passage where alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md")
-    if not rc.ok:
-        bad = next(o for o in rc.obligations if not o.ok)
-        return {"status": "open", "reason": f"the cell holds rho = 0 (D -> infinity): open, since no entry into the "
-                f"trapping region is built there ({passage}, then the drift along the curve of fixed points); nor "
-                f"does a trapping region R~ close in the chart e = eps/s ({bad.name}: {bad.detail})"[:600],
-                "evidence": {"region_scaled": {"ok": False, "u0": frac_str(u0), "C_multiple": m}}}
-    # the band hands over to R~ at u0: a wider R~, when it closes, leaves the band its full width (drift.band_width)
-    m_band = math.ceil(drift.region_C_for_band(cell.box[2][1], 1 / u0 - 1) / _base_C(cell.invariants(), True))
-    if m_band > m:
-        phase("a wider trapping region for the drift band")
-        wide = _region_at(cell.invariants(), u0, m_band, knobs, scaled=True)
-        if wide.ok:
-            m, rc = m_band, wide
-    summary = rc.summary()
-    region = {"ok": True, "C_multiple": m, "min_Q": summary["min_Q"]} | region_record(u0, rc, knobs)
-    phase("the drift band at rho = 0 (nu = 1/omega, t = s omega^4)")
-    band = drift.band_for_cell(cell.box, u0, rc.C, knobs.get("bits", 128),
-                               knobs.get("drift_budget", drift.BAND_BUDGET))
-    r_text = (f"R~ = {{u <= {frac_str(u0)}, |alpha - alpha*(u)| <= {float(rc.C):.4g} s u^3}} is mapped into itself "
-              f"(the chart e = eps/s, regular at s = 0: {summary['boxes']} boxes; recheck.atlas re-checks it), and on "
-              f"it u' = u - c Q u^3 with Q >= {float(Fraction(summary['min_Q'])):.4g}: from a member's entry into R~ "
-              "on, the 1/T rate")
-    every = f"every member (every D >= {frac_str(1 / cell.box[0][1])} K)"
-    stated = drift.record(band)
-    evidence = {"region_scaled": region, "C_multiple": m, "drift_band": stated}
-    if band.ok:
-        b_text = (f"the drift along the curve of fixed points, the band {{omega >= {frac_str(1 / band.v_hi)}, s omega^4 "
-                  f"<= {frac_str(band.tau)}, |h| <= {frac_str(band.W)}}} (h: the lag's deviation from the quasi-static "
-                  f"one, verify.certify.drift) mapped into itself or into R~ ({band.boxes} boxes; recheck.atlas "
-                  f"re-checks it), omega falling on it; and {r_text}")
-        phase("the landing on the curve at rho = 0 (eta = s h)")
-        land = landing.landing_for_cell(cell.box, band, knobs.get("bits", 128),
-                                        knobs.get("landing_budget", landing.LANDING_BUDGET))
-        evidence["landing"] = landing.record(land)
-        if land.ok:
-            c = landing.counts(land)
-            phase("the approach to the curve at rho = 0 (eta = s h)")
-            appr = landing.approach_for_cell(cell.box, land, knobs.get("bits", 128),
-                                             knobs.get("landing_budget", landing.LANDING_BUDGET))
-            evidence["approach"] = landing.approach_record(appr)
-            a_text = (f"the approach, from {{-{frac_str(appr.eps_a)} <= eta0 <= -{frac_str(land.eps)}, omega >= "
-                      f"{frac_str(1 / land.v_hi)} e^(K(s) + {float(appr.c):.3g} |eta0| - log(1 + eta0)), s omega^4 <= "
-                      f"{frac_str(land.tau)}}} into the landing within {appr.steps()} steps ({appr.boxes} boxes; "
-                      f"recheck.atlas re-checks it); " if appr.ok else "")
-            f_text, into, upto = "", "approach" if appr.ok else "landing", appr.eps_a if appr.ok else land.eps
-            if appr.ok:
-                phase("the far approach at rho = 0 (beta = 1/alpha, varpi = alpha/omega)")
-                fa = far.far_for_cell(cell.box, land, appr, knobs.get("bits", 128),
-                                      knobs.get("landing_budget", landing.LANDING_BUDGET))
-                evidence["far"] = far.record(fa)
-                if fa.ok:
-                    into = "far approach"
-                    f_text = (f"for every D >= {frac_str(1 / fa.s_hi)} K the far approach, from {{alpha >= "
-                              f"{frac_str(1 / fa.beta_max)}, alpha/omega <= "
-                              f"{frac_str(fa.pi_h)}, s omega^4 <= {frac_str(fa.tau)}}} (p near 0, where the landing's "
-                              f"chart is neutral; verify.certify.far) into the approach within ceil((omega0/alpha0 - "
-                              f"{frac_str(1 / fa.pi_h)}) {float((1 + fa.d * fa.pi_h) / fa.d):.4g}) + 1 steps "
-                              f"({fa.boxes} boxes; recheck.atlas re-checks it); ")
-            n_phases = {"far approach": "five", "approach": "four", "landing": "three"}[into]
-            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the "
-                      f"{into} is built there ({passage}, up to "
-                      + (f"alpha >= {frac_str(1 / fa.beta_max)} when s omega^4 falls to {frac_str(fa.tau)} for "
-                         f"D >= {frac_str(1 / fa.s_hi)} K, within {frac_str(upto)} of the curve of fixed points for "
-                         "smaller D" if into == "far approach"
-                         else f"within {frac_str(upto)} of the curve of fixed points")
-                      + f"). Its last {n_phases} phases are certified for {every}: {f_text}{a_text}the landing, from {{omega >= {frac_str(1 / land.v_hi)} "
-                      f"e^K(s), s omega^4 <= {frac_str(land.tau)}, -{frac_str(land.eps)} <= eta <= 0}} (eta = s h ~ "
-                      f"alpha/(1 + omega) - 1, verify.certify.landing; K(s) = {float(c['K0']):.3g} + "
-                      f"{float(c['K1']):.3g} s T(s)) into the band within T(s) = {c['j_f']} + "
-                      f"ceil(log({frac_str(land.eps1)}/({float(c['w']):.3g} s))/log({frac_str(1 / land.lam_n)})) "
-                      f"steps ({land.boxes} boxes; recheck.atlas re-checks it); {b_text}")
-        else:
-            reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is built "
-                      f"there ({passage}; the landing did not close: {evidence['landing']['failed']}). Its last two "
-                      f"phases are certified for {every}: {b_text}")
-    else:
-        reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into the trapping region is built "
-                  f"there ({passage}, then the drift along the curve of fixed points: the drift band did not close, "
-                  f"{stated['failed']}). Its last phase is certified for {every}: {r_text}")
-    return {"status": "open", "reason": reason[:1600], "evidence": evidence}
+    alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); its last phases, from the trapping region R~ back to the
+    far approach, are checked once for every member by the registry verify.certify.rho_zero.PHASES."""
+    from . import rho_zero  # heavy: loads flint
+    return rho_zero.run(cell, knobs, phase)
 
 
 LOWS_MARGIN = Fraction(1, 1024)     # the stored lower ends sit this fraction below the corners' refined ones
@@ -510,8 +422,8 @@ def cell_digest(rec: dict) -> str:
 
 
 def stated(cell: dict, key: str) -> dict | None:
-    """What a cell's trajectory check states as closed under ``key`` of its evidence ("drift_band":
-    verify.certify.drift, "landing": verify.certify.landing), or None."""
+    """What a cell's trajectory check states as closed under ``key`` of its evidence (a phase of
+    verify.certify.rho_zero.PHASES), or None."""
     ev = cell.get("checks", {}).get("trajectory", {}).get("evidence", {}).get(key)
     return ev if isinstance(ev, dict) and ev.get("ok") else None
 
@@ -524,7 +436,7 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
     from .certificate import TRUSTS  # heavy: loads sympy,flint
     from .files import FORMAT, VERSION, trusts  # heavy: loads sympy,flint
     from .formulas import VARIABLES, file_map  # heavy: loads sympy,flint
-    from . import drift, far, landing, scaled  # heavy: loads sympy,flint
+    from .rho_zero import map_groups  # heavy: loads sympy,flint
     out_cells = []
     for rec in sorted(cells, key=lambda r: r["path"]):
         rec = {k: v for k, v in rec.items() if k != "digest"}
@@ -542,11 +454,8 @@ def atlas_file(box: dict, cells: list, *, knobs: dict, depth: int, seconds: floa
             "trusts": trusts(TRUSTS) + [{"statement": "the reduced map depends on a regime only through (r, x, y)",
                                          "proof": "SymPy identities (verify.derive.invariants)", "scope": "sigma = "
                                          "identity, centred entries, P^T P = lambda I, zero initialisation"}],
-            "map": {"variables": VARIABLES, **file_map(), "scaled_coordinates": scaled.file_group()}
-            # the drift band's and the landing's charts, where a cell states them (cells holding rho = 0)
-            | ({"drift": drift.file_group()} if any(stated(c, "drift_band") for c in out_cells) else {})
-            | ({"landing": landing.file_group()} if any(stated(c, "landing") for c in out_cells) else {})
-            | ({"far": far.file_group()} if any(stated(c, "far") for c in out_cells) else {}),
+            # and the charts of the rho = 0 phases some cell states closed (verify.certify.rho_zero)
+            "map": {"variables": VARIABLES, **file_map(), **map_groups(out_cells, stated)},
             "spec": {"options": {"representative": "K = N = v = c_L = lambda = beta = ||V*||^2 = 1"},
                      "ranges": {n: [frac_str(box[n][0]), frac_str(box[n][1])] for n in COORDINATES},
                      "parameters": dict(REPRESENTATIVE)},

@@ -438,6 +438,14 @@ def band_for_cell(box: tuple, u0, region_C, bits: int = 128, budget: int = BAND_
     return dc
 
 
+def statement(dc: DriftCheck) -> str:
+    """What a closed band certifies, as a clause of an atlas reason."""
+    return (f"the drift along the curve of fixed points, the band {{omega >= {frac_str(1 / dc.v_hi)}, s omega^4 <= "
+            f"{frac_str(dc.tau)}, |h| <= {frac_str(dc.W)}}} (h: the lag's deviation from the quasi-static one, "
+            f"verify.certify.drift) mapped into itself or into R~ ({dc.boxes} boxes; recheck.atlas re-checks it), "
+            "omega falling on it")
+
+
 def record(dc: DriftCheck) -> dict:
     """The band as an atlas file states it (checked in the run that wrote the file)."""
     bad = next((o for o in dc.obligations if not o.ok), None)

@@ -23,8 +23,12 @@ forms from hyper-dual numbers, recheck.hyperdual): gpi >= d > 0, bdec >= 0 (alph
 >= 0 (omega falls: t' <= t); and on the layer pi_h <= varpi <= PI_X the landing's eta lies in [-eps_a, -eps]. Then
 1/varpi falls by at least d/(1 + d pi_h) a step, so a member at t <= tau, beta <= beta_max, varpi0 <= pi_h leaves the
 region within ceil((1/varpi0 - 1/pi_h)(1 + d pi_h)/d) + 1 steps into the layer (varpi' <= pi_h (1 + pi_h g_max) <=
-PI_X), with nu = beta varpi <= beta_max PI_X <= nu_in_min e^-K_a: inside the approach's entry set for every s <=
-FAR_S_HI (the statement's s_hi; the landing's nu_in(s) is smallest at large s).
+PI_X), where the layer's boxes also show nu e^(c |eta|)/(1 + eta) <= nu_in_min (nu = beta varpi, c the approach's):
+that is the approach's entry set itself, nu <= nu_in(s) e^-K_a(eta0) with K_a(eta0) = c |eta0| - log(1 + eta0), for
+every s <= FAR_S_HI (the statement's s_hi; the landing's nu_in(s) is smallest at large s). On the layer 1 + eta ~ p
+~ varpi, so that quotient is about beta e^(c |eta|): beta_max need not pay for the worst eta and the worst varpi at
+once (the product beta_max PI_X <= nu_in_min e^-K_a(-eps_a) asked alpha >= 16 on docs/atlas.md's example cell, this
+alpha >= 64/7).
 Where members come from (the passage from zero initialisation to t <= tau with alpha >= 1/beta_max) is not built.
 """
 from __future__ import annotations
@@ -60,6 +64,8 @@ DIMS = ("beta", "t", "varpi", "x", "kappa")
 PI_H = Fraction(5, 16)     # the region's upper end in varpi (p ~ 0.31)
 PI_X = Fraction(3, 8)      # the layer's upper end: no step from varpi <= PI_H goes beyond it (checked)
 FAR_GRID = (2, 1, 8)
+LAYER_GRID = (2, 1, 2)
+BETA_DENOMINATOR = 64     # beta_max is a multiple of 1/64
 # the far approach is stated for s <= FAR_S_HI (D >= 2^20 K): members with larger s meet t <= tau nearer the curve
 # (measured: p = 0.65 at D/K = 10^5), and over small s the landing's nu_in(s) is near nu_hi e^-K0
 FAR_S_HI = Fraction(1, 2**20)
@@ -146,7 +152,8 @@ class FarCheck(landing.CoverCheck):
     s_hi: Fraction
     eps_a: Fraction
     eps: Fraction
-    nu_room: Fraction                  # nu_in_min e^-K_a: the approach's entry bound on nu, for every s <= s_hi
+    nu_room: Fraction                  # nu_in_min: the approach's entry bound on nu e^(c|eta|)/(1 + eta), s <= s_hi
+    c: Fraction = Fraction(0)          # the approach's c: log(nu/(1 + eta)) grows by at most c (eta' - eta) a step
     pi_h: Fraction = PI_H
     pi_x: Fraction = PI_X
     boxes: int = 0
@@ -155,6 +162,8 @@ class FarCheck(landing.CoverCheck):
     d: Fraction | None = None          # the least gpi
     g_max: Fraction = Fraction(0)      # the most gpi
     n: tuple = FAR_GRID
+    layer_ok: bool = False
+    layer_why: str = ""
 
     def steps(self, varpi0) -> int:
         """Steps from varpi0 <= pi_h until the member is past pi_h (1/varpi falls by d/(1 + d pi_h) a step)."""
@@ -180,6 +189,12 @@ def _far_judge(fh, fc: FarCheck):
     return judge
 
 
+def entry_quotient(nu, eta, c):
+    """nu e^(c |eta|)/(1 + eta) for eta <= 0 (balls): the approach's entry set is this quotient <= nu_in(s)
+    (verify.certify.landing.ApproachCheck.log_growth: nu <= nu_in(s) e^-K_a(eta0))."""
+    return nu * (-c * eta).exp() / (1 + eta)
+
+
 def _layer_judge(fh, fc: FarCheck):
     from recheck.hyperdual import mean_values  # heavy: flint
 
@@ -187,43 +202,63 @@ def _layer_judge(fh, fc: FarCheck):
         ((e, we),) = mean_values(lambda Z: fh["eta"](*Z), box, ball, exact)
         if not (e.is_finite() and lo_frac(e) >= -fc.eps_a and hi_frac(e) <= -fc.eps):
             return f"eta = {e} not in [-{fc.eps_a}, -{fc.eps}]", landing._widest(we)
+        # the approach's entry: nu e^(c |eta|)/(1 + eta) <= nu_in(s) (decreasing in eta, so at eta's lower end)
+        q = entry_quotient(ball(*box[0]) * ball(*box[2]), e, exact(fc.c))
+        if not (q.is_finite() and hi_frac(q) <= fc.nu_room):
+            return f"nu e^(c |eta|)/(1 + eta) = {q} not <= nu_in_min = {float(fc.nu_room):.4g}", landing._widest(we)
         fc.layer_boxes += 1
         return None, None
     return judge
 
 
-def check_far(x_range: tuple, kappa_range: tuple, s_hi, *, tau, eps_a, eps, nu_room, beta_max=None, n=FAR_GRID,
+def check_far(x_range: tuple, kappa_range: tuple, s_hi, *, tau, eps_a, eps, nu_room, c, beta_max=None, n=FAR_GRID,
               max_depth=30, max_boxes=100_000, bits=128) -> FarCheck:
-    """Check the far approach (module docstring) for every x in ``x_range``, kappa in ``kappa_range``: beta_max
-    defaults to the largest power of 2 with beta_max PI_X <= nu_room (the approach's entry bound on nu)."""
+    """Check the far approach (module docstring) for every x in ``x_range``, kappa in ``kappa_range``, into the
+    approach's entry set {nu e^(c |eta|)/(1 + eta) <= nu_room}; beta_max defaults to the largest multiple of
+    1/BETA_DENOMINATOR up to nu_room/PI_X whose layer closes (a bisection on the multiple: the layer is cheap)."""
     (x0, x1), (k0, k1) = ((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
     nu_room = Fraction(nu_room)
-    bm = Fraction(beta_max) if beta_max is not None else drift.power_of_2_below(nu_room / PI_X)
-    fc = FarCheck(beta_max=bm, tau=Fraction(tau), s_hi=Fraction(s_hi), eps_a=Fraction(eps_a), eps=Fraction(eps),
-                  nu_room=nu_room, n=tuple(n), bits=bits, layer_trees=[])
-    fc.obligations += list(obligations())
     P = ((x0, x1), (k0, k1))
     fh = hd_functions()
+
+    def layer(bm: Fraction) -> FarCheck:
+        fc = FarCheck(beta_max=bm, tau=Fraction(tau), s_hi=Fraction(s_hi), eps_a=Fraction(eps_a), eps=Fraction(eps),
+                      nu_room=nu_room, c=Fraction(c), n=tuple(n), bits=bits, layer_trees=[])
+        with arb_precision(bits):
+            fc.layer_ok, fc.layer_why, fc.layer_trees = landing.cover(
+                landing.grid(bm, fc.tau, (fc.pi_h, fc.pi_x), P, LAYER_GRID), None, _layer_judge(fh, fc), max_depth,
+                max_boxes, dims=DIMS)
+        return fc
+    if beta_max is not None:
+        fc = layer(Fraction(beta_max))
+    else:
+        # nu = beta varpi <= nu e^(c|eta|)/(1 + eta) on the layer, so no beta_max above nu_room/PI_X can close
+        fc = layer(Fraction(1, BETA_DENOMINATOR))
+        lo, hi = 1, math.floor(nu_room / PI_X * BETA_DENOMINATOR)
+        while fc.layer_ok and lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if layer(Fraction(mid, BETA_DENOMINATOR)).layer_ok else (lo, mid - 1)
+        if fc.layer_ok and lo > 1:
+            fc = layer(Fraction(lo, BETA_DENOMINATOR))
+    ok_l, why_l, bm = fc.layer_ok, fc.layer_why, fc.beta_max
+    fc.obligations += list(obligations())
+    fc.obligations.append(Obligation(
+        "far-layer", f"on the layer {frac_str(fc.pi_h)} <= varpi <= {frac_str(fc.pi_x)} the landing's eta lies in "
+        f"[-{frac_str(fc.eps_a)}, -{frac_str(fc.eps)}] and nu e^(c |eta|)/(1 + eta) <= nu_in_min (the approach's "
+        "entry set)", "arb", ok_l, f"{fc.layer_boxes} boxes, beta_max = {frac_str(fc.beta_max)}" if ok_l else why_l))
+    if not ok_l:
+        return fc
     with arb_precision(bits):
         ok, why, fc.trees = landing.cover(landing.grid(bm, fc.tau, (Fraction(0), fc.pi_h), P, fc.n), None,
                                           _far_judge(fh, fc), max_depth, max_boxes, dims=DIMS)
-        if ok:
-            ok_l, why_l, fc.layer_trees = landing.cover(landing.grid(bm, fc.tau, (fc.pi_h, fc.pi_x), P, (2, 1, 2)),
-                                                        None, _layer_judge(fh, fc), max_depth, max_boxes, dims=DIMS)
     fc.obligations.append(Obligation(
         "far-boxes", "on every box gpi > 0, bdec >= 0 and incp >= 0", "arb", ok,
         f"{fc.boxes} boxes at {bits} bits; d = {float(fc.d):.4g}, g_max = {float(fc.g_max):.4g}" if ok else why))
     if ok:
-        fc.obligations.append(Obligation(
-            "far-layer", f"on the layer {frac_str(fc.pi_h)} <= varpi <= {frac_str(fc.pi_x)} the landing's eta lies in "
-            f"[-{frac_str(fc.eps_a)}, -{frac_str(fc.eps)}]", "arb", ok_l,
-            f"{fc.layer_boxes} boxes" if ok_l else why_l))
         exit_hi = fc.pi_h * (1 + fc.pi_h * fc.g_max)
         fc.obligations.append(Obligation(
-            "far-handover", "a step from varpi <= pi_h ends at varpi <= pi_h (1 + pi_h g_max) <= PI_X, with nu = beta "
-            "varpi <= beta_max PI_X <= nu_in_min e^-K_a", "arb", exit_hi <= fc.pi_x and bm * fc.pi_x <= nu_room,
-            f"pi_h (1 + pi_h g_max) = {float(exit_hi):.4g}, beta_max PI_X = {float(bm * fc.pi_x):.4g}, nu room "
-            f"{float(nu_room):.4g}"))
+            "far-handover", "a step from varpi <= pi_h ends on the layer: varpi <= pi_h (1 + pi_h g_max) <= PI_X",
+            "arb", exit_hi <= fc.pi_x, f"pi_h (1 + pi_h g_max) = {float(exit_hi):.4g}"))
     return fc
 
 
@@ -232,25 +267,34 @@ def record(fc: FarCheck) -> dict:
     bad = next((o for o in fc.obligations if not o.ok), None)
     return {"ok": fc.ok, "beta_max": frac_str(fc.beta_max), "tau": frac_str(fc.tau), "s_hi": frac_str(fc.s_hi),
             "eps_a": frac_str(fc.eps_a), "eps": frac_str(fc.eps), "nu_room": frac_str(fc.nu_room),
-            "pi_h": frac_str(fc.pi_h), "pi_x": frac_str(fc.pi_x), "grid": list(fc.n), "layer_grid": [2, 1, 2],
+            "c": frac_str(fc.c), "pi_h": frac_str(fc.pi_h), "pi_x": frac_str(fc.pi_x), "grid": list(fc.n),
+            "layer_grid": list(LAYER_GRID),
             "bits": fc.bits, "boxes": fc.boxes, "layer_boxes": fc.layer_boxes,
             "d": frac_str(fc.d) if fc.ok else None, "g_max": frac_str(fc.g_max),
             "trees": fc.trees if fc.ok else [], "layer_trees": fc.layer_trees if fc.ok else [],
             "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
 
 
+def statement(fc: FarCheck) -> str:
+    """What a closed far approach certifies, as a clause of an atlas reason (its count from varpi0 = alpha0/omega0)."""
+    return (f"for every D >= {frac_str(1 / fc.s_hi)} K the far approach, from {{alpha >= {frac_str(1 / fc.beta_max)}, "
+            f"alpha/omega <= {frac_str(fc.pi_h)}, s omega^4 <= {frac_str(fc.tau)}}} (p near 0, where the landing's "
+            f"chart is neutral; verify.certify.far) into the approach within ceil((omega0/alpha0 - "
+            f"{frac_str(1 / fc.pi_h)}) {float((1 + fc.d * fc.pi_h) / fc.d):.4g}) + 1 steps ({fc.boxes} boxes; "
+            "recheck.atlas re-checks it)")
+
+
+def reach(fc: FarCheck, appr: landing.ApproachCheck) -> str:
+    """Where the far approach's entry set begins for large D, and the approach's for the others."""
+    return (f", up to alpha >= {frac_str(1 / fc.beta_max)} when s omega^4 falls to {frac_str(fc.tau)} for D >= "
+            f"{frac_str(1 / fc.s_hi)} K, {landing.reach(appr.eps_a)[len(', up to '):]} for smaller D")
+
+
 def far_for_cell(box: tuple, land: landing.LandingCheck, appr: landing.ApproachCheck, bits: int = 128,
                  budget: int = landing.LANDING_BUDGET) -> FarCheck:
-    """The far approach into ``appr``'s entry set for the cell ``box``, for s <= FAR_S_HI: nu_room = nu_in_min e^-K_a
-    (the landing's nu_in over s <= FAR_S_HI, the approach's K_a from eta0 = -eps_a)."""
+    """The far approach into ``appr``'s entry set for the cell ``box``, for s <= FAR_S_HI: nu_room = nu_in_min (the
+    landing's nu_in over s <= FAR_S_HI) and the approach's c."""
     _, xr, kr = box
     s_f = min(land.s_hi, FAR_S_HI)
-    room = landing.nu_in_min(land, s_f) * _exp_down(-appr.log_growth())
-    return check_far(xr, kr, s_f, tau=land.tau, eps_a=appr.eps_a, eps=appr.eps, nu_room=room, max_boxes=budget,
-                     bits=bits)
-
-
-def _exp_down(z: Fraction) -> Fraction:
-    """A rational at most e^z."""
-    with arb_precision(landing.COUNT_BITS):
-        return lo_frac(landing._q(Fraction(z)).exp())
+    return check_far(xr, kr, s_f, tau=land.tau, eps_a=appr.eps_a, eps=appr.eps, nu_room=landing.nu_in_min(land, s_f),
+                     c=appr.c, max_boxes=budget, bits=bits)

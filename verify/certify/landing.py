@@ -420,6 +420,21 @@ def record(lc: LandingCheck) -> dict:
             "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
 
 
+def statement(lc: LandingCheck) -> str:
+    """What a closed landing certifies, as a clause of an atlas reason (its count T(s) and nu's growth K(s))."""
+    c = counts(lc)
+    return (f"the landing, from {{omega >= {frac_str(1 / lc.v_hi)} e^K(s), s omega^4 <= {frac_str(lc.tau)}, "
+            f"-{frac_str(lc.eps)} <= eta <= 0}} (eta = s h ~ alpha/(1 + omega) - 1, verify.certify.landing; K(s) = "
+            f"{float(c['K0']):.3g} + {float(c['K1']):.3g} s T(s)) into the band within T(s) = {c['j_f']} + "
+            f"ceil(log({frac_str(lc.eps1)}/({float(c['w']):.3g} s))/log({frac_str(1 / lc.lam_n)})) steps "
+            f"({lc.boxes} boxes; recheck.atlas re-checks it)")
+
+
+def reach(eps) -> str:
+    """Where an entry set within ``eps`` of the curve of fixed points begins, as an atlas reason says it."""
+    return f", up to within {frac_str(eps)} of the curve of fixed points"
+
+
 LANDING_BUDGET = 20_000
 
 
@@ -510,6 +525,14 @@ def approach_for_cell(box: tuple, land: LandingCheck, bits: int = 128, budget: i
     """The approach into ``land``'s region for the cell ``box`` (as landing_for_cell), from eps_a = 3/4."""
     _, xr, kr = box
     return check_approach(xr, kr, land.s_hi, tau=land.tau, v_hi=land.v_hi, eps=land.eps, max_boxes=budget, bits=bits)
+
+
+def approach_statement(ac: ApproachCheck, lc: LandingCheck) -> str:
+    """What a closed approach into ``lc`` certifies, as a clause of an atlas reason."""
+    return (f"the approach, from {{-{frac_str(ac.eps_a)} <= eta0 <= -{frac_str(lc.eps)}, omega >= "
+            f"{frac_str(1 / lc.v_hi)} e^(K(s) + {float(ac.c):.3g} |eta0| - log(1 + eta0)), s omega^4 <= "
+            f"{frac_str(lc.tau)}}} into the landing within {ac.steps()} steps ({ac.boxes} boxes; recheck.atlas "
+            "re-checks it)")
 
 
 def approach_record(ac: ApproachCheck) -> dict:
