@@ -37,8 +37,12 @@ python-flint and the standard library besides), it re-verifies a file written by
   far             such a cell's far approach into its approach (verify.certify.far), when it states one: the file's
                   "far" formulas are the model's map in (beta, varpi, t) = (1/alpha, alpha/omega, s omega^4) (exact
                   identities, recheck.far), every box of both stated covers rebuilt here (progress in varpi, alpha
-                  and omega monotone, the exit layer inside the approach's eta range), and the hand-over's nu
+                  and omega monotone, the exit layer inside the approach's entry set), and the hand-over's nu
                   bound recomputed from the stated landing and approach
+  passage         such a cell's passage into its far approach (verify.certify.passage), when it states one: the
+                  file's "passage" formulas are the far ones at t = xi/(beta^2 varpi^3) (exact identities,
+                  recheck.passage), every box of the stated cover rebuilt here (progress in varpi, alpha never
+                  falling, xi never growing, alpha^2's growth over log varpi's in the stated [q_min, q_max])
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -53,6 +57,7 @@ from recheck import certificates as R
 from recheck import drift as D
 from recheck import far as FA
 from recheck import landing as L
+from recheck import passage as PA
 from recheck import positivity as P
 
 STATUSES = ("certified", "refuted", "open")
@@ -273,6 +278,10 @@ CHAINED = (
      "the far approach's chart is the model's map in (1/alpha, alpha/omega, s omega^4) (exact)", FA.check_far,
      lambda ev, n: f"the far approach (beta_max = {ev['beta_max']}, s <= {ev['s_hi']}) reaches the approach on {n} "
      "boxes"),
+    ("passage", "passage", "passage-identities", PA.check_passage_identities,
+     "the passage's chart is the far approach's in xi = s alpha omega (exact)", PA.check_passage,
+     lambda ev, n: f"the passage (beta_a = {ev['beta_a']}, q_min = {float(R.frac(ev['q_min'])):.4g}) reaches the far "
+     f"approach on {n} boxes"),
 )
 
 

@@ -148,10 +148,10 @@ def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_reche
     tr = cell["checks"]["trajectory"]
     # what is missing comes first (a query quotes the reason's start), then what was certified
     assert cell["status"] == "open" and tr["reason"].startswith("the cell holds rho = 0 (D -> infinity): open, since "
-                                                                "no entry into the far approach is built there")
+                                                                "no entry into the passage is built there")
     assert "certified for every member (every D >= 64 K" in tr["reason"]
     ev = tr["evidence"]
-    assert all(ev[k]["ok"] is True for k in ("region_scaled", "drift_band", "landing", "approach", "far"))
+    assert all(ev[k]["ok"] is True for k in ("region_scaled", "drift_band", "landing", "approach", "far", "passage"))
     assert "for every D >= 1048576 K the far approach, from {alpha >= 64/7," in tr["reason"]
     assert "scaled-identities" in steps and "for every rho in [0, 1/64]" in steps["rho-zero-region"]
     # the drift band before R~ (tests/test_drift.py) and the landing before it (tests/test_landing.py) are re-checked
@@ -160,6 +160,7 @@ def test_the_atlas_states_the_region_of_a_rho_0_cell_keeps_it_open_and_the_reche
     assert "landing-identities" in steps and "for every rho in" in steps["landing"]
     assert "for every rho in" in steps["approach"]
     assert "far-identities" in steps and "for every rho in" in steps["far"]
+    assert "passage-identities" in steps and "for every rho in" in steps["passage"]
 
 
 def _tampered(path, tmp_path, edit):
@@ -275,11 +276,11 @@ def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas,
     """The far approach before the approach: claimed with twice its progress d, with alpha's bound 1/beta_max halved
     (beta_max doubled: the boxes then fail), with half its nu room (the layer is then outside the approach's entry
     set as stated), with a nu room above the landing's nu_in_min (the hand-over), or with one of its formulas edited,
-    it is refused."""
-    def field(key, f):
+    it is refused; so is the passage before it claimed with alpha^2 growing twice as fast (q_min doubled)."""
+    def field(key, f, phase="far"):
         def edit(data):
-            fa = data["cells"][0]["checks"]["trajectory"]["evidence"]["far"]
-            fa[key] = str(f(Fraction(fa[key])))
+            ev = data["cells"][0]["checks"]["trajectory"]["evidence"][phase]
+            ev[key] = str(f(Fraction(ev[key])))
         return edit
 
     exc = _refused(zero_atlas, tmp_path, field("d", lambda d: 2 * d))
@@ -289,5 +290,7 @@ def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas,
     assert exc.step == "far" and "the approach's entry" in exc.detail
     exc = _refused(zero_atlas, tmp_path, field("nu_room", lambda r: 2 * r))
     assert exc.step == "far" and "hand-over" in exc.detail
+    exc = _refused(zero_atlas, tmp_path, field("q_min", lambda q: 2 * q, "passage"))
+    assert exc.step == "passage" and "q in" in exc.detail
     edit = _formula_edit("far", "bdec", "varpi", "2*varpi")
     assert _refused(zero_atlas, tmp_path, edit).step == "far-identities"

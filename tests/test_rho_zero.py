@@ -34,11 +34,11 @@ def test_a_phase_that_does_not_close_is_named_and_the_phases_after_it_are_stated
     reason, ev = res["reason"], res["evidence"]
     assert res["status"] == "open"
     assert reason.startswith("the cell holds rho = 0 (D -> infinity): open, since no entry into the drift band is "
-                             "built there (the passage where alpha's peak grows like sqrt(log(D/K)/kappa), "
-                             "docs/atlas.md; the landing did not close: ")
+                             "built there (the way from zero initialisation, along which alpha's peak grows like "
+                             "sqrt(log(D/K)/kappa), docs/atlas.md; the landing did not close: ")
     assert "Its last two phases are certified for every member (every D >= 64 K): the drift along the curve" in reason
     assert "; and R~ = {u <= 1/2," in reason and reason.endswith("the 1/T rate")
     assert ev["region_scaled"]["ok"] is True and ev["drift_band"]["ok"] is True and ev["landing"]["ok"] is False
-    assert "approach" not in ev and "far" not in ev
+    assert "approach" not in ev and "far" not in ev and "passage" not in ev
     cell = {"checks": {"trajectory": {"evidence": ev}}}
     assert sorted(rho_zero.map_groups([cell], A.stated)) == ["drift", "scaled_coordinates"]

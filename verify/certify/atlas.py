@@ -24,7 +24,7 @@ own checks (CHECK_MODULES: Lemma C.2's alpha > 0 over Region B is one); a cell i
 Open cells are bisected (the widest relative interval) up to a depth; the leaves are the atlas. A cell holding
 rho = 0 (D -> infinity) is open: the trajectory has no bounded limit as D -> infinity (alpha's peak grows like
 sqrt(log(D/K)/kappa)), so a chart regular at rho = 0 in (alpha, delta) cannot exist and no entry is built there
-(docs/atlas.md); its last phases, from the trapping region in the chart e = eps/s back to the far approach, are
+(docs/atlas.md); its last phases, from the trapping region in the chart e = eps/s back to the passage, are
 checked for every member at once (the registry verify.certify.rho_zero.PHASES), and the open reason says which
 closed.
 
@@ -211,7 +211,7 @@ def trajectory_run(cell: AtlasCell, knobs: dict) -> dict:
 def rho_zero_run(cell: AtlasCell, knobs: dict) -> dict:
     """A cell holding rho = 0 (every D >= K/rho_hi): open, since no entry is built there (the passage: the peak of
     alpha grows like sqrt(log(D/K)/kappa), docs/atlas.md); its last phases, from the trapping region R~ back to the
-    far approach, are checked once for every member by the registry verify.certify.rho_zero.PHASES."""
+    passage, are checked once for every member by the registry verify.certify.rho_zero.PHASES."""
     from . import rho_zero  # heavy: loads flint
     return rho_zero.run(cell, knobs, phase)
 

@@ -29,7 +29,7 @@ every s <= FAR_S_HI (the statement's s_hi; the landing's nu_in(s) is smallest at
 ~ varpi, so that quotient is about beta e^(c |eta|): beta_max need not pay for the worst eta and the worst varpi at
 once (the product beta_max PI_X <= nu_in_min e^-K_a(-eps_a) asked alpha >= 16 on docs/atlas.md's example cell, this
 alpha >= 64/7).
-Where members come from (the passage from zero initialisation to t <= tau with alpha >= 1/beta_max) is not built.
+Before it, the passage (verify.certify.passage) carries members from alpha of a few units into this entry set.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ from ..run.cache import by_code_version
 from . import drift, landing
 from .arbfun import ball, exact, hi_frac, lo_frac
 from .coordinates import X
-from .formulas import compile_formulas, formula_text
+from .formulas import chart_texts, hyperdual_functions
 from .obligations import Obligation, identity
 from .positivity import kappa, rho
 from .positivity_chart import CLOSED, omega
@@ -124,15 +124,13 @@ def obligations() -> tuple:
 
 def file_group() -> dict:
     """The chart's formulas as text (the "far" group of an atlas file's map)."""
-    return {n: formula_text(e) for n, e in far_chart()[0].items()}
+    return chart_texts(far_chart()[0])
 
 
 @lru_cache(maxsize=None)
 def hd_functions() -> dict:
     """The chart's formulas compiled for hyper-dual numbers (recheck.hyperdual), each of ARGS."""
-    from recheck.hyperdual import hd_power  # heavy: flint
-    texts = file_group()
-    return {n: compile_formulas([texts[n]], tuple(map(str, ARGS)), power=hd_power) for n in texts}
+    return hyperdual_functions(file_group(), ARGS)
 
 
 def step_terms(fh: dict, Z) -> tuple:

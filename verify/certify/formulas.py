@@ -167,6 +167,18 @@ def compile_formulas(texts, args, power=None):
     return compile_arb([parse(t) for t in texts], list(args), power)
 
 
+def chart_texts(formulas: dict) -> dict:
+    """A chart's SymPy formulas as text (the group an atlas file's map carries for it)."""
+    return {n: formula_text(e) for n, e in formulas.items()}
+
+
+def hyperdual_functions(texts: dict, args) -> dict:
+    """Each formula text compiled for hyper-dual numbers (recheck.hyperdual), a function of ``args`` returning a
+    1-tuple: the mean-value forms' values and gradients in one evaluation."""
+    from recheck.hyperdual import hd_power  # heavy: flint
+    return {n: compile_formulas([t], tuple(map(str, args)), power=hd_power) for n, t in texts.items()}
+
+
 @dataclass(frozen=True)
 class ArbFunctions:
     """The slow-manifold coordinates compiled to Arb (:func:`compile_formulas`); every function takes

@@ -30,8 +30,8 @@ Delta = (1 + s) x u^2 Ghat, bounded through Ghat <= a |eta| + b s (a, b from the
 T(s) = j_f + j_n(s): a member that starts with nu <= nu_in(s) = nu_hi e^-K(s) enters the band with nu <= nu_hi.
 Before it, the approach (check_approach) carries members from eta >= -3/4 (p >= 1/4) into that region: eta rises
 every step (mean-value forms, no contraction needed there) and log(nu/(1 + eta)), which does not grow at nu = 0,
-grows by at most c_max (eta' - eta). Before it, for large D, the far approach (verify.certify.far) from p near 0;
-where the members come from, the passage from zero initialisation to s omega^4 <= tau, is not built.
+grows by at most c_max (eta' - eta). Before it, for large D, the far approach (verify.certify.far) from p near 0 and
+the passage (verify.certify.passage); the start from zero initialisation is not built.
 """
 from __future__ import annotations
 

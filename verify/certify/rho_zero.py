@@ -3,9 +3,9 @@
 A member's last phases, read backwards from the 1/T rate: the trapping region R~ in the chart e = eps/s
 (verify.certify.scaled), before it the drift band along the curve of fixed points (verify.certify.drift), the
 landing on the curve and the approach to it (verify.certify.landing), the far approach from p near 0
-(verify.certify.far). Each runs from the checks of the phases it hands over to, so a phase is tried only when
-every phase after it in time closed. What no phase covers yet, the passage from zero initialisation (alpha's peak grows
-like sqrt(log(D/K)/kappa), docs/atlas.md), leaves every such cell open; the reason names the entry still missing
+(verify.certify.far), the passage from alpha of a few units (verify.certify.passage). Each runs from the checks of the phases it hands over to, so a phase is tried only when
+every phase after it in time closed. What no phase covers yet, the start from zero initialisation (before alpha
+reaches a few units; alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md), leaves every such cell open; the reason names the entry still missing
 first (a query quotes a reason's start), then what each phase certified. The atlas (verify.certify.atlas) walks
 PHASES and asks it for the charts a file's map carries; the re-checker walks its own copy of the order
 (recheck.atlas.CHAINED: it imports nothing of verify).
@@ -18,10 +18,10 @@ from fractions import Fraction
 from typing import Callable
 
 from ..model.numbers import frac_str
-from . import drift, far, landing, scaled
+from . import drift, far, landing, passage, scaled
 from .family import _base_C, _region, _region_at, region_record
 
-PASSAGE = "the passage where alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md"
+MISSING = "the way from zero initialisation, along which alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md"
 COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
@@ -113,6 +113,10 @@ PHASES: tuple[Phase, ...] = (
                                                   _budget(knobs)),
           far.record, lambda fa, c: far.statement(fa), lambda fa, c: far.reach(fa, c["approach"]),
           group=("far", far.file_group)),
+    Phase("passage", "the passage", "the passage at rho = 0 (beta = 1/alpha, xi = s alpha omega, varpi = alpha/omega)",
+          lambda cell, c, knobs: passage.passage_for_cell(cell.box, c["far"], _bits(knobs), _budget(knobs)),
+          passage.record, lambda pc, c: passage.statement(pc),
+          lambda pc, c: passage.reach(pc, c["far"], c["approach"]), group=("passage", passage.file_group)),
 )
 
 
@@ -135,7 +139,7 @@ def run(cell, knobs: dict, phase: Callable = lambda text: None) -> dict:
     into = done[-1].name if done else PHASES[0].name
     why = f"; {failed.name} did not close: {evidence[failed.key]['failed']}" if failed else ""
     reason = (f"the cell holds rho = 0 (D -> infinity): open, since no entry into {into} is built there "
-              f"({PASSAGE}{reach}{why}).")
+              f"({MISSING}{reach}{why}).")
     if done:
         says = [ph.says(closed[ph.key], closed) for ph in reversed(done)]
         n = len(done)
@@ -150,4 +154,4 @@ def map_groups(cells: list, stated: Callable) -> dict:
     return {ph.group[0]: ph.group[1]() for ph in PHASES if ph.group and any(stated(c, ph.key) for c in cells)}
 
 
-__all__ = ["PASSAGE", "PHASES", "Phase", "map_groups", "run"]
+__all__ = ["MISSING", "PHASES", "Phase", "map_groups", "run"]

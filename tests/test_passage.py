@@ -1,0 +1,91 @@
+"""The passage at rho = 0 (verify.certify.passage): its chart against the map stated by hand (test_far's, in
+(beta, varpi, t) with t = xi/(beta^2 varpi^3)), members followed through it against its stated bounds, and a region
+it must refuse."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import mpmath as mp
+import pytest
+
+from test_far import CELL_K, CELL_X, hand_step
+from verify.certify import far, passage
+from verify.certify.arbfun import exact
+from verify.model.precision import arb_precision
+
+BETA_MAX, TAU = F(7, 64), F(1, 8)      # the example cell's far approach
+
+
+def _mp(q):
+    return mp.mpf(q.numerator) / q.denominator
+
+
+def hand_xi_step(b, xi, w, x, k):
+    """One step in (beta, xi, varpi) by the hand map in (beta, varpi, t), t = xi/(beta^2 varpi^3)."""
+    b2, w2, t2 = hand_step(b, w, xi / (b**2 * w**3), x, k)
+    return b2, t2 * b2**2 * w2**3, w2
+
+
+def test_the_chart_is_the_map_stated_by_hand():
+    """At three points the chart's gpi, bdec and incp (Arb, from the file's formulas) hold one 60-digit step of the
+    hand map, and alpha^2's growth over log varpi's lies between the chart's two bounds."""
+    fh = passage.hd_functions()
+    mp.mp.dps = 60
+    for b, xi, w, x, k in ((F(1, 3), F(1, 20), F(1, 1000), F(1, 8), F(1, 4)), (F(1, 10), F(1, 100), F(1, 5),
+                                                                                  F(1, 2), F(2)),
+                           (F(27, 64), F(1, 16), F(5, 16), F(9, 64), F(9, 32))):
+        B, XI, W, X, K = map(_mp, (b, xi, w, x, k))
+        b2, xi2, w2 = hand_xi_step(B, XI, W, X, K)
+        want_g = (w2 - W) / W**2
+        want_bd = (B / b2 - 1) / (X * B**2 * W)
+        # t' = t e^(-4 inc): inc = varpi incp
+        want_ip = -mp.log((xi2 / (b2**2 * w2**3)) / (XI / (B**2 * W**3))) / 4 / W
+        q = (1 / b2**2 - 1 / B**2) / mp.log(w2 / W)
+        with arb_precision(200):
+            g, bd, xd, ql, qh = passage.step_terms(fh, tuple(exact(z) for z in (b, xi, w, x, k)))
+        for ball, want in ((g, want_g), (bd, want_bd), (xd, want_ip - X * B**2 * want_bd)):
+            assert abs(float(ball.mid()) - float(want)) <= 1e-12 * max(1.0, abs(float(want))), (b, xi, w, ball, want)
+        assert float(ql.mid()) <= float(q) <= float(qh.mid()), (b, xi, w, ql, q, qh)
+        # xi' = xi ratio/E: ratio = beta/beta', E = e^(varpi incp)
+        assert abs(float(xi2) - float(XI * (B / b2) * mp.exp(-W * want_ip))) <= 1e-12 * float(XI)
+
+
+@pytest.fixture(scope="module")
+def example():
+    return passage.check_passage(CELL_X, CELL_K, beta_a=F(27, 64), beta_max=BETA_MAX, tau=TAU, s_hi=far.FAR_S_HI,
+                                 q_floor=F(15, 4))
+
+
+@pytest.mark.slow
+def test_the_example_cell_closes_and_members_follow_it(example):
+    """The cell closes with q_min >= 15/4 (the corner's first-order value is 2 (1 - 1/16)/(9/32 + (27/64)^2) = 4.08);
+    members at its (x, kappa) corners started at beta = 27/64, xi = 1/16 and varpi0 = 1/1000 or 1/100 (the hand map,
+    30 digits) keep beta and xi non-increasing and varpi rising, pass varpi_e = 1/4 within the stated count at varpi
+    <= pi_h, with alpha^2 - alpha0^2 between q_min and q_max times log(varpi/varpi0) at every step."""
+    pc = example
+    assert pc.ok and pc.q_min >= F(15, 4) and pc.q_max < 20
+    assert passage.corner_growth(F(27, 64), F(1, 16), F(9, 32)) == F(2 * 15, 16) / (F(9, 32) + F(27, 64) ** 2)
+    mp.mp.dps = 30
+    for x in CELL_X:
+        for k in CELL_K:
+            for w0 in (F(1, 1000), F(1, 100)):
+                b, xi, w = _mp(pc.beta_a), _mp(pc.xi_a), _mp(w0)
+                a0, X, K, n = 1 / b**2, _mp(x), _mp(k), 0
+                while w < _mp(pc.varpi_e):
+                    b2, xi2, w2 = hand_xi_step(b, xi, w, X, K)
+                    assert b2 <= b and xi2 <= xi and w2 > w
+                    b, xi, w, n = b2, xi2, w2, n + 1
+                    grow = mp.log(w / _mp(w0))
+                    assert float(pc.q_min) * grow <= 1 / b**2 - a0 <= float(pc.q_max) * grow
+                assert n <= pc.steps(w0) and w <= _mp(pc.pi_h), (x, k, w0, n, pc.steps(w0))
+
+
+def test_a_region_reaching_xi_near_one_is_refused():
+    """Negative control: with xi up to 1 the region holds states where 1 - varpi + nu - xi < 0, so alpha falls
+    (beta' > beta by the hand map at beta = 1/4, xi = 15/16, varpi = 1/4): the same check refuses it."""
+    pc = passage.check_passage(CELL_X, CELL_K, beta_a=F(1, 4), beta_max=BETA_MAX, tau=TAU, s_hi=far.FAR_S_HI,
+                               xi_a=F(1), max_boxes=2000)
+    assert not pc.ok and next(o for o in pc.obligations if not o.ok).name == "passage-boxes"
+    mp.mp.dps = 30
+    b2, _, _ = hand_xi_step(mp.mpf(1) / 4, mp.mpf(15) / 16, mp.mpf(1) / 4, _mp(CELL_X[0]), _mp(CELL_K[0]))
+    assert b2 > mp.mpf(1) / 4
