@@ -42,7 +42,8 @@ python-flint and the standard library besides), it re-verifies a file written by
   passage         such a cell's passage into its far approach (verify.certify.passage), when it states one: the
                   file's "passage" formulas are the far ones at t = xi/(beta^2 varpi^3) (exact identities,
                   recheck.passage), every box of the stated cover rebuilt here (progress in varpi, alpha never
-                  falling, xi never growing, alpha^2's growth over log varpi's in the stated [q_min, q_max])
+                  falling, xi never growing, k alpha^2 + log alpha^2 growing by at least psi_min and alpha^2 by
+                  at most q_max per unit of log varpi)
 
 Open cells decide nothing else and are only counted; a cell holding rho = 0 cannot be certified in this file format
 (its representative D = 1/rho is infinite) and is refused if it claims so.
@@ -280,7 +281,7 @@ CHAINED = (
      "boxes"),
     ("passage", "passage", "passage-identities", PA.check_passage_identities,
      "the passage's chart is the far approach's in xi = s alpha omega (exact)", PA.check_passage,
-     lambda ev, n: f"the passage (beta_a = {ev['beta_a']}, q_min = {float(R.frac(ev['q_min'])):.4g}) reaches the far "
+     lambda ev, n: f"the passage (beta_a = {ev['beta_a']}, psi_min = {float(R.frac(ev['psi_min'])):.4g}) reaches the far "
      f"approach on {n} boxes"),
 )
 

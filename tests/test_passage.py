@@ -27,8 +27,9 @@ def hand_xi_step(b, xi, w, x, k):
 
 
 def test_the_chart_is_the_map_stated_by_hand():
-    """At three points the chart's gpi, bdec and incp (Arb, from the file's formulas) hold one 60-digit step of the
-    hand map, and alpha^2's growth over log varpi's lies between the chart's two bounds."""
+    """At three points the chart's gpi, bdec, incp - x beta^2 bdec (Arb, from the file's formulas) and xi' hold one
+    60-digit step of the hand map, and the growths of Psi = k alpha^2 + log alpha^2 and of alpha^2 over log varpi's
+    lie on the right sides of the chart's two bounds."""
     fh = passage.hd_functions()
     mp.mp.dps = 60
     for b, xi, w, x, k in ((F(1, 3), F(1, 20), F(1, 1000), F(1, 8), F(1, 4)), (F(1, 10), F(1, 100), F(1, 5),
@@ -40,12 +41,13 @@ def test_the_chart_is_the_map_stated_by_hand():
         want_bd = (B / b2 - 1) / (X * B**2 * W)
         # t' = t e^(-4 inc): inc = varpi incp
         want_ip = -mp.log((xi2 / (b2**2 * w2**3)) / (XI / (B**2 * W**3))) / 4 / W
-        q = (1 / b2**2 - 1 / B**2) / mp.log(w2 / W)
+        A, A2, lw = 1 / B**2, 1 / b2**2, mp.log(w2 / W)
+        psi, q = (K * (A2 - A) + mp.log(A2 / A)) / lw, (A2 - A) / lw
         with arb_precision(200):
-            g, bd, xd, ql, qh = passage.step_terms(fh, tuple(exact(z) for z in (b, xi, w, x, k)))
+            g, bd, xd, pl, qh = passage.step_terms(fh, tuple(exact(z) for z in (b, xi, w, x, k)), exact(k))
         for ball, want in ((g, want_g), (bd, want_bd), (xd, want_ip - X * B**2 * want_bd)):
             assert abs(float(ball.mid()) - float(want)) <= 1e-12 * max(1.0, abs(float(want))), (b, xi, w, ball, want)
-        assert float(ql.mid()) <= float(q) <= float(qh.mid()), (b, xi, w, ql, q, qh)
+        assert float(pl.mid()) <= float(psi) and float(q) <= float(qh.mid()), (b, xi, w, pl, psi, q, qh)
         # xi' = xi ratio/E: ratio = beta/beta', E = e^(varpi incp)
         assert abs(float(xi2) - float(XI * (B / b2) * mp.exp(-W * want_ip))) <= 1e-12 * float(XI)
 
@@ -53,19 +55,21 @@ def test_the_chart_is_the_map_stated_by_hand():
 @pytest.fixture(scope="module")
 def example():
     return passage.check_passage(CELL_X, CELL_K, beta_a=F(27, 64), beta_max=BETA_MAX, tau=TAU, s_hi=far.FAR_S_HI,
-                                 q_floor=F(15, 4))
+                                 psi_floor=F(7, 4))
 
 
 @pytest.mark.slow
 def test_the_example_cell_closes_and_members_follow_it(example):
-    """The cell closes with q_min >= 15/4 (the corner's first-order value is 2 (1 - 1/16)/(9/32 + (27/64)^2) = 4.08);
-    members at its (x, kappa) corners started at beta = 27/64, xi = 1/16 and varpi0 = 1/1000 or 1/100 (the hand map,
-    30 digits) keep beta and xi non-increasing and varpi rising, pass varpi_e = 1/4 within the stated count at varpi
-    <= pi_h, with alpha^2 - alpha0^2 between q_min and q_max times log(varpi/varpi0) at every step."""
+    """The cell closes with psi_min >= 7/4 (Psi = k alpha^2 + log alpha^2, k = kappa_hi = 9/32; the corner's value is
+    2 (1 - 1/16) = 15/8 at kappa = k, by hand); members at its (x, kappa) corners started at beta = 27/64, xi = 1/16
+    and varpi0 = 1/1000 or 1/100 (the hand map, 30 digits) keep beta and xi non-increasing and varpi rising, pass
+    varpi_e = 1/4 within the stated count at varpi <= pi_h, with Psi - Psi0 >= psi_min log(varpi/varpi0) and alpha^2 -
+    alpha0^2 <= q_max log(varpi/varpi0) at every step."""
     pc = example
-    assert pc.ok and pc.q_min >= F(15, 4) and pc.q_max < 20
-    assert passage.corner_growth(F(27, 64), F(1, 16), F(9, 32)) == F(2 * 15, 16) / (F(9, 32) + F(27, 64) ** 2)
+    assert pc.ok and pc.psi_min >= F(7, 4) and pc.k == F(9, 32) and pc.q_max < 20
+    assert passage.corner_growth(F(1, 16)) == F(15, 8)
     mp.mp.dps = 30
+    kk = _mp(pc.k)
     for x in CELL_X:
         for k in CELL_K:
             for w0 in (F(1, 1000), F(1, 100)):
@@ -75,8 +79,9 @@ def test_the_example_cell_closes_and_members_follow_it(example):
                     b2, xi2, w2 = hand_xi_step(b, xi, w, X, K)
                     assert b2 <= b and xi2 <= xi and w2 > w
                     b, xi, w, n = b2, xi2, w2, n + 1
-                    grow = mp.log(w / _mp(w0))
-                    assert float(pc.q_min) * grow <= 1 / b**2 - a0 <= float(pc.q_max) * grow
+                    grow, A = mp.log(w / _mp(w0)), 1 / b**2
+                    assert kk * (A - a0) + mp.log(A / a0) >= float(pc.psi_min) * grow
+                    assert A - a0 <= float(pc.q_max) * grow
                 assert n <= pc.steps(w0) and w <= _mp(pc.pi_h), (x, k, w0, n, pc.steps(w0))
 
 

@@ -276,7 +276,8 @@ def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas,
     """The far approach before the approach: claimed with twice its progress d, with alpha's bound 1/beta_max halved
     (beta_max doubled: the boxes then fail), with half its nu room (the layer is then outside the approach's entry
     set as stated), with a nu room above the landing's nu_in_min (the hand-over), or with one of its formulas edited,
-    it is refused; so is the passage before it claimed with alpha^2 growing twice as fast (q_min doubled)."""
+    it is refused; so is the passage before it claimed with k alpha^2 + log alpha^2 growing twice as fast (psi_min
+    doubled)."""
     def field(key, f, phase="far"):
         def edit(data):
             ev = data["cells"][0]["checks"]["trajectory"]["evidence"][phase]
@@ -290,7 +291,7 @@ def test_a_stronger_far_approach_or_an_edited_far_formula_is_refused(zero_atlas,
     assert exc.step == "far" and "the approach's entry" in exc.detail
     exc = _refused(zero_atlas, tmp_path, field("nu_room", lambda r: 2 * r))
     assert exc.step == "far" and "hand-over" in exc.detail
-    exc = _refused(zero_atlas, tmp_path, field("q_min", lambda q: 2 * q, "passage"))
-    assert exc.step == "passage" and "q in" in exc.detail
+    exc = _refused(zero_atlas, tmp_path, field("psi_min", lambda q: 2 * q, "passage"))
+    assert exc.step == "passage" and "Psi's growth" in exc.detail
     edit = _formula_edit("far", "bdec", "varpi", "2*varpi")
     assert _refused(zero_atlas, tmp_path, edit).step == "far-identities"

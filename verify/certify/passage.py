@@ -18,18 +18,20 @@ and there the step is uniform: (varpi' - varpi)/varpi^2 -> x (kappa + beta^2).
 
 What is checked (Arb boxes over (beta, xi, varpi, x, kappa), beta <= beta_a, xi <= xi_a, varpi <= pi_h, mean-value
 forms from hyper-dual numbers as far's): gpi = (varpi' - varpi)/varpi^2 >= d > 0; bdec >= 0 (alpha never falls);
-incp - x beta^2 bdec >= 0 (xi never grows: log ratio <= x beta^2 varpi bdec <= varpi incp); and the growth of alpha^2
-per unit of log varpi between q_min and q_max: with z = x beta^2 varpi bdec, alpha'^2 - alpha^2 = x varpi bdec (2 +
-z) and log(varpi'/varpi) = log(1 + z) + varpi incp lies between varpi (incp + x beta^2 bdec (1 - z/2)) and varpi
-(incp + x beta^2 bdec), so their quotient (2/kappa at the corner: the first integral's alpha^2 - (2/kappa) log omega,
-docs/atlas.md) is enclosed by two rational quotients regular at the corner. Hence a member in the region stays in
-it until varpi passes pi_h, 1/varpi falling by at least d/(1 + d pi_h) a step, and at every step
+incp - x beta^2 bdec >= 0 (xi never grows: log ratio <= x beta^2 varpi bdec <= varpi incp); and, with A = alpha^2,
+Psi = k A + log A (k = the cell's kappa_hi) grows by at least psi_min per unit of log varpi and A by at most q_max.
+With z = x beta^2 varpi bdec: A' - A = x varpi bdec (2 + z) and log(A'/A) = 2 log(1 + z) >= 2 (z - z^2/2) exactly, and
+log(varpi'/varpi) = log(1 + z) + varpi incp lies between varpi (incp + x beta^2 bdec (1 - z/2)) and varpi (incp +
+x beta^2 bdec): rational quotients regular at the corner, where Psi's is 2 (1 - xi)(k + beta^2)/(kappa + beta^2) >=
+2 (1 - xi) (the first integral's alpha^2 - (2/kappa) log omega, docs/atlas.md, with the log A term carrying the
+beta^2 of the denominator). Hence a member in the region stays in it until varpi passes pi_h, 1/varpi falling by at
+least d/(1 + d pi_h) a step, and at every step
 
-    alpha0^2 + q_min log(varpi/varpi0) <= alpha^2 <= alpha0^2 + q_max log(varpi/varpi0),   t = s alpha^4/varpi^4.
+    Psi(A) >= Psi(A0) + psi_min log(varpi/varpi0),   A <= A0 + q_max log(varpi/varpi0),   t = s A^2/varpi^4.
 
 At the first step with varpi >= varpi_e (<= pi_h: varpi_e (1 + varpi_e g_max) <= pi_h) the member is in the far
-approach's entry set {alpha >= 1/beta_max, t <= tau, varpi <= pi_h} when alpha0^2 + q_min log(varpi_e/varpi0) >=
-1/beta_max^2 and s (alpha0^2 + q_max log(pi_h/varpi0))^2 <= tau varpi_e^4. Where members come from (the start from
+approach's entry set {alpha >= 1/beta_max, t <= tau, varpi <= pi_h} when Psi(A0) + psi_min log(varpi_e/varpi0) >=
+Psi(1/beta_max^2) and s (A0 + q_max log(pi_h/varpi0))^2 <= tau varpi_e^4. Where members come from (the start from
 zero initialisation to alpha >= 1/beta_a, s alpha omega <= xi_a) is not built.
 """
 from __future__ import annotations
@@ -58,7 +60,7 @@ STATE = (beta, xi, varpi)
 ARGS = STATE + (x, kappa)
 DIMS = ("beta", "xi", "varpi", "x", "kappa")
 VARPI_E = Fraction(1, 4)      # the hand-over level into the far approach (its pi_h above it)
-XI_A = Fraction(1, 16)        # the region's end in xi (alpha^2 grows by about 2 (1 - xi)/kappa per unit of log varpi)
+XI_A = Fraction(1, 16)        # the region's end in xi (Psi grows by about 2 (1 - xi) per unit of log varpi)
 PASSAGE_GRID = (2, 2, 4)
 BETA_DENOMINATOR = 64         # beta_a is a multiple of 1/64
 
@@ -93,15 +95,18 @@ def hd_functions() -> dict:
     return hyperdual_functions(file_group(), ARGS)
 
 
-def step_terms(fh: dict, Z) -> tuple:
-    """(gpi, bdec, incp - x beta^2 bdec, q_lo, q_hi) at Z = (beta, xi, varpi, x, kappa) (balls or hyper-duals): q_lo
-    and q_hi enclose alpha^2's growth over log varpi's (module docstring)."""
+def step_terms(fh: dict, Z, k) -> tuple:
+    """(gpi, bdec, incp - x beta^2 bdec, psi_lo, q_hi) at Z = (beta, xi, varpi, x, kappa) (balls or hyper-duals), k
+    the weight of Psi = k alpha^2 + log alpha^2: psi_lo and q_hi bound Psi's growth below and alpha^2's above, each
+    over log varpi's (module docstring)."""
     from recheck.hyperdual import exprel  # heavy: flint
     B, _, P, Px, _ = Z
     ip, r, bd = (fh[n](*Z)[0] for n in ("incp", "ratio", "bdec"))
     xb = Px * B * B * bd                   # x beta^2 bdec
     num = Px * bd * (2 + P * xb)           # (alpha'^2 - alpha^2)/varpi
-    return (ip * exprel(P * ip) * r + xb, bd, ip - xb, num / (ip + xb), num / (ip + xb * (1 - P * xb / 2)))
+    lin = 1 - P * xb / 2                   # log(1 + z) >= z (1 - z/2)
+    return (ip * exprel(P * ip) * r + xb, bd, ip - xb, (k * num + 2 * xb * lin) / (ip + xb),
+            num / (ip + xb * lin))
 
 
 @dataclass
@@ -118,9 +123,10 @@ class PassageCheck(landing.CoverCheck):
     boxes: int = 0
     d: Fraction | None = None          # the least gpi
     g_max: Fraction = Fraction(0)      # the most gpi
-    q_min: Fraction | None = None      # the least growth of alpha^2 per unit of log varpi
-    q_max: Fraction = Fraction(0)
-    q_floor: Fraction = Fraction(0)    # boxes are halved until q_lo >= q_floor on each
+    k: Fraction = Fraction(0)          # Psi = k alpha^2 + log alpha^2
+    psi_min: Fraction | None = None    # the least growth of Psi per unit of log varpi
+    q_max: Fraction = Fraction(0)      # the most growth of alpha^2 per unit of log varpi
+    psi_floor: Fraction = Fraction(0)  # boxes are halved until psi_lo >= psi_floor on each
     n: tuple = PASSAGE_GRID
 
     def steps(self, varpi0) -> int:
@@ -133,44 +139,46 @@ def _judge(fh, pc: PassageCheck):
     from recheck.hyperdual import mean_values  # heavy: flint
 
     def judge(box):
-        (g, wg), (bd, wb), (xd, wx), (ql, wl), (qh, wh) = mean_values(lambda Z: step_terms(fh, Z), box, ball, exact)
+        (g, wg), (bd, wb), (xd, wx), (pl, wl), (qh, wh) = mean_values(lambda Z: step_terms(fh, Z, exact(pc.k)), box,
+                                                                      ball, exact)
         # (value, its gradients, whether 0 itself is allowed, what fails)
         for val, grad, zero, why in ((g, wg, False, "gpi not certainly > 0"),
                                      (bd, wb, True, "bdec not >= 0 (alpha could fall)"),
                                      (xd, wx, True, "incp - x beta^2 bdec not >= 0 (xi could grow)"),
-                                     (ql, wl, False, "alpha^2's growth over log varpi's not certainly > 0"),
+                                     (pl, wl, False, "Psi's growth over log varpi's not certainly > 0"),
                                      (qh, wh, False, "alpha^2's growth over log varpi's not bounded above")):
             if not (val.is_finite() and (lo_frac(val) >= 0 if zero else val > 0)):
                 return f"{why}: {val}", landing._widest(grad)
-        if lo_frac(ql) < pc.q_floor:        # a box that passes, halved until q_min is what the cell is asked
-            return f"alpha^2's growth over log varpi's {ql} not >= q_floor = {float(pc.q_floor):.4g}", landing._widest(wl)
+        if lo_frac(pl) < pc.psi_floor:      # a box that passes, halved until psi_min is what the cell is asked
+            return f"Psi's growth over log varpi's {pl} not >= {float(pc.psi_floor):.4g}", landing._widest(wl)
         pc.boxes += 1
         pc.d = lo_frac(g) if pc.d is None else min(pc.d, lo_frac(g))
         pc.g_max = max(pc.g_max, hi_frac(g))
-        pc.q_min = lo_frac(ql) if pc.q_min is None else min(pc.q_min, lo_frac(ql))
+        pc.psi_min = lo_frac(pl) if pc.psi_min is None else min(pc.psi_min, lo_frac(pl))
         pc.q_max = max(pc.q_max, hi_frac(qh))
         return None, None
     return judge
 
 
 def check_passage(x_range: tuple, kappa_range: tuple, *, beta_a, beta_max, tau, s_hi, pi_h=far.PI_H, xi_a=XI_A,
-                  varpi_e=VARPI_E, q_floor=0, n=PASSAGE_GRID, max_depth=30, max_boxes=100_000,
+                  varpi_e=VARPI_E, k=None, psi_floor=0, n=PASSAGE_GRID, max_depth=30, max_boxes=100_000,
                   bits=128) -> PassageCheck:
     """Check the passage (module docstring) for every x in ``x_range``, kappa in ``kappa_range`` into the far
-    approach's entry set (beta_max, tau, pi_h, s_hi)."""
+    approach's entry set (beta_max, tau, pi_h, s_hi); k defaults to kappa_hi."""
     P = tuple((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
     pc = PassageCheck(beta_a=Fraction(beta_a), xi_a=Fraction(xi_a), pi_h=Fraction(pi_h), varpi_e=Fraction(varpi_e),
-                      beta_max=Fraction(beta_max), tau=Fraction(tau), s_hi=Fraction(s_hi), q_floor=Fraction(q_floor),
+                      beta_max=Fraction(beta_max), tau=Fraction(tau), s_hi=Fraction(s_hi), psi_floor=Fraction(psi_floor),
+                      k=P[1][1] if k is None else Fraction(k),
                       n=tuple(n), bits=bits)
     pc.obligations += list(obligations())
     with arb_precision(bits):
         ok, why, pc.trees = landing.cover(landing.grid(pc.beta_a, pc.xi_a, (Fraction(0), pc.pi_h), P, pc.n), None,
                                           _judge(hd_functions(), pc), max_depth, max_boxes, dims=DIMS)
     pc.obligations.append(Obligation(
-        "passage-boxes", "on every box gpi > 0, bdec >= 0, incp - x beta^2 bdec >= 0 and alpha^2's growth over log "
-        "varpi's in [q_min, q_max], q_min > 0", "arb", ok,
-        f"{pc.boxes} boxes at {bits} bits; d = {float(pc.d):.4g}, q in [{float(pc.q_min):.4g}, {float(pc.q_max):.4g}]"
-        if ok else why))
+        "passage-boxes", "on every box gpi > 0, bdec >= 0, incp - x beta^2 bdec >= 0, Psi's growth over log varpi's >= "
+        "psi_min > 0 and alpha^2's <= q_max", "arb", ok,
+        f"{pc.boxes} boxes at {bits} bits; d = {float(pc.d):.4g}, psi_min = {float(pc.psi_min):.4g}, q_max = "
+        f"{float(pc.q_max):.4g}" if ok else why))
     if ok:
         exit_hi = pc.varpi_e * (1 + pc.varpi_e * pc.g_max)
         pc.obligations.append(Obligation(
@@ -187,7 +195,8 @@ def record(pc: PassageCheck) -> dict:
             "varpi_e": frac_str(pc.varpi_e), "beta_max": frac_str(pc.beta_max), "tau": frac_str(pc.tau),
             "s_hi": frac_str(pc.s_hi), "grid": list(pc.n), "bits": pc.bits, "boxes": pc.boxes,
             "d": frac_str(pc.d) if pc.ok else None, "g_max": frac_str(pc.g_max),
-            "q_min": frac_str(pc.q_min) if pc.ok else None, "q_max": frac_str(pc.q_max), "q_floor": frac_str(pc.q_floor),
+            "k": frac_str(pc.k), "psi_min": frac_str(pc.psi_min) if pc.ok else None, "q_max": frac_str(pc.q_max),
+            "psi_floor": frac_str(pc.psi_floor),
             "trees": pc.trees if pc.ok else [], "failed": None if bad is None else f"{bad.name}: {bad.detail}"[:400]}
 
 
@@ -197,10 +206,11 @@ def _g(q: Fraction) -> str:
 
 def entry_text(pc: PassageCheck) -> str:
     """The passage's entry set, as a reason states it (alpha0, omega0: the member's there)."""
+    a = frac_str(1 / pc.beta_max)
     return (f"{{alpha >= {frac_str(1 / pc.beta_a)}, s alpha omega <= {frac_str(pc.xi_a)}, alpha/omega <= "
-            f"{frac_str(pc.varpi_e)}, alpha^2 + {_g(pc.q_min)} log(omega/({frac_str(1 / pc.varpi_e)} alpha)) >= "
-            f"{frac_str(1 / pc.beta_max ** 2)}, s (alpha^2 + {_g(pc.q_max)} log(({frac_str(pc.pi_h)}) omega/alpha))^2 "
-            f"<= {frac_str(pc.tau * pc.varpi_e ** 4)}}}")
+            f"{frac_str(pc.varpi_e)}, {frac_str(pc.k)} alpha^2 + log(alpha^2) + {_g(pc.psi_min)} log(omega/("
+            f"{frac_str(1 / pc.varpi_e)} alpha)) >= {frac_str(pc.k)} ({a})^2 + log(({a})^2), s (alpha^2 + "
+            f"{_g(pc.q_max)} log(({frac_str(pc.pi_h)}) omega/alpha))^2 <= {frac_str(pc.tau * pc.varpi_e ** 4)}}}")
 
 
 def statement(pc: PassageCheck) -> str:
@@ -217,28 +227,27 @@ def reach(pc: PassageCheck, fa: far.FarCheck, appr: landing.ApproachCheck) -> st
             f"{landing.reach(appr.eps_a)[len(', up to '):]} for smaller D")
 
 
-Q_FLOOR_LADDER = (Fraction(15, 16), Fraction(7, 8), Fraction(3, 4), Fraction(1, 2))
+PSI_FLOOR_LADDER = (Fraction(15, 16), Fraction(7, 8), Fraction(3, 4), Fraction(1, 2))
 
 
-def corner_growth(beta_a, xi_a, kappa_hi) -> Fraction:
-    """2 (1 - xi_a)/(kappa_hi + beta_a^2): alpha^2's growth over log varpi's at the region's worst corner to first order
-    (q ~ 2 bdec/(kappa + beta^2 bdec) with bdec ~ 1 - xi, the varpi terms of bdec and incp cancelling)."""
-    return 2 * (1 - Fraction(xi_a)) / (Fraction(kappa_hi) + Fraction(beta_a) ** 2)
+def corner_growth(xi_a) -> Fraction:
+    """2 (1 - xi_a): Psi's growth over log varpi's at the corner varpi = 0 to first order, at its least (kappa =
+    k, the largest xi): 2 (1 - xi)(k + beta^2)/(kappa + beta^2)."""
+    return 2 * (1 - Fraction(xi_a))
 
 
 def passage_for_cell(box: tuple, fa: far.FarCheck, bits: int = 128, budget: int = landing.LANDING_BUDGET
                      ) -> PassageCheck:
     """The passage into ``fa``'s entry set for the cell ``box``: beta_a the largest multiple of 1/64 with beta_a^2 <=
-    3/4 kappa_lo (xi falls where x beta^2 bdec <= incp, about kappa x), q_min asked of the boxes the first fraction of
-    Q_FLOOR_LADDER of corner_growth that closes within ``budget`` boxes."""
+    3/4 kappa_lo (xi falls where x beta^2 bdec <= incp, about kappa x), psi_min asked of the boxes the first fraction
+    of PSI_FLOOR_LADDER of corner_growth that closes within ``budget`` boxes."""
     _, xr, kr = box
     beta_a = Fraction(max(1, math.isqrt(int(Fraction(3, 4) * Fraction(kr[0]) * BETA_DENOMINATOR**2))),
                       BETA_DENOMINATOR)
     pc = None
-    for f in Q_FLOOR_LADDER:
-        floor = f * corner_growth(beta_a, XI_A, kr[1])
+    for f in PSI_FLOOR_LADDER:
         pc = check_passage(xr, kr, beta_a=beta_a, beta_max=fa.beta_max, tau=fa.tau, s_hi=fa.s_hi, pi_h=fa.pi_h,
-                           q_floor=floor, max_boxes=budget, bits=bits)
+                           psi_floor=f * corner_growth(XI_A), max_boxes=budget, bits=bits)
         if pc.ok:
             break
     return pc
