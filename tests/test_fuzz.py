@@ -453,24 +453,33 @@ class FailsThenCrashes:
     id = "local-fails-then-crashes"
     hypotheses = ()
 
+    def __init__(self):
+        self.seen = []          # every D the search checked
+
     def regime_check(self, setting, steps):
+        self.seen.append(setting.D)
         if setting.D == 3:
             raise KeyError("boom")
         return _Outcome(setting.D < 4, f"D = {setting.D}", "local")
 
 
 def test_a_crash_met_while_shrinking_keeps_the_counterexample():
-    # the counterexample is what refutes; a crash met on the way is reported beside it, never in its place
+    # the counterexample is what refutes; a crash met on the way is reported beside it, never in its place. A search
+    # may also meet neither (its draws all at D = 2, as Hypothesis's small-first generation can make them: seen once
+    # in a clean clone's CI run), and then it says so: no refutation, no crash.
     both = 0
-    for seed in range(8):
-        out = fuzz(FailsThenCrashes(), examples=30, seed=seed, database=None,
-                   strategy=valid_regimes(max_d=6, long_horizon=False))
+    for seed in range(16):
+        claim = FailsThenCrashes()
+        out = fuzz(claim, examples=30, seed=seed, database=None, strategy=valid_regimes(max_d=6, long_horizon=False))
         if out["falsified"]:
             assert out["verdict"] == "refuted", (seed, out["decision"])
             assert out["counterexample"]["setting"]["D"] == 4               # shrunk to the smallest failing D
             both += out["crash"] is not None and out["crash"]["regime"]["setting"]["D"] == 3
-        else:                   # the search met the crash first: reported, and no verdict on the claim
+        elif out["crash"] is not None:  # the search met the crash first: reported, and no verdict on the claim
             assert out["crash"]["regime"]["setting"]["D"] == 3 and out["verdict"] == "inconclusive"
+        else:                   # it met neither: then it checked no D >= 3 at all
+            assert max(claim.seen, default=0) < 3, (seed, claim.seen)
+            assert out["verdict"] != "refuted" and out["counterexample"] is None, seed
     assert both            # the case arose: a counterexample and a crash in one search, both reported
 
 
