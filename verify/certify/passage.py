@@ -167,7 +167,8 @@ def check_passage(x_range: tuple, kappa_range: tuple, *, beta_a, beta_max, tau, 
     approach's entry set (beta_max, tau, pi_h, s_hi); k defaults to kappa_hi."""
     P = tuple((Fraction(a), Fraction(b)) for a, b in (x_range, kappa_range))
     pc = PassageCheck(beta_a=Fraction(beta_a), xi_a=Fraction(xi_a), pi_h=Fraction(pi_h), varpi_e=Fraction(varpi_e),
-                      beta_max=Fraction(beta_max), tau=Fraction(tau), s_hi=Fraction(s_hi), psi_floor=Fraction(psi_floor),
+                      beta_max=Fraction(beta_max), tau=Fraction(tau), s_hi=Fraction(s_hi),
+                      psi_floor=Fraction(psi_floor),
                       k=P[1][1] if k is None else Fraction(k),
                       n=tuple(n), bits=bits)
     pc.obligations += list(obligations())

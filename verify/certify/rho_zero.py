@@ -3,11 +3,12 @@
 A member's last phases, read backwards from the 1/T rate: the trapping region R~ in the chart e = eps/s
 (verify.certify.scaled), before it the drift band along the curve of fixed points (verify.certify.drift), the
 landing on the curve and the approach to it (verify.certify.landing), the far approach from p near 0
-(verify.certify.far), the passage from alpha of a few units (verify.certify.passage). Each runs from the checks of the phases it hands over to, so a phase is tried only when
-every phase after it in time closed. What no phase covers yet, the start from zero initialisation (before alpha
-reaches a few units; alpha's peak grows like sqrt(log(D/K)/kappa), docs/atlas.md), leaves every such cell open; the reason names the entry still missing
-first (a query quotes a reason's start), then what each phase certified. The atlas (verify.certify.atlas) walks
-PHASES and asks it for the charts a file's map carries; the re-checker walks its own copy of the order
+(verify.certify.far), the passage from alpha of a few units (verify.certify.passage). Each runs from the checks of
+the phases it hands over to, so a phase is tried only when every phase after it in time closed. What no phase
+covers yet, the start from zero initialisation (before alpha reaches a few units; alpha's peak grows like
+sqrt(log(D/K)/kappa), docs/atlas.md), leaves every such cell open; the reason names the entry still missing first
+(a query quotes a reason's start), then what each phase certified. The atlas (verify.certify.atlas) walks PHASES
+and asks it for the charts a file's map carries; the re-checker walks its own copy of the order
 (recheck.atlas.CHAINED: it imports nothing of verify).
 """
 from __future__ import annotations
