@@ -94,3 +94,19 @@ def test_a_region_reaching_xi_near_one_is_refused():
     mp.mp.dps = 30
     b2, _, _ = hand_xi_step(mp.mpf(1) / 4, mp.mpf(15) / 16, mp.mpf(1) / 4, _mp(CELL_X[0]), _mp(CELL_K[0]))
     assert b2 > mp.mpf(1) / 4
+
+
+@pytest.mark.slow
+def test_a_cell_of_large_kappa_closes_with_beta_a_capped():
+    """At kappa in [2, 17/8], x in [19/1024, 81/4096] the rule beta_a^2 <= 3/4 kappa_lo gives beta_a = 39/32 > 1,
+    where nu = beta varpi is large and xi can grow (incp - x beta^2 bdec < 0 near varpi ~ 0.28: refused), so the
+    cell takes the second beta_a, 3/4, and closes there."""
+    xr, kr = (F(19, 1024), F(81, 4096)), (F(2), F(17, 8))
+    first = passage.check_passage(xr, kr, beta_a=F(39, 32), beta_max=BETA_MAX, tau=TAU, s_hi=far.FAR_S_HI,
+                                  max_boxes=2000)
+    assert not first.ok and "xi could grow" in next(o for o in first.obligations if not o.ok).detail
+
+    class Far:
+        beta_max, tau, s_hi, pi_h = BETA_MAX, TAU, far.FAR_S_HI, far.PI_H
+    pc = passage.passage_for_cell((None, xr, kr), Far)
+    assert pc.ok and pc.beta_a == passage.BETA_CAP == F(3, 4)

@@ -237,18 +237,22 @@ def corner_growth(xi_a) -> Fraction:
     return 2 * (1 - Fraction(xi_a))
 
 
+BETA_CAP = Fraction(3, 4)      # the second beta_a tried: where nu = beta varpi is large, (1 + nu)^-3 in incp bites
+
+
 def passage_for_cell(box: tuple, fa: far.FarCheck, bits: int = 128, budget: int = landing.LANDING_BUDGET
                      ) -> PassageCheck:
     """The passage into ``fa``'s entry set for the cell ``box``: beta_a the largest multiple of 1/64 with beta_a^2 <=
-    3/4 kappa_lo (xi falls where x beta^2 bdec <= incp, about kappa x), psi_min asked of the boxes the first fraction
-    of PSI_FLOOR_LADDER of corner_growth that closes within ``budget`` boxes."""
+    3/4 kappa_lo (xi falls where x beta^2 bdec <= incp, about kappa x), then no more than BETA_CAP; for each, psi_min
+    asked of the boxes the first fraction of PSI_FLOOR_LADDER of corner_growth that closes within ``budget`` boxes."""
     _, xr, kr = box
-    beta_a = Fraction(max(1, math.isqrt(int(Fraction(3, 4) * Fraction(kr[0]) * BETA_DENOMINATOR**2))),
+    beta_k = Fraction(max(1, math.isqrt(int(Fraction(3, 4) * Fraction(kr[0]) * BETA_DENOMINATOR**2))),
                       BETA_DENOMINATOR)
     pc = None
-    for f in PSI_FLOOR_LADDER:
-        pc = check_passage(xr, kr, beta_a=beta_a, beta_max=fa.beta_max, tau=fa.tau, s_hi=fa.s_hi, pi_h=fa.pi_h,
-                           psi_floor=f * corner_growth(XI_A), max_boxes=budget, bits=bits)
-        if pc.ok:
-            break
+    for beta_a in dict.fromkeys((beta_k, min(beta_k, BETA_CAP))):
+        for f in PSI_FLOOR_LADDER:
+            pc = check_passage(xr, kr, beta_a=beta_a, beta_max=fa.beta_max, tau=fa.tau, s_hi=fa.s_hi, pi_h=fa.pi_h,
+                               psi_floor=f * corner_growth(XI_A), max_boxes=budget, bits=bits)
+            if pc.ok:
+                return pc
     return pc
