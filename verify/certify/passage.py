@@ -222,7 +222,7 @@ def statement(pc: PassageCheck) -> str:
             f"steps ({pc.boxes} boxes; recheck.atlas re-checks it)")
 
 
-def reach(pc: PassageCheck, fa: far.FarCheck, appr: landing.ApproachCheck) -> str:
+def reach(pc: PassageCheck, appr: landing.ApproachCheck) -> str:
     """Where the passage's entry set begins for large D, and the approach's for the others."""
     return (f", up to {entry_text(pc)} for D >= {frac_str(1 / pc.s_hi)} K, "
             f"{landing.reach(appr.eps_a)[len(', up to '):]} for smaller D")
@@ -232,8 +232,8 @@ PSI_FLOOR_LADDER = (Fraction(15, 16), Fraction(7, 8), Fraction(3, 4), Fraction(1
 
 
 def corner_growth(xi_a) -> Fraction:
-    """2 (1 - xi_a): Psi's growth over log varpi's at the corner varpi = 0 to first order, at its least (kappa =
-    k, the largest xi): 2 (1 - xi)(k + beta^2)/(kappa + beta^2)."""
+    """2 (1 - xi_a): the least over the region's corner varpi = 0 (xi <= xi_a, kappa <= k) of Psi's growth over log
+    varpi's there to first order, 2 (1 - xi)(k + beta^2)/(kappa + beta^2)."""
     return 2 * (1 - Fraction(xi_a))
 
 

@@ -117,7 +117,7 @@ PHASES: tuple[Phase, ...] = (
     Phase("passage", "the passage", "the passage at rho = 0 (beta = 1/alpha, xi = s alpha omega, varpi = alpha/omega)",
           lambda cell, c, knobs: passage.passage_for_cell(cell.box, c["far"], _bits(knobs), _budget(knobs)),
           passage.record, lambda pc, c: passage.statement(pc),
-          lambda pc, c: passage.reach(pc, c["far"], c["approach"]), group=("passage", passage.file_group)),
+          lambda pc, c: passage.reach(pc, c["approach"]), group=("passage", passage.file_group)),
 )
 
 
