@@ -61,7 +61,7 @@ def check_far_identities(F: R.Formulas) -> None:
             raise R.CheckFailed("far-identities", f"far: {what} does not hold as an identity of rational functions")
 
 
-def _terms(fh: dict, Z) -> tuple:
+def step_terms(fh: dict, Z) -> tuple:
     """((varpi' - varpi)/varpi^2, bdec, incp) at Z: incp X ratio + x beta^2 bdec, X = exprel(varpi incp)."""
     B, _, P, Px, _ = Z
     ip, r, bd = (fh[n](*Z)[0] for n in ("incp", "ratio", "bdec"))
@@ -111,7 +111,7 @@ def check_far(F: R.Formulas, cell: dict, fa: dict, appr: dict) -> int:
     spans = lambda b: ", ".join(f"{n} in [{float(lo):.4g}, {float(hi):.4g}]" for n, (lo, hi) in zip(STATE, b))  # noqa
 
     def leaf(b):
-        (g, _), (bd, _), (ip, _) = mean_values(lambda Z: _terms(fh, Z), b, ivl, R.ball)
+        (g, _), (bd, _), (ip, _) = mean_values(lambda Z: step_terms(fh, Z), b, ivl, R.ball)
         if not (g.is_finite() and R.lower(g) >= st["d"] and R.upper(g) <= st["g_max"] and bd.is_finite()
                 and R.lower(bd) >= 0 and ip.is_finite() and R.lower(ip) >= 0):
             raise R.CheckFailed("far", f"{where}: on {spans(b)}: gpi = {g} (stated d = {st['d']}, g_max = "

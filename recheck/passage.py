@@ -20,7 +20,8 @@ import math
 
 from recheck import certificates as R
 from recheck import drift as D
-from recheck.hyperdual import exprel, hd_power, mean_values
+from recheck import far as FA
+from recheck.hyperdual import hd_power, mean_values
 
 STATE = ("beta", "xi", "varpi", "x", "kappa")
 NAMES = ("incp", "ratio", "bdec")
@@ -41,11 +42,11 @@ def check_passage_identities(F: R.Formulas) -> None:
 def _terms(fh: dict, Z, k) -> tuple:
     """(gpi, bdec, incp - x beta^2 bdec, psi_lo, q_hi) at Z (module docstring)."""
     B, _, P, Px, _ = Z
-    ip, r, bd = (fh[n](*Z)[0] for n in NAMES)
+    g, bd, ip = FA.step_terms(fh, Z)       # the far approach's step (gpi, bdec, incp), in xi for t
     xb = Px * B * B * bd
     num = Px * bd * (2 + P * xb)
     lin = 1 - P * xb / 2
-    return ip * exprel(P * ip) * r + xb, bd, ip - xb, (k * num + 2 * xb * lin) / (ip + xb), num / (ip + xb * lin)
+    return g, bd, ip - xb, (k * num + 2 * xb * lin) / (ip + xb), num / (ip + xb * lin)
 
 
 def check_passage(F: R.Formulas, cell: dict, pa: dict, fa: dict) -> int:

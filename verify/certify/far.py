@@ -141,6 +141,13 @@ def step_terms(fh: dict, Z) -> tuple:
     return ip * exprel(P * ip) * r + Px * B * B * bd, bd, ip
 
 
+def steps_past(varpi0, level: Fraction, d: Fraction) -> int:
+    """Steps from varpi0 <= level until varpi is past level, when (varpi' - varpi)/varpi^2 >= d on the way: 1/varpi
+    falls by gpi/(1 + gpi varpi) >= d/(1 + d level) a step."""
+    w0 = Fraction(varpi0)
+    return max(0, math.ceil((1 / w0 - 1 / level) * (1 + d * level) / d)) + 1
+
+
 @dataclass
 class FarCheck(landing.CoverCheck):
     """The far approach's outcome and what it states (module docstring)."""
@@ -164,9 +171,8 @@ class FarCheck(landing.CoverCheck):
     layer_why: str = ""
 
     def steps(self, varpi0) -> int:
-        """Steps from varpi0 <= pi_h until the member is past pi_h (1/varpi falls by d/(1 + d pi_h) a step)."""
-        w0 = Fraction(varpi0)
-        return max(0, math.ceil((1 / w0 - 1 / self.pi_h) * (1 + self.d * self.pi_h) / self.d)) + 1
+        """Steps from varpi0 <= pi_h until the member is past pi_h."""
+        return steps_past(varpi0, self.pi_h, self.d)
 
 
 def _far_judge(fh, fc: FarCheck):
@@ -231,13 +237,16 @@ def check_far(x_range: tuple, kappa_range: tuple, s_hi, *, tau, eps_a, eps, nu_r
         fc = layer(Fraction(beta_max))
     else:
         # nu = beta varpi <= nu e^(c|eta|)/(1 + eta) on the layer, so no beta_max above nu_room/PI_X can close
+        # the largest multiple that closes, by bisection; fc the check at the largest that closed so far
         fc = layer(Fraction(1, BETA_DENOMINATOR))
         lo, hi = 1, math.floor(nu_room / PI_X * BETA_DENOMINATOR)
         while fc.layer_ok and lo < hi:
             mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if layer(Fraction(mid, BETA_DENOMINATOR)).layer_ok else (lo, mid - 1)
-        if fc.layer_ok and lo > 1:
-            fc = layer(Fraction(lo, BETA_DENOMINATOR))
+            tried = layer(Fraction(mid, BETA_DENOMINATOR))
+            if tried.layer_ok:
+                lo, fc = mid, tried
+            else:
+                hi = mid - 1
     ok_l, why_l, bm = fc.layer_ok, fc.layer_why, fc.beta_max
     fc.obligations += list(obligations())
     fc.obligations.append(Obligation(
@@ -285,7 +294,7 @@ def statement(fc: FarCheck) -> str:
 def reach(fc: FarCheck, appr: landing.ApproachCheck) -> str:
     """Where the far approach's entry set begins for large D, and the approach's for the others."""
     return (f", up to alpha >= {frac_str(1 / fc.beta_max)} when s omega^4 falls to {frac_str(fc.tau)} for D >= "
-            f"{frac_str(1 / fc.s_hi)} K, {landing.reach(appr.eps_a)[len(', up to '):]} for smaller D")
+            f"{frac_str(1 / fc.s_hi)} K, {landing.near_curve(appr.eps_a)} for smaller D")
 
 
 def far_for_cell(box: tuple, land: landing.LandingCheck, appr: landing.ApproachCheck, bits: int = 128,

@@ -430,9 +430,14 @@ def statement(lc: LandingCheck) -> str:
             f"({lc.boxes} boxes; recheck.atlas re-checks it)")
 
 
+def near_curve(eps) -> str:
+    """An entry set within ``eps`` of the curve of fixed points, as an atlas reason says it."""
+    return f"within {frac_str(eps)} of the curve of fixed points"
+
+
 def reach(eps) -> str:
     """Where an entry set within ``eps`` of the curve of fixed points begins, as an atlas reason says it."""
-    return f", up to within {frac_str(eps)} of the curve of fixed points"
+    return f", up to {near_curve(eps)}"
 
 
 LANDING_BUDGET = 20_000

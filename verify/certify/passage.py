@@ -99,14 +99,12 @@ def step_terms(fh: dict, Z, k) -> tuple:
     """(gpi, bdec, incp - x beta^2 bdec, psi_lo, q_hi) at Z = (beta, xi, varpi, x, kappa) (balls or hyper-duals), k
     the weight of Psi = k alpha^2 + log alpha^2: psi_lo and q_hi bound Psi's growth below and alpha^2's above, each
     over log varpi's (module docstring)."""
-    from recheck.hyperdual import exprel  # heavy: flint
     B, _, P, Px, _ = Z
-    ip, r, bd = (fh[n](*Z)[0] for n in ("incp", "ratio", "bdec"))
+    g, bd, ip = far.step_terms(fh, Z)      # the same step as far's, in xi for t: gpi, bdec, incp
     xb = Px * B * B * bd                   # x beta^2 bdec
     num = Px * bd * (2 + P * xb)           # (alpha'^2 - alpha^2)/varpi
     lin = 1 - P * xb / 2                   # log(1 + z) >= z (1 - z/2)
-    return (ip * exprel(P * ip) * r + xb, bd, ip - xb, (k * num + 2 * xb * lin) / (ip + xb),
-            num / (ip + xb * lin))
+    return g, bd, ip - xb, (k * num + 2 * xb * lin) / (ip + xb), num / (ip + xb * lin)
 
 
 @dataclass
@@ -130,9 +128,8 @@ class PassageCheck(landing.CoverCheck):
     n: tuple = PASSAGE_GRID
 
     def steps(self, varpi0) -> int:
-        """Steps from varpi0 <= varpi_e until the member is past varpi_e (1/varpi falls by d/(1 + d varpi_e))."""
-        w0 = Fraction(varpi0)
-        return max(0, math.ceil((1 / w0 - 1 / self.varpi_e) * (1 + self.d * self.varpi_e) / self.d)) + 1
+        """Steps from varpi0 <= varpi_e until the member is past varpi_e."""
+        return far.steps_past(varpi0, self.varpi_e, self.d)
 
 
 def _judge(fh, pc: PassageCheck):
@@ -225,7 +222,7 @@ def statement(pc: PassageCheck) -> str:
 def reach(pc: PassageCheck, appr: landing.ApproachCheck) -> str:
     """Where the passage's entry set begins for large D, and the approach's for the others."""
     return (f", up to {entry_text(pc)} for D >= {frac_str(1 / pc.s_hi)} K, "
-            f"{landing.reach(appr.eps_a)[len(', up to '):]} for smaller D")
+            f"{landing.near_curve(appr.eps_a)} for smaller D")
 
 
 PSI_FLOOR_LADDER = (Fraction(15, 16), Fraction(7, 8), Fraction(3, 4), Fraction(1, 2))
